@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+// reportDiags prints warnings and errors, one per line, and returns an error
+// that exits with code 2 when there are errors. what names the command's work
+// for the closing line ("nothing was written", "nothing was run").
+func reportDiags(w io.Writer, diags manifest.Diagnostics, consequence string) error {
+	for _, d := range diags.Warnings() {
+		fmt.Fprintln(w, d.String())
+	}
+	errs := diags.Errors()
+	if len(errs) == 0 {
+		return nil
+	}
+	for _, d := range errs {
+		fmt.Fprintln(w, d.String())
+	}
+	noun := "errors"
+	if len(errs) == 1 {
+		noun = "error"
+	}
+	fmt.Fprintf(w, "%d %s; %s\n", len(errs), noun, consequence)
+	return silentExit(ExitInvalid)
+}

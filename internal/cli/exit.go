@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+// Exit codes of the gantry command (DESIGN section 9).
+const (
+	ExitOK          = 0
+	ExitFailed      = 1
+	ExitInvalid     = 2
+	ExitLocked      = 3
+	ExitInterrupted = 130
+)
+
+// exitError carries an exit code out of a command; its message, if any, has
+// already been printed or is printed by Main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode wraps err so that Main exits with code.
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// silentExit ends the command with code after it printed everything itself.
+func silentExit(code int) error { return &exitError{code: code} }
+
+// usageError is bad usage of the command line: exit code 2.
+func usageError(format string, args ...any) error {
+	return withCode(ExitInvalid, fmt.Errorf(format, args...))
+}
+
+// exitCode maps an error returned by a command to the process exit code.
+func exitCode(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case manifest.IsInvalid(err):
+		return ExitInvalid
+	}
+	return ExitFailed
+}

@@ -1,0 +1,99 @@
+// Package cli holds gantry's cobra commands: they parse flags, call the packages
+// below and print.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/lmittmann/tint"
+	"github.com/spf13/cobra"
+)
+
+// app is what every command shares: the streams and the global flags.
+type app struct {
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+	verbose bool
+	noColor bool
+	log     *slog.Logger
+}
+
+// Main runs gantry with args (without the program name) and returns the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(a)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	code := exitCode(err)
+	if err != nil {
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.err != nil {
+			fmt.Fprintf(stderr, "gantry: %v\n", err)
+		}
+	}
+	return code
+}
+
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gantry",
+		Short: "Deploy and tear down stacks of interdependent components",
+		Long: `gantry deploys and tears down stacks of interdependent components — databases,
+cluster add-ons, Terraform modules, Helm charts, scripts — with parameters and
+outputs flowing between them, independent work in parallel, and a state that
+survives crashes.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if os.Getenv("NO_COLOR") != "" {
+				a.noColor = true
+			}
+			level := slog.LevelWarn
+			if a.verbose {
+				level = slog.LevelDebug
+			}
+			a.log = slog.New(tint.NewHandler(a.stderr, &tint.Options{Level: level, NoColor: a.noColor}))
+			slog.SetDefault(a.log)
+			return nil
+		},
+	}
+	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "print debug logs")
+	root.PersistentFlags().BoolVar(&a.noColor, "no-color", false, "no colours in the output (also NO_COLOR)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return withCode(ExitInvalid, err)
+	})
+	root.AddCommand(
+		newVersionCmd(a),
+		newValidateCmd(a),
+		newElaborateCmd(a),
+	)
+	return root
+}
+
+// exactArgs and friends turn cobra's argument errors into usage errors (exit 2).
+func argsRange(min, max int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.RangeArgs(min, max)(cmd, args); err != nil {
+			return withCode(ExitInvalid, fmt.Errorf("%s: %w\nRun 'gantry %s --help' for usage.", cmd.Name(), err, cmd.Name()))
+		}
+		return nil
+	}
+}
+
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.MinimumNArgs(n)(cmd, args); err != nil {
+			return withCode(ExitInvalid, fmt.Errorf("%s: %w\nRun 'gantry %s --help' for usage.", cmd.Name(), err, cmd.Name()))
+		}
+		return nil
+	}
+}

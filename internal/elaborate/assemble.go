@@ -1,0 +1,312 @@
+package elaborate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+// assemble merges a chain of stacks (base-most first), loads the component
+// manifests and merges the parameters in the assembly order of seed 000.
+func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result {
+	own := chain[len(chain)-1].stack
+	out := &manifest.Stack{Pos: own.Pos, File: own.File, Version: 1, Kind: manifest.KindStack}
+	index := map[string]int{}
+	var declaredProvides []string
+	for _, l := range chain {
+		s := l.stack
+		mergeMeta(&out.Meta, &s.Meta)
+		base := filepath.Dir(s.File)
+		for _, ref := range s.Components {
+			ref.Source.Dir = joinDir(base, ref.Source.Dir)
+			if i, ok := index[ref.Name]; ok {
+				out.Components[i] = ref
+				continue
+			}
+			index[ref.Name] = len(out.Components)
+			out.Components = append(out.Components, ref)
+		}
+		out.Requires = appendUnique(out.Requires, s.Requires...)
+		declaredProvides = appendUnique(declaredProvides, s.Provides...)
+		mergeLifecycle(&out.Lifecycle, &s.Lifecycle, l == chain[0], out.Components)
+		out.Outputs = mergeOutputs(out.Outputs, s.Outputs)
+	}
+	out.Meta.FromStack = ""
+
+	comps := loadComponents(out, diags)
+	res := &Result{Stack: out, Components: comps}
+
+	params := newParamSet(diags)
+	for i, c := range comps {
+		if c == nil {
+			continue
+		}
+		for _, p := range c.Parameters {
+			if p.Kind == manifest.KindUser {
+				p.Component = out.Components[i].Name
+				params.add(p)
+			}
+		}
+	}
+	for _, l := range chain {
+		for _, p := range l.stack.Parameters {
+			params.add(p)
+		}
+		for _, pf := range l.params {
+			for _, p := range pf {
+				params.add(p)
+			}
+		}
+	}
+	out.Parameters = params.sorted()
+	for i := range out.Parameters {
+		p := &out.Parameters[i]
+		if v, ok := opts.Env[p.FromEnv]; ok && p.FromEnv != "" {
+			p.Value = manifest.Scalar(v)
+		}
+	}
+
+	out.Requires, out.Provides = requiresAndProvides(out, comps, declaredProvides)
+	check(out, diags)
+	if diags.HasErrors() {
+		return nil
+	}
+	for i, c := range comps {
+		c.Meta.Name = out.Components[i].Name
+	}
+	return res
+}
+
+func joinDir(base, dir string) string {
+	if dir == "" || filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(base, dir)
+}
+
+func mergeMeta(dst, src *manifest.Meta) {
+	dst.Pos = src.Pos
+	dst.Name = src.Name
+	if src.Brief != "" {
+		dst.Brief = src.Brief
+	}
+	if src.Description != "" {
+		dst.Description = src.Description
+	}
+	if src.Version != "" {
+		dst.Version = src.Version
+	}
+	for k, v := range src.Annotations {
+		if dst.Annotations == nil {
+			dst.Annotations = map[string]any{}
+		}
+		dst.Annotations[k] = v
+	}
+}
+
+// mergeLifecycle merges a stack's lifecycle into the accumulated one of its
+// bases: lists are unioned, scalars of the derived stack win, requirement tuning
+// follows seed 000, and flight groups append their steps.
+func mergeLifecycle(dst, src *manifest.StackLifecycle, root bool, comps []manifest.ComponentRef) {
+	if src.Pos.Line != 0 {
+		dst.Pos = src.Pos
+	}
+	dst.Verbs = appendUnique(dst.Verbs, src.Verbs...)
+	switch {
+	case len(src.Order) > 0:
+		dst.Order = append([]string(nil), src.Order...)
+	case len(dst.Order) > 0:
+		// A base order extended by the components the derived stack adds.
+		for _, c := range comps {
+			dst.Order = appendUnique(dst.Order, c.Name)
+		}
+	}
+	dst.Mandatory = appendUnique(dst.Mandatory, src.Mandatory...)
+	dst.Optional = appendUnique(dst.Optional, src.Optional...)
+	if src.Requires.Pos.Line != 0 {
+		dst.Requires.Pos = src.Requires.Pos
+	}
+	if root {
+		dst.Requires.Optional = appendUnique(dst.Requires.Optional, src.Requires.Optional...)
+	} else {
+		dst.Requires.Optional = mergeTuning(dst.Requires.Optional, src.Requires.Optional)
+	}
+	if src.Parallel > 0 {
+		dst.Parallel = src.Parallel
+	}
+	dst.ReadyConditions = append(dst.ReadyConditions, src.ReadyConditions...)
+	if src.TeardownOrphans != "" {
+		dst.TeardownOrphans = src.TeardownOrphans
+	}
+	dst.PreFlight = mergeFlight(dst.PreFlight, src.PreFlight)
+	dst.PostFlight = mergeFlight(dst.PostFlight, src.PostFlight)
+	dst.PostTeardown = mergeFlight(dst.PostTeardown, src.PostTeardown)
+}
+
+func mergeFlight(dst, src *manifest.FlightGroup) *manifest.FlightGroup {
+	switch {
+	case src == nil:
+		return dst
+	case dst == nil:
+		g := *src
+		return &g
+	}
+	g := *dst
+	g.Pos = src.Pos
+	g.SkipStandardSteps = g.SkipStandardSteps || src.SkipStandardSteps
+	g.Steps = append(append([]manifest.Step(nil), dst.Steps...), src.Steps...)
+	return &g
+}
+
+func mergeOutputs(dst, src []manifest.Output) []manifest.Output {
+	for _, o := range src {
+		replaced := false
+		for i := range dst {
+			if dst[i].Name == o.Name {
+				dst[i], replaced = o, true
+				break
+			}
+		}
+		if !replaced {
+			dst = append(dst, o)
+		}
+	}
+	return dst
+}
+
+// loadComponents reads the manifest of every component, reporting missing
+// directories and manifests at the stack entry that names them.
+func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.Component {
+	comps := make([]*manifest.Component, len(s.Components))
+	for i, ref := range s.Components {
+		field := manifest.ItemPath("components", i) + ".source.dir"
+		if ref.Source.Dir == "" {
+			continue
+		}
+		fi, err := os.Stat(ref.Source.Dir)
+		switch {
+		case err != nil:
+			diags.Errorf(ref.Source.Pos, field, "component %q: directory %s not found", ref.Name, ref.Source.Dir)
+			continue
+		case !fi.IsDir():
+			diags.Errorf(ref.Source.Pos, field, "component %q: %s is not a directory", ref.Name, ref.Source.Dir)
+			continue
+		}
+		file := filepath.Join(ref.Source.Dir, manifest.ComponentManifestFile)
+		if _, err := os.Stat(file); err != nil {
+			diags.Errorf(ref.Source.Pos, field, "component %q: no %s in %s", ref.Name, manifest.ComponentManifestFile, ref.Source.Dir)
+			continue
+		}
+		c, ds := manifest.LoadComponent(file)
+		*diags = append(*diags, ds...)
+		comps[i] = c
+	}
+	return comps
+}
+
+// requiresAndProvides computes the stack's requirements: those it declares, then
+// every component requirement not provided by an earlier component or a base
+// stack; and its provides: those declared plus every component's.
+func requiresAndProvides(s *manifest.Stack, comps []*manifest.Component, declaredProvides []string) (requires, provides []string) {
+	requires = append([]string(nil), s.Requires...)
+	provided := map[string]bool{}
+	for _, p := range declaredProvides {
+		provided[p] = true
+	}
+	provides = append([]string(nil), declaredProvides...)
+	for _, c := range comps {
+		if c == nil {
+			continue
+		}
+		for _, r := range c.Requires {
+			if !provided[r] {
+				requires = appendUnique(requires, r)
+			}
+		}
+		for _, p := range c.Provides {
+			provided[p] = true
+		}
+		provides = appendUnique(provides, c.Provides...)
+	}
+	return requires, provides
+}
+
+// check validates what only the merged stack can tell: references between
+// components, the order, optional and mandatory lists.
+func check(s *manifest.Stack, diags *manifest.Diagnostics) {
+	names := make([]string, len(s.Components))
+	known := map[string]bool{}
+	for i, c := range s.Components {
+		names[i] = c.Name
+		known[c.Name] = true
+	}
+	unknown := func(name string) string {
+		msg := fmt.Sprintf("unknown component %q", name)
+		if sg := manifest.Suggest(name, names); sg != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", sg)
+		}
+		return msg
+	}
+	for i, c := range s.Components {
+		for j, d := range c.Depends {
+			if !known[d] {
+				diags.Errorf(c.Pos, manifest.ItemPath(manifest.ItemPath("components", i)+".depends", j), "%s", unknown(d))
+			}
+		}
+	}
+	l := &s.Lifecycle
+	if len(l.Order) > 0 {
+		inOrder := map[string]bool{}
+		for i, n := range l.Order {
+			switch {
+			case !known[n]:
+				diags.Errorf(l.Pos, manifest.ItemPath("lifecycle.order", i), "%s", unknown(n))
+			case inOrder[n]:
+				diags.Errorf(l.Pos, manifest.ItemPath("lifecycle.order", i), "component %q is listed twice", n)
+			}
+			inOrder[n] = true
+		}
+		var missing []string
+		for _, n := range names {
+			if !inOrder[n] {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			diags.Errorf(l.Pos, "lifecycle.order", "must list exactly the components; missing %s", strings.Join(missing, ", "))
+		}
+	}
+	mandatory := map[string]bool{}
+	for i, n := range l.Mandatory {
+		if !known[n] {
+			diags.Errorf(l.Pos, manifest.ItemPath("lifecycle.mandatory", i), "%s", unknown(n))
+		}
+		mandatory[n] = true
+	}
+	for i, n := range l.Optional {
+		switch {
+		case !known[n]:
+			diags.Errorf(l.Pos, manifest.ItemPath("lifecycle.optional", i), "%s", unknown(n))
+		case mandatory[n]:
+			diags.Errorf(l.Pos, manifest.ItemPath("lifecycle.optional", i), "component %q is both mandatory and optional", n)
+		}
+	}
+	for i, e := range l.Requires.Optional {
+		if _, comp, ok := strings.Cut(e, ":"); ok && comp != "" && !known[comp] {
+			diags.Errorf(l.Requires.Pos, manifest.ItemPath("lifecycle.requires.optional", i), "%s", unknown(comp))
+		}
+	}
+	for _, p := range s.Parameters {
+		if p.Component != "" && !known[p.Component] {
+			diags.Warnf(p.Pos, "parameters", "parameter %q is qualified for %s", p.Name, unknown(p.Component))
+		}
+	}
+	for i, o := range s.Outputs {
+		if comp, _, ok := strings.Cut(o.Name, ":"); ok && !known[comp] {
+			diags.Errorf(o.Pos, manifest.ItemPath("outputs", i)+".name", "%s", unknown(comp))
+		}
+	}
+}

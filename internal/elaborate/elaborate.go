@@ -1,0 +1,152 @@
+// Package elaborate assembles a stack from its manifest, base stacks (fromStack),
+// params files and component manifests into one elaborated manifest, by the rules
+// of seed 000 "Elaborate".
+package elaborate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+// Options are the inputs of an elaboration besides the stack file.
+type Options struct {
+	// ParamsFiles are the stack's params files in command-line order.
+	ParamsFiles []string
+	// Env overrides the value of every parameter whose fromEnv is the key (-e K=V).
+	Env map[string]string
+}
+
+// Result is an elaborated stack: the merged stack document and one component
+// manifest per component, in the order of Stack.Components.
+type Result struct {
+	Stack      *manifest.Stack
+	Components []*manifest.Component
+	// Files are every file read, for fingerprints and messages.
+	Files []string
+}
+
+// Component returns the component named name, or nil.
+func (r *Result) Component(name string) *manifest.Component {
+	for _, c := range r.Components {
+		if c.Meta.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// level is one stack of a fromStack chain with what belongs to it.
+type level struct {
+	stack  *manifest.Stack
+	params [][]manifest.Parameter // params files, in order
+}
+
+// Elaborate assembles the stack at path. Every problem of every file is returned
+// in the diagnostics; the result is nil when there are errors.
+func Elaborate(path string, opts Options) (*Result, manifest.Diagnostics) {
+	var diags manifest.Diagnostics
+	chain := loadChain(path, &diags)
+	if len(chain) == 0 {
+		return nil, diags
+	}
+	files := []string{}
+	for _, l := range chain {
+		files = append(files, l.stack.File)
+	}
+	own := chain[len(chain)-1]
+	for _, pf := range opts.ParamsFiles {
+		ps, ds := manifest.LoadParams(pf)
+		diags = append(diags, ds...)
+		own.params = append(own.params, ps)
+		files = append(files, pf)
+	}
+	// Assemble even when a file had errors, so that the problems of component
+	// manifests are reported together with those of the stack.
+	res := assemble(chain, opts, &diags)
+	if res != nil {
+		for _, c := range res.Components {
+			files = append(files, c.File)
+		}
+		res.Files = files
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return res, diags
+}
+
+// loadChain loads the stack and its base stacks, base-most first. A cycle of
+// fromStack references is an error that prints the cycle. A base given as a
+// directory brings the params.yaml next to its hub.yaml, when there is one.
+func loadChain(path string, diags *manifest.Diagnostics) []*level {
+	var chain []*level
+	seen := map[string]int{}
+	var names []string
+	var from manifest.Pos
+	paramsFile := ""
+	for path != "" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			abs = path
+		}
+		if i, ok := seen[abs]; ok {
+			cycle := append(append([]string{}, names[i:]...), names[i])
+			diags.Errorf(from, "meta.fromStack", "fromStack cycle: %s", strings.Join(cycle, " → "))
+			return nil
+		}
+		seen[abs] = len(names)
+		names = append(names, path)
+		s, ds := manifest.LoadStack(path)
+		*diags = append(*diags, ds...)
+		if s == nil {
+			if len(names) > 1 && len(ds) == 1 && ds[0].Pos.Line == 0 {
+				// The base file itself is missing: say where it was named.
+				(*diags)[len(*diags)-1] = manifest.Diagnostic{Pos: from, Field: "meta.fromStack", Msg: "base stack " + path + ": " + ds[0].Msg}
+			}
+			return nil
+		}
+		l := &level{stack: s}
+		if paramsFile != "" {
+			ps, ds := manifest.LoadParams(paramsFile)
+			*diags = append(*diags, ds...)
+			l.params = append(l.params, ps)
+		}
+		chain = append([]*level{l}, chain...)
+		if s.Meta.FromStack == "" {
+			break
+		}
+		from = s.Meta.Pos
+		path, paramsFile = resolveFromStack(s, diags)
+	}
+	return chain
+}
+
+// resolveFromStack finds the base stack file of s: a directory means its
+// hub.yaml (and params.yaml if present), a file means that file.
+func resolveFromStack(s *manifest.Stack, diags *manifest.Diagnostics) (stackFile, paramsFile string) {
+	ref := s.Meta.FromStack
+	p := ref
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(s.File), ref)
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil:
+		diags.Errorf(s.Meta.Pos, "meta.fromStack", "base stack %q not found (looked for %s)", ref, p)
+		return "", ""
+	case fi.IsDir():
+		stackFile = filepath.Join(p, "hub.yaml")
+		if _, err := os.Stat(stackFile); err != nil {
+			diags.Errorf(s.Meta.Pos, "meta.fromStack", "base stack directory %q has no hub.yaml", ref)
+			return "", ""
+		}
+		if _, err := os.Stat(filepath.Join(p, "params.yaml")); err == nil {
+			paramsFile = filepath.Join(p, "params.yaml")
+		}
+		return stackFile, paramsFile
+	}
+	return p, ""
+}

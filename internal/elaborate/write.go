@@ -1,0 +1,131 @@
+package elaborate
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+// Suffix is appended to a stack manifest's name for its elaborated file.
+const Suffix = ".elaborate"
+
+// Marshal renders the elaborated manifest: the stack document, then one document
+// per component. Component directories are written relative to baseDir, the
+// directory the output will live in. The same result always gives the same bytes.
+func Marshal(res *Result, baseDir string) ([]byte, error) {
+	s := *res.Stack
+	s.Components = make([]manifest.ComponentRef, len(res.Stack.Components))
+	for i, ref := range res.Stack.Components {
+		ref.Source.Dir = relDir(baseDir, ref.Source.Dir)
+		s.Components[i] = ref
+	}
+	var buf bytes.Buffer
+	if err := writeDoc(&buf, &s); err != nil {
+		return nil, fmt.Errorf("write stack document: %w", err)
+	}
+	for _, c := range res.Components {
+		buf.WriteString("---\n")
+		if err := writeDoc(&buf, c); err != nil {
+			return nil, fmt.Errorf("write component %s: %w", c.Meta.Name, err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+func writeDoc(w io.Writer, v any) error {
+	b, err := yaml.MarshalWithOptions(v, yaml.IndentSequence(true), yaml.Indent(2))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// relDir makes dir relative to base with forward slashes, so that the file does
+// not depend on where it was written from.
+func relDir(base, dir string) string {
+	absBase, err1 := filepath.Abs(base)
+	absDir, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil {
+		return filepath.ToSlash(dir)
+	}
+	rel, err := filepath.Rel(absBase, absDir)
+	if err != nil {
+		return filepath.ToSlash(absDir)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// IsElaborated tells an elaborated file from a stack manifest: by its suffix, or
+// by holding more than one document.
+func IsElaborated(path string, docs []*manifest.Node) bool {
+	return strings.HasSuffix(path, Suffix) || len(docs) > 1
+}
+
+// Load reads a stack for a command: an elaborated file as it is, or a stack
+// manifest elaborated with opts.
+func Load(path string, opts Options) (*Result, manifest.Diagnostics) {
+	docs, diags := manifest.ParseFile(path)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if !IsElaborated(path, docs) {
+		return Elaborate(path, opts)
+	}
+	return decodeElaborated(path, docs)
+}
+
+func decodeElaborated(path string, docs []*manifest.Node) (*Result, manifest.Diagnostics) {
+	var diags manifest.Diagnostics
+	if len(docs) == 0 {
+		diags.Errorf(manifest.Pos{File: path}, "", "the file is empty; expected an elaborated stack")
+		return nil, diags
+	}
+	s := manifest.DecodeStack(docs[0], &diags)
+	if s == nil {
+		return nil, diags
+	}
+	s.File = path
+	base := filepath.Dir(path)
+	byName := map[string]*manifest.Component{}
+	for _, doc := range docs[1:] {
+		c := manifest.DecodeComponent(doc, &diags)
+		if c == nil {
+			continue
+		}
+		c.File = path
+		if _, dup := byName[c.Meta.Name]; dup {
+			diags.Errorf(c.Meta.Pos, "meta.name", "component %q appears twice in the elaborated file", c.Meta.Name)
+		}
+		byName[c.Meta.Name] = c
+	}
+	res := &Result{Stack: s, Files: []string{path}}
+	for i := range s.Components {
+		ref := &s.Components[i]
+		ref.Source.Dir = joinDir(base, ref.Source.Dir)
+		c, ok := byName[ref.Name]
+		if !ok {
+			diags.Errorf(ref.Pos, manifest.ItemPath("components", i), "no component document for %q in the elaborated file (elaborate the stack again)", ref.Name)
+			continue
+		}
+		c.Dir = ref.Source.Dir
+		res.Components = append(res.Components, c)
+		delete(byName, ref.Name)
+	}
+	for _, doc := range docs[1:] {
+		if c := byName[doc.Get("meta").Get("name").Text()]; c != nil {
+			diags.Errorf(c.Meta.Pos, "meta.name", "component document %q is not in the stack's components", c.Meta.Name)
+		}
+	}
+	check(s, &diags)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return res, diags
+}

@@ -1,0 +1,76 @@
+package manifest
+
+// ComponentManifestFile is the file that marks a component directory.
+const ComponentManifestFile = "hub-component.yaml"
+
+// Component is a manifest of kind: component (hub-component.yaml).
+type Component struct {
+	Pos        Pos                `yaml:"-"`
+	File       string             `yaml:"-"` // path the manifest was loaded from
+	Dir        string             `yaml:"-"` // the component's directory
+	Version    int                `yaml:"version"`
+	Kind       string             `yaml:"kind"`
+	Meta       ComponentMeta      `yaml:"meta"`
+	Requires   []string           `yaml:"requires,omitempty"`
+	Provides   []string           `yaml:"provides,omitempty"`
+	Parameters []Parameter        `yaml:"parameters,omitempty"`
+	Outputs    []Output           `yaml:"outputs,omitempty"`
+	Templates  *Templates         `yaml:"templates,omitempty"`
+	Lifecycle  ComponentLifecycle `yaml:"lifecycle,omitempty"`
+	Plugins    []PluginEntry      `yaml:"plugins,omitempty"`
+}
+
+// ComponentMeta describes a component.
+type ComponentMeta struct {
+	Pos         Pos            `yaml:"-"`
+	Name        string         `yaml:"name,omitempty"`
+	Brief       string         `yaml:"brief,omitempty"`
+	Description string         `yaml:"description,omitempty"`
+	Version     string         `yaml:"version,omitempty"`
+	Image       string         `yaml:"image,omitempty"`
+	Annotations map[string]any `yaml:"annotations,omitempty"`
+}
+
+// Templates lists the files rendered before each verb.
+type Templates struct {
+	Pos         Pos      `yaml:"-"`
+	Kind        string   `yaml:"kind,omitempty"` // curly (default), mustache or go
+	Files       []string `yaml:"files,omitempty"`
+	Directories []string `yaml:"directories,omitempty"`
+}
+
+// ComponentLifecycle is the Skopos component lifecycle plus Hub's verbs,
+// readiness and bare-component switch.
+type ComponentLifecycle struct {
+	Pos                    Pos                     `yaml:"-"`
+	Verbs                  []string                `yaml:"verbs,omitempty"`
+	Bare                   string                  `yaml:"bare,omitempty"` // "allow": no implementation needed
+	ForceReplace           *bool                   `yaml:"force_replace,omitempty"`
+	ReadyConditions        []ReadyCondition        `yaml:"readyConditions,omitempty"`
+	PreComponent           *InjectionPoint         `yaml:"pre_component,omitempty"`
+	PostComponent          *InjectionPoint         `yaml:"post_component,omitempty"`
+	PreInstanceCreate      *InjectionPoint         `yaml:"pre_instance_create,omitempty"`
+	PostInstanceCreate     *InjectionPoint         `yaml:"post_instance_create,omitempty"`
+	PostInstanceAttach     *InjectionPoint         `yaml:"post_instance_attach,omitempty"`
+	QualityProbe           *InjectionPoint         `yaml:"quality_probe,omitempty"`
+	PostInstanceDetach     *InjectionPoint         `yaml:"post_instance_detach,omitempty"`
+	PreInstanceDestroy     *InjectionPoint         `yaml:"pre_instance_destroy,omitempty"`
+	PostInstanceDestroy    *InjectionPoint         `yaml:"post_instance_destroy,omitempty"`
+	OnChange               *InjectionPoint         `yaml:"on_change,omitempty"`
+	ServiceDiscoveryAttach *ServiceDiscoveryPoint  `yaml:"service_discovery_attach,omitempty"`
+	ServiceDiscoveryDetach *ServiceDiscoveryPoint  `yaml:"service_discovery_detach,omitempty"`
+}
+
+// InjectionPoint is a standard Skopos injection point: steps of any type.
+type InjectionPoint struct {
+	Pos   Pos    `yaml:"-"`
+	Steps []Step `yaml:"steps,omitempty"`
+}
+
+// ServiceDiscoveryPoint is a Skopos service discovery injection point: call
+// steps only, with a switch for the standard attach/detach steps.
+type ServiceDiscoveryPoint struct {
+	Pos               Pos    `yaml:"-"`
+	SkipStandardSteps bool   `yaml:"skip_standard_steps,omitempty"`
+	Steps             []Step `yaml:"steps,omitempty"`
+}

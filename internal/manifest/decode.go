@@ -1,0 +1,325 @@
+package manifest
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// nodeDecoder is implemented by types with their own YAML shapes (steps, plugin
+// entries): they decode themselves from the node and report through d.
+type nodeDecoder interface {
+	decodeNode(d *decoder, n *Node, path string)
+}
+
+// decoder turns Nodes into the typed model strictly: unknown fields, wrong types
+// and missing required fields become diagnostics, and decoding goes on so that
+// every problem of a file is reported at once.
+type decoder struct {
+	diags *Diagnostics
+}
+
+func (d *decoder) errorf(pos Pos, path, format string, args ...any) {
+	d.diags.Errorf(pos, path, format, args...)
+}
+
+var (
+	posType     = reflect.TypeOf(Pos{})
+	nodePtrType = reflect.TypeOf((*Node)(nil))
+	decoderType = reflect.TypeOf((*nodeDecoder)(nil)).Elem()
+)
+
+type fieldInfo struct {
+	name     string
+	index    int
+	required bool
+}
+
+type structInfo struct {
+	fields []fieldInfo
+	byName map[string]int
+	names  []string
+	posIdx int // index of the Pos field, or -1
+}
+
+var structCache sync.Map // reflect.Type -> *structInfo
+
+func structInfoOf(t reflect.Type) *structInfo {
+	if si, ok := structCache.Load(t); ok {
+		return si.(*structInfo)
+	}
+	si := &structInfo{byName: map[string]int{}, posIdx: -1}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Name == "Pos" && f.Type == posType {
+			si.posIdx = i
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			continue
+		}
+		si.byName[name] = len(si.fields)
+		si.fields = append(si.fields, fieldInfo{name: name, index: i, required: strings.Contains(opts, "required")})
+		si.names = append(si.names, name)
+	}
+	structCache.Store(t, si)
+	return si
+}
+
+func childPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func itemPath(path string, i int) string {
+	return path + "[" + strconv.Itoa(i) + "]"
+}
+
+// expect reports a type mismatch in the words users read.
+func (d *decoder) expect(n *Node, path, what string) {
+	d.errorf(n.Pos, path, "expected %s, got %s", what, n.Describe())
+}
+
+func (d *decoder) decode(n *Node, v reflect.Value, path string) {
+	if n == nil {
+		return
+	}
+	if v.CanAddr() && v.Addr().Type().Implements(decoderType) {
+		v.Addr().Interface().(nodeDecoder).decodeNode(d, n, path)
+		return
+	}
+	t := v.Type()
+	if t == nodePtrType {
+		v.Set(reflect.ValueOf(n))
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		if n.Kind == NullNode {
+			return
+		}
+		p := reflect.New(t.Elem())
+		d.decode(n, p.Elem(), path)
+		v.Set(p)
+	case reflect.Struct:
+		d.decodeStruct(n, v, path)
+	case reflect.Slice:
+		if n.Kind == NullNode {
+			return
+		}
+		if n.Kind != SeqNode {
+			d.expect(n, path, "a list")
+			return
+		}
+		s := reflect.MakeSlice(t, len(n.Items), len(n.Items))
+		for i, it := range n.Items {
+			d.decode(it, s.Index(i), itemPath(path, i))
+		}
+		v.Set(s)
+	case reflect.Map:
+		if n.Kind == NullNode {
+			return
+		}
+		if n.Kind != MapNode {
+			d.expect(n, path, "a mapping")
+			return
+		}
+		m := reflect.MakeMapWithSize(t, len(n.Entries))
+		for _, e := range n.Entries {
+			ev := reflect.New(t.Elem()).Elem()
+			d.decode(e.Value, ev, childPath(path, e.Key))
+			m.SetMapIndex(reflect.ValueOf(e.Key).Convert(t.Key()), ev)
+		}
+		v.Set(m)
+	case reflect.String:
+		switch n.Kind {
+		case NullNode:
+		case ScalarNode:
+			v.SetString(n.Value)
+		default:
+			d.expect(n, path, "a string")
+		}
+	case reflect.Bool:
+		if n.Kind == NullNode {
+			return
+		}
+		if n.Kind != ScalarNode || n.Type != BoolScalar {
+			d.expect(n, path, "true or false")
+			return
+		}
+		v.SetBool(n.Value == "true")
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		if n.Kind == NullNode {
+			return
+		}
+		i, ok := intValue(n)
+		if !ok {
+			d.expect(n, path, "an integer")
+			return
+		}
+		v.SetInt(i)
+	case reflect.Float64:
+		if n.Kind == NullNode {
+			return
+		}
+		f, ok := floatValue(n)
+		if !ok {
+			d.expect(n, path, "a number")
+			return
+		}
+		v.SetFloat(f)
+	case reflect.Interface:
+		if n.Kind != NullNode {
+			v.Set(reflect.ValueOf(n.Interface()))
+		}
+	default:
+		panic(fmt.Sprintf("manifest: cannot decode into %s", t))
+	}
+}
+
+func intValue(n *Node) (int64, bool) {
+	if n.Kind != ScalarNode || n.Type != IntScalar {
+		return 0, false
+	}
+	s := strings.ReplaceAll(n.Value, "_", "")
+	if strings.HasPrefix(s, "0o") || strings.HasPrefix(s, "0O") {
+		s = "0" + s[2:]
+	}
+	i, err := strconv.ParseInt(s, 0, 64)
+	return i, err == nil
+}
+
+func floatValue(n *Node) (float64, bool) {
+	if n.Kind != ScalarNode {
+		return 0, false
+	}
+	switch n.Type {
+	case IntScalar:
+		i, ok := intValue(n)
+		return float64(i), ok
+	case FloatScalar:
+		s := strings.ToLower(strings.ReplaceAll(n.Value, "_", ""))
+		switch s {
+		case ".inf", "+.inf":
+			return math.Inf(1), true
+		case "-.inf":
+			return math.Inf(-1), true
+		case ".nan":
+			return math.NaN(), true
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func (d *decoder) decodeStruct(n *Node, v reflect.Value, path string) {
+	si := structInfoOf(v.Type())
+	if si.posIdx >= 0 {
+		v.Field(si.posIdx).Set(reflect.ValueOf(n.Pos))
+	}
+	if n.Kind == NullNode {
+		d.checkRequired(n, si, nil, path)
+		return
+	}
+	if n.Kind != MapNode {
+		d.expect(n, path, "a mapping")
+		return
+	}
+	seen := make(map[string]bool, len(n.Entries))
+	for _, e := range n.Entries {
+		fi, ok := si.byName[e.Key]
+		if !ok {
+			d.unknownField(e, si.names, path)
+			continue
+		}
+		seen[e.Key] = true
+		f := si.fields[fi]
+		d.decode(e.Value, v.Field(f.index), childPath(path, e.Key))
+	}
+	d.checkRequired(n, si, seen, path)
+}
+
+func (d *decoder) checkRequired(n *Node, si *structInfo, seen map[string]bool, path string) {
+	for _, f := range si.fields {
+		if f.required && !seen[f.name] {
+			d.errorf(n.Pos, path, "missing required field %q", f.name)
+		}
+	}
+}
+
+func (d *decoder) unknownField(e Entry, known []string, path string) {
+	msg := fmt.Sprintf("unknown field %q", e.Key)
+	if s := suggest(e.Key, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	} else if len(known) <= 8 {
+		msg += " (expected one of " + quoteList(known) + ")"
+	}
+	field := path
+	if field == "" {
+		field = e.Key
+	}
+	d.errorf(e.KeyPos, field, "%s", msg)
+}
+
+// suggest returns the known name closest to s when it is close enough to be a
+// likely typo, else "".
+func suggest(s string, known []string) string {
+	best, bestDist := "", math.MaxInt
+	ls := strings.ToLower(s)
+	for _, k := range known {
+		dist := editDistance(ls, strings.ToLower(k))
+		if dist < bestDist {
+			best, bestDist = k, dist
+		}
+	}
+	limit := max(1, len(s)/3)
+	if bestDist <= limit {
+		return best
+	}
+	return ""
+}
+
+// editDistance is the optimal-string-alignment distance: insertions, deletions,
+// substitutions and swaps of neighbours each count one.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// reflectOf returns the settable value a pointer points to.
+func reflectOf(p any) reflect.Value { return reflect.ValueOf(p).Elem() }
+
+// Suggest returns the name of known closest to s when s looks like a typo of it,
+// else "".
+func Suggest(s string, known []string) string { return suggest(s, known) }

@@ -1,0 +1,320 @@
+package manifest
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+)
+
+// Manifest kinds.
+const (
+	KindStack      = "stack"
+	KindComponent  = "component"
+	KindParameters = "parameters"
+)
+
+var (
+	componentNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	paramNameRE     = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
+)
+
+// LoadStack reads a stack manifest (one document of kind: stack).
+func LoadStack(path string) (*Stack, Diagnostics) {
+	docs, diags := ParseFile(path)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if len(docs) == 0 {
+		diags.Errorf(Pos{File: path}, "", "the file is empty; expected a manifest of kind: stack")
+		return nil, diags
+	}
+	if len(docs) > 1 {
+		diags.Errorf(docs[1].Pos, "", "a stack manifest has one document, this file has %d (elaborated files are read by deploy, plan and params, not as a base stack)", len(docs))
+		return nil, diags
+	}
+	s := DecodeStack(docs[0], &diags)
+	if s != nil {
+		s.File = path
+	}
+	return s, diags
+}
+
+// DecodeStack decodes and checks one stack document.
+func DecodeStack(doc *Node, diags *Diagnostics) *Stack {
+	if !checkHeader(doc, KindStack, diags) {
+		return nil
+	}
+	s := &Stack{}
+	d := decoder{diags: diags}
+	d.decode(doc, reflectOf(s), "")
+	s.Parameters = flattenAll(s.Parameters, "parameters", diags)
+	validateStack(s, diags)
+	return s
+}
+
+// LoadComponent reads a component manifest (hub-component.yaml).
+func LoadComponent(path string) (*Component, Diagnostics) {
+	docs, diags := ParseFile(path)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if len(docs) != 1 {
+		if len(docs) == 0 {
+			diags.Errorf(Pos{File: path}, "", "the file is empty; expected a manifest of kind: component")
+		} else {
+			diags.Errorf(docs[1].Pos, "", "a component manifest has one document, this file has %d", len(docs))
+		}
+		return nil, diags
+	}
+	c := DecodeComponent(docs[0], &diags)
+	if c != nil {
+		c.File = path
+		c.Dir = filepath.Dir(path)
+	}
+	return c, diags
+}
+
+// DecodeComponent decodes and checks one component document.
+func DecodeComponent(doc *Node, diags *Diagnostics) *Component {
+	if !checkHeader(doc, KindComponent, diags) {
+		return nil
+	}
+	c := &Component{}
+	d := decoder{diags: diags}
+	d.decode(doc, reflectOf(c), "")
+	c.Parameters = flattenAll(c.Parameters, "parameters", diags)
+	validateComponent(c, diags)
+	return c
+}
+
+// LoadParams reads a params file: documents of kind: parameters, mappings with a
+// parameters: list, or plain lists of parameters. The parameters of all its
+// documents are returned in order, flattened.
+func LoadParams(path string) ([]Parameter, Diagnostics) {
+	docs, diags := ParseFile(path)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	var out []Parameter
+	d := decoder{diags: &diags}
+	for i, doc := range docs {
+		field := "parameters"
+		if len(docs) > 1 {
+			field = fmt.Sprintf("document %d: parameters", i+1)
+		}
+		var ps []Parameter
+		switch doc.Kind {
+		case SeqNode:
+			d.decode(doc, reflectOf(&ps), field)
+		case MapNode:
+			if k := doc.Get("kind"); k != nil && !(k.Kind == ScalarNode && k.Value == KindParameters) {
+				diags.Errorf(k.Pos, "kind", "expected %q in a params file, got %s", KindParameters, k.Describe())
+				continue
+			}
+			var f struct {
+				Version    int         `yaml:"version"`
+				Kind       string      `yaml:"kind"`
+				Parameters []Parameter `yaml:"parameters"`
+			}
+			d.decode(doc, reflectOf(&f), "")
+			ps = f.Parameters
+		default:
+			d.expect(doc, "", "a params document (a mapping with parameters: or a list of parameters)")
+			continue
+		}
+		out = append(out, flattenAll(ps, field, &diags)...)
+	}
+	return out, diags
+}
+
+// checkHeader verifies the version and kind of a document before it is decoded,
+// so that a params file given where a stack belongs gets one clear message.
+func checkHeader(doc *Node, kind string, diags *Diagnostics) bool {
+	if doc.Kind != MapNode {
+		diags.Errorf(doc.Pos, "", "expected a manifest of kind: %s (a mapping), got %s", kind, doc.Describe())
+		return false
+	}
+	k := doc.Get("kind")
+	switch {
+	case k == nil:
+		diags.Errorf(doc.Pos, "kind", "missing required field \"kind\" (expected %q)", kind)
+		return false
+	case k.Kind != ScalarNode || k.Value != kind:
+		diags.Errorf(k.Pos, "kind", "expected %q, got %s", kind, k.Describe())
+		return false
+	}
+	v := doc.Get("version")
+	switch {
+	case v == nil:
+		diags.Errorf(doc.Pos, "version", "missing required field \"version\" (expected 1)")
+	case v.Kind != ScalarNode || v.Type != IntScalar || v.Value != "1":
+		diags.Errorf(v.Pos, "version", "expected 1, got %s", v.Describe())
+	}
+	return true
+}
+
+// flattenAll flattens nested parameters to dotted names: children take the
+// parent's name as prefix and inherit its kind, empty and component.
+func flattenAll(ps []Parameter, path string, diags *Diagnostics) []Parameter {
+	var out []Parameter
+	for i := range ps {
+		flatten(ps[i], "", Parameter{}, itemPath(path, i), &out, diags)
+	}
+	return out
+}
+
+func flatten(p Parameter, prefix string, parent Parameter, path string, out *[]Parameter, diags *Diagnostics) {
+	if p.Name == "" {
+		// The decoder already reported the missing name.
+		return
+	}
+	if !paramNameRE.MatchString(p.Name) {
+		diags.Errorf(p.Pos, path+".name", "invalid parameter name %q (letters, digits and _ . - / only; qualify with component:, not |)", p.Name)
+	}
+	if prefix != "" {
+		p.Name = prefix + "." + p.Name
+	}
+	if p.Kind == "" {
+		p.Kind = parent.Kind
+	}
+	if p.Empty == "" {
+		p.Empty = parent.Empty
+	}
+	if p.Component == "" {
+		p.Component = parent.Component
+	}
+	validateParameter(&p, path, diags)
+	if len(p.Parameters) > 0 {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"value", p.Value != ""}, {"default", p.Default != ""}, {"fromEnv", p.FromEnv != ""}, {"fromFile", p.FromFile != ""}, {"env", p.Env != ""}} {
+			if f.set {
+				diags.Errorf(p.Pos, path+"."+f.name, "a parameter with nested parameters is only a prefix; move %s to a nested parameter", f.name)
+			}
+		}
+		children := p.Parameters
+		p.Parameters = nil
+		for i := range children {
+			flatten(children[i], p.Name, p, itemPath(path+".parameters", i), out, diags)
+		}
+		return
+	}
+	p.Origin = p.Pos
+	*out = append(*out, p)
+}
+
+func validateParameter(p *Parameter, path string, diags *Diagnostics) {
+	switch p.Kind {
+	case "", KindUser, KindTech, KindLink:
+	default:
+		diags.Errorf(p.Pos, path+".kind", "expected %s, got %q", quoteList([]string{KindUser, KindTech, KindLink}), p.Kind)
+	}
+	if p.Empty != "" && p.Empty != EmptyAllow {
+		diags.Errorf(p.Pos, path+".empty", "expected %q, got %q", EmptyAllow, p.Empty)
+	}
+	if p.Component != "" && !componentNameRE.MatchString(p.Component) {
+		diags.Errorf(p.Pos, path+".component", "invalid component name %q", p.Component)
+	}
+}
+
+func validateStack(s *Stack, diags *Diagnostics) {
+	seen := map[string]int{}
+	for i := range s.Components {
+		c := &s.Components[i]
+		path := itemPath("components", i)
+		validateComponentName(c.Name, c.Pos, path+".name", diags)
+		if j, dup := seen[c.Name]; dup && c.Name != "" {
+			diags.Errorf(c.Pos, path+".name", "duplicate component %q (first at components[%d], %s)", c.Name, j, s.Components[j].Pos.FileLine())
+		} else {
+			seen[c.Name] = i
+		}
+		if c.Source.Dir == "" && c.Source.Pos.Line != 0 {
+			diags.Errorf(c.Source.Pos, path+".source.dir", "expected a directory, got an empty string")
+		}
+		for j, dep := range c.Depends {
+			if dep == c.Name {
+				diags.Errorf(c.Pos, itemPath(path+".depends", j), "component %q depends on itself", dep)
+			}
+		}
+		if c.Lifecycle != nil {
+			validateComponentLifecycle(c.Lifecycle, path+".lifecycle", diags)
+		}
+	}
+	l := &s.Lifecycle
+	switch l.TeardownOrphans {
+	case "", "before", "after", "none":
+	default:
+		diags.Errorf(l.Pos, "lifecycle.teardown_orphans", "expected \"before\", \"after\" or \"none\", got %q", l.TeardownOrphans)
+	}
+	if l.Parallel < 0 {
+		diags.Errorf(l.Pos, "lifecycle.parallel", "expected a positive number of components to run at once, got %d", l.Parallel)
+	}
+	validateReadyConditions(l.ReadyConditions, "lifecycle.readyConditions", diags)
+	validateOutputs(s.Outputs, diags)
+}
+
+func validateComponentName(name string, pos Pos, field string, diags *Diagnostics) {
+	if name != "" && !componentNameRE.MatchString(name) {
+		diags.Errorf(pos, field, "invalid component name %q (letters, digits and _ . - only)", name)
+	}
+}
+
+func validateComponent(c *Component, diags *Diagnostics) {
+	validateComponentName(c.Meta.Name, c.Meta.Pos, "meta.name", diags)
+	if c.Templates != nil {
+		switch c.Templates.Kind {
+		case "", "curly", "mustache", "go":
+		default:
+			diags.Errorf(c.Templates.Pos, "templates.kind", "expected \"curly\", \"mustache\" or \"go\", got %q", c.Templates.Kind)
+		}
+	}
+	validateComponentLifecycle(&c.Lifecycle, "lifecycle", diags)
+	validateOutputs(c.Outputs, diags)
+}
+
+func validateComponentLifecycle(l *ComponentLifecycle, path string, diags *Diagnostics) {
+	if l.Bare != "" && l.Bare != EmptyAllow {
+		diags.Errorf(l.Pos, path+".bare", "expected %q, got %q", EmptyAllow, l.Bare)
+	}
+	validateReadyConditions(l.ReadyConditions, path+".readyConditions", diags)
+	for name, sd := range map[string]*ServiceDiscoveryPoint{"service_discovery_attach": l.ServiceDiscoveryAttach, "service_discovery_detach": l.ServiceDiscoveryDetach} {
+		if sd == nil {
+			continue
+		}
+		for i, st := range sd.Steps {
+			if st.Type != StepCall && st.Type != "" {
+				diags.Errorf(st.Pos, itemPath(path+"."+name+".steps", i), "service discovery injection points take only call steps, got %s", st.Type)
+			}
+		}
+	}
+}
+
+func validateReadyConditions(rcs []ReadyCondition, path string, diags *Diagnostics) {
+	for i, rc := range rcs {
+		p := itemPath(path, i)
+		if (rc.URL == "") == (rc.DNS == "") {
+			diags.Errorf(rc.Pos, p, "a ready condition needs exactly one of url or dns")
+		}
+		if rc.WaitSeconds < 0 || rc.PauseSeconds < 0 {
+			diags.Errorf(rc.Pos, p, "waitSeconds and pauseSeconds cannot be negative")
+		}
+	}
+}
+
+func validateOutputs(outs []Output, diags *Diagnostics) {
+	seen := map[string]int{}
+	for i, o := range outs {
+		p := itemPath("outputs", i)
+		if j, dup := seen[o.Name]; dup && o.Name != "" {
+			diags.Errorf(o.Pos, p+".name", "duplicate output %q (first at outputs[%d])", o.Name, j)
+		}
+		seen[o.Name] = i
+		if o.Value != "" && o.FromTfVar != "" {
+			diags.Errorf(o.Pos, p, "an output takes value or fromTfVar, not both")
+		}
+	}
+}
+
+// ItemPath names the i-th item of a list field in diagnostics: path[i].
+func ItemPath(path string, i int) string { return itemPath(path, i) }

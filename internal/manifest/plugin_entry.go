@@ -1,0 +1,136 @@
+package manifest
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Control plugins take a list of plugin entries instead of arguments.
+var controlPlugins = map[string]bool{"pinned": true, "unpinned": true, "parallel": true}
+
+// IsControlPlugin reports whether name is pinned, unpinned or parallel.
+func IsControlPlugin(name string) bool { return controlPlugins[name] }
+
+var pluginNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
+
+// PluginEntry is one entry of a component's plugins list, in any of the sow
+// syntaxes: "name", "name: arg", "name: [args]", "name: {key, path, config,
+// args}", and for pinned/unpinned/parallel "name: [entries]". A leading "-" on
+// the name hides the header line printed before the plugin runs.
+type PluginEntry struct {
+	Pos      Pos
+	Name     string
+	Hidden   bool
+	Args     []string
+	Key      string
+	Path     string
+	Config   any
+	Children []PluginEntry
+	// Object is true when the entry used the {key, path, config, args} form.
+	Object bool
+}
+
+func (p *PluginEntry) decodeNode(d *decoder, n *Node, path string) {
+	p.Pos = n.Pos
+	switch n.Kind {
+	case ScalarNode:
+		p.setName(d, n.Value, n.Pos, path)
+		return
+	case MapNode:
+	default:
+		d.expect(n, path, "a plugin name or a mapping of one plugin name to its arguments")
+		return
+	}
+	if len(n.Entries) != 1 {
+		keys := make([]string, len(n.Entries))
+		for i, e := range n.Entries {
+			keys[i] = e.Key
+		}
+		d.errorf(n.Pos, path, "a plugin entry names exactly one plugin, got %s", quoteList(keys))
+		return
+	}
+	e := n.Entries[0]
+	p.setName(d, e.Key, e.KeyPos, path)
+	v, vp := e.Value, childPath(path, e.Key)
+	if IsControlPlugin(p.Name) {
+		if v.Kind != SeqNode {
+			d.expect(v, vp, "a list of plugin entries")
+			return
+		}
+		d.decode(v, reflectOf(&p.Children), vp)
+		return
+	}
+	switch v.Kind {
+	case NullNode:
+	case ScalarNode:
+		p.Args = []string{v.Value}
+	case SeqNode:
+		d.decode(v, reflectOf(&p.Args), vp)
+	case MapNode:
+		var f struct {
+			Key    string   `yaml:"key"`
+			Path   string   `yaml:"path"`
+			Config *Node    `yaml:"config"`
+			Args   []string `yaml:"args"`
+		}
+		d.decode(v, reflectOf(&f), vp)
+		p.Object, p.Key, p.Path, p.Args = true, f.Key, f.Path, f.Args
+		if f.Config != nil {
+			p.Config = f.Config.Interface()
+		}
+	}
+}
+
+func (p *PluginEntry) setName(d *decoder, name string, pos Pos, path string) {
+	if strings.HasPrefix(name, "-") {
+		p.Hidden, name = true, name[1:]
+	}
+	p.Name = name
+	if !pluginNameRE.MatchString(name) {
+		d.errorf(pos, path, "invalid plugin name %q", name)
+	}
+}
+
+// MarshalYAML writes the entry back in the syntax it was read with.
+func (p PluginEntry) MarshalYAML() (any, error) {
+	name := p.Name
+	if p.Hidden {
+		name = "-" + name
+	}
+	switch {
+	case IsControlPlugin(p.Name):
+		return yaml.MapSlice{{Key: name, Value: p.Children}}, nil
+	case p.Object:
+		var body yaml.MapSlice
+		if p.Key != "" {
+			body = append(body, yaml.MapItem{Key: "key", Value: p.Key})
+		}
+		if p.Path != "" {
+			body = append(body, yaml.MapItem{Key: "path", Value: p.Path})
+		}
+		if p.Config != nil {
+			body = append(body, yaml.MapItem{Key: "config", Value: p.Config})
+		}
+		if len(p.Args) > 0 {
+			body = append(body, yaml.MapItem{Key: "args", Value: p.Args})
+		}
+		if body == nil {
+			body = yaml.MapSlice{}
+		}
+		return yaml.MapSlice{{Key: name, Value: body}}, nil
+	case len(p.Args) > 0:
+		return yaml.MapSlice{{Key: name, Value: p.Args}}, nil
+	}
+	return name, nil
+}
+
+// String is a short description for messages.
+func (p PluginEntry) String() string {
+	if len(p.Args) == 0 {
+		return p.Name
+	}
+	return fmt.Sprintf("%s %s", p.Name, strings.Join(p.Args, " "))
+}

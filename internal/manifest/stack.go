@@ -1,0 +1,101 @@
+package manifest
+
+// Stack is a manifest of kind: stack (hub.yaml), Hub v1 format with gantry's
+// extensions.
+type Stack struct {
+	Pos        Pos            `yaml:"-"`
+	File       string         `yaml:"-"` // path the stack was loaded from
+	Version    int            `yaml:"version"`
+	Kind       string         `yaml:"kind"`
+	Meta       Meta           `yaml:"meta"`
+	Components []ComponentRef `yaml:"components,omitempty"`
+	Requires   []string       `yaml:"requires,omitempty"`
+	Provides   []string       `yaml:"provides,omitempty"`
+	Lifecycle  StackLifecycle `yaml:"lifecycle,omitempty"`
+	Parameters []Parameter    `yaml:"parameters,omitempty"`
+	Outputs    []Output       `yaml:"outputs,omitempty"`
+}
+
+// Meta describes a stack.
+type Meta struct {
+	Pos         Pos            `yaml:"-"`
+	Name        string         `yaml:"name,required"`
+	Brief       string         `yaml:"brief,omitempty"`
+	Description string         `yaml:"description,omitempty"`
+	Version     string         `yaml:"version,omitempty"`
+	FromStack   string         `yaml:"fromStack,omitempty"`
+	Annotations map[string]any `yaml:"annotations,omitempty"`
+}
+
+// ComponentRef is a component entry of a stack.
+type ComponentRef struct {
+	Pos     Pos      `yaml:"-"`
+	Name    string   `yaml:"name,required"`
+	Source  Source   `yaml:"source,required"`
+	Depends []string `yaml:"depends,omitempty"`
+	// Lifecycle overrides the component manifest's lifecycle field by field.
+	Lifecycle *ComponentLifecycle `yaml:"lifecycle,omitempty"`
+}
+
+// Source says where a component's files are.
+type Source struct {
+	Pos Pos    `yaml:"-"`
+	Dir string `yaml:"dir,required"`
+}
+
+// StackLifecycle holds the stack's ordering, optionality, requirement tuning and
+// Skopos application lifecycle.
+type StackLifecycle struct {
+	Pos             Pos              `yaml:"-"`
+	Verbs           []string         `yaml:"verbs,omitempty"`
+	Order           []string         `yaml:"order,omitempty"`
+	Mandatory       []string         `yaml:"mandatory,omitempty"`
+	Optional        []string         `yaml:"optional,omitempty"`
+	Requires        RequiresTuning   `yaml:"requires,omitempty"`
+	Parallel        int              `yaml:"parallel,omitempty"`
+	ReadyConditions []ReadyCondition `yaml:"readyConditions,omitempty"`
+	TeardownOrphans string           `yaml:"teardown_orphans,omitempty"`
+	PreFlight       *FlightGroup     `yaml:"pre_flight,omitempty"`
+	PostFlight      *FlightGroup     `yaml:"post_flight,omitempty"`
+	PostTeardown    *FlightGroup     `yaml:"post_teardown,omitempty"`
+}
+
+// RequiresTuning softens requirements (seed 000 "Optional requirements").
+type RequiresTuning struct {
+	Pos      Pos      `yaml:"-"`
+	Optional []string `yaml:"optional,omitempty"`
+}
+
+// ReadyCondition is something that must answer before a component (or the
+// stack) counts as ready.
+type ReadyCondition struct {
+	Pos          Pos    `yaml:"-"`
+	DNS          string `yaml:"dns,omitempty"`
+	URL          string `yaml:"url,omitempty"`
+	WaitSeconds  int    `yaml:"waitSeconds,omitempty"`
+	PauseSeconds int    `yaml:"pauseSeconds,omitempty"`
+}
+
+// FlightGroup is a pre_flight, post_flight or post_teardown group: standard steps
+// (unless skipped) followed by injected steps.
+type FlightGroup struct {
+	Pos               Pos    `yaml:"-"`
+	SkipStandardSteps bool   `yaml:"skip_standard_steps,omitempty"`
+	Steps             []Step `yaml:"steps,omitempty"`
+}
+
+// Output is a declared output of a stack or component.
+type Output struct {
+	Pos         Pos    `yaml:"-"`
+	Name        string `yaml:"name,required"`
+	Brief       string `yaml:"brief,omitempty"`
+	Description string `yaml:"description,omitempty"`
+	Kind        string `yaml:"kind,omitempty"` // "secret" or "secret/<type>" masks the value
+	Value       string `yaml:"value,omitempty"`
+	FromTfVar   string `yaml:"fromTfVar,omitempty"`
+}
+
+// IsSecret reports whether the output is declared secret.
+func (o Output) IsSecret() bool {
+	return o.Kind == "secret" || len(o.Kind) > 7 && o.Kind[:7] == "secret/"
+}
