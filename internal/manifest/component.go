@@ -42,23 +42,23 @@ type Templates struct {
 // ComponentLifecycle is the Skopos component lifecycle plus Hub's verbs,
 // readiness and bare-component switch.
 type ComponentLifecycle struct {
-	Pos                    Pos                     `yaml:"-"`
-	Verbs                  []string                `yaml:"verbs,omitempty"`
-	Bare                   string                  `yaml:"bare,omitempty"` // "allow": no implementation needed
-	ForceReplace           *bool                   `yaml:"force_replace,omitempty"`
-	ReadyConditions        []ReadyCondition        `yaml:"readyConditions,omitempty"`
-	PreComponent           *InjectionPoint         `yaml:"pre_component,omitempty"`
-	PostComponent          *InjectionPoint         `yaml:"post_component,omitempty"`
-	PreInstanceCreate      *InjectionPoint         `yaml:"pre_instance_create,omitempty"`
-	PostInstanceCreate     *InjectionPoint         `yaml:"post_instance_create,omitempty"`
-	PostInstanceAttach     *InjectionPoint         `yaml:"post_instance_attach,omitempty"`
-	QualityProbe           *InjectionPoint         `yaml:"quality_probe,omitempty"`
-	PostInstanceDetach     *InjectionPoint         `yaml:"post_instance_detach,omitempty"`
-	PreInstanceDestroy     *InjectionPoint         `yaml:"pre_instance_destroy,omitempty"`
-	PostInstanceDestroy    *InjectionPoint         `yaml:"post_instance_destroy,omitempty"`
-	OnChange               *InjectionPoint         `yaml:"on_change,omitempty"`
-	ServiceDiscoveryAttach *ServiceDiscoveryPoint  `yaml:"service_discovery_attach,omitempty"`
-	ServiceDiscoveryDetach *ServiceDiscoveryPoint  `yaml:"service_discovery_detach,omitempty"`
+	Pos                    Pos                    `yaml:"-"`
+	Verbs                  []string               `yaml:"verbs,omitempty"`
+	Bare                   string                 `yaml:"bare,omitempty"` // "allow": no implementation needed
+	ForceReplace           *bool                  `yaml:"force_replace,omitempty"`
+	ReadyConditions        []ReadyCondition       `yaml:"readyConditions,omitempty"`
+	PreComponent           *InjectionPoint        `yaml:"pre_component,omitempty"`
+	PostComponent          *InjectionPoint        `yaml:"post_component,omitempty"`
+	PreInstanceCreate      *InjectionPoint        `yaml:"pre_instance_create,omitempty"`
+	PostInstanceCreate     *InjectionPoint        `yaml:"post_instance_create,omitempty"`
+	PostInstanceAttach     *InjectionPoint        `yaml:"post_instance_attach,omitempty"`
+	QualityProbe           *InjectionPoint        `yaml:"quality_probe,omitempty"`
+	PostInstanceDetach     *InjectionPoint        `yaml:"post_instance_detach,omitempty"`
+	PreInstanceDestroy     *InjectionPoint        `yaml:"pre_instance_destroy,omitempty"`
+	PostInstanceDestroy    *InjectionPoint        `yaml:"post_instance_destroy,omitempty"`
+	OnChange               *InjectionPoint        `yaml:"on_change,omitempty"`
+	ServiceDiscoveryAttach *ServiceDiscoveryPoint `yaml:"service_discovery_attach,omitempty"`
+	ServiceDiscoveryDetach *ServiceDiscoveryPoint `yaml:"service_discovery_detach,omitempty"`
 }
 
 // InjectionPoint is a standard Skopos injection point: steps of any type.

@@ -106,8 +106,8 @@ func (s *Step) decodeNode(d *decoder, n *Node, path string) {
 			}
 		} else {
 			var f struct {
-				Message string   `yaml:"message,required"`
-				Label   string   `yaml:"label"`
+				Message string     `yaml:"message,required"`
+				Label   string     `yaml:"label"`
 				OnFail  onFailList `yaml:"on_fail"`
 			}
 			d.decode(v, reflectOf(&f), p)
@@ -118,8 +118,8 @@ func (s *Step) decodeNode(d *decoder, n *Node, path string) {
 			s.Seconds = d.seconds(v, p)
 		} else {
 			var f struct {
-				Duration *Node     `yaml:"duration,required"`
-				Label    string    `yaml:"label"`
+				Duration *Node      `yaml:"duration,required"`
+				Label    string     `yaml:"label"`
 				OnFail   onFailList `yaml:"on_fail"`
 			}
 			d.decode(v, reflectOf(&f), p)
