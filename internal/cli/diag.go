@@ -11,6 +11,7 @@ import (
 // that exits with code 2 when there are errors. what names the command's work
 // for the closing line ("nothing was written", "nothing was run").
 func reportDiags(w io.Writer, diags manifest.Diagnostics, consequence string) error {
+	diags = diags.Sorted()
 	for _, d := range diags.Warnings() {
 		fmt.Fprintln(w, d.String())
 	}

@@ -43,7 +43,7 @@ per component. The result is deterministic: the same inputs give the same bytes.
 			if err != nil {
 				return err
 			}
-			res, diags := elaborate.Elaborate(args[0], elaborate.Options{ParamsFiles: args[1:], Env: overrides})
+			res, diags := elaborate.Load(args[0], elaborate.Options{ParamsFiles: args[1:], Env: overrides})
 			if err := reportDiags(a.stderr, diags, "nothing was written"); err != nil {
 				return err
 			}
@@ -73,6 +73,9 @@ per component. The result is deterministic: the same inputs give the same bytes.
 // writeFileAtomic writes data to a temporary file next to path and renames it
 // into place, so that readers never see half a file.
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ is not. It never runs anything and never writes a file.`,
   gantry validate hub.yaml params.yaml params-dev.yaml`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, diags := elaborate.Elaborate(args[0], elaborate.Options{ParamsFiles: args[1:]})
+			res, diags := elaborate.Load(args[0], elaborate.Options{ParamsFiles: args[1:]})
 			if err := reportDiags(a.stderr, diags, "the stack is not valid"); err != nil {
 				return err
 			}

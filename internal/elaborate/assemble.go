@@ -62,12 +62,7 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 		}
 	}
 	out.Parameters = params.sorted()
-	for i := range out.Parameters {
-		p := &out.Parameters[i]
-		if v, ok := opts.Env[p.FromEnv]; ok && p.FromEnv != "" {
-			p.Value = manifest.Scalar(v)
-		}
-	}
+	applyEnv(out, opts.Env)
 
 	out.Requires, out.Provides = requiresAndProvides(out, comps, declaredProvides)
 	check(out, diags)
@@ -109,30 +104,66 @@ func mergeMeta(dst, src *manifest.Meta) {
 
 // mergeLifecycle merges a stack's lifecycle into the accumulated one of its
 // bases: lists are unioned, scalars of the derived stack win, requirement tuning
-// follows seed 000, and flight groups append their steps.
+// follows seed 000, and flight groups append their steps. Positions follow the
+// items so that messages point at the file that wrote them.
 func mergeLifecycle(dst, src *manifest.StackLifecycle, root bool, comps []manifest.ComponentRef) {
+	if dst.Positions == nil {
+		dst.Positions = manifest.Positions{}
+	}
 	if src.Pos.Line != 0 {
 		dst.Pos = src.Pos
 	}
-	dst.Verbs = appendUnique(dst.Verbs, src.Verbs...)
+	for k, p := range src.Positions {
+		if !strings.Contains(k, "[") {
+			dst.Positions[k] = p
+		}
+	}
+	union := func(field string, dl *[]string, sl []string) {
+		for i, v := range sl {
+			if containsString(*dl, v) {
+				continue
+			}
+			dst.Positions[manifest.ItemPath(field, len(*dl))] = src.Positions.At(manifest.ItemPath(field, i), src.Pos)
+			*dl = append(*dl, v)
+		}
+	}
+	union("verbs", &dst.Verbs, src.Verbs)
 	switch {
 	case len(src.Order) > 0:
-		dst.Order = append([]string(nil), src.Order...)
+		dst.Order = nil
+		union("order", &dst.Order, src.Order)
+		// Duplicates are errors of the file, so keep them for check to report.
+		for i, v := range src.Order {
+			if i >= len(dst.Order) || dst.Order[i] != v {
+				dst.Order = append([]string(nil), src.Order...)
+				for j := range src.Order {
+					dst.Positions[manifest.ItemPath("order", j)] = src.Positions.At(manifest.ItemPath("order", j), src.Pos)
+				}
+				break
+			}
+		}
 	case len(dst.Order) > 0:
 		// A base order extended by the components the derived stack adds.
 		for _, c := range comps {
-			dst.Order = appendUnique(dst.Order, c.Name)
+			if !containsString(dst.Order, c.Name) {
+				dst.Positions[manifest.ItemPath("order", len(dst.Order))] = c.Pos
+				dst.Order = append(dst.Order, c.Name)
+			}
 		}
 	}
-	dst.Mandatory = appendUnique(dst.Mandatory, src.Mandatory...)
-	dst.Optional = appendUnique(dst.Optional, src.Optional...)
-	if src.Requires.Pos.Line != 0 {
-		dst.Requires.Pos = src.Requires.Pos
-	}
+	union("mandatory", &dst.Mandatory, src.Mandatory)
+	union("optional", &dst.Optional, src.Optional)
 	if root {
-		dst.Requires.Optional = appendUnique(dst.Requires.Optional, src.Requires.Optional...)
-	} else {
+		union("requires.optional", &dst.Requires.Optional, src.Requires.Optional)
+	} else if len(src.Requires.Optional) > 0 {
 		dst.Requires.Optional = mergeTuning(dst.Requires.Optional, src.Requires.Optional)
+		for i, e := range dst.Requires.Optional {
+			for j, se := range src.Requires.Optional {
+				if se == e {
+					dst.Positions[manifest.ItemPath("requires.optional", i)] = src.Positions.At(manifest.ItemPath("requires.optional", j), src.Pos)
+				}
+			}
+		}
 	}
 	if src.Parallel > 0 {
 		dst.Parallel = src.Parallel
@@ -183,7 +214,7 @@ func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.
 	comps := make([]*manifest.Component, len(s.Components))
 	for i, ref := range s.Components {
 		field := manifest.ItemPath("components", i) + ".source.dir"
-		if ref.Source.Dir == "" {
+		if ref.Source.Dir == "" || ref.Name == "" {
 			continue
 		}
 		fi, err := os.Stat(ref.Source.Dir)
@@ -253,7 +284,7 @@ func check(s *manifest.Stack, diags *manifest.Diagnostics) {
 	for i, c := range s.Components {
 		for j, d := range c.Depends {
 			if !known[d] {
-				diags.Errorf(c.Pos, manifest.ItemPath(manifest.ItemPath("components", i)+".depends", j), "%s", unknown(d))
+				diags.Errorf(c.Positions.At(manifest.ItemPath("depends", j), c.Pos), manifest.ItemPath(manifest.ItemPath("components", i)+".depends", j), "%s", unknown(d))
 			}
 		}
 	}
@@ -263,9 +294,9 @@ func check(s *manifest.Stack, diags *manifest.Diagnostics) {
 		for i, n := range l.Order {
 			switch {
 			case !known[n]:
-				diags.Errorf(l.Pos, manifest.ItemPath("lifecycle.order", i), "%s", unknown(n))
+				diags.Errorf(l.Positions.At(manifest.ItemPath("order", i), l.Pos), manifest.ItemPath("lifecycle.order", i), "%s", unknown(n))
 			case inOrder[n]:
-				diags.Errorf(l.Pos, manifest.ItemPath("lifecycle.order", i), "component %q is listed twice", n)
+				diags.Errorf(l.Positions.At(manifest.ItemPath("order", i), l.Pos), manifest.ItemPath("lifecycle.order", i), "component %q is listed twice", n)
 			}
 			inOrder[n] = true
 		}
@@ -276,37 +307,47 @@ func check(s *manifest.Stack, diags *manifest.Diagnostics) {
 			}
 		}
 		if len(missing) > 0 {
-			diags.Errorf(l.Pos, "lifecycle.order", "must list exactly the components; missing %s", strings.Join(missing, ", "))
+			diags.Errorf(l.Positions.At("order", l.Pos), "lifecycle.order", "must list exactly the components; missing %s", strings.Join(missing, ", "))
 		}
 	}
 	mandatory := map[string]bool{}
 	for i, n := range l.Mandatory {
 		if !known[n] {
-			diags.Errorf(l.Pos, manifest.ItemPath("lifecycle.mandatory", i), "%s", unknown(n))
+			diags.Errorf(l.Positions.At(manifest.ItemPath("mandatory", i), l.Pos), manifest.ItemPath("lifecycle.mandatory", i), "%s", unknown(n))
 		}
 		mandatory[n] = true
 	}
 	for i, n := range l.Optional {
 		switch {
 		case !known[n]:
-			diags.Errorf(l.Pos, manifest.ItemPath("lifecycle.optional", i), "%s", unknown(n))
+			diags.Errorf(l.Positions.At(manifest.ItemPath("optional", i), l.Pos), manifest.ItemPath("lifecycle.optional", i), "%s", unknown(n))
 		case mandatory[n]:
-			diags.Errorf(l.Pos, manifest.ItemPath("lifecycle.optional", i), "component %q is both mandatory and optional", n)
+			diags.Errorf(l.Positions.At(manifest.ItemPath("optional", i), l.Pos), manifest.ItemPath("lifecycle.optional", i), "component %q is both mandatory and optional", n)
 		}
 	}
 	for i, e := range l.Requires.Optional {
 		if _, comp, ok := strings.Cut(e, ":"); ok && comp != "" && !known[comp] {
-			diags.Errorf(l.Requires.Pos, manifest.ItemPath("lifecycle.requires.optional", i), "%s", unknown(comp))
+			diags.Errorf(l.Positions.At(manifest.ItemPath("requires.optional", i), l.Pos), manifest.ItemPath("lifecycle.requires.optional", i), "%s", unknown(comp))
 		}
 	}
 	for _, p := range s.Parameters {
 		if p.Component != "" && !known[p.Component] {
-			diags.Warnf(p.Pos, "parameters", "parameter %q is qualified for %s", p.Name, unknown(p.Component))
+			diags.Warnf(p.Pos, "", "parameter %q is qualified for %s", p.Name, unknown(p.Component))
 		}
 	}
 	for i, o := range s.Outputs {
 		if comp, _, ok := strings.Cut(o.Name, ":"); ok && !known[comp] {
 			diags.Errorf(o.Pos, manifest.ItemPath("outputs", i)+".name", "%s", unknown(comp))
+		}
+	}
+}
+
+// applyEnv sets the value of every parameter whose fromEnv is a key of env.
+func applyEnv(s *manifest.Stack, env map[string]string) {
+	for i := range s.Parameters {
+		p := &s.Parameters[i]
+		if v, ok := env[p.FromEnv]; ok && p.FromEnv != "" {
+			p.Value = manifest.Scalar(v)
 		}
 	}
 }

@@ -78,7 +78,15 @@ func Load(path string, opts Options) (*Result, manifest.Diagnostics) {
 	if !IsElaborated(path, docs) {
 		return Elaborate(path, opts)
 	}
-	return decodeElaborated(path, docs)
+	if len(opts.ParamsFiles) > 0 {
+		diags.Errorf(manifest.Pos{File: opts.ParamsFiles[0]}, "", "params files cannot be added to an elaborated file (%s); elaborate the stack with them instead", path)
+		return nil, diags
+	}
+	res, diags := decodeElaborated(path, docs)
+	if res != nil {
+		applyEnv(res.Stack, opts.Env)
+	}
+	return res, diags
 }
 
 func decodeElaborated(path string, docs []*manifest.Node) (*Result, manifest.Diagnostics) {

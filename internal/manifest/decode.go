@@ -20,6 +20,10 @@ type nodeDecoder interface {
 // every problem of a file is reported at once.
 type decoder struct {
 	diags *Diagnostics
+	// rec records the position of every node below the innermost struct that has
+	// a Positions field, by path relative to that struct.
+	rec     map[string]Pos
+	recBase string
 }
 
 func (d *decoder) errorf(pos Pos, path, format string, args ...any) {
@@ -27,7 +31,8 @@ func (d *decoder) errorf(pos Pos, path, format string, args ...any) {
 }
 
 var (
-	posType     = reflect.TypeOf(Pos{})
+	posType       = reflect.TypeOf(Pos{})
+	positionsType = reflect.TypeOf(Positions(nil))
 	nodePtrType = reflect.TypeOf((*Node)(nil))
 	decoderType = reflect.TypeOf((*nodeDecoder)(nil)).Elem()
 )
@@ -43,6 +48,7 @@ type structInfo struct {
 	byName map[string]int
 	names  []string
 	posIdx int // index of the Pos field, or -1
+	recIdx int // index of the Positions field, or -1
 }
 
 var structCache sync.Map // reflect.Type -> *structInfo
@@ -51,11 +57,15 @@ func structInfoOf(t reflect.Type) *structInfo {
 	if si, ok := structCache.Load(t); ok {
 		return si.(*structInfo)
 	}
-	si := &structInfo{byName: map[string]int{}, posIdx: -1}
+	si := &structInfo{byName: map[string]int{}, posIdx: -1, recIdx: -1}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if f.Name == "Pos" && f.Type == posType {
 			si.posIdx = i
+			continue
+		}
+		if f.Name == "Positions" && f.Type == positionsType {
+			si.recIdx = i
 			continue
 		}
 		tag := f.Tag.Get("yaml")
@@ -93,6 +103,13 @@ func (d *decoder) expect(n *Node, path, what string) {
 func (d *decoder) decode(n *Node, v reflect.Value, path string) {
 	if n == nil {
 		return
+	}
+	if d.rec != nil && len(path) > len(d.recBase) {
+		rel := path[len(d.recBase):]
+		if rel[0] == '.' {
+			rel = rel[1:]
+		}
+		d.rec[rel] = n.Pos
 	}
 	if v.CanAddr() && v.Addr().Type().Implements(decoderType) {
 		v.Addr().Interface().(nodeDecoder).decodeNode(d, n, path)
@@ -236,6 +253,12 @@ func (d *decoder) decodeStruct(n *Node, v reflect.Value, path string) {
 		d.expect(n, path, "a mapping")
 		return
 	}
+	if si.recIdx >= 0 {
+		rec := Positions{}
+		v.Field(si.recIdx).Set(reflect.ValueOf(rec))
+		defer func(prev map[string]Pos, base string) { d.rec, d.recBase = prev, base }(d.rec, d.recBase)
+		d.rec, d.recBase = rec, path
+	}
 	seen := make(map[string]bool, len(n.Entries))
 	for _, e := range n.Entries {
 		fi, ok := si.byName[e.Key]
@@ -323,3 +346,15 @@ func reflectOf(p any) reflect.Value { return reflect.ValueOf(p).Elem() }
 // Suggest returns the name of known closest to s when s looks like a typo of it,
 // else "".
 func Suggest(s string, known []string) string { return suggest(s, known) }
+
+// Positions maps field paths relative to a struct ("depends[1]", "order[0]") to
+// where they were written, for messages that point at one list item.
+type Positions map[string]Pos
+
+// At returns the position of the field at rel, or def when it was not recorded.
+func (p Positions) At(rel string, def Pos) Pos {
+	if pos, ok := p[rel]; ok {
+		return pos
+	}
+	return def
+}

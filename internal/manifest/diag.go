@@ -3,6 +3,7 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -78,6 +79,29 @@ func (ds Diagnostics) filter(s Severity) Diagnostics {
 			out = append(out, d)
 		}
 	}
+	return out
+}
+
+// Sorted returns the diagnostics ordered for reading: files in the order they
+// were first mentioned, positions top to bottom within a file.
+func (ds Diagnostics) Sorted() Diagnostics {
+	order := map[string]int{}
+	for _, d := range ds {
+		if _, ok := order[d.Pos.File]; !ok {
+			order[d.Pos.File] = len(order)
+		}
+	}
+	out := append(Diagnostics(nil), ds...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Pos, out[j].Pos
+		if a.File != b.File {
+			return order[a.File] < order[b.File]
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
 	return out
 }
 

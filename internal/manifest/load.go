@@ -234,7 +234,7 @@ func validateStack(s *Stack, diags *Diagnostics) {
 		}
 		for j, dep := range c.Depends {
 			if dep == c.Name {
-				diags.Errorf(c.Pos, itemPath(path+".depends", j), "component %q depends on itself", dep)
+				diags.Errorf(c.Positions.At(itemPath("depends", j), c.Pos), itemPath(path+".depends", j), "component %q depends on itself", dep)
 			}
 		}
 		if c.Lifecycle != nil {
@@ -245,10 +245,10 @@ func validateStack(s *Stack, diags *Diagnostics) {
 	switch l.TeardownOrphans {
 	case "", "before", "after", "none":
 	default:
-		diags.Errorf(l.Pos, "lifecycle.teardown_orphans", "expected \"before\", \"after\" or \"none\", got %q", l.TeardownOrphans)
+		diags.Errorf(l.Positions.At("teardown_orphans", l.Pos), "lifecycle.teardown_orphans", "expected \"before\", \"after\" or \"none\", got %q", l.TeardownOrphans)
 	}
 	if l.Parallel < 0 {
-		diags.Errorf(l.Pos, "lifecycle.parallel", "expected a positive number of components to run at once, got %d", l.Parallel)
+		diags.Errorf(l.Positions.At("parallel", l.Pos), "lifecycle.parallel", "expected a positive number of components to run at once, got %d", l.Parallel)
 	}
 	validateReadyConditions(l.ReadyConditions, "lifecycle.readyConditions", diags)
 	validateOutputs(s.Outputs, diags)

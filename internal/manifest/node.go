@@ -361,6 +361,10 @@ func (c *converter) mapping(pos Pos, values []*ast.MappingValueNode, depth int) 
 		}
 		set(Entry{Key: key.Value, KeyPos: key.Pos, Value: c.convert(mv.Value, depth+1)}, false)
 	}
+	// A mapping is where its first key is, not where its first colon is.
+	if len(out.Entries) > 0 {
+		out.Pos = out.Entries[0].KeyPos
+	}
 	// Merge keys (<<) never override keys given explicitly in the mapping.
 	for _, m := range merges {
 		var srcs []*Node
@@ -384,7 +388,12 @@ func (c *converter) mapping(pos Pos, values []*ast.MappingValueNode, depth int) 
 }
 
 // quoteList formats names as "a", "b" or "c" for messages.
-func quoteList(names []string) string {
+func quoteList(names []string) string { return joinQuoted(names, " or ") }
+
+// quoteAll formats names as "a", "b" and "c" for messages.
+func quoteAll(names []string) string { return joinQuoted(names, " and ") }
+
+func joinQuoted(names []string, last string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
 		q[i] = strconv.Quote(n)
@@ -395,7 +404,7 @@ func quoteList(names []string) string {
 	case 1:
 		return q[0]
 	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+	return strings.Join(q[:len(q)-1], ", ") + last + q[len(q)-1]
 }
 
 // Text returns the scalar text of the node, or "" for anything else (nil too).

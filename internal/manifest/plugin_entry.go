@@ -49,7 +49,7 @@ func (p *PluginEntry) decodeNode(d *decoder, n *Node, path string) {
 		for i, e := range n.Entries {
 			keys[i] = e.Key
 		}
-		d.errorf(n.Pos, path, "a plugin entry names exactly one plugin, got %s", quoteList(keys))
+		d.errorf(n.Pos, path, "a plugin entry names exactly one plugin, got %s", quoteAll(keys))
 		return
 	}
 	e := n.Entries[0]

@@ -29,7 +29,8 @@ type Meta struct {
 
 // ComponentRef is a component entry of a stack.
 type ComponentRef struct {
-	Pos     Pos      `yaml:"-"`
+	Pos       Pos       `yaml:"-"`
+	Positions Positions `yaml:"-"`
 	Name    string   `yaml:"name,required"`
 	Source  Source   `yaml:"source,required"`
 	Depends []string `yaml:"depends,omitempty"`
@@ -47,6 +48,7 @@ type Source struct {
 // Skopos application lifecycle.
 type StackLifecycle struct {
 	Pos             Pos              `yaml:"-"`
+	Positions       Positions        `yaml:"-"`
 	Verbs           []string         `yaml:"verbs,omitempty"`
 	Order           []string         `yaml:"order,omitempty"`
 	Mandatory       []string         `yaml:"mandatory,omitempty"`

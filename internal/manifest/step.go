@@ -84,7 +84,7 @@ func (s *Step) decodeNode(d *decoder, n *Node, path string) {
 		for i, e := range n.Entries {
 			keys[i] = e.Key
 		}
-		d.errorf(n.Pos, path, "a step has exactly one type key, got %s (put label and on_fail inside the step)", quoteList(keys))
+		d.errorf(n.Pos, path, "a step has exactly one type key, got %s (put label and on_fail inside the step)", quoteAll(keys))
 		return
 	}
 	e := n.Entries[0]
@@ -167,6 +167,9 @@ func (s *Step) decodeExec(d *decoder, v *Node, p string) {
 		}
 		d.decode(v, reflectOf(&f), p)
 		s.Args, s.Label, s.OnFail = f.Arguments, f.Label, f.OnFail
+		if v.Get("arguments") == nil {
+			return // reported as a missing required field
+		}
 		p = childPath(p, "arguments")
 	default:
 		d.expect(v, p, "a command, a list of arguments or a mapping with arguments")
