@@ -33,8 +33,8 @@ func (d *decoder) errorf(pos Pos, path, format string, args ...any) {
 var (
 	posType       = reflect.TypeOf(Pos{})
 	positionsType = reflect.TypeOf(Positions(nil))
-	nodePtrType = reflect.TypeOf((*Node)(nil))
-	decoderType = reflect.TypeOf((*nodeDecoder)(nil)).Elem()
+	nodePtrType   = reflect.TypeOf((*Node)(nil))
+	decoderType   = reflect.TypeOf((*nodeDecoder)(nil)).Elem()
 )
 
 type fieldInfo struct {

@@ -31,9 +31,9 @@ type Meta struct {
 type ComponentRef struct {
 	Pos       Pos       `yaml:"-"`
 	Positions Positions `yaml:"-"`
-	Name    string   `yaml:"name,required"`
-	Source  Source   `yaml:"source,required"`
-	Depends []string `yaml:"depends,omitempty"`
+	Name      string    `yaml:"name,required"`
+	Source    Source    `yaml:"source,required"`
+	Depends   []string  `yaml:"depends,omitempty"`
 	// Lifecycle overrides the component manifest's lifecycle field by field.
 	Lifecycle *ComponentLifecycle `yaml:"lifecycle,omitempty"`
 }
