@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
@@ -209,33 +212,47 @@ func mergeOutputs(dst, src []manifest.Output) []manifest.Output {
 }
 
 // loadComponents reads the manifest of every component, reporting missing
-// directories and manifests at the stack entry that names them.
+// directories and manifests at the stack entry that names them. Manifests are
+// parsed in parallel; diagnostics keep the order of the components.
 func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.Component {
 	comps := make([]*manifest.Component, len(s.Components))
-	for i, ref := range s.Components {
-		field := manifest.ItemPath("components", i) + ".source.dir"
-		if ref.Source.Dir == "" || ref.Name == "" {
-			continue
-		}
-		fi, err := os.Stat(ref.Source.Dir)
-		switch {
-		case err != nil:
-			diags.Errorf(ref.Source.Pos, field, "component %q: directory %s not found", ref.Name, ref.Source.Dir)
-			continue
-		case !fi.IsDir():
-			diags.Errorf(ref.Source.Pos, field, "component %q: %s is not a directory", ref.Name, ref.Source.Dir)
-			continue
-		}
-		file := filepath.Join(ref.Source.Dir, manifest.ComponentManifestFile)
-		if _, err := os.Stat(file); err != nil {
-			diags.Errorf(ref.Source.Pos, field, "component %q: no %s in %s", ref.Name, manifest.ComponentManifestFile, ref.Source.Dir)
-			continue
-		}
-		c, ds := manifest.LoadComponent(file)
+	perComp := make([]manifest.Diagnostics, len(s.Components))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range s.Components {
+		g.Go(func() error {
+			comps[i] = loadComponent(&s.Components[i], i, &perComp[i])
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, ds := range perComp {
 		*diags = append(*diags, ds...)
-		comps[i] = c
 	}
 	return comps
+}
+
+func loadComponent(ref *manifest.ComponentRef, i int, diags *manifest.Diagnostics) *manifest.Component {
+	field := manifest.ItemPath("components", i) + ".source.dir"
+	if ref.Source.Dir == "" || ref.Name == "" {
+		return nil
+	}
+	file := filepath.Join(ref.Source.Dir, manifest.ComponentManifestFile)
+	c, ds := manifest.LoadComponent(file)
+	if c != nil || len(ds) != 1 || ds[0].Pos.Line != 0 {
+		*diags = append(*diags, ds...)
+		return c
+	}
+	// The manifest could not be read: say why at the stack entry.
+	switch fi, err := os.Stat(ref.Source.Dir); {
+	case err != nil:
+		diags.Errorf(ref.Source.Pos, field, "component %q: directory %s not found", ref.Name, ref.Source.Dir)
+	case !fi.IsDir():
+		diags.Errorf(ref.Source.Pos, field, "component %q: %s is not a directory", ref.Name, ref.Source.Dir)
+	default:
+		diags.Errorf(ref.Source.Pos, field, "component %q: no %s in %s", ref.Name, manifest.ComponentManifestFile, ref.Source.Dir)
+	}
+	return nil
 }
 
 // requiresAndProvides computes the stack's requirements: those it declares, then

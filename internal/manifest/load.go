@@ -95,6 +95,14 @@ func LoadParams(path string) ([]Parameter, Diagnostics) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
+	out := DecodeParams(docs, &diags)
+	return out, diags
+}
+
+// DecodeParams decodes the documents of a params file.
+func DecodeParams(docs []*Node, diagsp *Diagnostics) []Parameter {
+	diags := *diagsp
+	defer func() { *diagsp = diags }()
 	var out []Parameter
 	d := decoder{diags: &diags}
 	for i, doc := range docs {
@@ -124,7 +132,7 @@ func LoadParams(path string) ([]Parameter, Diagnostics) {
 		}
 		out = append(out, flattenAll(ps, field, &diags)...)
 	}
-	return out, diags
+	return out
 }
 
 // checkHeader verifies the version and kind of a document before it is decoded,

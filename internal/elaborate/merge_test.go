@@ -1,0 +1,91 @@
+package elaborate
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+func param(name, comp, kind, value string) manifest.Parameter {
+	return manifest.Parameter{Name: name, Component: comp, Kind: kind, Value: manifest.Scalar(value)}
+}
+
+func TestParamSetMerge(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        []manifest.Parameter
+		want      []manifest.Parameter
+		wantWarns int
+	}{
+		{
+			name: "user beats tech",
+			in:   []manifest.Parameter{param("a", "", "user", ""), param("a", "", "tech", "")},
+			want: []manifest.Parameter{param("a", "", "user", "")},
+		},
+		{
+			name: "tech then user",
+			in:   []manifest.Parameter{param("a", "", "tech", ""), param("a", "", "user", "")},
+			want: []manifest.Parameter{param("a", "", "user", "")},
+		},
+		{
+			name: "empty kind becomes user at the top level",
+			in:   []manifest.Parameter{param("a", "", "", "1")},
+			want: []manifest.Parameter{param("a", "", "user", "1")},
+		},
+		{
+			name: "later non-empty value wins, empty keeps",
+			in:   []manifest.Parameter{param("a", "", "", "1"), param("a", "", "", "2"), param("a", "", "", "")},
+			want: []manifest.Parameter{param("a", "", "user", "2")},
+		},
+		{
+			name:      "unqualified merges into earlier qualified, with a warning when the value changes",
+			in:        []manifest.Parameter{param("a", "x", "user", "1"), param("a", "y", "user", ""), param("a", "", "", "2")},
+			want:      []manifest.Parameter{param("a", "", "user", "2"), param("a", "x", "user", "2"), param("a", "y", "user", "2")},
+			wantWarns: 1,
+		},
+		{
+			name: "qualified after unqualified is left alone",
+			in:   []manifest.Parameter{param("a", "", "", "2"), param("a", "x", "user", "1")},
+			want: []manifest.Parameter{param("a", "", "user", "2"), param("a", "x", "user", "1")},
+		},
+		{
+			name: "same value: no warning",
+			in:   []manifest.Parameter{param("a", "x", "user", "1"), param("a", "", "", "1")},
+			want: []manifest.Parameter{param("a", "", "user", "1"), param("a", "x", "user", "1")},
+		},
+		{
+			name: "sorted by name, unqualified first",
+			in:   []manifest.Parameter{param("b", "", "", "1"), param("a", "z", "user", "1"), param("a", "c", "user", "1"), param("a", "", "", "")},
+			want: []manifest.Parameter{param("a", "", "user", ""), param("a", "c", "user", "1"), param("a", "z", "user", "1"), param("b", "", "user", "1")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var diags manifest.Diagnostics
+			s := newParamSet(&diags)
+			for _, p := range tt.in {
+				s.add(p)
+			}
+			got := s.sorted()
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(manifest.Parameter{}, "Pos", "Origin")); diff != "" {
+				t.Errorf("merge (-want +got):\n%s", diff)
+			}
+			if n := len(diags.Warnings()); n != tt.wantWarns {
+				t.Errorf("got %d warnings, want %d: %v", n, tt.wantWarns, diags)
+			}
+		})
+	}
+}
+
+func TestMergeParameterFields(t *testing.T) {
+	cur := manifest.Parameter{Name: "p", Value: "v1", Default: "d1", FromEnv: "E1", Env: "X1", Brief: "b1"}
+	add := manifest.Parameter{Name: "p", Default: "d2", Env: "X2", Pos: manifest.Pos{File: "f", Line: 3}}
+	mergeParameter(&cur, &add)
+	want := manifest.Parameter{Name: "p", Value: "v1", Default: "d2", FromEnv: "E1", Env: "X2", Brief: "b1", Origin: manifest.Pos{File: "f", Line: 3}}
+	if diff := cmp.Diff(want, cur); diff != "" {
+		t.Errorf("mergeParameter (-want +got):\n%s", diff)
+	}
+}

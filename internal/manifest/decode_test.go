@@ -1,0 +1,156 @@
+package manifest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func decodeStackString(t *testing.T, src string) (*Stack, []string) {
+	t.Helper()
+	docs, diags := ParseBytes("hub.yaml", []byte(src))
+	var s *Stack
+	if !diags.HasErrors() {
+		s = DecodeStack(docs[0], &diags)
+	}
+	var msgs []string
+	for _, d := range diags.Sorted() {
+		msgs = append(msgs, d.String())
+	}
+	return s, msgs
+}
+
+const header = "version: 1\nkind: stack\nmeta: {name: s}\n"
+
+func TestDecodeStackDiagnostics(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"valid", header + "components: [{name: a, source: {dir: a}}]\n", nil},
+		{"unknown top-level field", header + "componets: []\n", []string{`hub.yaml:4:1: componets: unknown field "componets" (did you mean "components"?)`}},
+		{"unknown field far from any", header + "zzz: 1\n", []string{`hub.yaml:4:1: zzz: unknown field "zzz"`}},
+		{"annotations accept anything", "version: 1\nkind: stack\nmeta: {name: s, annotations: {any: {thing: [1]}}}\n", nil},
+		{"bool expected", header + "lifecycle: {pre_flight: {skip_standard_steps: yes}}\n", []string{`hub.yaml:4:47: lifecycle.pre_flight.skip_standard_steps: expected true or false, got "yes"`}},
+		{"integer expected", header + "lifecycle: {parallel: 1.5}\n", []string{`hub.yaml:4:23: lifecycle.parallel: expected an integer, got the number 1.5`}},
+		{"negative parallel", header + "lifecycle: {parallel: -2}\n", []string{`hub.yaml:4:23: lifecycle.parallel: expected a positive number of components to run at once, got -2`}},
+		{"mapping expected", header + "lifecycle: [1]\n", []string{`hub.yaml:4:12: lifecycle: expected a mapping, got a list`}},
+		{"swap typo", header + "outputs: [{naem: x}]\n", []string{
+			`hub.yaml:4:12: outputs[0]: unknown field "naem" (did you mean "name"?)`,
+			`hub.yaml:4:12: outputs[0]: missing required field "name"`,
+		}},
+		{"ready condition needs one of url and dns", header + "lifecycle: {readyConditions: [{waitSeconds: 3}]}\n", []string{`hub.yaml:4:32: lifecycle.readyConditions[0]: a ready condition needs exactly one of url or dns`}},
+		{"version missing", "kind: stack\nmeta: {name: s}\n", []string{`hub.yaml:1:1: version: missing required field "version" (expected 1)`}},
+		{"not a mapping", "- a\n- b\n", []string{`hub.yaml:1:1: expected a manifest of kind: stack (a mapping), got a list`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got := decodeStackString(t, tt.src)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("diagnostics (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNodeAliasesAndMerges(t *testing.T) {
+	src := header + `parameters:
+  - &p {name: a, value: "1", brief: shared}
+  - <<: *p
+    name: b
+  - {<<: [{name: ignored, value: "3"}, {kind: tech}], name: c}
+`
+	s, diags := decodeStackString(t, src)
+	if len(diags) > 0 {
+		t.Fatalf("unexpected diagnostics: %v", diags)
+	}
+	var got []string
+	for _, p := range s.Parameters {
+		got = append(got, p.Name+"="+string(p.Value)+"/"+p.Brief+"/"+p.Kind)
+	}
+	want := []string{"a=1/shared/", "b=1/shared/", "c=3//tech"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parameters (-want +got):\n%s", diff)
+	}
+}
+
+func TestAliasBombIsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 9; i++ {
+		b.WriteString("a" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [")
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("*a" + string(rune('0'+i-1)))
+		}
+		b.WriteString("]\n")
+	}
+	_, diags := ParseBytes("bomb.yaml", []byte(b.String()))
+	if !diags.HasErrors() || !strings.Contains(diags[0].Msg, "too many values") {
+		t.Fatalf("want a too-many-values error, got %v", diags)
+	}
+}
+
+func TestFlattenInherits(t *testing.T) {
+	src := header + `parameters:
+  - name: component.db
+    kind: user
+    empty: allow
+    component: db
+    parameters:
+      - name: port
+        value: 5432
+      - name: tls
+        kind: tech
+        parameters:
+          - name: mode
+            component: other
+`
+	s, diags := decodeStackString(t, src)
+	if len(diags) > 0 {
+		t.Fatalf("unexpected diagnostics: %v", diags)
+	}
+	var got []string
+	for _, p := range s.Parameters {
+		got = append(got, strings.Join([]string{p.QName(), p.Kind, p.Empty}, " "))
+	}
+	want := []string{"component.db.port|db user allow", "component.db.tls.mode|other tech allow"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("flattened (-want +got):\n%s", diff)
+	}
+}
+
+func TestLooksSecret(t *testing.T) {
+	tests := map[string]bool{
+		"db.password":                          true,
+		"component.auth-service.authApiSecret": true,
+		"github.token":                         true,
+		"tls.privateKey":                       true,
+		"aws_secret_access_key":                true,
+		"API_KEY":                              true,
+		"dns.domain":                           false,
+		"db.port":                              false,
+		"keycloak.url":                         false,
+		"passage.count":                        false,
+		"monkey":                               false,
+	}
+	for name, want := range tests {
+		if got := LooksSecret(name); got != want {
+			t.Errorf("LooksSecret(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	known := []string{"name", "source", "depends", "lifecycle"}
+	tests := map[string]string{"depnds": "depends", "dependss": "depends", "lifecylce": "lifecycle", "nmae": "name", "xyz": "", "sauce": ""}
+	for in, want := range tests {
+		if got := suggest(in, known); got != want {
+			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
