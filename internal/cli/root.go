@@ -75,6 +75,7 @@ survives crashes.`,
 		newVersionCmd(a),
 		newValidateCmd(a),
 		newElaborateCmd(a),
+		newParamsCmd(a),
 	)
 	return root
 }

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/secret"
+)
+
+// paramRow is one line of gantry params: the JSON shape of DESIGN section 9.
+type paramRow struct {
+	Name      string `json:"name"`
+	Component string `json:"component"`
+	Value     string `json:"value"`
+	Source    string `json:"source"`
+}
+
+func newParamsCmd(a *app) *cobra.Command {
+	var sf stackFlags
+	var comp, output string
+	var showSecrets bool
+	cmd := &cobra.Command{
+		Use:   "params STACK [PARAMS...]",
+		Short: "Show every parameter's value and where it came from",
+		Long: `params locks the stack's parameters as deploy would — environment, params files,
+state, defaults — and prints each value with its source: the file:line of the
+winning definition, env:VAR, file:PATH, default, prompt, state or
+output:COMPONENT. With -c it shows one component's expanded parameters; outputs
+of components that have not run yet show as pending. Secrets are masked unless
+--show-secrets.`,
+		Example: `  gantry params hub.yaml
+  gantry params hub.yaml params.yaml -c api
+  gantry params hub.yaml --output json`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usageError("--output %q: expected text or json", output)
+			}
+			l, err := a.loadStack(args, &sf)
+			if err != nil {
+				return err
+			}
+			if err := a.lockParams(l); err != nil {
+				return err
+			}
+			masker := secret.NewMasker()
+			for _, v := range l.locked.Values() {
+				if v.Secret {
+					masker.Add(v.Value)
+				}
+			}
+			var values []*params.Value
+			if comp == "" {
+				values = l.locked.Values()
+			} else {
+				exp, err := a.expandForDisplay(l, comp)
+				if err != nil {
+					return err
+				}
+				values = exp.Values
+				for _, v := range values {
+					if v.Secret {
+						masker.Add(v.Value)
+					}
+				}
+			}
+			rows := make([]paramRow, 0, len(values))
+			for _, v := range values {
+				r := paramRow{Name: v.Name, Component: v.Component, Source: v.Source}
+				if comp != "" {
+					r.Component = comp
+				}
+				switch {
+				case v.Pending != "":
+					r.Value = "(pending output of " + v.Pending + ")"
+				case showSecrets:
+					r.Value = v.Value
+				default:
+					r.Value = masker.Value(v.Value, v.Secret)
+				}
+				rows = append(rows, r)
+			}
+			if output == "json" {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tCOMPONENT\tVALUE\tSOURCE")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Component, oneLine(r.Value), r.Source)
+			}
+			return tw.Flush()
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVarP(&comp, "component", "c", "", "show the expanded parameters of this component")
+	cmd.Flags().StringVar(&output, "output", "text", "text or json")
+	cmd.Flags().BoolVar(&showSecrets, "show-secrets", false, "print secret values")
+	return cmd
+}
+
+// oneLine keeps table rows on one line.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
+}
+
+// expandForDisplay expands one component's parameters with the outputs known
+// from the state; outputs not known yet come back pending.
+func (a *app) expandForDisplay(l *loaded, comp string) (*params.Expanded, error) {
+	c := l.res.Component(comp)
+	if c == nil {
+		names := make([]string, len(l.res.Components))
+		for i, c := range l.res.Components {
+			names[i] = c.Meta.Name
+		}
+		msg := fmt.Sprintf("no component %q in the stack", comp)
+		if s := manifest.Suggest(comp, names); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return nil, usageError("%s", msg)
+	}
+	g, diags := plan.BuildGraph(l.res)
+	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+		return nil, err
+	}
+	exp, diags := params.ExpandComponent(params.ComponentInput{
+		Locked:    l.locked,
+		Component: c,
+		Depends:   componentRef(l.res.Stack, comp).Depends,
+		Outputs:   plan.NewOutputIndex(l.res, g, l.state),
+		Provides:  plan.StaticProvides(l.res, g, l.state, comp),
+	})
+	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+		return nil, err
+	}
+	return exp, nil
+}

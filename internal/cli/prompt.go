@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+// ttyPrompter asks for parameter values on the terminal; secrets are read
+// without echo.
+type ttyPrompter struct {
+	in  *os.File
+	out io.Writer
+	rd  *bufio.Reader
+}
+
+// prompter returns a prompter when stdin is a terminal, else nil: gantry never
+// prompts in CI or with piped input.
+func (a *app) prompter() *ttyPrompter {
+	f, ok := a.stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &ttyPrompter{in: f, out: a.stderr, rd: bufio.NewReader(f)}
+}
+
+func (p *ttyPrompter) Prompt(param *manifest.Parameter, current string) (string, error) {
+	label := param.QName()
+	if param.Brief != "" {
+		label += " (" + param.Brief + ")"
+	}
+	if current != "" {
+		if param.IsSecret() {
+			label += " [Enter keeps the current value]"
+		} else {
+			label += " [" + current + "]"
+		}
+	}
+	fmt.Fprintf(p.out, "%s: ", label)
+	if param.IsSecret() {
+		b, err := term.ReadPassword(int(p.in.Fd()))
+		fmt.Fprintln(p.out)
+		if err != nil {
+			return "", err
+		}
+		return string(b), nil
+	}
+	line, err := p.rd.ReadString('\n')
+	if err != nil && line == "" {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// stackFlags are the flags of commands that read a stack and its state.
+type stackFlags struct {
+	statePath string
+	env       []string
+}
+
+func (f *stackFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.statePath, "state", "s", "", "state file (default: <manifest>.state next to the manifest)")
+	cmd.Flags().StringSliceVarP(&f.env, "env", "e", nil, "NAME=VALUE: environment for fromEnv (repeat or separate with commas)")
+}
+
+// defaultStatePath is <manifest>.state next to the manifest given; for an
+// elaborated file, next to it without .elaborate.
+func defaultStatePath(manifestPath string) string {
+	return strings.TrimSuffix(manifestPath, elaborate.Suffix) + ".state"
+}
+
+// loaded is a stack ready for a command: elaborated, with its state and locked
+// parameters.
+type loaded struct {
+	res       *elaborate.Result
+	statePath string
+	state     *state.State // nil when there is none yet
+	locked    *params.Locked
+	env       map[string]string // -e overrides
+}
+
+// loadStack elaborates the stack (or reads an elaborated file) and reads its
+// state. Invalid input is reported and ends the command with exit code 2.
+func (a *app) loadStack(args []string, f *stackFlags) (*loaded, error) {
+	overrides, err := envOverrides(f.env)
+	if err != nil {
+		return nil, err
+	}
+	res, diags := elaborate.Load(args[0], elaborate.Options{ParamsFiles: args[1:], Env: overrides})
+	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+		return nil, err
+	}
+	l := &loaded{res: res, statePath: f.statePath, env: overrides}
+	if l.statePath == "" {
+		l.statePath = defaultStatePath(args[0])
+	}
+	st, err := state.ReadFile(l.statePath)
+	if err != nil {
+		return nil, withCode(ExitInvalid, err)
+	}
+	l.state = st
+	return l, nil
+}
+
+// lockParams locks the top-level parameters with the OS environment, -e
+// overrides, the state and, on a terminal, prompts.
+func (a *app) lockParams(l *loaded) error {
+	in := params.LockInput{
+		Stack: l.res.Stack,
+		Env: func(k string) (string, bool) {
+			if v, ok := l.env[k]; ok {
+				return v, true
+			}
+			return os.LookupEnv(k)
+		},
+		Outputs: declaredOutputs(l.res),
+	}
+	if l.state != nil {
+		in.State = l.state.Parameters
+		in.DeploymentID = l.state.DeploymentID
+	}
+	if p := a.prompter(); p != nil {
+		in.Prompt = p
+	}
+	locked, diags := params.Lock(in)
+	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+		return err
+	}
+	l.locked = locked
+	return nil
+}
+
+// declaredOutputs lists the outputs each component declares.
+func declaredOutputs(res *elaborate.Result) map[string][]string {
+	m := make(map[string][]string, len(res.Components))
+	for _, c := range res.Components {
+		names := make([]string, len(c.Outputs))
+		for i, o := range c.Outputs {
+			names[i] = o.Name
+		}
+		m[c.Meta.Name] = names
+	}
+	return m
+}
+
+// componentRef returns the stack's entry for a component.
+func componentRef(s *manifest.Stack, name string) *manifest.ComponentRef {
+	for i := range s.Components {
+		if s.Components[i].Name == name {
+			return &s.Components[i]
+		}
+	}
+	return nil
+}
+
+// relPath shortens a path for display when it is below the working directory.
+func relPath(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}

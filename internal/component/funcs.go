@@ -1,0 +1,317 @@
+package component
+
+import (
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/goccy/go-yaml"
+)
+
+// funcMap is the function set of Go templates: the commonly used part of
+// sprig, with sprig's names and argument orders, so that templates written for
+// Helm or the Hub CLI render the same.
+func funcMap() template.FuncMap {
+	return template.FuncMap{
+		// defaults and logic
+		"default":  defaultFn,
+		"empty":    empty,
+		"coalesce": coalesce,
+		"ternary":  func(a, b any, c bool) any { return map[bool]any{true: a, false: b}[c] },
+		"required": func(msg string, v any) (any, error) {
+			if empty(v) {
+				return nil, errors.New(msg)
+			}
+			return v, nil
+		},
+		"fail": func(msg string) (string, error) { return "", errors.New(msg) },
+		// strings
+		"upper":      strings.ToUpper,
+		"lower":      strings.ToLower,
+		"title":      title,
+		"trim":       strings.TrimSpace,
+		"trimAll":    func(cut, s string) string { return strings.Trim(s, cut) },
+		"trimPrefix": func(p, s string) string { return strings.TrimPrefix(s, p) },
+		"trimSuffix": func(p, s string) string { return strings.TrimSuffix(s, p) },
+		"replace":    func(old, new, s string) string { return strings.ReplaceAll(s, old, new) },
+		"contains":   func(sub, s string) bool { return strings.Contains(s, sub) },
+		"hasPrefix":  func(p, s string) bool { return strings.HasPrefix(s, p) },
+		"hasSuffix":  func(p, s string) bool { return strings.HasSuffix(s, p) },
+		"repeat":     func(n int, s string) string { return strings.Repeat(s, n) },
+		"quote":      func(v ...any) string { return joinMapped(v, strconv.Quote) },
+		"squote":     func(v ...any) string { return joinMapped(v, func(s string) string { return "'" + s + "'" }) },
+		"indent":     func(n int, s string) string { return indent(n, s) },
+		"nindent":    func(n int, s string) string { return "\n" + indent(n, s) },
+		"split":      split,
+		"splitList":  func(sep, s string) []string { return strings.Split(s, sep) },
+		"join":       join,
+		"toString":   func(v any) string { return fmt.Sprint(v) },
+		"cat":        func(v ...any) string { return joinMapped(v, func(s string) string { return s }) },
+		"substr":     substr,
+		"trunc":      func(n int, s string) string { return substr(0, n, s) },
+		// encodings
+		"b64enc": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+		"b64dec": b64dec,
+		"toJson": toJSON,
+		"toPrettyJson": func(v any) (string, error) {
+			b, err := json.MarshalIndent(v, "", "  ")
+			return string(b), err
+		},
+		"fromJson":  fromJSON,
+		"toYaml":    toYAML,
+		"sha256sum": func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) },
+		"sha1sum":   func(s string) string { h := sha1.Sum([]byte(s)); return hex.EncodeToString(h[:]) },
+		// lists and dicts
+		"list":  func(v ...any) []any { return v },
+		"dict":  dict,
+		"keys":  keys,
+		"has":   func(needle any, list []any) bool { return indexOf(list, needle) >= 0 },
+		"first": func(l []any) any { return at(l, 0) },
+		"last":  func(l []any) any { return at(l, len(l)-1) },
+		"uniq":  uniq,
+		"sortAlpha": func(l []string) []string {
+			out := append([]string(nil), l...)
+			sort.Strings(out)
+			return out
+		},
+		// numbers
+		"int":  toInt,
+		"atoi": func(s string) (int, error) { return strconv.Atoi(strings.TrimSpace(s)) },
+		"add":  func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x + y }) },
+		"sub":  func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x - y }) },
+		"mul":  func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x * y }) },
+		"div":  div,
+		"mod":  mod,
+		"max":  func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return max(x, y) }) },
+		"min":  func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return min(x, y) }) },
+		"until": func(n int) []int {
+			out := make([]int, max(n, 0))
+			for i := range out {
+				out[i] = i
+			}
+			return out
+		},
+	}
+}
+
+func defaultFn(def any, given ...any) any {
+	if len(given) == 0 || empty(given[0]) {
+		return def
+	}
+	return given[0]
+}
+
+// empty follows sprig: zero values, empty strings and collections, false.
+func empty(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.String, reflect.Slice, reflect.Map, reflect.Array:
+		return rv.Len() == 0
+	case reflect.Bool:
+		return !rv.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return rv.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return rv.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return rv.Float() == 0
+	case reflect.Pointer, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+func coalesce(v ...any) any {
+	for _, x := range v {
+		if !empty(x) {
+			return x
+		}
+	}
+	return nil
+}
+
+func title(s string) string {
+	words := strings.Fields(s)
+	for i, w := range words {
+		words[i] = strings.ToUpper(w[:1]) + w[1:]
+	}
+	return strings.Join(words, " ")
+}
+
+func joinMapped(v []any, f func(string) string) string {
+	parts := make([]string, 0, len(v))
+	for _, x := range v {
+		if x != nil {
+			parts = append(parts, f(fmt.Sprint(x)))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func indent(n int, s string) string {
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
+}
+
+// split follows sprig: a map _0, _1, … of the parts.
+func split(sep, s string) map[string]string {
+	m := map[string]string{}
+	for i, p := range strings.Split(s, sep) {
+		m["_"+strconv.Itoa(i)] = p
+	}
+	return m
+}
+
+func join(sep string, v any) string {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+		return fmt.Sprint(v)
+	}
+	parts := make([]string, rv.Len())
+	for i := range parts {
+		parts[i] = fmt.Sprint(rv.Index(i).Interface())
+	}
+	return strings.Join(parts, sep)
+}
+
+func substr(start, end int, s string) string {
+	if start < 0 {
+		start = 0
+	}
+	if end < 0 || end > len(s) {
+		end = len(s)
+	}
+	if start > end {
+		return ""
+	}
+	return s[start:end]
+}
+
+func b64dec(s string) (string, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return "", fmt.Errorf("b64dec: %w", err)
+	}
+	return string(b), nil
+}
+
+func toJSON(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+func fromJSON(s string) (any, error) {
+	var v any
+	err := json.Unmarshal([]byte(s), &v)
+	return v, err
+}
+
+func toYAML(v any) (string, error) {
+	b, err := yaml.Marshal(v)
+	return strings.TrimSuffix(string(b), "\n"), err
+}
+
+func dict(kv ...any) (map[string]any, error) {
+	if len(kv)%2 != 0 {
+		return nil, errors.New("dict: odd number of arguments")
+	}
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		m[fmt.Sprint(kv[i])] = kv[i+1]
+	}
+	return m, nil
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func indexOf(l []any, needle any) int {
+	for i, x := range l {
+		if reflect.DeepEqual(x, needle) {
+			return i
+		}
+	}
+	return -1
+}
+
+func at(l []any, i int) any {
+	if i < 0 || i >= len(l) {
+		return nil
+	}
+	return l[i]
+}
+
+func uniq(l []any) []any {
+	var out []any
+	for _, x := range l {
+		if indexOf(out, x) < 0 {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func toInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), nil
+	case int64:
+		return x, nil
+	case float64:
+		return int64(x), nil
+	case string:
+		return strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+	case bool:
+		if x {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return 0, fmt.Errorf("int: cannot convert %T", v)
+}
+
+func arith(a, b any, f func(x, y int64) int64) (int64, error) {
+	x, err := toInt(a)
+	if err != nil {
+		return 0, err
+	}
+	y, err := toInt(b)
+	if err != nil {
+		return 0, err
+	}
+	return f(x, y), nil
+}
+
+func div(a, b any) (int64, error) {
+	y, err := toInt(b)
+	if err == nil && y == 0 {
+		return 0, errors.New("div: division by zero")
+	}
+	return arith(a, b, func(x, y int64) int64 { return x / y })
+}
+
+func mod(a, b any) (int64, error) {
+	y, err := toInt(b)
+	if err == nil && y == 0 {
+		return 0, errors.New("mod: division by zero")
+	}
+	return arith(a, b, func(x, y int64) int64 { return x % y })
+}

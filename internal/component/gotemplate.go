@@ -1,0 +1,82 @@
+package component
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+)
+
+// renderGo renders a Go text/template. The data is the component's parameters
+// as nested maps split on dots, with "-" in names turned into "_" (so
+// db.host is {{ .db.host }} and auth-service.key is {{ .auth_service.key }});
+// param "name" and output "component" "name" reach anything in scope. A
+// missing key is an error at its file:line:col.
+func renderGo(name, src string, exp *params.Expanded) (string, error) {
+	r := exp.Resolver()
+	funcs := funcMap()
+	funcs["param"] = func(n string) (string, error) { return r.Lookup(n) }
+	funcs["output"] = func(c, n string) (string, error) { return r.Output(c, n) }
+	t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(src)
+	if err != nil {
+		return "", goTemplateError(name, err)
+	}
+	data := map[string]any{}
+	for _, v := range exp.Values {
+		setNested(data, v.Name, params.Trimmed(v.Value))
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", goTemplateError(name, err)
+	}
+	return b.String(), nil
+}
+
+func setNested(m map[string]any, name, value string) {
+	parts := strings.Split(strings.ReplaceAll(name, "-", "_"), ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	last := parts[len(parts)-1]
+	if _, isMap := m[last].(map[string]any); !isMap {
+		m[last] = value
+	}
+}
+
+var goErrPos = regexp.MustCompile(`^template: ([^:]+):(\d+):?(\d+)?: (.*)$`)
+
+// goTemplateError rewrites text/template's "template: name:3:5: msg" into a
+// positioned error, and its missing-key message into gantry's words.
+func goTemplateError(name string, err error) error {
+	msg := err.Error()
+	m := goErrPos.FindStringSubmatch(msg)
+	if m == nil {
+		return &TemplateError{Pos: manifest.Pos{File: name}, Msg: msg}
+	}
+	line, _ := strconv.Atoi(m[2])
+	col, _ := strconv.Atoi(m[3])
+	text := m[4]
+	if i := strings.Index(text, "map has no entry for key "); i >= 0 {
+		key := strings.Trim(text[i+len("map has no entry for key "):], `"`)
+		text = "unknown parameter " + strconv.Quote(key)
+		if j := strings.Index(m[4], "executing"); j >= 0 {
+			if k := strings.Index(m[4], "at <"); k >= 0 {
+				if e := strings.Index(m[4][k:], ">"); e > 0 {
+					text += " in " + m[4][k+3:k+e+1]
+				}
+			}
+		}
+	} else if i := strings.Index(text, ": "); strings.HasPrefix(text, "executing") && i >= 0 {
+		text = text[i+2:]
+	}
+	return &TemplateError{Pos: manifest.Pos{File: name, Line: line, Col: col}, Msg: text}
+}

@@ -1,0 +1,257 @@
+// Package component runs components: it finds a component's implementation,
+// renders its templates, runs its processes in their own process groups and
+// captures their outputs.
+package component
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+)
+
+// Template kinds.
+const (
+	TemplateCurly    = "curly"
+	TemplateMustache = "mustache"
+	TemplateGo       = "go"
+)
+
+// Suffixes that mark template files; the rendered file drops them.
+const (
+	TemplateSuffix   = ".template"
+	GoTemplateSuffix = ".gotemplate"
+)
+
+// TemplateError is a template that cannot be rendered, at file:line:col.
+type TemplateError struct {
+	Pos manifest.Pos
+	Msg string
+}
+
+func (e *TemplateError) Error() string { return e.Pos.String() + ": " + e.Msg }
+
+// Rendered is one rendered template.
+type Rendered struct {
+	Template string // path of the template
+	Output   string // path of the rendered file next to it
+}
+
+// TemplateFiles lists a component's template files: the files matching its
+// templates.files globs and the *.template / *.gotemplate files below its
+// templates.directories, relative to the component directory, sorted.
+func TemplateFiles(dir string, t *manifest.Templates) ([]string, error) {
+	if t == nil {
+		return nil, nil
+	}
+	set := map[string]bool{}
+	for _, pattern := range t.Files {
+		matches, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			return nil, fmt.Errorf("templates.files %q: %w", pattern, err)
+		}
+		for _, m := range matches {
+			if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
+				set[m] = true
+			}
+		}
+	}
+	for _, d := range t.Directories {
+		root := filepath.Join(dir, d)
+		err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.Type().IsRegular() && (strings.HasSuffix(path, TemplateSuffix) || strings.HasSuffix(path, GoTemplateSuffix)) {
+				set[path] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("templates.directories %q: %w", d, err)
+		}
+	}
+	files := make([]string, 0, len(set))
+	for f := range set {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// OutputName is the rendered file of a template: its name without the
+// .template or .gotemplate suffix.
+func OutputName(path string) (string, error) {
+	switch {
+	case strings.HasSuffix(path, GoTemplateSuffix):
+		return strings.TrimSuffix(path, GoTemplateSuffix), nil
+	case strings.HasSuffix(path, TemplateSuffix):
+		return strings.TrimSuffix(path, TemplateSuffix), nil
+	}
+	return "", fmt.Errorf("template %s has no %s or %s suffix; rendering it would overwrite it", path, TemplateSuffix, GoTemplateSuffix)
+}
+
+// KindOf is the template kind of a file: .gotemplate files are Go templates,
+// others the kind the manifest declares (curly when it declares none).
+func KindOf(path, declared string) string {
+	if strings.HasSuffix(path, GoTemplateSuffix) {
+		return TemplateGo
+	}
+	if declared == "" {
+		return TemplateCurly
+	}
+	return declared
+}
+
+// RenderFiles renders every template of a component next to itself and, when
+// genDir is set, a copy below genDir at the same relative path. Every error is
+// returned, joined.
+func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded) ([]Rendered, error) {
+	files, err := TemplateFiles(dir, t)
+	if err != nil {
+		return nil, err
+	}
+	declared := ""
+	if t != nil {
+		declared = t.Kind
+	}
+	var out []Rendered
+	var errs []error
+	for _, f := range files {
+		r, err := RenderFile(f, KindOf(f, declared), exp)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if genDir != "" {
+			rel, err := filepath.Rel(dir, r.Output)
+			if err == nil && !strings.HasPrefix(rel, "..") {
+				if err := copyRendered(r.Output, filepath.Join(genDir, rel)); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		out = append(out, r)
+	}
+	return out, errors.Join(errs...)
+}
+
+// RenderFile renders one template file of the given kind next to itself,
+// keeping the template's file mode.
+func RenderFile(path, kind string, exp *params.Expanded) (Rendered, error) {
+	outPath, err := OutputName(path)
+	if err != nil {
+		return Rendered{}, err
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return Rendered{}, fmt.Errorf("read template: %w", err)
+	}
+	text, err := RenderString(path, string(src), kind, exp)
+	if err != nil {
+		return Rendered{}, err
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := writeFile(outPath, []byte(text), mode); err != nil {
+		return Rendered{}, fmt.Errorf("write %s: %w", outPath, err)
+	}
+	return Rendered{Template: path, Output: outPath}, nil
+}
+
+// RenderString renders template text; name is its file, for positions.
+func RenderString(name, src, kind string, exp *params.Expanded) (string, error) {
+	switch kind {
+	case TemplateCurly:
+		return renderCurly(name, src, exp.Resolver())
+	case TemplateMustache:
+		return renderMustache(name, src, exp.Resolver())
+	case TemplateGo:
+		return renderGo(name, src, exp)
+	}
+	return "", fmt.Errorf("%s: unknown template kind %q", name, kind)
+}
+
+// renderCurly substitutes ${name} (with encodings) and #{expr}; a value of only
+// spaces substitutes nothing.
+func renderCurly(name, src string, r params.Resolver) (string, error) {
+	t, err := params.Parse(src)
+	if err != nil {
+		var se *params.SyntaxError
+		if errors.As(err, &se) {
+			return "", &TemplateError{Pos: posAt(name, src, se.Offset), Msg: se.Msg}
+		}
+		return "", err
+	}
+	var b strings.Builder
+	for _, p := range t.Parts {
+		if p.Kind == params.Literal {
+			b.WriteString(p.Text)
+			continue
+		}
+		one := &params.Template{Src: src, Parts: []params.Part{p}}
+		v, err := one.Eval(trimmingResolver{r})
+		if err != nil {
+			return "", &TemplateError{Pos: posAt(name, src, p.Offset), Msg: err.Error()}
+		}
+		b.WriteString(v)
+	}
+	return b.String(), nil
+}
+
+// trimmingResolver makes values of only spaces empty (seed 000).
+type trimmingResolver struct{ params.Resolver }
+
+func (t trimmingResolver) Lookup(name string) (string, error) {
+	v, err := t.Resolver.Lookup(name)
+	return params.Trimmed(v), err
+}
+
+// posAt converts a byte offset of src to a position.
+func posAt(name, src string, offset int) manifest.Pos {
+	if offset > len(src) {
+		offset = len(src)
+	}
+	line := 1 + strings.Count(src[:offset], "\n")
+	col := offset - strings.LastIndexByte(src[:offset], '\n')
+	return manifest.Pos{File: name, Line: line, Col: col}
+}
+
+func writeFile(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func copyRendered(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	return writeFile(to, data, 0o600)
+}

@@ -1,0 +1,146 @@
+package dag
+
+import (
+	"errors"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func build(nodes string, edges ...string) *Graph {
+	g := New()
+	for _, n := range strings.Fields(nodes) {
+		g.AddNode(n)
+	}
+	for _, e := range edges {
+		a, b, _ := strings.Cut(e, ">")
+		g.AddEdge(a, b)
+	}
+	return g
+}
+
+func TestTopoOrder(t *testing.T) {
+	tests := []struct {
+		name  string
+		g     *Graph
+		want  []string
+		cycle []string
+	}{
+		{"empty", build(""), []string{}, nil},
+		{"ties by position", build("c b a"), []string{"c", "b", "a"}, nil},
+		{"edge moves a later node first", build("a b c", "c>a"), []string{"b", "c", "a"}, nil},
+		{"chain", build("a b c", "a>b", "b>c"), []string{"a", "b", "c"}, nil},
+		{"diamond keeps positions", build("d c b a", "a>b", "a>c", "b>d", "c>d"), []string{"a", "c", "b", "d"}, nil},
+		{"cycle", build("a b c d", "a>b", "b>c", "c>a", "c>d"), nil, []string{"a → b → c → a"}},
+		{"self loop", build("a b", "b>b"), nil, []string{"b → b"}},
+		{"two cycles", build("a b c d", "a>b", "b>a", "c>d", "d>c"), nil, []string{"a → b → a", "c → d → c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.g.TopoOrder()
+			if tt.cycle != nil {
+				var ce *CycleError
+				if !errors.As(err, &ce) {
+					t.Fatalf("want a cycle error, got %v", err)
+				}
+				var paths []string
+				for _, c := range ce.Cycles {
+					paths = append(paths, strings.Join(c, " → "))
+				}
+				if diff := cmp.Diff(tt.cycle, paths); diff != "" {
+					t.Errorf("cycles (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 {
+				got = []string{}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReduce(t *testing.T) {
+	g := build("a b c d", "a>b", "b>c", "a>c", "c>d", "a>d", "b>d")
+	r, err := g.Reduce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]string{{"a", "b"}, {"b", "c"}, {"c", "d"}}
+	if diff := cmp.Diff(want, r.Edges()); diff != "" {
+		t.Errorf("reduced edges (-want +got):\n%s", diff)
+	}
+}
+
+// TestRandomOrdersRespectEdges checks the order against every edge of random DAGs.
+func TestRandomOrdersRespectEdges(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for round := 0; round < 50; round++ {
+		g := New()
+		n := 1 + rng.Intn(60)
+		for i := 0; i < n; i++ {
+			g.AddNode(string(rune('A' + i)))
+		}
+		for i := 0; i < n*2; i++ {
+			a, b := rng.Intn(n), rng.Intn(n)
+			if a < b {
+				g.AddEdge(string(rune('A'+a)), string(rune('A'+b)))
+			}
+		}
+		order, err := g.TopoOrder()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos := map[string]int{}
+		for i, v := range order {
+			pos[v] = i
+		}
+		for _, e := range g.Edges() {
+			if pos[e[0]] >= pos[e[1]] {
+				t.Fatalf("edge %s→%s violated by order %v", e[0], e[1], order)
+			}
+		}
+		red, _ := g.Reduce()
+		for _, e := range g.Edges() {
+			if !red.HasEdge(e[0], e[1]) && !contains(red.Reachable(e[0]), e[1]) {
+				t.Fatalf("reduction lost reachability %s→%s", e[0], e[1])
+			}
+		}
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRender(t *testing.T) {
+	g := build("a b", "a>b")
+	var dot, mm strings.Builder
+	o := RenderOptions{Cluster: func(n string) string { return "group" }, EdgeStyle: func(string, string) string { return "dashed" }}
+	if err := g.WriteDOT(&dot, "plan", o); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.WriteMermaid(&mm, o); err != nil {
+		t.Fatal(err)
+	}
+	wantDOT := "digraph \"plan\" {\n  rankdir=LR;\n  node [shape=box];\n  subgraph cluster_0 {\n    label=\"group\";\n    \"a\" [label=\"a\"];\n    \"b\" [label=\"b\"];\n  }\n  \"a\" -> \"b\" [style=dashed];\n}\n"
+	if dot.String() != wantDOT {
+		t.Errorf("DOT:\n%s\nwant:\n%s", dot.String(), wantDOT)
+	}
+	wantMM := "flowchart LR\n  subgraph c0[\"group\"]\n    n0[\"a\"]\n    n1[\"b\"]\n  end\n  n0 -.-> n1\n"
+	if mm.String() != wantMM {
+		t.Errorf("Mermaid:\n%s\nwant:\n%s", mm.String(), wantMM)
+	}
+}

@@ -1,0 +1,155 @@
+package dag
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// RenderOptions shape the DOT and Mermaid output.
+type RenderOptions struct {
+	// Label gives a node's label; the node's name when nil or "".
+	Label func(name string) string
+	// Cluster groups nodes into boxes (DOT subgraphs, Mermaid subgraphs); ""
+	// leaves a node outside any box.
+	Cluster func(name string) string
+	// EdgeStyle gives an edge's style: "" for plain, "dashed" for a dashed edge.
+	EdgeStyle func(from, to string) string
+	// EdgeLabel gives an edge's label, "" for none.
+	EdgeLabel func(from, to string) string
+}
+
+func (o RenderOptions) label(n string) string {
+	if o.Label != nil {
+		if l := o.Label(n); l != "" {
+			return l
+		}
+	}
+	return n
+}
+
+func (o RenderOptions) clusters(g *Graph) (order []string, members map[string][]string) {
+	members = map[string][]string{}
+	if o.Cluster == nil {
+		return nil, members
+	}
+	for _, n := range g.names {
+		c := o.Cluster(n)
+		if _, ok := members[c]; !ok {
+			order = append(order, c)
+		}
+		members[c] = append(members[c], n)
+	}
+	return order, members
+}
+
+func dotQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
+
+// WriteDOT writes the graph in Graphviz DOT.
+func (g *Graph) WriteDOT(w io.Writer, name string, o RenderOptions) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "digraph %s {\n  rankdir=LR;\n  node [shape=box];\n", dotQuote(name))
+	order, members := o.clusters(g)
+	node := func(indent, n string) {
+		fmt.Fprintf(&b, "%s%s [label=%s];\n", indent, dotQuote(n), dotQuote(o.label(n)))
+	}
+	if o.Cluster == nil {
+		for _, n := range g.names {
+			node("  ", n)
+		}
+	}
+	for i, c := range order {
+		if c == "" {
+			for _, n := range members[c] {
+				node("  ", n)
+			}
+			continue
+		}
+		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotQuote(c))
+		for _, n := range members[c] {
+			node("    ", n)
+		}
+		b.WriteString("  }\n")
+	}
+	for _, e := range g.Edges() {
+		var attrs []string
+		if o.EdgeStyle != nil {
+			if s := o.EdgeStyle(e[0], e[1]); s != "" {
+				attrs = append(attrs, "style="+s)
+			}
+		}
+		if o.EdgeLabel != nil {
+			if l := o.EdgeLabel(e[0], e[1]); l != "" {
+				attrs = append(attrs, "label="+dotQuote(l))
+			}
+		}
+		a := ""
+		if len(attrs) > 0 {
+			a = " [" + strings.Join(attrs, ", ") + "]"
+		}
+		fmt.Fprintf(&b, "  %s -> %s%s;\n", dotQuote(e[0]), dotQuote(e[1]), a)
+	}
+	b.WriteString("}\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteMermaid writes the graph as a Mermaid flowchart.
+func (g *Graph) WriteMermaid(w io.Writer, o RenderOptions) error {
+	var b strings.Builder
+	b.WriteString("flowchart LR\n")
+	ids := make(map[string]string, len(g.names))
+	for i, n := range g.names {
+		ids[n] = fmt.Sprintf("n%d", i)
+	}
+	node := func(indent, n string) {
+		fmt.Fprintf(&b, "%s%s[%s]\n", indent, ids[n], mermaidQuote(o.label(n)))
+	}
+	order, members := o.clusters(g)
+	if o.Cluster == nil {
+		for _, n := range g.names {
+			node("  ", n)
+		}
+	}
+	for i, c := range order {
+		if c == "" {
+			for _, n := range members[c] {
+				node("  ", n)
+			}
+			continue
+		}
+		fmt.Fprintf(&b, "  subgraph c%d[%s]\n", i, mermaidQuote(c))
+		for _, n := range members[c] {
+			node("    ", n)
+		}
+		b.WriteString("  end\n")
+	}
+	for _, e := range g.Edges() {
+		arrow := "-->"
+		if o.EdgeStyle != nil && o.EdgeStyle(e[0], e[1]) == "dashed" {
+			arrow = "-.->"
+		}
+		label := ""
+		if o.EdgeLabel != nil {
+			if l := o.EdgeLabel(e[0], e[1]); l != "" {
+				label = "|" + mermaidQuote(l) + "|"
+			}
+		}
+		fmt.Fprintf(&b, "  %s %s%s %s\n", ids[e[0]], arrow, label, ids[e[1]])
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mermaidQuote(s string) string {
+	return `"` + strings.NewReplacer(`"`, "#quot;", "\n", "<br/>").Replace(s) + `"`
+}
+
+func sortInts(a []int) { sort.Ints(a) }
+
+func sortCycles(cycles [][]string, index map[string]int) {
+	sort.SliceStable(cycles, func(i, j int) bool { return index[cycles[i][0]] < index[cycles[j][0]] })
+}

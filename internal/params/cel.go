@@ -1,0 +1,424 @@
+package params
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/ext"
+	"github.com/google/cel-go/interpreter"
+)
+
+// In #{...} expressions, dotted names (db.port) resolve like ${db.port}. Names
+// that are not CEL identifiers are reached through two maps:
+// params["component.auth-service.secret"] and outputs["db"]["host"].
+const (
+	paramsVar  = "params"
+	outputsVar = "outputs"
+)
+
+// ExprError is an expression that does not compile or fails to evaluate; it
+// shows the expression with a caret.
+type ExprError struct {
+	Expr   string
+	Offset int // into Expr
+	Msg    string
+}
+
+func (e *ExprError) Error() string {
+	return fmt.Sprintf("#{%s}: %s\n%s", e.Expr, e.Msg, caret(e.Expr, e.Offset))
+}
+
+type compiled struct {
+	prg   cel.Program
+	names []nameRef // identifier chains, for unknown-name checks and dependencies
+}
+
+// nameRef is an identifier chain of an expression: a.b.c gives the candidates
+// a.b.c, a.b and a, longest first, as CEL resolves them.
+type nameRef struct {
+	candidates []string
+	offset     int
+}
+
+var (
+	celEnvOnce sync.Once
+	celEnv     *cel.Env
+	celEnvErr  error
+	programs   sync.Map // expression -> *compiled or error
+)
+
+func celEnvironment() (*cel.Env, error) {
+	celEnvOnce.Do(func() {
+		celEnv, celEnvErr = cel.NewEnv(ext.Strings(), ext.Encoders(), ext.Math(), ext.Lists())
+	})
+	return celEnv, celEnvErr
+}
+
+var issueLocation = regexp.MustCompile(`<input>:(\d+):(\d+): (.*)`)
+
+// compile parses and plans an expression once; the result is cached.
+func compile(expr string) (*compiled, error) {
+	if v, ok := programs.Load(expr); ok {
+		if err, isErr := v.(error); isErr {
+			return nil, err
+		}
+		return v.(*compiled), nil
+	}
+	c, err := compileUncached(expr)
+	if err != nil {
+		programs.Store(expr, err)
+		return nil, err
+	}
+	programs.Store(expr, c)
+	return c, nil
+}
+
+func compileUncached(expr string) (*compiled, error) {
+	e, err := celEnvironment()
+	if err != nil {
+		return nil, fmt.Errorf("expression environment: %w", err)
+	}
+	parsed, iss := e.Parse(expr)
+	if iss != nil && iss.Err() != nil {
+		return nil, issuesError(expr, iss.Err())
+	}
+	prg, err := e.Program(parsed)
+	if err != nil {
+		return nil, &ExprError{Expr: expr, Msg: err.Error()}
+	}
+	c := &compiled{prg: prg}
+	collectNames(parsed.NativeRep().Expr(), parsed.NativeRep().SourceInfo(), map[string]bool{}, &c.names)
+	return c, nil
+}
+
+// issuesError turns cel-go's issues into one ExprError at the first issue.
+func issuesError(expr string, err error) error {
+	first := strings.SplitN(err.Error(), "\n", 2)[0]
+	m := issueLocation.FindStringSubmatch(first)
+	if m == nil {
+		return &ExprError{Expr: expr, Msg: first}
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	off := 0
+	for i := 1; i < line; i++ {
+		nl := strings.IndexByte(expr[off:], '\n')
+		if nl < 0 {
+			break
+		}
+		off += nl + 1
+	}
+	off += col - 1
+	if off > len(expr) {
+		off = len(expr)
+	}
+	msg := m[3]
+	if strings.HasPrefix(msg, "Syntax error: ") {
+		msg = "syntax error: " + strings.TrimPrefix(msg, "Syntax error: ")
+	}
+	return &ExprError{Expr: expr, Offset: off, Msg: msg}
+}
+
+// collectNames walks the expression for identifier chains that are not bound
+// by a comprehension (map, filter, all, exists) or the params/outputs maps.
+func collectNames(e ast.Expr, info *ast.SourceInfo, bound map[string]bool, out *[]nameRef) {
+	switch e.Kind() {
+	case ast.IdentKind, ast.SelectKind:
+		var parts []string
+		cur := e
+		for cur.Kind() == ast.SelectKind && !cur.AsSelect().IsTestOnly() {
+			parts = append([]string{cur.AsSelect().FieldName()}, parts...)
+			cur = cur.AsSelect().Operand()
+		}
+		if cur.Kind() != ast.IdentKind {
+			collectNames(cur, info, bound, out)
+			return
+		}
+		root := cur.AsIdent()
+		if bound[root] || root == paramsVar || root == outputsVar {
+			return
+		}
+		chain := append([]string{root}, parts...)
+		ref := nameRef{offset: int(info.GetStartLocation(cur.ID()).Column())}
+		for i := len(chain); i > 0; i-- {
+			ref.candidates = append(ref.candidates, strings.Join(chain[:i], "."))
+		}
+		*out = append(*out, ref)
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.IsMemberFunction() {
+			collectNames(c.Target(), info, bound, out)
+		}
+		for _, a := range c.Args() {
+			collectNames(a, info, bound, out)
+		}
+	case ast.ListKind:
+		for _, el := range e.AsList().Elements() {
+			collectNames(el, info, bound, out)
+		}
+	case ast.MapKind:
+		for _, en := range e.AsMap().Entries() {
+			me := en.AsMapEntry()
+			collectNames(me.Key(), info, bound, out)
+			collectNames(me.Value(), info, bound, out)
+		}
+	case ast.StructKind:
+		for _, f := range e.AsStruct().Fields() {
+			collectNames(f.AsStructField().Value(), info, bound, out)
+		}
+	case ast.ComprehensionKind:
+		c := e.AsComprehension()
+		collectNames(c.IterRange(), info, bound, out)
+		inner := map[string]bool{c.IterVar(): true, c.AccuVar(): true}
+		if c.HasIterVar2() {
+			inner[c.IterVar2()] = true
+		}
+		for k := range bound {
+			inner[k] = true
+		}
+		collectNames(c.AccuInit(), info, bound, out)
+		collectNames(c.LoopCondition(), info, inner, out)
+		collectNames(c.LoopStep(), info, inner, out)
+		collectNames(c.Result(), info, inner, out)
+	}
+}
+
+// ExprNames returns the names an expression refers to (the longest candidate of
+// each identifier chain), for dependency analysis. Invalid expressions give none.
+func ExprNames(expr string) [][]string {
+	c, err := compile(expr)
+	if err != nil {
+		return nil
+	}
+	out := make([][]string, len(c.names))
+	for i, n := range c.names {
+		out[i] = n.candidates
+	}
+	return out
+}
+
+// evalCEL evaluates an expression with names resolved through r.
+func evalCEL(expr string, r Resolver) (string, error) {
+	c, err := compile(expr)
+	if err != nil {
+		return "", err
+	}
+	a := &activation{r: r, values: map[string]any{}}
+	// Resolve every identifier chain up front: unknown names get a clear error
+	// (with a caret) instead of CEL's "no such attribute", and cycles surface.
+	for _, n := range c.names {
+		found := false
+		for _, cand := range n.candidates {
+			v, err := r.Lookup(cand)
+			var ue *UnknownError
+			if errors.As(err, &ue) && ue.Name == cand {
+				continue
+			}
+			if err != nil {
+				return "", err
+			}
+			a.values[cand] = typed(v)
+			found = true
+			break
+		}
+		if !found {
+			return "", &ExprError{Expr: expr, Offset: n.offset, Msg: (&UnknownError{Name: n.candidates[0]}).Error()}
+		}
+	}
+	val, _, err := c.prg.Eval(a)
+	if err != nil {
+		if a.err != nil {
+			return "", a.err
+		}
+		return "", &ExprError{Expr: expr, Msg: err.Error()}
+	}
+	if a.err != nil {
+		return "", a.err
+	}
+	if types.IsError(val) {
+		return "", &ExprError{Expr: expr, Msg: fmt.Sprint(val)}
+	}
+	return format(val)
+}
+
+// typed gives a parameter value its natural CEL type: integers and booleans
+// written canonically become int and bool, everything else stays a string.
+func typed(v string) any {
+	if v == "true" || v == "false" {
+		return v == "true"
+	}
+	if canonicalInt(v) {
+		if i, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return i
+		}
+	}
+	return v
+}
+
+func canonicalInt(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// format renders a CEL result as a parameter value: strings as they are,
+// numbers and booleans in their usual form, lists of scalars comma-separated,
+// anything else as JSON.
+func format(v ref.Val) (string, error) {
+	switch x := v.Value().(type) {
+	case string:
+		return x, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case uint64:
+		return strconv.FormatUint(x, 10), nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case []byte:
+		return string(x), nil
+	}
+	if v.Type() == types.NullType {
+		return "", nil
+	}
+	var target reflect.Type
+	switch v.(type) {
+	case traits.Mapper:
+		target = reflect.TypeOf(map[string]any{})
+	case traits.Lister:
+		target = reflect.TypeOf([]any{})
+	default:
+		return "", fmt.Errorf("cannot use a %s as a parameter value", v.Type().TypeName())
+	}
+	native, err := v.ConvertToNative(target)
+	if err != nil {
+		return "", fmt.Errorf("cannot use a %s as a parameter value: %v", v.Type().TypeName(), err)
+	}
+	if list, ok := native.([]any); ok {
+		parts := make([]string, len(list))
+		scalar := true
+		for i, it := range list {
+			switch s := it.(type) {
+			case string:
+				parts[i] = s
+			case bool, int64, uint64, float64, int, float32:
+				parts[i] = fmt.Sprint(s)
+			default:
+				scalar = false
+			}
+		}
+		if scalar {
+			return strings.Join(parts, ","), nil
+		}
+	}
+	b, err := json.Marshal(native)
+	if err != nil {
+		return "", fmt.Errorf("cannot use a %s as a parameter value", v.Type().TypeName())
+	}
+	return string(b), nil
+}
+
+// activation answers CEL's name lookups from the values resolved up front, and
+// serves the params and outputs maps lazily.
+type activation struct {
+	r      Resolver
+	values map[string]any
+	err    error
+}
+
+func (a *activation) ResolveName(name string) (any, bool) {
+	switch name {
+	case paramsVar:
+		return &lazyMap{get: func(k string) (ref.Val, error) {
+			v, err := a.r.Lookup(k)
+			if err != nil {
+				return nil, err
+			}
+			return types.DefaultTypeAdapter.NativeToValue(typed(v)), nil
+		}, fail: a.fail}, true
+	case outputsVar:
+		return &lazyMap{get: func(comp string) (ref.Val, error) {
+			return &lazyMap{get: func(k string) (ref.Val, error) {
+				v, err := a.r.Output(comp, k)
+				if err != nil {
+					return nil, err
+				}
+				return types.DefaultTypeAdapter.NativeToValue(typed(v)), nil
+			}, fail: a.fail}, nil
+		}, fail: a.fail}, true
+	}
+	v, ok := a.values[name]
+	return v, ok
+}
+
+func (a *activation) Parent() interpreter.Activation { return nil }
+
+func (a *activation) fail(err error) {
+	if a.err == nil {
+		a.err = err
+	}
+}
+
+// lazyMap is a CEL map whose entries are looked up on access.
+type lazyMap struct {
+	get  func(key string) (ref.Val, error)
+	fail func(error)
+}
+
+var lazyMapType = types.NewObjectType("gantry.Lookup", traits.IndexerType|traits.ContainerType)
+
+func (m *lazyMap) Get(key ref.Val) ref.Val {
+	k, ok := key.Value().(string)
+	if !ok {
+		return types.NewErr("lookup keys are strings, got %s", key.Type().TypeName())
+	}
+	v, err := m.get(k)
+	if err != nil {
+		m.fail(err)
+		return types.NewErr("%v", err)
+	}
+	return v
+}
+
+func (m *lazyMap) Contains(key ref.Val) ref.Val {
+	k, ok := key.Value().(string)
+	if !ok {
+		return types.False
+	}
+	_, err := m.get(k)
+	return types.Bool(err == nil)
+}
+
+func (m *lazyMap) ConvertToNative(reflect.Type) (any, error) {
+	return nil, errors.New("parameter lookups cannot be converted")
+}
+func (m *lazyMap) ConvertToType(t ref.Type) ref.Val {
+	return types.NewErr("parameter lookups cannot be converted to %s", t.TypeName())
+}
+func (m *lazyMap) Equal(ref.Val) ref.Val { return types.False }
+func (m *lazyMap) Type() ref.Type        { return lazyMapType }
+func (m *lazyMap) Value() any            { return m }

@@ -1,0 +1,146 @@
+package params
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Resolver gives values to the names a template refers to. Implementations do
+// the scoping (qualifiers, depends, outputs) and detect cycles.
+type Resolver interface {
+	// Lookup returns the value of the plain name as ${name} sees it.
+	Lookup(name string) (string, error)
+	// Output returns the output name of component, as ${component:name} sees it.
+	Output(component, name string) (string, error)
+}
+
+// UnknownError is a reference to a name nothing defines.
+type UnknownError struct {
+	Name       string
+	Component  string // for ${component:name}
+	Suggestion string
+	Hint       string
+}
+
+func (e *UnknownError) Error() string {
+	var msg string
+	if e.Component != "" {
+		msg = fmt.Sprintf("unknown output %s:%s", e.Component, e.Name)
+	} else {
+		msg = fmt.Sprintf("unknown parameter %q", e.Name)
+	}
+	if e.Suggestion != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", e.Suggestion)
+	}
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
+}
+
+// Eval renders the template with values from r.
+func (t *Template) Eval(r Resolver) (string, error) {
+	if len(t.Parts) == 1 && t.Parts[0].Kind == Literal {
+		return t.Parts[0].Text, nil
+	}
+	var b strings.Builder
+	for _, p := range t.Parts {
+		switch p.Kind {
+		case Literal:
+			b.WriteString(p.Text)
+		case Ref:
+			var v string
+			var err error
+			if p.Component != "" {
+				v, err = r.Output(p.Component, p.Name)
+			} else {
+				v, err = r.Lookup(p.Name)
+			}
+			if err != nil {
+				return "", err
+			}
+			if v, err = Encode(v, p.Encodings); err != nil {
+				return "", fmt.Errorf("${%s}: %w", p.Text, err)
+			}
+			b.WriteString(v)
+		case Expr:
+			v, err := evalCEL(p.Text, r)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(v)
+		}
+	}
+	return b.String(), nil
+}
+
+// Expand parses and evaluates a value in one go.
+func Expand(src string, r Resolver) (string, error) {
+	t, err := Parse(src)
+	if err != nil {
+		return "", err
+	}
+	return t.Eval(r)
+}
+
+// Encode applies encodings left to right: base64, unbase64, json, yaml.
+func Encode(v string, encodings []string) (string, error) {
+	for _, e := range encodings {
+		switch e {
+		case "base64":
+			v = base64.StdEncoding.EncodeToString([]byte(v))
+		case "unbase64":
+			b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+			if err != nil {
+				if b, err = base64.RawStdEncoding.DecodeString(strings.TrimSpace(v)); err != nil {
+					return "", fmt.Errorf("unbase64: the value is not base64")
+				}
+			}
+			v = string(b)
+		case "json":
+			b, _ := json.Marshal(v)
+			v = string(b)
+		case "yaml":
+			v = yamlScalar(v)
+		default:
+			return "", fmt.Errorf("unknown encoding %q", e)
+		}
+	}
+	return v, nil
+}
+
+// yamlScalar writes v as a YAML scalar that reads back as the same string: plain
+// when that is safe, else double-quoted.
+func yamlScalar(v string) string {
+	if plainSafe(v) {
+		return v
+	}
+	b, _ := json.Marshal(v) // JSON strings are valid YAML double-quoted scalars
+	return string(b)
+}
+
+// plainSafe reports whether v can be written as a plain YAML scalar and still
+// read as this string (not a number, boolean or null, no indicators).
+func plainSafe(v string) bool {
+	if v == "" || strings.TrimSpace(v) != v {
+		return false
+	}
+	switch strings.ToLower(v) {
+	case "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", ".nan", ".inf", "-.inf", "+.inf":
+		return false
+	}
+	if strings.ContainsAny(v[:1], "-?:,[]{}#&*!|>'\"%@`0123456789.+") {
+		return false
+	}
+	if strings.Contains(v, ": ") || strings.Contains(v, " #") || strings.HasSuffix(v, ":") {
+		return false
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}

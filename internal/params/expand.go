@@ -1,0 +1,273 @@
+package params
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+// PendingError is a reference to an output of a component that has not run
+// yet: gantry params shows such values as pending instead of failing.
+type PendingError struct{ Component string }
+
+func (e *PendingError) Error() string { return "pending output of " + e.Component }
+
+// ComponentInput is what expanding one component's parameters needs.
+type ComponentInput struct {
+	Locked    *Locked
+	Component *manifest.Component // meta.name is the stack's name for it
+	Depends   []string
+	Outputs   *OutputIndex
+	// Provides is the space-separated list of capabilities known so far.
+	Provides string
+}
+
+// Expanded is a component's parameters with their values.
+type Expanded struct {
+	Component string
+	Values    []*Value // in manifest order
+	byName    map[string]*Value
+	x         *expander
+}
+
+// Resolver resolves names as templates of the component see them: its own
+// parameters first, then its scope (stack parameters and outputs).
+func (e *Expanded) Resolver() Resolver { return &compResolver{x: e.x, locals: true} }
+
+// IsSecret reports whether the value of name, as the component's templates see
+// it, is secret.
+func (e *Expanded) IsSecret(name string) bool {
+	if v := e.byName[name]; v != nil {
+		return v.Secret
+	}
+	return manifest.LooksSecret(name)
+}
+
+// Get returns the parameter named name, or nil.
+func (e *Expanded) Get(name string) *Value { return e.byName[name] }
+
+// Map returns name → value.
+func (e *Expanded) Map() map[string]string {
+	m := make(map[string]string, len(e.Values))
+	for _, v := range e.Values {
+		m[v.Name] = v.Value
+	}
+	return m
+}
+
+// Env returns the NAME=value pairs of parameters with env:, in manifest order.
+// A value of only spaces is an empty value (seed 000).
+func (e *Expanded) Env() []string {
+	var env []string
+	for _, v := range e.Values {
+		if v.Env != "" {
+			env = append(env, v.Env+"="+Trimmed(v.Value))
+		}
+	}
+	return env
+}
+
+// Trimmed makes a value of only spaces empty, as the Hub CLI does for
+// templates and the environment.
+func Trimmed(v string) string {
+	if strings.TrimSpace(v) == "" {
+		return ""
+	}
+	return v
+}
+
+type expander struct {
+	in      ComponentInput
+	name    string
+	locals  map[string]*Value
+	links   map[*Value]evalState
+	diags   manifest.Diagnostics
+	secrets bool // the value being expanded used a secret
+}
+
+// ExpandComponent expands a component's parameters top to bottom (seed 000
+// "On each component deploy"): each is looked up in scope — name|component,
+// then dep:name for each of its depends, then the plain name, outputs of
+// earlier components before stack parameters — and only when nothing is found
+// does the manifest's value or default apply. Parameters see the ones above them.
+func ExpandComponent(in ComponentInput) (*Expanded, manifest.Diagnostics) {
+	x := &expander{in: in, name: in.Component.Meta.Name, locals: map[string]*Value{}, links: map[*Value]evalState{}}
+	out := &Expanded{Component: x.name, byName: map[string]*Value{}, x: x}
+	for i := range in.Component.Parameters {
+		p := &in.Component.Parameters[i]
+		v := x.expand(p)
+		out.Values = append(out.Values, v)
+		out.byName[v.Name] = v
+		x.locals[v.Name] = v
+	}
+	return out, x.diags
+}
+
+func (x *expander) expand(p *manifest.Parameter) *Value {
+	v := &Value{Name: p.Name, Env: p.Env, Pos: p.Pos, Secret: p.IsSecret()}
+	x.secrets = false
+	s, src, err := x.global(p.Name)
+	// Only "the name itself is not in scope" falls back to the manifest's value;
+	// errors from inside a link parameter are wrapped and reported.
+	ue, notFound := err.(*UnknownError)
+	switch {
+	case err == nil:
+		v.Value, v.Source = s, src
+		v.Secret = v.Secret || x.secrets
+		return v
+	case !notFound || ue.Name != p.Name || ue.Component != "":
+		x.fail(v, err)
+		return v
+	}
+	raw, src := string(p.Value), v.Pos.FileLine()
+	if raw == "" && p.Default != "" {
+		raw, src = string(p.Default), SourceDefault
+	}
+	if raw != "" {
+		s, err := Expand(raw, &compResolver{x: x, locals: true})
+		if err != nil {
+			x.fail(v, err)
+			return v
+		}
+		v.Value, v.Source = s, src
+		v.Secret = v.Secret || x.secrets
+		if s != "" || p.AllowsEmpty() {
+			return v
+		}
+		x.diags.Errorf(v.Pos, "", "component %s: parameter %q is empty (its value %q expanded to nothing); allow it with empty: allow", x.name, p.Name, raw)
+		return v
+	}
+	if p.AllowsEmpty() {
+		v.Source = v.Pos.FileLine()
+		return v
+	}
+	x.diags.Errorf(v.Pos, "", "component %s: parameter %q has no value: it is not a stack parameter, an output of %s or an earlier component, and has no value or default here; add it to the stack's parameters or allow it to be empty with empty: allow",
+		x.name, p.Name, x.dependsText())
+	return v
+}
+
+func (x *expander) dependsText() string {
+	if len(x.in.Depends) == 0 {
+		return "a dependency"
+	}
+	return strings.Join(x.in.Depends, ", ")
+}
+
+func (x *expander) fail(v *Value, err error) {
+	var pe *PendingError
+	if errors.As(err, &pe) {
+		v.Pending, v.Source = pe.Component, "output:"+pe.Component
+		return
+	}
+	x.diags.Errorf(v.Pos, "", "component %s: parameter %q: %v", x.name, v.Name, err)
+}
+
+// global looks a name up in the component's scope, outside its own parameters;
+// it returns the value and its source.
+func (x *expander) global(name string) (string, string, error) {
+	switch name {
+	case ComponentName:
+		return x.name, SourceImplicit, nil
+	case Provides:
+		return x.in.Provides, SourceImplicit, nil
+	}
+	l := x.in.Locked
+	if v := l.Get(manifest.QualifiedName(name, x.name)); v != nil {
+		return x.topLevel(v)
+	}
+	for _, dep := range x.in.Depends {
+		if r := x.in.Outputs.get(dep, name); r.found {
+			return x.output(r, name)
+		}
+	}
+	if r := x.in.Outputs.plain(name, x.name); r.found {
+		return x.output(r, name)
+	}
+	if v := l.Get(name); v != nil {
+		return x.topLevel(v)
+	}
+	return "", "", &UnknownError{Name: name, Suggestion: manifest.Suggest(name, l.names)}
+}
+
+func (x *expander) output(r outputResult, name string) (string, string, error) {
+	if r.pending {
+		return "", "", &PendingError{Component: r.comp}
+	}
+	if x.in.Outputs.IsSecret(r.comp, name) {
+		x.secrets = true
+	}
+	return r.value, "output:" + r.comp, nil
+}
+
+// topLevel returns a locked parameter's value; a link parameter is expanded
+// here, in this component's scope, so that it can read outputs.
+func (x *expander) topLevel(v *Value) (string, string, error) {
+	if v.Secret {
+		x.secrets = true
+	}
+	if !v.Link {
+		return v.Value, v.Source, nil
+	}
+	switch x.links[v] {
+	case visiting:
+		return "", "", fmt.Errorf("link parameter cycle through %q", v.QName())
+	case failed:
+		return "", "", errReported
+	}
+	x.links[v] = visiting
+	s, err := Expand(v.Value, &compResolver{x: x})
+	if err != nil {
+		x.links[v] = failed
+		if errors.Is(err, errReported) {
+			return "", "", err
+		}
+		var pe *PendingError
+		if errors.As(err, &pe) {
+			delete(x.links, v)
+			return "", "", err
+		}
+		return "", "", fmt.Errorf("link parameter %q (%s): %w", v.QName(), v.Pos.FileLine(), err)
+	}
+	delete(x.links, v)
+	return s, v.Source, nil
+}
+
+// compResolver resolves references inside a component: its parameters above
+// the one being expanded first (when locals), then the component's scope.
+type compResolver struct {
+	x      *expander
+	locals bool
+}
+
+func (r *compResolver) Lookup(name string) (string, error) {
+	if r.locals {
+		if v, ok := r.x.locals[name]; ok {
+			if v.Pending != "" {
+				return "", &PendingError{Component: v.Pending}
+			}
+			if v.Secret {
+				r.x.secrets = true
+			}
+			return v.Value, nil
+		}
+	}
+	s, _, err := r.x.global(name)
+	return s, err
+}
+
+func (r *compResolver) Output(component, name string) (string, error) {
+	res := r.x.in.Outputs.get(component, name)
+	if !res.found {
+		if r.x.in.Outputs.Known(component) {
+			return "", &UnknownError{Name: name, Component: component, Hint: "the component did not produce it"}
+		}
+		if _, ok := r.x.in.Outputs.pos[component]; !ok {
+			return "", &UnknownError{Name: name, Component: component, Hint: "there is no component " + component}
+		}
+		return "", &PendingError{Component: component}
+	}
+	s, _, err := r.x.output(res, name)
+	return s, err
+}

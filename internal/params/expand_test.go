@@ -1,0 +1,189 @@
+package params
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+func componentFrom(t *testing.T, name, paramsYAML string) *manifest.Component {
+	t.Helper()
+	src := "version: 1\nkind: component\nmeta: {name: " + name + "}\nparameters:\n" + paramsYAML
+	docs, diags := manifest.ParseBytes(name+"/hub-component.yaml", []byte(src))
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	c := manifest.DecodeComponent(docs[0], &diags)
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	return c
+}
+
+// fixture: components a, b, c, app in deploy order; app depends on b then a.
+func expandFixture(t *testing.T, stackParams, compParams string, outputs map[string]map[string]string) (*Expanded, manifest.Diagnostics) {
+	t.Helper()
+	l, diags := Lock(LockInput{Stack: stackFrom(t, stackParams), Env: env(), DeploymentID: "id"})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	x := NewOutputIndex([]string{"a", "b", "c", "app", "late"})
+	for comp, outs := range outputs {
+		var names []string
+		for n := range outs {
+			names = append(names, n)
+		}
+		x.Declare(comp, names)
+		if outs["(pending)"] == "" {
+			x.Set(comp, outs, []string{"password"})
+		}
+	}
+	return ExpandComponent(ComponentInput{Locked: l, Component: componentFrom(t, "app", compParams), Depends: []string{"b", "a"}, Outputs: x, Provides: "kubernetes vault"})
+}
+
+func TestExpandLookupOrder(t *testing.T) {
+	const stack = `  - {name: x, value: plain-param}
+  - {name: x, component: app, value: qualified}
+  - {name: y, value: plain-param}
+  - {name: z, value: plain-param}
+  - {name: w, value: plain-param}
+`
+	outputs := map[string]map[string]string{
+		"a": {"x": "out-a", "y": "out-a", "z": "out-a"},
+		"b": {"y": "out-b"},
+		"c": {"z": "out-c", "w": "out-c"},
+	}
+	exp, diags := expandFixture(t, stack, `  - {name: x}
+  - {name: y}
+  - {name: z}
+  - {name: w}
+  - {name: v, value: manifest}
+  - {name: n, value: "${hub.componentName} ${hub.stackName} ${hub.provides}"}
+`, outputs)
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	want := map[string][2]string{
+		"x": {"qualified", "hub.yaml:6"}, // name|component first
+		"y": {"out-b", "output:b"},       // then dep:name in depends order (b before a)
+		"z": {"out-a", "output:a"},       // a dependency's output before a plain one
+		"w": {"out-c", "output:c"},       // plain outputs before stack parameters
+		"v": {"manifest", "app/hub-component.yaml:9"},
+		"n": {"app test kubernetes vault", "app/hub-component.yaml:10"},
+	}
+	for name, w := range want {
+		v := exp.Get(name)
+		if v.Value != w[0] || v.Source != w[1] {
+			t.Errorf("%s = %q from %q, want %q from %q", name, v.Value, v.Source, w[0], w[1])
+		}
+	}
+}
+
+func TestExpandFoundInScopeOverridesManifestValue(t *testing.T) {
+	exp, diags := expandFixture(t, "  - {name: port, value: 9000}\n", `  - {name: port, value: 5432}
+  - {name: host, default: localhost}
+  - {name: url, value: "http://${host}:${port}"}
+  - {name: maybe, empty: allow}
+  - {name: blank, value: " "}
+`, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	for name, want := range map[string]string{"port": "9000", "host": "localhost", "url": "http://localhost:9000", "maybe": "", "blank": " "} {
+		if got := exp.Get(name).Value; got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	env := strings.Join(exp.Env(), ",")
+	if env != "" {
+		t.Errorf("no env: declared, got %q", env)
+	}
+}
+
+func TestExpandErrors(t *testing.T) {
+	_, diags := expandFixture(t, "  - {name: e, empty: allow}\n", `  - {name: missing}
+  - {name: emptied, value: "${e}"}
+  - {name: bad, value: "${nope}"}
+  - {name: e}
+`, nil)
+	var got []string
+	for _, d := range diags.Errors() {
+		got = append(got, d.String())
+	}
+	text := strings.Join(got, "\n")
+	for _, want := range []string{
+		`parameter "missing" has no value`,
+		`parameter "emptied" is empty`,
+		`parameter "bad": unknown parameter "nope"`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing error %q in:\n%s", want, text)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("want 3 errors, got %d:\n%s", len(got), text)
+	}
+}
+
+func TestExpandLinkParametersReadOutputs(t *testing.T) {
+	exp, diags := expandFixture(t, `  - {name: api.url, kind: link, value: "http://${api.host}:${port}"}
+  - {name: port, value: 80}
+  - {name: conn, kind: link, value: "${a:password}"}
+`, `  - {name: api.url}
+  - {name: conn}
+`, map[string]map[string]string{"a": {"api.host": "10.0.0.1", "password": "pw"}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	if v := exp.Get("api.url"); v.Value != "http://10.0.0.1:80" || v.Source != "hub.yaml:5" {
+		t.Errorf("api.url = %q from %q", v.Value, v.Source)
+	}
+	if v := exp.Get("conn"); v.Value != "pw" || !v.Secret {
+		t.Errorf("conn = %q secret=%v, want the secret output", v.Value, v.Secret)
+	}
+}
+
+func TestExpandCollisionLaterInDeployOrderWins(t *testing.T) {
+	// a and c both emit host; c is later in deploy order. The index is filled in
+	// the opposite order to show that completion order does not matter.
+	x := NewOutputIndex([]string{"a", "b", "c", "app"})
+	x.Declare("c", []string{"host"})
+	x.Declare("a", []string{"host"})
+	x.Set("c", map[string]string{"host": "from-c"}, nil)
+	x.Set("a", map[string]string{"host": "from-a"}, nil)
+	l, _ := Lock(LockInput{Stack: stackFrom(t, ""), DeploymentID: "id"})
+	exp, diags := ExpandComponent(ComponentInput{Locked: l, Component: componentFrom(t, "app", "  - {name: host}\n"), Outputs: x})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	if v := exp.Get("host"); v.Value != "from-c" || v.Source != "output:c" {
+		t.Errorf("host = %q from %q, want from-c from output:c", v.Value, v.Source)
+	}
+	// Components after the asking one are never seen.
+	x2 := NewOutputIndex([]string{"app", "late"})
+	x2.Declare("late", []string{"host"})
+	x2.Set("late", map[string]string{"host": "late"}, nil)
+	_, diags = ExpandComponent(ComponentInput{Locked: l, Component: componentFrom(t, "app", "  - {name: host}\n"), Outputs: x2})
+	if !diags.HasErrors() {
+		t.Errorf("an output of a later component was used")
+	}
+}
+
+func TestExpandPendingOutputs(t *testing.T) {
+	x := NewOutputIndex([]string{"db", "app"})
+	x.Declare("db", []string{"host"})
+	l, _ := Lock(LockInput{Stack: stackFrom(t, ""), DeploymentID: "id"})
+	exp, diags := ExpandComponent(ComponentInput{Locked: l, Component: componentFrom(t, "app", `  - {name: host}
+  - {name: url, value: "pg://${host}"}
+  - {name: direct, value: "${db:host}"}
+`), Depends: []string{"db"}, Outputs: x})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	for _, n := range []string{"host", "url", "direct"} {
+		if v := exp.Get(n); v.Pending != "db" {
+			t.Errorf("%s: pending = %q, want db", n, v.Pending)
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package params
+
+import (
+	"sort"
+	"sync"
+)
+
+// OutputIndex holds the outputs of a stack's components as they become known —
+// from the state, then from each component as it finishes — and resolves plain
+// output names deterministically: among the components before the asking one in
+// deploy order, the latest that declares the name wins.
+type OutputIndex struct {
+	mu      sync.RWMutex
+	pos     map[string]int               // component -> position in deploy order
+	comps   []string                     // by position
+	byName  map[string][]int             // declared plain output -> sorted positions
+	values  map[string]map[string]string // component -> output -> value, once known
+	secrets map[string]bool              // component:output
+	// visible tells whether a producer's outputs can be seen by the asking
+	// component: only components that finish before it starts.
+	visible func(producer, asking string) bool
+}
+
+// SetVisibility restricts plain output names to producers for which visible
+// returns true (the asking component's ancestors in the graph).
+func (x *OutputIndex) SetVisibility(visible func(producer, asking string) bool) {
+	x.visible = visible
+}
+
+// NewOutputIndex returns an index for components in deploy order.
+func NewOutputIndex(order []string) *OutputIndex {
+	x := &OutputIndex{
+		pos:     make(map[string]int, len(order)),
+		comps:   order,
+		byName:  map[string][]int{},
+		values:  map[string]map[string]string{},
+		secrets: map[string]bool{},
+	}
+	for i, c := range order {
+		x.pos[c] = i
+	}
+	return x
+}
+
+// Declare records the outputs a component declares; only declared outputs are
+// visible by their plain name.
+func (x *OutputIndex) Declare(comp string, names []string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	p, ok := x.pos[comp]
+	if !ok {
+		return
+	}
+	for _, n := range names {
+		l := x.byName[n]
+		i := sort.SearchInts(l, p)
+		if i < len(l) && l[i] == p {
+			continue
+		}
+		l = append(l, 0)
+		copy(l[i+1:], l[i:])
+		l[i] = p
+		x.byName[n] = l
+	}
+}
+
+// Set replaces the known outputs of a component; secret names the ones to mask.
+func (x *OutputIndex) Set(comp string, values map[string]string, secret []string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.values[comp] = values
+	for _, s := range secret {
+		x.secrets[comp+":"+s] = true
+	}
+}
+
+// Known reports whether the outputs of comp are known.
+func (x *OutputIndex) Known(comp string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	_, ok := x.values[comp]
+	return ok
+}
+
+// Values returns the known outputs of comp (nil when unknown).
+func (x *OutputIndex) Values(comp string) map[string]string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.values[comp]
+}
+
+// IsSecret reports whether comp's output name is secret.
+func (x *OutputIndex) IsSecret(comp, name string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.secrets[comp+":"+name]
+}
+
+// outputResult is what a lookup of an output found.
+type outputResult struct {
+	comp    string
+	value   string
+	found   bool // some component has (or declares) the output
+	pending bool // it is declared but its value is not known yet
+}
+
+// get looks up comp's output name.
+func (x *OutputIndex) get(comp, name string) outputResult {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if vals, ok := x.values[comp]; ok {
+		v, found := vals[name]
+		return outputResult{comp: comp, value: v, found: found}
+	}
+	if p, ok := x.pos[comp]; ok {
+		l := x.byName[name]
+		i := sort.SearchInts(l, p)
+		if i < len(l) && l[i] == p {
+			return outputResult{comp: comp, found: true, pending: true}
+		}
+	}
+	return outputResult{comp: comp}
+}
+
+// plain resolves a plain output name for the component asking: the latest
+// component before it in deploy order that declares the name.
+func (x *OutputIndex) plain(name, asking string) outputResult {
+	x.mu.RLock()
+	p, ok := x.pos[asking]
+	l := x.byName[name]
+	x.mu.RUnlock()
+	if !ok {
+		p = len(x.comps)
+	}
+	i := sort.SearchInts(l, p) - 1
+	for ; i >= 0; i-- {
+		comp := x.comps[l[i]]
+		if x.visible != nil && ok && !x.visible(comp, asking) {
+			continue
+		}
+		r := x.get(comp, name)
+		if r.found {
+			return r
+		}
+	}
+	return outputResult{}
+}

@@ -1,0 +1,146 @@
+package params
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// mapResolver resolves from plain maps; outputs are "comp:name" keys.
+type mapResolver map[string]string
+
+func (m mapResolver) Lookup(name string) (string, error) {
+	if v, ok := m[name]; ok {
+		return v, nil
+	}
+	return "", &UnknownError{Name: name}
+}
+
+func (m mapResolver) Output(comp, name string) (string, error) {
+	if v, ok := m[comp+":"+name]; ok {
+		return v, nil
+	}
+	return "", &UnknownError{Name: name, Component: comp}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		src  string
+		want []Part
+		err  string
+	}{
+		{"plain", []Part{{Kind: Literal, Text: "plain"}}, ""},
+		{"", []Part{{Kind: Literal}}, ""},
+		{"a ${b} c", []Part{{Kind: Literal, Text: "a "}, {Kind: Ref, Text: "b", Name: "b", Offset: 2}, {Kind: Literal, Text: " c", Offset: 6}}, ""},
+		{"${db:host}", []Part{{Kind: Ref, Text: "db:host", Name: "host", Component: "db"}}, ""},
+		{"${x/base64/json}", []Part{{Kind: Ref, Text: "x/base64/json", Name: "x", Encodings: []string{"base64", "json"}}}, ""},
+		{"${path/to}", []Part{{Kind: Ref, Text: "path/to", Name: "path/to"}}, ""},
+		{"#{a + 1}", []Part{{Kind: Expr, Text: "a + 1"}}, ""},
+		{"#{ {'k': '}'}['k'] }", []Part{{Kind: Expr, Text: " {'k': '}'}['k'] "}}, ""},
+		{"$${x} ##{y}", []Part{{Kind: Literal, Text: "${x} #{y}"}}, ""},
+		{"cost: $5 #tag", []Part{{Kind: Literal, Text: "cost: $5 #tag"}}, ""},
+		{"${x", nil, "unterminated ${"},
+		{"#{a + {b: 1}", nil, "unterminated #{"},
+		{"${}", nil, "invalid reference ${}"},
+		{"${a b}", nil, "invalid reference ${a b}"},
+		{"#{ }", nil, "empty expression"},
+		{"#{'x}", nil, "unterminated string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			got, err := Parse(tt.src)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Parse(%q) error = %v, want %q", tt.src, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got.Parts); diff != "" {
+				t.Errorf("parts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEval(t *testing.T) {
+	r := mapResolver{
+		"db.host": "db.local", "db.port": "5432", "n": "007", "on": "true", "empty": "",
+		"secret": "s3cr3t", "b64": "aGVsbG8=", "db:url": "postgres://x", "multi": "a\nb",
+		"component.auth-service.key": "k",
+	}
+	tests := []struct {
+		src, want, err string
+	}{
+		{"http://${db.host}:${db.port}", "http://db.local:5432", ""},
+		{"${db:url}", "postgres://x", ""},
+		{"${secret/base64}", "czNjcjN0", ""},
+		{"${b64/unbase64}", "hello", ""},
+		{"${multi/json}", `"a\nb"`, ""},
+		{"${db.port/yaml}", `"5432"`, ""},
+		{"${db.host/yaml}", `db.local`, ""},
+		{"${secret/base64/unbase64}", "s3cr3t", ""},
+		{"#{db.port + 1}", "5433", ""},
+		{"#{n + '!'}", "007!", ""},
+		{"#{on && true}", "true", ""},
+		{"#{db.host.startsWith('db')}", "true", ""},
+		{"#{[1, 2, 3].map(x, x * db.port)}", "5432,10864,16296", ""},
+		{"#{{'a': 1}}", `{"a":1}`, ""},
+		{"#{2.5 * 2.0}", "5", ""},
+		{"#{2.5 * 2}", "", "no such overload"},
+		{`#{params["component.auth-service.key"]}`, "k", ""},
+		{`#{outputs["db"]["url"]}`, "postgres://x", ""},
+		{"#{empty == '' ? 'none' : empty}", "none", ""},
+		{"#{size(db.host)}", "8", ""},
+		{"${nope}", "", `unknown parameter "nope"`},
+		{"#{nope.at.all + 1}", "", `unknown parameter "nope.at.all"`},
+		{"#{db.port +}", "", "syntax error"},
+		{"#{db.port / 0}", "", "division by zero"},
+		{"${empty/unbase64}x", "x", ""},
+		{"${db.host/unbase64}", "", "not base64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			got, err := Expand(tt.src, r)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Expand(%q) = %q, %v; want error %q", tt.src, got, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Expand(%q): %v", tt.src, err)
+			}
+			if got != tt.want {
+				t.Errorf("Expand(%q) = %q, want %q", tt.src, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestExprErrorShowsCaret(t *testing.T) {
+	_, err := Expand("#{db.port + }", mapResolver{"db.port": "1"})
+	var ee *ExprError
+	if !errors.As(err, &ee) {
+		t.Fatalf("want an ExprError, got %v", err)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "  | db.port + ") || !strings.HasSuffix(lines[2], "^") {
+		t.Fatalf("error does not show the expression with a caret:\n%s", err)
+	}
+	if got := strings.Index(lines[2], "^") - 4; got != ee.Offset {
+		t.Errorf("caret at column %d, offset %d", got, ee.Offset)
+	}
+}
+
+func TestExprNames(t *testing.T) {
+	got := ExprNames("a.b + c * [1].map(x, x + d.e)[0] + params['p']")
+	want := [][]string{{"a.b", "a"}, {"c"}, {"d.e", "d"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,90 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/goccy/go-yaml"
+)
+
+// ReadFile reads a state file; a missing file gives (nil, nil).
+func ReadFile(path string) (*State, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", path, err)
+	}
+	return Decode(path, data)
+}
+
+// Decode parses a state document.
+func Decode(path string, data []byte) (*State, error) {
+	s := &State{}
+	if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
+		return nil, fmt.Errorf("state %s is not valid: %s", path, yaml.FormatError(err, false, false))
+	}
+	if s.Version != FormatVersion {
+		return nil, fmt.Errorf("state %s has format version %d; this gantry reads version %d", path, s.Version, FormatVersion)
+	}
+	if s.Components == nil {
+		s.Components = map[string]*Component{}
+	}
+	return s, nil
+}
+
+// Encode renders a state document; the same state always gives the same bytes.
+func Encode(s *State) ([]byte, error) {
+	return yaml.MarshalWithOptions(s, yaml.IndentSequence(true))
+}
+
+// WriteFile writes the state atomically: a temporary file in the same folder,
+// fsync, rename over the old file, fsync of the folder. A reader, or a crash at
+// any instant, sees either the old state or the new one, never a mix. The file
+// is readable by its owner only: it holds secrets.
+func WriteFile(path string, s *State) error {
+	data, err := Encode(s)
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	return writeAtomic(path, data, 0o600)
+}
+
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	name := tmp.Name()
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("write state %s: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fail(err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write state %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write state %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

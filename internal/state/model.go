@@ -1,0 +1,156 @@
+// Package state holds what the last runs left — locked parameters, outputs,
+// provides, each component's status, parameters, outputs and fingerprint — and
+// the backends that keep it safe: written atomically, locked against a second run.
+package state
+
+import (
+	"sort"
+	"time"
+)
+
+// FormatVersion is the version of the state file format.
+const FormatVersion = 1
+
+// Component and stack statuses.
+const (
+	StatusDeployed   = "deployed"
+	StatusUndeployed = "undeployed"
+	StatusFailed     = "failed"
+	StatusSkipped    = "skipped"
+	StatusIncomplete = "incomplete"
+)
+
+// State is the state of one stack.
+type State struct {
+	Version       int                   `yaml:"version"`
+	Stack         string                `yaml:"stack"`
+	Status        string                `yaml:"status,omitempty"`
+	DeploymentID  string                `yaml:"deploymentId,omitempty"`
+	LastRun       string                `yaml:"lastRun,omitempty"`
+	Updated       time.Time             `yaml:"updated,omitempty"`
+	Parameters    map[string]string     `yaml:"parameters,omitempty"` // locked top-level parameters by qualified name
+	Outputs       map[string]string     `yaml:"outputs,omitempty"`    // stack outputs
+	SecretOutputs []string              `yaml:"secretOutputs,omitempty"`
+	Provides      map[string][]string   `yaml:"provides,omitempty"` // capability -> components
+	Components    map[string]*Component `yaml:"components,omitempty"`
+}
+
+// Component is the recorded state of one component.
+type Component struct {
+	Status   string    `yaml:"status"`
+	Reason   string    `yaml:"reason,omitempty"`
+	Verb     string    `yaml:"verb,omitempty"`
+	Started  time.Time `yaml:"started,omitempty"`
+	Finished time.Time `yaml:"finished,omitempty"`
+	LastRun  string    `yaml:"lastRun,omitempty"`
+	// Order is the component's position in the deploy order of its last run, so
+	// that orphans are torn down in reverse order after the manifest changed.
+	Order         int               `yaml:"order"`
+	Dir           string            `yaml:"dir,omitempty"`
+	Depends       []string          `yaml:"depends,omitempty"`
+	Parameters    []Parameter       `yaml:"parameters,omitempty"`
+	Outputs       map[string]string `yaml:"outputs,omitempty"`
+	SecretOutputs []string          `yaml:"secretOutputs,omitempty"`
+	Provides      []string          `yaml:"provides,omitempty"`
+	Fingerprint   string            `yaml:"fingerprint,omitempty"`
+	SpecVersion   string            `yaml:"specVersion,omitempty"`
+	Plugins       []PluginInstance  `yaml:"plugins,omitempty"`
+}
+
+// Parameter is an expanded component parameter as it was used.
+type Parameter struct {
+	Name  string `yaml:"name"`
+	Value string `yaml:"value"`
+	Env   string `yaml:"env,omitempty"`
+}
+
+// PluginInstance is the recorded spec of an external plugin instance, so that it
+// can be deleted with it after it vanished from the manifest.
+type PluginInstance struct {
+	Key    string   `yaml:"key"`
+	Name   string   `yaml:"name"`
+	Path   string   `yaml:"path,omitempty"`
+	Args   []string `yaml:"args,omitempty"`
+	Config any      `yaml:"config,omitempty"`
+}
+
+// New returns an empty state for a stack.
+func New(stack string) *State {
+	return &State{Version: FormatVersion, Stack: stack, Components: map[string]*Component{}}
+}
+
+// Component returns the state of a component, creating it when missing.
+func (s *State) Component(name string) *Component {
+	if s.Components == nil {
+		s.Components = map[string]*Component{}
+	}
+	c, ok := s.Components[name]
+	if !ok {
+		c = &Component{}
+		s.Components[name] = c
+	}
+	return c
+}
+
+// ComponentOrder returns the names of the recorded components in their
+// recorded deploy order.
+func (s *State) ComponentOrder() []string {
+	names := make([]string, 0, len(s.Components))
+	for n := range s.Components {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := s.Components[names[i]], s.Components[names[j]]
+		if a.Order != b.Order {
+			return a.Order < b.Order
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// ParameterMap returns a component's parameters by name.
+func (c *Component) ParameterMap() map[string]string {
+	m := make(map[string]string, len(c.Parameters))
+	for _, p := range c.Parameters {
+		m[p.Name] = p.Value
+	}
+	return m
+}
+
+// Clone returns a deep copy, for writing a snapshot while the run goes on.
+func (s *State) Clone() *State {
+	c := *s
+	c.Parameters = cloneMap(s.Parameters)
+	c.Outputs = cloneMap(s.Outputs)
+	c.SecretOutputs = append([]string(nil), s.SecretOutputs...)
+	if s.Provides != nil {
+		c.Provides = make(map[string][]string, len(s.Provides))
+		for k, v := range s.Provides {
+			c.Provides[k] = append([]string(nil), v...)
+		}
+	}
+	c.Components = make(map[string]*Component, len(s.Components))
+	for k, v := range s.Components {
+		cc := *v
+		cc.Depends = append([]string(nil), v.Depends...)
+		cc.Parameters = append([]Parameter(nil), v.Parameters...)
+		cc.Outputs = cloneMap(v.Outputs)
+		cc.SecretOutputs = append([]string(nil), v.SecretOutputs...)
+		cc.Provides = append([]string(nil), v.Provides...)
+		cc.Plugins = append([]PluginInstance(nil), v.Plugins...)
+		c.Components[k] = &cc
+	}
+	return &c
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
