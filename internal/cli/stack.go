@@ -47,7 +47,9 @@ func (a *app) loadStack(args []string, f *stackFlags) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, diags := elaborate.Load(args[0], elaborate.Options{ParamsFiles: args[1:], Env: overrides})
+	// -e acts as the environment when parameters are locked (source env:VAR),
+	// not as values written into the manifest.
+	res, diags := elaborate.Load(args[0], elaborate.Options{ParamsFiles: args[1:]})
 	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
 		return nil, err
 	}

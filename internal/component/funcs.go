@@ -46,7 +46,7 @@ func funcMap() template.FuncMap {
 		"contains":   func(sub, s string) bool { return strings.Contains(s, sub) },
 		"hasPrefix":  func(p, s string) bool { return strings.HasPrefix(s, p) },
 		"hasSuffix":  func(p, s string) bool { return strings.HasSuffix(s, p) },
-		"repeat":     func(n int, s string) string { return strings.Repeat(s, n) },
+		"repeat":     repeat,
 		"quote":      func(v ...any) string { return joinMapped(v, strconv.Quote) },
 		"squote":     func(v ...any) string { return joinMapped(v, func(s string) string { return "'" + s + "'" }) },
 		"indent":     func(n int, s string) string { return indent(n, s) },
@@ -314,4 +314,29 @@ func mod(a, b any) (int64, error) {
 		return 0, errors.New("mod: division by zero")
 	}
 	return arith(a, b, func(x, y int64) int64 { return x % y })
+}
+
+// Bounds on what one template call may build, so that a typo cannot eat the
+// machine's memory.
+const (
+	maxRepeatBytes = 1 << 20
+	maxUntil       = 100_000
+)
+
+func repeat(n int, s string) (string, error) {
+	if n < 0 || n > 0 && len(s)*n > maxRepeatBytes {
+		return "", fmt.Errorf("repeat: %d copies of %d bytes is more than %d bytes", n, len(s), maxRepeatBytes)
+	}
+	return strings.Repeat(s, n), nil
+}
+
+func until(n int) ([]int, error) {
+	if n > maxUntil {
+		return nil, fmt.Errorf("until: %d is more than %d", n, maxUntil)
+	}
+	out := make([]int, max(n, 0))
+	for i := range out {
+		out[i] = i
+	}
+	return out, nil
 }

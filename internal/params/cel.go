@@ -65,6 +65,9 @@ func celEnvironment() (*cel.Env, error) {
 	return celEnv, celEnvErr
 }
 
+// maxExprCost bounds the work of one expression (CEL cost units).
+const maxExprCost = 10_000_000
+
 var issueLocation = regexp.MustCompile(`<input>:(\d+):(\d+): (.*)`)
 
 // compile parses and plans an expression once; the result is cached.
@@ -93,7 +96,8 @@ func compileUncached(expr string) (*compiled, error) {
 	if iss != nil && iss.Err() != nil {
 		return nil, issuesError(expr, iss.Err())
 	}
-	prg, err := e.Program(parsed)
+	// A cost limit stops runaway comprehensions: parameter values are small.
+	prg, err := e.Program(parsed, cel.CostLimit(maxExprCost), cel.InterruptCheckFrequency(100))
 	if err != nil {
 		return nil, &ExprError{Expr: expr, Msg: err.Error()}
 	}

@@ -161,6 +161,14 @@ func (x *expander) fail(v *Value, err error) {
 		v.Pending, v.Source = pe.Component, "output:"+pe.Component
 		return
 	}
+	var ue *UnknownError
+	if errors.As(err, &ue) && ue.Component == "" && ue.Suggestion == "" {
+		names := append([]string(nil), x.in.Locked.names...)
+		for n := range x.locals {
+			names = append(names, n)
+		}
+		ue.Suggestion = manifest.Suggest(ue.Name, names)
+	}
 	x.diags.Errorf(v.Pos, "", "component %s: parameter %q: %v", x.name, v.Name, err)
 }
 
@@ -188,7 +196,9 @@ func (x *expander) global(name string) (string, string, error) {
 	if v := l.Get(name); v != nil {
 		return x.topLevel(v)
 	}
-	return "", "", &UnknownError{Name: name, Suggestion: manifest.Suggest(name, l.names)}
+	// No suggestion here: a miss is the normal way to fall back to the
+	// component's own value; fail adds one when the miss becomes an error.
+	return "", "", &UnknownError{Name: name}
 }
 
 func (x *expander) output(r outputResult, name string) (string, string, error) {

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// ptySession runs gantry on a pseudo-terminal and collects what it shows.
+type ptySession struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	tty  *os.File
+	mu   sync.Mutex
+	seen bytes.Buffer
+	done chan struct{}
+}
+
+func startPTY(t *testing.T, dir string, args ...string) *ptySession {
+	t.Helper()
+	bin, err := exec.LookPath("gantry")
+	if err != nil {
+		t.Fatalf("gantry is not on PATH: %v", err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &ptySession{t: t, cmd: cmd, tty: tty, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := tty.Read(buf)
+			s.mu.Lock()
+			s.seen.Write(buf[:n])
+			s.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); tty.Close() })
+	return s
+}
+
+// waitFor waits until the terminal has shown text.
+func (s *ptySession) waitFor(text string) {
+	s.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		ok := strings.Contains(s.seen.String(), text)
+		s.mu.Unlock()
+		if ok {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.t.Fatalf("the terminal never showed %q; it showed:\n%s", text, s.output())
+}
+
+func (s *ptySession) send(text string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.tty, text); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *ptySession) output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen.String()
+}
+
+// wait waits for the process to end and returns its exit code.
+func (s *ptySession) wait() int {
+	err := s.cmd.Wait()
+	<-s.done
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return 0
+}
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const promptStack = `version: 1
+kind: stack
+meta: {name: prompts}
+parameters:
+  - name: region
+    kind: user
+    brief: Cloud region
+  - name: db.password
+    kind: user
+  - name: replicas
+    kind: user
+    default: 3
+`
+
+// TestPromptOnTerminal checks that user parameters without a value are asked
+// for on a terminal, that a secret is read without echo, and that parameters
+// with a default are not asked for.
+func TestPromptOnTerminal(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"hub.yaml": promptStack})
+	s := startPTY(t, dir, "params", "hub.yaml", "--show-secrets")
+	s.waitFor("db.password: ")
+	s.send("hunter2-secret\r")
+	s.waitFor("region (Cloud region): ")
+	s.send("eu-west-1\r")
+	if code := s.wait(); code != 0 {
+		t.Fatalf("exit code %d; output:\n%s", code, s.output())
+	}
+	out := s.output()
+	promptPart := out[:strings.Index(out, "NAME")]
+	if strings.Contains(promptPart, "hunter2-secret") {
+		t.Errorf("the secret was echoed:\n%s", out)
+	}
+	if !strings.Contains(promptPart, "eu-west-1") {
+		t.Errorf("the ordinary answer was not echoed:\n%s", out)
+	}
+	if strings.Contains(out, "replicas:") {
+		t.Errorf("a parameter with a default was asked for:\n%s", out)
+	}
+	for _, want := range []string{"db.password                    hunter2-secret  prompt", "region                         eu-west-1       prompt", "replicas                       3               default"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestNoPromptWithoutTerminal checks that with stdin not a terminal gantry
+// never asks and reports the missing values instead.
+func TestNoPromptWithoutTerminal(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"hub.yaml": promptStack})
+	cmd := exec.Command("gantry", "params", "hub.yaml")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader("eu-west-1\nhunter2\n")
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("want exit code 2, got %v:\n%s", err, out)
+	}
+	if strings.Contains(string(out), "region (Cloud region):") {
+		t.Errorf("prompted without a terminal:\n%s", out)
+	}
+	if !strings.Contains(string(out), `parameter "region": no value`) {
+		t.Errorf("missing value not reported:\n%s", out)
+	}
+}

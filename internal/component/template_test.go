@@ -1,0 +1,121 @@
+package component
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+)
+
+// expanded builds a component's expanded parameters from name=value pairs.
+func expanded(t testing.TB, kv ...string) *params.Expanded {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("version: 1\nkind: component\nmeta: {name: app}\nparameters:\n")
+	for i := 0; i+1 < len(kv); i += 2 {
+		b.WriteString("  - {name: " + kv[i] + ", value: \"" + kv[i+1] + "\"}\n")
+	}
+	docs, diags := manifest.ParseBytes("c.yaml", []byte(b.String()))
+	c := manifest.DecodeComponent(docs[0], &diags)
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	st := manifest.Stack{Meta: manifest.Meta{Name: "s"}}
+	l, diags := params.Lock(params.LockInput{Stack: &st, DeploymentID: "id"})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	exp, diags := params.ExpandComponent(params.ComponentInput{Locked: l, Component: c, Outputs: params.NewOutputIndex([]string{"app"})})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	return exp
+}
+
+func TestRenderString(t *testing.T) {
+	exp := expanded(t, "db.host", "db.local", "db.port", "5432", "tls.enabled", "true", "off", "false",
+		"auth-service.key", "k-1", "blank", " ", "text", "line1\\nline2")
+	tests := []struct {
+		name, kind, src, want, err string
+	}{
+		{"curly", "curly", "host=${db.host}:${db.port}", "host=db.local:5432", ""},
+		{"curly encodings", "curly", "${db.host/base64} ${text/json} ${db.port/yaml}", "ZGIubG9jYWw= \"line1\\nline2\" \"5432\"", ""},
+		{"curly expression", "curly", "#{db.port + 1}", "5433", ""},
+		{"curly blank is empty", "curly", "[${blank}]", "[]", ""},
+		{"curly escapes", "curly", "$${db.host}", "${db.host}", ""},
+		{"curly unknown", "curly", "a\nb ${nope}", "", "t.tmpl:2:3: unknown parameter \"nope\""},
+		{"mustache", "mustache", "{{db.host}}:{{ db.port }} {{{db.host}}} {{&db.port}}", "db.local:5432 db.local 5432", ""},
+		{"mustache sections", "mustache", "{{#tls.enabled}}tls{{/tls.enabled}}{{^off}} plain{{/off}}{{#off}}never{{/off}}{{! note}}", "tls plain", ""},
+		{"mustache no html escaping", "mustache", "{{text}}", "line1\nline2", ""},
+		{"mustache unknown", "mustache", "x\n  {{nope}}", "", "t.tmpl:2:3: unknown parameter \"nope\""},
+		{"mustache unclosed", "mustache", "{{#tls.enabled}}x", "", "t.tmpl:1:1: section \"tls.enabled\" is not closed"},
+		{"mustache bad close", "mustache", "{{#tls.enabled}}x{{/off}}", "", "closes section \"tls.enabled\""},
+		{"go nested keys", "go", "{{ .db.host }}:{{ .db.port }} {{ .auth_service.key }}", "db.local:5432 k-1", ""},
+		{"go functions", "go", `{{ .db.host | upper }} {{ default "x" .blank }} {{ param "auth-service.key" | b64enc }} {{ add .db.port 1 }}`, "DB.LOCAL x ay0x 5433", ""},
+		{"go sprig order", "go", `{{ replace "." "-" .db.host }} {{ trimPrefix "db." .db.host }} {{ contains "loc" .db.host }} {{ list 1 2 | join "," }}`, "db-local local true 1,2", ""},
+		{"go indent", "go", "a:\n{{ .text | indent 2 }}", "a:\n  line1\n  line2", ""},
+		{"go unknown key", "go", "ok\n{{ .db.nope }}", "", "t.tmpl:2:6: unknown parameter \"nope\""},
+		{"go syntax", "go", "{{ .db.host ", "", "t.tmpl:1:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := RenderString("t.tmpl", tt.src, tt.kind, exp)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("RenderString = %q, %v; want error %q", got, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("RenderString = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRenderFiles(t *testing.T) {
+	dir := t.TempDir()
+	gen := t.TempDir()
+	write := func(name, content string, mode os.FileMode) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("app.conf.template", "host=${db.host}\n", 0o644)
+	write("run.sh.gotemplate", "#!/bin/sh\necho {{ .db.host }}\n", 0o755)
+	write("k8s/deploy.yaml.template", "host: ${db.host}\n", 0o644)
+	write("k8s/readme.md", "not a template", 0o644)
+	exp := expanded(t, "db.host", "db.local")
+	tm := &manifest.Templates{Files: []string{"*.template", "*.gotemplate"}, Directories: []string{"k8s"}}
+	out, err := RenderFiles(dir, gen, tm, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 3 {
+		t.Fatalf("rendered %d files, want 3: %v", len(out), out)
+	}
+	for name, want := range map[string]string{"app.conf": "host=db.local\n", "run.sh": "#!/bin/sh\necho db.local\n", "k8s/deploy.yaml": "host: db.local\n"} {
+		for _, root := range []string{dir, gen} {
+			b, err := os.ReadFile(filepath.Join(root, name))
+			if err != nil || string(b) != want {
+				t.Errorf("%s in %s = %q, %v; want %q", name, root, b, err, want)
+			}
+		}
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "run.sh")); fi.Mode().Perm() != 0o755 {
+		t.Errorf("run.sh lost its mode: %v", fi.Mode())
+	}
+	if _, err := OutputName("plain.yaml"); err == nil {
+		t.Errorf("a file without a template suffix must not be rendered over itself")
+	}
+}

@@ -1,0 +1,26 @@
+package params
+
+import "testing"
+
+// FuzzExpand parses and evaluates arbitrary values: no panics, no hangs, and a
+// value without $ or # comes back unchanged.
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{
+		"plain", "${a}", "${db:host}", "${x/base64/json}", "#{a + 1}", "#{ {'k': '}'}['k'] }",
+		"$${x} ##{y}", "${", "#{", "#{'", "#{[1,2].map(x, x * a)}", "${a/unbase64}", "#{params['a']}",
+		"#{outputs['c']['o']}", "#{a.b.c}", "${a}${b}#{c}",
+	} {
+		f.Add(s)
+	}
+	r := mapResolver{"a": "1", "b": "two", "c": "true", "x": "eA==", "c:o": "out", "a.b.c": "abc"}
+	f.Fuzz(func(t *testing.T, src string) {
+		tm, err := Parse(src)
+		if err != nil {
+			return
+		}
+		got, err := tm.Eval(r)
+		if err == nil && tm.IsLiteral() && got != tm.Parts[0].Text {
+			t.Fatalf("literal %q evaluated to %q", src, got)
+		}
+	})
+}
