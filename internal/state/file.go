@@ -38,7 +38,19 @@ func Decode(path string, data []byte) (*State, error) {
 
 // Encode renders a state document; the same state always gives the same bytes.
 func Encode(s *State) ([]byte, error) {
-	return yaml.MarshalWithOptions(s, yaml.IndentSequence(true))
+	h := *s
+	h.Components = nil
+	header, err := yaml.MarshalWithOptions(&h, yaml.IndentSequence(true))
+	if err != nil {
+		return nil, fmt.Errorf("encode state: %w", err)
+	}
+	frags := make(map[string][]byte, len(s.Components))
+	for name, c := range s.Components {
+		if frags[name], err = encodeComponent(name, c); err != nil {
+			return nil, err
+		}
+	}
+	return assemble(header, frags), nil
 }
 
 // WriteFile writes the state atomically: a temporary file in the same folder,

@@ -1,0 +1,349 @@
+// Package engine is gantry's one executor: it walks any plan DAG, starting each
+// step the moment its last dependency ends (no polling, no level batching), at
+// most --parallel steps at once, with failure paths, soft skips, a stop on
+// critical failures and cancellation that reaches every running step.
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+)
+
+// Observer receives the events of a run. Calls come from several goroutines
+// but never for the same step at once.
+type Observer interface {
+	StepStarted(n *plan.Node, at time.Time)
+	StepFinished(n *plan.Node, r plan.Result, started, ended time.Time)
+	Log(n *plan.Node, line string)
+}
+
+// Options tune a run.
+type Options struct {
+	// Parallel is the most steps that run at once (light steps do not count);
+	// 1 runs steps one at a time in plan order.
+	Parallel int
+	// Force goes on with independent branches after a critical step failed.
+	Force       bool
+	Observer    Observer
+	RunID       string
+	Interactive bool
+	Yes         bool
+	// Input reads a line from the terminal for gates and pauses.
+	Input func() (string, error)
+}
+
+// Outcome is what a run did.
+type Outcome struct {
+	Results   map[string]plan.Result
+	Started   map[string]time.Time
+	Ended     map[string]time.Time
+	Failed    bool   // a critical step failed
+	HaltedBy  string // the step whose failure stopped new work
+	Cancelled bool
+}
+
+type completion struct {
+	idx            int
+	result         plan.Result
+	started, ended time.Time
+}
+
+type succ struct {
+	to   int
+	kind plan.EdgeKind
+}
+
+type run struct {
+	ctx  context.Context
+	p    *plan.Plan
+	opts Options
+
+	succs     [][]succ
+	preds     [][]succ // kind and source
+	remaining []int
+	results   []plan.Result
+	done      []bool
+	finished  int
+
+	ready   readyHeap
+	light   []int
+	running int
+
+	halted    string
+	cancelled bool
+	// started groups finish their steps even after the run stopped: a
+	// component half-way through its plan is work in flight.
+	started map[string]bool
+
+	completions chan completion
+	pauseMu     sync.Mutex // serialises prompts
+	pauseCount  int        // guarded by mu
+	resume      chan struct{}
+	mu          sync.Mutex
+
+	out *Outcome
+}
+
+// Run executes the plan and returns when every step has finished or been
+// skipped. It never returns early: after a failure or a cancellation, running
+// steps are waited for and the rest are skipped (failure paths still run).
+func Run(ctx context.Context, p *plan.Plan, opts Options) *Outcome {
+	if opts.Parallel < 1 {
+		opts.Parallel = 1
+	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	n := len(p.Nodes)
+	r := &run{
+		ctx:         ctx,
+		p:           p,
+		opts:        opts,
+		succs:       make([][]succ, n),
+		preds:       make([][]succ, n),
+		remaining:   make([]int, n),
+		results:     make([]plan.Result, n),
+		done:        make([]bool, n),
+		completions: make(chan completion, opts.Parallel),
+		resume:      make(chan struct{}, 1),
+		started:     map[string]bool{},
+		out: &Outcome{
+			Results: make(map[string]plan.Result, n),
+			Started: make(map[string]time.Time, n),
+			Ended:   make(map[string]time.Time, n),
+		},
+	}
+	for _, e := range p.Edges {
+		from, to := p.Node(e.From).Index(), p.Node(e.To).Index()
+		r.succs[from] = append(r.succs[from], succ{to: to, kind: e.Kind})
+		r.preds[to] = append(r.preds[to], succ{to: from, kind: e.Kind})
+		r.remaining[to]++
+	}
+	for i := range p.Nodes {
+		if r.remaining[i] == 0 {
+			r.markReady(i)
+		}
+	}
+	r.loop()
+	return r.out
+}
+
+func (r *run) markReady(i int) {
+	if r.p.Nodes[i].Light {
+		r.light = append(r.light, i)
+		return
+	}
+	heap.Push(&r.ready, i)
+}
+
+func (r *run) loop() {
+	total := len(r.p.Nodes)
+	ctxDone := r.ctx.Done()
+	for {
+		r.dispatch()
+		if r.finished == total {
+			return
+		}
+		select {
+		case c := <-r.completions:
+			r.running--
+			r.finish(c.idx, c.result, c.started, c.ended)
+		case <-ctxDone:
+			r.cancelled = true
+			r.out.Cancelled = true
+			ctxDone = nil
+		case <-r.resume:
+		}
+	}
+}
+
+// dispatch runs every ready light step, then starts ready steps in plan order
+// while slots are free.
+func (r *run) dispatch() {
+	for {
+		for len(r.light) > 0 {
+			i := r.light[0]
+			r.light = r.light[1:]
+			r.start(i)
+		}
+		if r.paused() {
+			return
+		}
+		if r.ready.Len() == 0 {
+			return
+		}
+		// Skips take no slot, so decide before counting.
+		i := r.ready[0]
+		if skip, ok := r.decide(i); ok {
+			heap.Pop(&r.ready)
+			r.skip(i, skip)
+			continue
+		}
+		if r.running >= r.opts.Parallel {
+			return
+		}
+		heap.Pop(&r.ready)
+		r.start(i)
+	}
+}
+
+func (r *run) paused() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pauseCount > 0
+}
+
+// decide says whether step i must be skipped instead of run.
+func (r *run) decide(i int) (plan.Result, bool) {
+	n := r.p.Nodes[i]
+	var failurePath, anyFailed bool
+	for _, pr := range r.preds[i] {
+		dep := r.results[pr.to]
+		dn := r.p.Nodes[pr.to]
+		if pr.kind == plan.OnFailure {
+			failurePath = true
+			if dep.Status == plan.Failed {
+				anyFailed = true
+			}
+			continue
+		}
+		switch {
+		case dep.Status == plan.OK:
+		case dep.Status == plan.Skipped && dep.Soft && dn.Group != n.Group:
+			// A skip by design does not hold back other groups.
+		case dep.Status == plan.Skipped && dep.Soft:
+			return plan.Skip(dep.Reason, true), true
+		case dep.Status == plan.Skipped:
+			return plan.Skip(dep.Reason, false), true
+		default:
+			return plan.Skip(failedReason(dn, n), false), true
+		}
+	}
+	if failurePath && !anyFailed {
+		return plan.Result{Status: plan.Skipped, Soft: true, Reason: "not needed"}, true
+	}
+	if n.Always {
+		return plan.Result{}, false
+	}
+	if r.halted != "" && !(n.Group != "" && r.started[n.Group]) {
+		return plan.Skip("not started: the run stopped after "+r.halted+" failed", false), true
+	}
+	if r.cancelled {
+		return plan.Skip("not started: the run was interrupted", false), true
+	}
+	return plan.Result{}, false
+}
+
+func failedReason(dep, n *plan.Node) string {
+	if dep.Group != "" && dep.Group != n.Group {
+		return dep.Group + " failed"
+	}
+	return "step " + dep.Label + " failed"
+}
+
+func (r *run) skip(i int, res plan.Result) {
+	n := r.p.Nodes[i]
+	if sr, ok := n.Runner.(plan.SkipRecorder); ok && res.Reason != "not needed" {
+		sr.Skipped(res.Reason)
+	}
+	now := time.Now()
+	r.finish(i, res, now, now)
+}
+
+func (r *run) start(i int) {
+	if res, skip := r.decide(i); skip {
+		r.skip(i, res)
+		return
+	}
+	n := r.p.Nodes[i]
+	if n.Group != "" {
+		r.started[n.Group] = true
+	}
+	env := &stepEnv{r: r, n: n}
+	started := time.Now()
+	r.opts.Observer.StepStarted(n, started)
+	if n.Light || n.Runner == nil {
+		res := r.safeRun(n, env)
+		env.flush()
+		r.finish(i, res, started, time.Now())
+		return
+	}
+	r.running++
+	go func() {
+		res := r.safeRun(n, env)
+		env.flush()
+		r.completions <- completion{idx: i, result: res, started: started, ended: time.Now()}
+	}()
+}
+
+func (r *run) safeRun(n *plan.Node, env *stepEnv) (res plan.Result) {
+	if n.Runner == nil {
+		return plan.Ok()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = plan.Fail(fmt.Errorf("internal error in step %s: %v\n%s", n.ID, p, debug.Stack()))
+		}
+	}()
+	res = n.Runner.Run(r.ctx, env)
+	if res.Status == plan.Pending || res.Status == plan.Running {
+		res.Status = plan.OK
+	}
+	return res
+}
+
+func (r *run) finish(i int, res plan.Result, started, ended time.Time) {
+	if r.done[i] {
+		panic("engine: step finished twice")
+	}
+	n := r.p.Nodes[i]
+	r.done[i] = true
+	r.finished++
+	r.results[i] = res
+	r.out.Results[n.ID] = res
+	r.out.Started[n.ID] = started
+	r.out.Ended[n.ID] = ended
+	r.opts.Observer.StepFinished(n, res, started, ended)
+	if res.Status == plan.Failed && n.Critical {
+		r.out.Failed = true
+		if !r.opts.Force && r.halted == "" {
+			r.halted = n.Group
+			if r.halted == "" {
+				r.halted = n.Label
+			}
+			r.out.HaltedBy = r.halted
+		}
+	}
+	for _, s := range r.succs[i] {
+		r.remaining[s.to]--
+		if r.remaining[s.to] == 0 {
+			r.markReady(s.to)
+		}
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) StepStarted(*plan.Node, time.Time)                          {}
+func (nopObserver) StepFinished(*plan.Node, plan.Result, time.Time, time.Time) {}
+func (nopObserver) Log(*plan.Node, string)                                     {}
+
+// readyHeap orders ready steps by their position in the plan.
+type readyHeap []int
+
+func (h readyHeap) Len() int           { return len(h) }
+func (h readyHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h readyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *readyHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *readyHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

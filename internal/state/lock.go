@@ -1,0 +1,141 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// Holder says who holds a state's lock.
+type Holder struct {
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	RunID   string    `json:"runId"`
+	Command string    `json:"command"`
+	Since   time.Time `json:"since"`
+}
+
+func (h Holder) String() string {
+	return fmt.Sprintf("%s (pid %d on %s, run %s) since %s", h.Command, h.PID, h.Host, h.RunID, h.Since.Format(time.RFC3339))
+}
+
+// LockedError is returned when another run holds the lock.
+type LockedError struct {
+	Path   string
+	Holder *Holder // nil when the holder did not say who it is
+}
+
+func (e *LockedError) Error() string {
+	if e.Holder == nil {
+		return fmt.Sprintf("state %s is locked by another gantry run", e.Path)
+	}
+	return fmt.Sprintf("state %s is locked by %s", e.Path, e.Holder)
+}
+
+// Lock is a held state lock.
+type Lock struct {
+	fl   *flock.Flock
+	path string
+}
+
+// LockPath is the lock file of a state file.
+func LockPath(statePath string) string { return statePath + ".lock" }
+
+// Acquire takes the lock of a state file at once, or fails with a *LockedError
+// naming the holder. The lock is an flock on <state>.lock, which the kernel
+// releases when the holder dies, so a run killed with SIGKILL never leaves the
+// stack locked; the file also records who holds it.
+func Acquire(statePath string, h Holder) (*Lock, error) {
+	lp := LockPath(statePath)
+	fl := flock.New(lp)
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", lp, err)
+	}
+	if !ok {
+		return nil, &LockedError{Path: statePath, Holder: readHolder(lp)}
+	}
+	// The flock belongs to flock's own descriptor; writing the record through
+	// another one leaves the lock alone.
+	data, _ := json.Marshal(h)
+	_ = os.WriteFile(lp, append(data, '\n'), 0o600)
+	return &Lock{fl: fl, path: lp}, nil
+}
+
+// Release gives the lock up and removes the holder record.
+func (l *Lock) Release() error {
+	if l == nil {
+		return nil
+	}
+	_ = os.Truncate(l.path, 0)
+	return l.fl.Unlock()
+}
+
+func readHolder(lockPath string) *Holder {
+	data, err := os.ReadFile(lockPath)
+	if err != nil || len(strings.TrimSpace(string(data))) == 0 {
+		return nil
+	}
+	var h Holder
+	if json.Unmarshal(data, &h) != nil {
+		return nil
+	}
+	return &h
+}
+
+// UnlockResult says what Unlock found.
+type UnlockResult struct {
+	WasLocked bool    // a live process holds the lock
+	Stale     *Holder // a holder record left by a run that is gone
+}
+
+// Unlock breaks a stale lock: a holder record left behind by a run that no
+// longer holds the flock is removed. A lock held by a live process on this host
+// is never broken (stop that process instead); one held from another host (a
+// shared folder) is broken only with force.
+func Unlock(statePath string, force bool) (UnlockResult, error) {
+	lp := LockPath(statePath)
+	if _, err := os.Stat(lp); errors.Is(err, os.ErrNotExist) {
+		return UnlockResult{}, nil
+	}
+	h := readHolder(lp)
+	fl := flock.New(lp)
+	ok, err := fl.TryLock()
+	if err != nil {
+		return UnlockResult{}, fmt.Errorf("lock %s: %w", lp, err)
+	}
+	if ok {
+		// Truncate rather than remove: removing would let two later runs lock
+		// two different files.
+		defer fl.Unlock()
+		if err := os.Truncate(lp, 0); err != nil {
+			return UnlockResult{}, err
+		}
+		return UnlockResult{Stale: h}, nil
+	}
+	host, _ := os.Hostname()
+	if h != nil && h.Host == host && processAlive(h.PID) {
+		return UnlockResult{WasLocked: true}, &LockedError{Path: statePath, Holder: h}
+	}
+	if !force {
+		return UnlockResult{WasLocked: true}, &LockedError{Path: statePath, Holder: h}
+	}
+	if err := os.Remove(lp); err != nil {
+		return UnlockResult{WasLocked: true}, err
+	}
+	return UnlockResult{WasLocked: true, Stale: h}, nil
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

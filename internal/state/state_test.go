@@ -1,0 +1,120 @@
+package state
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func sample() *State {
+	s := New("demo")
+	s.DeploymentID = "abc"
+	s.Parameters = map[string]string{"db.password|db": "x", "weird": "line1\nline2: \"q\""}
+	s.Provides = map[string][]string{"postgres": {"db"}}
+	c := s.Component("db")
+	c.Status = StatusDeployed
+	c.Started = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c.Parameters = []Parameter{{Name: "db.port", Value: "5432", Env: "DB_PORT"}}
+	c.Outputs = map[string]string{"db.host": "localhost", "true": "yes"}
+	s.Component("true").Status = StatusFailed
+	return s
+}
+
+func TestEncodeRoundTrip(t *testing.T) {
+	s := sample()
+	data, err := Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode("state", data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	if diff := cmp.Diff(s, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	again, _ := Encode(back)
+	if string(again) != string(data) {
+		t.Errorf("encoding is not deterministic:\n%s\n---\n%s", data, again)
+	}
+}
+
+func TestRecorderWritesWhatEncodeWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.yaml.state")
+	r := NewRecorder(path, New("demo"))
+	fixed := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r.Now = func() time.Time { return fixed }
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			v := r.UpdateComponent(string(rune('a'+i)), func(c *Component) { c.Status = StatusDeployed; c.Order = i })
+			if err := r.Wait(v); err != nil {
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	r.UpdateStack(func(s *State) { s.Status = StatusDeployed })
+	r.RemoveComponent("c")
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := Encode(r.Snapshot())
+	if string(got) != string(want) {
+		t.Errorf("file differs from Encode:\n%s\n---\n%s", got, want)
+	}
+	st, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Components) != 19 || st.Status != StatusDeployed {
+		t.Errorf("read back %d components, status %q", len(st.Components), st.Status)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("state mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestRecorderReportsWriteErrors(t *testing.T) {
+	r := NewRecorder(filepath.Join(t.TempDir(), "missing", "dir", "state"), New("demo"))
+	v := r.UpdateStack(func(s *State) { s.Status = StatusDeployed })
+	if err := r.Wait(v); err == nil {
+		t.Fatal("want a write error")
+	}
+	_ = r.Close()
+}
+
+func TestLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.yaml.state")
+	h := Holder{Host: "h", PID: os.Getpid(), RunID: "r1", Command: "deploy", Since: time.Unix(0, 0).UTC()}
+	l, err := Acquire(path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Acquire(path, Holder{})
+	le, ok := err.(*LockedError)
+	if !ok || le.Holder == nil || le.Holder.RunID != "r1" {
+		t.Fatalf("second acquire: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := Acquire(path, h)
+	if err != nil {
+		t.Fatalf("acquire after release: %v", err)
+	}
+	_ = l2.Release()
+	if res, err := Unlock(path, false); err != nil || res.WasLocked {
+		t.Fatalf("unlock of a free lock: %+v %v", res, err)
+	}
+}
