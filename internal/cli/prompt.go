@@ -23,12 +23,17 @@ type ttyPrompter struct {
 // prompter returns a prompter when stdin is a terminal, else nil: gantry never
 // prompts in CI or with piped input.
 func (a *app) prompter() *ttyPrompter {
-	f, ok := a.stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return &ttyPrompter{in: f, out: a.stderr, rd: bufio.NewReader(f)}
+	a.ttyOnce.Do(func() {
+		f, ok := a.stdin.(*os.File)
+		if ok && term.IsTerminal(int(f.Fd())) {
+			a.tty = &ttyPrompter{in: f, out: a.stderr, rd: bufio.NewReader(f)}
+		}
+	})
+	return a.tty
 }
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 func (p *ttyPrompter) Prompt(param *manifest.Parameter, current string) (string, error) {
 	label := param.QName()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/lmittmann/tint"
 	"github.com/spf13/cobra"
@@ -22,6 +23,8 @@ type app struct {
 	verbose bool
 	noColor bool
 	log     *slog.Logger
+	ttyOnce sync.Once
+	tty     *ttyPrompter
 }
 
 // Main runs gantry with args (without the program name) and returns the exit code.
@@ -76,6 +79,11 @@ survives crashes.`,
 		newValidateCmd(a),
 		newElaborateCmd(a),
 		newParamsCmd(a),
+		newDeployCmd(a),
+		newUndeployCmd(a),
+		newExplainCmd(a),
+		newOrderCmd(a),
+		newUnlockCmd(a),
 	)
 	return root
 }

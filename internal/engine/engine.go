@@ -21,6 +21,7 @@ type Observer interface {
 	StepStarted(n *plan.Node, at time.Time)
 	StepFinished(n *plan.Node, r plan.Result, started, ended time.Time)
 	Log(n *plan.Node, line string)
+	Note(n *plan.Node, note plan.Note)
 }
 
 // Options tune a run.
@@ -80,6 +81,8 @@ type run struct {
 	// started groups finish their steps even after the run stopped: a
 	// component half-way through its plan is work in flight.
 	started map[string]bool
+	// failedGroups name the root cause when their failure skips other groups.
+	failedGroups map[string]bool
 
 	completions chan completion
 	pauseMu     sync.Mutex // serialises prompts
@@ -102,17 +105,18 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) *Outcome {
 	}
 	n := len(p.Nodes)
 	r := &run{
-		ctx:         ctx,
-		p:           p,
-		opts:        opts,
-		succs:       make([][]succ, n),
-		preds:       make([][]succ, n),
-		remaining:   make([]int, n),
-		results:     make([]plan.Result, n),
-		done:        make([]bool, n),
-		completions: make(chan completion, opts.Parallel),
-		resume:      make(chan struct{}, 1),
-		started:     map[string]bool{},
+		ctx:          ctx,
+		p:            p,
+		opts:         opts,
+		succs:        make([][]succ, n),
+		preds:        make([][]succ, n),
+		remaining:    make([]int, n),
+		results:      make([]plan.Result, n),
+		done:         make([]bool, n),
+		completions:  make(chan completion, opts.Parallel),
+		resume:       make(chan struct{}, 1),
+		started:      map[string]bool{},
+		failedGroups: map[string]bool{},
 		out: &Outcome{
 			Results: make(map[string]plan.Result, n),
 			Started: make(map[string]time.Time, n),
@@ -219,6 +223,8 @@ func (r *run) decide(i int) (plan.Result, bool) {
 			// A skip by design does not hold back other groups.
 		case dep.Status == plan.Skipped && dep.Soft:
 			return plan.Skip(dep.Reason, true), true
+		case dn.Group != n.Group && dn.Group != "" && r.failedGroups[dn.Group]:
+			return plan.Skip(dn.Group+" failed", false), true
 		case dep.Status == plan.Skipped:
 			return plan.Skip(dep.Reason, false), true
 		default:
@@ -250,7 +256,7 @@ func failedReason(dep, n *plan.Node) string {
 func (r *run) skip(i int, res plan.Result) {
 	n := r.p.Nodes[i]
 	if sr, ok := n.Runner.(plan.SkipRecorder); ok && res.Reason != "not needed" {
-		sr.Skipped(res.Reason)
+		sr.Skipped(res)
 	}
 	now := time.Now()
 	r.finish(i, res, now, now)
@@ -310,6 +316,9 @@ func (r *run) finish(i int, res plan.Result, started, ended time.Time) {
 	r.out.Started[n.ID] = started
 	r.out.Ended[n.ID] = ended
 	r.opts.Observer.StepFinished(n, res, started, ended)
+	if res.Status == plan.Failed && n.Group != "" {
+		r.failedGroups[n.Group] = true
+	}
 	if res.Status == plan.Failed && n.Critical {
 		r.out.Failed = true
 		if !r.opts.Force && r.halted == "" {
@@ -333,6 +342,7 @@ type nopObserver struct{}
 func (nopObserver) StepStarted(*plan.Node, time.Time)                          {}
 func (nopObserver) StepFinished(*plan.Node, plan.Result, time.Time, time.Time) {}
 func (nopObserver) Log(*plan.Node, string)                                     {}
+func (nopObserver) Note(*plan.Node, plan.Note)                                 {}
 
 // readyHeap orders ready steps by their position in the plan.
 type readyHeap []int

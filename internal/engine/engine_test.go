@@ -29,6 +29,7 @@ func (r *recorder) StepStarted(n *plan.Node, _ time.Time) {
 	r.mu.Unlock()
 }
 func (r *recorder) StepFinished(*plan.Node, plan.Result, time.Time, time.Time) {}
+func (r *recorder) Note(*plan.Node, plan.Note)                                 {}
 func (r *recorder) Log(n *plan.Node, line string) {
 	r.mu.Lock()
 	r.logs = append(r.logs, n.ID+": "+line)

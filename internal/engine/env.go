@@ -43,8 +43,10 @@ func (e *stepEnv) flush() {
 }
 
 func (e *stepEnv) Interactive() bool { return e.r.opts.Interactive }
-func (e *stepEnv) Yes() bool         { return e.r.opts.Yes }
-func (e *stepEnv) RunID() string     { return e.r.opts.RunID }
+
+func (e *stepEnv) Note(n plan.Note) { e.r.opts.Observer.Note(e.n, n) }
+func (e *stepEnv) Yes() bool        { return e.r.opts.Yes }
+func (e *stepEnv) RunID() string    { return e.r.opts.RunID }
 
 func (e *stepEnv) Input() (string, error) {
 	if e.r.opts.Input == nil || !e.r.opts.Interactive {

@@ -281,3 +281,25 @@ func (r *compResolver) Output(component, name string) (string, error) {
 	s, _, err := r.x.output(res, name)
 	return s, err
 }
+
+// Recorded returns the parameters a component ran with, as the state recorded
+// them, for verbs that must not depend on the current manifest (undeploy).
+// Templates see these values, then outputs of other components.
+func Recorded(component string, values []*Value, outputs *OutputIndex, locked *Locked) *Expanded {
+	x := &expander{
+		in:     ComponentInput{Component: &manifest.Component{Meta: manifest.ComponentMeta{Name: component}}, Outputs: outputs, Locked: locked},
+		name:   component,
+		locals: map[string]*Value{},
+		links:  map[*Value]evalState{},
+	}
+	if x.in.Locked == nil {
+		x.in.Locked = &Locked{index: map[string]*Value{}}
+	}
+	out := &Expanded{Component: component, byName: map[string]*Value{}, x: x}
+	for _, v := range values {
+		out.Values = append(out.Values, v)
+		out.byName[v.Name] = v
+		x.locals[v.Name] = v
+	}
+	return out
+}

@@ -408,3 +408,28 @@ func (lk *locker) allNames() []string {
 	}
 	return names
 }
+
+// FromState returns the locked parameters of the last run as the state
+// recorded them, for commands that must work whatever the environment holds
+// now (undeploy).
+func FromState(stackName, deploymentID string, values map[string]string) *Locked {
+	l := &Locked{StackName: stackName, DeploymentID: deploymentID, index: map[string]*Value{}}
+	add := func(v *Value) {
+		l.list = append(l.list, v)
+		l.index[v.QName()] = v
+	}
+	add(&Value{Name: DeploymentID, Value: deploymentID, Source: SourceState})
+	add(&Value{Name: StackName, Value: stackName, Source: SourceImplicit})
+	for q, val := range values {
+		name, comp, _ := strings.Cut(q, "|")
+		if name == DeploymentID || name == StackName {
+			continue
+		}
+		add(&Value{Name: name, Component: comp, Value: val, Source: SourceState, Secret: manifest.LooksSecret(name)})
+	}
+	sort.Slice(l.list, func(i, j int) bool { return l.list[i].QName() < l.list[j].QName() })
+	for _, v := range l.list {
+		l.names = append(l.names, v.Name)
+	}
+	return l
+}

@@ -145,3 +145,39 @@ func (x *OutputIndex) plain(name, asking string) outputResult {
 	}
 	return outputResult{}
 }
+
+// StackResolver resolves names as the stack's outputs see them: a plain name
+// is the output of the latest component in deploy order that has it, else a
+// stack parameter; ${component:name} is that component's output.
+func StackResolver(locked *Locked, outputs *OutputIndex, order []string) Resolver {
+	return &stackResolver{locked: locked, outputs: outputs, order: order}
+}
+
+type stackResolver struct {
+	locked  *Locked
+	outputs *OutputIndex
+	order   []string
+}
+
+func (r *stackResolver) Lookup(name string) (string, error) {
+	for i := len(r.order) - 1; i >= 0; i-- {
+		if vals := r.outputs.Values(r.order[i]); vals != nil {
+			if v, ok := vals[name]; ok {
+				return v, nil
+			}
+		}
+	}
+	if v := r.locked.Get(name); v != nil && !v.Link {
+		return v.Value, nil
+	}
+	return "", &UnknownError{Name: name}
+}
+
+func (r *stackResolver) Output(comp, name string) (string, error) {
+	if vals := r.outputs.Values(comp); vals != nil {
+		if v, ok := vals[name]; ok {
+			return v, nil
+		}
+	}
+	return "", &UnknownError{Name: name, Component: comp}
+}

@@ -66,6 +66,17 @@ type Env interface {
 	Yes() bool
 	// RunID is the id of the run.
 	RunID() string
+	// Note reports something the step learned (an output it captured) to the
+	// display and the events.
+	Note(Note)
+}
+
+// Note is something a step reports besides its output lines.
+type Note struct {
+	Kind   string // "output"
+	Name   string
+	Value  string
+	Secret bool
 }
 
 // Runner does the work of a step.
@@ -76,7 +87,7 @@ type Runner interface {
 // SkipRecorder is implemented by runners that record something when their
 // step is skipped without running (a component's state, for instance).
 type SkipRecorder interface {
-	Skipped(reason string)
+	Skipped(r Result)
 }
 
 // RunnerFunc adapts a function to Runner.

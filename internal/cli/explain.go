@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/ui"
+)
+
+// explainJSON is the shape of gantry explain --output json (DESIGN section 9).
+type explainJSON struct {
+	Stack      string                   `json:"stack" yaml:"stack"`
+	Status     string                   `json:"status" yaml:"status"`
+	Parameters map[string]string        `json:"parameters" yaml:"parameters"`
+	Outputs    map[string]string        `json:"outputs" yaml:"outputs"`
+	Provides   map[string][]string      `json:"provides" yaml:"provides"`
+	Components map[string]componentJSON `json:"components" yaml:"components"`
+}
+
+type componentJSON struct {
+	Status     string            `json:"status" yaml:"status"`
+	Outputs    map[string]string `json:"outputs" yaml:"outputs"`
+	Parameters map[string]string `json:"parameters" yaml:"parameters"`
+	Started    *string           `json:"started" yaml:"started"`
+	Finished   *string           `json:"finished" yaml:"finished"`
+}
+
+func newExplainCmd(a *app) *cobra.Command {
+	var statePath, comp, output string
+	var showSecrets bool
+	cmd := &cobra.Command{
+		Use:   "explain",
+		Short: "Show what the state records: status, parameters, outputs, provides, components",
+		Long: `explain reads the state (hub.yaml.state in the current folder, or -s) and shows
+the stack's status, locked parameters, outputs and provides, and for each
+component its status, parameters, outputs and when it last ran. Secrets are
+masked unless --show-secrets.`,
+		Example: `  gantry explain
+  gantry explain -s stacks/dev/hub.yaml.state -c db
+  gantry explain --output json | jq .outputs`,
+		Args: argsRange(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch output {
+			case "text", "json", "yaml":
+			default:
+				return usageError("--output %q: expected text, json or yaml", output)
+			}
+			st, err := state.ReadFile(statePath)
+			if err != nil {
+				return withCode(ExitInvalid, err)
+			}
+			if st == nil {
+				return withCode(ExitInvalid, fmt.Errorf("no state at %s (deploy first, or point -s at the state file)", statePath))
+			}
+			if comp != "" {
+				if _, ok := st.Components[comp]; !ok {
+					names := make([]string, 0, len(st.Components))
+					for n := range st.Components {
+						names = append(names, n)
+					}
+					msg := fmt.Sprintf("no component %q in the state", comp)
+					if s := manifest.Suggest(comp, names); s != "" {
+						msg += fmt.Sprintf(" (did you mean %q?)", s)
+					}
+					return usageError("%s", msg)
+				}
+			}
+			ex := explainState(st, comp, showSecrets)
+			switch output {
+			case "json":
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(ex)
+			case "yaml":
+				b, err := yaml.MarshalWithOptions(ex, yaml.IndentSequence(true))
+				if err != nil {
+					return err
+				}
+				_, err = a.stdout.Write(b)
+				return err
+			}
+			writeExplainText(a.stdout, st, ex, comp)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&statePath, "state", "s", "hub.yaml.state", "state file")
+	cmd.Flags().StringVarP(&comp, "component", "c", "", "only this component")
+	cmd.Flags().StringVar(&output, "output", "text", "text, json or yaml")
+	cmd.Flags().BoolVar(&showSecrets, "show-secrets", false, "print secret values")
+	return cmd
+}
+
+// explainState builds the explain document, secrets masked unless shown.
+func explainState(st *state.State, only string, showSecrets bool) explainJSON {
+	masker := secret.NewMasker()
+	secretParams := map[string]bool{}
+	for q, v := range st.Parameters {
+		name, _, _ := strings.Cut(q, "|")
+		if manifest.LooksSecret(name) {
+			secretParams[q] = true
+			masker.Add(v)
+		}
+	}
+	for _, c := range st.Components {
+		for _, s := range c.SecretOutputs {
+			masker.Add(c.Outputs[s])
+		}
+		for _, p := range c.Parameters {
+			if manifest.LooksSecret(p.Name) {
+				masker.Add(p.Value)
+			}
+		}
+	}
+	for _, s := range st.SecretOutputs {
+		masker.Add(st.Outputs[s])
+	}
+	show := func(v string, isSecret bool) string {
+		if showSecrets {
+			return v
+		}
+		return masker.Value(v, isSecret)
+	}
+	ex := explainJSON{
+		Stack: st.Stack, Status: st.Status,
+		Parameters: map[string]string{}, Outputs: map[string]string{},
+		Provides: map[string][]string{}, Components: map[string]componentJSON{},
+	}
+	for q, v := range st.Parameters {
+		ex.Parameters[q] = show(v, secretParams[q])
+	}
+	for k, v := range st.Outputs {
+		ex.Outputs[k] = show(v, contains(st.SecretOutputs, k) || manifest.LooksSecret(k))
+	}
+	for k, v := range st.Provides {
+		ex.Provides[k] = append([]string{}, v...)
+	}
+	for name, c := range st.Components {
+		if only != "" && name != only {
+			continue
+		}
+		cj := componentJSON{Status: c.Status, Outputs: map[string]string{}, Parameters: map[string]string{}, Started: rfc3339(c.Started), Finished: rfc3339(c.Finished)}
+		for k, v := range c.Outputs {
+			cj.Outputs[k] = show(v, contains(c.SecretOutputs, k) || manifest.LooksSecret(k))
+		}
+		for _, p := range c.Parameters {
+			cj.Parameters[p.Name] = show(p.Value, manifest.LooksSecret(p.Name))
+		}
+		ex.Components[name] = cj
+	}
+	return ex
+}
+
+func rfc3339(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339)
+	return &s
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func writeExplainText(w io.Writer, st *state.State, ex explainJSON, only string) {
+	if only == "" {
+		fmt.Fprintf(w, "stack %s: %s", ex.Stack, orDash(ex.Status))
+		if st.LastRun != "" {
+			fmt.Fprintf(w, " (last run %s)", st.LastRun)
+		}
+		fmt.Fprintln(w)
+		section(w, "parameters", ex.Parameters)
+		section(w, "outputs", ex.Outputs)
+		if len(ex.Provides) > 0 {
+			fmt.Fprintln(w, "provides:")
+			for _, k := range sortedKeys(ex.Provides) {
+				fmt.Fprintf(w, "  %s: %s\n", k, strings.Join(ex.Provides[k], ", "))
+			}
+		}
+		fmt.Fprintln(w, "components:")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, name := range st.ComponentOrder() {
+		cj, ok := ex.Components[name]
+		if !ok {
+			continue
+		}
+		c := st.Components[name]
+		when := "-"
+		if c.Started.IsZero() == false {
+			when = c.Started.UTC().Format("2006-01-02 15:04:05Z")
+			if !c.Finished.IsZero() && !c.Finished.Before(c.Started) {
+				when += " (" + ui.FormatDuration(c.Finished.Sub(c.Started)) + ")"
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, cj.Status, when, c.Reason)
+	}
+	tw.Flush()
+	if only != "" {
+		cj := ex.Components[only]
+		section(w, "  parameters", cj.Parameters)
+		section(w, "  outputs", cj.Outputs)
+	}
+}
+
+func section(w io.Writer, title string, m map[string]string) {
+	if len(m) == 0 {
+		return
+	}
+	indent := strings.Repeat(" ", len(title)-len(strings.TrimLeft(title, " ")))
+	fmt.Fprintf(w, "%s:\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	for _, k := range sortedKeys(m) {
+		fmt.Fprintf(tw, "%s  %s\t= %s\n", indent, k, oneLine(m[k]))
+	}
+	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,466 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/engine"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/ui"
+)
+
+// runFlags are the flags of deploy and undeploy.
+type runFlags struct {
+	stackFlags
+	components    []string
+	withDeps      bool
+	offset, limit string
+	parallel      int
+	resume        bool
+	dryRun        bool
+	yes           bool
+	force         bool
+	output        string
+	osEnvironment string
+}
+
+func (f *runFlags) register(cmd *cobra.Command, verb string) {
+	f.stackFlags.register(cmd)
+	fl := cmd.Flags()
+	fl.StringSliceVarP(&f.components, "components", "c", nil, "run only these components (a,b)")
+	what := "what they depend on"
+	if verb == plan.VerbUndeploy {
+		what = "what depends on them"
+	}
+	fl.BoolVarP(&f.withDeps, "with-deps", "a", false, "with -c, add "+what)
+	fl.StringVarP(&f.offset, "offset", "o", "", "start at this component")
+	fl.StringVarP(&f.limit, "limit", "l", "", "stop after this component")
+	fl.IntVar(&f.parallel, "parallel", 0, "run up to N components at once (default: lifecycle.parallel, else 1)")
+	fl.BoolVar(&f.resume, "resume", false, "skip components deployed with an unchanged fingerprint")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and run nothing")
+	fl.BoolVar(&f.yes, "yes", false, "approve every gate")
+	fl.BoolVar(&f.force, "force", false, "after a mandatory component fails, go on with independent components")
+	fl.StringVar(&f.output, "output", "text", "text, or json for one event per line")
+	fl.StringVar(&f.osEnvironment, "os-environment", "", "\"everything\" keeps TF_VAR_* variables in components' environment")
+}
+
+func newDeployCmd(a *app) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "deploy STACK|ELABORATE [PARAMS...]",
+		Short: "Deploy a stack: every component in dependency order, in parallel where it can",
+		Long: `deploy elaborates the stack (writing <manifest>.elaborate) or reads an elaborated
+file, locks its parameters, builds the plan and runs it: each component's
+implementation with its parameters, outputs flowing to the next. The state
+(<manifest>.state) is written after every step and locked against a second run.
+Invalid input stops everything before anything runs (exit 2).`,
+		Example: `  gantry deploy hub.yaml params.yaml
+  gantry deploy hub.yaml --parallel 4
+  gantry deploy hub.yaml -c api -a        # api and what it depends on
+  gantry deploy hub.yaml --resume         # only what changed or failed`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runVerb(cmd.Context(), plan.VerbDeploy, args, &f)
+		},
+	}
+	f.register(cmd, plan.VerbDeploy)
+	return cmd
+}
+
+func newUndeployCmd(a *app) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "undeploy STACK|ELABORATE [PARAMS...]",
+		Short: "Undeploy a stack in reverse order, from what the state recorded",
+		Long: `undeploy runs each deployed component's undeploy in the reverse of the deploy
+order, with the parameters recorded in the state, so it works after the
+manifest changed. Components that were never deployed are skipped. Undeploying a
+component that a deployed component still depends on is refused unless that
+one is selected too (-a selects what depends on the selection).`,
+		Example: `  gantry undeploy hub.yaml
+  gantry undeploy hub.yaml -c db -a`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runVerb(cmd.Context(), plan.VerbUndeploy, args, &f)
+		},
+	}
+	f.register(cmd, plan.VerbUndeploy)
+	return cmd
+}
+
+// newRunID returns a sortable, unique run id: UTC time and a random suffix.
+func newRunID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFlags) error {
+	if f.output != "text" && f.output != "json" {
+		return usageError("--output %q: expected text or json", f.output)
+	}
+	if f.osEnvironment != "" && f.osEnvironment != "everything" {
+		return usageError("--os-environment %q: expected everything", f.osEnvironment)
+	}
+	if f.parallel < 0 {
+		return usageError("--parallel %d: expected a positive number", f.parallel)
+	}
+	l, err := a.loadStack(args, &f.stackFlags)
+	if err != nil {
+		return err
+	}
+	graph, diags := plan.BuildGraph(l.res)
+	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+		return err
+	}
+	runID := newRunID()
+	var lock *state.Lock
+	if !f.dryRun {
+		host, _ := os.Hostname()
+		lock, err = state.Acquire(l.statePath, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: "gantry " + verb, Since: time.Now().UTC()})
+		var le *state.LockedError
+		if errors.As(err, &le) {
+			return withCode(ExitLocked, fmt.Errorf("%w\nwait for it to finish; if that run is gone, 'gantry unlock -s %s' removes a stale lock", le, l.statePath))
+		}
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+		// Read the state again under the lock: another run may have changed it.
+		if l.state, err = state.ReadFile(l.statePath); err != nil {
+			return withCode(ExitInvalid, err)
+		}
+	}
+	if verb == plan.VerbUndeploy {
+		if l.state == nil {
+			fmt.Fprintf(a.stdout, "nothing to undeploy: no state at %s\n", l.statePath)
+			return nil
+		}
+		l.locked = params.FromState(l.res.Stack.Meta.Name, l.state.DeploymentID, l.state.Parameters)
+	} else if err := a.lockParams(l); err != nil {
+		return err
+	}
+	rt, err := a.newRuntime(l, graph, runID, f)
+	if err != nil {
+		return err
+	}
+	sel := plan.Selection{Components: f.components, WithDeps: f.withDeps, Offset: f.offset, Limit: f.limit}
+	p, diags := plan.Build(rt, plan.BuildOptions{Verb: verb, Selection: sel, Resume: f.resume})
+	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+		return err
+	}
+	if f.dryRun {
+		return a.printPlanText(p)
+	}
+	if verb == plan.VerbDeploy && !isElaborated(args[0]) {
+		if err := a.writeElaborate(l, rt.ElaboratePath); err != nil {
+			return err
+		}
+	}
+	return a.execute(ctx, l, rt, p, f)
+}
+
+func isElaborated(path string) bool { return strings.HasSuffix(path, elaborate.Suffix) }
+
+// writeElaborate writes the .elaborate file next to the manifest, as the
+// processes' GANTRY_ELABORATE.
+func (a *app) writeElaborate(l *loaded, path string) error {
+	data, err := elaborate.Marshal(l.res, filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(path, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// newRuntime assembles what the steps share.
+func (a *app) newRuntime(l *loaded, g *plan.Graph, runID string, f *runFlags) (*plan.Runtime, error) {
+	statePath, err := filepath.Abs(l.statePath)
+	if err != nil {
+		return nil, err
+	}
+	elab := l.res.Stack.File
+	if !isElaborated(elab) {
+		elab += elaborate.Suffix
+	}
+	if elab, err = filepath.Abs(elab); err != nil {
+		return nil, err
+	}
+	masker := secret.NewMasker()
+	for _, v := range l.locked.Values() {
+		if v.Secret {
+			masker.Add(v.Value)
+		}
+	}
+	var wanted []string
+	for _, c := range l.res.Components {
+		wanted = append(wanted, c.Requires...)
+	}
+	caps := plan.NewCapabilities(plan.EnvironmentCapabilities(wanted)...)
+	caps.Add(l.res.Stack.Provides...)
+	if l.state != nil {
+		for name, c := range l.state.Components {
+			if c.Status == state.StatusDeployed {
+				caps.Add(c.Provides...)
+			}
+			for _, s := range c.SecretOutputs {
+				masker.Add(c.Outputs[s])
+			}
+			for _, p := range c.Parameters {
+				if manifest.LooksSecret(p.Name) {
+					masker.Add(p.Value)
+				}
+			}
+			_ = name
+		}
+	}
+	return &plan.Runtime{
+		Res:           l.res,
+		Graph:         g,
+		Locked:        l.locked,
+		Outputs:       plan.NewOutputIndex(l.res, g, l.state),
+		Before:        l.state,
+		Masker:        masker,
+		Provides:      caps,
+		Dirs:          plan.WorkspaceFor(statePath),
+		RunID:         runID,
+		StatePath:     statePath,
+		ElaboratePath: elab,
+		OSEnv:         os.Environ(),
+		KeepTFVars:    f.osEnvironment == "everything",
+		Now:           time.Now,
+	}, nil
+}
+
+// execute runs the plan with the display, the run logs and the state.
+func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.Plan, f *runFlags) error {
+	st := l.state
+	if st == nil {
+		st = state.New(l.res.Stack.Meta.Name)
+	}
+	rt.Recorder = state.NewRecorder(rt.StatePath, st)
+	rt.Recorder.UpdateStack(func(s *state.State) {
+		s.Stack = l.res.Stack.Meta.Name
+		s.LastRun = rt.RunID
+		s.Status = state.StatusIncomplete
+		if p.Verb == plan.VerbDeploy {
+			s.DeploymentID = rt.Locked.DeploymentID
+			s.Parameters = rt.Locked.Map()
+		}
+	})
+	if err := rt.Recorder.Flush(); err != nil {
+		rt.Recorder.Close()
+		return err
+	}
+	runLog, err := ui.NewRunLog(rt.Dirs.RunDir(rt.RunID))
+	if err != nil {
+		rt.Recorder.Close()
+		return err
+	}
+	tracker := ui.NewTracker(p)
+	eventsFile, err := os.OpenFile(filepath.Join(runLog.Dir(), "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		rt.Recorder.Close()
+		return err
+	}
+	defer eventsFile.Close()
+	fileEvents := ui.NewEvents(eventsFile, rt.RunID)
+	observers := ui.Multi{tracker, runLog, fileEvents}
+	var stdoutEvents *ui.Events
+	sty := ui.Style{Color: a.color()}
+	if f.output == "json" {
+		stdoutEvents = ui.NewEvents(a.stdout, rt.RunID)
+		observers = append(observers, stdoutEvents)
+	} else {
+		observers = append(observers, ui.NewPlain(a.stdout, sty))
+	}
+	start := time.Now()
+	started := ui.Event{Event: "run_started", Stack: p.Stack, Verb: p.Verb, Components: ui.Components(tracker.Components()), LogDir: runLog.Dir()}
+	fileEvents.Emit(started)
+	if stdoutEvents != nil {
+		stdoutEvents.Emit(started)
+	}
+
+	parallel := f.parallel
+	if parallel == 0 {
+		parallel = l.res.Stack.Lifecycle.Parallel
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	outcome := engine.Run(ctx, p, engine.Options{
+		Parallel:    parallel,
+		Force:       f.force,
+		Observer:    ui.Masked{Masker: rt.Masker, Next: observers},
+		RunID:       rt.RunID,
+		Interactive: a.prompter() != nil,
+		Yes:         f.yes,
+		Input:       a.readLine,
+	})
+	stop()
+
+	finalize(rt, p, l)
+	werr := rt.Recorder.Close()
+	_ = runLog.Close()
+
+	comps := tracker.Components()
+	status := "ok"
+	switch {
+	case outcome.Cancelled:
+		status = "interrupted"
+	case outcome.Failed:
+		status = "failed"
+	}
+	finished := ui.Event{Event: "run_finished", Stack: p.Stack, Verb: p.Verb, Status: status, DurationMS: durationMS(time.Since(start)), Components: ui.Components(comps), LogDir: runLog.Dir()}
+	fileEvents.Emit(finished)
+	if stdoutEvents != nil {
+		stdoutEvents.Emit(finished)
+	} else {
+		a.printRunEnd(comps, runLog, outcome, sty)
+	}
+	if werr != nil {
+		return fmt.Errorf("the state could not be written: %w", werr)
+	}
+	switch {
+	case outcome.Cancelled:
+		return withCode(ExitInterrupted, errors.New("interrupted; the state records what was done"))
+	case outcome.Failed:
+		return silentExit(ExitFailed)
+	}
+	return nil
+}
+
+func durationMS(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
+
+// printRunEnd prints the summary, the last lines of failed components' logs
+// and where the logs are.
+func (a *app) printRunEnd(comps []ui.ComponentRun, runLog *ui.RunLog, outcome *engine.Outcome, sty ui.Style) {
+	fmt.Fprintln(a.stdout)
+	ui.WriteSummary(a.stdout, comps, sty)
+	for _, c := range comps {
+		if c.Status != ui.Failed {
+			continue
+		}
+		tail := runLog.Tail(c.Name, 20)
+		if len(tail) == 0 {
+			continue
+		}
+		fmt.Fprintf(a.stdout, "\nlast lines of %s:\n", relPath(runLog.Path(c.Name)))
+		for _, line := range tail {
+			fmt.Fprintln(a.stdout, "  "+line)
+		}
+	}
+	if outcome.HaltedBy != "" {
+		fmt.Fprintf(a.stdout, "\nstopped after %s failed (mandatory); --force goes on with independent components\n", outcome.HaltedBy)
+	}
+	fmt.Fprintf(a.stdout, "\nlogs: %s\n", relPath(runLog.Dir()))
+}
+
+// finalize records the stack-level results: its status, provides and outputs.
+func finalize(rt *plan.Runtime, p *plan.Plan, l *loaded) {
+	rt.Recorder.UpdateStack(func(s *state.State) {
+		s.Provides = map[string][]string{}
+		statuses := map[string]int{}
+		for name, c := range s.Components {
+			statuses[c.Status]++
+			if c.Status == state.StatusDeployed {
+				for _, cap := range c.Provides {
+					s.Provides[cap] = append(s.Provides[cap], name)
+				}
+			}
+		}
+		for _, v := range s.Provides {
+			sort.Strings(v)
+		}
+		switch {
+		case statuses[state.StatusFailed] > 0:
+			s.Status = state.StatusFailed
+		case statuses[state.StatusIncomplete] > 0:
+			s.Status = state.StatusIncomplete
+		case statuses[state.StatusDeployed] > 0:
+			s.Status = state.StatusDeployed
+		default:
+			s.Status = state.StatusUndeployed
+		}
+		if p.Verb == plan.VerbDeploy {
+			s.Outputs, s.SecretOutputs = stackOutputs(rt, l)
+		} else if s.Status == state.StatusUndeployed {
+			s.Outputs, s.SecretOutputs = nil, nil
+		}
+	})
+}
+
+// stackOutputs evaluates the stack's declared outputs with what is known now;
+// outputs of components that did not run stay out.
+func stackOutputs(rt *plan.Runtime, l *loaded) (map[string]string, []string) {
+	out := map[string]string{}
+	var secrets []string
+	r := params.StackResolver(rt.Locked, rt.Outputs, rt.Graph.Order)
+	for _, o := range l.res.Stack.Outputs {
+		var v string
+		var err error
+		isSecret := o.IsSecret()
+		if comp, name, ok := strings.Cut(o.Name, ":"); ok && o.Value == "" {
+			v, err = r.Output(comp, name)
+			isSecret = isSecret || rt.Outputs.IsSecret(comp, name)
+		} else if o.Value != "" {
+			v, err = params.Expand(o.Value, r)
+		} else {
+			v, err = r.Lookup(o.Name)
+		}
+		if err != nil {
+			continue
+		}
+		out[o.Name] = v
+		if isSecret || manifest.LooksSecret(o.Name) {
+			secrets = append(secrets, o.Name)
+			rt.Masker.Add(v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	sort.Strings(secrets)
+	return out, secrets
+}
+
+// readLine reads an answer from the terminal.
+func (a *app) readLine() (string, error) {
+	p := a.prompter()
+	if p == nil {
+		return "", errors.New("stdin is not a terminal")
+	}
+	line, err := p.rd.ReadString('\n')
+	if err != nil && line == "" {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// color reports whether to colour the output: not with NO_COLOR or
+// --no-color, and only on a terminal.
+func (a *app) color() bool {
+	if a.noColor {
+		return false
+	}
+	f, ok := a.stdout.(*os.File)
+	return ok && isTerminal(f)
+}

@@ -1,0 +1,189 @@
+package component
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+func TestCapture(t *testing.T) {
+	c := NewCapture()
+	for _, l := range strings.Split(`noise = ignored
+Outputs:
+
+host = "db.local"
+port = 5432
+  spaced   =   value with spaces
+colour = `+"\x1b[32mgreen\x1b[0m"+`
+provides = kubernetes, vault
+single = 'quoted'
+
+after = ignored
+Provides:
+- ingress
+dns tls
+
+`+"\x1b[1mOutputs:\x1b[0m"+`
+host = overridden
+`, "\n") {
+		c.Line(l)
+	}
+	want := map[string]string{"host": "overridden", "port": "5432", "spaced": "value with spaces", "colour": "green", "single": "quoted"}
+	if diff := cmp.Diff(want, c.Outputs()); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"kubernetes", "vault", "ingress", "dns", "tls"}, c.Provides()); diff != "" {
+		t.Errorf("provides (-want +got):\n%s", diff)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string // name -> content; names ending in * are executable
+		verb  string
+		kind  string
+		file  string
+		err   string
+	}{
+		{"makefile target", map[string]string{"Makefile": "X := 1\ndeploy undeploy:\n\techo hi\n"}, "deploy", ImplMake, "Makefile", ""},
+		{"makefile without the target falls through", map[string]string{"Makefile": "build:\n", "deploy*": "#!/bin/sh\n"}, "deploy", ImplScript, "deploy", ""},
+		{"assignment is not a target", map[string]string{"Makefile": "deploy := 1\n"}, "deploy", "", "", "no implementation"},
+		{"script", map[string]string{"deploy.sh*": "#!/bin/sh\n"}, "deploy", ImplScript, "deploy.sh", ""},
+		{"bin script", map[string]string{"bin/undeploy*": "#!/bin/sh\n"}, "undeploy", ImplScript, "bin/undeploy", ""},
+		{"underscore script", map[string]string{"_backup.sh*": "#!/bin/sh\n"}, "backup", ImplScript, "_backup.sh", ""},
+		{"not executable", map[string]string{"deploy.sh": "#!/bin/sh\n"}, "deploy", "", "", "deploy.sh exists but is not executable"},
+		{"terraform", map[string]string{"main.tf": ""}, "deploy", ImplTerraform, "main.tf", ""},
+		{"helm", map[string]string{"Chart.yaml": ""}, "deploy", ImplHelm, "Chart.yaml", ""},
+		{"kustomize", map[string]string{"kustomization.yaml": ""}, "deploy", ImplKubernetes, "kustomization.yaml", ""},
+		{"nothing", map[string]string{"README": ""}, "deploy", "", "", `no implementation of "deploy"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tt.files {
+				mode := os.FileMode(0o644)
+				if strings.HasSuffix(name, "*") {
+					name, mode = strings.TrimSuffix(name, "*"), 0o755
+				}
+				p := filepath.Join(dir, name)
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte(content), mode); err != nil {
+					t.Fatal(err)
+				}
+			}
+			impl, err := Probe(dir, tt.verb)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("want error %q, got %v, %v", tt.err, impl, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if impl.Kind != tt.kind || impl.File != filepath.Join(dir, tt.file) {
+				t.Errorf("got %s %s, want %s %s", impl.Kind, impl.File, tt.kind, tt.file)
+			}
+		})
+	}
+}
+
+func TestRunKillsTheProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	done := make(chan error)
+	go func() {
+		done <- Run(ctx, Process{
+			Args:   []string{"/bin/sh", "-c", "trap '' TERM; sleep 300 & echo $! > " + pidFile + "; echo started; wait"},
+			Stdout: &out, Grace: 200 * time.Millisecond,
+		})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "started") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	err := <-done
+	if err == nil {
+		t.Fatal("a cancelled process reported success")
+	}
+	b, _ := os.ReadFile(pidFile)
+	var pid int
+	for _, c := range strings.TrimSpace(string(b)) {
+		pid = pid*10 + int(c-'0')
+	}
+	time.Sleep(50 * time.Millisecond)
+	if pid > 0 && syscall.Kill(pid, 0) == nil {
+		// A zombie is dead already; only a running child is a survivor.
+		if st, _ := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat"); !strings.Contains(string(st), ") Z ") {
+			t.Fatalf("child %d survived the cancellation", pid)
+		}
+	}
+}
+
+func TestRunExitCode(t *testing.T) {
+	err := Run(context.Background(), Process{Args: []string{"/bin/sh", "-c", "exit 3"}})
+	ee, ok := err.(*ExitError)
+	if !ok || ee.Code != 3 {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := exec.LookPath("true"); err == nil {
+		if err := Run(context.Background(), Process{Args: []string{"true"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestEnviron(t *testing.T) {
+	got := Environ([]string{"A=1", "TF_VAR_x=secret", "B=2"}, false, []string{"B=3", "C=4"}, []string{"A=5"})
+	if diff := cmp.Diff([]string{"A=5", "B=3", "C=4"}, got); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	if got := Environ([]string{"TF_VAR_x=1"}, true); len(got) != 1 {
+		t.Errorf("TF_VAR_ dropped with --os-environment everything")
+	}
+}
+
+func TestResolveOutputs(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "cert.pem"), []byte("PEM"), 0o600)
+	c := &manifest.Component{Outputs: []manifest.Output{
+		{Name: "host"},
+		{Name: "url", Value: "http://${host}:${db.port}"},
+		{Name: "vpc", FromTfVar: "vpc_id"},
+		{Name: "cfg", FromTfVar: "cfg_b64/base64"},
+		{Name: "cert", FromTfVar: "cert_file"},
+		{Name: "db.port"},
+		{Name: "token", Kind: "secret"},
+	}}
+	raw := map[string]string{"host": "h", "vpc_id": "vpc-1", "cfg_b64": "eyJhIjoxfQ==", "cert_file": "file://" + filepath.Join(dir, "cert.pem"), "token": "t0k3n", "extra": "x"}
+	out, secret, err := ResolveOutputs(c, raw, expanded(t, "db.port", "5432"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"host": "h", "url": "http://h:5432", "vpc": "vpc-1", "cfg": `{"a":1}`, "cert": "PEM", "db.port": "5432", "token": "t0k3n",
+		"vpc_id": "vpc-1", "cfg_b64": "eyJhIjoxfQ==", "cert_file": raw["cert_file"], "extra": "x"}
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"token"}, secret); diff != "" {
+		t.Errorf("secret (-want +got):\n%s", diff)
+	}
+	_, _, err = ResolveOutputs(&manifest.Component{Outputs: []manifest.Output{{Name: "missing"}}}, nil, expanded(t))
+	if err == nil || !strings.Contains(err.Error(), "declared but not produced") {
+		t.Errorf("missing output: %v", err)
+	}
+}

@@ -1,0 +1,142 @@
+package component
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultGrace is how long a cancelled process group gets between SIGTERM and
+// SIGKILL.
+const DefaultGrace = 10 * time.Second
+
+// Process is a command to run in its own process group.
+type Process struct {
+	Args   []string
+	Dir    string
+	Env    []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Grace is the time between SIGTERM and SIGKILL on cancellation.
+	Grace time.Duration
+}
+
+// ExitError is a process that ended with a non-zero status or a signal.
+type ExitError struct {
+	Args   []string
+	Code   int    // -1 when killed by a signal
+	Signal string // the signal that killed it
+}
+
+func (e *ExitError) Error() string {
+	if e.Signal != "" {
+		return fmt.Sprintf("%s was killed by %s", strings.Join(e.Args, " "), e.Signal)
+	}
+	return fmt.Sprintf("%s exited with status %d", strings.Join(e.Args, " "), e.Code)
+}
+
+// Run runs the process and waits for it. The process leads its own group:
+// when ctx is cancelled the whole group gets SIGTERM, then SIGKILL after the
+// grace period, so that no child survives an interrupted run.
+func Run(ctx context.Context, p Process) error {
+	if len(p.Args) == 0 {
+		return errors.New("no command")
+	}
+	cmd := exec.Command(p.Args[0], p.Args[1:]...)
+	cmd.Dir = p.Dir
+	cmd.Env = p.Env
+	cmd.Stdin = p.Stdin
+	cmd.Stdout = p.Stdout
+	cmd.Stderr = p.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Children that outlive the process keep its output pipes open; do not
+	// wait for them forever.
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", p.Args[0], err)
+	}
+	pgid := cmd.Process.Pid
+	grace := p.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	stopped := make(chan struct{})
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		select {
+		case <-stopped:
+			return
+		case <-ctx.Done():
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-stopped:
+		case <-t.C:
+		}
+		// Whatever is left of the group goes now, the leader included if it
+		// ignored SIGTERM.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}()
+	err := cmd.Wait()
+	close(stopped)
+	<-killed
+	if ctx.Err() != nil {
+		// The leader is gone; make sure none of its group outlives it.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	return exitError(p.Args, err)
+}
+
+func exitError(args []string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return &ExitError{Args: args, Code: -1, Signal: ws.Signal().String()}
+		}
+		return &ExitError{Args: args, Code: ee.ExitCode()}
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		return nil
+	}
+	return err
+}
+
+// Environ builds a process environment: the OS environment (without TF_VAR_*
+// variables unless keepTFVars), then extra, later entries winning.
+func Environ(osEnv []string, keepTFVars bool, extra ...[]string) []string {
+	index := map[string]int{}
+	var out []string
+	add := func(kv string) {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := index[k]; ok {
+			out[i] = kv
+			return
+		}
+		index[k] = len(out)
+		out = append(out, kv)
+	}
+	for _, kv := range osEnv {
+		if !keepTFVars && strings.HasPrefix(kv, "TF_VAR_") {
+			continue
+		}
+		add(kv)
+	}
+	for _, list := range extra {
+		for _, kv := range list {
+			add(kv)
+		}
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package component
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+)
+
+// ResolveOutputs computes a component's outputs after its verb succeeded
+// (DESIGN 4.5). A declared output takes, in order: fromTfVar key[/base64][/json]
+// (a raw value file://path is read from the file); else its value expanded over
+// the raw outputs and the component's parameters; else the raw output of the
+// same name; else the component parameter of that name. Raw outputs that are
+// not declared are kept too. Secret are the outputs declared secret and those
+// whose name looks secret.
+func ResolveOutputs(c *manifest.Component, raw map[string]string, exp *params.Expanded) (map[string]string, []string, error) {
+	out := make(map[string]string, len(raw)+len(c.Outputs))
+	for k, v := range raw {
+		out[k] = v
+	}
+	// Outputs see the raw outputs, the declared outputs above them, then the
+	// component's parameters.
+	resolved := map[string]string{}
+	r := &rawResolver{raw: raw, resolved: resolved, next: exp.Resolver()}
+	var errs []error
+	var secret []string
+	for _, o := range c.Outputs {
+		v, err := resolveOutput(o, raw, r, exp)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("output %s: %w", o.Name, err))
+			continue
+		}
+		out[o.Name] = v
+		resolved[o.Name] = v
+		// exp.IsSecret covers names that look secret and parameters holding secrets.
+		if o.IsSecret() || exp.IsSecret(o.Name) {
+			secret = append(secret, o.Name)
+		}
+	}
+	for k := range raw {
+		if manifest.LooksSecret(k) && !containsStr(secret, k) {
+			secret = append(secret, k)
+		}
+	}
+	sort.Strings(secret)
+	return out, secret, errors.Join(errs...)
+}
+
+func resolveOutput(o manifest.Output, raw map[string]string, r params.Resolver, exp *params.Expanded) (string, error) {
+	if o.FromTfVar != "" {
+		parts := strings.Split(o.FromTfVar, "/")
+		v, ok := raw[parts[0]]
+		if !ok {
+			return "", fmt.Errorf("fromTfVar: the implementation printed no output %q (outputs: %s)", parts[0], keysOf(raw))
+		}
+		if strings.HasPrefix(v, "file://") {
+			b, err := os.ReadFile(strings.TrimPrefix(v, "file://"))
+			if err != nil {
+				return "", fmt.Errorf("fromTfVar %s: %w", o.FromTfVar, err)
+			}
+			v = string(b)
+		}
+		for _, enc := range parts[1:] {
+			switch enc {
+			case "base64":
+				b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+				if err != nil {
+					return "", fmt.Errorf("fromTfVar %s: the value is not base64", o.FromTfVar)
+				}
+				v = string(b)
+			case "json":
+				var s string
+				if json.Unmarshal([]byte(v), &s) == nil {
+					v = s
+					continue
+				}
+				var any any
+				if err := json.Unmarshal([]byte(v), &any); err != nil {
+					return "", fmt.Errorf("fromTfVar %s: the value is not JSON", o.FromTfVar)
+				}
+				b, _ := json.Marshal(any)
+				v = string(b)
+			default:
+				return "", fmt.Errorf("fromTfVar %s: unknown decoding %q (expected base64 or json)", o.FromTfVar, enc)
+			}
+		}
+		return v, nil
+	}
+	if o.Value != "" {
+		return params.Expand(o.Value, r)
+	}
+	if v, ok := raw[o.Name]; ok {
+		return v, nil
+	}
+	if v := exp.Get(o.Name); v != nil {
+		return v.Value, nil
+	}
+	return "", fmt.Errorf("declared but not produced: the implementation printed no %q in an Outputs: block and the component has no parameter of that name (outputs printed: %s)", o.Name, keysOf(raw))
+}
+
+func keysOf(m map[string]string) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	k := make([]string, 0, len(m))
+	for n := range m {
+		k = append(k, n)
+	}
+	sort.Strings(k)
+	return strings.Join(k, ", ")
+}
+
+// rawResolver looks names up in raw outputs, then declared outputs resolved
+// so far, then in the component's scope.
+type rawResolver struct {
+	raw      map[string]string
+	resolved map[string]string
+	next     params.Resolver
+}
+
+func (r *rawResolver) Lookup(name string) (string, error) {
+	if v, ok := r.raw[name]; ok {
+		return v, nil
+	}
+	if v, ok := r.resolved[name]; ok {
+		return v, nil
+	}
+	return r.next.Lookup(name)
+}
+
+func (r *rawResolver) Output(comp, name string) (string, error) { return r.next.Output(comp, name) }

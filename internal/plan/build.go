@@ -1,0 +1,390 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// Verbs.
+const (
+	VerbDeploy   = "deploy"
+	VerbUndeploy = "undeploy"
+)
+
+// Selection narrows a run to some components (DESIGN 4.7).
+type Selection struct {
+	Components []string // -c a,b
+	WithDeps   bool     // -a: add dependencies (deploy) or dependents (undeploy)
+	Offset     string   // -o: start at this component
+	Limit      string   // -l: stop after this component
+}
+
+// BuildOptions say what plan to build.
+type BuildOptions struct {
+	Verb      string
+	Selection Selection
+	Resume    bool
+}
+
+// IsMandatory applies seed 000: every component is mandatory unless listed in
+// lifecycle.optional; when lifecycle.mandatory is given, everything else is
+// optional.
+func IsMandatory(s *manifest.Stack, comp string) bool {
+	if len(s.Lifecycle.Mandatory) > 0 {
+		return containsName(s.Lifecycle.Mandatory, comp)
+	}
+	return !containsName(s.Lifecycle.Optional, comp)
+}
+
+func containsName(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Build builds the plan of a deploy, undeploy or custom verb.
+func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
+	var diags manifest.Diagnostics
+	if opts.Verb == "" {
+		opts.Verb = VerbDeploy
+	}
+	undeploy := opts.Verb == VerbUndeploy
+	order := rt.Graph.Order
+	var orphans []string
+	if undeploy {
+		orphans = Orphans(rt)
+		order = append(reversed(orphans), reversed(order)...)
+	}
+	selected, ok := SelectOrder(rt.Graph, order, opts.Verb, opts.Selection, &diags)
+	if !ok {
+		return nil, diags
+	}
+	if undeploy {
+		checkDependents(rt, selected, &diags)
+	}
+	p := New(rt.Res.Stack.Meta.Name, opts.Verb)
+	runs := map[string]*compRun{}
+	for _, name := range selected {
+		cr := newCompRun(rt, name, opts, &diags)
+		if cr == nil {
+			continue
+		}
+		runs[name] = cr
+		addComponent(p, rt, cr)
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	// Edges between the selected components: deploy follows the graph,
+	// undeploy runs it backwards.
+	for _, b := range selected {
+		for _, a := range dependenciesOf(rt, b) {
+			if runs[a] == nil || runs[b] == nil {
+				continue
+			}
+			if undeploy {
+				p.Connect(b+"/end", a+"/begin", OnSuccess)
+			} else {
+				p.Connect(a+"/end", b+"/begin", OnSuccess)
+			}
+		}
+	}
+	return p, diags
+}
+
+// dependenciesOf returns the components b depends on: from the graph when b is
+// in the stack, else from what the state recorded.
+func dependenciesOf(rt *Runtime, b string) []string {
+	if rt.Graph.DAG.Has(b) {
+		return rt.Graph.Dependencies(b)
+	}
+	if rt.Before != nil {
+		if c, ok := rt.Before.Components[b]; ok {
+			return c.Depends
+		}
+	}
+	return nil
+}
+
+func reversed(l []string) []string {
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[len(l)-1-i] = s
+	}
+	return out
+}
+
+// Orphans are components recorded in the state, not undeployed, that the
+// stack no longer lists, in their recorded deploy order.
+func Orphans(rt *Runtime) []string {
+	if rt.Before == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range rt.Before.ComponentOrder() {
+		c := rt.Before.Components[name]
+		if rt.Graph.DAG.Has(name) || c.Status == state.StatusUndeployed || c.Status == state.StatusSkipped {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// SelectOrder applies -c, -a, -o and -l to a run order.
+func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *manifest.Diagnostics) ([]string, bool) {
+	known := map[string]bool{}
+	for _, n := range order {
+		known[n] = true
+	}
+	check := func(flag, name string) bool {
+		if known[name] {
+			return true
+		}
+		msg := fmt.Sprintf("%s %s: no component %q in the stack", flag, name, name)
+		if s := manifest.Suggest(name, order); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		diags.Errorf(manifest.Pos{}, "", "%s", msg)
+		return false
+	}
+	ok := true
+	want := map[string]bool{}
+	if len(sel.Components) > 0 {
+		for _, c := range sel.Components {
+			if check("-c", c) {
+				want[c] = true
+			} else {
+				ok = false
+			}
+		}
+		if sel.WithDeps {
+			for c := range want {
+				var more []string
+				if g.DAG.Has(c) {
+					if verb == VerbUndeploy {
+						more = g.DAG.Reachable(c)
+					} else {
+						more = g.DAG.Ancestors(c)
+					}
+				}
+				for _, m := range more {
+					want[m] = true
+				}
+			}
+		}
+	}
+	for _, f := range []struct{ flag, name string }{{"-o", sel.Offset}, {"-l", sel.Limit}} {
+		if f.name != "" && !check(f.flag, f.name) {
+			ok = false
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	var out []string
+	started := sel.Offset == ""
+	for _, n := range order {
+		if n == sel.Offset {
+			started = true
+		}
+		if started && (len(want) == 0 || want[n]) {
+			out = append(out, n)
+		}
+		if n == sel.Limit {
+			break
+		}
+	}
+	if len(out) == 0 && (sel.Offset != "" || sel.Limit != "") {
+		diags.Errorf(manifest.Pos{}, "", "the selection is empty: -o %s comes after -l %s in the %s order", sel.Offset, sel.Limit, verb)
+		return nil, false
+	}
+	return out, true
+}
+
+// checkDependents refuses to undeploy a component that a deployed component
+// outside the selection still depends on.
+func checkDependents(rt *Runtime, selected []string, diags *manifest.Diagnostics) {
+	in := map[string]bool{}
+	for _, s := range selected {
+		in[s] = true
+	}
+	deployed := func(n string) bool {
+		if rt.Before == nil {
+			return false
+		}
+		c, ok := rt.Before.Components[n]
+		return ok && (c.Status == state.StatusDeployed || c.Status == state.StatusIncomplete || c.Status == state.StatusFailed)
+	}
+	for _, s := range selected {
+		var blocking []string
+		seen := map[string]bool{}
+		var dependents []string
+		if rt.Graph.DAG.Has(s) {
+			dependents = rt.Graph.DAG.Successors(s)
+		}
+		if rt.Before != nil {
+			for name, c := range rt.Before.Components {
+				if containsName(c.Depends, s) {
+					dependents = append(dependents, name)
+				}
+			}
+		}
+		for _, d := range dependents {
+			if !in[d] && !seen[d] && deployed(d) {
+				seen[d] = true
+				blocking = append(blocking, d)
+			}
+		}
+		sort.Strings(blocking)
+		if len(blocking) > 0 {
+			diags.Errorf(manifest.Pos{}, "", "cannot undeploy %s: %s still depend%s on it; select %s too or add -a to undeploy what depends on it",
+				s, strings.Join(blocking, ", "), map[bool]string{true: "s", false: ""}[len(blocking) == 1], map[bool]string{true: "it", false: "them"}[len(blocking) == 1])
+		}
+	}
+}
+
+// newCompRun prepares a component for the run: its manifest or its record,
+// its directory and its implementation (a missing one is an error now, not
+// half-way through the run).
+func newCompRun(rt *Runtime, name string, opts BuildOptions, diags *manifest.Diagnostics) *compRun {
+	cr := &compRun{rt: rt, name: name, verb: opts.Verb, resume: opts.Resume, order: rt.Graph.Position(name)}
+	if rt.Before != nil {
+		cr.recorded = rt.Before.Components[name]
+	}
+	if ref := stackRef(rt, name); ref != nil {
+		cr.c = rt.Res.Component(name)
+		cr.dir = ref.Source.Dir
+		cr.deps = rt.Graph.Dependencies(name)
+	} else if cr.recorded != nil {
+		cr.dir, cr.deps, cr.order = cr.recorded.Dir, cr.recorded.Depends, cr.recorded.Order
+	}
+	if abs, err := filepath.Abs(cr.dir); err == nil {
+		cr.dir = abs
+	}
+	pos := manifest.Pos{}
+	if ref := stackRef(rt, name); ref != nil {
+		pos = ref.Pos
+	}
+	if opts.Verb == VerbUndeploy && (cr.recorded == nil || cr.recorded.Status == state.StatusUndeployed || cr.recorded.Status == state.StatusSkipped) {
+		return cr // skipped at run time: nothing to undeploy
+	}
+	if cr.c != nil && cr.c.Lifecycle.Bare == manifest.EmptyAllow {
+		return cr
+	}
+	impl, err := component.Probe(cr.dir, opts.Verb)
+	if err != nil {
+		diags.Errorf(pos, "", "component %s: %v", name, err)
+		return nil
+	}
+	switch impl.Kind {
+	case component.ImplMake, component.ImplScript:
+	default:
+		diags.Errorf(pos, "", "component %s: found %s, which needs the %s plugin; this gantry does not include it yet", name, filepath.Base(impl.File), impl.Kind)
+		return nil
+	}
+	cr.impl = impl
+	if opts.Verb == VerbDeploy && cr.c != nil {
+		checkStaticRequirements(rt, cr, pos, diags)
+	}
+	return cr
+}
+
+func stackRef(rt *Runtime, name string) *manifest.ComponentRef {
+	for i := range rt.Res.Stack.Components {
+		if rt.Res.Stack.Components[i].Name == name {
+			return &rt.Res.Stack.Components[i]
+		}
+	}
+	return nil
+}
+
+// checkStaticRequirements refuses, before anything runs, a requirement that
+// nothing can satisfy: no component of the stack provides it, the environment
+// does not (its tool is not on PATH), the state does not, and it is not tuned
+// optional.
+func checkStaticRequirements(rt *Runtime, cr *compRun, pos manifest.Pos, diags *manifest.Diagnostics) {
+	for _, req := range cr.c.Requires {
+		if rt.Provides.Has(req) || isOptionalRequirement(rt.Res.Stack, req, cr.name) {
+			continue
+		}
+		provided := containsName(rt.Res.Stack.Provides, req)
+		for _, other := range rt.Res.Components {
+			if other.Meta.Name != cr.name && containsName(other.Provides, req) {
+				provided = true
+			}
+		}
+		if provided {
+			continue
+		}
+		hint := "no component provides it"
+		if IsEnvironmentCapability(req) {
+			hint = fmt.Sprintf("no component provides it and its tool (%s) is not on PATH", strings.Join(environmentTools[req], ", "))
+		}
+		diags.Errorf(pos, "", "component %s requires %s: %s; add a component that provides it, or make it optional with lifecycle.requires.optional: [%s:%s]", cr.name, req, hint, req, cr.name)
+	}
+}
+
+// addComponent adds a component's steps: begin → verb → end, with the failure
+// path from each step.
+func addComponent(p *Plan, rt *Runtime, cr *compRun) {
+	critical := IsMandatory(rt.Res.Stack, cr.name) && cr.c != nil
+	group := cr.name
+	var begin Runner
+	switch {
+	case cr.verb == VerbUndeploy:
+		begin = beginUndeploy{cr}
+	default:
+		begin = beginDeploy{cr}
+	}
+	steps := []*Node{
+		{ID: cr.name + "/begin", Kind: "begin", Label: cr.name + ": prepare", Hidden: true, Light: true, Runner: inGroup{cr, begin}},
+		{ID: cr.name + "/" + cr.verb, Kind: "component", Label: cr.verb + " " + cr.name, Action: cr.verb, Runner: inGroup{cr, verbStep{cr}}},
+		{ID: cr.name + "/end", Kind: "end", Label: cr.name + ": done", Hidden: true, Light: true, Runner: inGroup{cr, endStep{cr}}},
+	}
+	for _, n := range steps {
+		n.Component, n.Group, n.Critical = cr.name, group, critical
+		p.Add(n)
+	}
+	failed := p.Add(&Node{ID: cr.name + "/failed", Kind: "failed", Label: cr.name + ": failed", Component: cr.name, Group: group,
+		Hidden: true, Light: true, Always: true, Runner: failedStep{cr}})
+	for i, n := range steps {
+		if i > 0 {
+			p.Connect(steps[i-1].ID, n.ID, OnSuccess)
+		}
+		p.Connect(n.ID, failed.ID, OnFailure)
+	}
+}
+
+// beginUndeploy prepares an undeploy from what the state recorded.
+type beginUndeploy struct{ cr *compRun }
+
+func (b beginUndeploy) Run(ctx context.Context, env Env) Result {
+	cr, rt := b.cr, b.cr.rt
+	rec := cr.recorded
+	if rec == nil || rec.Status == state.StatusUndeployed || rec.Status == state.StatusSkipped {
+		return Skip("not deployed", true)
+	}
+	values := make([]*params.Value, len(rec.Parameters))
+	for i, p := range rec.Parameters {
+		values[i] = &params.Value{Name: p.Name, Value: p.Value, Env: p.Env, Secret: manifest.LooksSecret(p.Name)}
+		if values[i].Secret {
+			rt.Masker.Add(p.Value)
+		}
+	}
+	cr.mu.Lock()
+	cr.exp = params.Recorded(cr.name, values, rt.Outputs, rt.Locked)
+	cr.mu.Unlock()
+	return Ok()
+}

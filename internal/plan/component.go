@@ -1,0 +1,447 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// compRun is what the steps of one component share during a run.
+type compRun struct {
+	rt   *Runtime
+	name string
+	verb string
+	c    *manifest.Component // nil for a component known only from the state
+	dir  string
+	deps []string
+	// order is the component's position in the deploy order.
+	order    int
+	resume   bool
+	impl     *component.Implementation
+	recorded *state.Component // the component's record when the run began
+
+	mu          sync.Mutex
+	exp         *params.Expanded
+	fingerprint string
+	failReason  string
+}
+
+func (cr *compRun) setFailure(reason string) {
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	if cr.failReason == "" {
+		cr.failReason = reason
+	}
+}
+
+func (cr *compRun) failure() string {
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	if cr.failReason == "" {
+		return "a step failed"
+	}
+	return cr.failReason
+}
+
+// inGroup wraps a component's step so that its failure becomes the
+// component's failure reason.
+type inGroup struct {
+	cr    *compRun
+	inner Runner
+}
+
+func (g inGroup) Run(ctx context.Context, env Env) Result {
+	r := g.inner.Run(ctx, env)
+	if r.Status == Failed {
+		g.cr.setFailure(r.Reason)
+	}
+	return r
+}
+
+// Skipped passes skips on to the inner runner when it records them.
+func (g inGroup) Skipped(r Result) {
+	if sr, ok := g.inner.(SkipRecorder); ok {
+		sr.Skipped(r)
+	}
+}
+
+// beginDeploy checks the component's requirements, expands its parameters and
+// decides whether it needs to run at all.
+type beginDeploy struct{ cr *compRun }
+
+func (b beginDeploy) Run(ctx context.Context, env Env) Result {
+	cr, rt := b.cr, b.cr.rt
+	if res, stop := checkRequirements(cr); stop {
+		return res
+	}
+	exp, diags := params.ExpandComponent(params.ComponentInput{
+		Locked:    rt.Locked,
+		Component: cr.c,
+		Depends:   cr.deps,
+		Outputs:   rt.Outputs,
+		Provides:  rt.Provides.String(),
+	})
+	if diags.HasErrors() {
+		var msgs []string
+		for _, d := range diags.Errors() {
+			msgs = append(msgs, d.String())
+		}
+		return Fail(errors.New(strings.Join(msgs, "\n")))
+	}
+	for _, v := range exp.Values {
+		if v.Pending != "" {
+			return Fail(fmt.Errorf("parameter %s needs an output of %s, which has not been deployed", v.Name, v.Pending))
+		}
+		if v.Secret {
+			rt.Masker.Add(v.Value)
+		}
+	}
+	fp, err := Fingerprint(cr.verb, cr.dir, exp, upstreamOutputs(rt, cr.deps))
+	if err != nil {
+		return Fail(fmt.Errorf("fingerprint: %w", err))
+	}
+	cr.mu.Lock()
+	cr.exp, cr.fingerprint = exp, fp
+	cr.mu.Unlock()
+	if cr.resume && cr.recorded != nil && cr.recorded.Status == state.StatusDeployed && cr.recorded.Fingerprint == fp {
+		rt.Provides.Add(cr.recorded.Provides...)
+		return Result{Status: Skipped, Soft: true, Reason: reasonUnchanged}
+	}
+	return Ok()
+}
+
+// reasonUnchanged marks a component that --resume found deployed and unchanged.
+const reasonUnchanged = "unchanged"
+
+func upstreamOutputs(rt *Runtime, deps []string) map[string]map[string]string {
+	m := make(map[string]map[string]string, len(deps))
+	for _, d := range deps {
+		m[d] = rt.Outputs.Values(d)
+	}
+	return m
+}
+
+// checkRequirements applies seed 000's requirement rules at run time, when the
+// capabilities provided so far (dynamic ones included) are known.
+func checkRequirements(cr *compRun) (Result, bool) {
+	rt := cr.rt
+	for _, cond := range tuningConditions(rt.Res.Stack, cr.name) {
+		v := rt.Locked.Get(cond)
+		if v == nil || !truthy(v.Value) {
+			return Skip(fmt.Sprintf("%s is not set to a true value", cond), true), true
+		}
+	}
+	for _, req := range cr.c.Requires {
+		if rt.Provides.Has(req) {
+			continue
+		}
+		if isOptionalRequirement(rt.Res.Stack, req, cr.name) {
+			return Skip(fmt.Sprintf("requires %s, which nothing provides (optional requirement)", req), true), true
+		}
+		return Fail(fmt.Errorf("requires %s, which nothing provides", req)), true
+	}
+	return Result{}, false
+}
+
+// truthy is seed 000's truth: everything but false, "", 0 and (unknown).
+func truthy(v string) bool {
+	switch strings.TrimSpace(v) {
+	case "", "false", "0", "(unknown)":
+		return false
+	}
+	return true
+}
+
+// isOptionalRequirement reports whether lifecycle.requires.optional softens
+// req for comp: "req" for everyone or "req:comp" for comp.
+func isOptionalRequirement(s *manifest.Stack, req, comp string) bool {
+	for _, e := range s.Lifecycle.Requires.Optional {
+		r, c, qualified := strings.Cut(e, ":")
+		if r == req && (!qualified || c == comp) {
+			return true
+		}
+	}
+	return false
+}
+
+// tuningConditions returns the parameters that gate comp: entries
+// "parameter:comp" of lifecycle.requires.optional whose left side is a
+// stack parameter rather than a capability.
+func tuningConditions(s *manifest.Stack, comp string) []string {
+	var out []string
+	for _, e := range s.Lifecycle.Requires.Optional {
+		r, c, qualified := strings.Cut(e, ":")
+		if !qualified || c != comp || r == "" {
+			continue
+		}
+		for _, p := range s.Parameters {
+			if p.Name == r && p.Component == "" {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// verbStep runs the component's implementation for a verb.
+type verbStep struct{ cr *compRun }
+
+func (v verbStep) Run(ctx context.Context, env Env) Result {
+	cr, rt := v.cr, v.cr.rt
+	cr.mu.Lock()
+	exp, fp := cr.exp, cr.fingerprint
+	cr.mu.Unlock()
+	now := rt.Now().UTC()
+	// The component is in flight from here on; a crash must leave that in the
+	// state, so the mark is on disk before the process starts.
+	ver := rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {
+		c.Status = state.StatusIncomplete
+		c.Verb = cr.verb
+		c.Started, c.Finished = now, time.Time{}
+		c.LastRun = rt.RunID
+		c.Dir = cr.dir
+		c.Depends = cr.deps
+		c.Order = cr.order
+		c.Reason = ""
+		if cr.verb == VerbDeploy {
+			c.Parameters = recordParams(exp)
+		}
+	})
+	if err := rt.Recorder.Wait(ver); err != nil {
+		return Fail(fmt.Errorf("cannot record the state before running: %w", err))
+	}
+	if cr.c != nil && cr.c.Templates != nil {
+		if _, err := component.RenderFiles(cr.dir, rt.Dirs.GenDir(cr.name), cr.c.Templates, exp); err != nil {
+			return Fail(fmt.Errorf("render templates: %w", err))
+		}
+	}
+	capture := component.NewCapture()
+	secretOutputs := map[string]bool{}
+	if cr.c != nil {
+		for _, o := range cr.c.Outputs {
+			if o.IsSecret() {
+				secretOutputs[o.Name] = true
+			}
+		}
+	}
+	// A bare component (lifecycle.bare: allow) has no process: its outputs
+	// come from its parameters alone.
+	if cr.impl != nil {
+		stdout := &captureWriter{capture: capture, out: env.Output(), masker: rt, secret: secretOutputs}
+		err := component.Run(ctx, component.Process{
+			Args:   cr.impl.Args,
+			Dir:    cr.dir,
+			Env:    processEnv(cr, exp),
+			Stdout: stdout,
+			Stderr: env.Output(),
+		})
+		stdout.flush()
+		if err != nil {
+			if ctx.Err() != nil {
+				return Fail(fmt.Errorf("interrupted: %w", err))
+			}
+			return Fail(err)
+		}
+	}
+	if cr.verb != VerbDeploy {
+		return Ok()
+	}
+	outputs, secret, err := component.ResolveOutputs(cr.c, capture.Outputs(), exp)
+	if err != nil {
+		return Fail(err)
+	}
+	for _, s := range secret {
+		rt.Masker.Add(outputs[s])
+	}
+	provides := append(append([]string(nil), cr.c.Provides...), capture.Provides()...)
+	rt.Outputs.Set(cr.name, outputs, secret)
+	rt.Provides.Add(provides...)
+	for _, k := range sortedKeys(outputs) {
+		env.Note(Note{Kind: "output", Name: k, Value: outputs[k], Secret: containsName(secret, k)})
+	}
+	rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {
+		c.Outputs = outputs
+		c.SecretOutputs = secret
+		c.Provides = provides
+		c.Fingerprint = fp
+	})
+	return Ok()
+}
+
+func recordParams(exp *params.Expanded) []state.Parameter {
+	if exp == nil {
+		return nil
+	}
+	out := make([]state.Parameter, len(exp.Values))
+	for i, v := range exp.Values {
+		out[i] = state.Parameter{Name: v.Name, Value: v.Value, Env: v.Env}
+	}
+	return out
+}
+
+// processEnv is the environment of a component's process (DESIGN 4.5): the OS
+// environment (without TF_VAR_* unless asked), the parameters with env:, and
+// gantry's variables.
+func processEnv(cr *compRun, exp *params.Expanded) []string {
+	rt := cr.rt
+	var paramEnv []string
+	if exp != nil {
+		paramEnv = exp.Env()
+	}
+	provides := rt.Provides.String()
+	stack := rt.Res.Stack.Meta.Name
+	return component.Environ(rt.OSEnv, rt.KeepTFVars, paramEnv, []string{
+		"COMPONENT_NAME=" + cr.name,
+		"HUB_COMPONENT=" + cr.name,
+		"HUB_PROVIDES=" + provides,
+		"HUB_STACK_NAME=" + stack,
+		"HUB_DEPLOYMENT_ID=" + rt.Locked.DeploymentID,
+		"GANTRY_STATE=" + rt.StatePath,
+		"GANTRY_ELABORATE=" + rt.ElaboratePath,
+		"GANTRY_RUN_ID=" + rt.RunID,
+		"GANTRY_VERB=" + cr.verb,
+	})
+}
+
+// captureWriter feeds process output to the Outputs: parser line by line and
+// passes it on; values of secret outputs are made secret before their line is
+// shown.
+type captureWriter struct {
+	capture *component.Capture
+	out     io.Writer
+	masker  *Runtime
+	secret  map[string]bool
+	buf     []byte
+}
+
+func (w *captureWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := indexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.line(string(w.buf[:i+1]))
+		w.buf = w.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *captureWriter) line(l string) {
+	text := strings.TrimRight(l, "\r\n")
+	inBlock := w.capture.InOutputsBlock()
+	w.capture.Line(text)
+	if inBlock {
+		if k, v, ok := strings.Cut(component.StripANSI(text), "="); ok {
+			k = strings.TrimSpace(k)
+			if w.secret[k] || manifest.LooksSecret(k) {
+				w.masker.Masker.Add(strings.Trim(strings.TrimSpace(v), `"'`))
+			}
+		}
+	}
+	_, _ = io.WriteString(w.out, l)
+}
+
+func (w *captureWriter) flush() {
+	if len(w.buf) > 0 {
+		w.line(string(w.buf) + "\n")
+		w.buf = nil
+	}
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// endDeploy marks the component deployed once all its steps succeeded.
+type endStep struct{ cr *compRun }
+
+func (e endStep) Run(ctx context.Context, env Env) Result {
+	cr, rt := e.cr, e.cr.rt
+	status := state.StatusDeployed
+	if cr.verb == VerbUndeploy {
+		status = state.StatusUndeployed
+	}
+	now := rt.Now().UTC()
+	rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {
+		c.Status = status
+		c.Finished = now
+		c.Reason = ""
+		if cr.verb == VerbUndeploy {
+			c.Outputs, c.SecretOutputs, c.Provides, c.Fingerprint = nil, nil, nil, ""
+		}
+	})
+	if cr.verb == VerbUndeploy {
+		rt.Outputs.Set(cr.name, nil, nil)
+	}
+	return Ok()
+}
+
+// Skipped records why the component did not run: a component that was never
+// deployed becomes skipped; one that was keeps its status with the reason.
+func (e endStep) Skipped(r Result) {
+	cr, rt := e.cr, e.cr.rt
+	if r.Reason == reasonUnchanged || cr.verb == VerbUndeploy && r.Soft {
+		return
+	}
+	rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {
+		c.LastRun = rt.RunID
+		if c.Status == "" || c.Status == state.StatusSkipped || c.Status == state.StatusUndeployed && cr.verb == VerbDeploy {
+			c.Status = state.StatusSkipped
+			c.Order = cr.order
+			c.Dir = cr.dir
+			c.Reason = r.Reason
+			return
+		}
+		c.Reason = "not run in " + rt.RunID + ": " + r.Reason
+	})
+}
+
+// failedStep is the failure path of a script component: its remaining steps
+// were skipped, and it ends failed. gantry never undeploys on its own.
+type failedStep struct{ cr *compRun }
+
+func (f failedStep) Run(ctx context.Context, env Env) Result {
+	cr, rt := f.cr, f.cr.rt
+	now := rt.Now().UTC()
+	reason := cr.failure()
+	rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {
+		c.Status = state.StatusFailed
+		c.Finished = now
+		c.Reason = firstLine(reason)
+		c.LastRun = rt.RunID
+	})
+	return Ok()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

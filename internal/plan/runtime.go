@@ -1,0 +1,147 @@
+package plan
+
+import (
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// Runtime is everything the steps of one run share.
+type Runtime struct {
+	Res     *elaborate.Result
+	Graph   *Graph
+	Locked  *params.Locked
+	Outputs *params.OutputIndex
+	// Before is the state as the run found it; Recorder holds it as it changes.
+	Before   *state.State
+	Recorder *state.Recorder
+	Masker   *secret.Masker
+	Provides *Capabilities
+	Dirs     Workspace
+	RunID    string
+	// StatePath and ElaboratePath are given to processes (GANTRY_STATE,
+	// GANTRY_ELABORATE), absolute.
+	StatePath     string
+	ElaboratePath string
+	OSEnv         []string
+	KeepTFVars    bool
+	Now           func() time.Time
+}
+
+// Workspace is the .gantry folder next to a state file (DESIGN 2.5).
+type Workspace struct {
+	Root string
+}
+
+// WorkspaceFor returns the workspace of a state file.
+func WorkspaceFor(statePath string) Workspace {
+	return Workspace{Root: filepath.Join(filepath.Dir(statePath), ".gantry")}
+}
+
+// RunDir holds a run's logs, plan and events.
+func (w Workspace) RunDir(runID string) string { return filepath.Join(w.Root, "runs", runID) }
+
+// GenDir holds a component's rendered files and plugin configs; deleting it is
+// always safe.
+func (w Workspace) GenDir(comp string) string { return filepath.Join(w.Root, "gen", comp) }
+
+// StateDir holds a plugin instance's persistent files.
+func (w Workspace) StateDir(comp, key string) string {
+	return filepath.Join(w.Root, "state", comp, key)
+}
+
+// ExportDir holds a component's exported files.
+func (w Workspace) ExportDir(comp string) string { return filepath.Join(w.Root, "export", comp) }
+
+// Capabilities is the set of capabilities known so far in a run: the
+// environment's, the state's, and those of components as they finish.
+type Capabilities struct {
+	mu  sync.Mutex
+	set map[string]bool
+}
+
+// NewCapabilities starts from the given capabilities.
+func NewCapabilities(initial ...string) *Capabilities {
+	c := &Capabilities{set: map[string]bool{}}
+	c.Add(initial...)
+	return c
+}
+
+// Add records capabilities.
+func (c *Capabilities) Add(caps ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range caps {
+		c.set[p] = true
+	}
+}
+
+// Has reports whether a capability is known.
+func (c *Capabilities) Has(p string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.set[p]
+}
+
+// String is the space-separated sorted list, as HUB_PROVIDES and hub.provides
+// show it.
+func (c *Capabilities) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := make([]string, 0, len(c.set))
+	for p := range c.set {
+		l = append(l, p)
+	}
+	sort.Strings(l)
+	return strings.Join(l, " ")
+}
+
+// environmentTools are the well-known requirements the environment satisfies
+// when their tool is on PATH (seed 000: these cannot be tuned).
+var environmentTools = map[string][]string{
+	"aws":        {"aws"},
+	"azure":      {"az"},
+	"gcp":        {"gcloud"},
+	"kubectl":    {"kubectl"},
+	"kubernetes": {"kubectl"},
+	"helm":       {"helm"},
+	"terraform":  {"terraform"},
+	"vault":      {"vault"},
+}
+
+// IsEnvironmentCapability reports whether a requirement is one the
+// environment provides.
+func IsEnvironmentCapability(name string) bool {
+	_, ok := environmentTools[name]
+	return ok
+}
+
+// EnvironmentCapabilities returns the well-known capabilities whose tools are
+// on PATH, among those asked for.
+func EnvironmentCapabilities(wanted []string) []string {
+	var out []string
+	for _, w := range wanted {
+		tools, ok := environmentTools[w]
+		if !ok {
+			continue
+		}
+		all := true
+		for _, t := range tools {
+			if _, err := exec.LookPath(t); err != nil {
+				all = false
+			}
+		}
+		if all {
+			out = append(out, w)
+		}
+	}
+	return out
+}

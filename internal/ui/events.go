@@ -1,0 +1,104 @@
+package ui
+
+import (
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+)
+
+// Event is one line of the JSON event stream (docs/events.md).
+type Event struct {
+	Time       time.Time       `json:"time"`
+	Event      string          `json:"event"`
+	Run        string          `json:"run,omitempty"`
+	Stack      string          `json:"stack,omitempty"`
+	Verb       string          `json:"verb,omitempty"`
+	Step       string          `json:"step,omitempty"`
+	Kind       string          `json:"kind,omitempty"`
+	Label      string          `json:"label,omitempty"`
+	Component  string          `json:"component,omitempty"`
+	Status     string          `json:"status,omitempty"`
+	DurationMS *int64          `json:"duration_ms,omitempty"`
+	Reason     string          `json:"reason,omitempty"`
+	Warning    string          `json:"warning,omitempty"`
+	Line       string          `json:"line,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	Value      *string         `json:"value,omitempty"`
+	Secret     bool            `json:"secret,omitempty"`
+	Components []ComponentJSON `json:"components,omitempty"`
+	LogDir     string          `json:"log_dir,omitempty"`
+}
+
+// ComponentJSON is a component's line in run_started and run_finished events.
+type ComponentJSON struct {
+	Name       string `json:"name"`
+	Verb       string `json:"verb"`
+	Status     string `json:"status"`
+	DurationMS int64  `json:"duration_ms"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// Events writes the JSON event stream, one event per line.
+type Events struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+	run string
+}
+
+// NewEvents writes events to w.
+func NewEvents(w io.Writer, runID string) *Events {
+	return &Events{enc: json.NewEncoder(w), run: runID}
+}
+
+// Emit writes one event.
+func (e *Events) Emit(ev Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ev.Time.IsZero() {
+		ev.Time = time.Now().UTC()
+	}
+	ev.Run = e.run
+	_ = e.enc.Encode(ev)
+}
+
+func ms(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
+
+// StepStarted emits step_started.
+func (e *Events) StepStarted(n *plan.Node, at time.Time) {
+	e.Emit(Event{Time: at.UTC(), Event: "step_started", Step: n.ID, Kind: n.Kind, Label: n.Label, Component: n.Component})
+}
+
+// StepFinished emits step_finished (not for failure paths that were not taken).
+func (e *Events) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
+	if r.Status == plan.Skipped && r.Reason == "not needed" {
+		return
+	}
+	e.Emit(Event{Time: ended.UTC(), Event: "step_finished", Step: n.ID, Kind: n.Kind, Label: n.Label, Component: n.Component,
+		Status: r.Status.String(), DurationMS: ms(ended.Sub(started)), Reason: r.Reason, Warning: r.Warning})
+}
+
+// Log emits log.
+func (e *Events) Log(n *plan.Node, line string) {
+	e.Emit(Event{Event: "log", Step: n.ID, Component: n.Component, Line: line})
+}
+
+// Note emits output for captured outputs.
+func (e *Events) Note(n *plan.Node, note plan.Note) {
+	if note.Kind != "output" {
+		return
+	}
+	v := note.Value
+	e.Emit(Event{Event: "output", Step: n.ID, Component: n.Component, Name: note.Name, Value: &v, Secret: note.Secret})
+}
+
+// Components converts tracked components for run events.
+func Components(comps []ComponentRun) []ComponentJSON {
+	out := make([]ComponentJSON, len(comps))
+	for i, c := range comps {
+		out[i] = ComponentJSON{Name: c.Name, Verb: c.Verb, Status: c.Status, DurationMS: c.Duration().Milliseconds(), Reason: c.Reason}
+	}
+	return out
+}

@@ -1,0 +1,85 @@
+package ui
+
+import (
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/secret"
+)
+
+// Observer is what the executor feeds (engine.Observer).
+type Observer interface {
+	StepStarted(n *plan.Node, at time.Time)
+	StepFinished(n *plan.Node, r plan.Result, started, ended time.Time)
+	Log(n *plan.Node, line string)
+	Note(n *plan.Node, note plan.Note)
+}
+
+// Multi fans events out to several observers, in order.
+type Multi []Observer
+
+// StepStarted forwards the event.
+func (m Multi) StepStarted(n *plan.Node, at time.Time) {
+	for _, o := range m {
+		o.StepStarted(n, at)
+	}
+}
+
+// StepFinished forwards the event.
+func (m Multi) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
+	for _, o := range m {
+		o.StepFinished(n, r, started, ended)
+	}
+}
+
+// Log forwards the event.
+func (m Multi) Log(n *plan.Node, line string) {
+	for _, o := range m {
+		o.Log(n, line)
+	}
+}
+
+// Note forwards the event.
+func (m Multi) Note(n *plan.Node, note plan.Note) {
+	for _, o := range m {
+		o.Note(n, note)
+	}
+}
+
+// Masked masks secrets in log lines and results before anything else sees
+// them: the display, the run logs and the JSON events all sit behind it.
+type Masked struct {
+	Masker *secret.Masker
+	Next   Observer
+}
+
+// StepStarted forwards the event.
+func (m Masked) StepStarted(n *plan.Node, at time.Time) { m.Next.StepStarted(n, at) }
+
+// StepFinished masks the reasons and forwards the event.
+func (m Masked) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
+	r.Reason = m.Masker.Text(r.Reason)
+	r.Warning = m.Masker.Text(r.Warning)
+	r.Info = m.Masker.Text(r.Info)
+	if r.Err != nil {
+		r.Err = maskedError{m.Masker.Text(r.Err.Error())}
+	}
+	m.Next.StepFinished(n, r, started, ended)
+}
+
+// Log masks the line and forwards it.
+func (m Masked) Log(n *plan.Node, line string) { m.Next.Log(n, m.Masker.Text(line)) }
+
+type maskedError struct{ s string }
+
+func (e maskedError) Error() string { return e.s }
+
+// Note masks secret values and forwards the event.
+func (m Masked) Note(n *plan.Node, note plan.Note) {
+	if note.Secret {
+		note.Value = secret.Mask
+	} else {
+		note.Value = m.Masker.Text(note.Value)
+	}
+	m.Next.Note(n, note)
+}

@@ -1,0 +1,88 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+)
+
+// Plain writes one line per event, prefixed with the component: the display
+// when the output is not a terminal. Lines of parallel components interleave
+// whole, never mixed.
+type Plain struct {
+	mu  sync.Mutex
+	w   io.Writer
+	sty Style
+}
+
+// NewPlain returns a plain renderer.
+func NewPlain(w io.Writer, sty Style) *Plain { return &Plain{w: w, sty: sty} }
+
+func (p *Plain) println(prefix, text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "%s %s\n", p.sty.Dim("["+prefix+"]"), text)
+}
+
+// StepStarted announces visible steps.
+func (p *Plain) StepStarted(n *plan.Node, _ time.Time) {
+	if n.Hidden {
+		return
+	}
+	p.println(groupOf(n), StepTitle(n))
+}
+
+// StepFinished reports how visible steps ended, and skips of components.
+func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
+	g := groupOf(n)
+	d := FormatDuration(ended.Sub(started))
+	switch {
+	case r.Status == plan.Failed:
+		p.println(g, p.sty.Red("✗ "+n.Label+" failed")+" ("+d+"): "+r.Reason)
+	case r.Warning != "":
+		p.println(g, p.sty.Yellow("! "+n.Label+" failed; going on (on_fail: warn)")+": "+r.Warning)
+	case r.Info != "":
+		p.println(g, "i "+n.Label+" failed; going on (on_fail: info): "+r.Info)
+	case r.Status == plan.Skipped && n.Kind == "begin":
+		if r.Reason == "unchanged" {
+			p.println(g, p.sty.Dim("= unchanged"))
+		} else {
+			p.println(g, p.sty.Yellow("- skipped")+": "+r.Reason)
+		}
+	case r.Status == plan.OK && !n.Hidden:
+		p.println(g, p.sty.Green("✓ "+n.Label)+" ("+d+")")
+	}
+}
+
+// Log prints a line of a step's output.
+func (p *Plain) Log(n *plan.Node, line string) {
+	p.println(groupOf(n), line)
+}
+
+// StepTitle is how a step is announced.
+func StepTitle(n *plan.Node) string {
+	if n.Point != "" {
+		return n.Point + ": " + n.Label
+	}
+	return n.Label
+}
+
+// FormatDuration shows durations the way people read them: 850ms, 3.2s, 1m05s.
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return strings.TrimSuffix(d.Round(time.Second).String(), "0s")
+}
+
+// Note is not shown: outputs appear in the summary and in explain.
+func (p *Plain) Note(*plan.Node, plan.Note) {}

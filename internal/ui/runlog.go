@@ -1,0 +1,124 @@
+package ui
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+)
+
+// RunLog writes one log per component (and per stack-level group) into the
+// run's folder, each line with its time.
+type RunLog struct {
+	dir   string
+	mu    sync.Mutex
+	files map[string]*logFile
+	err   error
+}
+
+type logFile struct {
+	f *os.File
+	w *bufio.Writer
+}
+
+// NewRunLog writes logs into dir, which it creates.
+func NewRunLog(dir string) (*RunLog, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create run folder: %w", err)
+	}
+	return &RunLog{dir: dir, files: map[string]*logFile{}}, nil
+}
+
+// Dir is the run folder.
+func (l *RunLog) Dir() string { return l.dir }
+
+// Path is the log file of a component.
+func (l *RunLog) Path(group string) string { return filepath.Join(l.dir, group+".log") }
+
+func (l *RunLog) write(group, text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lf, ok := l.files[group]
+	if !ok {
+		f, err := os.OpenFile(l.Path(group), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			l.err = err
+			return
+		}
+		lf = &logFile{f: f, w: bufio.NewWriter(f)}
+		l.files[group] = lf
+	}
+	fmt.Fprintf(lf.w, "%s %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), text)
+	// Logs are read while a run goes on (and after a crash): keep them current.
+	_ = lf.w.Flush()
+}
+
+// StepStarted logs the start of visible steps.
+func (l *RunLog) StepStarted(n *plan.Node, _ time.Time) {
+	if !n.Hidden {
+		l.write(groupOf(n), "==> "+StepTitle(n))
+	}
+}
+
+// StepFinished logs how steps ended.
+func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
+	if r.Status == plan.Skipped && r.Reason == "not needed" {
+		return
+	}
+	if n.Hidden && r.Status == plan.OK {
+		return
+	}
+	msg := fmt.Sprintf("<== %s: %s (%s)", n.Label, r.Status, FormatDuration(ended.Sub(started)))
+	if r.Reason != "" {
+		msg += ": " + r.Reason
+	}
+	if r.Warning != "" {
+		msg += " (warning: " + r.Warning + ")"
+	}
+	l.write(groupOf(n), msg)
+}
+
+// Log writes a line of output.
+func (l *RunLog) Log(n *plan.Node, line string) { l.write(groupOf(n), line) }
+
+// Note logs captured outputs (already masked).
+func (l *RunLog) Note(n *plan.Node, note plan.Note) {
+	if note.Kind == "output" {
+		l.write(groupOf(n), fmt.Sprintf("output %s = %s", note.Name, note.Value))
+	}
+}
+
+// Close flushes and closes every log.
+func (l *RunLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, lf := range l.files {
+		_ = lf.w.Flush()
+		_ = lf.f.Close()
+	}
+	l.files = map[string]*logFile{}
+	return l.err
+}
+
+// Tail returns the last n lines of a component's log.
+func (l *RunLog) Tail(group string, n int) []string {
+	f, err := os.Open(l.Path(group))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return lines
+}

@@ -1,0 +1,31 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteSummary prints the final table: component, verb, status, duration and
+// the reason of skips and failures.
+func WriteSummary(w io.Writer, comps []ComponentRun, sty Style) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMPONENT\tVERB\tSTATUS\tDURATION\tREASON")
+	for _, c := range comps {
+		d := "-"
+		if c.Duration() > 0 {
+			d = FormatDuration(c.Duration())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Name, c.Verb, c.Status, d, oneLine(c.Reason))
+	}
+	tw.Flush()
+}
+
+func oneLine(s string) string {
+	s = firstLine(s)
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return strings.TrimSpace(s)
+}

@@ -1,0 +1,174 @@
+// Package ui renders what a run does: live display on a terminal, plain lines
+// otherwise, JSON events for machines, run logs and the final summary. It is
+// fed only by the executor's events.
+package ui
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+)
+
+// Component statuses in summaries.
+const (
+	Deployed   = "deployed"
+	Undeployed = "undeployed"
+	Failed     = "failed"
+	Skipped    = "skipped"
+	Unchanged  = "unchanged"
+	Running    = "running"
+	Waiting    = "waiting"
+	Done       = "done"
+)
+
+// ComponentRun is what one component (or stack-level group) did in a run.
+type ComponentRun struct {
+	Name     string
+	Verb     string
+	Status   string
+	Reason   string
+	Started  time.Time
+	Ended    time.Time
+	LastLine string
+	Current  string // the step running now
+	order    int
+}
+
+// Duration is how long the component's steps took.
+func (c *ComponentRun) Duration() time.Duration {
+	if c.Started.IsZero() || c.Ended.IsZero() {
+		return 0
+	}
+	return c.Ended.Sub(c.Started)
+}
+
+// Tracker follows a run's events and keeps per-component summaries.
+type Tracker struct {
+	mu    sync.Mutex
+	verb  string
+	comps map[string]*ComponentRun
+}
+
+// NewTracker prepares a tracker for a plan: every group of the plan starts
+// waiting.
+func NewTracker(p *plan.Plan) *Tracker {
+	t := &Tracker{verb: p.Verb, comps: map[string]*ComponentRun{}}
+	for _, n := range p.Nodes {
+		g := groupOf(n)
+		if _, ok := t.comps[g]; !ok {
+			t.comps[g] = &ComponentRun{Name: g, Verb: p.Verb, Status: Waiting, order: len(t.comps)}
+		}
+	}
+	return t
+}
+
+func groupOf(n *plan.Node) string {
+	if n.Group != "" {
+		return n.Group
+	}
+	return n.ID
+}
+
+// StepStarted marks the component running.
+func (t *Tracker) StepStarted(n *plan.Node, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.comps[groupOf(n)]
+	if c == nil {
+		return
+	}
+	if c.Started.IsZero() {
+		c.Started = at
+	}
+	if c.Status == Waiting {
+		c.Status = Running
+	}
+	if !n.Hidden {
+		c.Current = n.Label
+	}
+}
+
+// StepFinished updates the component's status from its steps.
+func (t *Tracker) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.comps[groupOf(n)]
+	if c == nil {
+		return
+	}
+	if r.Status != plan.Skipped || r.Reason != "not needed" {
+		c.Ended = ended
+	}
+	switch {
+	case r.Status == plan.Failed:
+		if c.Status != Failed {
+			c.Status, c.Reason = Failed, firstLine(r.Reason)
+		}
+	case r.Status == plan.Skipped && r.Reason == "not needed":
+	case r.Status == plan.Skipped && c.Status != Failed:
+		if r.Reason == "unchanged" {
+			c.Status, c.Reason = Unchanged, ""
+		} else if c.Status != Skipped && c.Status != Unchanged {
+			c.Status, c.Reason = Skipped, r.Reason
+		}
+	case n.Kind == "end" && r.Status == plan.OK:
+		c.Status = Deployed
+		if t.verb == plan.VerbUndeploy {
+			c.Status = Undeployed
+		} else if t.verb != plan.VerbDeploy {
+			c.Status = Done
+		}
+		c.Current = ""
+	case n.Kind == "failed":
+	case n.Component == "" && r.Status == plan.OK && c.Status == Running:
+		c.Status = Done
+	}
+	if c.Started.IsZero() {
+		c.Started = started
+	}
+}
+
+// Log keeps the component's last line for the live display.
+func (t *Tracker) Log(n *plan.Node, line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.comps[groupOf(n)]; c != nil && strings.TrimSpace(line) != "" {
+		c.LastLine = line
+	}
+}
+
+// Components returns a copy of every component's run, in plan order.
+func (t *Tracker) Components() []ComponentRun {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]ComponentRun, 0, len(t.comps))
+	for _, c := range t.comps {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].order < out[j].order })
+	return out
+}
+
+// Component returns one component's run.
+func (t *Tracker) Component(name string) (ComponentRun, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.comps[name]
+	if !ok {
+		return ComponentRun{}, false
+	}
+	return *c, true
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Note is not tracked.
+func (t *Tracker) Note(*plan.Node, plan.Note) {}
