@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -34,10 +37,17 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
+			root, err := filepath.Abs("../..")
+			if err != nil {
+				return err
+			}
+			env.Setenv("REPO", root)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
+			"copydir":  cmdCopyDir,
+			"waitfile": cmdWaitFile,
 		},
 	})
 }
@@ -65,4 +75,55 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with code %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdCopyDir copies a directory tree, keeping file modes:
+//
+//	copydir $REPO/examples/quickstart qs
+func cmdCopyDir(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: copydir SRC DST")
+	}
+	src, dst := args[0], ts.MkAbs(args[1])
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".gantry" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+	ts.Check(err)
+}
+
+// cmdWaitFile waits up to 60 seconds for a file to exist:
+//
+//	waitfile started
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile PATH")
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("%s did not appear within 60s", args[0])
 }

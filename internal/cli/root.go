@@ -84,6 +84,8 @@ survives crashes.`,
 		newExplainCmd(a),
 		newOrderCmd(a),
 		newUnlockCmd(a),
+		newInvokeCmd(a),
+		newRenderCmd(a),
 	)
 	return root
 }

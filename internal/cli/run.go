@@ -174,7 +174,7 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 			return err
 		}
 	}
-	return a.execute(ctx, l, rt, p, f)
+	return a.execute(ctx, l, rt, p, f, false)
 }
 
 func isElaborated(path string) bool { return strings.HasSuffix(path, elaborate.Suffix) }
@@ -251,35 +251,44 @@ func (a *app) newRuntime(l *loaded, g *plan.Graph, runID string, f *runFlags) (*
 	}, nil
 }
 
-// execute runs the plan with the display, the run logs and the state.
-func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.Plan, f *runFlags) error {
-	st := l.state
-	if st == nil {
-		st = state.New(l.res.Stack.Meta.Name)
-	}
-	rt.Recorder = state.NewRecorder(rt.StatePath, st)
-	rt.Recorder.UpdateStack(func(s *state.State) {
-		s.Stack = l.res.Stack.Meta.Name
-		s.LastRun = rt.RunID
-		s.Status = state.StatusIncomplete
-		if p.Verb == plan.VerbDeploy {
-			s.DeploymentID = rt.Locked.DeploymentID
-			s.Parameters = rt.Locked.Map()
+// execute runs the plan with the display, the run logs and, unless readOnly,
+// the state.
+func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.Plan, f *runFlags, readOnly bool) error {
+	if !readOnly {
+		st := l.state
+		if st == nil {
+			st = state.New(l.res.Stack.Meta.Name)
 		}
-	})
-	if err := rt.Recorder.Flush(); err != nil {
-		rt.Recorder.Close()
-		return err
+		rt.Recorder = state.NewRecorder(rt.StatePath, st)
+		rt.Recorder.UpdateStack(func(s *state.State) {
+			s.Stack = l.res.Stack.Meta.Name
+			s.LastRun = rt.RunID
+			s.Status = state.StatusIncomplete
+			if p.Verb == plan.VerbDeploy {
+				s.DeploymentID = rt.Locked.DeploymentID
+				s.Parameters = rt.Locked.Map()
+			}
+		})
+		if err := rt.Recorder.Flush(); err != nil {
+			rt.Recorder.Close()
+			return err
+		}
+	}
+	closeRecorder := func() error {
+		if rt.Recorder == nil {
+			return nil
+		}
+		return rt.Recorder.Close()
 	}
 	runLog, err := ui.NewRunLog(rt.Dirs.RunDir(rt.RunID))
 	if err != nil {
-		rt.Recorder.Close()
+		closeRecorder()
 		return err
 	}
 	tracker := ui.NewTracker(p)
 	eventsFile, err := os.OpenFile(filepath.Join(runLog.Dir(), "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
-		rt.Recorder.Close()
+		closeRecorder()
 		return err
 	}
 	defer eventsFile.Close()
@@ -317,8 +326,10 @@ func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.
 	})
 	stop()
 
-	finalize(rt, p, l)
-	werr := rt.Recorder.Close()
+	if !readOnly {
+		finalize(rt, p, l)
+	}
+	werr := closeRecorder()
 	_ = runLog.Close()
 
 	comps := tracker.Components()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -169,15 +170,44 @@ func RenderFile(path, kind string, exp *params.Expanded) (Rendered, error) {
 
 // RenderString renders template text; name is its file, for positions.
 func RenderString(name, src, kind string, exp *params.Expanded) (string, error) {
+	var out string
+	var err error
 	switch kind {
 	case TemplateCurly:
-		return renderCurly(name, src, exp.Resolver())
+		out, err = renderCurly(name, src, exp.Resolver())
 	case TemplateMustache:
-		return renderMustache(name, src, exp.Resolver())
+		out, err = renderMustache(name, src, exp.Resolver())
 	case TemplateGo:
-		return renderGo(name, src, exp)
+		out, err = renderGo(name, src, exp)
+	default:
+		return "", fmt.Errorf("%s: unknown template kind %q", name, kind)
 	}
-	return "", fmt.Errorf("%s: unknown template kind %q", name, kind)
+	return out, withSuggestion(err, exp)
+}
+
+// withSuggestion adds a did-you-mean to an unknown name in a template error.
+func withSuggestion(err error, exp *params.Expanded) error {
+	var te *TemplateError
+	if err == nil || !errors.As(err, &te) || strings.Contains(te.Msg, "did you mean") {
+		return err
+	}
+	const prefix = "unknown parameter "
+	i := strings.Index(te.Msg, prefix)
+	if i < 0 {
+		return err
+	}
+	name := te.Msg[i+len(prefix):]
+	if j := strings.IndexAny(name, " ;"); j >= 0 {
+		name = name[:j]
+	}
+	unq, uerr := strconv.Unquote(name)
+	if uerr != nil {
+		return err
+	}
+	if s := exp.Suggest(unq); s != "" {
+		te.Msg = strings.Replace(te.Msg, name, fmt.Sprintf("%s (did you mean %q?)", name, s), 1)
+	}
+	return err
 }
 
 // renderCurly substitutes ${name} (with encodings) and #{expr}; a value of only

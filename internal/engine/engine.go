@@ -79,7 +79,8 @@ type run struct {
 	halted    string
 	cancelled bool
 	// started groups finish their steps even after the run stopped: a
-	// component half-way through its plan is work in flight.
+	// component half-way through its plan is work in flight. Light steps
+	// (bookkeeping) do not start a group.
 	started map[string]bool
 	// failedGroups name the root cause when their failure skips other groups.
 	failedGroups map[string]bool
@@ -268,7 +269,7 @@ func (r *run) start(i int) {
 		return
 	}
 	n := r.p.Nodes[i]
-	if n.Group != "" {
+	if n.Group != "" && !n.Light {
 		r.started[n.Group] = true
 	}
 	env := &stepEnv{r: r, n: n}

@@ -36,6 +36,18 @@ type Expanded struct {
 // parameters first, then its scope (stack parameters and outputs).
 func (e *Expanded) Resolver() Resolver { return &compResolver{x: e.x, locals: true} }
 
+// Suggest returns the parameter name closest to name when it looks like a typo.
+func (e *Expanded) Suggest(name string) string {
+	names := make([]string, 0, len(e.Values))
+	for _, v := range e.Values {
+		names = append(names, v.Name)
+	}
+	if e.x != nil && e.x.in.Locked != nil {
+		names = append(names, e.x.in.Locked.names...)
+	}
+	return manifest.Suggest(name, names)
+}
+
 // IsSecret reports whether the value of name, as the component's templates see
 // it, is secret.
 func (e *Expanded) IsSecret(name string) bool {

@@ -343,8 +343,8 @@ func addComponent(p *Plan, rt *Runtime, cr *compRun) {
 	group := cr.name
 	var begin Runner
 	switch {
-	case cr.verb == VerbUndeploy:
-		begin = beginUndeploy{cr}
+	case cr.verb == VerbUndeploy || cr.readOnly:
+		begin = beginRecorded{cr}
 	default:
 		begin = beginDeploy{cr}
 	}
@@ -367,10 +367,11 @@ func addComponent(p *Plan, rt *Runtime, cr *compRun) {
 	}
 }
 
-// beginUndeploy prepares an undeploy from what the state recorded.
-type beginUndeploy struct{ cr *compRun }
+// beginRecorded prepares an undeploy, or a custom verb, from what the state
+// recorded of the component.
+type beginRecorded struct{ cr *compRun }
 
-func (b beginUndeploy) Run(ctx context.Context, env Env) Result {
+func (b beginRecorded) Run(ctx context.Context, env Env) Result {
 	cr, rt := b.cr, b.cr.rt
 	rec := cr.recorded
 	if rec == nil || rec.Status == state.StatusUndeployed || rec.Status == state.StatusSkipped {
@@ -387,4 +388,36 @@ func (b beginUndeploy) Run(ctx context.Context, env Env) Result {
 	cr.exp = params.Recorded(cr.name, values, rt.Outputs, rt.Locked)
 	cr.mu.Unlock()
 	return Ok()
+}
+
+// BuildInvoke builds the plan of a custom verb (backup, …) on one deployed
+// component, with the parameters the state recorded for it. It never changes
+// the state.
+func BuildInvoke(rt *Runtime, comp, verb string) (*Plan, manifest.Diagnostics) {
+	var diags manifest.Diagnostics
+	if !rt.Graph.DAG.Has(comp) {
+		msg := fmt.Sprintf("no component %q in the stack", comp)
+		if s := manifest.Suggest(comp, rt.Graph.Order); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		diags.Errorf(manifest.Pos{}, "", "%s", msg)
+		return nil, diags
+	}
+	c := rt.Res.Component(comp)
+	if !containsName(c.Lifecycle.Verbs, verb) && !containsName(rt.Res.Stack.Lifecycle.Verbs, verb) {
+		diags.Errorf(c.Lifecycle.Pos, "lifecycle.verbs", "component %s does not declare the verb %q; list it in lifecycle.verbs of the component or the stack", comp, verb)
+		return nil, diags
+	}
+	cr := newCompRun(rt, comp, BuildOptions{Verb: verb}, &diags)
+	if cr == nil {
+		return nil, diags
+	}
+	cr.readOnly = true
+	if cr.recorded == nil || cr.recorded.Status != state.StatusDeployed {
+		diags.Errorf(manifest.Pos{}, "", "component %s is not deployed; invoke runs verbs on deployed components with the parameters they were deployed with", comp)
+		return nil, diags
+	}
+	p := New(rt.Res.Stack.Meta.Name, verb)
+	addComponent(p, rt, cr)
+	return p, diags
 }

@@ -29,6 +29,8 @@ type compRun struct {
 	resume   bool
 	impl     *component.Implementation
 	recorded *state.Component // the component's record when the run began
+	// readOnly runs leave the state alone (custom verbs through gantry invoke).
+	readOnly bool
 
 	mu          sync.Mutex
 	exp         *params.Expanded
@@ -202,24 +204,10 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 	cr.mu.Lock()
 	exp, fp := cr.exp, cr.fingerprint
 	cr.mu.Unlock()
-	now := rt.Now().UTC()
-	// The component is in flight from here on; a crash must leave that in the
-	// state, so the mark is on disk before the process starts.
-	ver := rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {
-		c.Status = state.StatusIncomplete
-		c.Verb = cr.verb
-		c.Started, c.Finished = now, time.Time{}
-		c.LastRun = rt.RunID
-		c.Dir = cr.dir
-		c.Depends = cr.deps
-		c.Order = cr.order
-		c.Reason = ""
-		if cr.verb == VerbDeploy {
-			c.Parameters = recordParams(exp)
+	if !cr.readOnly {
+		if err := markInFlight(cr, exp); err != nil {
+			return Fail(err)
 		}
-	})
-	if err := rt.Recorder.Wait(ver); err != nil {
-		return Fail(fmt.Errorf("cannot record the state before running: %w", err))
 	}
 	if cr.c != nil && cr.c.Templates != nil {
 		if _, err := component.RenderFiles(cr.dir, rt.Dirs.GenDir(cr.name), cr.c.Templates, exp); err != nil {
@@ -254,7 +242,7 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 			return Fail(err)
 		}
 	}
-	if cr.verb != VerbDeploy {
+	if cr.verb != VerbDeploy || cr.readOnly {
 		return Ok()
 	}
 	outputs, secret, err := component.ResolveOutputs(cr.c, capture.Outputs(), exp)
@@ -277,6 +265,30 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 		c.Fingerprint = fp
 	})
 	return Ok()
+}
+
+// markInFlight records that the component is in flight. A crash must leave
+// that in the state, so the mark is on disk before the process starts.
+func markInFlight(cr *compRun, exp *params.Expanded) error {
+	rt := cr.rt
+	now := rt.Now().UTC()
+	ver := rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {
+		c.Status = state.StatusIncomplete
+		c.Verb = cr.verb
+		c.Started, c.Finished = now, time.Time{}
+		c.LastRun = rt.RunID
+		c.Dir = cr.dir
+		c.Depends = cr.deps
+		c.Order = cr.order
+		c.Reason = ""
+		if cr.verb == VerbDeploy {
+			c.Parameters = recordParams(exp)
+		}
+	})
+	if err := rt.Recorder.Wait(ver); err != nil {
+		return fmt.Errorf("cannot record the state before running: %w", err)
+	}
+	return nil
 }
 
 func recordParams(exp *params.Expanded) []state.Parameter {
@@ -374,6 +386,9 @@ type endStep struct{ cr *compRun }
 
 func (e endStep) Run(ctx context.Context, env Env) Result {
 	cr, rt := e.cr, e.cr.rt
+	if cr.readOnly {
+		return Ok()
+	}
 	status := state.StatusDeployed
 	if cr.verb == VerbUndeploy {
 		status = state.StatusUndeployed
@@ -397,7 +412,7 @@ func (e endStep) Run(ctx context.Context, env Env) Result {
 // deployed becomes skipped; one that was keeps its status with the reason.
 func (e endStep) Skipped(r Result) {
 	cr, rt := e.cr, e.cr.rt
-	if r.Reason == reasonUnchanged || cr.verb == VerbUndeploy && r.Soft {
+	if cr.readOnly || r.Reason == reasonUnchanged || cr.verb == VerbUndeploy && r.Soft {
 		return
 	}
 	rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {
@@ -419,6 +434,9 @@ type failedStep struct{ cr *compRun }
 
 func (f failedStep) Run(ctx context.Context, env Env) Result {
 	cr, rt := f.cr, f.cr.rt
+	if cr.readOnly {
+		return Ok()
+	}
 	now := rt.Now().UTC()
 	reason := cr.failure()
 	rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {

@@ -88,10 +88,23 @@ func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 			providers[p] = append(providers[p], c.Meta.Name)
 		}
 	}
+	var wanted []string
 	for _, c := range res.Components {
+		wanted = append(wanted, c.Requires...)
+	}
+	fromEnvironment := EnvironmentCapabilities(wanted)
+	for i, c := range res.Components {
 		for _, r := range c.Requires {
 			for _, p := range providers[r] {
 				edge(p, c.Meta.Name, "requires "+r)
+			}
+			// Nobody provides r in a manifest: an earlier component may print
+			// it in a Provides: block, so, as in the Hub CLI, the requirement
+			// is checked once every earlier component has run.
+			if len(providers[r]) == 0 && !containsName(fromEnvironment, r) && !containsName(s.Provides, r) {
+				for _, earlier := range res.Components[:i] {
+					edge(earlier.Meta.Name, c.Meta.Name, "requires "+r+", which an earlier component may provide")
+				}
 			}
 		}
 	}

@@ -14,7 +14,7 @@ func WriteSummary(w io.Writer, comps []ComponentRun, sty Style) {
 	fmt.Fprintln(tw, "COMPONENT\tVERB\tSTATUS\tDURATION\tREASON")
 	for _, c := range comps {
 		d := "-"
-		if c.Duration() > 0 {
+		if c.Duration() > 0 && c.Status != Skipped && c.Status != Unchanged && c.Status != Waiting {
 			d = FormatDuration(c.Duration())
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Name, c.Verb, c.Status, d, oneLine(c.Reason))

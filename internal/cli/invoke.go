@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// insideFlags locate the stack from inside a component, where gantry sets
+// GANTRY_ELABORATE and GANTRY_STATE.
+type insideFlags struct {
+	manifest  string
+	statePath string
+}
+
+func (f *insideFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.manifest, "manifest", "m", "", "elaborated stack (default: $GANTRY_ELABORATE, else hub.yaml.elaborate)")
+	cmd.Flags().StringVarP(&f.statePath, "state", "s", "", "state file (default: $GANTRY_STATE)")
+}
+
+func (f *insideFlags) resolve() error {
+	if f.manifest == "" {
+		f.manifest = os.Getenv("GANTRY_ELABORATE")
+	}
+	if f.statePath == "" {
+		f.statePath = os.Getenv("GANTRY_STATE")
+	}
+	if f.manifest == "" {
+		if _, err := os.Stat("hub.yaml" + elaborate.Suffix); err == nil {
+			f.manifest = "hub.yaml" + elaborate.Suffix
+		}
+	}
+	if f.manifest == "" {
+		return usageError("no stack: pass -m hub.yaml.elaborate, or run from inside a component where GANTRY_ELABORATE is set")
+	}
+	if f.statePath == "" {
+		f.statePath = defaultStatePath(f.manifest)
+	}
+	return nil
+}
+
+func newInvokeCmd(a *app) *cobra.Command {
+	var f insideFlags
+	var rf runFlags
+	cmd := &cobra.Command{
+		Use:   "invoke COMPONENT VERB",
+		Short: "Run a custom verb (backup, rotate, …) of a deployed component",
+		Long: `invoke runs a verb that a component declares in lifecycle.verbs, with the
+parameters the component was deployed with, and leaves the state unchanged. It
+works from inside a component's implementation (gantry sets GANTRY_ELABORATE
+and GANTRY_STATE) or with -m and -s. Deploy and undeploy go through gantry
+deploy and undeploy -c COMPONENT.`,
+		Example: `  gantry invoke db backup
+  gantry invoke db backup -m hub.yaml.elaborate -s hub.yaml.state`,
+		Args: argsRange(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			comp, verb := args[0], args[1]
+			if verb == plan.VerbDeploy || verb == plan.VerbUndeploy {
+				return usageError("invoke runs custom verbs; use gantry %s -c %s", verb, comp)
+			}
+			if err := f.resolve(); err != nil {
+				return err
+			}
+			l, err := a.loadStack([]string{f.manifest}, &stackFlags{statePath: f.statePath})
+			if err != nil {
+				return err
+			}
+			if l.state == nil {
+				return withCode(ExitInvalid, fmt.Errorf("no state at %s: deploy the stack first", l.statePath))
+			}
+			g, diags := plan.BuildGraph(l.res)
+			if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+				return err
+			}
+			runID := newRunID()
+			// Inside a run the parent holds the lock; invoke only reads the state.
+			if os.Getenv("GANTRY_RUN_ID") == "" {
+				host, _ := os.Hostname()
+				lock, err := state.Acquire(l.statePath, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: "gantry invoke", Since: time.Now().UTC()})
+				var le *state.LockedError
+				if errors.As(err, &le) {
+					return withCode(ExitLocked, le)
+				}
+				if err != nil {
+					return err
+				}
+				defer lock.Release()
+			}
+			l.locked = params.FromState(l.res.Stack.Meta.Name, l.state.DeploymentID, l.state.Parameters)
+			rt, err := a.newRuntime(l, g, runID, &rf)
+			if err != nil {
+				return err
+			}
+			p, diags := plan.BuildInvoke(rt, comp, verb)
+			if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+				return err
+			}
+			return a.execute(cmd.Context(), l, rt, p, &rf, true)
+		},
+	}
+	f.register(cmd)
+	rf.output = "text"
+	return cmd
+}
+
+func newRenderCmd(a *app) *cobra.Command {
+	var f insideFlags
+	var comp, kind string
+	cmd := &cobra.Command{
+		Use:   "render TEMPLATE...",
+		Short: "Render template files with a component's parameters",
+		Long: `render renders the given templates (*.template, *.gotemplate) next to
+themselves, with the parameters of a component: the ones the state recorded
+for it, else expanded from the stack. From inside a component gantry sets
+COMPONENT_NAME, GANTRY_ELABORATE and GANTRY_STATE; elsewhere pass -c, -m, -s.`,
+		Example: `  gantry render values.yaml.template
+  gantry render -c api -m hub.yaml.elaborate config.json.gotemplate`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if comp == "" {
+				comp = os.Getenv("COMPONENT_NAME")
+			}
+			if comp == "" {
+				return usageError("no component: pass -c, or run from inside a component where COMPONENT_NAME is set")
+			}
+			if err := f.resolve(); err != nil {
+				return err
+			}
+			l, err := a.loadStack([]string{f.manifest}, &stackFlags{statePath: f.statePath})
+			if err != nil {
+				return err
+			}
+			exp, c, err := a.componentParams(l, comp)
+			if err != nil {
+				return err
+			}
+			declared := kind
+			if declared == "" && c.Templates != nil {
+				declared = c.Templates.Kind
+			}
+			var errs []error
+			for _, t := range args {
+				r, err := component.RenderFile(t, component.KindOf(t, declared), exp)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Fprintln(a.stdout, relPath(r.Output))
+			}
+			if err := errors.Join(errs...); err != nil {
+				return withCode(ExitFailed, err)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVarP(&comp, "component", "c", "", "the component whose parameters to use (default: $COMPONENT_NAME)")
+	cmd.Flags().StringVar(&kind, "kind", "", "curly, mustache or go (default: the component's templates.kind)")
+	return cmd
+}
+
+// componentParams returns a component's parameters: as the state recorded
+// them when it has run, else expanded from the stack with the outputs known.
+func (a *app) componentParams(l *loaded, comp string) (*params.Expanded, *manifest.Component, error) {
+	c := l.res.Component(comp)
+	if c == nil {
+		return nil, nil, usageError("no component %q in %s", comp, filepath.Base(l.res.Stack.File))
+	}
+	g, diags := plan.BuildGraph(l.res)
+	if err := reportDiags(a.stderr, diags, "nothing was rendered"); err != nil {
+		return nil, nil, err
+	}
+	outputs := plan.NewOutputIndex(l.res, g, l.state)
+	if l.state != nil {
+		if rec, ok := l.state.Components[comp]; ok && len(rec.Parameters) > 0 {
+			values := make([]*params.Value, len(rec.Parameters))
+			for i, p := range rec.Parameters {
+				values[i] = &params.Value{Name: p.Name, Value: p.Value, Env: p.Env}
+			}
+			locked := params.FromState(l.res.Stack.Meta.Name, l.state.DeploymentID, l.state.Parameters)
+			return params.Recorded(comp, values, outputs, locked), c, nil
+		}
+	}
+	if err := a.lockParams(l); err != nil {
+		return nil, nil, err
+	}
+	exp, diags := params.ExpandComponent(params.ComponentInput{
+		Locked: l.locked, Component: c, Depends: componentRef(l.res.Stack, comp).Depends,
+		Outputs: outputs, Provides: plan.StaticProvides(l.res, g, l.state, comp),
+	})
+	if err := reportDiags(a.stderr, diags, "nothing was rendered"); err != nil {
+		return nil, nil, err
+	}
+	return exp, c, nil
+}
