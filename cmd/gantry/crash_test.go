@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// waitPath waits for a file to exist.
+func waitPath(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", path)
+}
+
+func touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gatedStack writes a chain a → b → c whose components mark when they start
+// and wait for a release file before they finish.
+func gatedStack(t *testing.T) string {
+	t.Helper()
+	files := map[string]string{
+		"hub.yaml": `version: 1
+kind: stack
+meta: {name: gated}
+components:
+  - name: a
+    source: {dir: comp}
+  - name: b
+    source: {dir: comp}
+    depends: [a]
+  - name: c
+    source: {dir: comp}
+    depends: [b]
+`,
+		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
+		"comp/Makefile": "deploy:\n\t@touch ../started-$(COMPONENT_NAME)\n\t@while [ ! -e ../release-$(COMPONENT_NAME) ]; do sleep 0.01; done\n" +
+			"\t@printf 'Outputs:\\nat = %s\\n\\n' $(COMPONENT_NAME)\n",
+	}
+	return writeFiles(t, files)
+}
+
+func startDeploy(t *testing.T, dir string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("gantry", "deploy", "hub.yaml")
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+func readState(t *testing.T, dir string) *state.State {
+	t.Helper()
+	st, err := state.ReadFile(filepath.Join(dir, "hub.yaml.state"))
+	if err != nil {
+		data, _ := os.ReadFile(filepath.Join(dir, "hub.yaml.state"))
+		t.Fatalf("state does not parse after SIGKILL: %v\n%s", err, data)
+	}
+	return st
+}
+
+func statusOf(st *state.State, comp string) string {
+	if st == nil {
+		return "(no state)"
+	}
+	if c, ok := st.Components[comp]; ok {
+		return c.Status
+	}
+	return "(none)"
+}
+
+// TestSIGKILLLeavesValidState kills gantry deploy with SIGKILL before, during
+// and after components, and checks after each kill that the state parses,
+// shows incomplete where a component was in flight, and that a fresh deploy
+// completes the stack.
+func TestSIGKILLLeavesValidState(t *testing.T) {
+	points := []struct {
+		name string
+		// at waits for the moment to kill; it may release components.
+		at   func(t *testing.T, dir string)
+		want map[string]string
+	}{
+		{"before any component", func(t *testing.T, dir string) {}, nil},
+		{"during a", func(t *testing.T, dir string) {
+			waitPath(t, filepath.Join(dir, "started-a"))
+		}, map[string]string{"a": state.StatusIncomplete, "b": "(none)"}},
+		{"after a, during b", func(t *testing.T, dir string) {
+			waitPath(t, filepath.Join(dir, "started-a"))
+			touch(t, filepath.Join(dir, "release-a"))
+			waitPath(t, filepath.Join(dir, "started-b"))
+		}, map[string]string{"a": state.StatusDeployed, "b": state.StatusIncomplete, "c": "(none)"}},
+		{"after b, before c finishes", func(t *testing.T, dir string) {
+			touch(t, filepath.Join(dir, "release-a"))
+			touch(t, filepath.Join(dir, "release-b"))
+			waitPath(t, filepath.Join(dir, "started-c"))
+		}, map[string]string{"a": state.StatusDeployed, "b": state.StatusDeployed, "c": state.StatusIncomplete}},
+	}
+	for _, pt := range points {
+		t.Run(pt.name, func(t *testing.T) {
+			dir := gatedStack(t)
+			cmd := startDeploy(t, dir)
+			pt.at(t, dir)
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			st := readState(t, dir)
+			for comp, want := range pt.want {
+				if got := statusOf(st, comp); got != want {
+					t.Errorf("after SIGKILL %s: %s is %q, want %q", pt.name, comp, got, want)
+				}
+			}
+			// Let every component finish, then a fresh deploy completes the stack.
+			for _, c := range []string{"a", "b", "c"} {
+				touch(t, filepath.Join(dir, "release-"+c))
+			}
+			again := exec.Command("gantry", "deploy", "hub.yaml")
+			again.Dir = dir
+			out, err := again.CombinedOutput()
+			if err != nil {
+				t.Fatalf("deploy after SIGKILL failed: %v\n%s", err, out)
+			}
+			st = readState(t, dir)
+			for _, c := range []string{"a", "b", "c"} {
+				if got := statusOf(st, c); got != state.StatusDeployed {
+					t.Errorf("after the fresh deploy %s is %q\n%s", c, got, out)
+				}
+			}
+			if st.Status != state.StatusDeployed {
+				t.Errorf("stack status %q", st.Status)
+			}
+		})
+	}
+}
+
+// TestSIGINTStopsEveryChild interrupts a run whose component started a
+// background child: gantry exits 130, records the interruption, and no child
+// process survives.
+func TestSIGINTStopsEveryChild(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"hub.yaml":                "version: 1\nkind: stack\nmeta: {name: int}\ncomponents:\n  - name: long\n    source: {dir: long}\n  - name: after\n    source: {dir: long}\n    depends: [long]\n",
+		"long/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: long}\n",
+		"long/deploy":             "#!/bin/sh\nsleep 300 &\necho $! > ../child.pid\necho $$ > ../leader.pid\nsleep 300\n",
+	})
+	if err := os.Chmod(filepath.Join(dir, "long/deploy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("gantry", "deploy", "hub.yaml")
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitPath(t, filepath.Join(dir, "leader.pid"))
+	waitPath(t, filepath.Join(dir, "child.pid"))
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want code 130\n%s", err, out.String())
+	}
+	for _, f := range []string{"child.pid", "leader.pid"} {
+		b, _ := os.ReadFile(filepath.Join(dir, f))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid > 0 && alive(pid) {
+			t.Errorf("%s %d survived the interrupt", f, pid)
+		}
+	}
+	st := readState(t, dir)
+	if c := st.Components["long"]; c == nil || c.Status != state.StatusFailed || !strings.Contains(c.Reason, "interrupted") {
+		t.Errorf("state of long: %+v", c)
+	}
+	if got := statusOf(st, "after"); got != state.StatusSkipped {
+		t.Errorf("after is %q, want skipped", got)
+	}
+	if !strings.Contains(out.String(), "interrupted") {
+		t.Errorf("no word of the interruption:\n%s", out.String())
+	}
+}
+
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(st), ") Z ")
+}
+
+// TestParallelRandomDAG deploys random DAGs of 200 components with
+// --parallel 8; each component records when it started and ended. No component
+// may start before all its dependencies ended, and no more than 8 may run at
+// once.
+func TestParallelRandomDAG(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200 processes per round")
+	}
+	rng := rand.New(rand.NewSource(42))
+	for round := 0; round < 2; round++ {
+		const n, par = 200, 8
+		var hub strings.Builder
+		hub.WriteString("version: 1\nkind: stack\nmeta: {name: random}\ncomponents:\n")
+		deps := make([][]int, n)
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&hub, "  - name: c%03d\n    source: {dir: comp}\n", i)
+			seen := map[int]bool{}
+			for k := 0; k < 3 && i > 0; k++ {
+				j := rng.Intn(i)
+				if !seen[j] {
+					seen[j] = true
+					deps[i] = append(deps[i], j)
+				}
+			}
+			if len(deps[i]) > 0 {
+				var names []string
+				for _, j := range deps[i] {
+					names = append(names, fmt.Sprintf("c%03d", j))
+				}
+				fmt.Fprintf(&hub, "    depends: [%s]\n", strings.Join(names, ", "))
+			}
+		}
+		dir := writeFiles(t, map[string]string{
+			"hub.yaml":                hub.String(),
+			"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
+			"comp/deploy":             "#!/bin/sh\necho \"start $COMPONENT_NAME $(date +%s%N)\" >> ../times.log\nsleep 0.0$(( $$ % 3 + 1 ))\necho \"end $COMPONENT_NAME $(date +%s%N)\" >> ../times.log\n",
+		})
+		os.Chmod(filepath.Join(dir, "comp/deploy"), 0o755)
+		cmd := exec.Command("gantry", "deploy", "hub.yaml", "--parallel", strconv.Itoa(par))
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("deploy: %v\n%s", err, out)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "times.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, end := map[string]int64{}, map[string]int64{}
+		type ev struct {
+			at    int64
+			delta int
+		}
+		var evs []ev
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			f := strings.Fields(line)
+			at, _ := strconv.ParseInt(f[2], 10, 64)
+			if f[0] == "start" {
+				start[f[1]] = at
+				evs = append(evs, ev{at, 1})
+			} else {
+				end[f[1]] = at
+				evs = append(evs, ev{at, -1})
+			}
+		}
+		if len(start) != n || len(end) != n {
+			t.Fatalf("%d starts and %d ends, want %d", len(start), len(end), n)
+		}
+		for i, ds := range deps {
+			me := fmt.Sprintf("c%03d", i)
+			for _, j := range ds {
+				dep := fmt.Sprintf("c%03d", j)
+				if start[me] < end[dep] {
+					t.Errorf("%s started %dµs before its dependency %s ended", me, (end[dep]-start[me])/1000, dep)
+				}
+			}
+		}
+		// Ends sort before starts at the same instant: a slot freed and taken.
+		sort.Slice(evs, func(i, j int) bool {
+			if evs[i].at != evs[j].at {
+				return evs[i].at < evs[j].at
+			}
+			return evs[i].delta < evs[j].delta
+		})
+		running, peak := 0, 0
+		for _, e := range evs {
+			running += e.delta
+			peak = max(peak, running)
+		}
+		if peak > par {
+			t.Errorf("%d components ran at once with --parallel %d", peak, par)
+		}
+		if peak < 2 {
+			t.Errorf("no parallelism at all (peak %d)", peak)
+		}
+	}
+}
