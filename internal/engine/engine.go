@@ -218,6 +218,9 @@ func (r *run) decide(i int) (plan.Result, bool) {
 			}
 			continue
 		}
+		if pr.kind == plan.OnComplete {
+			continue
+		}
 		switch {
 		case dep.Status == plan.OK:
 		case dep.Status == plan.Skipped && dep.Soft && dn.Group != n.Group:
@@ -320,9 +323,9 @@ func (r *run) finish(i int, res plan.Result, started, ended time.Time) {
 	if res.Status == plan.Failed && n.Group != "" {
 		r.failedGroups[n.Group] = true
 	}
-	if res.Status == plan.Failed && n.Critical {
+	if res.Status == plan.Failed && (n.Critical || res.Abort) {
 		r.out.Failed = true
-		if !r.opts.Force && r.halted == "" {
+		if (!r.opts.Force || res.Abort) && r.halted == "" {
 			r.halted = n.Group
 			if r.halted == "" {
 				r.halted = n.Label

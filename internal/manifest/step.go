@@ -41,7 +41,7 @@ const DefaultProbeTimeout = 300
 var probePlugins = map[string][]string{
 	"http": {"get_wait", "get"},
 	"tcp":  {"connect_wait", "connect"},
-	"exec": {"run"},
+	"exec": {"run_wait", "run"},
 }
 
 // Step is one injected lifecycle step, in either abbreviated or full syntax.

@@ -53,7 +53,10 @@ func containsName(list []string, s string) bool {
 	return false
 }
 
-// Build builds the plan of a deploy, undeploy or custom verb.
+// Build builds the plan of a deploy or undeploy (DESIGN section 5): the
+// pre-flight group, the component plans in graph order (reversed for
+// undeploy) with their lifecycle steps, orphans torn down before or after
+// them as teardown_orphans says, and the post-flight (post-teardown) group.
 func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
 	var diags manifest.Diagnostics
 	if opts.Verb == "" {
@@ -61,9 +64,8 @@ func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
 	}
 	undeploy := opts.Verb == VerbUndeploy
 	order := rt.Graph.Order
-	var orphans []string
+	orphans := Orphans(rt)
 	if undeploy {
-		orphans = Orphans(rt)
 		order = append(reversed(orphans), reversed(order)...)
 	}
 	selected, ok := SelectOrder(rt.Graph, order, opts.Verb, opts.Selection, &diags)
@@ -74,23 +76,56 @@ func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
 		checkDependents(rt, selected, &diags)
 	}
 	p := New(rt.Res.Stack.Meta.Name, opts.Verb)
+	model := modelOf(rt)
+	l := &rt.Res.Stack.Lifecycle
+	pre := addFlight(p, rt, "pre-flight", l.PreFlight, standardPreFlight(rt, selected, opts.Verb), model, &diags)
+
 	runs := map[string]*compRun{}
-	for _, name := range selected {
-		cr := newCompRun(rt, name, opts, &diags)
+	addRun := func(name string, o BuildOptions) *compRun {
+		cr := newCompRun(rt, name, o, &diags)
 		if cr == nil {
-			continue
+			return nil
 		}
 		runs[name] = cr
-		addComponent(p, rt, cr)
+		addComponent(p, rt, cr, model, &diags)
+		return cr
+	}
+	var orphanRuns []*compRun
+	teardownOrphans := !undeploy && len(opts.Selection.Components) == 0 && opts.Selection.Offset == "" && opts.Selection.Limit == ""
+	if teardownOrphans && l.TeardownOrphans == "before" {
+		for _, o := range reversed(orphans) {
+			if cr := addRun(o, BuildOptions{Verb: VerbUndeploy}); cr != nil {
+				cr.orphan = true
+				orphanRuns = append(orphanRuns, cr)
+			}
+		}
+	}
+	var compRuns []*compRun
+	for _, name := range selected {
+		if cr := addRun(name, opts); cr != nil {
+			compRuns = append(compRuns, cr)
+		}
+	}
+	if teardownOrphans && l.TeardownOrphans == "after" {
+		for _, o := range reversed(orphans) {
+			if cr := addRun(o, BuildOptions{Verb: VerbUndeploy}); cr != nil {
+				cr.orphan = true
+				orphanRuns = append(orphanRuns, cr)
+			}
+		}
+	}
+	if teardownOrphans && (l.TeardownOrphans == "" || l.TeardownOrphans == "none") {
+		p.Orphans = orphans
 	}
 	if diags.HasErrors() {
 		return nil, diags
 	}
 	// Edges between the selected components: deploy follows the graph,
 	// undeploy runs it backwards.
-	for _, b := range selected {
+	for _, cr := range compRuns {
+		b := cr.name
 		for _, a := range dependenciesOf(rt, b) {
-			if runs[a] == nil || runs[b] == nil {
+			if runs[a] == nil || runs[a].orphan && !undeploy {
 				continue
 			}
 			if undeploy {
@@ -99,6 +134,40 @@ func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
 				p.Connect(a+"/end", b+"/begin", OnSuccess)
 			}
 		}
+	}
+	// Orphans are torn down one after the other, in reverse deploy order;
+	// before the components or after them. Their failures are reported, but
+	// do not hold the components back.
+	for i := 1; i < len(orphanRuns); i++ {
+		p.Connect(orphanRuns[i-1].name+"/end", orphanRuns[i].name+"/begin", OnComplete)
+	}
+	if len(orphanRuns) > 0 {
+		first, last := orphanRuns[0].name+"/begin", orphanRuns[len(orphanRuns)-1].name+"/end"
+		if l.TeardownOrphans == "before" {
+			for _, cr := range compRuns {
+				p.Connect(last, cr.name+"/begin", OnComplete)
+			}
+		} else {
+			for _, cr := range compRuns {
+				p.Connect(cr.name+"/end", first, OnComplete)
+			}
+		}
+	}
+	all := append(append([]*compRun(nil), compRuns...), orphanRuns...)
+	if pre != "" {
+		for _, cr := range all {
+			p.Connect(pre, cr.name+"/begin", OnSuccess)
+		}
+	}
+	postName, postGroup, postStd := "post-flight", l.PostFlight, standardPostFlight(rt)
+	if undeploy {
+		postName, postGroup, postStd = "post-teardown", l.PostTeardown, standardPostTeardown(rt, selected)
+	}
+	if first := addFlightAfter(p, rt, postName, postGroup, postStd, model, &diags, all, pre); first != "" {
+		_ = first
+	}
+	if diags.HasErrors() {
+		return nil, diags
 	}
 	return p, diags
 }
@@ -336,23 +405,51 @@ func checkStaticRequirements(rt *Runtime, cr *compRun, pos manifest.Pos, diags *
 	}
 }
 
-// addComponent adds a component's steps: begin → verb → end, with the failure
-// path from each step.
-func addComponent(p *Plan, rt *Runtime, cr *compRun) {
-	critical := IsMandatory(rt.Res.Stack, cr.name) && cr.c != nil
+// addComponent adds a component's plan: begin, then the injection points of
+// seed 001 around the verb, then end; every step has the failure path to the
+// component's failed step.
+func addComponent(p *Plan, rt *Runtime, cr *compRun, model map[string]any, diags *manifest.Diagnostics) {
+	critical := IsMandatory(rt.Res.Stack, cr.name) && cr.c != nil && !cr.orphan
 	group := cr.name
-	var begin Runner
-	switch {
-	case cr.verb == VerbUndeploy || cr.readOnly:
+	var begin Runner = beginDeploy{cr}
+	if cr.verb == VerbUndeploy || cr.readOnly {
 		begin = beginRecorded{cr}
-	default:
-		begin = beginDeploy{cr}
 	}
-	steps := []*Node{
-		{ID: cr.name + "/begin", Kind: "begin", Label: cr.name + ": prepare", Hidden: true, Light: true, Runner: inGroup{cr, begin}},
-		{ID: cr.name + "/" + cr.verb, Kind: "component", Label: cr.verb + " " + cr.name, Action: cr.verb, Runner: inGroup{cr, verbStep{cr}}},
-		{ID: cr.name + "/end", Kind: "end", Label: cr.name + ": done", Hidden: true, Light: true, Runner: inGroup{cr, endStep{cr}}},
+	action, reason := predictAction(cr)
+	steps := []*Node{{ID: cr.name + "/begin", Kind: "begin", Label: cr.name + ": prepare", Hidden: true, Light: true, Runner: inGroup{cr, begin}}}
+	points := deployPoints
+	if cr.verb == VerbUndeploy {
+		points = teardownPoints
 	}
+	var lc manifest.ComponentLifecycle
+	if cr.c != nil && !cr.readOnly {
+		lc = EffectiveLifecycle(cr.c, stackRef(rt, cr.name))
+		cr.forceReplace = lc.ForceReplace != nil && *lc.ForceReplace
+	}
+	var vars map[string]any
+	if cr.c != nil {
+		vars = stepVars(rt, cr.c, model)
+	}
+	known := knownNames(rt, cr.c)
+	for _, point := range points {
+		switch point {
+		case verbPoint:
+			steps = append(steps, &Node{ID: cr.name + "/" + cr.verb, Kind: "component", Label: cr.verb + " " + cr.name, Action: action, Reason: reason, Runner: inGroup{cr, verbStep{cr}}})
+		case readyPoint:
+		default:
+			for i, st := range pointSteps(&lc, point) {
+				field := "lifecycle." + point + ".steps"
+				validateStep(rt, &st, cr.dir, manifest.ItemPath(field, i), vars, known, diags)
+				label := st.Label
+				if label == "" {
+					label = st.Describe()
+				}
+				steps = append(steps, &Node{ID: stepID(cr.name, point, i), Kind: string(st.Type), Label: label, Point: point,
+					Runner: inGroup{cr, injected{rt: rt, cr: cr, step: st, dir: cr.dir, vars: vars}}})
+			}
+		}
+	}
+	steps = append(steps, &Node{ID: cr.name + "/end", Kind: "end", Label: cr.name + ": done", Hidden: true, Light: true, Runner: inGroup{cr, endStep{cr}}})
 	for _, n := range steps {
 		n.Component, n.Group, n.Critical = cr.name, group, critical
 		p.Add(n)
@@ -365,6 +462,64 @@ func addComponent(p *Plan, rt *Runtime, cr *compRun) {
 		}
 		p.Connect(n.ID, failed.ID, OnFailure)
 	}
+}
+
+// knownNames tells whether a ${name} in a component's steps can resolve: a
+// parameter of the component or the stack, an output some component declares,
+// or an implicit parameter.
+func knownNames(rt *Runtime, c *manifest.Component) func(string) bool {
+	names := map[string]bool{"hub.deploymentId": true, "hub.stackName": true, "hub.componentName": true, "hub.provides": true}
+	for _, p := range rt.Res.Stack.Parameters {
+		names[p.Name] = true
+	}
+	for _, other := range rt.Res.Components {
+		for _, o := range other.Outputs {
+			names[o.Name] = true
+		}
+	}
+	if c != nil {
+		for _, p := range c.Parameters {
+			names[p.Name] = true
+		}
+	}
+	return func(n string) bool { return names[n] }
+}
+
+// predictAction says what the run will do to a component, for the plan.
+func predictAction(cr *compRun) (string, string) {
+	rec := cr.recorded
+	switch {
+	case cr.readOnly:
+		return cr.verb, ""
+	case cr.orphan:
+		return "teardown-orphan", "in the state, no longer in the stack"
+	case cr.verb == VerbUndeploy:
+		if rec == nil || rec.Status == state.StatusUndeployed || rec.Status == state.StatusSkipped {
+			return "skip", "not deployed"
+		}
+		return VerbUndeploy, ""
+	case rec != nil && rec.Status == state.StatusDeployed:
+		if cr.resume && predictUnchanged(cr) {
+			return "unchanged", "deployed and unchanged (--resume)"
+		}
+		return "redeploy", ""
+	}
+	return VerbDeploy, ""
+}
+
+// predictUnchanged computes the component's fingerprint with the outputs the
+// state knows; the run computes it again with the outputs it produces.
+func predictUnchanged(cr *compRun) bool {
+	if cr.forceReplace || cr.c == nil {
+		return false
+	}
+	rt := cr.rt
+	exp, diags := params.ExpandComponent(params.ComponentInput{Locked: rt.Locked, Component: cr.c, Depends: cr.deps, Outputs: rt.Outputs, Provides: rt.Provides.String()})
+	if diags.HasErrors() {
+		return false
+	}
+	fp, err := Fingerprint(cr.verb, cr.dir, exp, upstreamOutputs(rt, cr.deps))
+	return err == nil && fp == cr.recorded.Fingerprint
 }
 
 // beginRecorded prepares an undeploy, or a custom verb, from what the state
@@ -418,6 +573,6 @@ func BuildInvoke(rt *Runtime, comp, verb string) (*Plan, manifest.Diagnostics) {
 		return nil, diags
 	}
 	p := New(rt.Res.Stack.Meta.Name, verb)
-	addComponent(p, rt, cr)
+	addComponent(p, rt, cr, modelOf(rt), &diags)
 	return p, diags
 }

@@ -31,6 +31,10 @@ type compRun struct {
 	recorded *state.Component // the component's record when the run began
 	// readOnly runs leave the state alone (custom verbs through gantry invoke).
 	readOnly bool
+	// orphan is a component torn down because the stack no longer lists it.
+	orphan bool
+	// forceReplace redeploys even when --resume finds it unchanged.
+	forceReplace bool
 
 	mu          sync.Mutex
 	exp         *params.Expanded
@@ -115,7 +119,7 @@ func (b beginDeploy) Run(ctx context.Context, env Env) Result {
 	cr.mu.Lock()
 	cr.exp, cr.fingerprint = exp, fp
 	cr.mu.Unlock()
-	if cr.resume && cr.recorded != nil && cr.recorded.Status == state.StatusDeployed && cr.recorded.Fingerprint == fp {
+	if cr.resume && !cr.forceReplace && cr.recorded != nil && cr.recorded.Status == state.StatusDeployed && cr.recorded.Fingerprint == fp {
 		rt.Provides.Add(cr.recorded.Provides...)
 		return Result{Status: Skipped, Soft: true, Reason: reasonUnchanged}
 	}

@@ -35,6 +35,9 @@ type Result struct {
 	Warning string
 	// Info is an informational message (on_fail: info).
 	Info string
+	// Abort stops new work, as a critical failure does (on_fail: pause answered
+	// with abort).
+	Abort bool
 }
 
 // Ok, Fail and Skip build results.
@@ -100,15 +103,21 @@ func (f RunnerFunc) Run(ctx context.Context, env Env) Result { return f(ctx, env
 type EdgeKind uint8
 
 // Edge kinds: a success edge lets the target run when the source succeeded; a
-// failure edge when the source failed (the failure path).
+// failure edge when the source failed (the failure path); a completion edge
+// when the source ended, whatever its outcome (post-flight after optional
+// components that failed).
 const (
 	OnSuccess EdgeKind = iota
 	OnFailure
+	OnComplete
 )
 
 func (k EdgeKind) String() string {
-	if k == OnFailure {
+	switch k {
+	case OnFailure:
 		return "failure"
+	case OnComplete:
+		return "complete"
 	}
 	return "success"
 }
@@ -157,6 +166,9 @@ type Plan struct {
 	Created time.Time
 	Nodes   []*Node
 	Edges   []Edge
+	// Orphans are components in the state that the stack no longer lists and
+	// that this plan leaves alone (teardown_orphans: none).
+	Orphans []string
 	index   map[string]*Node
 }
 
