@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"io/fs"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,9 +47,10 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitCode,
-			"copydir":  cmdCopyDir,
-			"waitfile": cmdWaitFile,
+			"exitcode":  cmdExitCode,
+			"copydir":   cmdCopyDir,
+			"waitfile":  cmdWaitFile,
+			"httpserve": cmdHTTPServe,
 		},
 	})
 }
@@ -126,4 +129,36 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	ts.Fatalf("%s did not appear within 60s", args[0])
+}
+
+// cmdHTTPServe starts an HTTP server on 127.0.0.1 for the rest of the script
+// and sets $HTTP_ADDR to its host:port. Paths answer 200, except /down (503)
+// and /after/N, which answers 503 until the server has been up N seconds.
+//
+//	httpserve
+func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: httpserve")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	start := time.Now()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/down":
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case len(r.URL.Path) > 7 && r.URL.Path[:7] == "/after/":
+			secs, _ := strconv.ParseFloat(r.URL.Path[7:], 64)
+			if time.Since(start).Seconds() < secs {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			w.Write([]byte("ok\n"))
+		default:
+			w.Write([]byte("ok\n"))
+		}
+	})}
+	go srv.Serve(l)
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv("HTTP_ADDR", l.Addr().String())
 }

@@ -116,65 +116,92 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 	if f.output != "text" && f.output != "json" {
 		return usageError("--output %q: expected text or json", f.output)
 	}
+	pr, err := a.preparePlan(verb, args, f, !f.dryRun)
+	if err != nil || pr == nil {
+		return err
+	}
+	defer pr.release()
+	if f.dryRun {
+		return pr.plan.WriteText(a.stdout, plan.RenderOptions{Manifest: args[0]})
+	}
+	if verb == plan.VerbDeploy && !isElaborated(args[0]) {
+		if err := a.writeElaborate(pr.l, pr.rt.ElaboratePath); err != nil {
+			return err
+		}
+	}
+	return a.execute(ctx, pr.l, pr.rt, pr.plan, f, false)
+}
+
+// prepared is a plan ready to run or print.
+type prepared struct {
+	l       *loaded
+	rt      *plan.Runtime
+	plan    *plan.Plan
+	release func()
+}
+
+// preparePlan loads the stack, takes the lock (when lock), reads the state,
+// locks the parameters and builds the plan. Invalid input ends the command
+// with exit code 2 and a held lock with exit code 3. A nil result with no
+// error means there is nothing to do (and it was said).
+func (a *app) preparePlan(verb string, args []string, f *runFlags, lock bool) (*prepared, error) {
 	if f.osEnvironment != "" && f.osEnvironment != "everything" {
-		return usageError("--os-environment %q: expected everything", f.osEnvironment)
+		return nil, usageError("--os-environment %q: expected everything", f.osEnvironment)
 	}
 	if f.parallel < 0 {
-		return usageError("--parallel %d: expected a positive number", f.parallel)
+		return nil, usageError("--parallel %d: expected a positive number", f.parallel)
 	}
 	l, err := a.loadStack(args, &f.stackFlags)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	graph, diags := plan.BuildGraph(l.res)
 	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
-		return err
+		return nil, err
 	}
 	runID := newRunID()
-	var lock *state.Lock
-	if !f.dryRun {
+	release := func() {}
+	if lock {
 		host, _ := os.Hostname()
-		lock, err = state.Acquire(l.statePath, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: "gantry " + verb, Since: time.Now().UTC()})
+		held, err := state.Acquire(l.statePath, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: "gantry " + verb, Since: time.Now().UTC()})
 		var le *state.LockedError
 		if errors.As(err, &le) {
-			return withCode(ExitLocked, fmt.Errorf("%w\nwait for it to finish; if that run is gone, 'gantry unlock -s %s' removes a stale lock", le, l.statePath))
+			return nil, withCode(ExitLocked, fmt.Errorf("%w\nwait for it to finish; if that run is gone, 'gantry unlock -s %s' removes a stale lock", le, l.statePath))
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer lock.Release()
+		release = func() { held.Release() }
 		// Read the state again under the lock: another run may have changed it.
 		if l.state, err = state.ReadFile(l.statePath); err != nil {
-			return withCode(ExitInvalid, err)
+			release()
+			return nil, withCode(ExitInvalid, err)
 		}
+	}
+	fail := func(err error) (*prepared, error) {
+		release()
+		return nil, err
 	}
 	if verb == plan.VerbUndeploy {
 		if l.state == nil {
 			fmt.Fprintf(a.stdout, "nothing to undeploy: no state at %s\n", l.statePath)
-			return nil
+			release()
+			return nil, nil
 		}
 		l.locked = params.FromState(l.res.Stack.Meta.Name, l.state.DeploymentID, l.state.Parameters)
 	} else if err := a.lockParams(l); err != nil {
-		return err
+		return fail(err)
 	}
 	rt, err := a.newRuntime(l, graph, runID, f)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	sel := plan.Selection{Components: f.components, WithDeps: f.withDeps, Offset: f.offset, Limit: f.limit}
 	p, diags := plan.Build(rt, plan.BuildOptions{Verb: verb, Selection: sel, Resume: f.resume})
 	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
-		return err
+		return fail(err)
 	}
-	if f.dryRun {
-		return a.printPlanText(p)
-	}
-	if verb == plan.VerbDeploy && !isElaborated(args[0]) {
-		if err := a.writeElaborate(l, rt.ElaboratePath); err != nil {
-			return err
-		}
-	}
-	return a.execute(ctx, l, rt, p, f, false)
+	return &prepared{l: l, rt: rt, plan: p, release: release}, nil
 }
 
 func isElaborated(path string) bool { return strings.HasSuffix(path, elaborate.Suffix) }
@@ -286,6 +313,10 @@ func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.
 		return err
 	}
 	tracker := ui.NewTracker(p)
+	if err := writePlanJSON(p, filepath.Join(runLog.Dir(), "plan.json")); err != nil {
+		closeRecorder()
+		return err
+	}
 	eventsFile, err := os.OpenFile(filepath.Join(runLog.Dir(), "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		closeRecorder()
@@ -474,4 +505,14 @@ func (a *app) color() bool {
 	}
 	f, ok := a.stdout.(*os.File)
 	return ok && isTerminal(f)
+}
+
+// writePlanJSON saves the plan of a run in its folder, for audit.
+func writePlanJSON(p *plan.Plan, path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("save the plan: %w", err)
+	}
+	defer f.Close()
+	return p.WriteJSON(f)
 }

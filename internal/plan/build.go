@@ -81,11 +81,12 @@ func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
 	pre := addFlight(p, rt, "pre-flight", l.PreFlight, standardPreFlight(rt, selected, opts.Verb), model, &diags)
 
 	runs := map[string]*compRun{}
-	addRun := func(name string, o BuildOptions) *compRun {
+	addRun := func(name string, o BuildOptions, orphan bool) *compRun {
 		cr := newCompRun(rt, name, o, &diags)
 		if cr == nil {
 			return nil
 		}
+		cr.orphan = orphan
 		runs[name] = cr
 		addComponent(p, rt, cr, model, &diags)
 		return cr
@@ -94,22 +95,20 @@ func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
 	teardownOrphans := !undeploy && len(opts.Selection.Components) == 0 && opts.Selection.Offset == "" && opts.Selection.Limit == ""
 	if teardownOrphans && l.TeardownOrphans == "before" {
 		for _, o := range reversed(orphans) {
-			if cr := addRun(o, BuildOptions{Verb: VerbUndeploy}); cr != nil {
-				cr.orphan = true
+			if cr := addRun(o, BuildOptions{Verb: VerbUndeploy}, true); cr != nil {
 				orphanRuns = append(orphanRuns, cr)
 			}
 		}
 	}
 	var compRuns []*compRun
 	for _, name := range selected {
-		if cr := addRun(name, opts); cr != nil {
+		if cr := addRun(name, opts, false); cr != nil {
 			compRuns = append(compRuns, cr)
 		}
 	}
 	if teardownOrphans && l.TeardownOrphans == "after" {
 		for _, o := range reversed(orphans) {
-			if cr := addRun(o, BuildOptions{Verb: VerbUndeploy}); cr != nil {
-				cr.orphan = true
+			if cr := addRun(o, BuildOptions{Verb: VerbUndeploy}, true); cr != nil {
 				orphanRuns = append(orphanRuns, cr)
 			}
 		}
@@ -434,7 +433,7 @@ func addComponent(p *Plan, rt *Runtime, cr *compRun, model map[string]any, diags
 	for _, point := range points {
 		switch point {
 		case verbPoint:
-			steps = append(steps, &Node{ID: cr.name + "/" + cr.verb, Kind: "component", Label: cr.verb + " " + cr.name, Action: action, Reason: reason, Runner: inGroup{cr, verbStep{cr}}})
+			steps = append(steps, &Node{ID: cr.name + "/" + cr.verb, Kind: "component", Label: cr.verb + " " + cr.name, Verb: cr.verb, Action: action, Reason: reason, Runner: inGroup{cr, verbStep{cr}}})
 		case readyPoint:
 		default:
 			for i, st := range pointSteps(&lc, point) {
@@ -500,7 +499,7 @@ func predictAction(cr *compRun) (string, string) {
 		return VerbUndeploy, ""
 	case rec != nil && rec.Status == state.StatusDeployed:
 		if cr.resume && predictUnchanged(cr) {
-			return "unchanged", "deployed and unchanged (--resume)"
+			return "unchanged", ""
 		}
 		return "redeploy", ""
 	}

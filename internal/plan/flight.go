@@ -51,7 +51,7 @@ func addFlightSteps(p *Plan, rt *Runtime, name string, g *manifest.FlightGroup, 
 	var nodes []*Node
 	if g == nil || !g.SkipStandardSteps {
 		for _, s := range std {
-			nodes = append(nodes, &Node{ID: name + "/standard/" + s.id, Kind: "standard", Label: s.label, Point: name, Runner: s.runner})
+			nodes = append(nodes, &Node{ID: name + "/standard/" + s.id, Kind: "standard", Label: s.label, Runner: s.runner})
 		}
 	}
 	if g != nil {
@@ -65,7 +65,7 @@ func addFlightSteps(p *Plan, rt *Runtime, name string, g *manifest.FlightGroup, 
 			if label == "" {
 				label = st.Describe()
 			}
-			nodes = append(nodes, &Node{ID: stepID(name, "step", i), Kind: string(st.Type), Label: label, Point: name,
+			nodes = append(nodes, &Node{ID: stepID(name, "step", i), Kind: string(st.Type), Label: label,
 				Runner: injected{rt: rt, step: st, dir: dir, vars: vars}})
 		}
 	}

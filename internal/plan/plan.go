@@ -132,6 +132,7 @@ type Node struct {
 	// sends it down its failure path.
 	Group string
 	Point string // injection point (pre_component, quality_probe, ...), for display
+	Verb  string // the verb a component step carries out
 	// Action is what the step does to its component, for display: deploy,
 	// redeploy, undeploy, unchanged, skip, teardown-orphan.
 	Action string

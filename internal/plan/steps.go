@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"text/template"
@@ -273,7 +274,17 @@ func applyVars(v string, vars map[string]any) (string, error) {
 	}
 	var b bytes.Buffer
 	if err := t.Execute(&b, vars); err != nil {
-		return "", fmt.Errorf("in %q: %s", v, strings.TrimPrefix(err.Error(), "template: step:"))
+		msg := err.Error()
+		if i := strings.Index(msg, "map has no entry for key "); i >= 0 {
+			key := strings.Trim(msg[i+len("map has no entry for key "):], `"`)
+			names := make([]string, 0, len(vars))
+			for k := range vars {
+				names = append(names, "."+k)
+			}
+			sort.Strings(names)
+			return "", fmt.Errorf("unknown variable .%s in %q (known here: %s)", key, v, strings.Join(names, ", "))
+		}
+		return "", fmt.Errorf("in %q: %s", v, strings.TrimPrefix(msg, "template: step:"))
 	}
 	return b.String(), nil
 }
@@ -386,7 +397,7 @@ func validateStep(rt *Runtime, st *manifest.Step, dir, field string, vars map[st
 			}
 		}
 		if _, err := applyVars(b.String(), vars); err != nil {
-			diags.Errorf(st.Pos, field, "unknown variable: %v", err)
+			diags.Errorf(st.Pos, field, "%v", err)
 		}
 	}
 }

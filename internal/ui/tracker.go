@@ -61,6 +61,9 @@ func NewTracker(p *plan.Plan) *Tracker {
 		if _, ok := t.comps[g]; !ok {
 			t.comps[g] = &ComponentRun{Name: g, Verb: p.Verb, Status: Waiting, order: len(t.comps)}
 		}
+		if n.Kind == "component" && n.Verb != "" {
+			t.comps[g].Verb = n.Verb
+		}
 	}
 	return t
 }
@@ -115,10 +118,12 @@ func (t *Tracker) StepFinished(n *plan.Node, r plan.Result, started, ended time.
 			c.Status, c.Reason = Skipped, r.Reason
 		}
 	case n.Kind == "end" && r.Status == plan.OK:
-		c.Status = Deployed
-		if t.verb == plan.VerbUndeploy {
+		switch c.Verb {
+		case plan.VerbDeploy:
+			c.Status = Deployed
+		case plan.VerbUndeploy:
 			c.Status = Undeployed
-		} else if t.verb != plan.VerbDeploy {
+		default:
 			c.Status = Done
 		}
 		c.Current = ""

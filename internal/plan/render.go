@@ -1,0 +1,219 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/dag"
+)
+
+// RenderOptions shape the text plan.
+type RenderOptions struct {
+	// Manifest is the stack file, for the commands the plan suggests.
+	Manifest string
+}
+
+// WriteText writes the plan as an indented tree: groups and components with
+// what will happen to them, and their visible steps with labels.
+func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
+	var b strings.Builder
+	comps := 0
+	for _, n := range p.Nodes {
+		if n.Kind == "component" {
+			comps++
+		}
+	}
+	fmt.Fprintf(&b, "%s %s: %d component%s, %d steps\n", p.Verb, p.Stack, comps, plural(comps), p.visibleSteps())
+	deps := p.groupDependencies()
+	group := ""
+	for _, n := range p.Nodes {
+		if n.Group != group {
+			group = n.Group
+			b.WriteString("  " + p.groupTitle(group, deps[group]) + "\n")
+		}
+		if n.Hidden {
+			continue
+		}
+		line := n.Label
+		if n.Point != "" && n.Component != "" {
+			line = n.Point + ": " + n.Label
+		}
+		b.WriteString("    " + line + "\n")
+	}
+	if len(p.Orphans) > 0 {
+		b.WriteString("orphans (in the state, no longer in the stack; left alone as teardown_orphans is none):\n")
+		for _, orphan := range p.Orphans {
+			fmt.Fprintf(&b, "  %s: remove with gantry undeploy %s -c %s\n", orphan, manifestOr(o.Manifest), orphan)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func manifestOr(m string) string {
+	if m == "" {
+		return "hub.yaml"
+	}
+	return m
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func (p *Plan) visibleSteps() int {
+	n := 0
+	for _, x := range p.Nodes {
+		if !x.Hidden {
+			n++
+		}
+	}
+	return n
+}
+
+// groupTitle is a group's heading: a component with its action and what it
+// runs after, or a flight group's name.
+func (p *Plan) groupTitle(group string, after []string) string {
+	var verb *Node
+	for _, n := range p.Nodes {
+		if n.Group == group && n.Kind == "component" {
+			verb = n
+			break
+		}
+	}
+	if verb == nil {
+		return group
+	}
+	t := group + ": " + verb.Action
+	if verb.Reason != "" {
+		t += " (" + verb.Reason + ")"
+	}
+	if len(after) > 0 {
+		t += ", after " + strings.Join(after, ", ")
+	}
+	return t
+}
+
+// groupDependencies lists, for each component group, the component groups its
+// first step waits for directly.
+func (p *Plan) groupDependencies() map[string][]string {
+	out := map[string][]string{}
+	for _, e := range p.Edges {
+		from, to := p.index[e.From], p.index[e.To]
+		if from.Group == to.Group || to.Kind != "begin" || from.Component == "" {
+			continue
+		}
+		out[to.Group] = appendNew(out[to.Group], from.Group)
+	}
+	return out
+}
+
+func appendNew(l []string, s string) []string {
+	for _, x := range l {
+		if x == s {
+			return l
+		}
+	}
+	return append(l, s)
+}
+
+// jsonPlan is the JSON shape of a plan (docs/plan.md).
+type jsonPlan struct {
+	Stack   string     `json:"stack"`
+	Verb    string     `json:"verb"`
+	Nodes   []jsonNode `json:"nodes"`
+	Edges   []jsonEdge `json:"edges"`
+	Orphans []string   `json:"orphans"`
+}
+
+type jsonNode struct {
+	ID        string `json:"id"`
+	Kind      string `json:"kind"`
+	Label     string `json:"label"`
+	Component string `json:"component,omitempty"`
+	Group     string `json:"group,omitempty"`
+	Point     string `json:"point,omitempty"`
+	Action    string `json:"action,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Hidden    bool   `json:"hidden,omitempty"`
+	Critical  bool   `json:"critical,omitempty"`
+}
+
+type jsonEdge struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Kind string `json:"kind"`
+}
+
+// WriteJSON writes the plan's nodes and edges; failure edges have kind
+// "failure", completion edges "complete".
+func (p *Plan) WriteJSON(w io.Writer) error {
+	jp := jsonPlan{Stack: p.Stack, Verb: p.Verb, Nodes: []jsonNode{}, Edges: []jsonEdge{}, Orphans: append([]string{}, p.Orphans...)}
+	for _, n := range p.Nodes {
+		jp.Nodes = append(jp.Nodes, jsonNode{ID: n.ID, Kind: n.Kind, Label: n.Label, Component: n.Component, Group: n.Group,
+			Point: n.Point, Action: n.Action, Reason: n.Reason, Hidden: n.Hidden, Critical: n.Critical})
+	}
+	for _, e := range p.Edges {
+		jp.Edges = append(jp.Edges, jsonEdge{From: e.From, To: e.To, Kind: e.Kind.String()})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(jp)
+}
+
+// graph converts the plan for the DOT and Mermaid renderers.
+func (p *Plan) graph() (*dag.Graph, dag.RenderOptions) {
+	g := dag.New()
+	kinds := map[[2]string]EdgeKind{}
+	for _, n := range p.Nodes {
+		g.AddNode(n.ID)
+	}
+	for _, e := range p.Edges {
+		g.AddEdge(e.From, e.To)
+		kinds[[2]string{e.From, e.To}] = e.Kind
+	}
+	o := dag.RenderOptions{
+		Label: func(id string) string {
+			n := p.index[id]
+			if n.Point != "" && n.Component != "" {
+				return n.Point + "\n" + n.Label
+			}
+			return n.Label
+		},
+		Cluster: func(id string) string { return p.index[id].Group },
+		EdgeStyle: func(from, to string) string {
+			switch kinds[[2]string{from, to}] {
+			case OnFailure:
+				return "dashed"
+			case OnComplete:
+				return "dotted"
+			}
+			return ""
+		},
+		EdgeLabel: func(from, to string) string {
+			if kinds[[2]string{from, to}] == OnFailure {
+				return "on failure"
+			}
+			return ""
+		},
+	}
+	return g, o
+}
+
+// WriteDOT writes the plan in Graphviz DOT, a box per group; failure edges
+// are dashed, completion edges dotted.
+func (p *Plan) WriteDOT(w io.Writer) error {
+	g, o := p.graph()
+	return g.WriteDOT(w, p.Verb+" "+p.Stack, o)
+}
+
+// WriteMermaid writes the plan as a Mermaid flowchart.
+func (p *Plan) WriteMermaid(w io.Writer) error {
+	g, o := p.graph()
+	return g.WriteMermaid(w, o)
+}
