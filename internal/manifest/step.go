@@ -347,21 +347,25 @@ func (s *Step) Describe() string {
 		if s.Plugin == "" {
 			return "call " + s.Action
 		}
-		return "call " + s.Plugin + " " + s.Action
+		return "call " + s.Plugin + " " + s.Action + s.target()
 	case StepProbe:
-		target := ""
-		for _, k := range []string{"url", "address", "command"} {
-			if v, ok := s.Params[k]; ok {
-				target = " " + fmt.Sprint(v)
-			}
-		}
-		return "probe " + s.Plugin + " " + s.Action + target
+		return "probe " + s.Plugin + " " + s.Action + s.target()
 	case StepGate:
 		return "gate: " + s.Message
 	case StepDelay:
 		return "delay " + strconv.FormatFloat(s.Seconds, 'f', -1, 64) + "s"
 	}
 	return string(s.Type)
+}
+
+// target is the URL, address or command a call or probe is about.
+func (s *Step) target() string {
+	for _, k := range []string{"url", "address", "command"} {
+		if v, ok := s.Params[k]; ok {
+			return " " + fmt.Sprint(v)
+		}
+	}
+	return ""
 }
 
 func contains(list []string, s string) bool {

@@ -336,7 +336,7 @@ func newCompRun(rt *Runtime, name string, opts BuildOptions, diags *manifest.Dia
 		cr.dir = ref.Source.Dir
 		cr.deps = rt.Graph.Dependencies(name)
 	} else if cr.recorded != nil {
-		cr.dir, cr.deps, cr.order = cr.recorded.Dir, cr.recorded.Depends, cr.recorded.Order
+		cr.dir, cr.deps, cr.order = rt.RecordedDir(cr.recorded.Dir), cr.recorded.Depends, cr.recorded.Order
 	}
 	if abs, err := filepath.Abs(cr.dir); err == nil {
 		cr.dir = abs
@@ -438,7 +438,7 @@ func addComponent(p *Plan, rt *Runtime, cr *compRun, model map[string]any, diags
 		default:
 			for i, st := range pointSteps(&lc, point) {
 				field := "lifecycle." + point + ".steps"
-				validateStep(rt, &st, cr.dir, manifest.ItemPath(field, i), vars, known, diags)
+				validateStep(rt, &st, cr.dir, false, manifest.ItemPath(field, i), vars, known, diags)
 				label := st.Label
 				if label == "" {
 					label = st.Describe()

@@ -281,7 +281,7 @@ func markInFlight(cr *compRun, exp *params.Expanded) error {
 		c.Verb = cr.verb
 		c.Started, c.Finished = now, time.Time{}
 		c.LastRun = rt.RunID
-		c.Dir = cr.dir
+		c.Dir = rt.RecordDir(cr.dir)
 		c.Depends = cr.deps
 		c.Order = cr.order
 		c.Reason = ""
@@ -424,7 +424,7 @@ func (e endStep) Skipped(r Result) {
 		if c.Status == "" || c.Status == state.StatusSkipped || c.Status == state.StatusUndeployed && cr.verb == VerbDeploy {
 			c.Status = state.StatusSkipped
 			c.Order = cr.order
-			c.Dir = cr.dir
+			c.Dir = rt.RecordDir(cr.dir)
 			c.Reason = r.Reason
 			return
 		}

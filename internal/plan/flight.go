@@ -60,7 +60,7 @@ func addFlightSteps(p *Plan, rt *Runtime, name string, g *manifest.FlightGroup, 
 		dir := stackDir(rt)
 		field := "lifecycle." + strings.ReplaceAll(name, "-", "_") + ".steps"
 		for i, st := range g.Steps {
-			validateStep(rt, &st, "", manifest.ItemPath(field, i), vars, known, diags)
+			validateStep(rt, &st, dir, true, manifest.ItemPath(field, i), vars, known, diags)
 			label := st.Label
 			if label == "" {
 				label = st.Describe()

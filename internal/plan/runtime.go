@@ -145,3 +145,22 @@ func EnvironmentCapabilities(wanted []string) []string {
 	}
 	return out
 }
+
+// RecordDir is how a component's folder is written in the state: relative to
+// the state's folder when it lies below it, so that moving a checkout keeps
+// the state valid.
+func (rt *Runtime) RecordDir(dir string) string {
+	base := filepath.Dir(rt.StatePath)
+	if rel, err := filepath.Rel(base, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return dir
+}
+
+// RecordedDir resolves a folder the state recorded.
+func (rt *Runtime) RecordedDir(dir string) string {
+	if dir == "" || filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(filepath.Dir(rt.StatePath), filepath.FromSlash(dir))
+}

@@ -347,7 +347,7 @@ func modelOf(rt *Runtime) map[string]any {
 
 // validateStep checks a step before anything runs: plugins and actions exist,
 // scripts are found, and ${...} references and {{.variables}} are known.
-func validateStep(rt *Runtime, st *manifest.Step, dir, field string, vars map[string]any, known func(string) bool, diags *manifest.Diagnostics) {
+func validateStep(rt *Runtime, st *manifest.Step, dir string, stackLevel bool, field string, vars map[string]any, known func(string) bool, diags *manifest.Diagnostics) {
 	var texts []string
 	switch st.Type {
 	case manifest.StepExec:
@@ -365,7 +365,7 @@ func validateStep(rt *Runtime, st *manifest.Step, dir, field string, vars map[st
 			}
 		}
 		if st.Type == manifest.StepCall && st.Plugin == "" {
-			if dir == "" {
+			if stackLevel {
 				diags.Errorf(st.Pos, field, "call: a stack-level call needs a plugin (built-in: %s)", strings.Join(plugin.Names(), ", "))
 			} else if _, err := component.Probe(dir, st.Action); err != nil {
 				diags.Errorf(st.Pos, field, "call %s: the component has no implementation of this action: %v", st.Action, err)
