@@ -175,3 +175,110 @@ func TestNoPromptWithoutTerminal(t *testing.T) {
 		t.Errorf("missing value not reported:\n%s", out)
 	}
 }
+
+const gateStack = `version: 1
+kind: stack
+meta: {name: gates}
+components:
+  - name: app
+    source: {dir: app}
+lifecycle:
+  pre_flight:
+    steps:
+      - gate: "Ready to ship?"
+`
+
+var gateFiles = map[string]string{
+	"hub.yaml":               gateStack,
+	"app/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: app}\n",
+	"app/Makefile":           "deploy:\n\t@echo shipping app\n",
+}
+
+// TestGateOnTerminal answers a gate on a real terminal: yes lets the run go
+// on, anything else stops it before any component runs.
+func TestGateOnTerminal(t *testing.T) {
+	for _, tt := range []struct {
+		answer   string
+		wantCode int
+		shipped  bool
+	}{{"y", 0, true}, {"n", 1, false}} {
+		t.Run(tt.answer, func(t *testing.T) {
+			dir := writeFiles(t, gateFiles)
+			s := startPTY(t, dir, "deploy", "hub.yaml")
+			s.waitFor("Ready to ship? [y/N]")
+			s.send(tt.answer + "\r")
+			if code := s.wait(); code != tt.wantCode {
+				t.Fatalf("exit code %d, want %d:\n%s", code, tt.wantCode, s.output())
+			}
+			if got := strings.Contains(s.output(), "shipping app"); got != tt.shipped {
+				t.Errorf("app ran: %v, want %v:\n%s", got, tt.shipped, s.output())
+			}
+		})
+	}
+}
+
+const pauseStack = `version: 1
+kind: stack
+meta: {name: pauses}
+components:
+  - name: app
+    source: {dir: app}
+  - name: web
+    source: {dir: web}
+    depends: [app]
+`
+
+var pauseFiles = map[string]string{
+	"hub.yaml": pauseStack,
+	"app/hub-component.yaml": `version: 1
+kind: component
+meta: {name: app}
+lifecycle:
+  post_instance_create:
+    steps:
+      - exec:
+          arguments: [sh, -c, "echo checking; exit 4"]
+          label: check app
+          on_fail: [pause]
+`,
+	"app/Makefile":           "deploy:\n\t@echo app deployed\n",
+	"web/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: web}\n",
+	"web/Makefile":           "deploy:\n\t@echo web deployed\n",
+}
+
+// TestPauseOnTerminal fails a step whose on_fail is pause: the run stops and
+// asks; continue goes on (with a warning), abort stops the run.
+func TestPauseOnTerminal(t *testing.T) {
+	for _, tt := range []struct {
+		answer   string
+		wantCode int
+		webRan   bool
+	}{{"c", 0, true}, {"a", 1, false}} {
+		t.Run(tt.answer, func(t *testing.T) {
+			dir := writeFiles(t, pauseFiles)
+			s := startPTY(t, dir, "deploy", "hub.yaml")
+			s.waitFor("paused: continue or abort? [c/a]")
+			s.send(tt.answer + "\r")
+			if code := s.wait(); code != tt.wantCode {
+				t.Fatalf("exit code %d, want %d:\n%s", code, tt.wantCode, s.output())
+			}
+			if got := strings.Contains(s.output(), "web deployed"); got != tt.webRan {
+				t.Errorf("web ran: %v, want %v:\n%s", got, tt.webRan, s.output())
+			}
+		})
+	}
+}
+
+// TestPauseWithoutTerminalAborts: with no terminal to ask, a pause aborts.
+func TestPauseWithoutTerminalAborts(t *testing.T) {
+	dir := writeFiles(t, pauseFiles)
+	cmd := exec.Command("gantry", "deploy", "hub.yaml")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("want exit code 1, got %v:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "no terminal to ask: aborting") || strings.Contains(string(out), "web deployed") {
+		t.Errorf("unexpected output:\n%s", out)
+	}
+}
