@@ -11,15 +11,24 @@ import (
 	"github.com/gantry-dev/gantry/internal/elaborate"
 )
 
-// envOverrides parses -e K=V flags (each may hold several pairs separated by commas).
-func envOverrides(pairs []string) (map[string]string, error) {
+// envOverrides parses -e flags: NAME=VALUE, several per flag separated by
+// commas; a piece without "=" belongs to the value before it, so that
+// -e LIST=a,b keeps its comma.
+func envOverrides(flags []string) (map[string]string, error) {
 	env := map[string]string{}
-	for _, p := range pairs {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			return nil, usageError("-e %q: expected NAME=VALUE", p)
+	for _, f := range flags {
+		last := ""
+		for _, piece := range strings.Split(f, ",") {
+			k, v, ok := strings.Cut(piece, "=")
+			switch {
+			case ok && k != "":
+				env[k], last = v, k
+			case last != "":
+				env[last] += "," + piece
+			default:
+				return nil, usageError("-e %q: expected NAME=VALUE", f)
+			}
 		}
-		env[k] = v
 	}
 	return env, nil
 }
@@ -59,14 +68,19 @@ per component. The result is deterministic: the same inputs give the same bytes.
 				_, err = a.stdout.Write(data)
 				return err
 			}
-			if err := writeFileAtomic(out, data, 0o644); err != nil {
+			// Values given with -e may be secrets: keep the file to its owner.
+			mode := os.FileMode(0o644)
+			if len(overrides) > 0 {
+				mode = 0o600
+			}
+			if err := writeFileAtomic(out, data, mode); err != nil {
 				return fmt.Errorf("write %s: %w", out, err)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output-file", "o", "", "write to FILE instead of stdout")
-	cmd.Flags().StringSliceVarP(&env, "env", "e", nil, "NAME=VALUE: the value of parameters whose fromEnv is NAME (repeat or separate with commas)")
+	cmd.Flags().StringArrayVarP(&env, "env", "e", nil, "NAME=VALUE: the value of parameters whose fromEnv is NAME (repeat or separate with commas)")
 	return cmd
 }
 

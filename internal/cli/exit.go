@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
@@ -52,6 +53,9 @@ func exitCode(err error) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case manifest.IsInvalid(err):
+		return ExitInvalid
+	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"),
+		strings.HasPrefix(err.Error(), "unknown shorthand flag"):
 		return ExitInvalid
 	}
 	return ExitFailed

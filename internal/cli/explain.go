@@ -56,6 +56,10 @@ masked unless --show-secrets.`,
 			default:
 				return usageError("--output %q: expected text, json or yaml", output)
 			}
+			statePath, err := statePathOf(statePath)
+			if err != nil {
+				return err
+			}
 			st, err := state.ReadFile(statePath)
 			if err != nil {
 				return withCode(ExitInvalid, err)

@@ -140,10 +140,12 @@ type prepared struct {
 	release func()
 }
 
-// preparePlan loads the stack, takes the lock (when lock), reads the state,
-// locks the parameters and builds the plan. Invalid input ends the command
-// with exit code 2 and a held lock with exit code 3. A nil result with no
-// error means there is nothing to do (and it was said).
+// preparePlan loads the stack, reads the state, locks the parameters and
+// builds the plan; with lock it then takes the state's lock (and builds again
+// if another run changed the state meanwhile). Invalid input ends the command
+// with exit code 2 before anything is written — not even the lock file — and a
+// held lock with exit code 3. A nil result with no error means there is
+// nothing to do (and it was said).
 func (a *app) preparePlan(verb string, args []string, f *runFlags, lock bool) (*prepared, error) {
 	if f.osEnvironment != "" && f.osEnvironment != "everything" {
 		return nil, usageError("--os-environment %q: expected everything", f.osEnvironment)
@@ -160,48 +162,60 @@ func (a *app) preparePlan(verb string, args []string, f *runFlags, lock bool) (*
 		return nil, err
 	}
 	runID := newRunID()
-	release := func() {}
-	if lock {
-		host, _ := os.Hostname()
-		held, err := state.Acquire(l.statePath, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: "gantry " + verb, Since: time.Now().UTC()})
-		var le *state.LockedError
-		if errors.As(err, &le) {
-			return nil, withCode(ExitLocked, fmt.Errorf("%w\nwait for it to finish; if that run is gone, 'gantry unlock -s %s' removes a stale lock", le, l.statePath))
+	build := func() (*prepared, error) {
+		if verb == plan.VerbUndeploy {
+			if l.state == nil {
+				fmt.Fprintf(a.stdout, "nothing to undeploy: no state at %s\n", l.statePath)
+				return nil, nil
+			}
+			l.locked = params.FromState(l.res.Stack.Meta.Name, l.state.DeploymentID, l.state.Parameters)
+		} else if l.locked == nil {
+			if err := a.lockParams(l); err != nil {
+				return nil, err
+			}
 		}
+		rt, err := a.newRuntime(l, graph, runID, f)
 		if err != nil {
 			return nil, err
 		}
-		release = func() { held.Release() }
-		// Read the state again under the lock: another run may have changed it.
-		if l.state, err = state.ReadFile(l.statePath); err != nil {
-			release()
-			return nil, withCode(ExitInvalid, err)
+		sel := plan.Selection{Components: f.components, WithDeps: f.withDeps, Offset: f.offset, Limit: f.limit}
+		p, diags := plan.Build(rt, plan.BuildOptions{Verb: verb, Selection: sel, Resume: f.resume})
+		if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+			return nil, err
 		}
+		return &prepared{l: l, rt: rt, plan: p, release: func() {}}, nil
 	}
-	fail := func(err error) (*prepared, error) {
-		release()
+	pr, err := build()
+	if err != nil || pr == nil || !lock {
+		return pr, err
+	}
+	host, _ := os.Hostname()
+	held, err := state.Acquire(l.statePath, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: "gantry " + verb, Since: time.Now().UTC()})
+	var le *state.LockedError
+	if errors.As(err, &le) {
+		return nil, withCode(ExitLocked, fmt.Errorf("%w\nwait for it to finish; if that run is gone, 'gantry unlock -s %s' removes a stale lock", le, l.statePath))
+	}
+	if err != nil {
 		return nil, err
 	}
-	if verb == plan.VerbUndeploy {
-		if l.state == nil {
-			fmt.Fprintf(a.stdout, "nothing to undeploy: no state at %s\n", l.statePath)
-			release()
-			return nil, nil
+	// Another run may have changed the state between reading it and locking
+	// it: then everything is built again from the state as it is now.
+	before := l.stateSum
+	if err := l.readState(); err != nil {
+		held.Release()
+		return nil, err
+	}
+	if l.stateSum != before {
+		if verb == plan.VerbDeploy {
+			l.locked = nil
 		}
-		l.locked = params.FromState(l.res.Stack.Meta.Name, l.state.DeploymentID, l.state.Parameters)
-	} else if err := a.lockParams(l); err != nil {
-		return fail(err)
+		if pr, err = build(); err != nil || pr == nil {
+			held.Release()
+			return pr, err
+		}
 	}
-	rt, err := a.newRuntime(l, graph, runID, f)
-	if err != nil {
-		return fail(err)
-	}
-	sel := plan.Selection{Components: f.components, WithDeps: f.withDeps, Offset: f.offset, Limit: f.limit}
-	p, diags := plan.Build(rt, plan.BuildOptions{Verb: verb, Selection: sel, Resume: f.resume})
-	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
-		return fail(err)
-	}
-	return &prepared{l: l, rt: rt, plan: p, release: release}, nil
+	pr.release = func() { held.Release() }
+	return pr, nil
 }
 
 func isElaborated(path string) bool { return strings.HasSuffix(path, elaborate.Suffix) }
@@ -242,8 +256,11 @@ func (a *app) newRuntime(l *loaded, g *plan.Graph, runID string, f *runFlags) (*
 	for _, c := range l.res.Components {
 		wanted = append(wanted, c.Requires...)
 	}
+	// Known at the start: the environment's tools, what the stack itself
+	// declares it provides, and what deployed components recorded. Components
+	// add theirs when they deploy, never before.
 	caps := plan.NewCapabilities(plan.EnvironmentCapabilities(wanted)...)
-	caps.Add(l.res.Stack.Provides...)
+	caps.Add(plan.DeclaredProvides(l.res)...)
 	if l.state != nil {
 		for name, c := range l.state.Components {
 			if c.Status == state.StatusDeployed {
@@ -357,8 +374,9 @@ func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.
 	})
 	stop()
 
+	var warnings []string
 	if !readOnly {
-		finalize(rt, p, l)
+		warnings = finalize(rt, p, l)
 	}
 	werr := closeRecorder()
 	_ = runLog.Close()
@@ -377,6 +395,9 @@ func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.
 		stdoutEvents.Emit(finished)
 	} else {
 		a.printRunEnd(comps, runLog, outcome, sty)
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(a.stderr, "warning: "+rt.Masker.Text(w))
 	}
 	if werr != nil {
 		return fmt.Errorf("the state could not be written: %w", werr)
@@ -416,8 +437,10 @@ func (a *app) printRunEnd(comps []ui.ComponentRun, runLog *ui.RunLog, outcome *e
 	fmt.Fprintf(a.stdout, "\nlogs: %s\n", relPath(runLog.Dir()))
 }
 
-// finalize records the stack-level results: its status, provides and outputs.
-func finalize(rt *plan.Runtime, p *plan.Plan, l *loaded) {
+// finalize records the stack-level results: its status, provides and
+// outputs. It returns warnings about outputs it could not record.
+func finalize(rt *plan.Runtime, p *plan.Plan, l *loaded) []string {
+	var warnings []string
 	rt.Recorder.UpdateStack(func(s *state.State) {
 		s.Provides = map[string][]string{}
 		statuses := map[string]int{}
@@ -443,18 +466,19 @@ func finalize(rt *plan.Runtime, p *plan.Plan, l *loaded) {
 			s.Status = state.StatusUndeployed
 		}
 		if p.Verb == plan.VerbDeploy {
-			s.Outputs, s.SecretOutputs = stackOutputs(rt, l)
+			s.Outputs, s.SecretOutputs, warnings = stackOutputs(rt, l)
 		} else if s.Status == state.StatusUndeployed {
 			s.Outputs, s.SecretOutputs = nil, nil
 		}
 	})
+	return warnings
 }
 
 // stackOutputs evaluates the stack's declared outputs with what is known now;
 // outputs of components that did not run stay out.
-func stackOutputs(rt *plan.Runtime, l *loaded) (map[string]string, []string) {
+func stackOutputs(rt *plan.Runtime, l *loaded) (map[string]string, []string, []string) {
 	out := map[string]string{}
-	var secrets []string
+	var secrets, warnings []string
 	r := params.StackResolver(rt.Locked, rt.Outputs, rt.Graph.Order)
 	for _, o := range l.res.Stack.Outputs {
 		var v string
@@ -469,6 +493,7 @@ func stackOutputs(rt *plan.Runtime, l *loaded) (map[string]string, []string) {
 			v, err = r.Lookup(o.Name)
 		}
 		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("stack output %s not recorded: %v", o.Name, err))
 			continue
 		}
 		out[o.Name] = v
@@ -477,11 +502,11 @@ func stackOutputs(rt *plan.Runtime, l *loaded) (map[string]string, []string) {
 			rt.Masker.Add(v)
 		}
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
 	sort.Strings(secrets)
-	return out, secrets
+	if len(out) == 0 {
+		return nil, nil, warnings
+	}
+	return out, secrets, warnings
 }
 
 // readLine reads an answer from the terminal.

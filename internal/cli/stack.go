@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,11 +20,20 @@ import (
 type stackFlags struct {
 	statePath string
 	env       []string
+	// consequence ends the error report: what the command did not do.
+	consequence string
+}
+
+func (f *stackFlags) said() string {
+	if f.consequence == "" {
+		return "nothing was run"
+	}
+	return f.consequence
 }
 
 func (f *stackFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.statePath, "state", "s", "", "state file (default: <manifest>.state next to the manifest)")
-	cmd.Flags().StringSliceVarP(&f.env, "env", "e", nil, "NAME=VALUE: environment for fromEnv (repeat or separate with commas)")
+	cmd.Flags().StringArrayVarP(&f.env, "env", "e", nil, "NAME=VALUE: environment for fromEnv (repeat or separate with commas)")
 }
 
 // defaultStatePath is <manifest>.state next to the manifest given; for an
@@ -38,6 +50,8 @@ type loaded struct {
 	state     *state.State // nil when there is none yet
 	locked    *params.Locked
 	env       map[string]string // -e overrides
+	stateSum  [32]byte          // of the state file as read, to notice changes
+	said      string            // what invalid input means for the command
 }
 
 // loadStack elaborates the stack (or reads an elaborated file) and reads its
@@ -50,24 +64,68 @@ func (a *app) loadStack(args []string, f *stackFlags) (*loaded, error) {
 	// -e acts as the environment when parameters are locked (source env:VAR),
 	// not as values written into the manifest.
 	res, diags := elaborate.Load(args[0], elaborate.Options{ParamsFiles: args[1:]})
-	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+	if err := reportDiags(a.stderr, diags, f.said()); err != nil {
 		return nil, err
 	}
-	l := &loaded{res: res, statePath: f.statePath, env: overrides}
+	l := &loaded{res: res, statePath: f.statePath, env: overrides, said: f.said()}
 	if l.statePath == "" {
 		l.statePath = defaultStatePath(args[0])
 	}
+	if l.statePath, err = statePathOf(l.statePath); err != nil {
+		return nil, err
+	}
+	if err := l.readState(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// readState reads the state, refusing one that belongs to another stack.
+func (l *loaded) readState() error {
+	data, _ := os.ReadFile(l.statePath)
+	l.stateSum = sha256.Sum256(data)
 	st, err := state.ReadFile(l.statePath)
 	if err != nil {
-		return nil, withCode(ExitInvalid, err)
+		return withCode(ExitInvalid, err)
+	}
+	if st != nil && st.Stack != "" && st.Stack != l.res.Stack.Meta.Name {
+		return withCode(ExitInvalid, fmt.Errorf("state %s belongs to stack %q, not %q; point -s at this stack's state", l.statePath, st.Stack, l.res.Stack.Meta.Name))
 	}
 	l.state = st
-	return l, nil
+	return nil
+}
+
+// statePathOf accepts a path or a file:// URL (DESIGN section 8).
+func statePathOf(s string) (string, error) {
+	switch {
+	case strings.HasPrefix(s, "file://"):
+		return strings.TrimPrefix(s, "file://"), nil
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		return "", usageError("--state %s: the PostgreSQL state backend is not part of this build yet; use a file", redactURL(s))
+	case strings.Contains(s, "://"):
+		return "", usageError("--state %q: expected a file path or file://PATH", s)
+	}
+	return s, nil
+}
+
+// redactURL hides the password of a connection URL.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "*****")
+			return u.String()
+		}
+	}
+	return s
 }
 
 // lockParams locks the top-level parameters with the OS environment, -e
 // overrides, the state and, on a terminal, prompts.
-func (a *app) lockParams(l *loaded) error {
+func (a *app) lockParams(l *loaded) error { return a.lockParamsWith(l, false) }
+
+// lockParamsWith locks parameters; lenient turns missing values into warnings
+// and never prompts.
+func (a *app) lockParamsWith(l *loaded, lenient bool) error {
 	in := params.LockInput{
 		Stack: l.res.Stack,
 		Env: func(k string) (string, bool) {
@@ -82,11 +140,12 @@ func (a *app) lockParams(l *loaded) error {
 		in.State = l.state.Parameters
 		in.DeploymentID = l.state.DeploymentID
 	}
-	if p := a.prompter(); p != nil {
+	if p := a.prompter(); p != nil && !lenient {
 		in.Prompt = p
 	}
+	in.Lenient = lenient
 	locked, diags := params.Lock(in)
-	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+	if err := reportDiags(a.stderr, diags, l.said); err != nil {
 		return err
 	}
 	l.locked = locked

@@ -42,6 +42,10 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, exp *params.Ex
 		// exp.IsSecret covers names that look secret and parameters holding secrets.
 		if o.IsSecret() || exp.IsSecret(o.Name) {
 			secret = append(secret, o.Name)
+			// The raw output a secret comes from is just as secret.
+			if raw := RawKey(o); raw != "" && raw != o.Name && !containsStr(secret, raw) {
+				secret = append(secret, raw)
+			}
 		}
 	}
 	for k := range raw {
@@ -136,3 +140,13 @@ func (r *rawResolver) Lookup(name string) (string, error) {
 }
 
 func (r *rawResolver) Output(comp, name string) (string, error) { return r.next.Output(comp, name) }
+
+// RawKey is the printed output a declared output reads with fromTfVar, "" when
+// it has none.
+func RawKey(o manifest.Output) string {
+	if o.FromTfVar == "" {
+		return ""
+	}
+	k, _, _ := strings.Cut(o.FromTfVar, "/")
+	return k
+}

@@ -26,7 +26,14 @@ type Result struct {
 	Components []*manifest.Component
 	// Files are every file read, for fingerprints and messages.
 	Files []string
+	// Dir is the folder of the stack manifest, where stack-level steps run;
+	// an elaborated file written elsewhere records it.
+	Dir string
 }
+
+// StackDirAnnotation records, in an elaborated file written away from its
+// stack manifest, the manifest's folder relative to the file.
+const StackDirAnnotation = "gantry.dev/stack-dir"
 
 // Component returns the component named name, or nil.
 func (r *Result) Component(name string) *manifest.Component {
@@ -71,6 +78,7 @@ func Elaborate(path string, opts Options) (*Result, manifest.Diagnostics) {
 			files = append(files, c.File)
 		}
 		res.Files = files
+		res.Dir = filepath.Dir(path)
 	}
 	if diags.HasErrors() {
 		return nil, diags

@@ -20,6 +20,13 @@ const Suffix = ".elaborate"
 // directory the output will live in. The same result always gives the same bytes.
 func Marshal(res *Result, baseDir string) ([]byte, error) {
 	s := *res.Stack
+	if res.Dir != "" && !sameDir(res.Dir, baseDir) {
+		s.Meta.Annotations = map[string]any{}
+		for k, v := range res.Stack.Meta.Annotations {
+			s.Meta.Annotations[k] = v
+		}
+		s.Meta.Annotations[StackDirAnnotation] = relDir(baseDir, res.Dir)
+	}
 	s.Components = make([]manifest.ComponentRef, len(res.Stack.Components))
 	for i, ref := range res.Stack.Components {
 		ref.Source.Dir = relDir(baseDir, ref.Source.Dir)
@@ -113,7 +120,10 @@ func decodeElaborated(path string, docs []*manifest.Node) (*Result, manifest.Dia
 		}
 		byName[c.Meta.Name] = c
 	}
-	res := &Result{Stack: s, Files: []string{path}}
+	res := &Result{Stack: s, Files: []string{path}, Dir: base}
+	if d, ok := s.Meta.Annotations[StackDirAnnotation].(string); ok && d != "" {
+		res.Dir = joinDir(base, filepath.FromSlash(d))
+	}
 	for i := range s.Components {
 		ref := &s.Components[i]
 		ref.Source.Dir = joinDir(base, ref.Source.Dir)
@@ -136,4 +146,10 @@ func decodeElaborated(path string, docs []*manifest.Node) (*Result, manifest.Dia
 		return nil, diags
 	}
 	return res, diags
+}
+
+func sameDir(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
 }

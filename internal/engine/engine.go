@@ -24,6 +24,12 @@ type Observer interface {
 	Note(n *plan.Node, note plan.Note)
 }
 
+// Pauser is implemented by observers that must step aside while a step asks
+// the person at the terminal something (a gate, a pause).
+type Pauser interface {
+	Paused(on bool)
+}
+
 // Options tune a run.
 type Options struct {
 	// Parallel is the most steps that run at once (light steps do not count);

@@ -300,3 +300,24 @@ func TestPanicBecomesFailure(t *testing.T) {
 		t.Errorf("got %+v", r)
 	}
 }
+
+// TestSequentialComponentPlans runs component-shaped plans (a begin step, the
+// verb, a light end step) with --parallel 1: each component's steps run
+// before the next component's begin, in plan order.
+func TestSequentialComponentPlans(t *testing.T) {
+	rec := &recorder{}
+	p := plan.New("s", "deploy")
+	for _, c := range []string{"a", "b", "c"} {
+		p.Add(&plan.Node{ID: c + "/begin", Group: c, Runner: result(plan.Ok())})
+		p.Add(&plan.Node{ID: c + "/deploy", Group: c, Runner: result(plan.Ok())})
+		p.Add(&plan.Node{ID: c + "/end", Group: c, Light: true, Runner: result(plan.Ok())})
+		p.Connect(c+"/begin", c+"/deploy", plan.OnSuccess)
+		p.Connect(c+"/deploy", c+"/end", plan.OnSuccess)
+	}
+	p.Connect("a/end", "c/begin", plan.OnSuccess)
+	Run(context.Background(), p, Options{Parallel: 1, Observer: rec})
+	want := []string{"a/begin", "a/deploy", "a/end", "b/begin", "b/deploy", "b/end", "c/begin", "c/deploy", "c/end"}
+	if diff := cmp.Diff(want, rec.started); diff != "" {
+		t.Errorf("start order (-want +got):\n%s", diff)
+	}
+}

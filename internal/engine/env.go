@@ -63,7 +63,15 @@ func (e *stepEnv) Pause(fn func() error) error {
 	r.pauseCount++
 	r.mu.Unlock()
 	r.pauseMu.Lock()
+	// A live display steps aside while someone is asked something.
+	pa, _ := r.opts.Observer.(Pauser)
+	if pa != nil {
+		pa.Paused(true)
+	}
 	err := fn()
+	if pa != nil {
+		pa.Paused(false)
+	}
 	r.pauseMu.Unlock()
 	r.mu.Lock()
 	r.pauseCount--

@@ -137,6 +137,9 @@ func TestLooksSecret(t *testing.T) {
 		"keycloak.url":                         false,
 		"passage.count":                        false,
 		"monkey":                               false,
+		"secret1":                              true,
+		"db2.token2":                           true,
+		"v2key":                                true,
 	}
 	for name, want := range tests {
 		if got := LooksSecret(name); got != want {

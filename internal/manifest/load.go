@@ -262,9 +262,17 @@ func validateStack(s *Stack, diags *Diagnostics) {
 	validateOutputs(s.Outputs, diags)
 }
 
+// reservedNames are the stack-level groups of a plan; a component cannot be
+// called like one.
+var reservedNames = map[string]bool{"pre-flight": true, "post-flight": true, "post-teardown": true}
+
 func validateComponentName(name string, pos Pos, field string, diags *Diagnostics) {
-	if name != "" && !componentNameRE.MatchString(name) {
+	switch {
+	case name == "":
+	case !componentNameRE.MatchString(name):
 		diags.Errorf(pos, field, "invalid component name %q (letters, digits and _ . - only)", name)
+	case reservedNames[name]:
+		diags.Errorf(pos, field, "component name %q is reserved for the plan's stack-level group", name)
 	}
 }
 

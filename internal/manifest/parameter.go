@@ -91,6 +91,9 @@ func splitWords(name string) []string {
 		switch {
 		case r == '.' || r == '_' || r == '-' || r == '/' || r == '|' || r == ':' || unicode.IsSpace(r):
 			flush()
+		case unicode.IsDigit(r):
+			// secret1, token2: digits end a word and are not one.
+			flush()
 		case unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1])):
 			flush()
 			cur = append(cur, r)

@@ -67,6 +67,9 @@ type LockInput struct {
 	// Outputs names the outputs each component declares, for hints when a
 	// parameter refers to one.
 	Outputs map[string][]string
+	// Lenient reports parameters without a value as warnings (gantry validate,
+	// which runs where secrets are not set).
+	Lenient bool
 }
 
 // Locked is the locked set of top-level parameters: it never changes during a run.
@@ -160,6 +163,7 @@ func Lock(in LockInput) (*Locked, manifest.Diagnostics) {
 			lk.errorf(v, "%v", err)
 		}
 	}
+	lk.linkCycles()
 	sort.SliceStable(lk.l.list, func(i, j int) bool {
 		a, b := lk.l.list[i], lk.l.list[j]
 		if a.Name != b.Name {
@@ -278,6 +282,11 @@ func (lk *locker) source(p *manifest.Parameter) {
 	}
 	if p.AllowsEmpty() {
 		v.Source = v.Pos.FileLine()
+		return
+	}
+	if lk.in.Lenient {
+		lk.diags.Warnf(v.Pos, "", "parameter %q has no value here; deploy will need one: %s", v.QName(), missingHint(p))
+		v.Source = "missing"
 		return
 	}
 	lk.errorf(v, "no value: %s", missingHint(p))
@@ -432,4 +441,83 @@ func FromState(stackName, deploymentID string, values map[string]string) *Locked
 		l.names = append(l.names, v.Name)
 	}
 	return l
+}
+
+// linkCycles reports cycles among link parameters now, although links are
+// only expanded per component: a cycle is an error before anything runs.
+func (lk *locker) linkCycles() {
+	links := map[string][]*Value{} // plain name -> link parameters of that name
+	var all []*Value
+	for _, v := range lk.l.list {
+		if v.Link {
+			links[v.Name] = append(links[v.Name], v)
+			all = append(all, v)
+		}
+	}
+	if len(all) == 0 {
+		return
+	}
+	refs := func(v *Value) []*Value {
+		var out []*Value
+		t, err := Parse(v.Value)
+		if err != nil {
+			return nil
+		}
+		for _, p := range t.Parts {
+			switch p.Kind {
+			case Ref:
+				if p.Component == "" {
+					out = append(out, links[p.Name]...)
+				}
+			case Expr:
+				for _, chain := range ExprNames(p.Text) {
+					for _, n := range chain {
+						out = append(out, links[n]...)
+					}
+				}
+			}
+		}
+		return out
+	}
+	state := map[*Value]evalState{}
+	var stack []*Value
+	var visit func(v *Value) bool
+	visit = func(v *Value) bool {
+		switch state[v] {
+		case visiting:
+			i := len(stack) - 1
+			for i > 0 && stack[i] != v {
+				i--
+			}
+			names := []string{}
+			for _, s := range stack[i:] {
+				names = append(names, s.QName())
+			}
+			names = append(names, v.QName())
+			lk.diags.Errorf(v.Pos, "", "parameter cycle: %s", strings.Join(names, " → "))
+			return true
+		case done:
+			return false
+		}
+		state[v] = visiting
+		stack = append(stack, v)
+		for _, r := range refs(v) {
+			if visit(r) {
+				for _, s := range stack {
+					state[s] = done
+				}
+				stack = stack[:0]
+				return true
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[v] = done
+		return false
+	}
+	for _, v := range all {
+		if state[v] == unvisited {
+			stack = stack[:0]
+			visit(v)
+		}
+	}
 }

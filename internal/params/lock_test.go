@@ -164,3 +164,15 @@ func TestLockCollectsEveryError(t *testing.T) {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }
+
+func TestLinkCyclesAreFoundAtLock(t *testing.T) {
+	s := stackFrom(t, `  - {name: x, kind: link, value: "${y}"}
+  - {name: y, kind: link, value: "${x}-${b:out}"}
+  - {name: z, kind: link, value: "${x}"}
+`)
+	_, diags := Lock(LockInput{Stack: s, Env: env()})
+	errs := diags.Errors()
+	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "parameter cycle: x → y → x") {
+		t.Fatalf("want the link cycle x → y → x, got %v", diags)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/dag"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/state"
@@ -66,7 +67,7 @@ func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
 	order := rt.Graph.Order
 	orphans := Orphans(rt)
 	if undeploy {
-		order = append(reversed(orphans), reversed(order)...)
+		order = reversed(teardownOrder(rt, orphans))
 	}
 	selected, ok := SelectOrder(rt.Graph, order, opts.Verb, opts.Selection, &diags)
 	if !ok {
@@ -81,8 +82,12 @@ func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
 	pre := addFlight(p, rt, "pre-flight", l.PreFlight, standardPreFlight(rt, selected, opts.Verb), model, &diags)
 
 	runs := map[string]*compRun{}
+	selectedSet := map[string]bool{}
+	for _, n := range selected {
+		selectedSet[n] = true
+	}
 	addRun := func(name string, o BuildOptions, orphan bool) *compRun {
-		cr := newCompRun(rt, name, o, &diags)
+		cr := newCompRun(rt, name, o, selectedSet, &diags)
 		if cr == nil {
 			return nil
 		}
@@ -121,9 +126,13 @@ func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
 	}
 	// Edges between the selected components: deploy follows the graph,
 	// undeploy runs it backwards.
+	inPlan := map[string]bool{}
+	for _, cr := range compRuns {
+		inPlan[cr.name] = true
+	}
 	for _, cr := range compRuns {
 		b := cr.name
-		for _, a := range dependenciesOf(rt, b) {
+		for _, a := range selectedDependencies(rt, b, inPlan, undeploy) {
 			if runs[a] == nil || runs[a].orphan && !undeploy {
 				continue
 			}
@@ -172,17 +181,72 @@ func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
 }
 
 // dependenciesOf returns the components b depends on: from the graph when b is
-// in the stack, else from what the state recorded.
-func dependenciesOf(rt *Runtime, b string) []string {
+// in the stack, and for undeploy also what the state recorded, since the
+// components were deployed by that graph.
+func dependenciesOf(rt *Runtime, b string, undeploy bool) []string {
+	var deps []string
 	if rt.Graph.DAG.Has(b) {
-		return rt.Graph.Dependencies(b)
+		deps = rt.Graph.Dependencies(b)
 	}
-	if rt.Before != nil {
+	if (undeploy || !rt.Graph.DAG.Has(b)) && rt.Before != nil {
 		if c, ok := rt.Before.Components[b]; ok {
-			return c.Depends
+			for _, d := range c.Depends {
+				deps = appendNew(deps, d)
+			}
 		}
 	}
-	return nil
+	return deps
+}
+
+// selectedDependencies returns, for a component, the selected components it
+// must wait for: its dependencies, and through the ones that are not
+// selected, theirs — so that -c a,c keeps a before c when a → b → c.
+func selectedDependencies(rt *Runtime, b string, selected map[string]bool, undeploy bool) []string {
+	var out []string
+	seen := map[string]bool{b: true}
+	var walk func(n string)
+	walk = func(n string) {
+		for _, d := range dependenciesOf(rt, n, undeploy) {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if selected[d] {
+				out = append(out, d)
+			} else {
+				walk(d)
+			}
+		}
+	}
+	walk(b)
+	return out
+}
+
+// teardownOrder is the deploy order of everything an undeploy may touch: the
+// stack's components and the orphans, ordered by the graph and by the
+// dependencies the state recorded. Undeploy runs it backwards.
+func teardownOrder(rt *Runtime, orphans []string) []string {
+	g := dag.New()
+	for _, n := range rt.Graph.Order {
+		g.AddNode(n)
+	}
+	for _, n := range orphans {
+		g.AddNode(n)
+	}
+	for _, n := range g.Nodes() {
+		for _, d := range dependenciesOf(rt, n, true) {
+			if g.Has(d) {
+				g.AddEdge(d, n)
+			}
+		}
+	}
+	order, err := g.TopoOrder()
+	if err != nil {
+		// The recorded dependencies and the new manifest disagree in a loop:
+		// the recorded deploy order is what was really done.
+		return append(append([]string(nil), orphans...), rt.Graph.Order...)
+	}
+	return order
 }
 
 func reversed(l []string) []string {
@@ -326,7 +390,7 @@ func checkDependents(rt *Runtime, selected []string, diags *manifest.Diagnostics
 // newCompRun prepares a component for the run: its manifest or its record,
 // its directory and its implementation (a missing one is an error now, not
 // half-way through the run).
-func newCompRun(rt *Runtime, name string, opts BuildOptions, diags *manifest.Diagnostics) *compRun {
+func newCompRun(rt *Runtime, name string, opts BuildOptions, selectedSet map[string]bool, diags *manifest.Diagnostics) *compRun {
 	cr := &compRun{rt: rt, name: name, verb: opts.Verb, resume: opts.Resume, order: rt.Graph.Position(name)}
 	if rt.Before != nil {
 		cr.recorded = rt.Before.Components[name]
@@ -335,6 +399,7 @@ func newCompRun(rt *Runtime, name string, opts BuildOptions, diags *manifest.Dia
 		cr.c = rt.Res.Component(name)
 		cr.dir = ref.Source.Dir
 		cr.deps = rt.Graph.Dependencies(name)
+		cr.depends = ref.Depends
 	} else if cr.recorded != nil {
 		cr.dir, cr.deps, cr.order = rt.RecordedDir(cr.recorded.Dir), cr.recorded.Depends, cr.recorded.Order
 	}
@@ -365,8 +430,35 @@ func newCompRun(rt *Runtime, name string, opts BuildOptions, diags *manifest.Dia
 	cr.impl = impl
 	if opts.Verb == VerbDeploy && cr.c != nil {
 		checkStaticRequirements(rt, cr, pos, diags)
+		checkParameters(rt, cr, selectedSet, diags)
 	}
 	return cr
+}
+
+// checkParameters expands the component's parameters with the outputs known
+// now, so that a mistake (an unknown name, a broken expression, an empty
+// value) is reported before anything runs. Values that wait for outputs of
+// components that have not run are fine here; the run expands them again.
+func checkParameters(rt *Runtime, cr *compRun, selected map[string]bool, diags *manifest.Diagnostics) {
+	_, ds := params.ExpandComponent(params.ComponentInput{Locked: rt.Locked, Component: cr.c, Depends: cr.depends, Outputs: plannedOutputs(rt, selected), Provides: rt.Provides.String()})
+	*diags = append(*diags, ds.Errors()...)
+}
+
+// plannedOutputs is the outputs index as a plan sees it: outputs of
+// components that will run are not known yet, whatever the state says.
+func plannedOutputs(rt *Runtime, selected map[string]bool) *params.OutputIndex {
+	if rt.planned != nil {
+		return rt.planned
+	}
+	var st *state.State
+	if rt.Before != nil {
+		st = rt.Before.Clone()
+		for name := range selected {
+			delete(st.Components, name)
+		}
+	}
+	rt.planned = NewOutputIndex(rt.Res, rt.Graph, st)
+	return rt.planned
 }
 
 func stackRef(rt *Runtime, name string) *manifest.ComponentRef {
@@ -415,7 +507,9 @@ func addComponent(p *Plan, rt *Runtime, cr *compRun, model map[string]any, diags
 		begin = beginRecorded{cr}
 	}
 	action, reason := predictAction(cr)
-	steps := []*Node{{ID: cr.name + "/begin", Kind: "begin", Label: cr.name + ": prepare", Hidden: true, Light: true, Runner: inGroup{cr, begin}}}
+	// begin takes a slot like any step: with --parallel 1 components then
+	// prepare and run strictly one after the other, as in the Hub CLI.
+	steps := []*Node{{ID: cr.name + "/begin", Kind: "begin", Label: cr.name + ": prepare", Hidden: true, Runner: inGroup{cr, begin}}}
 	points := deployPoints
 	if cr.verb == VerbUndeploy {
 		points = teardownPoints
@@ -513,7 +607,7 @@ func predictUnchanged(cr *compRun) bool {
 		return false
 	}
 	rt := cr.rt
-	exp, diags := params.ExpandComponent(params.ComponentInput{Locked: rt.Locked, Component: cr.c, Depends: cr.deps, Outputs: rt.Outputs, Provides: rt.Provides.String()})
+	exp, diags := params.ExpandComponent(params.ComponentInput{Locked: rt.Locked, Component: cr.c, Depends: cr.depends, Outputs: rt.Outputs, Provides: rt.Provides.String()})
 	if diags.HasErrors() {
 		return false
 	}
@@ -562,7 +656,7 @@ func BuildInvoke(rt *Runtime, comp, verb string) (*Plan, manifest.Diagnostics) {
 		diags.Errorf(c.Lifecycle.Pos, "lifecycle.verbs", "component %s does not declare the verb %q; list it in lifecycle.verbs of the component or the stack", comp, verb)
 		return nil, diags
 	}
-	cr := newCompRun(rt, comp, BuildOptions{Verb: verb}, &diags)
+	cr := newCompRun(rt, comp, BuildOptions{Verb: verb}, nil, &diags)
 	if cr == nil {
 		return nil, diags
 	}

@@ -23,7 +23,10 @@ type compRun struct {
 	verb string
 	c    *manifest.Component // nil for a component known only from the state
 	dir  string
-	deps []string
+	deps []string // the components it runs after, in deploy order
+	// depends is the manifest's depends list, in its order: dep:name lookups
+	// follow it (DESIGN 4.2).
+	depends []string
 	// order is the component's position in the deploy order.
 	order    int
 	resume   bool
@@ -93,7 +96,7 @@ func (b beginDeploy) Run(ctx context.Context, env Env) Result {
 	exp, diags := params.ExpandComponent(params.ComponentInput{
 		Locked:    rt.Locked,
 		Component: cr.c,
-		Depends:   cr.deps,
+		Depends:   cr.depends,
 		Outputs:   rt.Outputs,
 		Provides:  rt.Provides.String(),
 	})
@@ -224,6 +227,9 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 		for _, o := range cr.c.Outputs {
 			if o.IsSecret() {
 				secretOutputs[o.Name] = true
+				if raw := component.RawKey(o); raw != "" {
+					secretOutputs[raw] = true
+				}
 			}
 		}
 	}

@@ -66,7 +66,7 @@ func hashDir(h io.Writer, dir string) error {
 			}
 			return nil
 		}
-		if isRenderedTemplate(path) {
+		if isRenderedTemplate(path) || isGantryFile(d.Name()) {
 			return nil
 		}
 		info, err := d.Info()
@@ -100,4 +100,12 @@ func isRenderedTemplate(path string) bool {
 		}
 	}
 	return strings.HasSuffix(path, ".tfstate") || strings.HasSuffix(path, ".tfstate.backup")
+}
+
+// isGantryFile reports whether a file is one gantry writes next to a stack
+// (its state, lock, elaborated manifest, temporary files): a component living
+// in the stack's folder must not change with every run.
+func isGantryFile(name string) bool {
+	return strings.HasSuffix(name, ".state") || strings.HasSuffix(name, ".state.lock") ||
+		strings.HasSuffix(name, ".elaborate") || strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp")
 }

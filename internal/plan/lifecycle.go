@@ -99,9 +99,12 @@ func ip(p *manifest.InjectionPoint) []manifest.Step {
 
 // stackDir is where stack-level steps run: the stack manifest's folder.
 func stackDir(rt *Runtime) string {
-	d, err := filepath.Abs(filepath.Dir(rt.Res.Stack.File))
-	if err != nil {
-		return filepath.Dir(rt.Res.Stack.File)
+	dir := rt.Res.Dir
+	if dir == "" {
+		dir = filepath.Dir(rt.Res.Stack.File)
 	}
-	return d
+	if d, err := filepath.Abs(dir); err == nil {
+		return d
+	}
+	return dir
 }

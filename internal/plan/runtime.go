@@ -34,6 +34,8 @@ type Runtime struct {
 	OSEnv         []string
 	KeepTFVars    bool
 	Now           func() time.Time
+
+	planned *params.OutputIndex // outputs as the plan sees them, built once
 }
 
 // Workspace is the .gantry folder next to a state file (DESIGN 2.5).
@@ -163,4 +165,22 @@ func (rt *Runtime) RecordedDir(dir string) string {
 		return dir
 	}
 	return filepath.Join(filepath.Dir(rt.StatePath), filepath.FromSlash(dir))
+}
+
+// DeclaredProvides are the capabilities a stack declares itself (a base
+// stack's provides), without those its components provide when they deploy.
+func DeclaredProvides(res *elaborate.Result) []string {
+	fromComponents := map[string]bool{}
+	for _, c := range res.Components {
+		for _, p := range c.Provides {
+			fromComponents[p] = true
+		}
+	}
+	var out []string
+	for _, p := range res.Stack.Provides {
+		if !fromComponents[p] {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -11,9 +11,10 @@ import (
 // Mask is what a secret is shown as.
 const Mask = "*****"
 
-// MinLength is the shortest value masked inside other text: shorter secrets
-// would hide ordinary words everywhere. They are still masked where they are
-// shown as whole values.
+// MinLength is the shortest value masked anywhere in other text. Shorter
+// secrets are masked only as whole words (between characters that are not
+// letters or digits), since masking "abc" inside every word would garble all
+// output.
 const MinLength = 4
 
 // Masker replaces known secret values in text. It is safe for concurrent use;
@@ -21,12 +22,13 @@ const MinLength = 4
 type Masker struct {
 	mu       sync.RWMutex
 	values   map[string]bool
+	short    map[string]bool
 	replacer *strings.Replacer
 }
 
 // NewMasker returns a masker that knows values.
 func NewMasker(values ...string) *Masker {
-	m := &Masker{values: map[string]bool{}}
+	m := &Masker{values: map[string]bool{}, short: map[string]bool{}}
 	m.Add(values...)
 	return m
 }
@@ -38,9 +40,13 @@ func (m *Masker) Add(values ...string) {
 	changed := false
 	for _, v := range values {
 		v = strings.TrimSpace(v)
-		if len(v) >= MinLength && !m.values[v] {
+		switch {
+		case v == "":
+		case len(v) >= MinLength && !m.values[v]:
 			m.values[v] = true
 			changed = true
+		case len(v) < MinLength:
+			m.short[v] = true
 		}
 	}
 	if changed {
@@ -56,7 +62,11 @@ func (m *Masker) Text(s string) string {
 	m.mu.RLock()
 	r := m.replacer
 	n := len(m.values)
+	short := len(m.short) > 0
 	m.mu.RUnlock()
+	if short {
+		s = m.maskShort(s)
+	}
 	if n == 0 {
 		return s
 	}
@@ -93,4 +103,40 @@ func (m *Masker) Value(v string, isSecret bool) string {
 		return Mask
 	}
 	return m.Text(v)
+}
+
+// maskShort masks short secrets that stand as whole words.
+func (m *Masker) maskShort(s string) string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for v := range m.short {
+		if !strings.Contains(s, v) {
+			continue
+		}
+		var b strings.Builder
+		last := 0
+		for i := 0; i+len(v) <= len(s); {
+			j := strings.Index(s[i:], v)
+			if j < 0 {
+				break
+			}
+			start, end := i+j, i+j+len(v)
+			if (start == 0 || !isWordByte(s[start-1])) && (end == len(s) || !isWordByte(s[end])) {
+				b.WriteString(s[last:start])
+				b.WriteString(Mask)
+				last = end
+			}
+			i = start + 1
+			if last > i {
+				i = last
+			}
+		}
+		b.WriteString(s[last:])
+		s = b.String()
+	}
+	return s
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }

@@ -7,7 +7,10 @@ func TestMasker(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"password is s3cret-pass here", "password is ***** here"},
 		{"s3cret and s3cret-pass", "***** and *****"},
-		{"abc is too short to mask inside text", "abc is too short to mask inside text"},
+		{"abcdef holds abc but is not it", "abcdef holds ***** but is not it"},
+		{"conn = user:abc@host", "conn = user:*****@host"},
+		{"abc", "*****"},
+		{"xabc abcx abc", "xabc abcx *****"},
 		{"", ""},
 	}
 	for _, tt := range tests {

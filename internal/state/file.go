@@ -33,7 +33,29 @@ func Decode(path string, data []byte) (*State, error) {
 	if s.Components == nil {
 		s.Components = map[string]*Component{}
 	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("state %s is not valid: %w", path, err)
+	}
 	return s, nil
+}
+
+var knownStatuses = map[string]bool{"": true, StatusDeployed: true, StatusUndeployed: true, StatusFailed: true, StatusSkipped: true, StatusIncomplete: true}
+
+// check rejects what a hand edit can break: empty component records and
+// statuses gantry does not know.
+func (s *State) check() error {
+	if !knownStatuses[s.Status] {
+		return fmt.Errorf("unknown stack status %q", s.Status)
+	}
+	for name, c := range s.Components {
+		if c == nil {
+			return fmt.Errorf("component %s has an empty record", name)
+		}
+		if !knownStatuses[c.Status] {
+			return fmt.Errorf("component %s has the unknown status %q (expected deployed, undeployed, failed, skipped or incomplete)", name, c.Status)
+		}
+	}
+	return nil
 }
 
 // Encode renders a state document; the same state always gives the same bytes.

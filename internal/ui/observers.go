@@ -83,3 +83,19 @@ func (m Masked) Note(n *plan.Node, note plan.Note) {
 	}
 	m.Next.Note(n, note)
 }
+
+// Paused tells every observer that can step aside.
+func (m Multi) Paused(on bool) {
+	for _, o := range m {
+		if p, ok := o.(interface{ Paused(bool) }); ok {
+			p.Paused(on)
+		}
+	}
+}
+
+// Paused passes the pause on.
+func (m Masked) Paused(on bool) {
+	if p, ok := m.Next.(interface{ Paused(bool) }); ok {
+		p.Paused(on)
+	}
+}
