@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -210,7 +211,8 @@ func TestGateOnTerminal(t *testing.T) {
 			if code := s.wait(); code != tt.wantCode {
 				t.Fatalf("exit code %d, want %d:\n%s", code, tt.wantCode, s.output())
 			}
-			if got := strings.Contains(s.output(), "shipping app"); got != tt.shipped {
+			shipped := regexp.MustCompile(`(?m)^app +deploy +deployed`).MatchString(s.output())
+			if got := shipped; got != tt.shipped {
 				t.Errorf("app ran: %v, want %v:\n%s", got, tt.shipped, s.output())
 			}
 		})
@@ -262,7 +264,8 @@ func TestPauseOnTerminal(t *testing.T) {
 			if code := s.wait(); code != tt.wantCode {
 				t.Fatalf("exit code %d, want %d:\n%s", code, tt.wantCode, s.output())
 			}
-			if got := strings.Contains(s.output(), "web deployed"); got != tt.webRan {
+			webRan := regexp.MustCompile(`(?m)^web +deploy +deployed`).MatchString(s.output())
+			if got := webRan; got != tt.webRan {
 				t.Errorf("web ran: %v, want %v:\n%s", got, tt.webRan, s.output())
 			}
 		})

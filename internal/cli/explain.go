@@ -38,7 +38,7 @@ type componentJSON struct {
 
 func newExplainCmd(a *app) *cobra.Command {
 	var statePath, comp, output string
-	var showSecrets bool
+	var showSecrets, runs bool
 	cmd := &cobra.Command{
 		Use:   "explain",
 		Short: "Show what the state records: status, parameters, outputs, provides, components",
@@ -59,6 +59,9 @@ masked unless --show-secrets.`,
 			statePath, err := statePathOf(statePath)
 			if err != nil {
 				return err
+			}
+			if runs {
+				return writeRuns(a.stdout, statePath, 20)
 			}
 			st, err := state.ReadFile(statePath)
 			if err != nil {
@@ -102,6 +105,7 @@ masked unless --show-secrets.`,
 	cmd.Flags().StringVarP(&comp, "component", "c", "", "only this component")
 	cmd.Flags().StringVar(&output, "output", "text", "text, json or yaml")
 	cmd.Flags().BoolVar(&showSecrets, "show-secrets", false, "print secret values")
+	cmd.Flags().BoolVar(&runs, "runs", false, "list the recent runs instead (gantry logs prints their logs)")
 	return cmd
 }
 

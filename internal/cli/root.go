@@ -87,6 +87,7 @@ survives crashes.`,
 		newUnlockCmd(a),
 		newInvokeCmd(a),
 		newRenderCmd(a),
+		newLogsCmd(a),
 	)
 	return root
 }

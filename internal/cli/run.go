@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/engine"
@@ -343,11 +344,24 @@ func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.
 	fileEvents := ui.NewEvents(eventsFile, rt.RunID)
 	observers := ui.Multi{tracker, runLog, fileEvents}
 	var stdoutEvents *ui.Events
+	var live *ui.TTY
 	sty := ui.Style{Color: a.color()}
-	if f.output == "json" {
+	switch {
+	case f.output == "json":
 		stdoutEvents = ui.NewEvents(a.stdout, rt.RunID)
 		observers = append(observers, stdoutEvents)
-	} else {
+	case a.stdoutTerminal() != nil:
+		fd := int(a.stdoutTerminal().Fd())
+		live = ui.NewTTY(a.stdout, sty, tracker, func() int {
+			w, _, err := term.GetSize(fd)
+			if err != nil || w <= 0 {
+				return 80
+			}
+			return w
+		})
+		observers = append(observers, live)
+		live.Start()
+	default:
 		observers = append(observers, ui.NewPlain(a.stdout, sty))
 	}
 	start := time.Now()
@@ -373,6 +387,9 @@ func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.
 		Input:       a.readLine,
 	})
 	stop()
+	if live != nil {
+		live.Stop()
+	}
 
 	var warnings []string
 	if !readOnly {
@@ -391,6 +408,10 @@ func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.
 	}
 	finished := ui.Event{Event: "run_finished", Stack: p.Stack, Verb: p.Verb, Status: status, DurationMS: durationMS(time.Since(start)), Components: ui.Components(comps), LogDir: runLog.Dir()}
 	fileEvents.Emit(finished)
+	if f, err := os.OpenFile(filepath.Join(runLog.Dir(), "summary.txt"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
+		ui.WriteSummary(f, comps, ui.Style{})
+		f.Close()
+	}
 	if stdoutEvents != nil {
 		stdoutEvents.Emit(finished)
 	} else {
@@ -525,11 +546,16 @@ func (a *app) readLine() (string, error) {
 // color reports whether to colour the output: not with NO_COLOR or
 // --no-color, and only on a terminal.
 func (a *app) color() bool {
-	if a.noColor {
-		return false
-	}
+	return !a.noColor && a.stdoutTerminal() != nil
+}
+
+// stdoutTerminal returns stdout when it is a terminal, else nil.
+func (a *app) stdoutTerminal() *os.File {
 	f, ok := a.stdout.(*os.File)
-	return ok && isTerminal(f)
+	if ok && isTerminal(f) {
+		return f
+	}
+	return nil
 }
 
 // writePlanJSON saves the plan of a run in its folder, for audit.

@@ -529,6 +529,10 @@ func addComponent(p *Plan, rt *Runtime, cr *compRun, model map[string]any, diags
 		case verbPoint:
 			steps = append(steps, &Node{ID: cr.name + "/" + cr.verb, Kind: "component", Label: cr.verb + " " + cr.name, Verb: cr.verb, Action: action, Reason: reason, Runner: inGroup{cr, verbStep{cr}}})
 		case readyPoint:
+			if len(lc.ReadyConditions) > 0 {
+				steps = append(steps, &Node{ID: cr.name + "/ready", Kind: "ready", Label: readyLabel(lc.ReadyConditions),
+					Runner: inGroup{cr, readyStep{rt: rt, cr: cr, conds: lc.ReadyConditions}}})
+			}
 		default:
 			for i, st := range pointSteps(&lc, point) {
 				field := "lifecycle." + point + ".steps"

@@ -116,8 +116,14 @@ func standardPreFlight(rt *Runtime, selected []string, verb string) []standardSt
 	})}}
 }
 
-// standardPostFlight has no steps of its own yet besides readiness.
-func standardPostFlight(rt *Runtime) []standardStep { return nil }
+// standardPostFlight waits for the stack's ready conditions.
+func standardPostFlight(rt *Runtime) []standardStep {
+	conds := rt.Res.Stack.Lifecycle.ReadyConditions
+	if len(conds) == 0 {
+		return nil
+	}
+	return []standardStep{{id: "ready", label: readyLabel(conds), runner: readyStep{rt: rt, conds: conds}}}
+}
 
 // standardPostTeardown removes the generated files of the components that are
 // now undeployed (deleting .gantry/gen is always safe).

@@ -24,7 +24,7 @@ type Event struct {
 	DurationMS *int64          `json:"duration_ms,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
 	Warning    string          `json:"warning,omitempty"`
-	Line       string          `json:"line,omitempty"`
+	Line       *string         `json:"line,omitempty"`
 	Name       string          `json:"name,omitempty"`
 	Value      *string         `json:"value,omitempty"`
 	Secret     bool            `json:"secret,omitempty"`
@@ -82,7 +82,7 @@ func (e *Events) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 
 // Log emits log.
 func (e *Events) Log(n *plan.Node, line string) {
-	e.Emit(Event{Event: "log", Step: n.ID, Component: n.Component, Line: line})
+	e.Emit(Event{Event: "log", Step: n.ID, Component: n.Component, Line: &line})
 }
 
 // Note emits output for captured outputs.

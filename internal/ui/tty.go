@@ -73,8 +73,9 @@ func (t *TTY) Stop() {
 	io.WriteString(t.w, "\x1b[?25h")
 }
 
-// rows is how many terminal rows the live area takes now: a line wider than
-// the terminal (after a resize) wraps onto more rows.
+// rows is how many terminal rows the live area takes now. Lines are drawn
+// narrower than the terminal; when it shrinks, a terminal that rewraps (tmux,
+// most modern ones) spreads a line that no longer fits over several rows.
 func (t *TTY) rows(width int) int {
 	n := 0
 	for _, w := range t.drawn {

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/ui"
+)
+
+// runsDir is where the runs of the stack with this state keep their folders.
+func runsDir(statePath string) string {
+	abs, err := filepath.Abs(statePath)
+	if err != nil {
+		abs = statePath
+	}
+	return filepath.Join(plan.WorkspaceFor(abs).Root, "runs")
+}
+
+// writeRuns lists recent runs (explain --runs).
+func writeRuns(w io.Writer, statePath string, limit int) error {
+	runs, err := ui.ListRuns(runsDir(statePath))
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 {
+		fmt.Fprintf(w, "no runs recorded in %s\n", relPath(runsDir(statePath)))
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tVERB\tSTARTED\tDURATION\tSTATUS\tCOMPONENTS")
+	for i, r := range runs {
+		if limit > 0 && i >= limit {
+			break
+		}
+		started, dur := "-", "-"
+		if !r.Started.IsZero() {
+			started = r.Started.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		if r.Duration > 0 {
+			dur = ui.FormatDuration(r.Duration)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, orDash(r.Verb), started, dur, r.Status, r.Counts())
+	}
+	return tw.Flush()
+}
+
+func newLogsCmd(a *app) *cobra.Command {
+	var statePath, comp string
+	cmd := &cobra.Command{
+		Use:   "logs [RUN]",
+		Short: "Print the logs of a run (the latest unless named)",
+		Long: `logs prints the logs a run kept in .gantry/runs/<run>/ next to the state: every
+component's log in the order the run met them, or with -c just one. RUN is a
+run id from 'gantry explain --runs', or a prefix of one; without it, the latest run.`,
+		Example: `  gantry logs
+  gantry logs -c db
+  gantry logs 20261121T1914 -c api`,
+		Args: argsRange(0, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			statePath, err := statePathOf(statePath)
+			if err != nil {
+				return err
+			}
+			runs, err := ui.ListRuns(runsDir(statePath))
+			if err != nil {
+				return err
+			}
+			if len(runs) == 0 {
+				return usageError("no runs recorded in %s", relPath(runsDir(statePath)))
+			}
+			run := runs[0]
+			if len(args) == 1 {
+				var found []ui.RunInfo
+				for _, r := range runs {
+					if strings.HasPrefix(r.ID, args[0]) {
+						found = append(found, r)
+					}
+				}
+				switch len(found) {
+				case 0:
+					return usageError("no run %q (gantry explain --runs lists them)", args[0])
+				case 1:
+					run = found[0]
+				default:
+					return usageError("%q matches %d runs; give more of the id", args[0], len(found))
+				}
+			}
+			names, paths := ui.Logs(run.Dir)
+			if comp != "" {
+				p, ok := paths[comp]
+				if !ok {
+					return usageError("run %s has no log of %q (logs: %s)", run.ID, comp, strings.Join(names, ", "))
+				}
+				return copyFile(a.stdout, p)
+			}
+			for i, n := range names {
+				if i > 0 {
+					fmt.Fprintln(a.stdout)
+				}
+				fmt.Fprintf(a.stdout, "== %s (%s)\n", n, relPath(paths[n]))
+				if err := copyFile(a.stdout, paths[n]); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&statePath, "state", "s", "hub.yaml.state", "state file; its runs are in .gantry/runs next to it")
+	cmd.Flags().StringVarP(&comp, "component", "c", "", "only this component's log")
+	return cmd
+}
+
+func copyFile(w io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
+}

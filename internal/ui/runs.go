@@ -1,0 +1,117 @@
+package ui
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// RunInfo summarises one run folder, from its events.
+type RunInfo struct {
+	ID         string
+	Dir        string
+	Verb       string
+	Started    time.Time
+	Duration   time.Duration
+	Status     string // ok, failed, interrupted, unfinished
+	Components []ComponentJSON
+}
+
+// ListRuns reads the run folders below runsDir, newest first.
+func ListRuns(runsDir string) ([]RunInfo, error) {
+	entries, err := os.ReadDir(runsDir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []RunInfo
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		out = append(out, ReadRun(filepath.Join(runsDir, e.Name())))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out, nil
+}
+
+// ReadRun summarises a run folder; a run without a run_finished event (it was
+// killed) is "unfinished".
+func ReadRun(dir string) RunInfo {
+	ri := RunInfo{ID: filepath.Base(dir), Dir: dir, Status: "unfinished"}
+	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		return ri
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !strings.Contains(string(line[:min(len(line), 80)]), `"event":"run_`) {
+			continue
+		}
+		var ev Event
+		if json.Unmarshal(line, &ev) != nil {
+			continue
+		}
+		switch ev.Event {
+		case "run_started":
+			ri.Verb, ri.Started, ri.Components = ev.Verb, ev.Time, ev.Components
+		case "run_finished":
+			ri.Status, ri.Components = ev.Status, ev.Components
+			if ev.DurationMS != nil {
+				ri.Duration = time.Duration(*ev.DurationMS) * time.Millisecond
+			}
+		}
+	}
+	return ri
+}
+
+// Counts says how many components ended how: "3 deployed, 1 failed".
+func (r RunInfo) Counts() string {
+	n := map[string]int{}
+	var order []string
+	for _, c := range r.Components {
+		if n[c.Status] == 0 {
+			order = append(order, c.Status)
+		}
+		n[c.Status]++
+	}
+	parts := make([]string, len(order))
+	for i, s := range order {
+		parts[i] = fmt.Sprintf("%d %s", n[s], s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Logs lists the log files of a run folder: component name → path, and the
+// names in the order the run met them.
+func Logs(dir string) ([]string, map[string]string) {
+	paths := map[string]string{}
+	var names []string
+	for _, c := range ReadRun(dir).Components {
+		p := filepath.Join(dir, c.Name+".log")
+		if _, err := os.Stat(p); err == nil {
+			names = append(names, c.Name)
+			paths[c.Name] = p
+		}
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	sort.Strings(matches)
+	for _, m := range matches {
+		name := strings.TrimSuffix(filepath.Base(m), ".log")
+		if _, ok := paths[name]; !ok {
+			names = append(names, name)
+			paths[name] = m
+		}
+	}
+	return names, paths
+}
