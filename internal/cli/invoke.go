@@ -106,7 +106,11 @@ deploy and undeploy -c COMPONENT.`,
 			if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
 				return err
 			}
-			return a.execute(cmd.Context(), l, rt, p, &rf, true)
+			run := func() error { return a.execute(cmd.Context(), l, rt, p, &rf, true) }
+			if os.Getenv("GANTRY_RUN_ID") != "" {
+				return run() // the run around it called the handler already
+			}
+			return a.withInstallationHandler(cmd.Context(), l.res, run)
 		},
 	}
 	f.register(cmd)
@@ -151,7 +155,7 @@ COMPONENT_NAME, GANTRY_ELABORATE and GANTRY_STATE; elsewhere pass -c, -m, -s.`,
 			}
 			var errs []error
 			for _, t := range args {
-				r, err := component.RenderFile(t, component.KindOf(t, declared), exp)
+				r, err := component.RenderFile(t, component.KindOf(t, declared), exp, templateChain(l, comp, c))
 				if err != nil {
 					errs = append(errs, err)
 					continue
@@ -203,4 +207,12 @@ func (a *app) componentParams(l *loaded, comp string) (*params.Expanded, *manife
 		return nil, nil, err
 	}
 	return exp, c, nil
+}
+
+// templateChain is a component's folder and its template chain.
+func templateChain(l *loaded, comp string, c *manifest.Component) []string {
+	if dirs := l.res.TemplateDirs[comp]; len(dirs) > 0 {
+		return dirs
+	}
+	return []string{c.Dir}
 }

@@ -13,6 +13,9 @@ import (
 
 	"github.com/lmittmann/tint"
 	"github.com/spf13/cobra"
+
+	// The terraform plugin registers itself with the plugin registry.
+	_ "github.com/gantry-dev/gantry/internal/plugin/terraform"
 )
 
 // app is what every command shares: the streams and the global flags.

@@ -125,12 +125,14 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 	if f.dryRun {
 		return pr.plan.WriteText(a.stdout, plan.RenderOptions{Manifest: args[0]})
 	}
-	if verb == plan.VerbDeploy && !isElaborated(args[0]) {
-		if err := a.writeElaborate(pr.l, pr.rt.ElaboratePath); err != nil {
-			return err
+	return a.withInstallationHandler(ctx, pr.l.res, func() error {
+		if verb == plan.VerbDeploy && !isElaborated(args[0]) {
+			if err := a.writeElaborate(pr.l, pr.rt.ElaboratePath); err != nil {
+				return err
+			}
 		}
-	}
-	return a.execute(ctx, pr.l, pr.rt, pr.plan, f, false)
+		return a.execute(ctx, pr.l, pr.rt, pr.plan, f, false)
+	})
 }
 
 // prepared is a plan ready to run or print.
@@ -180,7 +182,7 @@ func (a *app) preparePlan(verb string, args []string, f *runFlags, lock bool) (*
 			return nil, err
 		}
 		sel := plan.Selection{Components: f.components, WithDeps: f.withDeps, Offset: f.offset, Limit: f.limit}
-		p, diags := plan.Build(rt, plan.BuildOptions{Verb: verb, Selection: sel, Resume: f.resume})
+		p, diags := plan.Build(rt, plan.BuildOptions{Verb: verb, Selection: sel, Resume: f.resume, Force: f.force})
 		if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
 			return nil, err
 		}

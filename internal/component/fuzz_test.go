@@ -14,7 +14,7 @@ func FuzzRender(f *testing.F) {
 	exp := expanded(f, "db.host", "h", "on", "true")
 	f.Fuzz(func(t *testing.T, src string) {
 		for _, kind := range []string{TemplateCurly, TemplateMustache, TemplateGo} {
-			_, _ = RenderString("fuzz.template", src, kind, exp)
+			_, _ = RenderString("fuzz.template", src, kind, exp, nil)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package component
 
 import (
 	"bytes"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,11 +17,16 @@ import (
 // db.host is {{ .db.host }} and auth-service.key is {{ .auth_service.key }});
 // param "name" and output "component" "name" reach anything in scope. A
 // missing key is an error at its file:line:col.
-func renderGo(name, src string, exp *params.Expanded) (string, error) {
+func renderGo(name, src string, exp *params.Expanded, lookup []string) (string, error) {
 	r := exp.Resolver()
 	funcs := funcMap()
 	funcs["param"] = func(n string) (string, error) { return r.Lookup(n) }
 	funcs["output"] = func(c, n string) (string, error) { return r.Output(c, n) }
+	if len(lookup) == 0 {
+		lookup = []string{filepath.Dir(name)}
+	}
+	funcs["lookupfile"] = func(rel string) (string, error) { return LookupFile(lookup, rel, false) }
+	funcs["lookupdir"] = func(rel string) (string, error) { return LookupFile(lookup, rel, true) }
 	t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(src)
 	if err != nil {
 		return "", goTemplateError(name, err)

@@ -111,9 +111,10 @@ func KindOf(path, declared string) string {
 }
 
 // RenderFiles renders every template of a component next to itself and, when
-// genDir is set, a copy below genDir at the same relative path. Every error is
-// returned, joined.
-func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded) ([]Rendered, error) {
+// genDir is set, a copy below genDir at the same relative path. lookup is the
+// template chain for lookupfile and lookupdir (the component's folder first).
+// Every error is returned, joined.
+func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded, lookup []string) ([]Rendered, error) {
 	files, err := TemplateFiles(dir, t)
 	if err != nil {
 		return nil, err
@@ -125,7 +126,7 @@ func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded
 	var out []Rendered
 	var errs []error
 	for _, f := range files {
-		r, err := RenderFile(f, KindOf(f, declared), exp)
+		r, err := RenderFile(f, KindOf(f, declared), exp, lookup)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -145,7 +146,7 @@ func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded
 
 // RenderFile renders one template file of the given kind next to itself,
 // keeping the template's file mode.
-func RenderFile(path, kind string, exp *params.Expanded) (Rendered, error) {
+func RenderFile(path, kind string, exp *params.Expanded, lookup []string) (Rendered, error) {
 	outPath, err := OutputName(path)
 	if err != nil {
 		return Rendered{}, err
@@ -154,7 +155,7 @@ func RenderFile(path, kind string, exp *params.Expanded) (Rendered, error) {
 	if err != nil {
 		return Rendered{}, fmt.Errorf("read template: %w", err)
 	}
-	text, err := RenderString(path, string(src), kind, exp)
+	text, err := RenderString(path, string(src), kind, exp, lookup)
 	if err != nil {
 		return Rendered{}, err
 	}
@@ -169,7 +170,7 @@ func RenderFile(path, kind string, exp *params.Expanded) (Rendered, error) {
 }
 
 // RenderString renders template text; name is its file, for positions.
-func RenderString(name, src, kind string, exp *params.Expanded) (string, error) {
+func RenderString(name, src, kind string, exp *params.Expanded, lookup []string) (string, error) {
 	var out string
 	var err error
 	switch kind {
@@ -178,7 +179,7 @@ func RenderString(name, src, kind string, exp *params.Expanded) (string, error) 
 	case TemplateMustache:
 		out, err = renderMustache(name, src, exp.Resolver())
 	case TemplateGo:
-		out, err = renderGo(name, src, exp)
+		out, err = renderGo(name, src, exp, lookup)
 	default:
 		return "", fmt.Errorf("%s: unknown template kind %q", name, kind)
 	}
@@ -284,4 +285,20 @@ func copyRendered(from, to string) error {
 		return err
 	}
 	return writeFile(to, data, 0o600)
+}
+
+// LookupFile finds a file along a template chain: the component's folder
+// first, the base template last (sow's env.lookupfile).
+func LookupFile(chain []string, rel string, dir bool) (string, error) {
+	for _, d := range chain {
+		p := filepath.Join(d, rel)
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() == dir {
+			return p, nil
+		}
+	}
+	what := "file"
+	if dir {
+		what = "folder"
+	}
+	return "", fmt.Errorf("no %s %s in %s", what, rel, strings.Join(chain, ", "))
 }

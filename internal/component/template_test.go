@@ -62,7 +62,7 @@ func TestRenderString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := RenderString("t.tmpl", tt.src, tt.kind, exp)
+			got, err := RenderString("t.tmpl", tt.src, tt.kind, exp, nil)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("RenderString = %q, %v; want error %q", got, err, tt.err)
@@ -97,7 +97,7 @@ func TestRenderFiles(t *testing.T) {
 	write("k8s/readme.md", "not a template", 0o644)
 	exp := expanded(t, "db.host", "db.local")
 	tm := &manifest.Templates{Files: []string{"*.template", "*.gotemplate"}, Directories: []string{"k8s"}}
-	out, err := RenderFiles(dir, gen, tm, exp)
+	out, err := RenderFiles(dir, gen, tm, exp, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,12 +19,18 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 	out := &manifest.Stack{Pos: own.Pos, File: own.File, Version: 1, Kind: manifest.KindStack}
 	index := map[string]int{}
 	var declaredProvides []string
+	productDirs := map[string]string{}
+	var sourceDirs []string
+	for i := len(chain) - 1; i >= 0; i-- {
+		sourceDirs = append(sourceDirs, filepath.Dir(chain[i].stack.File))
+	}
 	for _, l := range chain {
 		s := l.stack
 		mergeMeta(&out.Meta, &s.Meta)
 		base := filepath.Dir(s.File)
 		for _, ref := range s.Components {
 			ref.Source.Dir = joinDir(base, ref.Source.Dir)
+			productDirs[ref.Name] = base
 			if i, ok := index[ref.Name]; ok {
 				out.Components[i] = ref
 				continue
@@ -40,7 +46,14 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 	out.Meta.FromStack = ""
 
 	comps := loadComponents(out, diags)
-	res := &Result{Stack: out, Components: comps}
+	res := &Result{Stack: out, Components: comps, SourceDirs: sourceDirs, ProductDirs: productDirs, TemplateDirs: map[string][]string{}}
+	for i, c := range comps {
+		if c != nil && c.Template != "" {
+			ref := out.Components[i]
+			search := append([]string{productDirs[ref.Name]}, sourceDirs...)
+			comps[i], res.TemplateDirs[ref.Name] = applyTemplate(c, search, diags)
+		}
+	}
 
 	params := newParamSet(diags)
 	for i, c := range comps {
@@ -88,6 +101,9 @@ func joinDir(base, dir string) string {
 func mergeMeta(dst, src *manifest.Meta) {
 	dst.Pos = src.Pos
 	dst.Name = src.Name
+	if src.InstallationHandler != nil {
+		dst.InstallationHandler = src.InstallationHandler
+	}
 	if src.Brief != "" {
 		dst.Brief = src.Brief
 	}

@@ -29,11 +29,26 @@ type Result struct {
 	// Dir is the folder of the stack manifest, where stack-level steps run;
 	// an elaborated file written elsewhere records it.
 	Dir string
+	// SourceDirs are the folders of the stack and its base stacks (the
+	// "installation sources"), the stack's first: where plugins/ and
+	// templates/ are looked for.
+	SourceDirs []string
+	// ProductDirs are, by component, the folder of the stack that declares it
+	// (where its SPEC-VERSION is).
+	ProductDirs map[string]string
+	// TemplateDirs are, by component, the folders of its template chain,
+	// nearest first.
+	TemplateDirs map[string][]string
 }
 
-// StackDirAnnotation records, in an elaborated file written away from its
-// stack manifest, the manifest's folder relative to the file.
-const StackDirAnnotation = "gantry.dev/stack-dir"
+// Annotations an elaborated file uses to keep what the stack manifests said
+// about folders, since it may be read from elsewhere.
+const (
+	StackDirAnnotation     = "gantry.dev/stack-dir"
+	SourceDirsAnnotation   = "gantry.dev/source-dirs"
+	ProductDirAnnotation   = "gantry.dev/product-dir"
+	TemplateDirsAnnotation = "gantry.dev/templates"
+)
 
 // Component returns the component named name, or nil.
 func (r *Result) Component(name string) *manifest.Component {

@@ -20,12 +20,19 @@ const Suffix = ".elaborate"
 // directory the output will live in. The same result always gives the same bytes.
 func Marshal(res *Result, baseDir string) ([]byte, error) {
 	s := *res.Stack
-	if res.Dir != "" && !sameDir(res.Dir, baseDir) {
-		s.Meta.Annotations = map[string]any{}
-		for k, v := range res.Stack.Meta.Annotations {
-			s.Meta.Annotations[k] = v
+	annotate := func(m *map[string]any, k string, v any) {
+		n := map[string]any{}
+		for key, val := range *m {
+			n[key] = val
 		}
-		s.Meta.Annotations[StackDirAnnotation] = relDir(baseDir, res.Dir)
+		n[k] = v
+		*m = n
+	}
+	if res.Dir != "" && !sameDir(res.Dir, baseDir) {
+		annotate(&s.Meta.Annotations, StackDirAnnotation, relDir(baseDir, res.Dir))
+	}
+	if len(res.SourceDirs) > 1 {
+		annotate(&s.Meta.Annotations, SourceDirsAnnotation, relDirs(baseDir, res.SourceDirs))
 	}
 	s.Components = make([]manifest.ComponentRef, len(res.Stack.Components))
 	for i, ref := range res.Stack.Components {
@@ -38,6 +45,14 @@ func Marshal(res *Result, baseDir string) ([]byte, error) {
 	}
 	for _, c := range res.Components {
 		buf.WriteString("---\n")
+		cc := *c
+		if d := res.ProductDirs[c.Meta.Name]; d != "" && res.Dir != "" && !sameDir(d, res.Dir) {
+			annotate(&cc.Meta.Annotations, ProductDirAnnotation, relDir(baseDir, d))
+		}
+		if dirs := res.TemplateDirs[c.Meta.Name]; len(dirs) > 0 {
+			annotate(&cc.Meta.Annotations, TemplateDirsAnnotation, relDirs(baseDir, dirs))
+		}
+		c := &cc
 		if err := writeDoc(&buf, c); err != nil {
 			return nil, fmt.Errorf("write component %s: %w", c.Meta.Name, err)
 		}
@@ -120,9 +135,13 @@ func decodeElaborated(path string, docs []*manifest.Node) (*Result, manifest.Dia
 		}
 		byName[c.Meta.Name] = c
 	}
-	res := &Result{Stack: s, Files: []string{path}, Dir: base}
+	res := &Result{Stack: s, Files: []string{path}, Dir: base, ProductDirs: map[string]string{}, TemplateDirs: map[string][]string{}}
 	if d, ok := s.Meta.Annotations[StackDirAnnotation].(string); ok && d != "" {
 		res.Dir = joinDir(base, filepath.FromSlash(d))
+	}
+	res.SourceDirs = []string{res.Dir}
+	if dirs := annotatedDirs(base, s.Meta.Annotations[SourceDirsAnnotation]); len(dirs) > 0 {
+		res.SourceDirs = dirs
 	}
 	for i := range s.Components {
 		ref := &s.Components[i]
@@ -133,6 +152,13 @@ func decodeElaborated(path string, docs []*manifest.Node) (*Result, manifest.Dia
 			continue
 		}
 		c.Dir = ref.Source.Dir
+		res.ProductDirs[ref.Name] = res.Dir
+		if d, ok := c.Meta.Annotations[ProductDirAnnotation].(string); ok && d != "" {
+			res.ProductDirs[ref.Name] = joinDir(base, filepath.FromSlash(d))
+		}
+		if dirs := annotatedDirs(base, c.Meta.Annotations[TemplateDirsAnnotation]); len(dirs) > 0 {
+			res.TemplateDirs[ref.Name] = dirs
+		}
 		res.Components = append(res.Components, c)
 		delete(byName, ref.Name)
 	}
@@ -152,4 +178,27 @@ func sameDir(a, b string) bool {
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && aa == bb
+}
+
+func relDirs(base string, dirs []string) []string {
+	out := make([]string, len(dirs))
+	for i, d := range dirs {
+		out[i] = relDir(base, d)
+	}
+	return out
+}
+
+// annotatedDirs reads a list of folders an annotation holds, relative to base.
+func annotatedDirs(base string, v any) []string {
+	list, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, x := range list {
+		if s, ok := x.(string); ok && s != "" {
+			out = append(out, joinDir(base, filepath.FromSlash(s)))
+		}
+	}
+	return out
 }

@@ -17,7 +17,13 @@ type Component struct {
 	Outputs    []Output           `yaml:"outputs,omitempty"`
 	Templates  *Templates         `yaml:"templates,omitempty"`
 	Lifecycle  ComponentLifecycle `yaml:"lifecycle,omitempty"`
-	Plugins    []PluginEntry      `yaml:"plugins,omitempty"`
+	// Template names a blueprint under templates/<name>/ of the stack (or a
+	// base stack) that this component fills in.
+	Template string        `yaml:"template,omitempty"`
+	Plugins  []PluginEntry `yaml:"plugins,omitempty"`
+	// SetupPlugins run with prepare before the deploy plugins and with
+	// cleanup after the delete plugins (sow's component.plugins).
+	SetupPlugins []PluginEntry `yaml:"setupPlugins,omitempty"`
 }
 
 // ComponentMeta describes a component.

@@ -11,6 +11,7 @@ const (
 	KindStack      = "stack"
 	KindComponent  = "component"
 	KindParameters = "parameters"
+	KindTemplate   = "template"
 )
 
 var (
@@ -71,6 +72,29 @@ func LoadComponent(path string) (*Component, Diagnostics) {
 		c.File = path
 		c.Dir = filepath.Dir(path)
 	}
+	return c, diags
+}
+
+// LoadTemplate reads a template (blueprint) manifest: template.yaml, of kind
+// template, with the fields of a component manifest.
+func LoadTemplate(path string) (*Component, Diagnostics) {
+	docs, diags := ParseFile(path)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if len(docs) != 1 {
+		diags.Errorf(Pos{File: path}, "", "a template manifest has one document, this file has %d", len(docs))
+		return nil, diags
+	}
+	if !checkHeader(docs[0], KindTemplate, &diags) {
+		return nil, diags
+	}
+	c := &Component{}
+	d := decoder{diags: &diags}
+	d.decode(docs[0], reflectOf(c), "")
+	c.Parameters = flattenAll(c.Parameters, "parameters", &diags)
+	validateComponent(c, &diags)
+	c.File, c.Dir = path, filepath.Dir(path)
 	return c, diags
 }
 
@@ -287,6 +311,9 @@ func validateComponent(c *Component, diags *Diagnostics) {
 	}
 	validateComponentLifecycle(&c.Lifecycle, "lifecycle", diags)
 	validateOutputs(c.Outputs, diags)
+	seen := map[string]string{}
+	checkPluginKeys(c.Plugins, "plugins", seen, diags)
+	checkPluginKeys(c.SetupPlugins, "setupPlugins", seen, diags)
 }
 
 func validateComponentLifecycle(l *ComponentLifecycle, path string, diags *Diagnostics) {

@@ -134,3 +134,54 @@ func (p PluginEntry) String() string {
 	}
 	return fmt.Sprintf("%s %s", p.Name, strings.Join(p.Args, " "))
 }
+
+// keylessPlugins are the built-in plugins without instances: they keep no
+// state, so they have no key (sow: built-in plugins don't use keys). exec and
+// make have an instance only when given an explicit key.
+var keylessPlugins = map[string]bool{
+	"echo": true, "fail": true, "pinned": true, "unpinned": true, "parallel": true,
+	"delay": true, "gate": true, "http": true, "tcp": true,
+}
+
+// Instance returns the entry's instance key and config path. An explicit key
+// wins; otherwise the first argument reads key:path (an empty key part means
+// the plugin's name); without arguments the key is the plugin's name.
+// Keyless built-ins (and exec and make without a key) return "".
+func (p *PluginEntry) Instance() (key, path string) {
+	if p.Key != "" {
+		return p.Key, p.Path
+	}
+	if keylessPlugins[p.Name] || p.Name == "exec" || p.Name == "make" {
+		return "", p.Path
+	}
+	if len(p.Args) > 0 && !p.Object {
+		k, path, _ := strings.Cut(p.Args[0], ":")
+		if k == "" {
+			k = p.Name
+		}
+		return k, path
+	}
+	return p.Name, p.Path
+}
+
+// checkPluginKeys reports instance keys used twice in a component's plugin
+// lists (keys name the instances' state folders).
+func checkPluginKeys(entries []PluginEntry, field string, seen map[string]string, diags *Diagnostics) {
+	for i := range entries {
+		e := &entries[i]
+		p := itemPath(field, i)
+		if IsControlPlugin(e.Name) {
+			checkPluginKeys(e.Children, childPath(p, e.Name), seen, diags)
+			continue
+		}
+		key, _ := e.Instance()
+		if key == "" {
+			continue
+		}
+		if first, dup := seen[key]; dup {
+			diags.Errorf(e.Pos, p, "plugin instance key %q is used twice (first at %s); give one of them another key", key, first)
+			continue
+		}
+		seen[key] = p
+	}
+}

@@ -25,6 +25,18 @@ type Meta struct {
 	Version     string         `yaml:"version,omitempty"`
 	FromStack   string         `yaml:"fromStack,omitempty"`
 	Annotations map[string]any `yaml:"annotations,omitempty"`
+	// InstallationHandler is called with prepare before a command that
+	// changes the stack and finalize after it (sow).
+	InstallationHandler *InstallationHandler `yaml:"installationHandler,omitempty"`
+}
+
+// InstallationHandler is an executable called around deploy, undeploy and
+// invoke: "prepare <config as JSON>" before (its failure stops the command)
+// and "finalize <config as JSON>" after (always).
+type InstallationHandler struct {
+	Pos    Pos    `yaml:"-"`
+	Path   string `yaml:"path,required"`
+	Config any    `yaml:"config,omitempty"`
 }
 
 // ComponentRef is a component entry of a stack.

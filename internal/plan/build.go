@@ -11,6 +11,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/dag"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -33,6 +34,8 @@ type BuildOptions struct {
 	Verb      string
 	Selection Selection
 	Resume    bool
+	// Force lets a spec version jump more than one step.
+	Force bool
 }
 
 // IsMandatory applies seed 000: every component is mandatory unless listed in
@@ -274,6 +277,13 @@ func Orphans(rt *Runtime) []string {
 	return out
 }
 
+func recordedIf(cr *compRun) *state.Component {
+	if cr.verb == VerbUndeploy {
+		return cr.recorded
+	}
+	return nil
+}
+
 // SelectOrder applies -c, -a, -o and -l to a run order.
 func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *manifest.Diagnostics) ([]string, bool) {
 	known := map[string]bool{}
@@ -413,21 +423,34 @@ func newCompRun(rt *Runtime, name string, opts BuildOptions, selectedSet map[str
 	if opts.Verb == VerbUndeploy && (cr.recorded == nil || cr.recorded.Status == state.StatusUndeployed || cr.recorded.Status == state.StatusSkipped) {
 		return cr // skipped at run time: nothing to undeploy
 	}
-	if cr.c != nil && cr.c.Lifecycle.Bare == manifest.EmptyAllow {
+	usesPlugins := cr.c != nil && (len(cr.c.Plugins) > 0 || len(cr.c.SetupPlugins) > 0) ||
+		cr.c == nil && cr.recorded != nil && len(cr.recorded.Plugins) > 0
+	switch {
+	case usesPlugins:
+		preparePlugins(rt, cr, opts.Force, pos, diags)
+	case cr.c != nil && cr.c.Lifecycle.Bare == manifest.EmptyAllow:
 		return cr
-	}
-	impl, err := component.Probe(cr.dir, opts.Verb)
-	if err != nil {
-		diags.Errorf(pos, "", "component %s: %v", name, err)
-		return nil
-	}
-	switch impl.Kind {
-	case component.ImplMake, component.ImplScript:
 	default:
-		diags.Errorf(pos, "", "component %s: found %s, which needs the %s plugin; this gantry does not include it yet", name, filepath.Base(impl.File), impl.Kind)
-		return nil
+		impl, err := component.Probe(cr.dir, opts.Verb)
+		if err != nil {
+			diags.Errorf(pos, "", "component %s: %v", name, err)
+			return nil
+		}
+		switch {
+		case impl.Kind == component.ImplMake || impl.Kind == component.ImplScript:
+			cr.impl = impl
+			preparePlugins(rt, cr, opts.Force, pos, diags)
+			cr.plugins, cr.setup = nil, nil
+		case impl.Kind == component.ImplTerraform && plugin.IsBuiltin("terraform"):
+			// A folder of *.tf files is a terraform module: the terraform
+			// plugin applies it in place.
+			preparePlugins(rt, cr, opts.Force, pos, diags)
+			cr.plugins = withRecordedSpecs([]*plugin.Spec{{Name: "terraform", Key: "terraform", Config: map[string]any{"dir": "."}}}, recordedIf(cr))
+		default:
+			diags.Errorf(pos, "", "component %s: found %s, which needs the %s plugin; this gantry does not include it", name, filepath.Base(impl.File), impl.Kind)
+			return nil
+		}
 	}
-	cr.impl = impl
 	if opts.Verb == VerbDeploy && cr.c != nil {
 		checkStaticRequirements(rt, cr, pos, diags)
 		checkParameters(rt, cr, selectedSet, diags)

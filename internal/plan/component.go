@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -38,6 +40,12 @@ type compRun struct {
 	orphan bool
 	// forceReplace redeploys even when --resume finds it unchanged.
 	forceReplace bool
+	// plugins and setup are the component's plugin lists when it is made of
+	// plugins (sow); nil for a script, Makefile or bare component.
+	plugins, setup []*plugin.Spec
+	// productDir holds the SPEC-VERSION of the component's stack (or nested
+	// source); specVersion is its value, deployedVersion the recorded one.
+	productDir, specVersion, deployedVersion string
 
 	mu          sync.Mutex
 	exp         *params.Expanded
@@ -217,7 +225,7 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 		}
 	}
 	if cr.c != nil && cr.c.Templates != nil {
-		if _, err := component.RenderFiles(cr.dir, rt.Dirs.GenDir(cr.name), cr.c.Templates, exp); err != nil {
+		if _, err := component.RenderFiles(cr.dir, rt.Dirs.GenDir(cr.name), cr.c.Templates, exp, cr.templateChain()); err != nil {
 			return Fail(fmt.Errorf("render templates: %w", err))
 		}
 	}
@@ -233,9 +241,21 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 			}
 		}
 	}
+	var rawOutputs map[string]string
+	var dynamicProvides, directSecrets []string
 	// A bare component (lifecycle.bare: allow) has no process: its outputs
 	// come from its parameters alone.
-	if cr.impl != nil {
+	switch {
+	case cr.plugins != nil || cr.setup != nil:
+		raw, secret, provides, err := runPlugins(ctx, env, cr, exp, secretOutputs)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Fail(fmt.Errorf("interrupted: %w", err))
+			}
+			return Fail(err)
+		}
+		rawOutputs, directSecrets, dynamicProvides = raw, secret, provides
+	case cr.impl != nil:
 		stdout := &captureWriter{capture: capture, out: env.Output(), masker: rt, secret: secretOutputs}
 		err := component.Run(ctx, component.Process{
 			Args:   cr.impl.Args,
@@ -251,30 +271,55 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 			}
 			return Fail(err)
 		}
+		rawOutputs, dynamicProvides = capture.Outputs(), capture.Provides()
 	}
 	if cr.verb != VerbDeploy || cr.readOnly {
+		if cr.verb == VerbUndeploy && !cr.readOnly {
+			rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) { c.Plugins = nil })
+		}
 		return Ok()
 	}
-	outputs, secret, err := component.ResolveOutputs(cr.c, capture.Outputs(), exp)
+	outputs, secret, err := component.ResolveOutputs(cr.c, rawOutputs, exp)
 	if err != nil {
 		return Fail(err)
 	}
+	for _, s := range directSecrets {
+		if !containsName(secret, s) {
+			secret = append(secret, s)
+		}
+	}
+	sort.Strings(secret)
 	for _, s := range secret {
 		rt.Masker.Add(outputs[s])
 	}
-	provides := append(append([]string(nil), cr.c.Provides...), capture.Provides()...)
+	provides := append(append([]string(nil), cr.c.Provides...), dynamicProvides...)
 	rt.Outputs.Set(cr.name, outputs, secret)
 	rt.Provides.Add(provides...)
 	for _, k := range sortedKeys(outputs) {
 		env.Note(Note{Kind: "output", Name: k, Value: outputs[k], Secret: containsName(secret, k)})
+	}
+	var instances []state.PluginInstance
+	if cr.plugins != nil || cr.setup != nil {
+		instances = recordInstances(cr, exp.Map())
 	}
 	rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {
 		c.Outputs = outputs
 		c.SecretOutputs = secret
 		c.Provides = provides
 		c.Fingerprint = fp
+		c.Plugins = instances
+		c.SpecVersion = cr.specVersion
 	})
 	return Ok()
+}
+
+// templateChain is the component's folder, then its template chain: where
+// lookupfile looks.
+func (cr *compRun) templateChain() []string {
+	if dirs := cr.rt.Res.TemplateDirs[cr.name]; len(dirs) > 0 {
+		return absAll(dirs)
+	}
+	return []string{cr.dir}
 }
 
 // markInFlight records that the component is in flight. A crash must leave
@@ -333,6 +378,9 @@ func processEnv(cr *compRun, exp *params.Expanded) []string {
 		"GANTRY_ELABORATE=" + rt.ElaboratePath,
 		"GANTRY_RUN_ID=" + rt.RunID,
 		"GANTRY_VERB=" + cr.verb,
+		"SPECVERSION=" + cr.specVersion,
+		"DEPLOYEDVERSION=" + cr.deployedVersion,
+		"TEMPLATES=" + strings.Join(cr.templateChain(), string(os.PathListSeparator)),
 	})
 }
 

@@ -106,6 +106,6 @@ func isRenderedTemplate(path string) bool {
 // (its state, lock, elaborated manifest, temporary files): a component living
 // in the stack's folder must not change with every run.
 func isGantryFile(name string) bool {
-	return strings.HasSuffix(name, ".state") || strings.HasSuffix(name, ".state.lock") ||
+	return strings.HasSuffix(name, ".state") || strings.HasSuffix(name, ".state.lock") || name == ".terraform.lock.hcl" ||
 		strings.HasSuffix(name, ".elaborate") || strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp")
 }

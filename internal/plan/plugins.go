@@ -1,0 +1,384 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// SpecVersionFile declares a product's specification version (sow migrations).
+const SpecVersionFile = "SPEC-VERSION"
+
+// readSpecVersion reads the SPEC-VERSION of a product folder: "" without one.
+func readSpecVersion(dir string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, SpecVersionFile))
+	if os.IsNotExist(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimSpace(string(data))
+	if _, err := strconv.Atoi(v); err != nil {
+		return "", fmt.Errorf("%s holds %q; it must be a plain number", filepath.Join(dir, SpecVersionFile), v)
+	}
+	return v, nil
+}
+
+// preparePlugins works out a component's plugin lists and versions, and
+// checks them before anything runs: every plugin exists, config paths name
+// parameters, and the spec version does not jump more than one step.
+func preparePlugins(rt *Runtime, cr *compRun, force bool, pos manifest.Pos, diags *manifest.Diagnostics) {
+	cr.productDir = rt.Res.ProductDirs[cr.name]
+	if cr.productDir == "" {
+		cr.productDir = stackDir(rt)
+	}
+	if abs, err := filepath.Abs(cr.productDir); err == nil {
+		cr.productDir = abs
+	}
+	v, err := readSpecVersion(cr.productDir)
+	if err != nil {
+		diags.Errorf(pos, "", "component %s: %v", cr.name, err)
+	}
+	cr.specVersion = v
+	if cr.recorded != nil {
+		cr.deployedVersion = cr.recorded.SpecVersion
+	}
+	if cr.verb == VerbDeploy && cr.specVersion != "" && cr.deployedVersion != "" && !force {
+		to, _ := strconv.Atoi(cr.specVersion)
+		from, _ := strconv.Atoi(cr.deployedVersion)
+		switch {
+		case to > from+1:
+			diags.Errorf(pos, "", "component %s was deployed with spec version %d and the stack is now at %d: migrations go one version at a time (deploy the version in between first, or --force)", cr.name, from, to)
+		case to < from:
+			diags.Errorf(pos, "", "component %s was deployed with spec version %d, newer than the stack's %d: refusing to go back (--force overrides)", cr.name, from, to)
+		}
+	}
+	if cr.c != nil && cr.verb != VerbUndeploy {
+		cr.plugins = plugin.Specs(cr.c.Plugins)
+		cr.setup = plugin.Specs(cr.c.SetupPlugins)
+	} else if cr.c != nil {
+		cr.plugins = withRecordedSpecs(plugin.Specs(cr.c.Plugins), cr.recorded)
+		cr.setup = withRecordedSpecs(plugin.Specs(cr.c.SetupPlugins), cr.recorded)
+		// Instances deployed once but gone from the list since are deleted too
+		// (last, as they came first).
+		if cr.recorded != nil {
+			have := map[string]bool{}
+			for _, s := range plugin.Keyed(append(append([]*plugin.Spec(nil), cr.plugins...), cr.setup...)) {
+				have[s.Key] = true
+			}
+			var gone []*plugin.Spec
+			for _, s := range recordedSpecs(cr.recorded.Plugins) {
+				if !have[s.Key] {
+					gone = append(gone, s)
+				}
+			}
+			cr.plugins = append(gone, cr.plugins...)
+		}
+	} else if cr.recorded != nil {
+		cr.plugins = recordedSpecs(cr.recorded.Plugins)
+	}
+	env := cr.pluginEnv(nil, nil)
+	var check func(specs []*plugin.Spec)
+	check = func(specs []*plugin.Spec) {
+		for _, s := range specs {
+			if manifest.IsControlPlugin(s.Name) {
+				check(s.Children)
+				continue
+			}
+			if _, err := plugin.Find(env, s.Name); err != nil {
+				diags.Errorf(pos, "", "component %s: %v", cr.name, err)
+			}
+			if s.Path != "" && s.Config == nil && cr.c != nil && !hasParameter(cr.c, s.Path) {
+				diags.Errorf(pos, "", "component %s: plugin %s: config path %q names no parameter of the component", cr.name, s.Name, s.Path)
+			}
+		}
+	}
+	check(cr.plugins)
+	check(cr.setup)
+}
+
+func hasParameter(c *manifest.Component, name string) bool {
+	for _, p := range c.Parameters {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// recordedSpecs turns recorded instances back into specs.
+func recordedSpecs(list []state.PluginInstance) []*plugin.Spec {
+	out := make([]*plugin.Spec, len(list))
+	for i, p := range list {
+		out[i] = &plugin.Spec{Name: p.Name, Key: p.Key, Path: p.Path, Args: p.Args, Config: p.Config}
+	}
+	return out
+}
+
+// withRecordedSpecs replaces the instances of a list by what the state
+// recorded of them: an undeploy deletes what was deployed.
+func withRecordedSpecs(specs []*plugin.Spec, rec *state.Component) []*plugin.Spec {
+	if rec == nil {
+		return specs
+	}
+	byKey := map[string]state.PluginInstance{}
+	for _, p := range rec.Plugins {
+		byKey[p.Key] = p
+	}
+	var walk func([]*plugin.Spec)
+	walk = func(list []*plugin.Spec) {
+		for _, s := range list {
+			walk(s.Children)
+			if p, ok := byKey[s.Key]; ok && s.Key != "" {
+				s.Name, s.Path, s.Args, s.Config = p.Name, p.Path, p.Args, p.Config
+			}
+		}
+	}
+	walk(specs)
+	return specs
+}
+
+// pluginEnv is what the component's plugins run with; streams and outputs
+// are set for a run, nil when only checking.
+func (cr *compRun) pluginEnv(stream func(string) io.Writer, outputs func(map[string]string, []string)) *plugin.Env {
+	rt := cr.rt
+	search := []string{cr.dir}
+	search = append(search, rt.Res.SourceDirs...)
+	if len(rt.Res.SourceDirs) == 0 {
+		search = append(search, stackDir(rt))
+	}
+	var pluginPath []string
+	for _, d := range filepath.SplitList(os.Getenv("GANTRY_PLUGIN_PATH")) {
+		if d != "" {
+			pluginPath = append(pluginPath, d)
+		}
+	}
+	templates := rt.Res.TemplateDirs[cr.name]
+	if len(templates) == 0 {
+		templates = []string{cr.dir}
+	}
+	return &plugin.Env{
+		Component:       cr.name,
+		Dir:             cr.dir,
+		RootDir:         stackDir(rt),
+		SearchDirs:      absAll(search),
+		PluginPath:      pluginPath,
+		GenDir:          absPath(rt.Dirs.GenDir(cr.name)),
+		StateRoot:       absPath(filepath.Join(rt.Dirs.Root, "state", cr.name)),
+		ExportDir:       absPath(rt.Dirs.ExportDir(cr.name)),
+		ProductDir:      cr.productDir,
+		SpecVersion:     cr.specVersion,
+		DeployedVersion: cr.deployedVersion,
+		Templates:       absAll(templates),
+		Deployment:      absPath(filepath.Join(rt.Dirs.GenDir(cr.name), "deployment.json")),
+		Stream:          stream,
+		Outputs:         outputs,
+	}
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func absAll(l []string) []string {
+	out := make([]string, len(l))
+	for i, p := range l {
+		out[i] = absPath(p)
+	}
+	return out
+}
+
+// stepAsker lets plugin gates ask through the step's environment.
+type stepAsker struct{ env Env }
+
+func (a stepAsker) Yes() bool                       { return a.env.Yes() }
+func (a stepAsker) Interactive() bool               { return a.env.Interactive() }
+func (a stepAsker) Pause(fn func() error) error     { return a.env.Pause(fn) }
+func (a stepAsker) Input() (string, error)          { return a.env.Input() }
+func (a stepAsker) Logf(format string, args ...any) { a.env.Logf(format, args...) }
+
+// pluginRun collects what a component's plugins print and report.
+type pluginRun struct {
+	mu       sync.Mutex
+	writers  []*captureWriter
+	direct   map[string]string
+	secret   []string
+	provides []string
+}
+
+func (pr *pluginRun) outputs() (map[string]string, []string) {
+	raw := map[string]string{}
+	for _, w := range pr.writers {
+		w.flush()
+		for k, v := range w.capture.Outputs() {
+			raw[k] = v
+		}
+		pr.provides = append(pr.provides, w.capture.Provides()...)
+	}
+	for k, v := range pr.direct {
+		raw[k] = v
+	}
+	return raw, pr.secret
+}
+
+// runPlugins carries out the verb with the component's plugin lists: setup
+// plugins prepare before the deploy list and clean up after the delete list.
+// After a deploy, instances the state recorded but the list no longer has are
+// deleted with their recorded spec, their state folder removed, their record
+// dropped.
+func runPlugins(ctx context.Context, env Env, cr *compRun, exp *params.Expanded, secretKeys map[string]bool) (map[string]string, []string, []string, error) {
+	rt := cr.rt
+	pr := &pluginRun{direct: map[string]string{}}
+	out := env.Output()
+	stream := func(prefix string) io.Writer {
+		var dst io.Writer = out
+		if prefix != "" {
+			dst = &prefixWriter{prefix: "[" + prefix + "] ", out: out}
+		}
+		w := &captureWriter{capture: component.NewCapture(), out: dst, masker: rt, secret: secretKeys}
+		pr.mu.Lock()
+		pr.writers = append(pr.writers, w)
+		pr.mu.Unlock()
+		return w
+	}
+	report := func(values map[string]string, secret []string) {
+		pr.mu.Lock()
+		defer pr.mu.Unlock()
+		for k, v := range values {
+			pr.direct[k] = v
+		}
+		for _, s := range secret {
+			rt.Masker.Add(values[s])
+			pr.secret = append(pr.secret, s)
+		}
+	}
+	penv := cr.pluginEnv(stream, report)
+	penv.ProcessEnv = processEnv(cr, exp)
+	penv.Ask = stepAsker{env}
+	if exp != nil {
+		penv.Params = exp.Map()
+	}
+	if err := writeDeployment(penv.Deployment, cr, exp); err != nil {
+		return nil, nil, nil, err
+	}
+	var err error
+	if cr.verb == VerbDeploy {
+		if err = plugin.RunList(ctx, cr.setup, plugin.ActionPrepare, penv); err == nil {
+			err = plugin.RunList(ctx, cr.plugins, plugin.ActionDeploy, penv)
+		}
+		if err == nil {
+			err = deleteVanished(ctx, cr, penv)
+		}
+	} else {
+		if err = plugin.RunList(ctx, cr.plugins, plugin.ActionDelete, penv); err == nil {
+			err = plugin.RunList(ctx, cr.setup, plugin.ActionCleanup, penv)
+		}
+		if err == nil {
+			for _, s := range plugin.Keyed(append(append([]*plugin.Spec(nil), cr.plugins...), cr.setup...)) {
+				os.RemoveAll(filepath.Join(penv.StateRoot, s.InstanceName()))
+			}
+		}
+	}
+	raw, secret := pr.outputs()
+	return raw, secret, pr.provides, err
+}
+
+// deleteVanished deletes the instances recorded at the last deploy that the
+// component's lists no longer have.
+func deleteVanished(ctx context.Context, cr *compRun, penv *plugin.Env) error {
+	if cr.recorded == nil {
+		return nil
+	}
+	current := map[string]bool{}
+	for _, s := range plugin.Keyed(append(append([]*plugin.Spec(nil), cr.plugins...), cr.setup...)) {
+		current[s.Key] = true
+	}
+	var gone []*plugin.Spec
+	for _, s := range recordedSpecs(cr.recorded.Plugins) {
+		if !current[s.Key] {
+			gone = append(gone, s)
+		}
+	}
+	for i := len(gone) - 1; i >= 0; i-- {
+		s := gone[i]
+		fmt.Fprintf(penv.Stream(""), "==> instance %s is no longer in the plugin list: deleting it\n", s.InstanceName())
+		if err := plugin.RunList(ctx, []*plugin.Spec{s}, plugin.ActionDelete, penv); err != nil {
+			return fmt.Errorf("delete vanished instance %s: %w", s.InstanceName(), err)
+		}
+		if err := os.RemoveAll(filepath.Join(penv.StateRoot, s.InstanceName())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordInstances is what the state keeps of a component's keyed instances:
+// their full spec, config included, to delete them when they vanish.
+func recordInstances(cr *compRun, params map[string]string) []state.PluginInstance {
+	var out []state.PluginInstance
+	for _, s := range plugin.Keyed(append(append([]*plugin.Spec(nil), cr.plugins...), cr.setup...)) {
+		config, err := plugin.InstanceConfig(s, params)
+		if err != nil {
+			config = s.Config
+		}
+		out = append(out, state.PluginInstance{Key: s.Key, Name: s.Name, Path: s.Path, Args: s.Args, Config: config})
+	}
+	return out
+}
+
+// writeDeployment writes the component's deployment file: its parameters and
+// plugin lists as JSON (DEPLOYMENT). It holds secrets: owner only.
+func writeDeployment(path string, cr *compRun, exp *params.Expanded) error {
+	doc := map[string]any{"component": cr.name, "verb": cr.verb, "plugins": cr.plugins, "setupPlugins": cr.setup}
+	if exp != nil {
+		doc["parameters"] = exp.Map()
+	}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+// prefixWriter prefixes each line, for the children of parallel.
+type prefixWriter struct {
+	mu     sync.Mutex
+	prefix string
+	out    io.Writer
+	buf    []byte
+}
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := indexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if _, err := io.WriteString(w.out, w.prefix+string(w.buf[:i+1])); err != nil {
+			return 0, err
+		}
+		w.buf = w.buf[i+1:]
+	}
+}
