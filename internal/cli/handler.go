@@ -23,7 +23,7 @@ func (a *app) withInstallationHandler(ctx context.Context, res *elaborate.Result
 	}
 	path := h.Path
 	if !filepath.IsAbs(path) {
-		if p := filepath.Join(res.Dir, path); fileExists(p) {
+		if p, err := filepath.Abs(filepath.Join(res.Dir, path)); err == nil && fileExists(p) {
 			path = p
 		} else if p, err := exec.LookPath(path); err == nil {
 			path = p

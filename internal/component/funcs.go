@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
@@ -58,6 +59,12 @@ func funcMap() template.FuncMap {
 		"cat":        func(v ...any) string { return joinMapped(v, func(s string) string { return s }) },
 		"substr":     substr,
 		"trunc":      func(n int, s string) string { return substr(0, n, s) },
+		// paths
+		"base":  filepath.Base,
+		"dir":   filepath.Dir,
+		"ext":   filepath.Ext,
+		"clean": filepath.Clean,
+		"isAbs": filepath.IsAbs,
 		// encodings
 		"b64enc": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
 		"b64dec": b64dec,

@@ -98,17 +98,22 @@ func overlay(dst, src *manifest.Component) {
 	}
 }
 
+// mergeParams merges a template's parameters with those laid over them by
+// name, field by field: what the later one sets wins, the rest (env:, say)
+// stays.
 func mergeParams(dst, src []manifest.Parameter) []manifest.Parameter {
 	out := append([]manifest.Parameter(nil), dst...)
 	for _, p := range src {
-		replaced := false
+		merged := false
 		for i := range out {
 			if out[i].Name == p.Name {
-				out[i], replaced = p, true
+				mergeParameter(&out[i], &p)
+				out[i].Pos = p.Pos
+				merged = true
 				break
 			}
 		}
-		if !replaced {
+		if !merged {
 			out = append(out, p)
 		}
 	}
