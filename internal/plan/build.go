@@ -550,7 +550,14 @@ func addComponent(p *Plan, rt *Runtime, cr *compRun, model map[string]any, diags
 	for _, point := range points {
 		switch point {
 		case verbPoint:
-			steps = append(steps, &Node{ID: cr.name + "/" + cr.verb, Kind: "component", Label: cr.verb + " " + cr.name, Verb: cr.verb, Action: action, Reason: reason, Runner: inGroup{cr, verbStep{cr}}})
+			n := &Node{ID: cr.name + "/" + cr.verb, Kind: "component", Label: cr.verb + " " + cr.name, Verb: cr.verb, Action: action, Reason: reason, Runner: inGroup{cr, verbStep{cr}}}
+			if len(cr.setup) > 0 {
+				n.Details = append(n.Details, "setup plugins: "+strings.Join(describeSpecs(cr.setup), ", "))
+			}
+			if len(cr.plugins) > 0 {
+				n.Details = append(n.Details, "plugins: "+strings.Join(describeSpecs(cr.plugins), ", "))
+			}
+			steps = append(steps, n)
 		case readyPoint:
 			if len(lc.ReadyConditions) > 0 {
 				steps = append(steps, &Node{ID: cr.name + "/ready", Kind: "ready", Label: readyLabel(lc.ReadyConditions),

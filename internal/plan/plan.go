@@ -137,6 +137,8 @@ type Node struct {
 	// redeploy, undeploy, unchanged, skip, teardown-orphan.
 	Action string
 	Reason string // why the action (skip reasons, orphan)
+	// Details are shown under the step in text plans (a component's plugins).
+	Details []string
 	// Hidden steps are bookkeeping, left out of text plans.
 	Hidden bool
 	// Light steps are quick and never block: the executor runs them inline,

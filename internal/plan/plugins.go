@@ -108,6 +108,65 @@ func preparePlugins(rt *Runtime, cr *compRun, force bool, pos manifest.Pos, diag
 	}
 	check(cr.plugins)
 	check(cr.setup)
+	if cr.verb == VerbDeploy && cr.c != nil {
+		known := knownNames(rt, cr.c)
+		var refs func(v any)
+		refs = func(v any) {
+			switch x := v.(type) {
+			case string:
+				t, err := params.Parse(x)
+				if err != nil {
+					diags.Errorf(pos, "", "component %s: plugin argument %q: %v", cr.name, x, err)
+					return
+				}
+				for _, r := range t.Refs() {
+					if r.Component == "" && !known(r.Name) {
+						diags.Errorf(pos, "", "component %s: plugin argument %q: unknown parameter %q", cr.name, x, r.Name)
+					}
+				}
+			case map[string]any:
+				for _, e := range x {
+					refs(e)
+				}
+			case []any:
+				for _, e := range x {
+					refs(e)
+				}
+			}
+		}
+		var walk func([]*plugin.Spec)
+		walk = func(specs []*plugin.Spec) {
+			for _, s := range specs {
+				for _, a := range s.Args {
+					refs(a)
+				}
+				refs(s.Config)
+				walk(s.Children)
+			}
+		}
+		walk(cr.plugins)
+		walk(cr.setup)
+	}
+}
+
+// describeSpecs is a plugin list for plans: "echo hello", "parallel(rec a, rec b)".
+func describeSpecs(specs []*plugin.Spec) []string {
+	var out []string
+	for _, s := range specs {
+		if manifest.IsControlPlugin(s.Name) {
+			out = append(out, s.Name+"("+strings.Join(describeSpecs(s.Children), ", ")+")")
+			continue
+		}
+		d := s.Name
+		if len(s.Args) > 0 {
+			d += " " + strings.Join(s.Args, " ")
+		}
+		if s.Key != "" && s.Key != s.Name {
+			d += " [" + s.Key + "]"
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 func hasParameter(c *manifest.Component, name string) bool {
@@ -274,6 +333,17 @@ func runPlugins(ctx context.Context, env Env, cr *compRun, exp *params.Expanded,
 	if exp != nil {
 		penv.Params = exp.Map()
 	}
+	// Arguments and configs get ${...} and #{...} with the component's
+	// parameters in scope; what is recorded is the expanded spec.
+	if exp != nil && cr.verb == VerbDeploy {
+		var err error
+		if cr.plugins, err = expandSpecs(cr.plugins, exp.Resolver()); err != nil {
+			return nil, nil, nil, err
+		}
+		if cr.setup, err = expandSpecs(cr.setup, exp.Resolver()); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	if err := writeDeployment(penv.Deployment, cr, exp); err != nil {
 		return nil, nil, nil, err
 	}
@@ -381,4 +451,59 @@ func (w *prefixWriter) Write(p []byte) (int, error) {
 		}
 		w.buf = w.buf[i+1:]
 	}
+}
+
+// expandSpecs returns the specs with ${...} and #{...} expanded in their
+// arguments and in the strings of their configs.
+func expandSpecs(specs []*plugin.Spec, r params.Resolver) ([]*plugin.Spec, error) {
+	out := make([]*plugin.Spec, len(specs))
+	for i, s := range specs {
+		c := *s
+		c.Args = make([]string, len(s.Args))
+		for j, a := range s.Args {
+			v, err := params.Expand(a, r)
+			if err != nil {
+				return nil, fmt.Errorf("plugin %s argument %q: %w", s.Name, a, err)
+			}
+			c.Args[j] = v
+		}
+		cfg, err := expandValue(s.Config, r)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s config: %w", s.Name, err)
+		}
+		c.Config = cfg
+		if c.Children, err = expandSpecs(s.Children, r); err != nil {
+			return nil, err
+		}
+		out[i] = &c
+	}
+	return out, nil
+}
+
+func expandValue(v any, r params.Resolver) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return params.Expand(x, r)
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, val := range x {
+			e, err := expandValue(val, r)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = e
+		}
+		return m, nil
+	case []any:
+		l := make([]any, len(x))
+		for i, val := range x {
+			e, err := expandValue(val, r)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = e
+		}
+		return l, nil
+	}
+	return v, nil
 }

@@ -25,7 +25,8 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 			comps++
 		}
 	}
-	fmt.Fprintf(&b, "%s %s: %d component%s, %d steps\n", p.Verb, p.Stack, comps, plural(comps), p.visibleSteps())
+	steps := p.visibleSteps()
+	fmt.Fprintf(&b, "%s %s: %d component%s, %d step%s\n", p.Verb, p.Stack, comps, plural(comps), steps, plural(steps))
 	deps := p.groupDependencies()
 	group := ""
 	for _, n := range p.Nodes {
@@ -41,6 +42,9 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 			line = n.Point + ": " + n.Label
 		}
 		b.WriteString("    " + line + "\n")
+		for _, d := range n.Details {
+			b.WriteString("      " + d + "\n")
+		}
 	}
 	if len(p.Orphans) > 0 {
 		b.WriteString("orphans (in the state, no longer in the stack; left alone as teardown_orphans is none):\n")
