@@ -1,39 +1,16 @@
-// Command gen writes a benchmark case: a DAG of a given shape and size as a
-// gantry stack and as a Makefile with exactly the same DAG and commands, so
-// that gantry and GNU make -j run the same work side by side.
+// Command gen writes one benchmark case (see package casegen): a gantry
+// stack and a Makefile with the same DAG, to run or profile by hand.
 //
-//	go run ./bench/gen -shape random -n 1000 -seed 1 -work noop -out /tmp/case
-//
-// Shapes: chain (a line), fanout (1 → N-2 → 1), lattice (√N×√N, each node
-// after its left and upper neighbours), random (each node after ~3 earlier
-// ones, average out-degree 3). Work: noop (each node runs true) or sleep
-// (each node sleeps 50–200 ms, drawn from the seed).
+//	go run ./bench/gen -shape random -n 1000 -seed 1 -work noop -out bench/.work/case
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
-	"math/rand"
 	"os"
-	"path/filepath"
-	"strings"
-)
 
-// Case describes a generated case, for the runner (meta.json).
-type Case struct {
-	Shape string `json:"shape"`
-	N     int    `json:"n"`
-	Work  string `json:"work"`
-	Seed  int64  `json:"seed"`
-	Edges int    `json:"edges"`
-	// CriticalPath is the longest chain of work, in seconds: no scheduler can
-	// finish faster with enough slots.
-	CriticalPath float64 `json:"critical_path_s"`
-	// TotalWork is the sum of all nodes' work, in seconds.
-	TotalWork float64 `json:"total_work_s"`
-}
+	"github.com/gantry-dev/gantry/bench/casegen"
+)
 
 func main() {
 	shape := flag.String("shape", "random", "chain, fanout, lattice or random")
@@ -42,150 +19,12 @@ func main() {
 	work := flag.String("work", "noop", "noop (true) or sleep (50-200 ms per node)")
 	out := flag.String("out", "", "folder to write the case into")
 	flag.Parse()
-	if *out == "" || *n < 2 {
+	if *out == "" {
 		fmt.Fprintln(os.Stderr, "usage: gen -shape S -n N [-seed S] [-work noop|sleep] -out DIR")
 		os.Exit(2)
 	}
-	deps, err := dag(*shape, *n, rand.New(rand.NewSource(*seed)))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	durations := make([]float64, *n)
-	if *work == "sleep" {
-		r := rand.New(rand.NewSource(*seed + 1))
-		for i := range durations {
-			durations[i] = float64(50+r.Intn(151)) / 1000
-		}
-	} else if *work != "noop" {
-		fmt.Fprintln(os.Stderr, "work must be noop or sleep")
-		os.Exit(2)
-	}
-	if err := write(*out, *shape, *work, *seed, deps, durations); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if _, err := casegen.Generate(*out, *shape, *n, *seed, *work); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
-}
-
-func name(i int) string { return fmt.Sprintf("n%05d", i) }
-
-// dag returns, for each node, the earlier nodes it depends on.
-func dag(shape string, n int, r *rand.Rand) ([][]int, error) {
-	deps := make([][]int, n)
-	switch shape {
-	case "chain":
-		for i := 1; i < n; i++ {
-			deps[i] = []int{i - 1}
-		}
-	case "fanout":
-		for i := 1; i < n-1; i++ {
-			deps[i] = []int{0}
-		}
-		for i := 1; i < n-1; i++ {
-			deps[n-1] = append(deps[n-1], i)
-		}
-	case "lattice":
-		side := int(math.Ceil(math.Sqrt(float64(n))))
-		for i := 0; i < n; i++ {
-			row, col := i/side, i%side
-			if col > 0 {
-				deps[i] = append(deps[i], i-1)
-			}
-			if row > 0 {
-				deps[i] = append(deps[i], i-side)
-			}
-		}
-	case "random":
-		// Each node picks up to 3 distinct earlier nodes, so the average
-		// out-degree is close to 3.
-		for i := 1; i < n; i++ {
-			seen := map[int]bool{}
-			for k := 0; k < 3; k++ {
-				j := r.Intn(i)
-				if !seen[j] {
-					seen[j] = true
-					deps[i] = append(deps[i], j)
-				}
-			}
-		}
-	default:
-		return nil, fmt.Errorf("unknown shape %q", shape)
-	}
-	return deps, nil
-}
-
-func write(out, shape, work string, seed int64, deps [][]int, durations []float64) error {
-	if err := os.MkdirAll(filepath.Join(out, "comp"), 0o755); err != nil {
-		return err
-	}
-	n := len(deps)
-	// One component folder for all nodes. With no work its implementation is
-	// the true binary itself, as make runs it: no shell on either side.
-	deploy := filepath.Join(out, "comp", "deploy")
-	os.Remove(deploy)
-	if work == "noop" {
-		truePath := "/bin/true"
-		if _, err := os.Stat(truePath); err != nil {
-			truePath = "/usr/bin/true"
-		}
-		if err := os.Symlink(truePath, deploy); err != nil {
-			return err
-		}
-	} else if err := os.WriteFile(deploy, []byte("#!/bin/sh\nexec sleep \"$DURATION\"\n"), 0o755); err != nil {
-		return err
-	}
-	comp := "version: 1\nkind: component\nmeta: {name: node}\n"
-	if work == "sleep" {
-		comp += "parameters:\n  - name: duration\n    env: DURATION\n"
-	}
-	if err := os.WriteFile(filepath.Join(out, "comp", "hub-component.yaml"), []byte(comp), 0o644); err != nil {
-		return err
-	}
-	var hub, mk strings.Builder
-	fmt.Fprintf(&hub, "version: 1\nkind: stack\nmeta: {name: bench-%s-%d}\ncomponents:\n", shape, n)
-	edges := 0
-	all := make([]string, n)
-	for i := 0; i < n; i++ {
-		all[i] = name(i)
-		fmt.Fprintf(&hub, "  - name: %s\n    source: {dir: comp}\n", name(i))
-		var ds []string
-		for _, j := range deps[i] {
-			ds = append(ds, name(j))
-		}
-		edges += len(ds)
-		if len(ds) > 0 {
-			fmt.Fprintf(&hub, "    depends: [%s]\n", strings.Join(ds, ", "))
-		}
-		cmd := "true"
-		if work == "sleep" {
-			cmd = fmt.Sprintf("sleep %.3f", durations[i])
-		}
-		fmt.Fprintf(&mk, "%s: %s\n\t@%s\n", name(i), strings.Join(ds, " "), cmd)
-	}
-	if work == "sleep" {
-		hub.WriteString("parameters:\n")
-		for i := 0; i < n; i++ {
-			fmt.Fprintf(&hub, "  - name: duration\n    component: %s\n    value: %.3f\n", name(i), durations[i])
-		}
-	}
-	makefile := ".PHONY: all " + strings.Join(all, " ") + "\nall: " + strings.Join(all, " ") + "\n" + mk.String()
-	if err := os.WriteFile(filepath.Join(out, "hub.yaml"), []byte(hub.String()), 0o644); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(out, "Makefile"), []byte(makefile), 0o644); err != nil {
-		return err
-	}
-	finish := make([]float64, n)
-	crit, total := 0.0, 0.0
-	for i := 0; i < n; i++ {
-		start := 0.0
-		for _, j := range deps[i] {
-			start = math.Max(start, finish[j])
-		}
-		finish[i] = start + durations[i]
-		crit = math.Max(crit, finish[i])
-		total += durations[i]
-	}
-	meta, _ := json.MarshalIndent(Case{Shape: shape, N: n, Work: work, Seed: seed, Edges: edges, CriticalPath: crit, TotalWork: total}, "", "  ")
-	return os.WriteFile(filepath.Join(out, "meta.json"), append(meta, '\n'), 0o644)
 }

@@ -58,23 +58,6 @@ func (s *State) check() error {
 	return nil
 }
 
-// Encode renders a state document; the same state always gives the same bytes.
-func Encode(s *State) ([]byte, error) {
-	h := *s
-	h.Components = nil
-	header, err := yaml.MarshalWithOptions(&h, yaml.IndentSequence(true))
-	if err != nil {
-		return nil, fmt.Errorf("encode state: %w", err)
-	}
-	frags := make(map[string][]byte, len(s.Components))
-	for name, c := range s.Components {
-		if frags[name], err = encodeComponent(name, c); err != nil {
-			return nil, err
-		}
-	}
-	return assemble(header, frags), nil
-}
-
 // WriteFile writes the state atomically: a temporary file in the same folder,
 // fsync, rename over the old file, fsync of the folder. A reader, or a crash at
 // any instant, sees either the old state or the new one, never a mix. The file

@@ -1,14 +1,10 @@
 package state
 
 import (
-	"bytes"
 	"fmt"
-	"sort"
-	"strconv"
+	"slices"
 	"sync"
 	"time"
-
-	"github.com/goccy/go-yaml"
 )
 
 // Recorder holds a stack's state in memory during a run and writes it after
@@ -26,6 +22,7 @@ type Recorder struct {
 	header   []byte
 	hdrDirty bool
 	frags    map[string][]byte
+	names    []string // the keys of frags, sorted
 	dirty    map[string]bool
 	version  uint64 // bumped by every change
 	written  uint64 // the version the file holds
@@ -101,7 +98,12 @@ func (r *Recorder) UpdateComponent(name string, fn func(*Component)) uint64 {
 func (r *Recorder) RemoveComponent(name string) uint64 {
 	r.mu.Lock()
 	delete(r.st.Components, name)
-	delete(r.frags, name)
+	if _, had := r.frags[name]; had {
+		delete(r.frags, name)
+		if i, found := slices.BinarySearch(r.names, name); found {
+			r.names = slices.Delete(r.names, i, i+1)
+		}
+	}
 	delete(r.dirty, name)
 	v := r.bump()
 	r.mu.Unlock()
@@ -191,65 +193,27 @@ func (r *Recorder) writer() {
 // what changed. It produces the same bytes as Encode.
 func (r *Recorder) encodeLocked() ([]byte, error) {
 	if r.hdrDirty {
-		h := *r.st
-		h.Components = nil
-		b, err := yaml.MarshalWithOptions(&h, yaml.IndentSequence(true))
+		h, err := encodeHeader(r.st)
 		if err != nil {
-			return nil, fmt.Errorf("encode state: %w", err)
+			return nil, err
 		}
-		r.header, r.hdrDirty = b, false
+		r.header, r.hdrDirty = h, false
 	}
 	for name := range r.dirty {
 		c, ok := r.st.Components[name]
 		if !ok {
-			delete(r.frags, name)
 			continue
 		}
 		b, err := encodeComponent(name, c)
 		if err != nil {
 			return nil, err
 		}
+		if _, had := r.frags[name]; !had {
+			i, _ := slices.BinarySearch(r.names, name)
+			r.names = slices.Insert(r.names, i, name)
+		}
 		r.frags[name] = b
 	}
 	clear(r.dirty)
-	return assemble(r.header, r.frags), nil
-}
-
-func encodeComponent(name string, c *Component) ([]byte, error) {
-	b, err := yaml.MarshalWithOptions(c, yaml.IndentSequence(true))
-	if err != nil {
-		return nil, fmt.Errorf("encode state of %s: %w", name, err)
-	}
-	var out bytes.Buffer
-	out.Grow(len(b) + 64)
-	out.WriteString("  ")
-	out.WriteString(strconv.Quote(name))
-	out.WriteString(":\n")
-	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		out.WriteString("    ")
-		out.Write(line)
-	}
-	return out.Bytes(), nil
-}
-
-func assemble(header []byte, frags map[string][]byte) []byte {
-	names := make([]string, 0, len(frags))
-	size := len(header) + 16
-	for n, f := range frags {
-		names = append(names, n)
-		size += len(f)
-	}
-	sort.Strings(names)
-	out := make([]byte, 0, size)
-	out = append(out, header...)
-	if len(names) > 0 {
-		out = append(out, "components:\n"...)
-		for _, n := range names {
-			out = append(out, frags[n]...)
-		}
-	}
-	return out
+	return assemble(r.header, r.frags, r.names), nil
 }
