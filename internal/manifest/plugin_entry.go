@@ -144,9 +144,10 @@ var keylessPlugins = map[string]bool{
 }
 
 // Instance returns the entry's instance key and config path. An explicit key
-// wins; otherwise the first argument reads key:path (an empty key part means
-// the plugin's name); without arguments the key is the plugin's name.
-// Keyless built-ins (and exec and make without a key) return "".
+// wins; otherwise the first argument reads key:path, in every form, object
+// form included (an empty key part means the plugin's name); without
+// arguments the key is the plugin's name (seed 002). Keyless built-ins (and
+// exec and make without a key) return "".
 func (p *PluginEntry) Instance() (key, path string) {
 	if p.Key != "" {
 		return p.Key, p.Path
@@ -154,10 +155,13 @@ func (p *PluginEntry) Instance() (key, path string) {
 	if keylessPlugins[p.Name] || p.Name == "exec" || p.Name == "make" {
 		return "", p.Path
 	}
-	if len(p.Args) > 0 && !p.Object {
+	if len(p.Args) > 0 {
 		k, path, _ := strings.Cut(p.Args[0], ":")
 		if k == "" {
 			k = p.Name
+		}
+		if p.Path != "" {
+			path = p.Path
 		}
 		return k, path
 	}
@@ -178,10 +182,31 @@ func checkPluginKeys(entries []PluginEntry, field string, seen map[string]string
 		if key == "" {
 			continue
 		}
+		if err := CheckInstanceKey(key); err != nil && key != e.Name { // a bad name is reported as such
+			diags.Errorf(e.Pos, p, "%v", err)
+			continue
+		}
 		if first, dup := seen[key]; dup {
 			diags.Errorf(e.Pos, p, "plugin instance key %q is used twice (first at %s); give one of them another key", key, first)
 			continue
 		}
 		seen[key] = p
 	}
+}
+
+// CheckInstanceKey rejects instance keys that cannot name a folder of their
+// own under the component's state folder: the key becomes a path segment, and
+// "..", "." or a slash would put an instance's state (and its removal) outside
+// its folder.
+func CheckInstanceKey(key string) error {
+	if key == "." || key == ".." {
+		return fmt.Errorf("plugin instance key %q cannot be . or .. (it names the instance's state folder)", key)
+	}
+	for _, r := range key {
+		ok := r == '-' || r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		if !ok {
+			return fmt.Errorf("plugin instance key %q has %q: keys name the instance's state folder, so use letters, digits, '.', '_' and '-'", key, r)
+		}
+	}
+	return nil
 }

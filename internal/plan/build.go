@@ -277,13 +277,6 @@ func Orphans(rt *Runtime) []string {
 	return out
 }
 
-func recordedIf(cr *compRun) *state.Component {
-	if cr.verb == VerbUndeploy {
-		return cr.recorded
-	}
-	return nil
-}
-
 // SelectOrder applies -c, -a, -o and -l to a run order.
 func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *manifest.Diagnostics) ([]string, bool) {
 	known := map[string]bool{}
@@ -420,11 +413,11 @@ func newCompRun(rt *Runtime, name string, opts BuildOptions, selectedSet map[str
 	if ref := stackRef(rt, name); ref != nil {
 		pos = ref.Pos
 	}
-	if opts.Verb == VerbUndeploy && (cr.recorded == nil || cr.recorded.Status == state.StatusUndeployed || cr.recorded.Status == state.StatusSkipped) {
+	if opts.Verb == VerbUndeploy && (cr.recorded == nil || cr.recorded.Status == state.StatusUndeployed || cr.recorded.Status == state.StatusSkipped || neverRan(cr.recorded)) {
 		return cr // skipped at run time: nothing to undeploy
 	}
 	usesPlugins := cr.c != nil && (len(cr.c.Plugins) > 0 || len(cr.c.SetupPlugins) > 0) ||
-		cr.c == nil && cr.recorded != nil && len(cr.recorded.Plugins) > 0
+		cr.c == nil && cr.recorded != nil && (len(cr.recorded.Plugins) > 0 || len(cr.recorded.SetupPlugins) > 0)
 	switch {
 	case usesPlugins:
 		preparePlugins(rt, cr, opts.Force, pos, diags)
@@ -445,7 +438,9 @@ func newCompRun(rt *Runtime, name string, opts BuildOptions, selectedSet map[str
 			// A folder of *.tf files is a terraform module: the terraform
 			// plugin applies it in place.
 			preparePlugins(rt, cr, opts.Force, pos, diags)
-			cr.plugins = withRecordedSpecs([]*plugin.Spec{{Name: "terraform", Key: "terraform", Config: map[string]any{"dir": "."}}}, recordedIf(cr))
+			if !cr.expanded {
+				cr.plugins = []*plugin.Spec{{Name: "terraform", Key: "terraform", Config: map[string]any{"dir": "."}}}
+			}
 		default:
 			diags.Errorf(pos, "", "component %s: found %s, which needs the %s plugin; this gantry does not include it", name, filepath.Base(impl.File), impl.Kind)
 			return nil
@@ -551,11 +546,12 @@ func addComponent(p *Plan, rt *Runtime, cr *compRun, model map[string]any, diags
 		switch point {
 		case verbPoint:
 			n := &Node{ID: cr.name + "/" + cr.verb, Kind: "component", Label: cr.verb + " " + cr.name, Verb: cr.verb, Action: action, Reason: reason, Runner: inGroup{cr, verbStep{cr}}}
+			// Recorded plugin arguments are expanded: they may hold secrets.
 			if len(cr.setup) > 0 {
-				n.Details = append(n.Details, "setup plugins: "+strings.Join(describeSpecs(cr.setup), ", "))
+				n.Details = append(n.Details, rt.Masker.Text("setup plugins: "+strings.Join(describeSpecs(cr.setup), ", ")))
 			}
 			if len(cr.plugins) > 0 {
-				n.Details = append(n.Details, "plugins: "+strings.Join(describeSpecs(cr.plugins), ", "))
+				n.Details = append(n.Details, rt.Masker.Text("plugins: "+strings.Join(describeSpecs(cr.plugins), ", ")))
 			}
 			steps = append(steps, n)
 		case readyPoint:
@@ -659,6 +655,18 @@ func (b beginRecorded) Run(ctx context.Context, env Env) Result {
 	if rec == nil || rec.Status == state.StatusUndeployed || rec.Status == state.StatusSkipped {
 		return Skip("not deployed", true)
 	}
+	if neverRan(rec) && !cr.readOnly {
+		// It failed before its implementation started: nothing exists to
+		// tear down, and an orphan's record can go.
+		if cr.orphan {
+			rt.Recorder.RemoveComponent(cr.name)
+		} else {
+			rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {
+				c.Status, c.Reason, c.LastRun = state.StatusUndeployed, "never ran", rt.RunID
+			})
+		}
+		return Skip("never ran: nothing to undeploy", true)
+	}
 	values := make([]*params.Value, len(rec.Parameters))
 	for i, p := range rec.Parameters {
 		values[i] = &params.Value{Name: p.Name, Value: p.Value, Env: p.Env, Secret: manifest.LooksSecret(p.Name)}
@@ -670,6 +678,12 @@ func (b beginRecorded) Run(ctx context.Context, env Env) Result {
 	cr.exp = params.Recorded(cr.name, values, rt.Outputs, rt.Locked)
 	cr.mu.Unlock()
 	return Ok()
+}
+
+// neverRan reports a record of a component that failed before its
+// implementation started (the in-flight mark sets Started).
+func neverRan(c *state.Component) bool {
+	return c.Started.IsZero() && c.Status != state.StatusDeployed
 }
 
 // BuildInvoke builds the plan of a custom verb (backup, …) on one deployed

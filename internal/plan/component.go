@@ -43,6 +43,9 @@ type compRun struct {
 	// plugins and setup are the component's plugin lists when it is made of
 	// plugins (sow); nil for a script, Makefile or bare component.
 	plugins, setup []*plugin.Spec
+	// expanded is set once plugins and setup hold expanded specs: recorded
+	// ones, or the manifest's after expandPlugins.
+	expanded bool
 	// productDir holds the SPEC-VERSION of the component's stack (or nested
 	// source); specVersion is its value, deployedVersion the recorded one.
 	productDir, specVersion, deployedVersion string
@@ -219,6 +222,9 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 	cr.mu.Lock()
 	exp, fp := cr.exp, cr.fingerprint
 	cr.mu.Unlock()
+	if err := cr.expandPlugins(exp); err != nil {
+		return Fail(err)
+	}
 	if !cr.readOnly {
 		if err := markInFlight(cr, exp); err != nil {
 			return Fail(err)
@@ -275,7 +281,7 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 	}
 	if cr.verb != VerbDeploy || cr.readOnly {
 		if cr.verb == VerbUndeploy && !cr.readOnly {
-			rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) { c.Plugins = nil })
+			rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) { c.Plugins, c.SetupPlugins = nil, nil })
 		}
 		return Ok()
 	}
@@ -298,16 +304,16 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 	for _, k := range sortedKeys(outputs) {
 		env.Note(Note{Kind: "output", Name: k, Value: outputs[k], Secret: containsName(secret, k)})
 	}
-	var instances []state.PluginInstance
+	var instances, setup []state.PluginInstance
 	if cr.plugins != nil || cr.setup != nil {
-		instances = recordInstances(cr, exp.Map())
+		instances, setup = recordSpecs(cr.plugins, exp.Map()), recordSpecs(cr.setup, exp.Map())
 	}
 	rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {
 		c.Outputs = outputs
 		c.SecretOutputs = secret
 		c.Provides = provides
 		c.Fingerprint = fp
-		c.Plugins = instances
+		c.Plugins, c.SetupPlugins = instances, setup
 		c.SpecVersion = cr.specVersion
 	})
 	return Ok()
@@ -338,6 +344,9 @@ func markInFlight(cr *compRun, exp *params.Expanded) error {
 		c.Reason = ""
 		if cr.verb == VerbDeploy {
 			c.Parameters = recordParams(exp)
+			if cr.plugins != nil || cr.setup != nil {
+				c.Plugins, c.SetupPlugins = cr.pluginRecord(exp.Map())
+			}
 		}
 	})
 	if err := rt.Recorder.Wait(ver); err != nil {
@@ -386,8 +395,10 @@ func processEnv(cr *compRun, exp *params.Expanded) []string {
 
 // captureWriter feeds process output to the Outputs: parser line by line and
 // passes it on; values of secret outputs are made secret before their line is
-// shown.
+// shown. It is safe for concurrent writes: a plugin may point its stdout and
+// stderr at it and copy both on goroutines of their own.
 type captureWriter struct {
+	mu      sync.Mutex
 	capture *component.Capture
 	out     io.Writer
 	masker  *Runtime
@@ -396,6 +407,8 @@ type captureWriter struct {
 }
 
 func (w *captureWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)
 	for {
 		i := indexByte(w.buf, '\n')
@@ -424,6 +437,8 @@ func (w *captureWriter) line(l string) {
 }
 
 func (w *captureWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if len(w.buf) > 0 {
 		w.line(string(w.buf) + "\n")
 		w.buf = nil

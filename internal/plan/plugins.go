@@ -66,29 +66,15 @@ func preparePlugins(rt *Runtime, cr *compRun, force bool, pos manifest.Pos, diag
 			diags.Errorf(pos, "", "component %s was deployed with spec version %d, newer than the stack's %d: refusing to go back (--force overrides)", cr.name, from, to)
 		}
 	}
-	if cr.c != nil && cr.verb != VerbUndeploy {
+	switch rec := cr.recorded; {
+	case cr.verb == VerbUndeploy && rec != nil && (len(rec.Plugins) > 0 || len(rec.SetupPlugins) > 0):
+		// An undeploy deletes what was deployed, as it was recorded (already
+		// expanded), whatever the manifest says now.
+		cr.plugins, cr.setup = recordedSpecs(rec.Plugins), recordedSpecs(rec.SetupPlugins)
+		cr.expanded = true
+	case cr.c != nil:
 		cr.plugins = plugin.Specs(cr.c.Plugins)
 		cr.setup = plugin.Specs(cr.c.SetupPlugins)
-	} else if cr.c != nil {
-		cr.plugins = withRecordedSpecs(plugin.Specs(cr.c.Plugins), cr.recorded)
-		cr.setup = withRecordedSpecs(plugin.Specs(cr.c.SetupPlugins), cr.recorded)
-		// Instances deployed once but gone from the list since are deleted too
-		// (last, as they came first).
-		if cr.recorded != nil {
-			have := map[string]bool{}
-			for _, s := range plugin.Keyed(append(append([]*plugin.Spec(nil), cr.plugins...), cr.setup...)) {
-				have[s.Key] = true
-			}
-			var gone []*plugin.Spec
-			for _, s := range recordedSpecs(cr.recorded.Plugins) {
-				if !have[s.Key] {
-					gone = append(gone, s)
-				}
-			}
-			cr.plugins = append(gone, cr.plugins...)
-		}
-	} else if cr.recorded != nil {
-		cr.plugins = recordedSpecs(cr.recorded.Plugins)
 	}
 	env := cr.pluginEnv(nil, nil)
 	var check func(specs []*plugin.Spec)
@@ -144,8 +130,10 @@ func preparePlugins(rt *Runtime, cr *compRun, force bool, pos manifest.Pos, diag
 				walk(s.Children)
 			}
 		}
-		walk(cr.plugins)
-		walk(cr.setup)
+		if !cr.expanded {
+			walk(cr.plugins)
+			walk(cr.setup)
+		}
 	}
 }
 
@@ -180,34 +168,84 @@ func hasParameter(c *manifest.Component, name string) bool {
 
 // recordedSpecs turns recorded instances back into specs.
 func recordedSpecs(list []state.PluginInstance) []*plugin.Spec {
+	if len(list) == 0 {
+		return nil
+	}
 	out := make([]*plugin.Spec, len(list))
 	for i, p := range list {
-		out[i] = &plugin.Spec{Name: p.Name, Key: p.Key, Path: p.Path, Args: p.Args, Config: p.Config}
+		out[i] = &plugin.Spec{Name: p.Name, Key: p.Key, Path: p.Path, Args: p.Args, Config: p.Config, Hidden: p.Hidden, Children: recordedSpecs(p.Children)}
 	}
 	return out
 }
 
-// withRecordedSpecs replaces the instances of a list by what the state
-// recorded of them: an undeploy deletes what was deployed.
-func withRecordedSpecs(specs []*plugin.Spec, rec *state.Component) []*plugin.Spec {
-	if rec == nil {
-		return specs
+// recordSpecs is what the state keeps of expanded plugin lists: every entry
+// with its structure, and for instances the config they resolved (a config
+// path reads a parameter), so that they can be deleted as they were deployed.
+func recordSpecs(specs []*plugin.Spec, params map[string]string) []state.PluginInstance {
+	if len(specs) == 0 {
+		return nil
 	}
-	byKey := map[string]state.PluginInstance{}
-	for _, p := range rec.Plugins {
-		byKey[p.Key] = p
-	}
-	var walk func([]*plugin.Spec)
-	walk = func(list []*plugin.Spec) {
-		for _, s := range list {
-			walk(s.Children)
-			if p, ok := byKey[s.Key]; ok && s.Key != "" {
-				s.Name, s.Path, s.Args, s.Config = p.Name, p.Path, p.Args, p.Config
+	out := make([]state.PluginInstance, len(specs))
+	for i, s := range specs {
+		config := s.Config
+		if s.Key != "" {
+			if c, err := plugin.InstanceConfig(s, params); err == nil {
+				config = c
 			}
 		}
+		out[i] = state.PluginInstance{Key: s.Key, Name: s.Name, Path: s.Path, Args: s.Args, Config: config, Hidden: s.Hidden, Children: recordSpecs(s.Children, params)}
 	}
-	walk(specs)
-	return specs
+	return out
+}
+
+// vanished are the instances the record has that the lists no longer have,
+// in their recorded order.
+func vanished(rec *state.Component, lists ...[]*plugin.Spec) []*plugin.Spec {
+	if rec == nil {
+		return nil
+	}
+	current := map[string]bool{}
+	for _, l := range lists {
+		for _, s := range plugin.Keyed(l) {
+			current[s.Key] = true
+		}
+	}
+	var gone []*plugin.Spec
+	for _, s := range plugin.Keyed(append(recordedSpecs(rec.Plugins), recordedSpecs(rec.SetupPlugins)...)) {
+		if !current[s.Key] {
+			gone = append(gone, s)
+		}
+	}
+	return gone
+}
+
+// expandPlugins gives the manifest's plugin lists their ${...} and #{...}
+// values, before anything of them runs or is recorded: nothing ever runs
+// with a reference left in it. Recorded lists are expanded already.
+func (cr *compRun) expandPlugins(exp *params.Expanded) error {
+	if cr.expanded || cr.plugins == nil && cr.setup == nil {
+		return nil
+	}
+	if exp == nil {
+		exp = params.Recorded(cr.name, nil, cr.rt.Outputs, cr.rt.Locked)
+	}
+	var err error
+	if cr.plugins, err = expandSpecs(cr.plugins, exp.Resolver()); err != nil {
+		return err
+	}
+	if cr.setup, err = expandSpecs(cr.setup, exp.Resolver()); err != nil {
+		return err
+	}
+	cr.expanded = true
+	return nil
+}
+
+// pluginRecord is what the state holds while a deploy of the lists runs:
+// the new lists, and in front the instances that vanished from them but are
+// not deleted yet, so that a failed or killed run loses track of nothing.
+func (cr *compRun) pluginRecord(params map[string]string) (plugins, setup []state.PluginInstance) {
+	gone := vanished(cr.recorded, cr.plugins, cr.setup)
+	return recordSpecs(append(gone, cr.plugins...), params), recordSpecs(cr.setup, params)
 }
 
 // pluginEnv is what the component's plugins run with; streams and outputs
@@ -333,17 +371,6 @@ func runPlugins(ctx context.Context, env Env, cr *compRun, exp *params.Expanded,
 	if exp != nil {
 		penv.Params = exp.Map()
 	}
-	// Arguments and configs get ${...} and #{...} with the component's
-	// parameters in scope; what is recorded is the expanded spec.
-	if exp != nil && cr.verb == VerbDeploy {
-		var err error
-		if cr.plugins, err = expandSpecs(cr.plugins, exp.Resolver()); err != nil {
-			return nil, nil, nil, err
-		}
-		if cr.setup, err = expandSpecs(cr.setup, exp.Resolver()); err != nil {
-			return nil, nil, nil, err
-		}
-	}
 	if err := writeDeployment(penv.Deployment, cr, exp); err != nil {
 		return nil, nil, nil, err
 	}
@@ -361,7 +388,9 @@ func runPlugins(ctx context.Context, env Env, cr *compRun, exp *params.Expanded,
 		}
 		if err == nil {
 			for _, s := range plugin.Keyed(append(append([]*plugin.Spec(nil), cr.plugins...), cr.setup...)) {
-				os.RemoveAll(filepath.Join(penv.StateRoot, s.InstanceName()))
+				if dir, derr := penv.StateDir(s); derr == nil {
+					os.RemoveAll(dir)
+				}
 			}
 		}
 	}
@@ -370,46 +399,25 @@ func runPlugins(ctx context.Context, env Env, cr *compRun, exp *params.Expanded,
 }
 
 // deleteVanished deletes the instances recorded at the last deploy that the
-// component's lists no longer have.
+// component's lists no longer have (seed 002: after the deployment), last
+// first.
 func deleteVanished(ctx context.Context, cr *compRun, penv *plugin.Env) error {
-	if cr.recorded == nil {
-		return nil
-	}
-	current := map[string]bool{}
-	for _, s := range plugin.Keyed(append(append([]*plugin.Spec(nil), cr.plugins...), cr.setup...)) {
-		current[s.Key] = true
-	}
-	var gone []*plugin.Spec
-	for _, s := range recordedSpecs(cr.recorded.Plugins) {
-		if !current[s.Key] {
-			gone = append(gone, s)
-		}
-	}
+	gone := vanished(cr.recorded, cr.plugins, cr.setup)
 	for i := len(gone) - 1; i >= 0; i-- {
 		s := gone[i]
 		fmt.Fprintf(penv.Stream(""), "==> instance %s is no longer in the plugin list: deleting it\n", s.InstanceName())
 		if err := plugin.RunList(ctx, []*plugin.Spec{s}, plugin.ActionDelete, penv); err != nil {
 			return fmt.Errorf("delete vanished instance %s: %w", s.InstanceName(), err)
 		}
-		if err := os.RemoveAll(filepath.Join(penv.StateRoot, s.InstanceName())); err != nil {
+		dir, err := penv.StateDir(s)
+		if err != nil {
+			return err
+		}
+		if err := os.RemoveAll(dir); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// recordInstances is what the state keeps of a component's keyed instances:
-// their full spec, config included, to delete them when they vanish.
-func recordInstances(cr *compRun, params map[string]string) []state.PluginInstance {
-	var out []state.PluginInstance
-	for _, s := range plugin.Keyed(append(append([]*plugin.Spec(nil), cr.plugins...), cr.setup...)) {
-		config, err := plugin.InstanceConfig(s, params)
-		if err != nil {
-			config = s.Config
-		}
-		out = append(out, state.PluginInstance{Key: s.Key, Name: s.Name, Path: s.Path, Args: s.Args, Config: config})
-	}
-	return out
 }
 
 // writeDeployment writes the component's deployment file: its parameters and

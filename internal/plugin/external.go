@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
 // findExecutable looks for an executable plugin: plugins/<name>/plugin in each
@@ -84,6 +85,18 @@ func (s *Spec) InstanceName() string {
 	return s.Name
 }
 
+// StateDir is an instance's state folder (STATEDIR) under the component's.
+// The name is checked again here, not only in the manifest: a recorded spec
+// comes from a state file that may have been edited by hand, and removing
+// the folder must never reach outside the component's.
+func (e *Env) StateDir(s *Spec) (string, error) {
+	name := s.InstanceName()
+	if err := manifest.CheckInstanceKey(name); err != nil {
+		return "", err
+	}
+	return filepath.Join(e.StateRoot, name), nil
+}
+
 // runExecutable runs an executable plugin by the sow contract: argv
 // "action [args...]", its configuration in the file PLUGINCONFIG, and the
 // folders and versions in the environment.
@@ -97,7 +110,10 @@ func runExecutable(ctx context.Context, s *Spec, action string, env *Env, out io
 	if err != nil {
 		return err
 	}
-	stateDir := filepath.Join(env.StateRoot, inst)
+	stateDir, err := env.StateDir(s)
+	if err != nil {
+		return err
+	}
 	for _, d := range []string{env.GenDir, stateDir, env.ExportDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err

@@ -114,11 +114,14 @@ func (e *Env) Migration() bool {
 
 // RunList runs a plugin list for an action: deploy and prepare run it in
 // order, delete and cleanup in reverse; pinned keeps its order both ways,
-// unpinned follows the action, parallel runs its children at once.
+// unpinned follows the action (wherever it is nested), parallel runs its
+// children at once.
 func RunList(ctx context.Context, specs []*Spec, action string, env *Env) error {
-	reverse := action == ActionDelete || action == ActionCleanup
-	return runSeq(ctx, specs, action, env, reverse, "")
+	return runSeq(ctx, specs, action, env, reverses(action), "")
 }
+
+// reverses reports whether an action runs lists backwards.
+func reverses(action string) bool { return action == ActionDelete || action == ActionCleanup }
 
 func runSeq(ctx context.Context, specs []*Spec, action string, env *Env, reverse bool, prefix string) error {
 	order := specs
@@ -132,21 +135,21 @@ func runSeq(ctx context.Context, specs []*Spec, action string, env *Env, reverse
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := runOne(ctx, s, action, env, reverse, prefix); err != nil {
+		if err := runOne(ctx, s, action, env, prefix); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func runOne(ctx context.Context, s *Spec, action string, env *Env, reverse bool, prefix string) error {
+func runOne(ctx context.Context, s *Spec, action string, env *Env, prefix string) error {
 	switch s.Name {
 	case "pinned":
 		return runSeq(ctx, s.Children, action, env, false, prefix)
 	case "unpinned":
-		return runSeq(ctx, s.Children, action, env, reverse, prefix)
+		return runSeq(ctx, s.Children, action, env, reverses(action), prefix)
 	case "parallel":
-		return runParallel(ctx, s.Children, action, env, reverse, prefix)
+		return runParallel(ctx, s.Children, action, env, prefix)
 	}
 	out := env.Stream(prefix)
 	if !s.Hidden {
@@ -166,33 +169,45 @@ func runOne(ctx context.Context, s *Spec, action string, env *Env, reverse bool,
 
 // runParallel runs children at once, each child's output apart under its own
 // prefix; it waits for all and returns every error.
-func runParallel(ctx context.Context, children []*Spec, action string, env *Env, reverse bool, prefix string) error {
+func runParallel(ctx context.Context, children []*Spec, action string, env *Env, prefix string) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(children))
+	names := childNames(children)
 	for i, c := range children {
 		wg.Add(1)
 		go func(i int, c *Spec) {
 			defer wg.Done()
-			p := childPrefix(prefix, c, i)
-			errs[i] = runOne(ctx, c, action, env, reverse, p)
+			p := names[i]
+			if prefix != "" {
+				p = prefix + "/" + p
+			}
+			errs[i] = runOne(ctx, c, action, env, p)
 		}(i, c)
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-func childPrefix(prefix string, c *Spec, i int) string {
-	name := c.Key
-	if name == "" {
-		name = c.Name
+// childNames are the output prefixes of parallel children: the instance key,
+// else the plugin name; numbered (from 1) where siblings would share one.
+func childNames(children []*Spec) []string {
+	names := make([]string, len(children))
+	count := map[string]int{}
+	for i, c := range children {
+		names[i] = c.Key
+		if names[i] == "" || manifest.IsControlPlugin(c.Name) {
+			names[i] = c.Name
+		}
+		count[names[i]]++
 	}
-	if manifest.IsControlPlugin(c.Name) {
-		name = fmt.Sprintf("%s-%d", c.Name, i)
+	seen := map[string]int{}
+	for i, n := range names {
+		if count[n] > 1 {
+			seen[n]++
+			names[i] = fmt.Sprintf("%s-%d", n, seen[n])
+		}
 	}
-	if prefix != "" {
-		return prefix + "/" + name
-	}
-	return name
+	return names
 }
 
 // ListPlugin is a plugin built into gantry for plugin lists.

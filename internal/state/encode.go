@@ -103,28 +103,38 @@ func encodeComponent(name string, c *Component) ([]byte, error) {
 	e.strList(in, "provides", c.Provides)
 	e.optStr(in, "fingerprint", c.Fingerprint)
 	e.optStr(in, "specVersion", c.SpecVersion)
-	if len(c.Plugins) > 0 {
-		e.key(in, "plugins")
-		e.newline()
-		for _, p := range c.Plugins {
-			e.indent(in + 2)
-			e.buf = append(e.buf, "- key: "...)
-			e.str(p.Key)
-			e.field(in+4, "name")
-			e.str(p.Name)
-			e.optStr(in+4, "path", p.Path)
-			e.strList(in+4, "args", p.Args)
-			if p.Config != nil {
-				e.key(in+4, "config")
-				e.value(in+6, p.Config)
-			}
-		}
-	}
+	e.plugins(in, "plugins", c.Plugins)
+	e.plugins(in, "setupPlugins", c.SetupPlugins)
 	e.newline()
 	if e.err != nil {
 		return nil, fmt.Errorf("encode state of %s: %w", name, e.err)
 	}
 	return e.buf, nil
+}
+
+// plugins writes a recorded plugin list, children nested.
+func (e *encoder) plugins(in int, name string, list []PluginInstance) {
+	if len(list) == 0 {
+		return
+	}
+	e.key(in, name)
+	for _, p := range list {
+		e.indent(in + 2)
+		e.buf = append(e.buf, "- name: "...)
+		e.str(p.Name)
+		e.optStr(in+4, "key", p.Key)
+		e.optStr(in+4, "path", p.Path)
+		e.strList(in+4, "args", p.Args)
+		if p.Config != nil {
+			e.key(in+4, "config")
+			e.value(in+6, p.Config)
+		}
+		if p.Hidden {
+			e.field(in+4, "hidden")
+			e.buf = append(e.buf, "true"...)
+		}
+		e.plugins(in+4, "children", p.Children)
+	}
 }
 
 // assemble joins the header and the components' fragments in name order.

@@ -59,8 +59,10 @@ func richState() *State {
 			"dir": ".", "vars": map[string]any{"count": uint64(3), "ratio": 1.5, "on": true, "none": nil, "empty": map[string]any{}},
 			"list": []any{"a", uint64(1), map[string]any{"k": "v"}, []any{"nested"}, []any{}},
 		}},
-		{Key: "plain", Name: "echo"},
+		{Name: "echo", Args: []string{"hello"}, Hidden: true},
+		{Name: "pinned", Children: []PluginInstance{{Key: "a", Name: "rec"}, {Name: "unpinned", Children: []PluginInstance{{Key: "b", Name: "rec"}}}}},
 	}
+	c.SetupPlugins = []PluginInstance{{Key: "setup", Name: "rec", Config: "plain"}}
 	s.Component("true").Status = StatusFailed
 	s.Component("a b: c").Status = StatusIncomplete
 	return s

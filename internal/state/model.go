@@ -54,7 +54,12 @@ type Component struct {
 	Provides      []string          `yaml:"provides,omitempty"`
 	Fingerprint   string            `yaml:"fingerprint,omitempty"`
 	SpecVersion   string            `yaml:"specVersion,omitempty"`
-	Plugins       []PluginInstance  `yaml:"plugins,omitempty"`
+	// Plugins and SetupPlugins are the component's plugin lists as its last
+	// deploy ran them (expanded, with their structure), recorded before they
+	// ran: an undeploy, or the teardown of an orphan, deletes what was
+	// deployed even when the manifest changed or the run failed half-way.
+	Plugins      []PluginInstance `yaml:"plugins,omitempty"`
+	SetupPlugins []PluginInstance `yaml:"setupPlugins,omitempty"`
 }
 
 // Parameter is an expanded component parameter as it was used.
@@ -64,14 +69,17 @@ type Parameter struct {
 	Env   string `yaml:"env,omitempty"`
 }
 
-// PluginInstance is the recorded spec of an external plugin instance, so that it
-// can be deleted with it after it vanished from the manifest.
+// PluginInstance is the recorded spec of one plugin list entry: an instance
+// (Key is empty for keyless built-ins) or a control plugin (pinned,
+// unpinned, parallel) with its Children.
 type PluginInstance struct {
-	Key    string   `yaml:"key"`
-	Name   string   `yaml:"name"`
-	Path   string   `yaml:"path,omitempty"`
-	Args   []string `yaml:"args,omitempty"`
-	Config any      `yaml:"config,omitempty"`
+	Key      string           `yaml:"key,omitempty"`
+	Name     string           `yaml:"name"`
+	Path     string           `yaml:"path,omitempty"`
+	Args     []string         `yaml:"args,omitempty"`
+	Config   any              `yaml:"config,omitempty"`
+	Hidden   bool             `yaml:"hidden,omitempty"`
+	Children []PluginInstance `yaml:"children,omitempty"`
 }
 
 // New returns an empty state for a stack.
@@ -139,6 +147,7 @@ func (s *State) Clone() *State {
 		cc.SecretOutputs = append([]string(nil), v.SecretOutputs...)
 		cc.Provides = append([]string(nil), v.Provides...)
 		cc.Plugins = append([]PluginInstance(nil), v.Plugins...)
+		cc.SetupPlugins = append([]PluginInstance(nil), v.SetupPlugins...)
 		c.Components[k] = &cc
 	}
 	return &c

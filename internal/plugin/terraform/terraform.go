@@ -95,7 +95,10 @@ func (tf) Run(ctx context.Context, action string, s *plugin.Spec, env *plugin.En
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(env.Dir, dir)
 	}
-	stateDir := filepath.Join(env.StateRoot, s.InstanceName())
+	stateDir, err := env.StateDir(s)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return err
 	}
@@ -103,7 +106,6 @@ func (tf) Run(ctx context.Context, action string, s *plugin.Spec, env *plugin.En
 	if err != nil {
 		return err
 	}
-	t.SetStdout(out)
 	t.SetStderr(out)
 	// The working data (providers, modules) and the state live in the
 	// instance's state folder, not in the module's folder.
@@ -126,44 +128,48 @@ func (tf) Run(ctx context.Context, action string, s *plugin.Spec, env *plugin.En
 	for k, v := range env.Params {
 		byVarName[tfVarName(k)] = v
 	}
-	var assignments []string
-	for _, name := range declared {
+	// Values go in a variables file readable by the owner only, not on the
+	// command line, where any user could read them (ps).
+	values := map[string]any{}
+	for name, typ := range declared {
 		if v, ok := cfg.Vars[name]; ok {
-			switch x := v.(type) {
-			case string:
-				assignments = append(assignments, name+"="+x)
-			default:
-				b, _ := json.Marshal(x)
-				assignments = append(assignments, name+"="+string(b))
-			}
+			values[name] = v
 		} else if v, ok := byVarName[name]; ok {
-			assignments = append(assignments, name+"="+v)
+			values[name] = paramValue(v, typ)
 		}
 	}
 	for k := range cfg.Vars {
-		if !containsStr(declared, k) {
+		if _, ok := declared[k]; !ok {
 			return fmt.Errorf("config vars: the module in %s declares no variable %q", dir, k)
 		}
 	}
+	varFile := filepath.Join(stateDir, "gantry.tfvars.json")
+	data, err := json.Marshal(values)
+	if err != nil {
+		return fmt.Errorf("config vars: %w", err)
+	}
+	if err := os.WriteFile(varFile, data, 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(varFile)
+	// terraform-exec asks the binary for its version before the first
+	// command; that is not for the reader.
+	t.SetStdout(io.Discard)
+	if _, _, err := t.Version(ctx, true); err != nil {
+		return fmt.Errorf("terraform version: %w", err)
+	}
+	t.SetStdout(out)
 	if err := t.Init(ctx, tfexec.Upgrade(false)); err != nil {
 		return fmt.Errorf("terraform init: %w", err)
 	}
 	switch action {
 	case plugin.ActionDelete:
-		opts := []tfexec.DestroyOption{tfexec.State(statePath)}
-		for _, a := range assignments {
-			opts = append(opts, tfexec.Var(a))
-		}
-		if err := t.Destroy(ctx, opts...); err != nil {
+		if err := t.Destroy(ctx, tfexec.State(statePath), tfexec.VarFile(varFile)); err != nil {
 			return fmt.Errorf("terraform destroy: %w", err)
 		}
 		return nil
 	case plugin.ActionDeploy:
-		opts := []tfexec.ApplyOption{tfexec.State(statePath)}
-		for _, a := range assignments {
-			opts = append(opts, tfexec.Var(a))
-		}
-		if err := t.Apply(ctx, opts...); err != nil {
+		if err := t.Apply(ctx, tfexec.State(statePath), tfexec.VarFile(varFile)); err != nil {
 			return fmt.Errorf("terraform apply: %w", err)
 		}
 		// The JSON holds sensitive values in clear: it is read, not shown.
@@ -210,10 +216,15 @@ var protected = map[string]bool{
 	"TF_CLI_ARGS_output": true, "TF_CLI_ARGS_plan": true, "CHECKPOINT_DISABLE": true,
 }
 
-var variableRE = regexp.MustCompile(`(?m)^\s*variable\s+"([^"]+)"`)
+var (
+	variableRE = regexp.MustCompile(`(?m)^\s*variable\s+"([^"]+)"\s*\{`)
+	typeRE     = regexp.MustCompile(`(?m)^\s*type\s*=\s*([a-z]+)`)
+)
 
-// declaredVariables lists the variables the module's *.tf files declare.
-func declaredVariables(dir string) ([]string, error) {
+// declaredVariables maps the variables the module's *.tf files declare to
+// the keyword of their type ("string", "number", "list", …; "" when the
+// declaration has none).
+func declaredVariables(dir string) (map[string]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
 	if err != nil {
 		return nil, err
@@ -221,27 +232,54 @@ func declaredVariables(dir string) ([]string, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no *.tf files in %s", dir)
 	}
-	var out []string
+	out := map[string]string{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
-		for _, m := range variableRE.FindAllStringSubmatch(string(data), -1) {
-			if !containsStr(out, m[1]) {
-				out = append(out, m[1])
+		text := string(data)
+		for _, m := range variableRE.FindAllStringSubmatchIndex(text, -1) {
+			name := text[m[2]:m[3]]
+			body := block(text[m[1]:])
+			typ := ""
+			if t := typeRE.FindStringSubmatch(body); t != nil {
+				typ = t[1]
 			}
+			out[name] = typ
 		}
 	}
-	sort.Strings(out)
 	return out, nil
 }
 
-func containsStr(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
+// block returns the text up to the brace that closes the block just opened.
+func block(s string) string {
+	depth := 1
+	for i, r := range s {
+		switch r {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return s[:i]
+			}
 		}
 	}
-	return false
+	return s
+}
+
+// paramValue is a parameter's value for a variable: parameters are text, as
+// with -var on the command line, where terraform reads the value of a
+// complex type (list, map, object, …) as an expression. The variables file
+// is JSON, so a value of such a type that is JSON goes in as JSON.
+func paramValue(v, typ string) any {
+	switch typ {
+	case "", "string", "number", "bool":
+		return v
+	}
+	if json.Valid([]byte(v)) {
+		return json.RawMessage(v)
+	}
+	return v
 }
