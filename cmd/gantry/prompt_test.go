@@ -230,9 +230,11 @@ components:
     depends: [app]
 `
 
-var pauseFiles = map[string]string{
-	"hub.yaml": pauseStack,
-	"app/hub-component.yaml": `version: 1
+// pauseFiles is a stack whose app has a failing step with the given on_fail.
+func pauseFiles(onFail string) map[string]string {
+	return map[string]string{
+		"hub.yaml": pauseStack,
+		"app/hub-component.yaml": `version: 1
 kind: component
 meta: {name: app}
 lifecycle:
@@ -241,23 +243,29 @@ lifecycle:
       - exec:
           arguments: [sh, -c, "echo checking; exit 4"]
           label: check app
-          on_fail: [pause]
+          on_fail: ` + onFail + `
 `,
-	"app/Makefile":           "deploy:\n\t@echo app deployed\n",
-	"web/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: web}\n",
-	"web/Makefile":           "deploy:\n\t@echo web deployed\n",
+		"app/Makefile":           "deploy:\n\t@echo app deployed\n",
+		"web/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: web}\n",
+		"web/Makefile":           "deploy:\n\t@echo web deployed\n",
+	}
 }
 
-// TestPauseOnTerminal fails a step whose on_fail is pause: the run stops and
-// asks; continue goes on (with a warning), abort stops the run.
+// TestPauseOnTerminal fails a step whose on_fail has pause: the run stops
+// and asks. Abort stops the run; continue goes on where the step would have
+// without the pause: past it with next, down the failure path without.
 func TestPauseOnTerminal(t *testing.T) {
 	for _, tt := range []struct {
-		answer   string
-		wantCode int
-		webRan   bool
-	}{{"c", 0, true}, {"a", 1, false}} {
-		t.Run(tt.answer, func(t *testing.T) {
-			dir := writeFiles(t, pauseFiles)
+		onFail, answer string
+		wantCode       int
+		webRan         bool
+	}{
+		{"[pause, next]", "c", 0, true},
+		{"[pause, next]", "a", 1, false},
+		{"[pause]", "c", 1, false},
+	} {
+		t.Run(tt.onFail+" "+tt.answer, func(t *testing.T) {
+			dir := writeFiles(t, pauseFiles(tt.onFail))
 			s := startPTY(t, dir, "deploy", "hub.yaml")
 			s.waitFor("paused: continue or abort? [c/a]")
 			s.send(tt.answer + "\r")
@@ -272,16 +280,35 @@ func TestPauseOnTerminal(t *testing.T) {
 	}
 }
 
-// TestPauseWithoutTerminalAborts: with no terminal to ask, a pause aborts.
-func TestPauseWithoutTerminalAborts(t *testing.T) {
-	dir := writeFiles(t, pauseFiles)
-	cmd := exec.Command("gantry", "deploy", "hub.yaml")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("want exit code 1, got %v:\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "no terminal to ask: aborting") || strings.Contains(string(out), "web deployed") {
-		t.Errorf("unexpected output:\n%s", out)
+// TestPauseWithoutTerminal: with no terminal to ask, a pause aborts, and
+// --yes continues as it approves a gate.
+func TestPauseWithoutTerminal(t *testing.T) {
+	for _, tt := range []struct {
+		args     []string
+		wantCode int
+		want     string
+		webRan   bool
+	}{
+		{[]string{"deploy", "hub.yaml"}, 1, "no terminal to ask (--yes continues): aborting", false},
+		{[]string{"deploy", "hub.yaml", "--yes"}, 0, "no terminal to ask, --yes continues", true},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			dir := writeFiles(t, pauseFiles("[pause, next]"))
+			cmd := exec.Command("gantry", tt.args...)
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tt.wantCode {
+				t.Fatalf("exit code %d, want %d:\n%s", code, tt.wantCode, out)
+			}
+			if !strings.Contains(string(out), tt.want) || strings.Contains(string(out), "web deployed") != tt.webRan {
+				t.Errorf("unexpected output:\n%s", out)
+			}
+		})
 	}
 }

@@ -38,38 +38,46 @@ func (s injected) Run(ctx context.Context, env Env) Result {
 	return s.onFail(res, env)
 }
 
-// onFail applies the step's on_fail list: pause asks (continue or abort),
-// warn and info log at their level and go on, next goes on.
+// onFail applies the step's on_fail list (seed 001): only next makes the
+// plan go on; warn and info say how a failure that goes on is logged; pause
+// holds the run and asks first whether to continue or abort. Without next,
+// a failed step sends the component down its failure path, pause or not.
 func (s injected) onFail(res Result, env Env) Result {
 	st := &s.step
-	switch {
-	case st.Has(manifest.OnFailPause):
-		if !env.Interactive() {
-			env.Logf("%s failed and on_fail is pause, but there is no terminal to ask: aborting", s.label())
-			res.Abort = true
-			return res
-		}
-		var answer string
-		err := env.Pause(func() error {
-			env.Logf("%s failed: %s", s.label(), res.Reason)
-			env.Logf("paused: continue or abort? [c/a]")
-			var err error
-			answer, err = env.Input()
-			return err
-		})
-		if err == nil && (strings.HasPrefix(strings.ToLower(strings.TrimSpace(answer)), "c")) {
-			return Result{Status: OK, Warning: "failed, continued after a pause: " + res.Reason}
-		}
+	if st.Has(manifest.OnFailPause) && !s.pause(res, env) {
 		res.Abort = true
 		return res
-	case st.Has(manifest.OnFailWarn):
-		return Result{Status: OK, Warning: res.Reason}
-	case st.Has(manifest.OnFailInfo):
-		return Result{Status: OK, Info: res.Reason}
-	case st.Has(manifest.OnFailNext):
-		return Result{Status: OK, Info: res.Reason}
 	}
-	return res
+	if !st.Has(manifest.OnFailNext) {
+		return res
+	}
+	if st.Has(manifest.OnFailWarn) || st.Has(manifest.OnFailPause) && !st.Has(manifest.OnFailInfo) {
+		return Result{Status: OK, Warning: res.Reason}
+	}
+	return Result{Status: OK, Info: res.Reason}
+}
+
+// pause holds the run after a failed step and asks whether to continue. With
+// no terminal to ask, --yes continues and anything else aborts, as a gate
+// would.
+func (s injected) pause(res Result, env Env) bool {
+	if !env.Interactive() {
+		if env.Yes() {
+			env.Logf("%s failed and on_fail is pause; no terminal to ask, --yes continues", s.label())
+			return true
+		}
+		env.Logf("%s failed and on_fail is pause, but there is no terminal to ask (--yes continues): aborting", s.label())
+		return false
+	}
+	var answer string
+	err := env.Pause(func() error {
+		env.Logf("%s failed: %s", s.label(), res.Reason)
+		env.Logf("paused: continue or abort? [c/a]")
+		var err error
+		answer, err = env.Input()
+		return err
+	})
+	return err == nil && strings.HasPrefix(strings.ToLower(strings.TrimSpace(answer)), "c")
 }
 
 func (s injected) label() string {
