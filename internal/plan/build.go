@@ -121,7 +121,9 @@ func Build(rt *Runtime, opts BuildOptions) (*Plan, manifest.Diagnostics) {
 			}
 		}
 	}
-	if teardownOrphans && (l.TeardownOrphans == "" || l.TeardownOrphans == "none") {
+	// Orphans this plan leaves alone are listed, with the command that
+	// removes them (DESIGN 5: gantry plan always lists them).
+	if !undeploy && (!teardownOrphans || l.TeardownOrphans == "" || l.TeardownOrphans == "none") {
 		p.Orphans = orphans
 	}
 	if diags.HasErrors() {
@@ -369,9 +371,12 @@ func checkDependents(rt *Runtime, selected []string, diags *manifest.Diagnostics
 		if rt.Graph.DAG.Has(s) {
 			dependents = rt.Graph.DAG.Successors(s)
 		}
+		// A component still in the stack depends on what its manifest says
+		// now (an orphan's teardown may come before its redeploy, as with
+		// teardown_orphans: before); one that left it, on what it recorded.
 		if rt.Before != nil {
 			for name, c := range rt.Before.Components {
-				if containsName(c.Depends, s) {
+				if !rt.Graph.DAG.Has(name) && containsName(c.Depends, s) {
 					dependents = append(dependents, name)
 				}
 			}
