@@ -29,3 +29,20 @@ func reportDiags(w io.Writer, diags manifest.Diagnostics, consequence string) er
 	fmt.Fprintf(w, "%d %s; %s\n", len(errs), noun, consequence)
 	return silentExit(ExitInvalid)
 }
+
+// reportDiagsOnce is reportDiags for diagnostics of work done more than once
+// (a plan built again after the lock): warnings already in said are not
+// repeated, and the ones printed are added to it.
+func reportDiagsOnce(w io.Writer, diags manifest.Diagnostics, consequence string, said map[string]bool) error {
+	var keep manifest.Diagnostics
+	for _, d := range diags {
+		if d.Severity == manifest.SevWarning {
+			if said[d.String()] {
+				continue
+			}
+			said[d.String()] = true
+		}
+		keep = append(keep, d)
+	}
+	return reportDiags(w, keep, consequence)
+}

@@ -60,7 +60,7 @@ per component. The result is deterministic: the same inputs give the same bytes.
 			if out != "" && out != "-" {
 				baseDir = filepath.Dir(out)
 			}
-			data, err := elaborate.Marshal(res, baseDir)
+			data, err := elaborate.Marshal(elaboratedForWrite(res), baseDir)
 			if err != nil {
 				return err
 			}

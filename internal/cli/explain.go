@@ -34,6 +34,9 @@ type componentJSON struct {
 	Parameters map[string]string `json:"parameters" yaml:"parameters"`
 	Started    *string           `json:"started" yaml:"started"`
 	Finished   *string           `json:"finished" yaml:"finished"`
+	// reason is why the component last failed or was skipped, masked like
+	// every value; the text output shows it (not part of the JSON shape).
+	reason string
 }
 
 func newExplainCmd(a *app) *cobra.Command {
@@ -109,29 +112,50 @@ masked unless --show-secrets.`,
 	return cmd
 }
 
-// explainState builds the explain document, secrets masked unless shown.
-func explainState(st *state.State, only string, showSecrets bool) explainJSON {
-	masker := secret.NewMasker()
-	secretParams := map[string]bool{}
+// stateSecrets returns the secret values a state records: stack parameters
+// and component parameters whose names look secret, outputs declared secret
+// or whose names look secret. A masker built from them hides them in any text
+// (failure reasons quote command lines and arguments).
+func stateSecrets(st *state.State) []string {
+	if st == nil {
+		return nil
+	}
+	var out []string
 	for q, v := range st.Parameters {
-		name, _, _ := strings.Cut(q, "|")
-		if manifest.LooksSecret(name) {
-			secretParams[q] = true
-			masker.Add(v)
+		if name, _, _ := strings.Cut(q, "|"); manifest.LooksSecret(name) {
+			out = append(out, v)
+		}
+	}
+	for k, v := range st.Outputs {
+		if contains(st.SecretOutputs, k) || manifest.LooksSecret(k) {
+			out = append(out, v)
 		}
 	}
 	for _, c := range st.Components {
-		for _, s := range c.SecretOutputs {
-			masker.Add(c.Outputs[s])
+		for k, v := range c.Outputs {
+			if contains(c.SecretOutputs, k) || manifest.LooksSecret(k) {
+				out = append(out, v)
+			}
 		}
 		for _, p := range c.Parameters {
 			if manifest.LooksSecret(p.Name) {
-				masker.Add(p.Value)
+				out = append(out, p.Value)
 			}
 		}
 	}
-	for _, s := range st.SecretOutputs {
-		masker.Add(st.Outputs[s])
+	return out
+}
+
+// explainState builds the explain document, secrets masked unless shown:
+// every value it holds (parameters, outputs, reasons) goes through a masker
+// built from the state's secrets.
+func explainState(st *state.State, only string, showSecrets bool) explainJSON {
+	masker := secret.NewMasker(stateSecrets(st)...)
+	secretParams := map[string]bool{}
+	for q := range st.Parameters {
+		if name, _, _ := strings.Cut(q, "|"); manifest.LooksSecret(name) {
+			secretParams[q] = true
+		}
 	}
 	show := func(v string, isSecret bool) string {
 		if showSecrets {
@@ -157,7 +181,8 @@ func explainState(st *state.State, only string, showSecrets bool) explainJSON {
 		if only != "" && name != only {
 			continue
 		}
-		cj := componentJSON{Status: c.Status, Outputs: map[string]string{}, Parameters: map[string]string{}, Started: rfc3339(c.Started), Finished: rfc3339(c.Finished)}
+		cj := componentJSON{Status: c.Status, Outputs: map[string]string{}, Parameters: map[string]string{}, Started: rfc3339(c.Started), Finished: rfc3339(c.Finished),
+			reason: show(c.Reason, false)}
 		for k, v := range c.Outputs {
 			cj.Outputs[k] = show(v, contains(c.SecretOutputs, k) || manifest.LooksSecret(k))
 		}
@@ -226,7 +251,7 @@ func writeExplainText(w io.Writer, st *state.State, ex explainJSON, only string)
 				when += " (" + ui.FormatDuration(c.Finished.Sub(c.Started)) + ")"
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, cj.Status, when, c.Reason)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, cj.Status, when, ui.Sanitize(oneLine(cj.reason)))
 	}
 	tw.Flush()
 	if only != "" {
@@ -244,7 +269,7 @@ func section(w io.Writer, title string, m map[string]string) {
 	fmt.Fprintf(w, "%s:\n", title)
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	for _, k := range sortedKeys(m) {
-		fmt.Fprintf(tw, "%s  %s\t= %s\n", indent, k, oneLine(m[k]))
+		fmt.Fprintf(tw, "%s  %s\t= %s\n", indent, k, ui.Sanitize(oneLine(m[k])))
 	}
 	tw.Flush()
 }

@@ -84,8 +84,32 @@ deploy and undeploy -c COMPONENT.`,
 				return err
 			}
 			runID := newRunID()
-			// Inside a run the parent holds the lock; invoke only reads the state.
-			if os.Getenv("GANTRY_RUN_ID") == "" {
+			build := func() (*plan.Runtime, *plan.Plan, error) {
+				l.locked = params.FromState(l.res.Stack.Meta.Name, l.state.DeploymentID, l.state.Parameters)
+				rt, err := a.newRuntime(l, g, runID, &rf, false)
+				if err != nil {
+					return nil, nil, err
+				}
+				p, diags := plan.BuildInvoke(rt, comp, verb)
+				if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+					return nil, nil, err
+				}
+				return rt, p, nil
+			}
+			rt, p, err := build()
+			if err != nil {
+				return err
+			}
+			// Inside a run the parent holds the lock and called the
+			// installation handler; invoke only reads the state.
+			if os.Getenv("GANTRY_RUN_ID") != "" {
+				return a.execute(cmd.Context(), l, rt, p, &rf, true)
+			}
+			h, err := resolveHandler(l.res)
+			if err != nil {
+				return err
+			}
+			return a.withInstallationHandler(cmd.Context(), h, a.handlerOutput(rf.output, rt.Masker), func() error {
 				host, _ := os.Hostname()
 				lock, err := state.Acquire(l.statePath, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: "gantry invoke", Since: time.Now().UTC()})
 				var le *state.LockedError
@@ -96,21 +120,22 @@ deploy and undeploy -c COMPONENT.`,
 					return err
 				}
 				defer lock.Release()
-			}
-			l.locked = params.FromState(l.res.Stack.Meta.Name, l.state.DeploymentID, l.state.Parameters)
-			rt, err := a.newRuntime(l, g, runID, &rf)
-			if err != nil {
-				return err
-			}
-			p, diags := plan.BuildInvoke(rt, comp, verb)
-			if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
-				return err
-			}
-			run := func() error { return a.execute(cmd.Context(), l, rt, p, &rf, true) }
-			if os.Getenv("GANTRY_RUN_ID") != "" {
-				return run() // the run around it called the handler already
-			}
-			return a.withInstallationHandler(cmd.Context(), l.res, run)
+				// The state as it is under the lock (another run, or the
+				// handler's prepare, may have changed it).
+				before := l.stateSum
+				if err := l.readState(); err != nil {
+					return err
+				}
+				if l.stateSum != before {
+					if l.state == nil {
+						return withCode(ExitInvalid, fmt.Errorf("no state at %s: deploy the stack first", l.statePath))
+					}
+					if rt, p, err = build(); err != nil {
+						return err
+					}
+				}
+				return a.execute(cmd.Context(), l, rt, p, &rf, true)
+			})
 		},
 	}
 	f.register(cmd)

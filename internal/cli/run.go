@@ -121,11 +121,24 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 	if err != nil || pr == nil {
 		return err
 	}
-	defer pr.release()
 	if f.dryRun {
 		return pr.plan.WriteText(a.stdout, plan.RenderOptions{Manifest: args[0]})
 	}
-	return a.withInstallationHandler(ctx, pr.l.res, func() error {
+	// Everything above only read files: invalid input has ended the command
+	// (exit 2) with nothing run. The installation handler's prepare comes
+	// next, before anything of the command itself — the lock, the checks of
+	// the environment, the run — and its finalize after all of it (seed 002:
+	// "called once before any call to sow ... and once after the sow command").
+	h, err := resolveHandler(pr.l.res)
+	if err != nil {
+		return err
+	}
+	return a.withInstallationHandler(ctx, h, a.handlerOutput(f.output, pr.rt.Masker), func() error {
+		pr, err := a.lockPlan(pr, verb, h != nil)
+		if err != nil || pr == nil {
+			return err
+		}
+		defer pr.release()
 		if verb == plan.VerbDeploy && !isElaborated(args[0]) {
 			if err := a.writeElaborate(pr.l, pr.rt.ElaboratePath); err != nil {
 				return err
@@ -141,15 +154,22 @@ type prepared struct {
 	rt      *plan.Runtime
 	plan    *plan.Plan
 	release func()
+	// build builds the plan again from l as it is now, with the environment
+	// as it is now.
+	build func(assumeEnv bool) (*prepared, error)
 }
 
 // preparePlan loads the stack, reads the state, locks the parameters and
-// builds the plan; with lock it then takes the state's lock (and builds again
-// if another run changed the state meanwhile). Invalid input ends the command
-// with exit code 2 before anything is written — not even the lock file — and a
-// held lock with exit code 3. A nil result with no error means there is
-// nothing to do (and it was said).
-func (a *app) preparePlan(verb string, args []string, f *runFlags, lock bool) (*prepared, error) {
+// builds the plan. Invalid input ends the command with exit code 2 before
+// anything is written or run — not even the lock file, not even the
+// installation handler. A nil result with no error means there is nothing to
+// do (and it was said).
+//
+// forRun says the plan is for a run (lockPlan follows). When the stack has an
+// installation handler, the plan is then checked for invalid input only: the
+// environment's capabilities (tools on PATH) count as present, since the
+// handler's prepare may provide them, and lockPlan builds again after it.
+func (a *app) preparePlan(verb string, args []string, f *runFlags, forRun bool) (*prepared, error) {
 	if f.osEnvironment != "" && f.osEnvironment != "everything" {
 		return nil, usageError("--os-environment %q: expected everything", f.osEnvironment)
 	}
@@ -165,7 +185,9 @@ func (a *app) preparePlan(verb string, args []string, f *runFlags, lock bool) (*
 		return nil, err
 	}
 	runID := newRunID()
-	build := func() (*prepared, error) {
+	warned := map[string]bool{} // warnings are said once, however often the plan is built
+	var build func(assumeEnv bool) (*prepared, error)
+	build = func(assumeEnv bool) (*prepared, error) {
 		if verb == plan.VerbUndeploy {
 			if l.state == nil {
 				fmt.Fprintf(a.stdout, "nothing to undeploy: no state at %s\n", l.statePath)
@@ -177,23 +199,29 @@ func (a *app) preparePlan(verb string, args []string, f *runFlags, lock bool) (*
 				return nil, err
 			}
 		}
-		rt, err := a.newRuntime(l, graph, runID, f)
+		rt, err := a.newRuntime(l, graph, runID, f, assumeEnv)
 		if err != nil {
 			return nil, err
 		}
 		sel := plan.Selection{Components: f.components, WithDeps: f.withDeps, Offset: f.offset, Limit: f.limit}
 		p, diags := plan.Build(rt, plan.BuildOptions{Verb: verb, Selection: sel, Resume: f.resume, Force: f.force})
-		if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
+		if err := reportDiagsOnce(a.stderr, diags, "nothing was run", warned); err != nil {
 			return nil, err
 		}
-		return &prepared{l: l, rt: rt, plan: p, release: func() {}}, nil
+		return &prepared{l: l, rt: rt, plan: p, release: func() {}, build: build}, nil
 	}
-	pr, err := build()
-	if err != nil || pr == nil || !lock {
-		return pr, err
-	}
+	return build(forRun && l.res.Stack.Meta.InstallationHandler != nil)
+}
+
+// lockPlan takes the state's lock for a run (exit code 3 when another run
+// holds it) and builds the plan again when the state changed since it was
+// read — another run, or the installation handler, changed it — or when
+// rebuild says so (after the installation handler's prepare: the plan is
+// then checked against the environment as prepare left it).
+func (a *app) lockPlan(pr *prepared, verb string, rebuild bool) (*prepared, error) {
+	l := pr.l
 	host, _ := os.Hostname()
-	held, err := state.Acquire(l.statePath, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: "gantry " + verb, Since: time.Now().UTC()})
+	held, err := state.Acquire(l.statePath, state.Holder{Host: host, PID: os.Getpid(), RunID: pr.rt.RunID, Command: "gantry " + verb, Since: time.Now().UTC()})
 	var le *state.LockedError
 	if errors.As(err, &le) {
 		return nil, withCode(ExitLocked, fmt.Errorf("%w\nwait for it to finish; if that run is gone, 'gantry unlock -s %s' removes a stale lock", le, l.statePath))
@@ -201,18 +229,16 @@ func (a *app) preparePlan(verb string, args []string, f *runFlags, lock bool) (*
 	if err != nil {
 		return nil, err
 	}
-	// Another run may have changed the state between reading it and locking
-	// it: then everything is built again from the state as it is now.
 	before := l.stateSum
 	if err := l.readState(); err != nil {
 		held.Release()
 		return nil, err
 	}
-	if l.stateSum != before {
-		if verb == plan.VerbDeploy {
+	if l.stateSum != before || rebuild {
+		if l.stateSum != before && verb == plan.VerbDeploy {
 			l.locked = nil
 		}
-		if pr, err = build(); err != nil || pr == nil {
+		if pr, err = pr.build(false); err != nil || pr == nil {
 			held.Release()
 			return pr, err
 		}
@@ -226,7 +252,7 @@ func isElaborated(path string) bool { return strings.HasSuffix(path, elaborate.S
 // writeElaborate writes the .elaborate file next to the manifest, as the
 // processes' GANTRY_ELABORATE.
 func (a *app) writeElaborate(l *loaded, path string) error {
-	data, err := elaborate.Marshal(l.res, filepath.Dir(path))
+	data, err := elaborate.Marshal(elaboratedForWrite(l.res), filepath.Dir(path))
 	if err != nil {
 		return err
 	}
@@ -237,7 +263,11 @@ func (a *app) writeElaborate(l *loaded, path string) error {
 }
 
 // newRuntime assembles what the steps share.
-func (a *app) newRuntime(l *loaded, g *plan.Graph, runID string, f *runFlags) (*plan.Runtime, error) {
+//
+// With assumeEnv the environment's capabilities that components require
+// count as present without looking for their tools (a check of the input
+// only, before an installation handler prepared the environment).
+func (a *app) newRuntime(l *loaded, g *plan.Graph, runID string, f *runFlags, assumeEnv bool) (*plan.Runtime, error) {
 	statePath, err := filepath.Abs(l.statePath)
 	if err != nil {
 		return nil, err
@@ -262,24 +292,28 @@ func (a *app) newRuntime(l *loaded, g *plan.Graph, runID string, f *runFlags) (*
 	// Known at the start: the environment's tools, what the stack itself
 	// declares it provides, and what deployed components recorded. Components
 	// add theirs when they deploy, never before.
-	caps := plan.NewCapabilities(plan.EnvironmentCapabilities(wanted)...)
+	var envCaps []string
+	if assumeEnv {
+		for _, w := range wanted {
+			if plan.IsEnvironmentCapability(w) {
+				envCaps = append(envCaps, w)
+			}
+		}
+	} else {
+		envCaps = plan.EnvironmentCapabilities(wanted)
+	}
+	caps := plan.NewCapabilities(envCaps...)
 	caps.Add(plan.DeclaredProvides(l.res)...)
 	if l.state != nil {
-		for name, c := range l.state.Components {
+		for _, c := range l.state.Components {
 			if c.Status == state.StatusDeployed {
 				caps.Add(c.Provides...)
 			}
-			for _, s := range c.SecretOutputs {
-				masker.Add(c.Outputs[s])
-			}
-			for _, p := range c.Parameters {
-				if manifest.LooksSecret(p.Name) {
-					masker.Add(p.Value)
-				}
-			}
-			_ = name
 		}
 	}
+	// Secrets the state recorded: earlier values of secret parameters and
+	// outputs may still show in what components print.
+	masker.Add(stateSecrets(l.state)...)
 	return &plan.Runtime{
 		Res:           l.res,
 		Graph:         g,
@@ -451,7 +485,8 @@ func (a *app) printRunEnd(comps []ui.ComponentRun, runLog *ui.RunLog, outcome *e
 		}
 		fmt.Fprintf(a.stdout, "\nlast lines of %s:\n", relPath(runLog.Path(c.Name)))
 		for _, line := range tail {
-			fmt.Fprintln(a.stdout, "  "+line)
+			// The log keeps the raw text; the terminal gets what it shows.
+			fmt.Fprintln(a.stdout, "  "+ui.Sanitize(line))
 		}
 	}
 	if outcome.HaltedBy != "" {

@@ -35,7 +35,7 @@ is valid and 2 when it is not; it never runs anything and never writes a file.`,
 			if err := a.lockParamsWith(l, true); err != nil {
 				return err
 			}
-			rt, err := a.newRuntime(l, g, "validate", &runFlags{})
+			rt, err := a.newRuntime(l, g, "validate", &runFlags{}, false)
 			if err != nil {
 				return err
 			}

@@ -42,25 +42,27 @@ func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 	d := FormatDuration(ended.Sub(started))
 	switch {
 	case r.Status == plan.Failed:
-		p.println(g, p.sty.Red("✗ "+n.Label+" failed")+" ("+d+"): "+r.Reason)
+		p.println(g, p.sty.Red("✗ "+n.Label+" failed")+" ("+d+"): "+SanitizeLines(r.Reason))
 	case r.Warning != "":
-		p.println(g, p.sty.Yellow("! "+n.Label+" failed; going on (on_fail: warn)")+": "+r.Warning)
+		p.println(g, p.sty.Yellow("! "+n.Label+" failed; going on (on_fail: warn)")+": "+SanitizeLines(r.Warning))
 	case r.Info != "":
-		p.println(g, "i "+n.Label+" failed; going on (on_fail: info): "+r.Info)
+		p.println(g, "i "+n.Label+" failed; going on (on_fail: info): "+SanitizeLines(r.Info))
 	case r.Status == plan.Skipped && n.Kind == "begin":
 		if r.Reason == "unchanged" {
 			p.println(g, p.sty.Dim("= unchanged"))
 		} else {
-			p.println(g, p.sty.Yellow("- skipped")+": "+r.Reason)
+			p.println(g, p.sty.Yellow("- skipped")+": "+SanitizeLines(r.Reason))
 		}
 	case r.Status == plan.OK && !n.Hidden:
 		p.println(g, p.sty.Green("✓ "+n.Label)+" ("+d+")")
 	}
 }
 
-// Log prints a line of a step's output.
+// Log prints a line of a step's output, sanitized like on a terminal: the
+// output may still reach one (a pager, a CI log viewer), and colours follow
+// gantry's own setting, not the component's.
 func (p *Plain) Log(n *plan.Node, line string) {
-	p.println(groupOf(n), line)
+	p.println(groupOf(n), Sanitize(line))
 }
 
 // StepTitle is how a step is announced.

@@ -20,9 +20,15 @@ type RunInfo struct {
 	Duration   time.Duration
 	Status     string // ok, failed, interrupted, unfinished
 	Components []ComponentJSON
+	// At is when the run began, for ordering runs: Started, or for a run
+	// without a run_started event the time its folder was last changed.
+	At time.Time
 }
 
-// ListRuns reads the run folders below runsDir, newest first.
+// ListRuns reads the run folders below runsDir, newest first. Runs are
+// ordered by when they began, to the nanosecond: run ids have one-second
+// resolution, so two runs of the same second (a deploy and the undeploy right
+// after it) would otherwise come in the order of their random suffixes.
 func ListRuns(runsDir string) ([]RunInfo, error) {
 	entries, err := os.ReadDir(runsDir)
 	if os.IsNotExist(err) {
@@ -36,9 +42,20 @@ func ListRuns(runsDir string) ([]RunInfo, error) {
 		if !e.IsDir() {
 			continue
 		}
-		out = append(out, ReadRun(filepath.Join(runsDir, e.Name())))
+		ri := ReadRun(filepath.Join(runsDir, e.Name()))
+		if ri.At.IsZero() {
+			if fi, err := e.Info(); err == nil {
+				ri.At = fi.ModTime()
+			}
+		}
+		out = append(out, ri)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.After(out[j].At)
+		}
+		return out[i].ID > out[j].ID
+	})
 	return out, nil
 }
 
@@ -64,7 +81,7 @@ func ReadRun(dir string) RunInfo {
 		}
 		switch ev.Event {
 		case "run_started":
-			ri.Verb, ri.Started, ri.Components = ev.Verb, ev.Time, ev.Components
+			ri.Verb, ri.Started, ri.At, ri.Components = ev.Verb, ev.Time, ev.Time, ev.Components
 		case "run_finished":
 			ri.Status, ri.Components = ev.Status, ev.Components
 			if ev.DurationMS != nil {

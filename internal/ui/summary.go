@@ -22,10 +22,7 @@ func WriteSummary(w io.Writer, comps []ComponentRun, sty Style) {
 	tw.Flush()
 }
 
+// oneLine is the first line of s, sanitized, at most 160 columns.
 func oneLine(s string) string {
-	s = firstLine(s)
-	if len(s) > 160 {
-		s = s[:157] + "..."
-	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(Truncate(Sanitize(firstLine(s)), 160))
 }

@@ -136,11 +136,17 @@ func (t *Tracker) StepFinished(n *plan.Node, r plan.Result, started, ended time.
 	}
 }
 
-// Log keeps the component's last line for the live display.
+// Log keeps the component's last line for the live display, sanitized: no
+// escape sequence or control character of a component reaches the terminal.
+// A line with nothing visible leaves the last one shown.
 func (t *Tracker) Log(n *plan.Node, line string) {
+	line = Sanitize(line)
+	if strings.TrimSpace(line) == "" {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c := t.comps[groupOf(n)]; c != nil && strings.TrimSpace(line) != "" {
+	if c := t.comps[groupOf(n)]; c != nil {
 		c.LastLine = line
 	}
 }

@@ -3,10 +3,8 @@ package ui
 import (
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gantry-dev/gantry/internal/plan"
 )
@@ -70,7 +68,7 @@ func (t *TTY) Stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.clear()
-	io.WriteString(t.w, "\x1b[?25h")
+	io.WriteString(t.w, "\x1b[0m\x1b[?25h") // no attribute left set, the cursor back
 }
 
 // rows is how many terminal rows the live area takes now. Lines are drawn
@@ -132,23 +130,13 @@ func (t *TTY) draw() {
 		if c.LastLine != "" {
 			detail = c.LastLine
 		}
-		line := fmt.Sprintf("%s %s  %s  %s", spinner[t.frame%len(spinner)], c.Name, FormatDuration(now.Sub(c.Started)), detail)
-		line = truncate(strings.ReplaceAll(line, "\t", " "), width-1)
+		// The tracker keeps lines sanitized; the step label and the name
+		// come from manifests, so they are sanitized here too.
+		line := fmt.Sprintf("%s %s  %s  %s", spinner[t.frame%len(spinner)], Sanitize(c.Name), FormatDuration(now.Sub(c.Started)), Sanitize(detail))
+		line = Truncate(line, width-1)
 		io.WriteString(t.w, line+"\n")
-		t.drawn = append(t.drawn, utf8.RuneCountInString(line))
+		t.drawn = append(t.drawn, Width(line))
 	}
-}
-
-// truncate cuts s to at most n runes (terminal escapes were stripped before).
-func truncate(s string, n int) string {
-	if n <= 0 || utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	if n <= 1 {
-		return string(r[:n])
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // StepStarted redraws.
@@ -160,36 +148,36 @@ func (t *TTY) StepStarted(*plan.Node, time.Time) {}
 func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	g := groupOf(n)
+	g, label := Sanitize(groupOf(n)), Sanitize(firstLine(n.Label))
 	switch {
 	case r.Warning != "":
-		t.above(t.sty.Yellow("! "+g+": "+n.Label+" failed; going on: ") + firstLine(r.Warning))
+		t.above(t.sty.Yellow("! "+g+": "+label+" failed; going on: ") + Sanitize(firstLine(r.Warning)))
 		return
 	case r.Info != "":
-		t.above("i " + g + ": " + n.Label + " failed; going on: " + firstLine(r.Info))
+		t.above("i " + g + ": " + label + " failed; going on: " + Sanitize(firstLine(r.Info)))
 		return
 	case n.Component == "":
 		switch {
 		case n.Hidden:
 		case r.Status == plan.OK:
-			t.above(t.sty.Green("✓ "+g+": "+n.Label) + " " + t.sty.Dim(FormatDuration(ended.Sub(started))))
+			t.above(t.sty.Green("✓ "+g+": "+label) + " " + t.sty.Dim(FormatDuration(ended.Sub(started))))
 		case r.Status == plan.Failed:
-			t.above(t.sty.Red("✗ "+g+": "+n.Label+" failed") + "  " + firstLine(r.Reason))
+			t.above(t.sty.Red("✗ "+g+": "+label+" failed") + "  " + Sanitize(firstLine(r.Reason)))
 		}
 		return
 	case n.Kind != "end":
 		return
 	}
-	c, ok := t.tracker.Component(g)
+	c, ok := t.tracker.Component(groupOf(n))
 	if !ok {
 		return
 	}
 	var line string
 	switch c.Status {
 	case Failed:
-		line = t.sty.Red(fmt.Sprintf("✗ %-20s failed     %s", g, FormatDuration(c.Duration()))) + "  " + firstLine(c.Reason)
+		line = t.sty.Red(fmt.Sprintf("✗ %-20s failed     %s", g, FormatDuration(c.Duration()))) + "  " + Sanitize(firstLine(c.Reason))
 	case Skipped:
-		line = t.sty.Yellow(fmt.Sprintf("- %-20s skipped", g)) + "    " + c.Reason
+		line = t.sty.Yellow(fmt.Sprintf("- %-20s skipped", g)) + "    " + Sanitize(firstLine(c.Reason))
 	case Unchanged:
 		line = t.sty.Dim(fmt.Sprintf("= %-20s unchanged", g))
 	default:
@@ -205,7 +193,7 @@ func (t *TTY) Log(n *plan.Node, line string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.paused {
-		io.WriteString(t.w, line+"\n")
+		io.WriteString(t.w, Sanitize(line)+"\n")
 	}
 }
 
