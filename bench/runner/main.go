@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -31,8 +32,11 @@ type options struct {
 	work     string
 	rounds   int
 	parallel int
-	only     string
+	only     *regexp.Regexp
 }
+
+// wants reports whether -only selects the case.
+func (o options) wants(name string) bool { return o.only == nil || o.only.MatchString(name) }
 
 // run is one measured command.
 type run struct {
@@ -57,10 +61,18 @@ func main() {
 	flag.StringVar(&o.work, "work", "bench/.work", "folder for the generated cases (on a real disk, not tmpfs)")
 	flag.IntVar(&o.rounds, "rounds", 0, "rounds per case (default 5, 3 with -quick)")
 	flag.IntVar(&o.parallel, "parallel", 8, "parallelism of both gantry and make")
-	flag.StringVar(&o.only, "only", "", "run only the cases whose name contains this")
+	only := flag.String("only", "", "run only the cases whose name matches this regular expression")
 	flag.Parse()
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "runner: -only:", err)
+			os.Exit(2)
+		}
+		o.only = re
+	}
 	if o.gantry == "" {
-		fmt.Fprintln(os.Stderr, "usage: runner -gantry PATH [-quick] [-rounds R] [-parallel P] [-only TEXT]")
+		fmt.Fprintln(os.Stderr, "usage: runner -gantry PATH [-quick] [-rounds R] [-parallel P] [-only REGEXP]")
 		os.Exit(2)
 	}
 	if o.rounds == 0 {
@@ -117,7 +129,7 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 	specs = append(specs, spec{"random", "sleep", 200})
 	for _, s := range specs {
 		name := fmt.Sprintf("%s-%s-%d", s.work, s.shape, s.n)
-		if o.only != "" && !strings.Contains(name, o.only) {
+		if !o.wants(name) {
 			continue
 		}
 		dir := filepath.Join(o.work, name)
@@ -138,7 +150,7 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 			continue
 		}
 		name := fmt.Sprintf("resume-random-%d", n)
-		if o.only == "" || strings.Contains(name, o.only) {
+		if o.wants(name) {
 			r, err := resume(ctx, o, filepath.Join(o.work, fmt.Sprintf("noop-random-%d", n)), n)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
@@ -147,7 +159,7 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 			emit(r)
 		}
 	}
-	if name := "plan-random-10000"; slices.Contains(sizes, 10000) && (o.only == "" || strings.Contains(name, o.only)) {
+	if name := "plan-random-10000"; slices.Contains(sizes, 10000) && (o.wants(name)) {
 		r, err := planOnly(ctx, o, filepath.Join(o.work, "noop-random-10000"), 10000)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)

@@ -29,11 +29,21 @@ type Recorder struct {
 	err      error  // the last write error, sticky until a write succeeds
 	closed   bool
 
-	kick chan struct{}
-	done chan struct{}
+	kick    chan struct{}
+	urgent  chan struct{} // a Wait began: stop lingering
+	waiters int
+	done    chan struct{}
 	// Now is the clock, replaceable in tests.
 	Now func() time.Time
+	// Linger is how long a change nobody waits for may wait for company
+	// before it is written (DefaultLinger).
+	Linger time.Duration
 }
+
+// DefaultLinger holds a write nobody waits for long enough that the changes
+// of a component's end and of the next one's start go out in one write, and
+// short enough that the file is never more than a moment behind.
+const DefaultLinger = 2 * time.Millisecond
 
 // NewRecorder starts recording st to the file at path.
 func NewRecorder(path string, st *State) *Recorder {
@@ -44,8 +54,10 @@ func NewRecorder(path string, st *State) *Recorder {
 		frags:    map[string][]byte{},
 		dirty:    map[string]bool{},
 		kick:     make(chan struct{}, 1),
+		urgent:   make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		Now:      time.Now,
+		Linger:   DefaultLinger,
 	}
 	for name := range st.Components {
 		r.dirty[name] = true
@@ -126,8 +138,16 @@ func (r *Recorder) bump() uint64 {
 func (r *Recorder) Wait(v uint64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for r.written < v && r.err == nil && !r.closed {
-		r.cond.Wait()
+	if r.written < v {
+		r.waiters++
+		select {
+		case r.urgent <- struct{}{}:
+		default:
+		}
+		for r.written < v && r.err == nil && !r.closed {
+			r.cond.Wait()
+		}
+		r.waiters--
 	}
 	if r.written >= v {
 		return nil
@@ -160,6 +180,7 @@ func (r *Recorder) Close() error {
 func (r *Recorder) writer() {
 	defer close(r.done)
 	for range r.kick {
+		r.linger()
 		for {
 			r.mu.Lock()
 			if r.written == r.version && r.err == nil {
@@ -186,6 +207,28 @@ func (r *Recorder) writer() {
 				break
 			}
 		}
+	}
+}
+
+// linger holds a write that nobody waits for a moment, so that changes
+// close together go out in one write; a Wait ends it at once.
+func (r *Recorder) linger() {
+	select { // a token left by a Wait that found the writer busy
+	case <-r.urgent:
+	default:
+	}
+	r.mu.Lock()
+	hurry := r.waiters > 0 || r.closed || r.Linger <= 0
+	d := r.Linger
+	r.mu.Unlock()
+	if hurry {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.urgent:
 	}
 }
 
