@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -155,6 +156,70 @@ func TestSIGKILLLeavesValidState(t *testing.T) {
 				t.Errorf("stack status %q", st.Status)
 			}
 		})
+	}
+}
+
+// lockedBuffer collects a process's output while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestNextRunWaitsForWhatAKilledRunLeft: SIGKILL leaves the component's
+// process running on its own. The next deploy must not run the same work
+// next to it: it says what it waits for, waits, and then goes on.
+func TestNextRunWaitsForWhatAKilledRunLeft(t *testing.T) {
+	dir := gatedStack(t)
+	first := startDeploy(t, dir)
+	waitPath(t, filepath.Join(dir, "started-a"))
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	if err := os.Remove(filepath.Join(dir, "started-a")); err != nil {
+		t.Fatal(err)
+	}
+	again := exec.Command("gantry", "deploy", "hub.yaml")
+	again.Dir = dir
+	out := &lockedBuffer{}
+	again.Stdout, again.Stderr = out, out
+	if err := again.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "left 1 process group(s) running; waiting") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the next run did not wait for the leftover:\n%s", out)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(dir, "started-a")); err == nil {
+		t.Fatalf("a started again while the killed run's a still ran:\n%s", out)
+	}
+	for _, c := range []string{"a", "b", "c"} {
+		touch(t, filepath.Join(dir, "release-"+c))
+	}
+	if err := again.Wait(); err != nil {
+		t.Fatalf("the next run failed: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "started-a")); err != nil {
+		t.Errorf("a was not deployed again after the leftover ended:\n%s", out)
+	}
+	if st := readState(t, dir); st.Status != state.StatusDeployed {
+		t.Errorf("stack status %q:\n%s", st.Status, out)
 	}
 }
 

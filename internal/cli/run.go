@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/engine"
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -262,6 +263,38 @@ func (a *app) writeElaborate(l *loaded, path string) error {
 	return nil
 }
 
+// openProcessRegistry starts noting the processes of this run. A run killed
+// with SIGKILL could not stop its processes: if it left some running, they
+// are waited for first, so that the same work never runs twice at once.
+func (a *app) openProcessRegistry(ctx context.Context, rt *plan.Runtime, st *state.State) (*component.Registry, error) {
+	path := filepath.Join(rt.Dirs.Root, filepath.Base(rt.StatePath)+".running")
+	left, err := component.Leftovers(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(left) > 0 {
+		prev := "the previous run"
+		if st != nil && st.LastRun != "" {
+			prev += " (" + st.LastRun + ")"
+		}
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		err := component.WaitGone(ctx, left, 200*time.Millisecond, func(alive []component.Leftover) {
+			fmt.Fprintf(a.stderr, "%s was killed and left %d process group(s) running; waiting for them to end before going on (Ctrl-C stops waiting):\n", prev, len(alive))
+			for _, l := range alive {
+				fmt.Fprintln(a.stderr, "  "+rt.Masker.Text(l.String()))
+			}
+		})
+		if err != nil {
+			return nil, withCode(ExitInterrupted, errors.New("interrupted while waiting for the processes of the previous run; nothing was run"))
+		}
+	}
+	if err := os.MkdirAll(rt.Dirs.Root, 0o700); err != nil {
+		return nil, err
+	}
+	return component.OpenRegistry(path)
+}
+
 // newRuntime assembles what the steps share.
 //
 // With assumeEnv the environment's capabilities that components require
@@ -335,6 +368,16 @@ func (a *app) newRuntime(l *loaded, g *plan.Graph, runID string, f *runFlags, as
 // execute runs the plan with the display, the run logs and, unless readOnly,
 // the state.
 func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.Plan, f *runFlags, readOnly bool) error {
+	// A run inside a run of the same stack (gantry invoke from a component)
+	// is part of the outer run, whose registry and lock cover it.
+	if os.Getenv("GANTRY_STATE") != rt.StatePath {
+		registry, err := a.openProcessRegistry(ctx, rt, l.state)
+		if err != nil {
+			return err
+		}
+		defer registry.Close()
+		ctx = component.WithRegistry(ctx, registry)
+	}
 	if !readOnly {
 		st := l.state
 		if st == nil {

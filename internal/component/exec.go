@@ -62,6 +62,10 @@ func Run(ctx context.Context, p Process) error {
 		return fmt.Errorf("start %s: %w", p.Args[0], err)
 	}
 	pgid := cmd.Process.Pid
+	if r := registryFrom(ctx); r != nil {
+		r.started(pgid, p.Dir, p.Args)
+		defer r.ended(pgid)
+	}
 	grace := p.Grace
 	if grace <= 0 {
 		grace = DefaultGrace

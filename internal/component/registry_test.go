@@ -1,0 +1,83 @@
+package component
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A run that ends normally leaves no registry; one that is killed leaves the
+// processes it started, and only those still alive are leftovers.
+func TestRegistryLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "running")
+	r, err := OpenRegistry(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := WithRegistry(context.Background(), r)
+	if err := Run(ctx, Process{Args: []string{"true"}, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	// A process started as the killed run would have: noted, never ended.
+	long := exec.Command("sleep", "30")
+	long.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := long.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer long.Process.Kill()
+	r.started(long.Process.Pid, dir, []string{"sleep", "30"})
+	// A dead process noted as running (its end line lost).
+	r.started(999999, dir, []string{"gone"})
+
+	left, err := Leftovers(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0].PID != long.Process.Pid || left[0].Args != "sleep 30" {
+		t.Fatalf("leftovers = %+v, want the sleep", left)
+	}
+	if !strings.Contains(left[0].String(), "sleep 30") {
+		t.Errorf("description %q", left[0])
+	}
+
+	done := make(chan error, 1)
+	var reports int
+	go func() {
+		done <- WaitGone(context.Background(), left, 10*time.Millisecond, func([]Leftover) { reports++ })
+	}()
+	time.Sleep(50 * time.Millisecond)
+	_ = syscall.Kill(-long.Process.Pid, syscall.SIGTERM)
+	_, _ = long.Process.Wait()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if reports != 1 {
+		t.Errorf("reported %d times, want once", reports)
+	}
+
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("registry still there after Close: %v", err)
+	}
+	if left, err := Leftovers(path); err != nil || len(left) != 0 {
+		t.Errorf("leftovers after a clean end: %v %v", left, err)
+	}
+}
+
+func TestRegistryIgnoresReusedPIDs(t *testing.T) {
+	// Our own pid is alive, but with another start time it is another process.
+	if startTime(os.Getpid()) == 0 {
+		t.Skip("no /proc")
+	}
+	if groupAlive(os.Getpid(), startTime(os.Getpid())+1) {
+		t.Error("a different start time must not count as the same process")
+	}
+}
