@@ -184,6 +184,9 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 // versusMake runs a fresh deploy and make -j alternately, starting with the
 // other one each round so that neither always runs on a warm cache.
 func versusMake(ctx context.Context, o options, dir string, c casegen.Case) (row, error) {
+	if err := cleanGantry(dir); err != nil {
+		return row{}, err
+	}
 	var g, m []run
 	for i := 0; i < o.rounds; i++ {
 		order := []bool{true, false}
@@ -192,7 +195,7 @@ func versusMake(ctx context.Context, o options, dir string, c casegen.Case) (row
 		}
 		for _, isGantry := range order {
 			if isGantry {
-				if err := cleanGantry(dir); err != nil {
+				if err := forgetState(dir); err != nil {
 					return row{}, err
 				}
 				r, err := measure(ctx, dir, o.gantry, "deploy", "--parallel", fmt.Sprint(o.parallel), "hub.yaml")
@@ -238,7 +241,7 @@ func resume(ctx context.Context, o options, dir string, n int) (row, error) {
 func planOnly(ctx context.Context, o options, dir string, n int) (row, error) {
 	var rs []run
 	for i := 0; i < o.rounds; i++ {
-		if err := cleanGantry(dir); err != nil {
+		if err := forgetState(dir); err != nil {
 			return row{}, err
 		}
 		r, err := measure(ctx, dir, o.gantry, "plan", "hub.yaml")
@@ -250,10 +253,21 @@ func planOnly(ctx context.Context, o options, dir string, n int) (row, error) {
 	return row{n: n, p: 1, gantry: medianWall(rs), rss: maxRSS(rs)}, nil
 }
 
-// cleanGantry removes what a gantry run leaves, so the next one deploys
-// every component.
+// cleanGantry removes everything gantry runs left in a case.
 func cleanGantry(dir string) error {
-	for _, p := range []string{"hub.yaml.state", "hub.yaml.state.lock", "hub.yaml.elaborate", ".gantry"} {
+	if err := forgetState(dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(filepath.Join(dir, ".gantry"))
+}
+
+// forgetState removes the state, so that the next run deploys every
+// component. The run folders stay, as they do for users: deleting thousands
+// of files just before a run would measure the filesystem (ext4 avoids
+// reusing recently freed inodes, and creating files right after a mass
+// deletion costs many times more).
+func forgetState(dir string) error {
+	for _, p := range []string{"hub.yaml.state", "hub.yaml.state.lock", "hub.yaml.elaborate"} {
 		if err := os.RemoveAll(filepath.Join(dir, p)); err != nil {
 			return err
 		}

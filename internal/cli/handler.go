@@ -165,7 +165,7 @@ func (a *app) withInstallationHandler(ctx context.Context, h *installationHandle
 	}
 	node := &plan.Node{ID: handlerGroup, Kind: "handler", Label: handlerGroup}
 	call := func(ctx context.Context, action string) error {
-		w := &lineWriter{emit: func(line string) { out.Log(node, line) }}
+		w := &lineWriter{emit: func(line string) { out.Log(node, line); ui.Idle(out) }}
 		err := component.Run(ctx, component.Process{
 			Args: []string{h.path, action, h.config}, Dir: h.dir,
 			Env: os.Environ(), Stdout: w, Stderr: w, Grace: 10 * time.Second,

@@ -456,16 +456,18 @@ func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	events := ui.NewAsync(ui.Masked{Masker: rt.Masker, Next: observers})
 	outcome := engine.Run(ctx, p, engine.Options{
 		Parallel:    parallel,
 		Force:       f.force,
-		Observer:    ui.Masked{Masker: rt.Masker, Next: observers},
+		Observer:    events,
 		RunID:       rt.RunID,
 		Interactive: a.prompter() != nil,
 		Yes:         f.yes,
 		Input:       a.readLine,
 	})
 	stop()
+	events.Close()
 	if live != nil {
 		live.Stop()
 	}
@@ -487,12 +489,14 @@ func (a *app) execute(ctx context.Context, l *loaded, rt *plan.Runtime, p *plan.
 	}
 	finished := ui.Event{Event: "run_finished", Stack: p.Stack, Verb: p.Verb, Status: status, DurationMS: durationMS(time.Since(start)), Components: ui.Components(comps), LogDir: runLog.Dir()}
 	fileEvents.Emit(finished)
+	fileEvents.Flush()
 	if f, err := os.OpenFile(filepath.Join(runLog.Dir(), "summary.txt"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
 		ui.WriteSummary(f, comps, ui.Style{})
 		f.Close()
 	}
 	if stdoutEvents != nil {
 		stdoutEvents.Emit(finished)
+		stdoutEvents.Flush()
 	} else {
 		a.printRunEnd(comps, runLog, outcome, sty)
 	}

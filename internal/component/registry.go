@@ -19,8 +19,8 @@ import (
 // reads what the killed run left in the file and waits for those that still
 // live (Leftovers, WaitGone).
 //
-// Lines are appended as processes start and end ("+ pid start-time dir
-// args", "- pid"), unbuffered: a killed run leaves them in the page cache,
+// Lines are appended as processes start and end ("+ pid dir args",
+// "- pid"), unbuffered: a killed run leaves them in the page cache,
 // which is all that must survive (a machine crash ends the processes too, so
 // no fsync is needed).
 type Registry struct {
@@ -48,7 +48,7 @@ func (r *Registry) write(line string) {
 }
 
 func (r *Registry) started(pid int, dir string, args []string) {
-	r.write(fmt.Sprintf("+ %d %d %s %s\n", pid, startTime(pid), strconv.Quote(dir), strconv.Quote(strings.Join(args, " "))))
+	r.write(fmt.Sprintf("+ %d %s %s\n", pid, strconv.Quote(dir), strconv.Quote(strings.Join(args, " "))))
 }
 
 func (r *Registry) ended(pid int) { r.write(fmt.Sprintf("- %d\n", pid)) }
@@ -102,15 +102,11 @@ func Leftovers(path string) ([]Leftover, error) {
 		return nil, fmt.Errorf("process registry: %w", err)
 	}
 	defer f.Close()
-	type entry struct {
-		Leftover
-		start uint64
-	}
-	running := map[int]entry{}
+	running := map[int]Leftover{}
 	var order []int
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		fields := strings.SplitN(sc.Text(), " ", 5)
+		fields := strings.SplitN(sc.Text(), " ", 4)
 		if len(fields) < 2 {
 			continue // a line cut short by the kill
 		}
@@ -121,18 +117,17 @@ func Leftovers(path string) ([]Leftover, error) {
 		switch {
 		case fields[0] == "-":
 			delete(running, pid)
-		case fields[0] == "+" && len(fields) == 5:
-			start, _ := strconv.ParseUint(fields[2], 10, 64)
-			dir, _ := strconv.Unquote(fields[3])
-			args, _ := strconv.Unquote(fields[4])
-			running[pid] = entry{Leftover{PID: pid, Dir: dir, Args: args}, start}
+		case fields[0] == "+" && len(fields) == 4:
+			dir, _ := strconv.Unquote(fields[2])
+			args, _ := strconv.Unquote(fields[3])
+			running[pid] = Leftover{PID: pid, Dir: dir, Args: args}
 			order = append(order, pid)
 		}
 	}
 	var out []Leftover
 	for _, pid := range order {
-		if e, ok := running[pid]; ok && groupAlive(pid, e.start) {
-			out = append(out, e.Leftover)
+		if l, ok := running[pid]; ok && groupAlive(pid) {
+			out = append(out, l)
 			delete(running, pid)
 		}
 	}
@@ -147,7 +142,7 @@ func WaitGone(ctx context.Context, left []Leftover, every time.Duration, report 
 	for {
 		var alive []Leftover
 		for _, l := range left {
-			if groupAlive(l.PID, 0) {
+			if groupAlive(l.PID) {
 				alive = append(alive, l)
 			}
 		}
@@ -169,14 +164,12 @@ func WaitGone(ctx context.Context, left []Leftover, every time.Duration, report 
 }
 
 // groupAlive reports whether the process group led by pid still has a live
-// member. When the leader still runs and start is known, its start time must
-// match, so that a reused pid is not taken for the old process. Zombies do
-// not count: a killed run's children are reaped by whoever adopted them,
-// which may take a while.
-func groupAlive(pid int, start uint64) bool {
-	if st, ok := readStat(pid); ok && start != 0 && st.start != start {
-		return false
-	}
+// member. Zombies do not count: a killed run's children are reaped by
+// whoever adopted them, which may take a while. (A pid reused by an
+// unrelated process does not count either, unless that process leads a
+// group of its own with the same id, which the message names for the user
+// to judge.)
+func groupAlive(pid int) bool {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		err := syscall.Kill(-pid, 0)
@@ -198,7 +191,6 @@ func groupAlive(pid int, start uint64) bool {
 type procStat struct {
 	state byte
 	pgrp  int
-	start uint64 // clock ticks since boot
 }
 
 func readStat(pid int) (procStat, bool) {
@@ -212,16 +204,9 @@ func readStat(pid int) (procStat, bool) {
 		return procStat{}, false
 	}
 	fields := strings.Fields(string(data[i+1:])) // from field 3 on
-	if len(fields) < 20 || len(fields[0]) != 1 {
+	if len(fields) < 3 || len(fields[0]) != 1 {
 		return procStat{}, false
 	}
 	pgrp, _ := strconv.Atoi(fields[2])
-	start, _ := strconv.ParseUint(fields[19], 10, 64)
-	return procStat{state: fields[0][0], pgrp: pgrp, start: start}, true
-}
-
-// startTime is a process's start time, 0 where that is unknown.
-func startTime(pid int) uint64 {
-	st, _ := readStat(pid)
-	return st.start
+	return procStat{state: fields[0][0], pgrp: pgrp}, true
 }

@@ -72,12 +72,30 @@ func TestRegistryLeftovers(t *testing.T) {
 	}
 }
 
-func TestRegistryIgnoresReusedPIDs(t *testing.T) {
-	// Our own pid is alive, but with another start time it is another process.
-	if startTime(os.Getpid()) == 0 {
-		t.Skip("no /proc")
+func TestGroupAliveIgnoresZombies(t *testing.T) {
+	// A child that exited but was not waited for is a zombie: not alive.
+	cmd := exec.Command("true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	if groupAlive(os.Getpid(), startTime(os.Getpid())+1) {
-		t.Error("a different start time must not count as the same process")
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, ok := readStat(pid)
+		if !ok {
+			t.Skip("no /proc")
+		}
+		if st.state == 'Z' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child never became a zombie")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
+	if groupAlive(pid) {
+		t.Error("a zombie counts as alive")
+	}
+	_ = cmd.Wait()
 }

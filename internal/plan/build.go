@@ -429,7 +429,7 @@ func newCompRun(rt *Runtime, name string, opts BuildOptions, selectedSet map[str
 	case cr.c != nil && cr.c.Lifecycle.Bare == manifest.EmptyAllow:
 		return cr
 	default:
-		impl, err := component.Probe(cr.dir, opts.Verb)
+		impl, err := rt.probe(cr.dir, opts.Verb)
 		if err != nil {
 			diags.Errorf(pos, "", "component %s: %v", name, err)
 			return nil
@@ -646,7 +646,7 @@ func predictUnchanged(cr *compRun) bool {
 	if diags.HasErrors() {
 		return false
 	}
-	fp, err := Fingerprint(cr.verb, cr.dir, exp, upstreamOutputs(rt, cr.deps))
+	fp, err := rt.fingerprint(cr, exp)
 	return err == nil && fp == cr.recorded.Fingerprint
 }
 

@@ -126,7 +126,7 @@ func (b beginDeploy) Run(ctx context.Context, env Env) Result {
 			rt.Masker.Add(v.Value)
 		}
 	}
-	fp, err := Fingerprint(cr.verb, cr.dir, exp, upstreamOutputs(rt, cr.deps))
+	fp, err := rt.fingerprint(cr, exp)
 	if err != nil {
 		return Fail(fmt.Errorf("fingerprint: %w", err))
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/params"
@@ -17,9 +18,9 @@ import (
 
 // Fingerprint hashes what decides a component's result: the verb, its expanded
 // parameters, the outputs of the components it runs after, and the files of
-// its directory (rendered templates and tool caches left out, since deploys
-// write them). An unchanged fingerprint lets --resume skip the component.
-func Fingerprint(verb, dir string, exp *params.Expanded, upstream map[string]map[string]string) (string, error) {
+// its directory (dirSum, from DirSum). An unchanged fingerprint lets --resume
+// skip the component.
+func Fingerprint(verb, dirSum string, exp *params.Expanded, upstream map[string]map[string]string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "verb %s\n", verb)
 	if exp != nil {
@@ -42,10 +43,51 @@ func Fingerprint(verb, dir string, exp *params.Expanded, upstream map[string]map
 			fmt.Fprintf(h, "output %q %q %q\n", c, k, upstream[c][k])
 		}
 	}
+	fmt.Fprintf(h, "dir %s\n", dirSum)
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// DirSum digests the files of a component's folder: names, modes, sizes,
+// contents and symlink targets, rendered templates and tool caches left out
+// (deploys write them).
+func DirSum(dir string) (string, error) {
+	h := sha256.New()
 	if err := hashDir(h, dir); err != nil {
 		return "", err
 	}
-	return hex.EncodeToString(h.Sum(nil))[:32], nil
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// dirSum is DirSum once per folder and run: a thousand components made from
+// one folder read it once. A run sees each folder as it was when first used.
+func (rt *Runtime) dirSum(dir string) (string, error) {
+	rt.cacheMu.Lock()
+	e, ok := rt.dirSums[dir]
+	if !ok {
+		e = &dirSumEntry{}
+		if rt.dirSums == nil {
+			rt.dirSums = map[string]*dirSumEntry{}
+		}
+		rt.dirSums[dir] = e
+	}
+	rt.cacheMu.Unlock()
+	e.once.Do(func() { e.sum, e.err = DirSum(dir) })
+	return e.sum, e.err
+}
+
+type dirSumEntry struct {
+	once sync.Once
+	sum  string
+	err  error
+}
+
+// fingerprint is the component's Fingerprint in this run.
+func (rt *Runtime) fingerprint(cr *compRun, exp *params.Expanded) (string, error) {
+	sum, err := rt.dirSum(cr.dir)
+	if err != nil {
+		return "", err
+	}
+	return Fingerprint(cr.verb, sum, exp, upstreamOutputs(rt, cr.deps)), nil
 }
 
 // ignoredDirs hold caches and VCS data, not the component's definition.

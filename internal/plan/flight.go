@@ -90,7 +90,7 @@ func standardPreFlight(rt *Runtime, selected []string, verb string) []standardSt
 		if ref == nil {
 			continue
 		}
-		if impl, err := component.Probe(ref.Source.Dir, verb); err == nil && impl.Kind == component.ImplMake {
+		if impl, err := rt.probe(absPath(ref.Source.Dir), verb); err == nil && impl.Kind == component.ImplMake {
 			tools["make"] = true
 		}
 	}

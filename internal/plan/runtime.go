@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/secret"
@@ -36,6 +37,10 @@ type Runtime struct {
 	Now           func() time.Time
 
 	planned *params.OutputIndex // outputs as the plan sees them, built once
+
+	cacheMu sync.Mutex
+	dirSums map[string]*dirSumEntry
+	probes  map[probeKey]probeResult
 }
 
 // Workspace is the .gantry folder next to a state file (DESIGN 2.5).
@@ -183,4 +188,28 @@ func DeclaredProvides(res *elaborate.Result) []string {
 		}
 	}
 	return out
+}
+
+type probeKey struct{ dir, verb string }
+
+type probeResult struct {
+	impl *component.Implementation
+	err  error
+}
+
+// probe is component.Probe once per folder and verb: a plan of a thousand
+// components made from one folder looks at it once.
+func (rt *Runtime) probe(dir, verb string) (*component.Implementation, error) {
+	k := probeKey{dir, verb}
+	rt.cacheMu.Lock()
+	defer rt.cacheMu.Unlock()
+	if r, ok := rt.probes[k]; ok {
+		return r.impl, r.err
+	}
+	impl, err := component.Probe(dir, verb)
+	if rt.probes == nil {
+		rt.probes = map[probeKey]probeResult{}
+	}
+	rt.probes[k] = probeResult{impl, err}
+	return impl, err
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"sync"
@@ -41,16 +42,29 @@ type ComponentJSON struct {
 	Reason     string `json:"reason,omitempty"`
 }
 
-// Events writes the JSON event stream, one event per line.
+// Events writes the JSON event stream, one event per line. Lines are
+// buffered until the run goes idle (Idle) or Flush.
 type Events struct {
 	mu  sync.Mutex
+	w   *bufio.Writer
 	enc *json.Encoder
 	run string
 }
 
 // NewEvents writes events to w.
 func NewEvents(w io.Writer, runID string) *Events {
-	return &Events{enc: json.NewEncoder(w), run: runID}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	return &Events{w: bw, enc: json.NewEncoder(bw), run: runID}
+}
+
+// Idle writes the buffered events.
+func (e *Events) Idle() { e.Flush() }
+
+// Flush writes the buffered events.
+func (e *Events) Flush() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_ = e.w.Flush()
 }
 
 // Emit writes one event.

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strings"
@@ -15,12 +16,22 @@ import (
 // whole, never mixed.
 type Plain struct {
 	mu  sync.Mutex
-	w   io.Writer
+	w   *bufio.Writer
 	sty Style
 }
 
-// NewPlain returns a plain renderer.
-func NewPlain(w io.Writer, sty Style) *Plain { return &Plain{w: w, sty: sty} }
+// NewPlain returns a plain renderer. Lines are buffered until the run goes
+// idle (Idle).
+func NewPlain(w io.Writer, sty Style) *Plain {
+	return &Plain{w: bufio.NewWriterSize(w, 32<<10), sty: sty}
+}
+
+// Idle writes the buffered lines.
+func (p *Plain) Idle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.w.Flush()
+}
 
 func (p *Plain) println(prefix, text string) {
 	p.mu.Lock()

@@ -12,23 +12,14 @@ import (
 )
 
 // RunLog writes one log per component (and per stack-level group) into the
-// run's folder, each line with its time. Writing happens on a goroutine of
-// its own: the executor only hands lines over, and never waits for a file to
-// be created or written.
+// run's folder, each line with its time. Lines are buffered until the run
+// goes idle (Idle): behind Async, the executor never waits for a file.
 type RunLog struct {
 	dir   string
 	mu    sync.Mutex
 	files map[string]*logFile
 	dirty []*logFile // written to since the last flush
 	err   error
-	queue chan logLine
-	done  chan struct{}
-}
-
-type logLine struct {
-	group string
-	at    time.Time
-	text  string
 }
 
 type logFile struct {
@@ -42,16 +33,7 @@ func NewRunLog(dir string) (*RunLog, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
 	}
-	l := &RunLog{dir: dir, files: map[string]*logFile{}, queue: make(chan logLine, 4096), done: make(chan struct{})}
-	go l.writer()
-	return l, nil
-}
-
-func (l *RunLog) writer() {
-	defer close(l.done)
-	for ln := range l.queue {
-		l.writeNow(ln)
-	}
+	return &RunLog{dir: dir, files: map[string]*logFile{}}, nil
 }
 
 // Dir is the run folder.
@@ -61,11 +43,7 @@ func (l *RunLog) Dir() string { return l.dir }
 func (l *RunLog) Path(group string) string { return filepath.Join(l.dir, group+".log") }
 
 func (l *RunLog) write(group, text string) {
-	l.queue <- logLine{group: group, at: time.Now(), text: text}
-}
-
-func (l *RunLog) writeNow(ln logLine) {
-	group, text := ln.group, ln.text
+	at := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lf, ok := l.files[group]
@@ -78,20 +56,23 @@ func (l *RunLog) writeNow(ln logLine) {
 		lf = &logFile{f: f, w: bufio.NewWriter(f)}
 		l.files[group] = lf
 	}
-	fmt.Fprintf(lf.w, "%s %s\n", ln.at.UTC().Format("2006-01-02T15:04:05.000Z"), text)
-	// Logs are read while a run goes on (and after a crash): keep them
-	// current, but write a burst of lines at once.
+	fmt.Fprintf(lf.w, "%s %s\n", at.UTC().Format("2006-01-02T15:04:05.000Z"), text)
 	if !lf.dirty {
 		lf.dirty = true
 		l.dirty = append(l.dirty, lf)
 	}
-	if len(l.queue) == 0 {
-		for _, d := range l.dirty {
-			_ = d.w.Flush()
-			d.dirty = false
-		}
-		l.dirty = l.dirty[:0]
+}
+
+// Idle writes the buffered lines: logs are read while a run goes on (and
+// after a crash), so they are kept current, a burst at a time.
+func (l *RunLog) Idle() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, d := range l.dirty {
+		_ = d.w.Flush()
+		d.dirty = false
 	}
+	l.dirty = l.dirty[:0]
 }
 
 // StepStarted logs the start of visible steps.
@@ -131,8 +112,6 @@ func (l *RunLog) Note(n *plan.Node, note plan.Note) {
 
 // Close writes what is left and closes every log.
 func (l *RunLog) Close() error {
-	close(l.queue)
-	<-l.done
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, lf := range l.files {
