@@ -28,4 +28,8 @@ work="${BENCH_WORK:-bench/.work}"
 mkdir -p "$work/bin"
 go build -o "$work/bin/gantry" ./cmd/gantry
 go build -o "$work/bin/runner" ./bench/runner
+# Building writes thousands of files; let the filesystem settle before
+# measuring tools whose runs create files.
+sync
+sleep 3
 exec "$work/bin/runner" -gantry "$work/bin/gantry" -work "$work" "${args[@]}"

@@ -151,7 +151,11 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 		}
 		name := fmt.Sprintf("resume-random-%d", n)
 		if o.wants(name) {
-			r, err := resume(ctx, o, filepath.Join(o.work, fmt.Sprintf("noop-random-%d", n)), n)
+			dir := filepath.Join(o.work, fmt.Sprintf("noop-random-%d", n))
+			if _, err := casegen.Generate(dir, "random", n, 1, "noop"); err != nil {
+				return err
+			}
+			r, err := resume(ctx, o, dir, n)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
@@ -160,7 +164,11 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 		}
 	}
 	if name := "plan-random-10000"; slices.Contains(sizes, 10000) && (o.wants(name)) {
-		r, err := planOnly(ctx, o, filepath.Join(o.work, "noop-random-10000"), 10000)
+		dir := filepath.Join(o.work, "noop-random-10000")
+		if _, err := casegen.Generate(dir, "random", 10000, 1, "noop"); err != nil {
+			return err
+		}
+		r, err := planOnly(ctx, o, dir, 10000)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -188,9 +196,10 @@ func versusMake(ctx context.Context, o options, dir string, c casegen.Case) (row
 		return row{}, err
 	}
 	var g, m []run
-	for i := 0; i < o.rounds; i++ {
+	// Round -1 warms caches (binaries, the case's files) and is not counted.
+	for i := -1; i < o.rounds; i++ {
 		order := []bool{true, false}
-		if i%2 == 1 {
+		if i%2 != 0 {
 			order = []bool{false, true}
 		}
 		for _, isGantry := range order {
@@ -202,13 +211,17 @@ func versusMake(ctx context.Context, o options, dir string, c casegen.Case) (row
 				if err != nil {
 					return row{}, err
 				}
-				g = append(g, r)
+				if i >= 0 {
+					g = append(g, r)
+				}
 			} else {
 				r, err := measure(ctx, dir, "make", "-s", "-j", fmt.Sprint(o.parallel), "-f", "Makefile", "all")
 				if err != nil {
 					return row{}, err
 				}
-				m = append(m, r)
+				if i >= 0 {
+					m = append(m, r)
+				}
 			}
 		}
 	}

@@ -231,13 +231,52 @@ func mergeOutputs(dst, src []manifest.Output) []manifest.Output {
 // directories and manifests at the stack entry that names them. Manifests are
 // parsed in parallel; diagnostics keep the order of the components.
 func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.Component {
-	comps := make([]*manifest.Component, len(s.Components))
-	perComp := make([]manifest.Diagnostics, len(s.Components))
+	// Each manifest file is parsed once, however many components use its
+	// folder; each component decodes its own copy.
+	type parsed struct {
+		docs  []*manifest.Node
+		diags manifest.Diagnostics
+		first int // the component that reports the file's parse errors
+	}
+	files := map[string]*parsed{}
+	var paths []string
+	for i := range s.Components {
+		ref := &s.Components[i]
+		if ref.Source.Dir == "" || ref.Name == "" {
+			continue
+		}
+		path := filepath.Clean(filepath.Join(ref.Source.Dir, manifest.ComponentManifestFile))
+		if _, ok := files[path]; !ok {
+			files[path] = &parsed{first: i}
+			paths = append(paths, path)
+		}
+	}
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, path := range paths {
+		g.Go(func() error {
+			f := files[path]
+			f.docs, f.diags = manifest.ParseFile(path)
+			return nil
+		})
+	}
+	_ = g.Wait()
+
+	comps := make([]*manifest.Component, len(s.Components))
+	perComp := make([]manifest.Diagnostics, len(s.Components))
 	for i := range s.Components {
 		g.Go(func() error {
-			comps[i] = loadComponent(&s.Components[i], i, &perComp[i])
+			ref := &s.Components[i]
+			if ref.Source.Dir == "" || ref.Name == "" {
+				return nil
+			}
+			path := filepath.Clean(filepath.Join(ref.Source.Dir, manifest.ComponentManifestFile))
+			f := files[path]
+			readErr := len(f.diags) == 1 && f.diags[0].Pos.Line == 0
+			if f.diags.HasErrors() && !readErr && f.first != i {
+				return nil // a broken file is said once, at its first component
+			}
+			comps[i] = loadComponent(ref, i, path, f.docs, f.diags, &perComp[i])
 			return nil
 		})
 	}
@@ -248,13 +287,13 @@ func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.
 	return comps
 }
 
-func loadComponent(ref *manifest.ComponentRef, i int, diags *manifest.Diagnostics) *manifest.Component {
+func loadComponent(ref *manifest.ComponentRef, i int, file string, docs []*manifest.Node, parseDiags manifest.Diagnostics, diags *manifest.Diagnostics) *manifest.Component {
 	field := manifest.ItemPath("components", i) + ".source.dir"
-	if ref.Source.Dir == "" || ref.Name == "" {
-		return nil
+	var c *manifest.Component
+	ds := append(manifest.Diagnostics(nil), parseDiags...)
+	if !parseDiags.HasErrors() {
+		c, ds = manifest.DecodeComponentFile(file, docs, ds)
 	}
-	file := filepath.Join(ref.Source.Dir, manifest.ComponentManifestFile)
-	c, ds := manifest.LoadComponent(file)
 	if c != nil || len(ds) != 1 || ds[0].Pos.Line != 0 {
 		*diags = append(*diags, ds...)
 		return c

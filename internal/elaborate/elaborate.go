@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
@@ -39,6 +40,10 @@ type Result struct {
 	// TemplateDirs are, by component, the folders of its template chain,
 	// nearest first.
 	TemplateDirs map[string][]string
+
+	indexMu sync.Mutex
+	index   map[string]*manifest.Component
+	indexed int // len(Components) when index was built
 }
 
 // Annotations an elaborated file uses to keep what the stack manifests said
@@ -52,12 +57,20 @@ const (
 
 // Component returns the component named name, or nil.
 func (r *Result) Component(name string) *manifest.Component {
-	for _, c := range r.Components {
-		if c.Meta.Name == name {
-			return c
+	r.indexMu.Lock()
+	defer r.indexMu.Unlock()
+	// Components only grow while a Result is built; an index of another
+	// length is stale.
+	if r.index == nil || r.indexed != len(r.Components) {
+		r.index = make(map[string]*manifest.Component, len(r.Components))
+		for i := len(r.Components) - 1; i >= 0; i-- { // the first of a name wins
+			if c := r.Components[i]; c != nil {
+				r.index[c.Meta.Name] = c
+			}
 		}
+		r.indexed = len(r.Components)
 	}
-	return nil
+	return r.index[name]
 }
 
 // level is one stack of a fromStack chain with what belongs to it.

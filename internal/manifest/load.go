@@ -59,6 +59,14 @@ func LoadComponent(path string) (*Component, Diagnostics) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
+	return DecodeComponentFile(path, docs, diags)
+}
+
+// DecodeComponentFile decodes the parsed documents of a component manifest
+// (ParseFile of path); diags are the parser's, added to. A stack made of
+// many components from one folder parses its manifest once and decodes it
+// for each.
+func DecodeComponentFile(path string, docs []*Node, diags Diagnostics) (*Component, Diagnostics) {
 	if len(docs) != 1 {
 		if len(docs) == 0 {
 			diags.Errorf(Pos{File: path}, "", "the file is empty; expected a manifest of kind: component")

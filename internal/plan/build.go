@@ -411,9 +411,7 @@ func newCompRun(rt *Runtime, name string, opts BuildOptions, selectedSet map[str
 	} else if cr.recorded != nil {
 		cr.dir, cr.deps, cr.order = rt.RecordedDir(cr.recorded.Dir), cr.recorded.Depends, cr.recorded.Order
 	}
-	if abs, err := filepath.Abs(cr.dir); err == nil {
-		cr.dir = abs
-	}
+	cr.dir = absPath(cr.dir)
 	pos := manifest.Pos{}
 	if ref := stackRef(rt, name); ref != nil {
 		pos = ref.Pos
@@ -485,10 +483,16 @@ func plannedOutputs(rt *Runtime, selected map[string]bool) *params.OutputIndex {
 }
 
 func stackRef(rt *Runtime, name string) *manifest.ComponentRef {
-	for i := range rt.Res.Stack.Components {
-		if rt.Res.Stack.Components[i].Name == name {
-			return &rt.Res.Stack.Components[i]
+	rt.refsOnce.Do(func() {
+		rt.refs = make(map[string]int, len(rt.Res.Stack.Components))
+		for i := range rt.Res.Stack.Components {
+			if _, dup := rt.refs[rt.Res.Stack.Components[i].Name]; !dup {
+				rt.refs[rt.Res.Stack.Components[i].Name] = i
+			}
 		}
+	})
+	if i, ok := rt.refs[name]; ok {
+		return &rt.Res.Stack.Components[i]
 	}
 	return nil
 }
@@ -596,21 +600,29 @@ func addComponent(p *Plan, rt *Runtime, cr *compRun, model map[string]any, diags
 // parameter of the component or the stack, an output some component declares,
 // or an implicit parameter.
 func knownNames(rt *Runtime, c *manifest.Component) func(string) bool {
-	names := map[string]bool{"hub.deploymentId": true, "hub.stackName": true, "hub.componentName": true, "hub.provides": true}
-	for _, p := range rt.Res.Stack.Parameters {
-		names[p.Name] = true
-	}
-	for _, other := range rt.Res.Components {
-		for _, o := range other.Outputs {
-			names[o.Name] = true
-		}
-	}
-	if c != nil {
-		for _, p := range c.Parameters {
+	rt.namesOnce.Do(func() {
+		names := map[string]bool{"hub.deploymentId": true, "hub.stackName": true, "hub.componentName": true, "hub.provides": true}
+		for _, p := range rt.Res.Stack.Parameters {
 			names[p.Name] = true
 		}
+		for _, other := range rt.Res.Components {
+			if other == nil {
+				continue
+			}
+			for _, o := range other.Outputs {
+				names[o.Name] = true
+			}
+		}
+		rt.stackNames = names
+	})
+	var own map[string]bool
+	if c != nil {
+		own = make(map[string]bool, len(c.Parameters))
+		for _, p := range c.Parameters {
+			own[p.Name] = true
+		}
 	}
-	return func(n string) bool { return names[n] }
+	return func(n string) bool { return rt.stackNames[n] || own[n] }
 }
 
 // predictAction says what the run will do to a component, for the plan.

@@ -103,8 +103,5 @@ func stackDir(rt *Runtime) string {
 	if dir == "" {
 		dir = filepath.Dir(rt.Res.Stack.File)
 	}
-	if d, err := filepath.Abs(dir); err == nil {
-		return d
-	}
-	return dir
+	return absPath(dir)
 }

@@ -45,9 +45,7 @@ func preparePlugins(rt *Runtime, cr *compRun, force bool, pos manifest.Pos, diag
 	if cr.productDir == "" {
 		cr.productDir = stackDir(rt)
 	}
-	if abs, err := filepath.Abs(cr.productDir); err == nil {
-		cr.productDir = abs
-	}
+	cr.productDir = absPath(cr.productDir)
 	v, err := readSpecVersion(cr.productDir)
 	if err != nil {
 		diags.Errorf(pos, "", "component %s: %v", cr.name, err)
@@ -286,12 +284,25 @@ func (cr *compRun) pluginEnv(stream func(string) io.Writer, outputs func(map[str
 	}
 }
 
+// absPath is filepath.Abs with the working directory looked up once: gantry
+// never changes it, and a plan of thousands of components would otherwise
+// ask the kernel for it thousands of times.
 func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
 	}
-	return p
+	cwdOnce.Do(func() { cwd, cwdErr = os.Getwd() })
+	if cwdErr != nil {
+		return p
+	}
+	return filepath.Join(cwd, p)
 }
+
+var (
+	cwdOnce sync.Once
+	cwd     string
+	cwdErr  error
+)
 
 func absAll(l []string) []string {
 	out := make([]string, len(l))

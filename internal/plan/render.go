@@ -28,11 +28,17 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 	steps := p.visibleSteps()
 	fmt.Fprintf(&b, "%s %s: %d component%s, %d step%s\n", p.Verb, p.Stack, comps, plural(comps), steps, plural(steps))
 	deps := p.groupDependencies()
+	verbs := map[string]*Node{}
+	for _, n := range p.Nodes {
+		if n.Kind == "component" && verbs[n.Group] == nil {
+			verbs[n.Group] = n
+		}
+	}
 	group := ""
 	for _, n := range p.Nodes {
 		if n.Group != group {
 			group = n.Group
-			b.WriteString("  " + p.groupTitle(group, deps[group]) + "\n")
+			b.WriteString("  " + groupTitle(group, verbs[group], deps[group]) + "\n")
 		}
 		if n.Hidden {
 			continue
@@ -80,16 +86,9 @@ func (p *Plan) visibleSteps() int {
 	return n
 }
 
-// groupTitle is a group's heading: a component with its action and what it
-// runs after, or a flight group's name.
-func (p *Plan) groupTitle(group string, after []string) string {
-	var verb *Node
-	for _, n := range p.Nodes {
-		if n.Group == group && n.Kind == "component" {
-			verb = n
-			break
-		}
-	}
+// groupTitle is a group's heading: a component with its action (its verb
+// step's) and what it runs after, or a flight group's name.
+func groupTitle(group string, verb *Node, after []string) string {
 	if verb == nil {
 		return group
 	}

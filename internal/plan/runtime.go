@@ -41,6 +41,11 @@ type Runtime struct {
 	cacheMu sync.Mutex
 	dirSums map[string]*dirSumEntry
 	probes  map[probeKey]probeResult
+
+	refsOnce   sync.Once
+	refs       map[string]int // stack component entries by name
+	namesOnce  sync.Once
+	stackNames map[string]bool // names every component may refer to
 }
 
 // Workspace is the .gantry folder next to a state file (DESIGN 2.5).
