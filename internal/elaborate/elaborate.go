@@ -82,8 +82,14 @@ type level struct {
 // Elaborate assembles the stack at path. Every problem of every file is returned
 // in the diagnostics; the result is nil when there are errors.
 func Elaborate(path string, opts Options) (*Result, manifest.Diagnostics) {
+	return elaborate(path, nil, opts)
+}
+
+// elaborate is Elaborate with the stack file's documents when they were
+// parsed already (Load looks at them first).
+func elaborate(path string, docs []*manifest.Node, opts Options) (*Result, manifest.Diagnostics) {
 	var diags manifest.Diagnostics
-	chain := loadChain(path, &diags)
+	chain := loadChain(path, docs, &diags)
 	if len(chain) == 0 {
 		return nil, diags
 	}
@@ -117,7 +123,7 @@ func Elaborate(path string, opts Options) (*Result, manifest.Diagnostics) {
 // loadChain loads the stack and its base stacks, base-most first. A cycle of
 // fromStack references is an error that prints the cycle. A base given as a
 // directory brings the params.yaml next to its hub.yaml, when there is one.
-func loadChain(path string, diags *manifest.Diagnostics) []*level {
+func loadChain(path string, docs []*manifest.Node, diags *manifest.Diagnostics) []*level {
 	var chain []*level
 	seen := map[string]int{}
 	var names []string
@@ -135,7 +141,14 @@ func loadChain(path string, diags *manifest.Diagnostics) []*level {
 		}
 		seen[abs] = len(names)
 		names = append(names, path)
-		s, ds := manifest.LoadStack(path)
+		var s *manifest.Stack
+		var ds manifest.Diagnostics
+		if docs != nil {
+			s, ds = manifest.DecodeStackFile(path, docs, nil)
+			docs = nil // base stacks are read from their files
+		} else {
+			s, ds = manifest.LoadStack(path)
+		}
 		*diags = append(*diags, ds...)
 		if s == nil {
 			if len(names) > 1 && len(ds) == 1 && ds[0].Pos.Line == 0 {

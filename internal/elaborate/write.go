@@ -98,7 +98,7 @@ func Load(path string, opts Options) (*Result, manifest.Diagnostics) {
 		return nil, diags
 	}
 	if !IsElaborated(path, docs) {
-		return Elaborate(path, opts)
+		return elaborate(path, docs, opts)
 	}
 	if len(opts.ParamsFiles) > 0 {
 		diags.Errorf(manifest.Pos{File: opts.ParamsFiles[0]}, "", "params files cannot be added to an elaborated file (%s); elaborate the stack with them instead", path)

@@ -25,6 +25,12 @@ func LoadStack(path string) (*Stack, Diagnostics) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
+	return DecodeStackFile(path, docs, diags)
+}
+
+// DecodeStackFile decodes the parsed documents of a stack manifest
+// (ParseFile of path); diags are the parser's, added to.
+func DecodeStackFile(path string, docs []*Node, diags Diagnostics) (*Stack, Diagnostics) {
 	if len(docs) == 0 {
 		diags.Errorf(Pos{File: path}, "", "the file is empty; expected a manifest of kind: stack")
 		return nil, diags
