@@ -135,13 +135,14 @@ func (b beginDeploy) Run(ctx context.Context, env Env) Result {
 	cr.mu.Unlock()
 	if cr.resume && !cr.forceReplace && cr.recorded != nil && cr.recorded.Status == state.StatusDeployed && cr.recorded.Fingerprint == fp {
 		rt.Provides.Add(cr.recorded.Provides...)
-		return Result{Status: Skipped, Soft: true, Reason: reasonUnchanged}
+		return Result{Status: Skipped, Soft: true, Reason: ReasonUnchanged}
 	}
 	return Ok()
 }
 
-// reasonUnchanged marks a component that --resume found deployed and unchanged.
-const reasonUnchanged = "unchanged"
+// ReasonUnchanged is the reason of the skips of a component that --resume
+// found deployed and unchanged.
+const ReasonUnchanged = "unchanged"
 
 func upstreamOutputs(rt *Runtime, deps []string) map[string]map[string]string {
 	m := make(map[string]map[string]string, len(deps))
@@ -485,7 +486,7 @@ func (e endStep) Run(ctx context.Context, env Env) Result {
 // deployed becomes skipped; one that was keeps its status with the reason.
 func (e endStep) Skipped(r Result) {
 	cr, rt := e.cr, e.cr.rt
-	if cr.readOnly || r.Reason == reasonUnchanged || cr.verb == VerbUndeploy && r.Soft {
+	if cr.readOnly || r.Reason == ReasonUnchanged || cr.verb == VerbUndeploy && r.Soft {
 		return
 	}
 	rt.Recorder.UpdateComponent(cr.name, func(c *state.Component) {

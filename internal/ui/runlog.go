@@ -84,7 +84,9 @@ func (l *RunLog) StepStarted(n *plan.Node, _ time.Time) {
 
 // StepFinished logs how steps ended.
 func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
-	if r.Status == plan.Skipped && r.Reason == "not needed" {
+	// A component --resume leaves alone has nothing to log (the events and
+	// the summary say it was unchanged).
+	if r.Status == plan.Skipped && (r.Reason == "not needed" || r.Reason == plan.ReasonUnchanged) {
 		return
 	}
 	if n.Hidden && r.Status == plan.OK {
