@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -284,25 +285,21 @@ func (cr *compRun) pluginEnv(stream func(string) io.Writer, outputs func(map[str
 	}
 }
 
-// absPath is filepath.Abs with the working directory looked up once: gantry
-// never changes it, and a plan of thousands of components would otherwise
-// ask the kernel for it thousands of times.
+// absPath is filepath.Abs with one getcwd system call: os.Getwd checks $PWD
+// with two stat calls first, which a plan of thousands of components pays
+// thousands of times.
 func absPath(p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
-	cwdOnce.Do(func() { cwd, cwdErr = os.Getwd() })
-	if cwdErr != nil {
-		return p
+	wd, err := syscall.Getwd()
+	if err != nil {
+		if wd, err = os.Getwd(); err != nil {
+			return p
+		}
 	}
-	return filepath.Join(cwd, p)
+	return filepath.Join(wd, p)
 }
-
-var (
-	cwdOnce sync.Once
-	cwd     string
-	cwdErr  error
-)
 
 func absAll(l []string) []string {
 	out := make([]string, len(l))
