@@ -32,7 +32,7 @@ func (d *delays) StepFinished(n *plan.Node, _ plan.Result, _, ended time.Time) {
 	d.mu.Unlock()
 }
 
-func (d *delays) Log(*plan.Node, string)      {}
+func (d *delays) Log(*plan.Node, string)     {}
 func (d *delays) Note(*plan.Node, plan.Note) {}
 
 // randomPlan is a DAG of n in-process no-op steps, each after up to 3
