@@ -13,10 +13,14 @@ import (
 
 func main() {
 	// A run's heap is small and short-lived; collecting it at the default
-	// pace cost more CPU than the rest of the executor. GOGC still rules when
-	// set.
+	// pace cost more CPU than the rest of the executor. A soft limit keeps
+	// the stacks of thousands of components from growing to five times
+	// their live heap. GOGC and GOMEMLIMIT still rule when set.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(256 << 20)
 	}
 	// GANTRY_CPUPROFILE=file profiles a whole command (bench/README.md).
 	if path := os.Getenv("GANTRY_CPUPROFILE"); path != "" {

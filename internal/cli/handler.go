@@ -124,13 +124,11 @@ func elaboratedForWrite(res *elaborate.Result) *elaborate.Result {
 	if err != nil {
 		return res
 	}
-	out := *res
 	st := *res.Stack
 	hc := *h
 	hc.Path = filepath.ToSlash(rel)
 	st.Meta.InstallationHandler = &hc
-	out.Stack = &st
-	return &out
+	return res.WithStack(&st)
 }
 
 func absOr(p string) string {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -51,6 +52,7 @@ type loaded struct {
 	locked    *params.Locked
 	env       map[string]string // -e overrides
 	stateSum  [32]byte          // of the state file as read, to notice changes
+	read      bool              // the state was read (stateSum is set)
 	said      string            // what invalid input means for the command
 }
 
@@ -82,16 +84,27 @@ func (a *app) loadStack(args []string, f *stackFlags) (*loaded, error) {
 
 // readState reads the state, refusing one that belongs to another stack.
 func (l *loaded) readState() error {
-	data, _ := os.ReadFile(l.statePath)
-	l.stateSum = sha256.Sum256(data)
-	st, err := state.ReadFile(l.statePath)
+	data, err := os.ReadFile(l.statePath)
+	sum := sha256.Sum256(data)
+	if l.read && sum == l.stateSum {
+		return nil // read before, unchanged since
+	}
+	var st *state.State
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		err = nil // no state yet
+	case err != nil:
+		return withCode(ExitInvalid, fmt.Errorf("read state %s: %w", l.statePath, err))
+	default:
+		st, err = state.Decode(l.statePath, data)
+	}
 	if err != nil {
 		return withCode(ExitInvalid, err)
 	}
 	if st != nil && st.Stack != "" && st.Stack != l.res.Stack.Meta.Name {
 		return withCode(ExitInvalid, fmt.Errorf("state %s belongs to stack %q, not %q; point -s at this stack's state", l.statePath, st.Stack, l.res.Stack.Meta.Name))
 	}
-	l.state = st
+	l.state, l.stateSum, l.read = st, sum, true
 	return nil
 }
 

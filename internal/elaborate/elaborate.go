@@ -55,6 +55,12 @@ const (
 	TemplateDirsAnnotation = "gantry.dev/templates"
 )
 
+// WithStack returns a copy of r whose stack manifest is s (the components
+// and folders are shared).
+func (r *Result) WithStack(s *manifest.Stack) *Result {
+	return &Result{Stack: s, Components: r.Components, Files: r.Files, Dir: r.Dir, SourceDirs: r.SourceDirs, ProductDirs: r.ProductDirs, TemplateDirs: r.TemplateDirs}
+}
+
 // Component returns the component named name, or nil.
 func (r *Result) Component(name string) *manifest.Component {
 	r.indexMu.Lock()

@@ -31,7 +31,7 @@ func Encode(s *State) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return assemble(header, frags, sortedKeys(frags)), nil
+	return assemble(nil, header, frags, sortedKeys(frags)), nil
 }
 
 // encodeHeader renders the stack-level fields (everything but components).
@@ -137,13 +137,17 @@ func (e *encoder) plugins(in int, name string, list []PluginInstance) {
 	}
 }
 
-// assemble joins the header and the components' fragments in name order.
-func assemble(header []byte, frags map[string][]byte, names []string) []byte {
+// assemble joins the header and the components' fragments in name order,
+// into buf when it is large enough.
+func assemble(buf, header []byte, frags map[string][]byte, names []string) []byte {
 	size := len(header) + 16
 	for _, f := range frags {
 		size += len(f)
 	}
-	out := make([]byte, 0, size)
+	out := buf[:0]
+	if cap(out) < size {
+		out = make([]byte, 0, size+size/8)
+	}
 	out = append(out, header...)
 	if len(names) > 0 {
 		out = append(out, "components:\n"...)

@@ -23,6 +23,7 @@ type Recorder struct {
 	hdrDirty bool
 	frags    map[string][]byte
 	names    []string // the keys of frags, sorted
+	buf      []byte   // the last document written
 	dirty    map[string]bool
 	version  uint64 // bumped by every change
 	written  uint64 // the version the file holds
@@ -258,5 +259,8 @@ func (r *Recorder) encodeLocked() ([]byte, error) {
 		r.frags[name] = b
 	}
 	clear(r.dirty)
-	return assemble(r.header, r.frags, r.names), nil
+	// The writer is the only user of the document until its next write:
+	// one buffer serves every write instead of a new one the state's size.
+	r.buf = assemble(r.buf, r.header, r.frags, r.names)
+	return r.buf, nil
 }
