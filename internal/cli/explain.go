@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -211,15 +212,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func writeExplainText(w io.Writer, st *state.State, ex explainJSON, only string) {
 	if only == "" {
 		fmt.Fprintf(w, "stack %s: %s", ex.Stack, orDash(ex.Status))
@@ -231,7 +223,7 @@ func writeExplainText(w io.Writer, st *state.State, ex explainJSON, only string)
 		section(w, "outputs", ex.Outputs)
 		if len(ex.Provides) > 0 {
 			fmt.Fprintln(w, "provides:")
-			for _, k := range sortedKeys(ex.Provides) {
+			for _, k := range slices.Sorted(maps.Keys(ex.Provides)) {
 				fmt.Fprintf(w, "  %s: %s\n", k, strings.Join(ex.Provides[k], ", "))
 			}
 		}
@@ -268,7 +260,7 @@ func section(w io.Writer, title string, m map[string]string) {
 	indent := strings.Repeat(" ", len(title)-len(strings.TrimLeft(title, " ")))
 	fmt.Fprintf(w, "%s:\n", title)
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		fmt.Fprintf(tw, "%s  %s\t= %s\n", indent, k, ui.Sanitize(oneLine(m[k])))
 	}
 	tw.Flush()

@@ -35,45 +35,48 @@ func (d *delays) StepFinished(n *plan.Node, _ plan.Result, _, ended time.Time) {
 func (d *delays) Log(*plan.Node, string)     {}
 func (d *delays) Note(*plan.Node, plan.Note) {}
 
-// randomPlan is a DAG of n in-process no-op steps, each after up to 3
-// earlier ones (the shape of bench/'s random cases).
-func randomPlan(n int, seed int64) (*plan.Plan, map[string][]string) {
-	r := rand.New(rand.NewSource(seed))
+// noopPlan is n in-process no-op steps; step i runs after the steps
+// depsOf(i) names (earlier ones).
+func noopPlan(n int, depsOf func(i int) []int) (*plan.Plan, map[string][]string) {
 	p := plan.New("bench", "deploy")
 	deps := map[string][]string{}
 	noop := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result { return plan.Ok() })
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("s%05d", i)
 		p.Add(&plan.Node{ID: id, Label: id, Runner: noop})
-		seen := map[int]bool{}
-		for k := 0; k < 3 && i > 0; k++ {
-			j := r.Intn(i)
-			if !seen[j] {
-				seen[j] = true
-				from := fmt.Sprintf("s%05d", j)
-				p.Connect(from, id, plan.OnSuccess)
-				deps[id] = append(deps[id], from)
-			}
+		for _, j := range depsOf(i) {
+			from := fmt.Sprintf("s%05d", j)
+			p.Connect(from, id, plan.OnSuccess)
+			deps[id] = append(deps[id], from)
 		}
 	}
 	return p, deps
 }
 
-// chainPlan is n in-process no-op steps, each after the one before.
-func chainPlan(n int) (*plan.Plan, map[string][]string) {
-	p := plan.New("bench", "deploy")
-	deps := map[string][]string{}
-	noop := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result { return plan.Ok() })
-	for i := 0; i < n; i++ {
-		id := fmt.Sprintf("s%05d", i)
-		p.Add(&plan.Node{ID: id, Label: id, Runner: noop})
-		if i > 0 {
-			from := fmt.Sprintf("s%05d", i-1)
-			p.Connect(from, id, plan.OnSuccess)
-			deps[id] = []string{from}
+// randomPlan: each step after up to 3 earlier ones (bench/'s random cases).
+func randomPlan(n int, seed int64) (*plan.Plan, map[string][]string) {
+	r := rand.New(rand.NewSource(seed))
+	return noopPlan(n, func(i int) []int {
+		seen := map[int]bool{}
+		var out []int
+		for k := 0; k < 3 && i > 0; k++ {
+			if j := r.Intn(i); !seen[j] {
+				seen[j] = true
+				out = append(out, j)
+			}
 		}
-	}
-	return p, deps
+		return out
+	})
+}
+
+// chainPlan: each step after the one before.
+func chainPlan(n int) (*plan.Plan, map[string][]string) {
+	return noopPlan(n, func(i int) []int {
+		if i == 0 {
+			return nil
+		}
+		return []int{i - 1}
+	})
 }
 
 // BenchmarkDispatch runs 10,000 in-process no-op steps, 8 at once, and

@@ -3,8 +3,9 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ func Encode(s *State) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return assemble(nil, header, frags, sortedKeys(frags)), nil
+	return assemble(nil, header, frags, slices.Sorted(maps.Keys(frags))), nil
 }
 
 // encodeHeader renders the stack-level fields (everything but components).
@@ -51,7 +52,7 @@ func encodeHeader(s *State) ([]byte, error) {
 	if len(s.Provides) > 0 {
 		e.key(0, "provides")
 		e.newline()
-		for _, k := range sortedKeys(s.Provides) {
+		for _, k := range slices.Sorted(maps.Keys(s.Provides)) {
 			e.indent(2)
 			e.str(k)
 			e.byte(':')
@@ -222,7 +223,7 @@ func (e *encoder) strMap(in int, name string, m map[string]string) {
 		return
 	}
 	e.key(in, name)
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		e.indent(in + 2)
 		e.str(k)
 		e.buf = append(e.buf, ": "...)
@@ -272,7 +273,7 @@ func (e *encoder) value(in int, v any) {
 			e.buf = append(e.buf, " {}"...)
 			return
 		}
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			e.indent(in)
 			e.str(k)
 			e.byte(':')
@@ -358,13 +359,4 @@ func plainSafe(s string) bool {
 		i += size
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

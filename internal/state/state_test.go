@@ -6,8 +6,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 func sample() *State {
@@ -22,25 +20,6 @@ func sample() *State {
 	c.Outputs = map[string]string{"db.host": "localhost", "true": "yes"}
 	s.Component("true").Status = StatusFailed
 	return s
-}
-
-func TestEncodeRoundTrip(t *testing.T) {
-	s := sample()
-	data, err := Encode(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Decode("state", data)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, data)
-	}
-	if diff := cmp.Diff(s, back); diff != "" {
-		t.Errorf("round trip (-want +got):\n%s", diff)
-	}
-	again, _ := Encode(back)
-	if string(again) != string(data) {
-		t.Errorf("encoding is not deterministic:\n%s\n---\n%s", data, again)
-	}
 }
 
 func TestRecorderWritesWhatEncodeWrites(t *testing.T) {
