@@ -1,19 +1,17 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/lines"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/ui"
@@ -163,7 +161,7 @@ func (a *app) withInstallationHandler(ctx context.Context, h *installationHandle
 	}
 	node := &plan.Node{ID: handlerGroup, Kind: "handler", Label: handlerGroup}
 	call := func(ctx context.Context, action string) error {
-		w := &lineWriter{emit: func(line string) { out.Log(node, line); ui.Idle(out) }}
+		w := lines.NewWriter(func(line string) { out.Log(node, line); ui.Idle(out) })
 		err := component.Run(ctx, component.Process{
 			Args: []string{h.path, action, h.config}, Dir: h.dir,
 			Env: os.Environ(), Stdout: w, Stderr: w, Grace: 10 * time.Second,
@@ -189,39 +187,6 @@ func (a *app) withInstallationHandler(ctx context.Context, h *installationHandle
 	return ferr
 }
 
-// lineWriter hands whole lines to emit; Flush hands over the last, unended one.
-type lineWriter struct {
-	mu   sync.Mutex
-	buf  []byte
-	emit func(string)
-}
-
-var _ io.Writer = (*lineWriter)(nil)
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			break
-		}
-		w.emit(string(bytes.TrimSuffix(w.buf[:i], []byte("\r"))))
-		w.buf = w.buf[i+1:]
-	}
-	return len(p), nil
-}
-
-// Flush emits what is left.
-func (w *lineWriter) Flush() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.buf) > 0 {
-		w.emit(string(w.buf))
-		w.buf = nil
-	}
-}
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)

@@ -1,12 +1,12 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
 
+	"github.com/gantry-dev/gantry/internal/lines"
 	"github.com/gantry-dev/gantry/internal/plan"
 )
 
@@ -15,14 +15,14 @@ type stepEnv struct {
 	r  *run
 	n  *plan.Node
 	mu sync.Mutex
-	lw *lineWriter
+	lw *lines.Writer
 }
 
 func (e *stepEnv) Output() io.Writer {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.lw == nil {
-		e.lw = &lineWriter{emit: func(line string) { e.r.opts.Observer.Log(e.n, line) }}
+		e.lw = lines.NewWriter(func(line string) { e.r.opts.Observer.Log(e.n, line) })
 	}
 	return e.lw
 }
@@ -83,47 +83,3 @@ func (e *stepEnv) Pause(fn func() error) error {
 	return err
 }
 
-// lineWriter splits a stream into lines; carriage returns (progress bars) end
-// a line too.
-type lineWriter struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	emit func(string)
-}
-
-// maxLine bounds a line held back waiting for its newline.
-const maxLine = 64 << 10
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	for {
-		b := w.buf.Bytes()
-		i := bytes.IndexAny(b, "\n\r")
-		if i < 0 {
-			if len(b) > maxLine {
-				w.emit(string(b))
-				w.buf.Reset()
-			}
-			return len(p), nil
-		}
-		line := string(b[:i])
-		skip := 1
-		if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
-			skip = 2
-		}
-		w.buf.Next(i + skip)
-		w.emit(line)
-	}
-}
-
-// Flush emits what is left without a newline.
-func (w *lineWriter) Flush() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.buf.Len() > 0 {
-		w.emit(w.buf.String())
-		w.buf.Reset()
-	}
-}

@@ -6,15 +6,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/secret"
 )
 
 // A plugin may hand the same writer to its stdout and its stderr copiers:
 // concurrent writes must neither race nor lose lines (run with -race).
 func TestCaptureWriterConcurrentWrites(t *testing.T) {
-	rt := &Runtime{Masker: secret.NewMasker()}
-	w := &captureWriter{capture: component.NewCapture(), out: io.Discard, masker: rt, secret: map[string]bool{}}
+	w := newCaptureWriter(io.Discard, "", secret.NewMasker(), map[string]bool{})
 	var wg sync.WaitGroup
 	for g := 0; g < 2; g++ {
 		wg.Add(1)
@@ -27,7 +25,7 @@ func TestCaptureWriterConcurrentWrites(t *testing.T) {
 	}
 	wg.Wait()
 	fmt.Fprint(w, "Outputs:\nresult = done\n")
-	w.flush()
+	w.Flush()
 	if got := w.capture.Outputs()["result"]; got != "done" {
 		t.Errorf("output after concurrent writes = %q, want done", got)
 	}

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/lines"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -236,7 +238,6 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 			return Fail(fmt.Errorf("render templates: %w", err))
 		}
 	}
-	capture := component.NewCapture()
 	secretOutputs := map[string]bool{}
 	if cr.c != nil {
 		for _, o := range cr.c.Outputs {
@@ -263,7 +264,7 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 		}
 		rawOutputs, directSecrets, dynamicProvides = raw, secret, provides
 	case cr.impl != nil:
-		stdout := &captureWriter{capture: capture, out: env.Output(), masker: rt, secret: secretOutputs}
+		stdout := newCaptureWriter(env.Output(), "", rt.Masker, secretOutputs)
 		err := component.Run(ctx, component.Process{
 			Args:   cr.impl.Args,
 			Dir:    cr.dir,
@@ -271,14 +272,14 @@ func (v verbStep) Run(ctx context.Context, env Env) Result {
 			Stdout: stdout,
 			Stderr: env.Output(),
 		})
-		stdout.flush()
+		stdout.Flush()
 		if err != nil {
 			if ctx.Err() != nil {
 				return Fail(fmt.Errorf("interrupted: %w", err))
 			}
 			return Fail(err)
 		}
-		rawOutputs, dynamicProvides = capture.Outputs(), capture.Provides()
+		rawOutputs, dynamicProvides = stdout.capture.Outputs(), stdout.capture.Provides()
 	}
 	if cr.verb != VerbDeploy || cr.readOnly {
 		if cr.verb == VerbUndeploy && !cr.readOnly {
@@ -395,64 +396,36 @@ func processEnv(cr *compRun, exp *params.Expanded) []string {
 }
 
 // captureWriter feeds process output to the Outputs: parser line by line and
-// passes it on; values of secret outputs are made secret before their line is
-// shown. It is safe for concurrent writes: a plugin may point its stdout and
-// stderr at it and copy both on goroutines of their own.
+// passes it on, after prefix; values of secret outputs are made secret before
+// their line is shown. It is safe for concurrent writes: a plugin may point
+// its stdout and stderr at it and copy both on goroutines of their own.
 type captureWriter struct {
-	mu      sync.Mutex
-	capture *component.Capture
-	out     io.Writer
-	masker  *Runtime
-	secret  map[string]bool
-	buf     []byte
+	*lines.Writer
+	capture    *component.Capture
+	out        io.Writer
+	prefix     string // "[child] " for the children of parallel
+	masker     *secret.Masker
+	secretKeys map[string]bool
 }
 
-func (w *captureWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := indexByte(w.buf, '\n')
-		if i < 0 {
-			break
-		}
-		w.line(string(w.buf[:i+1]))
-		w.buf = w.buf[i+1:]
-	}
-	return len(p), nil
+func newCaptureWriter(out io.Writer, prefix string, masker *secret.Masker, secretKeys map[string]bool) *captureWriter {
+	w := &captureWriter{capture: component.NewCapture(), out: out, prefix: prefix, masker: masker, secretKeys: secretKeys}
+	w.Writer = lines.NewWriter(w.line)
+	return w
 }
 
-func (w *captureWriter) line(l string) {
-	text := strings.TrimRight(l, "\r\n")
+func (w *captureWriter) line(text string) {
 	inBlock := w.capture.InOutputsBlock()
 	w.capture.Line(text)
 	if inBlock {
 		if k, v, ok := strings.Cut(component.StripANSI(text), "="); ok {
 			k = strings.TrimSpace(k)
-			if w.secret[k] || manifest.LooksSecret(k) {
-				w.masker.Masker.Add(strings.Trim(strings.TrimSpace(v), `"'`))
+			if w.secretKeys[k] || manifest.LooksSecret(k) {
+				w.masker.Add(strings.Trim(strings.TrimSpace(v), `"'`))
 			}
 		}
 	}
-	_, _ = io.WriteString(w.out, l)
-}
-
-func (w *captureWriter) flush() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.buf) > 0 {
-		w.line(string(w.buf) + "\n")
-		w.buf = nil
-	}
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
+	_, _ = io.WriteString(w.out, w.prefix+text+"\n")
 }
 
 // endDeploy marks the component deployed once all its steps succeeded.

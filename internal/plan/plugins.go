@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plugin"
@@ -330,7 +329,7 @@ type pluginRun struct {
 func (pr *pluginRun) outputs() (map[string]string, []string) {
 	raw := map[string]string{}
 	for _, w := range pr.writers {
-		w.flush()
+		w.Flush()
 		for k, v := range w.capture.Outputs() {
 			raw[k] = v
 		}
@@ -352,11 +351,10 @@ func runPlugins(ctx context.Context, env Env, cr *compRun, exp *params.Expanded,
 	pr := &pluginRun{direct: map[string]string{}}
 	out := env.Output()
 	stream := func(prefix string) io.Writer {
-		var dst io.Writer = out
 		if prefix != "" {
-			dst = &prefixWriter{prefix: "[" + prefix + "] ", out: out}
+			prefix = "[" + prefix + "] "
 		}
-		w := &captureWriter{capture: component.NewCapture(), out: dst, masker: rt, secret: secretKeys}
+		w := newCaptureWriter(out, prefix, rt.Masker, secretKeys)
 		pr.mu.Lock()
 		pr.writers = append(pr.writers, w)
 		pr.mu.Unlock()
@@ -443,30 +441,6 @@ func writeDeployment(path string, cr *compRun, exp *params.Expanded) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o600)
-}
-
-// prefixWriter prefixes each line, for the children of parallel.
-type prefixWriter struct {
-	mu     sync.Mutex
-	prefix string
-	out    io.Writer
-	buf    []byte
-}
-
-func (w *prefixWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := indexByte(w.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		if _, err := io.WriteString(w.out, w.prefix+string(w.buf[:i+1])); err != nil {
-			return 0, err
-		}
-		w.buf = w.buf[i+1:]
-	}
 }
 
 // expandSpecs returns the specs with ${...} and #{...} expanded in their

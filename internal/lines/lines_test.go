@@ -1,0 +1,40 @@
+package lines
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestWriterSplitsLines(t *testing.T) {
+	long := strings.Repeat("x", MaxLine+1)
+	tests := []struct {
+		name   string
+		writes []string
+		want   []string
+	}{
+		{"newlines", []string{"a\nb\n"}, []string{"a", "b"}},
+		{"split across writes", []string{"he", "llo\nwor", "ld\n"}, []string{"hello", "world"}},
+		{"crlf is one end", []string{"a\r\nb\r\n"}, []string{"a", "b"}},
+		{"lone cr ends a line", []string{"10%\r50%\r100%\n"}, []string{"10%", "50%", "100%"}},
+		{"empty lines kept", []string{"a\n\nb\n"}, []string{"a", "", "b"}},
+		{"unended last line on flush", []string{"a\nrest"}, []string{"a", "rest"}},
+		{"too long a line goes as it is", []string{long}, []string{long}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			w := NewWriter(func(l string) { got = append(got, l) })
+			for _, s := range tt.writes {
+				if n, err := w.Write([]byte(s)); err != nil || n != len(s) {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			w.Flush()
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
