@@ -187,7 +187,6 @@ func (a *app) withInstallationHandler(ctx context.Context, h *installationHandle
 	return ferr
 }
 
-
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil

@@ -82,4 +82,3 @@ func (e *stepEnv) Pause(fn func() error) error {
 	}
 	return err
 }
-
