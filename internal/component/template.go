@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/atomicfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 )
@@ -163,7 +164,7 @@ func RenderFile(path, kind string, exp *params.Expanded, lookup []string) (Rende
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	if err := writeFile(outPath, []byte(text), mode); err != nil {
+	if err := atomicfile.Write(outPath, []byte(text), mode, false); err != nil {
 		return Rendered{}, fmt.Errorf("write %s: %w", outPath, err)
 	}
 	return Rendered{Template: path, Output: outPath}, nil
@@ -256,26 +257,6 @@ func posAt(name, src string, offset int) manifest.Pos {
 	return manifest.Pos{File: name, Line: line, Col: col}
 }
 
-func writeFile(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 func copyRendered(from, to string) error {
 	data, err := os.ReadFile(from)
 	if err != nil {
@@ -284,7 +265,7 @@ func copyRendered(from, to string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
-	return writeFile(to, data, 0o600)
+	return atomicfile.Write(to, data, 0o600, false)
 }
 
 // LookupFile finds a file along a template chain: the component's folder
