@@ -5,6 +5,7 @@ package dag
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -96,7 +97,7 @@ func (g *Graph) Edges() [][2]string {
 	var out [][2]string
 	for a := range g.names {
 		tos := append([]int(nil), g.out[a]...)
-		sortInts(tos)
+		slices.Sort(tos)
 		for _, b := range tos {
 			out = append(out, [2]string{g.names[a], g.names[b]})
 		}
@@ -187,7 +188,7 @@ func (g *Graph) cycleThrough(start int, in map[int]bool) []string {
 		v := queue[0]
 		queue = queue[1:]
 		succ := append([]int(nil), g.out[v]...)
-		sortInts(succ)
+		slices.Sort(succ)
 		for _, w := range succ {
 			if !in[w] {
 				continue
@@ -272,7 +273,7 @@ func (g *Graph) sccs() [][]int {
 						break
 					}
 				}
-				sortInts(comp)
+				slices.Sort(comp)
 				out = append(out, comp)
 			}
 		}
@@ -306,7 +307,7 @@ func (g *Graph) walk(name string, adj [][]int) []string {
 			}
 		}
 	}
-	sortInts(out)
+	slices.Sort(out)
 	names := make([]string, len(out))
 	for i, v := range out {
 		names[i] = g.names[v]

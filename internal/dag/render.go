@@ -29,11 +29,18 @@ func (o RenderOptions) label(n string) string {
 	return n
 }
 
-func (o RenderOptions) clusters(g *Graph) (order []string, members map[string][]string) {
-	members = map[string][]string{}
+// eachNode lays the nodes out for a renderer: without clusters all at the
+// top level; with them, each cluster in order of its first node, opened and
+// closed around its members ("" holds the nodes of no cluster).
+func (o RenderOptions) eachNode(g *Graph, node func(indent, n string), open func(i int, cluster string), close func()) {
 	if o.Cluster == nil {
-		return nil, members
+		for _, n := range g.names {
+			node("  ", n)
+		}
+		return
 	}
+	var order []string
+	members := map[string][]string{}
 	for _, n := range g.names {
 		c := o.Cluster(n)
 		if _, ok := members[c]; !ok {
@@ -41,7 +48,19 @@ func (o RenderOptions) clusters(g *Graph) (order []string, members map[string][]
 		}
 		members[c] = append(members[c], n)
 	}
-	return order, members
+	for i, c := range order {
+		if c == "" {
+			for _, n := range members[c] {
+				node("  ", n)
+			}
+			continue
+		}
+		open(i, c)
+		for _, n := range members[c] {
+			node("    ", n)
+		}
+		close()
+	}
 }
 
 func dotQuote(s string) string {
@@ -52,28 +71,12 @@ func dotQuote(s string) string {
 func (g *Graph) WriteDOT(w io.Writer, name string, o RenderOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "digraph %s {\n  rankdir=LR;\n  node [shape=box];\n", dotQuote(name))
-	order, members := o.clusters(g)
-	node := func(indent, n string) {
-		fmt.Fprintf(&b, "%s%s [label=%s];\n", indent, dotQuote(n), dotQuote(o.label(n)))
-	}
-	if o.Cluster == nil {
-		for _, n := range g.names {
-			node("  ", n)
-		}
-	}
-	for i, c := range order {
-		if c == "" {
-			for _, n := range members[c] {
-				node("  ", n)
-			}
-			continue
-		}
-		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotQuote(c))
-		for _, n := range members[c] {
-			node("    ", n)
-		}
-		b.WriteString("  }\n")
-	}
+	o.eachNode(g,
+		func(indent, n string) {
+			fmt.Fprintf(&b, "%s%s [label=%s];\n", indent, dotQuote(n), dotQuote(o.label(n)))
+		},
+		func(i int, c string) { fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotQuote(c)) },
+		func() { b.WriteString("  }\n") })
 	for _, e := range g.Edges() {
 		var attrs []string
 		if o.EdgeStyle != nil {
@@ -105,28 +108,10 @@ func (g *Graph) WriteMermaid(w io.Writer, o RenderOptions) error {
 	for i, n := range g.names {
 		ids[n] = fmt.Sprintf("n%d", i)
 	}
-	node := func(indent, n string) {
-		fmt.Fprintf(&b, "%s%s[%s]\n", indent, ids[n], mermaidQuote(o.label(n)))
-	}
-	order, members := o.clusters(g)
-	if o.Cluster == nil {
-		for _, n := range g.names {
-			node("  ", n)
-		}
-	}
-	for i, c := range order {
-		if c == "" {
-			for _, n := range members[c] {
-				node("  ", n)
-			}
-			continue
-		}
-		fmt.Fprintf(&b, "  subgraph c%d[%s]\n", i, mermaidQuote(c))
-		for _, n := range members[c] {
-			node("    ", n)
-		}
-		b.WriteString("  end\n")
-	}
+	o.eachNode(g,
+		func(indent, n string) { fmt.Fprintf(&b, "%s%s[%s]\n", indent, ids[n], mermaidQuote(o.label(n))) },
+		func(i int, c string) { fmt.Fprintf(&b, "  subgraph c%d[%s]\n", i, mermaidQuote(c)) },
+		func() { b.WriteString("  end\n") })
 	for _, e := range g.Edges() {
 		arrow := "-->"
 		if o.EdgeStyle != nil && o.EdgeStyle(e[0], e[1]) == "dashed" {
@@ -147,8 +132,6 @@ func (g *Graph) WriteMermaid(w io.Writer, o RenderOptions) error {
 func mermaidQuote(s string) string {
 	return `"` + strings.NewReplacer(`"`, "#quot;", "\n", "<br/>").Replace(s) + `"`
 }
-
-func sortInts(a []int) { sort.Ints(a) }
 
 func sortCycles(cycles [][]string, index map[string]int) {
 	sort.SliceStable(cycles, func(i, j int) bool { return index[cycles[i][0]] < index[cycles[j][0]] })
