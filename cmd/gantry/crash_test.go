@@ -63,16 +63,18 @@ components:
 	return writeFiles(t, files)
 }
 
-func startDeploy(t *testing.T, dir string) *exec.Cmd {
+// startDeploy starts gantry deploy hub.yaml in dir; its output collects in
+// the buffer.
+func startDeploy(t *testing.T, dir string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command("gantry", "deploy", "hub.yaml")
 	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return cmd
+	return cmd, out
 }
 
 func readState(t *testing.T, dir string) *state.State {
@@ -124,7 +126,7 @@ func TestSIGKILLLeavesValidState(t *testing.T) {
 	for _, pt := range points {
 		t.Run(pt.name, func(t *testing.T) {
 			dir := gatedStack(t)
-			cmd := startDeploy(t, dir)
+			cmd, _ := startDeploy(t, dir)
 			pt.at(t, dir)
 			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
@@ -182,7 +184,7 @@ func (b *lockedBuffer) String() string {
 // next to it: it says what it waits for, waits, and then goes on.
 func TestNextRunWaitsForWhatAKilledRunLeft(t *testing.T) {
 	dir := gatedStack(t)
-	first := startDeploy(t, dir)
+	first, _ := startDeploy(t, dir)
 	waitPath(t, filepath.Join(dir, "started-a"))
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -191,13 +193,7 @@ func TestNextRunWaitsForWhatAKilledRunLeft(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "started-a")); err != nil {
 		t.Fatal(err)
 	}
-	again := exec.Command("gantry", "deploy", "hub.yaml")
-	again.Dir = dir
-	out := &lockedBuffer{}
-	again.Stdout, again.Stderr = out, out
-	if err := again.Start(); err != nil {
-		t.Fatal(err)
-	}
+	again, out := startDeploy(t, dir)
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "left 1 process group(s) running; waiting") {
 		if time.Now().After(deadline) {
@@ -235,13 +231,7 @@ func TestSIGINTStopsEveryChild(t *testing.T) {
 	if err := os.Chmod(filepath.Join(dir, "long/deploy"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("gantry", "deploy", "hub.yaml")
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startDeploy(t, dir)
 	waitPath(t, filepath.Join(dir, "leader.pid"))
 	waitPath(t, filepath.Join(dir, "child.pid"))
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {

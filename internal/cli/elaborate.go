@@ -61,7 +61,7 @@ per component. The result is deterministic: the same inputs give the same bytes.
 			if out != "" && out != "-" {
 				baseDir = filepath.Dir(out)
 			}
-			data, err := elaborate.Marshal(elaboratedForWrite(res), baseDir)
+			data, err := elaborate.Marshal(res.ForWrite(), baseDir)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/state"
@@ -60,9 +61,9 @@ masked unless --show-secrets.`,
 			default:
 				return usageError("--output %q: expected text, json or yaml", output)
 			}
-			statePath, err := statePathOf(statePath)
+			statePath, err := action.StatePathOf(statePath)
 			if err != nil {
-				return err
+				return a.failure(err)
 			}
 			if runs {
 				return writeRuns(a.stdout, statePath, 20)
@@ -113,45 +114,11 @@ masked unless --show-secrets.`,
 	return cmd
 }
 
-// stateSecrets returns the secret values a state records: stack parameters
-// and component parameters whose names look secret, outputs declared secret
-// or whose names look secret. A masker built from them hides them in any text
-// (failure reasons quote command lines and arguments).
-func stateSecrets(st *state.State) []string {
-	if st == nil {
-		return nil
-	}
-	var out []string
-	for q, v := range st.Parameters {
-		if name, _, _ := strings.Cut(q, "|"); manifest.LooksSecret(name) {
-			out = append(out, v)
-		}
-	}
-	for k, v := range st.Outputs {
-		if contains(st.SecretOutputs, k) || manifest.LooksSecret(k) {
-			out = append(out, v)
-		}
-	}
-	for _, c := range st.Components {
-		for k, v := range c.Outputs {
-			if contains(c.SecretOutputs, k) || manifest.LooksSecret(k) {
-				out = append(out, v)
-			}
-		}
-		for _, p := range c.Parameters {
-			if manifest.LooksSecret(p.Name) {
-				out = append(out, p.Value)
-			}
-		}
-	}
-	return out
-}
-
 // explainState builds the explain document, secrets masked unless shown:
 // every value it holds (parameters, outputs, reasons) goes through a masker
 // built from the state's secrets.
 func explainState(st *state.State, only string, showSecrets bool) explainJSON {
-	masker := secret.NewMasker(stateSecrets(st)...)
+	masker := secret.NewMasker(action.StateSecrets(st)...)
 	secretParams := map[string]bool{}
 	for q := range st.Parameters {
 		if name, _, _ := strings.Cut(q, "|"); manifest.LooksSecret(name) {

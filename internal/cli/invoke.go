@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
-	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/plan/build"
 )
 
 // insideFlags locate the stack from inside a component, where gantry sets
@@ -45,14 +45,13 @@ func (f *insideFlags) resolve() error {
 		return usageError("no stack: pass -m hub.yaml.elaborate, or run from inside a component where GANTRY_ELABORATE is set")
 	}
 	if f.statePath == "" {
-		f.statePath = defaultStatePath(f.manifest)
+		f.statePath = action.DefaultStatePath(f.manifest)
 	}
 	return nil
 }
 
 func newInvokeCmd(a *app) *cobra.Command {
 	var f insideFlags
-	var rf runFlags
 	cmd := &cobra.Command{
 		Use:   "invoke COMPONENT VERB",
 		Short: "Run a custom verb (backup, rotate, …) of a deployed component",
@@ -72,74 +71,18 @@ deploy and undeploy -c COMPONENT.`,
 			if err := f.resolve(); err != nil {
 				return err
 			}
-			l, err := a.loadStack([]string{f.manifest}, &stackFlags{statePath: f.statePath})
-			if err != nil {
-				return err
-			}
-			if l.state == nil {
-				return withCode(ExitInvalid, fmt.Errorf("no state at %s: deploy the stack first", l.statePath))
-			}
-			g, diags := plan.BuildGraph(l.res)
-			if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
-				return err
-			}
-			runID := newRunID()
-			build := func() (*plan.Runtime, *plan.Plan, error) {
-				l.locked = params.FromState(l.res.Stack.Meta.Name, l.state.DeploymentID, l.state.Parameters)
-				rt, err := a.newRuntime(l, g, runID, &rf, false)
-				if err != nil {
-					return nil, nil, err
-				}
-				p, diags := plan.BuildInvoke(rt, comp, verb)
-				if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
-					return nil, nil, err
-				}
-				return rt, p, nil
-			}
-			rt, p, err := build()
-			if err != nil {
-				return err
-			}
-			// Inside a run the parent holds the lock and called the
-			// installation handler; invoke only reads the state.
-			if os.Getenv("GANTRY_RUN_ID") != "" {
-				return a.execute(cmd.Context(), l, rt, p, &rf, true)
-			}
-			h, err := resolveHandler(l.res)
-			if err != nil {
-				return err
-			}
-			return a.withInstallationHandler(cmd.Context(), h, a.handlerOutput(rf.output, rt.Masker), func() error {
-				host, _ := os.Hostname()
-				lock, err := state.Acquire(l.statePath, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: "gantry invoke", Since: time.Now().UTC()})
-				var le *state.LockedError
-				if errors.As(err, &le) {
-					return withCode(ExitLocked, le)
-				}
-				if err != nil {
-					return err
-				}
-				defer lock.Release()
-				// The state as it is under the lock (another run, or the
-				// handler's prepare, may have changed it).
-				before := l.stateSum
-				if err := l.readState(); err != nil {
-					return err
-				}
-				if l.stateSum != before {
-					if l.state == nil {
-						return withCode(ExitInvalid, fmt.Errorf("no state at %s: deploy the stack first", l.statePath))
-					}
-					if rt, p, err = build(); err != nil {
-						return err
-					}
-				}
-				return a.execute(cmd.Context(), l, rt, p, &rf, true)
-			})
+			out, err := (&action.Invoke{
+				Source:    action.Source{Manifest: f.manifest, StatePath: f.statePath},
+				Component: comp, Verb: verb,
+				// Inside a run the parent holds the lock and called the
+				// installation handler; invoke only reads the state.
+				Nested:   os.Getenv("GANTRY_RUN_ID") != "",
+				Terminal: a.terminal(), Warn: a.warn, Display: a.display("text"),
+			}).Run(cmd.Context())
+			return a.runEnd(out, err)
 		},
 	}
 	f.register(cmd)
-	rf.output = "text"
 	return cmd
 }
 
@@ -166,11 +109,11 @@ COMPONENT_NAME, GANTRY_ELABORATE and GANTRY_STATE; elsewhere pass -c, -m, -s.`,
 			if err := f.resolve(); err != nil {
 				return err
 			}
-			l, err := a.loadStack([]string{f.manifest}, &stackFlags{statePath: f.statePath})
+			st, err := a.loadStack([]string{f.manifest}, &stackFlags{statePath: f.statePath, consequence: "nothing was rendered"})
 			if err != nil {
 				return err
 			}
-			exp, c, err := a.componentParams(l, comp)
+			exp, c, err := a.componentParams(st, comp)
 			if err != nil {
 				return err
 			}
@@ -180,7 +123,7 @@ COMPONENT_NAME, GANTRY_ELABORATE and GANTRY_STATE; elsewhere pass -c, -m, -s.`,
 			}
 			var errs []error
 			for _, t := range args {
-				r, err := component.RenderFile(t, component.KindOf(t, declared), exp, templateChain(l, comp, c))
+				r, err := component.RenderFile(t, component.KindOf(t, declared), exp, templateChain(st, comp, c))
 				if err != nil {
 					errs = append(errs, err)
 					continue
@@ -201,32 +144,28 @@ COMPONENT_NAME, GANTRY_ELABORATE and GANTRY_STATE; elsewhere pass -c, -m, -s.`,
 
 // componentParams returns a component's parameters: as the state recorded
 // them when it has run, else expanded from the stack with the outputs known.
-func (a *app) componentParams(l *loaded, comp string) (*params.Expanded, *manifest.Component, error) {
-	c := l.res.Component(comp)
+func (a *app) componentParams(st *action.Stack, comp string) (*params.Expanded, *manifest.Component, error) {
+	c := st.Res.Component(comp)
 	if c == nil {
-		return nil, nil, usageError("no component %q in %s", comp, filepath.Base(l.res.Stack.File))
+		return nil, nil, usageError("no component %q in %s", comp, filepath.Base(st.Res.Stack.File))
 	}
-	g, diags := plan.BuildGraph(l.res)
-	if err := reportDiags(a.stderr, diags, "nothing was rendered"); err != nil {
-		return nil, nil, err
-	}
-	outputs := plan.NewOutputIndex(l.res, g, l.state)
-	if l.state != nil {
-		if rec, ok := l.state.Components[comp]; ok && len(rec.Parameters) > 0 {
+	outputs := build.NewOutputIndex(st.Res, st.Graph, st.State)
+	if st.State != nil {
+		if rec, ok := st.State.Components[comp]; ok && len(rec.Parameters) > 0 {
 			values := make([]*params.Value, len(rec.Parameters))
 			for i, p := range rec.Parameters {
 				values[i] = &params.Value{Name: p.Name, Value: p.Value, Env: p.Env}
 			}
-			locked := params.FromState(l.res.Stack.Meta.Name, l.state.DeploymentID, l.state.Parameters)
+			locked := params.FromState(st.Res.Stack.Meta.Name, st.State.DeploymentID, st.State.Parameters)
 			return params.Recorded(comp, values, outputs, locked), c, nil
 		}
 	}
-	if err := a.lockParams(l); err != nil {
+	if err := a.lockParams(st, "nothing was rendered"); err != nil {
 		return nil, nil, err
 	}
 	exp, diags := params.ExpandComponent(params.ComponentInput{
-		Locked: l.locked, Component: c, Depends: componentRef(l.res.Stack, comp).Depends,
-		Outputs: outputs, Provides: plan.StaticProvides(l.res, g, l.state, comp),
+		Locked: st.Locked, Component: c, Depends: componentRef(st.Res.Stack, comp).Depends,
+		Outputs: outputs, Provides: build.StaticProvides(st.Res, st.Graph, st.State, comp),
 	})
 	if err := reportDiags(a.stderr, diags, "nothing was rendered"); err != nil {
 		return nil, nil, err
@@ -235,8 +174,8 @@ func (a *app) componentParams(l *loaded, comp string) (*params.Expanded, *manife
 }
 
 // templateChain is a component's folder and its template chain.
-func templateChain(l *loaded, comp string, c *manifest.Component) []string {
-	if dirs := l.res.TemplateDirs[comp]; len(dirs) > 0 {
+func templateChain(st *action.Stack, comp string, c *manifest.Component) []string {
+	if dirs := st.Res.TemplateDirs[comp]; len(dirs) > 0 {
 		return dirs
 	}
 	return []string{c.Dir}

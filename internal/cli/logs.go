@@ -10,8 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/ui"
+	"github.com/gantry-dev/gantry/internal/workspace"
 )
 
 // runsDir is where the runs of the stack with this state keep their folders.
@@ -20,7 +21,7 @@ func runsDir(statePath string) string {
 	if err != nil {
 		abs = statePath
 	}
-	return filepath.Join(plan.WorkspaceFor(abs).Root, "runs")
+	return workspace.For(abs).RunsDir()
 }
 
 // writeRuns lists recent runs (explain --runs).
@@ -64,9 +65,9 @@ run id from 'gantry explain --runs', or a prefix of one; without it, the latest 
   gantry logs 20261121T1914 -c api`,
 		Args: argsRange(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			statePath, err := statePathOf(statePath)
+			statePath, err := action.StatePathOf(statePath)
 			if err != nil {
-				return err
+				return a.failure(err)
 			}
 			runs, err := ui.ListRuns(runsDir(statePath))
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
 )
 
 func newOrderCmd(a *app) *cobra.Command {
@@ -21,14 +22,11 @@ func newOrderCmd(a *app) *cobra.Command {
   gantry order hub.yaml -c api -a`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := a.loadStack(args, &stackFlags{})
+			st, err := a.loadStack(args, &stackFlags{consequence: "no order"})
 			if err != nil {
 				return err
 			}
-			g, diags := plan.BuildGraph(l.res)
-			if err := reportDiags(a.stderr, diags, "no order"); err != nil {
-				return err
-			}
+			g := st.Graph
 			verb, order := plan.VerbDeploy, g.Order
 			if del {
 				verb = plan.VerbUndeploy
@@ -38,7 +36,7 @@ func newOrderCmd(a *app) *cobra.Command {
 				}
 			}
 			var sd manifest.Diagnostics
-			out, ok := plan.SelectOrder(g, order, verb, plan.Selection{Components: comps, WithDeps: withDeps, Offset: offset, Limit: limit}, &sd)
+			out, ok := build.SelectOrder(g, order, verb, build.Selection{Components: comps, WithDeps: withDeps, Offset: offset, Limit: limit}, &sd)
 			if !ok {
 				return reportDiags(a.stderr, sd, "no order")
 			}

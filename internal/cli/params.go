@@ -8,9 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
-	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/secret"
 )
 
@@ -43,24 +44,24 @@ of components that have not run yet show as pending. Secrets are masked unless
 			if output != "text" && output != "json" {
 				return usageError("--output %q: expected text or json", output)
 			}
-			l, err := a.loadStack(args, &sf)
+			st, err := a.loadStack(args, &sf)
 			if err != nil {
 				return err
 			}
-			if err := a.lockParams(l); err != nil {
+			if err := a.lockParams(st, sf.said()); err != nil {
 				return err
 			}
 			masker := secret.NewMasker()
-			for _, v := range l.locked.Values() {
+			for _, v := range st.Locked.Values() {
 				if v.Secret {
 					masker.Add(v.Value)
 				}
 			}
 			var values []*params.Value
 			if comp == "" {
-				values = l.locked.Values()
+				values = st.Locked.Values()
 			} else {
-				exp, err := a.expandForDisplay(l, comp)
+				exp, err := a.expandForDisplay(st, comp)
 				if err != nil {
 					return err
 				}
@@ -117,11 +118,11 @@ func oneLine(s string) string {
 
 // expandForDisplay expands one component's parameters with the outputs known
 // from the state; outputs not known yet come back pending.
-func (a *app) expandForDisplay(l *loaded, comp string) (*params.Expanded, error) {
-	c := l.res.Component(comp)
+func (a *app) expandForDisplay(st *action.Stack, comp string) (*params.Expanded, error) {
+	c := st.Res.Component(comp)
 	if c == nil {
-		names := make([]string, len(l.res.Components))
-		for i, c := range l.res.Components {
+		names := make([]string, len(st.Res.Components))
+		for i, c := range st.Res.Components {
 			names[i] = c.Meta.Name
 		}
 		msg := fmt.Sprintf("no component %q in the stack", comp)
@@ -130,16 +131,12 @@ func (a *app) expandForDisplay(l *loaded, comp string) (*params.Expanded, error)
 		}
 		return nil, usageError("%s", msg)
 	}
-	g, diags := plan.BuildGraph(l.res)
-	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
-		return nil, err
-	}
 	exp, diags := params.ExpandComponent(params.ComponentInput{
-		Locked:    l.locked,
+		Locked:    st.Locked,
 		Component: c,
-		Depends:   componentRef(l.res.Stack, comp).Depends,
-		Outputs:   plan.NewOutputIndex(l.res, g, l.state),
-		Provides:  plan.StaticProvides(l.res, g, l.state, comp),
+		Depends:   componentRef(st.Res.Stack, comp).Depends,
+		Outputs:   build.NewOutputIndex(st.Res, st.Graph, st.State),
+		Provides:  build.StaticProvides(st.Res, st.Graph, st.State, comp),
 	})
 	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/plan"
 )
 
@@ -32,11 +33,14 @@ It takes no lock and changes nothing.`,
 			default:
 				return usageError("--output %q: expected text, json, dot or mermaid", f.output)
 			}
-			pr, err := a.preparePlan(verb, args, &f, false)
-			if err != nil || pr == nil {
+			src, err := f.source(args)
+			if err != nil {
 				return err
 			}
-			p := pr.plan
+			p, err := (&action.Plan{Source: src, Verb: verb, Selection: f.selection(), Resume: f.resume, Force: f.force, Terminal: a.terminal(), Warn: a.warn}).Run(cmd.Context())
+			if err != nil {
+				return a.failure(err)
+			}
 			switch f.output {
 			case "json":
 				return p.WriteJSON(a.stdout)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -55,6 +56,19 @@ func (p *ttyPrompter) Prompt(param *manifest.Parameter, current string) (string,
 			return "", err
 		}
 		return string(b), nil
+	}
+	line, err := p.rd.ReadString('\n')
+	if err != nil && line == "" {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// readLine reads an answer from the terminal.
+func (a *app) readLine() (string, error) {
+	p := a.prompter()
+	if p == nil {
+		return "", errors.New("stdin is not a terminal")
 	}
 	line, err := p.rd.ReadString('\n')
 	if err != nil && line == "" {

@@ -1,19 +1,16 @@
 package cli
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/manifest"
-	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -37,145 +34,77 @@ func (f *stackFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVarP(&f.env, "env", "e", nil, "NAME=VALUE: environment for fromEnv (repeat or separate with commas)")
 }
 
-// defaultStatePath is <manifest>.state next to the manifest given; for an
-// elaborated file, next to it without .elaborate.
-func defaultStatePath(manifestPath string) string {
-	return strings.TrimSuffix(manifestPath, elaborate.Suffix) + ".state"
-}
-
-// loaded is a stack ready for a command: elaborated, with its state and locked
-// parameters.
-type loaded struct {
-	res       *elaborate.Result
-	statePath string
-	state     *state.State // nil when there is none yet
-	locked    *params.Locked
-	env       map[string]string // -e overrides
-	stateSum  [32]byte          // of the state file as read, to notice changes
-	read      bool              // the state was read (stateSum is set)
-	said      string            // what invalid input means for the command
+// source is the stack the arguments name: the manifest, then params files.
+func (f *stackFlags) source(args []string) (action.Source, error) {
+	env, err := envOverrides(f.env)
+	if err != nil {
+		return action.Source{}, err
+	}
+	return action.Source{Manifest: args[0], ParamsFiles: args[1:], StatePath: f.statePath, Env: env}, nil
 }
 
 // loadStack elaborates the stack (or reads an elaborated file) and reads its
 // state. Invalid input is reported and ends the command with exit code 2.
-func (a *app) loadStack(args []string, f *stackFlags) (*loaded, error) {
-	overrides, err := envOverrides(f.env)
+func (a *app) loadStack(args []string, f *stackFlags) (*action.Stack, error) {
+	src, err := f.source(args)
 	if err != nil {
 		return nil, err
 	}
-	// -e acts as the environment when parameters are locked (source env:VAR),
-	// not as values written into the manifest.
-	res, diags := elaborate.Load(args[0], elaborate.Options{ParamsFiles: args[1:]})
-	if err := reportDiags(a.stderr, diags, f.said()); err != nil {
-		return nil, err
-	}
-	l := &loaded{res: res, statePath: f.statePath, env: overrides, said: f.said()}
-	if l.statePath == "" {
-		l.statePath = defaultStatePath(args[0])
-	}
-	if l.statePath, err = statePathOf(l.statePath); err != nil {
-		return nil, err
-	}
-	if err := l.readState(); err != nil {
-		return nil, err
-	}
-	return l, nil
-}
-
-// readState reads the state, refusing one that belongs to another stack.
-func (l *loaded) readState() error {
-	data, err := os.ReadFile(l.statePath)
-	sum := sha256.Sum256(data)
-	if l.read && sum == l.stateSum {
-		return nil // read before, unchanged since
-	}
-	var st *state.State
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		err = nil // no state yet
-	case err != nil:
-		return withCode(ExitInvalid, fmt.Errorf("read state %s: %w", l.statePath, err))
-	default:
-		st, err = state.Decode(l.statePath, data)
-	}
+	st, err := action.Load(src, f.said())
 	if err != nil {
-		return withCode(ExitInvalid, err)
+		return nil, a.failure(err)
 	}
-	if st != nil && st.Stack != "" && st.Stack != l.res.Stack.Meta.Name {
-		return withCode(ExitInvalid, fmt.Errorf("state %s belongs to stack %q, not %q; point -s at this stack's state", l.statePath, st.Stack, l.res.Stack.Meta.Name))
-	}
-	l.state, l.stateSum, l.read = st, sum, true
-	return nil
+	return st, nil
 }
 
-// statePathOf accepts a path or a file:// URL (DESIGN section 8).
-func statePathOf(s string) (string, error) {
+// failure turns what an action returned into the command's end: invalid
+// input prints its diagnostics and exits 2, a locked state exits 3, a run
+// with nothing to do says so and succeeds.
+func (a *app) failure(err error) error {
+	var ie *action.InvalidError
+	var le *action.LockedError
+	var nothing *action.Nothing
 	switch {
-	case strings.HasPrefix(s, "file://"):
-		return strings.TrimPrefix(s, "file://"), nil
-	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
-		return "", usageError("--state %s: the PostgreSQL state backend is not part of this build yet; use a file", redactURL(s))
-	case strings.Contains(s, "://"):
-		return "", usageError("--state %q: expected a file path or file://PATH", s)
+	case err == nil:
+		return nil
+	case errors.As(err, &nothing):
+		fmt.Fprintln(a.stdout, nothing.Reason)
+		return nil
+	case errors.As(err, &ie) && ie.Err == nil:
+		return reportDiags(a.stderr, ie.Diags, ie.Consequence)
+	case errors.As(err, &ie):
+		return withCode(ExitInvalid, ie.Err)
+	case errors.As(err, &le):
+		return withCode(ExitLocked, err)
 	}
-	return s, nil
+	var sle *state.LockedError
+	if errors.As(err, &sle) {
+		return withCode(ExitLocked, err)
+	}
+	return err
 }
 
-// redactURL hides the password of a connection URL.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "*****")
-			return u.String()
-		}
+// warn prints warnings about the input on stderr.
+func (a *app) warn(diags manifest.Diagnostics) {
+	for _, d := range diags.Sorted().Warnings() {
+		fmt.Fprintln(a.stderr, d.String())
 	}
-	return s
+}
+
+// terminal is what the actions may ask the person at the terminal: nothing
+// when stdin is not one (CI, pipes).
+func (a *app) terminal() action.Terminal {
+	p := a.prompter()
+	if p == nil {
+		return action.Terminal{}
+	}
+	return action.Terminal{Prompter: p, Input: a.readLine}
 }
 
 // lockParams locks the top-level parameters with the OS environment, -e
 // overrides, the state and, on a terminal, prompts.
-func (a *app) lockParams(l *loaded) error { return a.lockParamsWith(l, false) }
-
-// lockParamsWith locks parameters; lenient turns missing values into warnings
-// and never prompts.
-func (a *app) lockParamsWith(l *loaded, lenient bool) error {
-	in := params.LockInput{
-		Stack: l.res.Stack,
-		Env: func(k string) (string, bool) {
-			if v, ok := l.env[k]; ok {
-				return v, true
-			}
-			return os.LookupEnv(k)
-		},
-		Outputs: declaredOutputs(l.res),
-	}
-	if l.state != nil {
-		in.State = l.state.Parameters
-		in.DeploymentID = l.state.DeploymentID
-	}
-	if p := a.prompter(); p != nil && !lenient {
-		in.Prompt = p
-	}
-	in.Lenient = lenient
-	locked, diags := params.Lock(in)
-	if err := reportDiags(a.stderr, diags, l.said); err != nil {
-		return err
-	}
-	l.locked = locked
-	return nil
-}
-
-// declaredOutputs lists the outputs each component declares.
-func declaredOutputs(res *elaborate.Result) map[string][]string {
-	m := make(map[string][]string, len(res.Components))
-	for _, c := range res.Components {
-		names := make([]string, len(c.Outputs))
-		for i, o := range c.Outputs {
-			names[i] = o.Name
-		}
-		m[c.Meta.Name] = names
-	}
-	return m
+func (a *app) lockParams(st *action.Stack, consequence string) error {
+	return a.failure(st.LockParams(a.terminal(), false, a.warn, consequence))
 }
 
 // componentRef returns the stack's entry for a component.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/action"
 )
 
 func newValidateCmd(a *app) *cobra.Command {
@@ -24,27 +24,15 @@ is valid and 2 when it is not; it never runs anything and never writes a file.`,
   gantry validate hub.yaml params.yaml params-dev.yaml`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := a.loadStack(args, &sf)
+			src, err := sf.source(args)
 			if err != nil {
 				return err
 			}
-			g, diags := plan.BuildGraph(l.res)
-			if err := reportDiags(a.stderr, diags, "the stack is not valid"); err != nil {
-				return err
-			}
-			if err := a.lockParamsWith(l, true); err != nil {
-				return err
-			}
-			rt, err := a.newRuntime(l, g, "validate", &runFlags{}, false)
+			v, err := (&action.Validate{Source: src, Warn: a.warn}).Run(cmd.Context())
 			if err != nil {
-				return err
+				return a.failure(err)
 			}
-			_, diags = plan.Build(rt, plan.BuildOptions{Verb: plan.VerbDeploy})
-			if err := reportDiags(a.stderr, diags, "the stack is not valid"); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "stack %s is valid: %d components, %d parameters\n",
-				l.res.Stack.Meta.Name, len(l.res.Components), len(l.res.Stack.Parameters))
+			fmt.Fprintf(a.stdout, "stack %s is valid: %d components, %d parameters\n", v.Stack, v.Components, v.Parameters)
 			return nil
 		},
 	}

@@ -29,14 +29,20 @@ type Registry struct {
 	path string
 }
 
-// OpenRegistry starts a fresh registry at path, replacing what was there:
-// call it once leftovers are dealt with.
-func OpenRegistry(path string) (*Registry, error) {
+// OpenRegistry starts a fresh registry at path, replacing what was there.
+// The leftovers of a killed run that still live are carried over: the run
+// waits for them first, and if it is killed meanwhile, the next run must
+// still know of them.
+func OpenRegistry(path string, carry ...Leftover) (*Registry, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("process registry: %w", err)
 	}
-	return &Registry{f: f, path: path}, nil
+	r := &Registry{f: f, path: path}
+	for _, l := range carry {
+		r.write(fmt.Sprintf("+ %d %s %s\n", l.PID, strconv.Quote(l.Dir), strconv.Quote(l.Args)))
+	}
+	return r, nil
 }
 
 func (r *Registry) write(line string) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -202,3 +203,40 @@ func annotatedDirs(base string, v any) []string {
 	}
 	return out
 }
+
+// ForWrite returns the result as an elaborated file must say it: a relative
+// installation handler path declared in a base stack is rewritten relative
+// to the stack's folder, where the elaborated file's reader resolves it.
+func (r *Result) ForWrite() *Result {
+	h := r.Stack.Meta.InstallationHandler
+	if h == nil || filepath.IsAbs(h.Path) || h.Pos.File == "" || samePath(h.Pos.File, r.Stack.File) {
+		return r
+	}
+	decl := filepath.Dir(h.Pos.File)
+	p := filepath.Join(decl, h.Path)
+	if samePath(decl, r.Dir) {
+		return r
+	}
+	if _, err := os.Stat(p); err != nil {
+		return r
+	}
+	rel, err := filepath.Rel(absOr(r.Dir), absOr(p))
+	if err != nil {
+		return r
+	}
+	st := *r.Stack
+	hc := *h
+	hc.Path = filepath.ToSlash(rel)
+	st.Meta.InstallationHandler = &hc
+	return r.WithStack(&st)
+}
+
+func absOr(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// samePath tells whether two paths name the same file or folder.
+func samePath(a, b string) bool { return absOr(a) == absOr(b) }

@@ -43,10 +43,10 @@ func noopPlan(n int, depsOf func(i int) []int) (*plan.Plan, map[string][]string)
 	noop := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result { return plan.Ok() })
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("s%05d", i)
-		p.Add(&plan.Node{ID: id, Label: id, Runner: noop})
+		p.Add(&plan.Node{ID: id, Label: id, Spec: fn(noop)})
 		for _, j := range depsOf(i) {
 			from := fmt.Sprintf("s%05d", j)
-			p.Connect(from, id, plan.OnSuccess)
+			connect(p, from, id, plan.OnSuccess)
 			deps[id] = append(deps[id], from)
 		}
 	}
@@ -87,7 +87,7 @@ func BenchmarkDispatch(b *testing.B) {
 		b.StopTimer()
 		p, _ := randomPlan(n, int64(i))
 		b.StartTimer()
-		if out := Run(context.Background(), p, Options{Parallel: 8}); out.Failed {
+		if out := mustRun(context.Background(), p, Options{Parallel: 8}); out.Failed {
 			b.Fatal("a no-op step failed")
 		}
 	}
@@ -106,7 +106,7 @@ func BenchmarkDependencyDelay(b *testing.B) {
 		p, deps := chainPlan(n)
 		d := &delays{ended: make(map[string]time.Time, n), started: make(map[string]time.Time, n)}
 		b.StartTimer()
-		if out := Run(context.Background(), p, Options{Parallel: 8, Observer: d}); out.Failed {
+		if out := mustRun(context.Background(), p, Options{Parallel: 8, Observer: d}); out.Failed {
 			b.Fatal("a no-op step failed")
 		}
 		b.StopTimer()

@@ -1,34 +1,33 @@
 // Package engine is gantry's one executor: it walks any plan DAG, starting each
 // step the moment its last dependency ends (no polling, no level batching), at
 // most --parallel steps at once, with failure paths, soft skips, a stop on
-// critical failures and cancellation that reaches every running step.
+// critical failures and cancellation that reaches every running step. It knows
+// steps only as plan nodes and the runners a Binder gives for them.
 package engine
 
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/plan"
 )
 
-// Observer receives the events of a run. Calls come from several goroutines
-// but never for the same step at once.
-type Observer interface {
-	StepStarted(n *plan.Node, at time.Time)
-	StepFinished(n *plan.Node, r plan.Result, started, ended time.Time)
-	Log(n *plan.Node, line string)
-	Note(n *plan.Node, note plan.Note)
+// Binder gives the runner that carries out a step, from its spec.
+type Binder interface {
+	Runner(n *plan.Node) (plan.Runner, error)
 }
 
-// Pauser is implemented by observers that must step aside while a step asks
-// the person at the terminal something (a gate, a pause).
-type Pauser interface {
-	Paused(on bool)
-}
+// BinderFunc adapts a function to Binder.
+type BinderFunc func(n *plan.Node) (plan.Runner, error)
+
+// Runner calls f.
+func (f BinderFunc) Runner(n *plan.Node) (plan.Runner, error) { return f(n) }
 
 // Options tune a run.
 type Options struct {
@@ -37,7 +36,7 @@ type Options struct {
 	Parallel int
 	// Force goes on with independent branches after a critical step failed.
 	Force       bool
-	Observer    Observer
+	Observer    plan.Observer
 	RunID       string
 	Interactive bool
 	Yes         bool
@@ -67,9 +66,10 @@ type succ struct {
 }
 
 type run struct {
-	ctx  context.Context
-	p    *plan.Plan
-	opts Options
+	ctx     context.Context
+	p       *plan.Plan
+	opts    Options
+	runners []plan.Runner
 
 	succs     [][]succ
 	preds     [][]succ // kind and source
@@ -102,8 +102,25 @@ type run struct {
 
 // Run executes the plan and returns when every step has finished or been
 // skipped. It never returns early: after a failure or a cancellation, running
-// steps are waited for and the rest are skipped (failure paths still run).
-func Run(ctx context.Context, p *plan.Plan, opts Options) *Outcome {
+// steps are waited for and the rest are skipped (failure paths and Always
+// steps still run). A plan that is not valid, or a step without a runner, is
+// an error before anything runs.
+func Run(ctx context.Context, p *plan.Plan, b Binder, opts Options) (*Outcome, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	runners := make([]plan.Runner, len(p.Nodes))
+	var errs []error
+	for i, n := range p.Nodes {
+		r, err := b.Runner(n)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("step %s: %w", n.ID, err))
+		}
+		runners[i] = r
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	if opts.Parallel < 1 {
 		opts.Parallel = 1
 	}
@@ -115,6 +132,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) *Outcome {
 		ctx:          ctx,
 		p:            p,
 		opts:         opts,
+		runners:      runners,
 		succs:        make([][]succ, n),
 		preds:        make([][]succ, n),
 		remaining:    make([]int, n),
@@ -141,8 +159,10 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) *Outcome {
 			r.markReady(i)
 		}
 	}
-	r.loop()
-	return r.out
+	if err := r.loop(); err != nil {
+		return r.out, err
+	}
+	return r.out, nil
 }
 
 func (r *run) markReady(i int) {
@@ -153,13 +173,18 @@ func (r *run) markReady(i int) {
 	heap.Push(&r.ready, i)
 }
 
-func (r *run) loop() {
+func (r *run) loop() error {
 	total := len(r.p.Nodes)
 	ctxDone := r.ctx.Done()
 	for {
 		r.dispatch()
 		if r.finished == total {
-			return
+			return nil
+		}
+		if r.running == 0 && r.ready.Len() == 0 && len(r.light) == 0 && !r.paused() {
+			// Nothing runs and nothing can start: a plan whose edges were
+			// not checked would wait here forever.
+			return r.stuck()
 		}
 		select {
 		case c := <-r.completions:
@@ -172,6 +197,21 @@ func (r *run) loop() {
 		case <-r.resume:
 		}
 	}
+}
+
+// stuck names the steps that never became ready.
+func (r *run) stuck() error {
+	var ids []string
+	for i, n := range r.p.Nodes {
+		if !r.done[i] {
+			ids = append(ids, n.ID)
+			if len(ids) == 10 {
+				ids = append(ids, "…")
+				break
+			}
+		}
+	}
+	return fmt.Errorf("engine: the plan cannot go on: %s never became ready (a cycle?)", strings.Join(ids, ", "))
 }
 
 // dispatch runs every ready light step, then starts ready steps in plan order
@@ -229,31 +269,40 @@ func (r *run) decide(i int) (plan.Result, bool) {
 		}
 		switch {
 		case dep.Status == plan.OK:
-		case dep.Status == plan.Skipped && dep.Soft && dn.Group != n.Group:
+		case dep.Soft() && dn.Group != n.Group:
 			// A skip by design does not hold back other groups.
-		case dep.Status == plan.Skipped && dep.Soft:
-			return plan.Skip(dep.Reason, true), true
+		case dep.Soft():
+			return plan.Skip(dep.Cause, dep.Reason), true
 		case dn.Group != n.Group && dn.Group != "" && r.failedGroups[dn.Group]:
-			return plan.Skip(dn.Group+" failed", false), true
+			return plan.Skip(plan.CauseUpstream, dn.Group+" failed"), true
 		case dep.Status == plan.Skipped:
-			return plan.Skip(dep.Reason, false), true
+			return plan.Skip(upstreamCause(dep.Cause), dep.Reason), true
 		default:
-			return plan.Skip(failedReason(dn, n), false), true
+			return plan.Skip(plan.CauseUpstream, failedReason(dn, n)), true
 		}
 	}
 	if failurePath && !anyFailed {
-		return plan.Result{Status: plan.Skipped, Soft: true, Reason: "not needed"}, true
+		return plan.Skip(plan.CauseNotNeeded, "not needed"), true
 	}
 	if n.Always {
 		return plan.Result{}, false
 	}
 	if r.halted != "" && !(n.Group != "" && r.started[n.Group]) {
-		return plan.Skip("not started: the run stopped after "+r.halted+" failed", false), true
+		return plan.Skip(plan.CauseStopped, "not started: the run stopped after "+r.halted+" failed"), true
 	}
 	if r.cancelled {
-		return plan.Skip("not started: the run was interrupted", false), true
+		return plan.Skip(plan.CauseInterrupted, "not started: the run was interrupted"), true
 	}
 	return plan.Result{}, false
+}
+
+// upstreamCause is the cause of a skip passed on from a skipped step: a stop
+// or an interruption stays what it was; anything else is upstream.
+func upstreamCause(c plan.Cause) plan.Cause {
+	if c == plan.CauseStopped || c == plan.CauseInterrupted {
+		return c
+	}
+	return plan.CauseUpstream
 }
 
 func failedReason(dep, n *plan.Node) string {
@@ -264,10 +313,6 @@ func failedReason(dep, n *plan.Node) string {
 }
 
 func (r *run) skip(i int, res plan.Result) {
-	n := r.p.Nodes[i]
-	if sr, ok := n.Runner.(plan.SkipRecorder); ok && res.Reason != "not needed" {
-		sr.Skipped(res)
-	}
 	now := time.Now()
 	r.finish(i, res, now, now)
 }
@@ -284,30 +329,28 @@ func (r *run) start(i int) {
 	env := &stepEnv{r: r, n: n}
 	started := time.Now()
 	r.opts.Observer.StepStarted(n, started)
-	if n.Light || n.Runner == nil {
-		res := r.safeRun(n, env)
+	if n.Light {
+		res := r.safeRun(i, env)
 		env.flush()
 		r.finish(i, res, started, time.Now())
 		return
 	}
 	r.running++
 	go func() {
-		res := r.safeRun(n, env)
+		res := r.safeRun(i, env)
 		env.flush()
 		r.completions <- completion{idx: i, result: res, started: started, ended: time.Now()}
 	}()
 }
 
-func (r *run) safeRun(n *plan.Node, env *stepEnv) (res plan.Result) {
-	if n.Runner == nil {
-		return plan.Ok()
-	}
+func (r *run) safeRun(i int, env *stepEnv) (res plan.Result) {
+	n := r.p.Nodes[i]
 	defer func() {
 		if p := recover(); p != nil {
 			res = plan.Fail(fmt.Errorf("internal error in step %s: %v\n%s", n.ID, p, debug.Stack()))
 		}
 	}()
-	res = n.Runner.Run(r.ctx, env)
+	res = r.runners[i].Run(r.ctx, env)
 	if res.Status == plan.Pending || res.Status == plan.Running {
 		res.Status = plan.OK
 	}

@@ -40,6 +40,37 @@ func result(s plan.Result) plan.Runner {
 	return plan.RunnerFunc(func(context.Context, plan.Env) plan.Result { return s })
 }
 
+// fnSpec is a step whose runner is in its spec: tests build plans of them.
+type fnSpec struct{ run plan.Runner }
+
+func (fnSpec) Kind() plan.Kind { return "test" }
+
+func fn(r plan.Runner) plan.Spec { return fnSpec{r} }
+
+var testBinder = BinderFunc(func(n *plan.Node) (plan.Runner, error) {
+	s, ok := n.Spec.(fnSpec)
+	if !ok {
+		return nil, fmt.Errorf("no runner for %T", n.Spec)
+	}
+	return s.run, nil
+})
+
+// mustRun runs a plan whose steps are fnSpecs.
+func mustRun(ctx context.Context, p *plan.Plan, opts Options) *Outcome {
+	o, err := Run(ctx, p, testBinder, opts)
+	if err != nil {
+		panic(err)
+	}
+	return o
+}
+
+// connect adds an edge the test knows to be fine.
+func connect(p *plan.Plan, from, to string, kind plan.EdgeKind) {
+	if err := p.Connect(from, to, kind); err != nil {
+		panic(err)
+	}
+}
+
 // build makes a plan from "id:group" node specs and "a>b" (success) or "a!b"
 // (failure) edges; every node succeeds unless runners says otherwise.
 func build(nodes []string, edges []string, runners map[string]plan.Runner) *plan.Plan {
@@ -50,13 +81,13 @@ func build(nodes []string, edges []string, runners map[string]plan.Runner) *plan
 		if r == nil {
 			r = result(plan.Ok())
 		}
-		p.Add(&plan.Node{ID: id, Label: id, Group: group, Runner: r})
+		p.Add(&plan.Node{ID: id, Label: id, Group: group, Spec: fn(r)})
 	}
 	for _, e := range edges {
 		if a, b, ok := strings.Cut(e, ">"); ok {
-			p.Connect(a, b, plan.OnSuccess)
+			connect(p, a, b, plan.OnSuccess)
 		} else if a, b, ok := strings.Cut(e, "!"); ok {
-			p.Connect(a, b, plan.OnFailure)
+			connect(p, a, b, plan.OnFailure)
 		}
 	}
 	return p
@@ -67,7 +98,7 @@ func statuses(o *Outcome, ids ...string) string {
 	for _, id := range ids {
 		r := o.Results[id]
 		s := id + "=" + r.Status.String()
-		if r.Status == plan.Skipped && r.Soft {
+		if r.Soft() {
 			s += "(soft)"
 		}
 		parts = append(parts, s)
@@ -78,7 +109,7 @@ func statuses(o *Outcome, ids ...string) string {
 func TestSequentialFollowsPlanOrder(t *testing.T) {
 	rec := &recorder{}
 	p := build([]string{"c", "b", "a", "d"}, []string{"a>d"}, nil)
-	Run(context.Background(), p, Options{Parallel: 1, Observer: rec})
+	mustRun(context.Background(), p, Options{Parallel: 1, Observer: rec})
 	if diff := cmp.Diff([]string{"c", "b", "a", "d"}, rec.started); diff != "" {
 		t.Errorf("start order (-want +got):\n%s", diff)
 	}
@@ -110,7 +141,7 @@ func TestFailurePathAndSkips(t *testing.T) {
 			name:    "a soft skip skips its group but not the next group",
 			nodes:   []string{"begin:c", "deploy:c", "end:c", "next:d"},
 			edges:   []string{"begin>deploy", "deploy>end", "end>next"},
-			runners: map[string]plan.Runner{"begin": result(plan.Skip("requires vault", true))},
+			runners: map[string]plan.Runner{"begin": result(plan.Skip(plan.CauseByDesign, "requires vault"))},
 			want:    "begin=skipped(soft) deploy=skipped(soft) end=skipped(soft) next=ok",
 		},
 		{
@@ -124,7 +155,7 @@ func TestFailurePathAndSkips(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := build(tt.nodes, tt.edges, tt.runners)
-			o := Run(context.Background(), p, Options{Parallel: 4})
+			o := mustRun(context.Background(), p, Options{Parallel: 4})
 			var ids []string
 			for _, n := range tt.nodes {
 				id, _, _ := strings.Cut(n, ":")
@@ -136,7 +167,7 @@ func TestFailurePathAndSkips(t *testing.T) {
 		})
 	}
 	p := build([]string{"a:a", "b:b", "c:c"}, []string{"a>b", "b>c"}, map[string]plan.Runner{"a": boom})
-	o := Run(context.Background(), p, Options{})
+	o := mustRun(context.Background(), p, Options{})
 	if r := o.Results["c"]; r.Reason != "a failed" {
 		t.Errorf("the skip reason should name the root cause, got %q", r.Reason)
 	}
@@ -152,18 +183,18 @@ func TestCriticalFailureStopsNewWork(t *testing.T) {
 	mk := func(force bool) *Outcome {
 		release = make(chan struct{})
 		p := plan.New("s", "deploy")
-		p.Add(&plan.Node{ID: "b1", Group: "b", Runner: slow})
-		p.Add(&plan.Node{ID: "a", Group: "a", Critical: true, Runner: failNow})
-		p.Add(&plan.Node{ID: "b2", Group: "b", Runner: result(plan.Ok())})
-		p.Add(&plan.Node{ID: "c", Group: "c", Runner: result(plan.Ok())})
-		p.Add(&plan.Node{ID: "afail", Group: "a", Always: true, Light: true, Runner: result(plan.Ok())})
-		p.Connect("b1", "b2", plan.OnSuccess)
-		p.Connect("a", "c", plan.OnSuccess)
-		p.Connect("a", "afail", plan.OnFailure)
+		p.Add(&plan.Node{ID: "b1", Group: "b", Spec: fn(slow)})
+		p.Add(&plan.Node{ID: "a", Group: "a", Critical: true, Spec: fn(failNow)})
+		p.Add(&plan.Node{ID: "b2", Group: "b", Spec: fn(result(plan.Ok()))})
+		p.Add(&plan.Node{ID: "c", Group: "c", Spec: fn(result(plan.Ok()))})
+		p.Add(&plan.Node{ID: "afail", Group: "a", Always: true, Light: true, Spec: fn(result(plan.Ok()))})
+		connect(p, "b1", "b2", plan.OnSuccess)
+		connect(p, "a", "c", plan.OnSuccess)
+		connect(p, "a", "afail", plan.OnFailure)
 		// d is independent of a but not started yet when a fails.
-		p.Add(&plan.Node{ID: "d", Group: "d", Runner: result(plan.Ok())})
-		p.Connect("b2", "d", plan.OnSuccess)
-		return Run(context.Background(), p, Options{Parallel: 2, Force: force})
+		p.Add(&plan.Node{ID: "d", Group: "d", Spec: fn(result(plan.Ok()))})
+		connect(p, "b2", "d", plan.OnSuccess)
+		return mustRun(context.Background(), p, Options{Parallel: 2, Force: force})
 	}
 	o := mk(false)
 	if got, want := statuses(o, "a", "afail", "b1", "b2", "c", "d"), "a=failed afail=ok b1=ok b2=ok c=skipped d=skipped"; got != want {
@@ -187,7 +218,7 @@ func TestCancellation(t *testing.T) {
 	})
 	p := build([]string{"a:a", "afail:a", "b:b"}, []string{"a!afail", "a>b"}, map[string]plan.Runner{"a": blocking})
 	p.Node("afail").Always = true
-	o := Run(ctx, p, Options{})
+	o := mustRun(ctx, p, Options{})
 	if got, want := statuses(o, "a", "afail", "b"), "a=failed afail=ok b=skipped"; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
@@ -210,7 +241,7 @@ func TestParallelLimitAndOrdering(t *testing.T) {
 		for i := 0; i < n; i++ {
 			id := fmt.Sprint(i)
 			sleep := time.Duration(rng.Intn(300)) * time.Microsecond
-			p.Add(&plan.Node{ID: id, Group: id, Runner: plan.RunnerFunc(func(context.Context, plan.Env) plan.Result {
+			p.Add(&plan.Node{ID: id, Group: id, Spec: fn(plan.RunnerFunc(func(context.Context, plan.Env) plan.Result {
 				now := running.Add(1)
 				for {
 					old := peak.Load()
@@ -227,15 +258,15 @@ func TestParallelLimitAndOrdering(t *testing.T) {
 				mu.Unlock()
 				running.Add(-1)
 				return plan.Ok()
-			})})
+			}))})
 		}
 		for i := 1; i < n; i++ {
 			for k := 0; k < 3; k++ {
 				j := rng.Intn(i)
-				p.Connect(fmt.Sprint(j), fmt.Sprint(i), plan.OnSuccess)
+				connect(p, fmt.Sprint(j), fmt.Sprint(i), plan.OnSuccess)
 			}
 		}
-		o := Run(context.Background(), p, Options{Parallel: par})
+		o := mustRun(context.Background(), p, Options{Parallel: par})
 		for _, e := range p.Edges {
 			if start[e.To].Before(end[e.From]) {
 				t.Fatalf("step %s started before its dependency %s ended", e.To, e.From)
@@ -252,50 +283,121 @@ func TestParallelLimitAndOrdering(t *testing.T) {
 	}
 }
 
+// finishWatch closes a channel when a step finishes.
+type finishWatch struct {
+	recorder
+	id   string
+	done chan struct{}
+}
+
+func (f *finishWatch) StepFinished(n *plan.Node, _ plan.Result, _, _ time.Time) {
+	if n.ID == f.id {
+		close(f.done)
+	}
+}
+
+// TestPauseHoldsBackNewSteps: while a step pauses the run (a prompt), a step
+// that becomes ready meanwhile does not start. Synchronised by channels: the
+// step "wait" ends only once the gate is inside its pause, and the gate
+// answers only once "wait" has ended, so "other" is ready during the pause.
 func TestPauseHoldsBackNewSteps(t *testing.T) {
 	var order []string
 	var mu sync.Mutex
 	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	inPause := make(chan struct{})
+	watch := &finishWatch{id: "wait", done: make(chan struct{})}
 	gate := plan.RunnerFunc(func(_ context.Context, env plan.Env) plan.Result {
 		_ = env.Pause(func() error {
-			time.Sleep(30 * time.Millisecond)
+			close(inPause)
+			<-watch.done
 			note("gate answered")
 			return nil
 		})
 		return plan.Ok()
 	})
+	wait := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result { <-inPause; return plan.Ok() })
 	other := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result { note("other ran"); return plan.Ok() })
 	p := plan.New("s", "deploy")
-	p.Add(&plan.Node{ID: "gate", Group: "a", Runner: gate})
-	p.Add(&plan.Node{ID: "wait", Group: "b", Runner: plan.RunnerFunc(func(context.Context, plan.Env) plan.Result {
-		time.Sleep(10 * time.Millisecond)
-		return plan.Ok()
-	})})
-	p.Add(&plan.Node{ID: "other", Group: "b", Runner: other})
-	p.Connect("wait", "other", plan.OnSuccess)
-	Run(context.Background(), p, Options{Parallel: 4})
+	p.Add(&plan.Node{ID: "gate", Group: "a", Spec: fn(gate)})
+	p.Add(&plan.Node{ID: "wait", Group: "b", Spec: fn(wait)})
+	p.Add(&plan.Node{ID: "other", Group: "b", Spec: fn(other)})
+	connect(p, "wait", "other", plan.OnSuccess)
+	mustRun(context.Background(), p, Options{Parallel: 4, Observer: watch})
 	if diff := cmp.Diff([]string{"gate answered", "other ran"}, order); diff != "" {
 		t.Errorf("a step started during a pause (-want +got):\n%s", diff)
+	}
+}
+
+// TestCyclicPlanIsAnError: a plan cannot be given a cycle, and a plan whose
+// steps can never become ready is an error, not a hang.
+func TestCyclicPlanIsAnError(t *testing.T) {
+	p := build([]string{"a", "b"}, []string{"a>b"}, nil)
+	if err := p.Connect("b", "a", plan.OnSuccess); err == nil {
+		t.Fatal("the plan took an edge that closes a cycle")
+	}
+	// Inputs that do not come before the step are refused before anything runs.
+	p.Node("a").Inputs = []string{"b"}
+	ran := false
+	p.Node("b").Spec = fn(plan.RunnerFunc(func(context.Context, plan.Env) plan.Result { ran = true; return plan.Ok() }))
+	if _, err := Run(context.Background(), p, testBinder, Options{}); err == nil || !strings.Contains(err.Error(), "does not come before") {
+		t.Errorf("got %v", err)
+	}
+	if ran {
+		t.Error("a step ran although the plan is not valid")
+	}
+}
+
+func TestStepWithoutRunnerRunsNothing(t *testing.T) {
+	p := build([]string{"a", "b"}, []string{"a>b"}, nil)
+	p.Node("b").Spec = plan.Setup{}
+	if _, err := Run(context.Background(), p, testBinder, Options{}); err == nil || !strings.Contains(err.Error(), "step b: no runner") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestInputsReachTheirReaders: a step reads the results and data of the
+// steps it names as inputs, whatever they ended with.
+func TestInputsReachTheirReaders(t *testing.T) {
+	var got []string
+	reader := plan.RunnerFunc(func(_ context.Context, env plan.Env) plan.Result {
+		a, b := env.Result("a"), env.Result("b")
+		got = append(got, fmt.Sprint(a.Data), b.Status.String(), b.Cause.String())
+		return plan.Ok()
+	})
+	p := build([]string{"a:g", "b:g", "end:g"}, []string{"a>b"}, map[string]plan.Runner{
+		"a":   result(plan.OkWith(42)),
+		"b":   result(plan.Skip(plan.CauseUnchanged, "unchanged")),
+		"end": reader,
+	})
+	connect(p, "b", "end", plan.OnComplete)
+	p.Node("end").Inputs = []string{"a", "b"}
+	p.Node("end").Always = true
+	mustRun(context.Background(), p, Options{})
+	if diff := cmp.Diff([]string{"42", "skipped", "unchanged"}, got); diff != "" {
+		t.Errorf("inputs (-want +got):\n%s", diff)
 	}
 }
 
 func TestOutputLines(t *testing.T) {
 	rec := &recorder{}
 	p := build([]string{"a"}, nil, map[string]plan.Runner{"a": plan.RunnerFunc(func(_ context.Context, env plan.Env) plan.Result {
-		fmt.Fprint(env.Output(), "one\ntwo\r\nthr")
-		fmt.Fprint(env.Output(), "ee\nno newline")
+		out, errs := env.Stream(), env.Stream()
+		fmt.Fprint(out, "one\ntwo\r\nthr")
+		// A partial line of one stream is not glued to a line of another.
+		fmt.Fprint(errs, "\x1b[31m")
+		fmt.Fprint(out, "ee\nno newline")
 		env.Logf("note %d", 1)
 		return plan.Ok()
 	})})
-	Run(context.Background(), p, Options{Observer: rec})
-	if diff := cmp.Diff([]string{"a: one", "a: two", "a: three", "a: no newline", "a: note 1"}, rec.logs); diff != "" {
+	mustRun(context.Background(), p, Options{Observer: rec})
+	if diff := cmp.Diff([]string{"a: one", "a: two", "a: three", "a: note 1", "a: no newline", "a: \x1b[31m"}, rec.logs); diff != "" {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
 }
 
 func TestPanicBecomesFailure(t *testing.T) {
 	p := build([]string{"a"}, nil, map[string]plan.Runner{"a": plan.RunnerFunc(func(context.Context, plan.Env) plan.Result { panic("oops") })})
-	o := Run(context.Background(), p, Options{})
+	o := mustRun(context.Background(), p, Options{})
 	if r := o.Results["a"]; r.Status != plan.Failed || !strings.Contains(r.Reason, "oops") {
 		t.Errorf("got %+v", r)
 	}
@@ -308,14 +410,14 @@ func TestSequentialComponentPlans(t *testing.T) {
 	rec := &recorder{}
 	p := plan.New("s", "deploy")
 	for _, c := range []string{"a", "b", "c"} {
-		p.Add(&plan.Node{ID: c + "/begin", Group: c, Runner: result(plan.Ok())})
-		p.Add(&plan.Node{ID: c + "/deploy", Group: c, Runner: result(plan.Ok())})
-		p.Add(&plan.Node{ID: c + "/end", Group: c, Light: true, Runner: result(plan.Ok())})
-		p.Connect(c+"/begin", c+"/deploy", plan.OnSuccess)
-		p.Connect(c+"/deploy", c+"/end", plan.OnSuccess)
+		p.Add(&plan.Node{ID: c + "/begin", Group: c, Spec: fn(result(plan.Ok()))})
+		p.Add(&plan.Node{ID: c + "/deploy", Group: c, Spec: fn(result(plan.Ok()))})
+		p.Add(&plan.Node{ID: c + "/end", Group: c, Light: true, Spec: fn(result(plan.Ok()))})
+		connect(p, c+"/begin", c+"/deploy", plan.OnSuccess)
+		connect(p, c+"/deploy", c+"/end", plan.OnSuccess)
 	}
-	p.Connect("a/end", "c/begin", plan.OnSuccess)
-	Run(context.Background(), p, Options{Parallel: 1, Observer: rec})
+	connect(p, "a/end", "c/begin", plan.OnSuccess)
+	mustRun(context.Background(), p, Options{Parallel: 1, Observer: rec})
 	want := []string{"a/begin", "a/deploy", "a/end", "b/begin", "b/deploy", "b/end", "c/begin", "c/deploy", "c/end"}
 	if diff := cmp.Diff(want, rec.started); diff != "" {
 		t.Errorf("start order (-want +got):\n%s", diff)

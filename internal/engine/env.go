@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/gantry-dev/gantry/internal/lines"
@@ -12,41 +13,65 @@ import (
 
 // stepEnv is the plan.Env of one running step.
 type stepEnv struct {
-	r  *run
-	n  *plan.Node
-	mu sync.Mutex
-	lw *lines.Writer
+	r       *run
+	n       *plan.Node
+	mu      sync.Mutex
+	streams []*lines.Writer
+	// logMu keeps the step's lines one at a time: its streams are written
+	// from several goroutines, and observers take a step's events in turn.
+	logMu sync.Mutex
 }
 
-func (e *stepEnv) Output() io.Writer {
+func (e *stepEnv) log(line string) {
+	e.logMu.Lock()
+	e.r.opts.Observer.Log(e.n, line)
+	e.logMu.Unlock()
+}
+
+// Stream returns a line writer of its own: a process's stdout and stderr
+// each take one, so that a partial line of one is never glued to a line of
+// the other.
+func (e *stepEnv) Stream() io.Writer {
+	w := lines.NewWriter(e.log)
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.lw == nil {
-		e.lw = lines.NewWriter(func(line string) { e.r.opts.Observer.Log(e.n, line) })
-	}
-	return e.lw
+	e.streams = append(e.streams, w)
+	e.mu.Unlock()
+	return w
 }
 
 func (e *stepEnv) Logf(format string, args ...any) {
-	e.flush()
-	e.r.opts.Observer.Log(e.n, fmt.Sprintf(format, args...))
+	e.log(fmt.Sprintf(format, args...))
 }
 
-// flush emits a last line without newline.
+// flush emits the last line of each stream that did not end with a newline.
 func (e *stepEnv) flush() {
 	e.mu.Lock()
-	lw := e.lw
+	streams := e.streams
 	e.mu.Unlock()
-	if lw != nil {
-		lw.Flush()
+	for _, w := range streams {
+		w.Flush()
 	}
 }
 
 func (e *stepEnv) Interactive() bool { return e.r.opts.Interactive }
 
-func (e *stepEnv) Note(n plan.Note) { e.r.opts.Observer.Note(e.n, n) }
-func (e *stepEnv) Yes() bool        { return e.r.opts.Yes }
-func (e *stepEnv) RunID() string    { return e.r.opts.RunID }
+func (e *stepEnv) Note(n plan.Note) {
+	e.logMu.Lock()
+	e.r.opts.Observer.Note(e.n, n)
+	e.logMu.Unlock()
+}
+func (e *stepEnv) Yes() bool     { return e.r.opts.Yes }
+func (e *stepEnv) RunID() string { return e.r.opts.RunID }
+
+// Result returns the result of an input of the step. Inputs come before the
+// step in the plan, so they have finished: their results were written by the
+// executor's loop before it started this step.
+func (e *stepEnv) Result(id string) plan.Result {
+	if !slices.Contains(e.n.Inputs, id) {
+		panic(fmt.Sprintf("step %s reads step %s, which is not among its inputs", e.n.ID, id))
+	}
+	return e.r.results[e.r.p.Node(id).Index()]
+}
 
 func (e *stepEnv) Input() (string, error) {
 	if e.r.opts.Input == nil || !e.r.opts.Interactive {
@@ -64,7 +89,7 @@ func (e *stepEnv) Pause(fn func() error) error {
 	r.mu.Unlock()
 	r.pauseMu.Lock()
 	// A live display steps aside while someone is asked something.
-	pa, _ := r.opts.Observer.(Pauser)
+	pa, _ := r.opts.Observer.(plan.Pauser)
 	if pa != nil {
 		pa.Paused(true)
 	}

@@ -19,7 +19,9 @@ var pluginNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
 // PluginEntry is one entry of a component's plugins list, in any of the sow
 // syntaxes: "name", "name: arg", "name: [args]", "name: {key, path, config,
 // args}", and for pinned/unpinned/parallel "name: [entries]". A leading "-" on
-// the name hides the header line printed before the plugin runs.
+// the name hides the header line printed before the plugin runs. The object
+// form also takes gantry's label and on_fail (seed 001), since every entry
+// is a step of the plan.
 type PluginEntry struct {
 	Pos      Pos
 	Name     string
@@ -28,6 +30,8 @@ type PluginEntry struct {
 	Key      string
 	Path     string
 	Config   any
+	Label    string
+	OnFail   []string
 	Children []PluginEntry
 	// Object is true when the entry used the {key, path, config, args} form.
 	Object bool
@@ -71,13 +75,15 @@ func (p *PluginEntry) decodeNode(d *decoder, n *Node, path string) {
 		d.decode(v, reflectOf(&p.Args), vp)
 	case MapNode:
 		var f struct {
-			Key    string   `yaml:"key"`
-			Path   string   `yaml:"path"`
-			Config *Node    `yaml:"config"`
-			Args   []string `yaml:"args"`
+			Key    string     `yaml:"key"`
+			Path   string     `yaml:"path"`
+			Config *Node      `yaml:"config"`
+			Args   []string   `yaml:"args"`
+			Label  string     `yaml:"label"`
+			OnFail onFailList `yaml:"on_fail"`
 		}
 		d.decode(v, reflectOf(&f), vp)
-		p.Object, p.Key, p.Path, p.Args = true, f.Key, f.Path, f.Args
+		p.Object, p.Key, p.Path, p.Args, p.Label, p.OnFail = true, f.Key, f.Path, f.Args, f.Label, f.OnFail
 		if f.Config != nil {
 			p.Config = f.Config.Interface()
 		}
@@ -116,6 +122,12 @@ func (p PluginEntry) MarshalYAML() (any, error) {
 		}
 		if len(p.Args) > 0 {
 			body = append(body, yaml.MapItem{Key: "args", Value: p.Args})
+		}
+		if p.Label != "" {
+			body = append(body, yaml.MapItem{Key: "label", Value: p.Label})
+		}
+		if len(p.OnFail) > 0 {
+			body = append(body, yaml.MapItem{Key: "on_fail", Value: p.OnFail})
 		}
 		if body == nil {
 			body = yaml.MapSlice{}

@@ -1,103 +1,25 @@
+// Package plan holds gantry's plans: DAGs of steps, each step described by
+// data (its Spec), with the edges that order them and the renderings people
+// read (text, JSON, DOT, Mermaid). It is the vocabulary shared by the
+// builders (plan/build), the step kinds (plan/steps), the executor (engine)
+// and the displays (ui), and knows nothing of YAML, expressions or
+// processes. A plan refuses an edge that would close a cycle when it is
+// added, so the executor never meets one.
 package plan
 
 import (
-	"context"
 	"fmt"
-	"io"
+	"strings"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/dag"
 )
 
-// Status is the outcome of a step.
-type Status uint8
-
-// Step outcomes.
+// Verbs of stack runs.
 const (
-	Pending Status = iota
-	Running
-	OK
-	Failed
-	Skipped
+	VerbDeploy   = "deploy"
+	VerbUndeploy = "undeploy"
 )
-
-func (s Status) String() string {
-	return [...]string{"pending", "running", "ok", "failed", "skipped"}[s]
-}
-
-// Result is what a step reports when it ends.
-type Result struct {
-	Status Status
-	// Soft marks a skip by design (an optional requirement not met): the rest
-	// of the step's group is skipped too, but steps outside it may go on.
-	Soft   bool
-	Reason string // why a step was skipped or failed, for people
-	Err    error
-	// Warning is set when a step failed but on_fail let the plan go on.
-	Warning string
-	// Info is an informational message (on_fail: info).
-	Info string
-	// Abort stops new work, as a critical failure does (on_fail: pause answered
-	// with abort).
-	Abort bool
-}
-
-// Ok, Fail and Skip build results.
-func Ok() Result { return Result{Status: OK} }
-
-// Fail is a failed result.
-func Fail(err error) Result { return Result{Status: Failed, Err: err, Reason: err.Error()} }
-
-// Skip is a skipped result; soft skips do not block steps outside the group.
-func Skip(reason string, soft bool) Result {
-	return Result{Status: Skipped, Reason: reason, Soft: soft}
-}
-
-// Env is what the executor gives a running step.
-type Env interface {
-	// Output is where the step's process output goes: the component's log and
-	// the display, one line at a time, secrets masked.
-	Output() io.Writer
-	// Logf writes one line to the step's log and display.
-	Logf(format string, args ...any)
-	// Pause stops new steps from starting while fn runs (a prompt on the
-	// terminal), then lets them go on.
-	Pause(fn func() error) error
-	// Interactive reports whether a person can answer prompts (stdin is a terminal).
-	Interactive() bool
-	// Input reads one line from the terminal.
-	Input() (string, error)
-	// Yes reports whether --yes approved every gate.
-	Yes() bool
-	// RunID is the id of the run.
-	RunID() string
-	// Note reports something the step learned (an output it captured) to the
-	// display and the events.
-	Note(Note)
-}
-
-// Note is something a step reports besides its output lines.
-type Note struct {
-	Kind   string // "output"
-	Name   string
-	Value  string
-	Secret bool
-}
-
-// Runner does the work of a step.
-type Runner interface {
-	Run(ctx context.Context, env Env) Result
-}
-
-// SkipRecorder is implemented by runners that record something when their
-// step is skipped without running (a component's state, for instance).
-type SkipRecorder interface {
-	Skipped(r Result)
-}
-
-// RunnerFunc adapts a function to Runner.
-type RunnerFunc func(ctx context.Context, env Env) Result
-
-// Run calls f.
-func (f RunnerFunc) Run(ctx context.Context, env Env) Result { return f(ctx, env) }
 
 // EdgeKind says when an edge lets its target run.
 type EdgeKind uint8
@@ -125,11 +47,10 @@ func (k EdgeKind) String() string {
 // Node is one step of a plan.
 type Node struct {
 	ID        string
-	Kind      string // component, exec, call, probe, gate, delay, begin, end, failed, group, ...
+	Kind      Kind
 	Label     string
 	Component string // the component the step belongs to, "" for stack-level steps
-	// Group is the failure domain: a failure skips the rest of the group and
-	// sends it down its failure path.
+	// Group is the failure domain: a failure skips the rest of the group.
 	Group string
 	Point string // injection point (pre_component, quality_probe, ...), for display
 	Verb  string // the verb a component step carries out
@@ -137,18 +58,30 @@ type Node struct {
 	// redeploy, undeploy, unchanged, skip, teardown-orphan.
 	Action string
 	Reason string // why the action (skip reasons, orphan)
-	// Details are shown under the step in text plans (a component's plugins).
-	Details []string
-	// Hidden steps are bookkeeping, left out of text plans.
+	// Lane names the branch of a parallel plugin list the step runs in;
+	// displays put it before the step's lines.
+	Lane string
+	// Listed steps are entries of a component's plugin list: displays head
+	// them as sow does ("==> deploy rec").
+	Listed bool
+	// Quiet steps run without being announced (a plugin entry whose name
+	// starts with "-"); plans still list them.
+	Quiet bool
+	// Hidden steps are bookkeeping, left out of text plans and displays.
 	Hidden bool
 	// Light steps are quick and never block: the executor runs them inline,
 	// without taking one of the --parallel slots.
 	Light bool
 	// Critical steps stop new work when they fail (mandatory components).
 	Critical bool
-	// Always steps run even after the run stopped (failure paths, bookkeeping).
+	// Always steps run even after the run stopped, and whatever the steps
+	// they complete-wait for did (bookkeeping that records the outcome).
 	Always bool
-	Runner Runner `json:"-"`
+	// Inputs are the steps whose results (and Result.Data) this step reads;
+	// each must come before it in the plan's graph.
+	Inputs []string
+	// Spec is what the step does.
+	Spec Spec
 
 	index int
 }
@@ -169,18 +102,24 @@ type Plan struct {
 	Created time.Time
 	Nodes   []*Node
 	Edges   []Edge
+	// Components are the components the plan runs, with what their steps
+	// share.
+	Components map[string]*Component
 	// Orphans are components in the state that the stack no longer lists and
 	// that this plan leaves alone (teardown_orphans: none).
 	Orphans []string
-	index   map[string]*Node
+
+	index map[string]*Node
+	graph dag.Acyclic
 }
 
 // New returns an empty plan.
 func New(stack, verb string) *Plan {
-	return &Plan{Stack: stack, Verb: verb, Created: time.Now().UTC(), index: map[string]*Node{}}
+	return &Plan{Stack: stack, Verb: verb, Created: time.Now().UTC(), index: map[string]*Node{}, Components: map[string]*Component{}}
 }
 
-// Add appends a node; its position is its priority among ready steps.
+// Add appends a node; its position is its priority among ready steps. A
+// duplicate id is a bug of the builder: it panics.
 func (p *Plan) Add(n *Node) *Node {
 	if _, dup := p.index[n.ID]; dup {
 		panic(fmt.Sprintf("plan: duplicate step id %q", n.ID))
@@ -188,16 +127,96 @@ func (p *Plan) Add(n *Node) *Node {
 	n.index = len(p.Nodes)
 	p.Nodes = append(p.Nodes, n)
 	p.index[n.ID] = n
+	p.graph.AddNode()
 	return n
 }
 
 // Node returns the step with the id, or nil.
 func (p *Plan) Node(id string) *Node { return p.index[id] }
 
-// Connect adds an edge.
-func (p *Plan) Connect(from, to string, kind EdgeKind) {
-	if p.index[from] == nil || p.index[to] == nil {
-		panic(fmt.Sprintf("plan: edge %s → %s between unknown steps", from, to))
+// CycleError is an edge refused because it would close a cycle.
+type CycleError struct {
+	Path []string // from → to → … → from
+}
+
+func (e *CycleError) Error() string {
+	return "plan: the edge would close a cycle: " + strings.Join(e.Path, " → ")
+}
+
+// Connect adds an edge. An edge between unknown steps, or one that would
+// close a cycle, is refused with an error and the plan is left as it was.
+func (p *Plan) Connect(from, to string, kind EdgeKind) error {
+	a, b := p.index[from], p.index[to]
+	if a == nil || b == nil {
+		return fmt.Errorf("plan: edge %s → %s between unknown steps", from, to)
+	}
+	if cycle := p.graph.AddEdge(a.index, b.index); cycle != nil {
+		path := make([]string, len(cycle))
+		for i, v := range cycle {
+			path[i] = p.Nodes[v].ID
+		}
+		return &CycleError{Path: path}
 	}
 	p.Edges = append(p.Edges, Edge{From: from, To: to, Kind: kind})
+	return nil
+}
+
+// Precedes reports whether step a must end before step b can start: a path
+// of edges leads from a to b.
+func (p *Plan) Precedes(a, b string) bool {
+	x, y := p.index[a], p.index[b]
+	return x != nil && y != nil && x != y && p.graph.Reaches(x.index, y.index)
+}
+
+// Validate checks what the executor relies on: every step has a spec, and
+// every input of a step is a step that precedes it. Edges are checked when
+// they are added.
+func (p *Plan) Validate() error {
+	var problems []string
+	for _, n := range p.Nodes {
+		if n.Spec == nil {
+			problems = append(problems, fmt.Sprintf("step %s has no spec", n.ID))
+		}
+		for _, in := range n.Inputs {
+			if p.index[in] == nil {
+				problems = append(problems, fmt.Sprintf("step %s reads unknown step %s", n.ID, in))
+			} else if !p.Precedes(in, n.ID) {
+				problems = append(problems, fmt.Sprintf("step %s reads step %s, which does not come before it", n.ID, in))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("plan %s %s is not valid: %s", p.Verb, p.Stack, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Sinks are the steps no other step waits for, in plan order.
+func (p *Plan) Sinks() []*Node {
+	hasSucc := make([]bool, len(p.Nodes))
+	for _, e := range p.Edges {
+		hasSucc[p.index[e.From].index] = true
+	}
+	var out []*Node
+	for i, n := range p.Nodes {
+		if !hasSucc[i] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Sources are the steps that wait for no other step, in plan order.
+func (p *Plan) Sources() []*Node {
+	hasPred := make([]bool, len(p.Nodes))
+	for _, e := range p.Edges {
+		hasPred[p.index[e.To].index] = true
+	}
+	var out []*Node
+	for i, n := range p.Nodes {
+		if !hasPred[i] {
+			out = append(out, n)
+		}
+	}
+	return out
 }

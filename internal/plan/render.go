@@ -20,37 +20,32 @@ type RenderOptions struct {
 func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 	var b strings.Builder
 	comps := 0
+	verbs := map[string]*Node{}
+	visible := map[string]bool{}
 	for _, n := range p.Nodes {
-		if n.Kind == "component" {
+		if n.Kind == KindComponent {
 			comps++
+			if verbs[n.Group] == nil {
+				verbs[n.Group] = n
+			}
+		}
+		if !n.Hidden {
+			visible[n.Group] = true
 		}
 	}
 	steps := p.visibleSteps()
 	fmt.Fprintf(&b, "%s %s: %d component%s, %d step%s\n", p.Verb, p.Stack, comps, plural(comps), steps, plural(steps))
 	deps := p.groupDependencies()
-	verbs := map[string]*Node{}
-	for _, n := range p.Nodes {
-		if n.Kind == "component" && verbs[n.Group] == nil {
-			verbs[n.Group] = n
-		}
-	}
 	group := ""
 	for _, n := range p.Nodes {
-		if n.Group != group {
+		if n.Group != group && (visible[n.Group] || verbs[n.Group] != nil) {
 			group = n.Group
 			b.WriteString("  " + groupTitle(group, verbs[group], deps[group]) + "\n")
 		}
 		if n.Hidden {
 			continue
 		}
-		line := n.Label
-		if n.Point != "" && n.Component != "" {
-			line = n.Point + ": " + n.Label
-		}
-		b.WriteString("    " + line + "\n")
-		for _, d := range n.Details {
-			b.WriteString("      " + d + "\n")
-		}
+		b.WriteString("    " + Title(n) + "\n")
 	}
 	if len(p.Orphans) > 0 {
 		b.WriteString("orphans (in the state, no longer in the stack; left alone as teardown_orphans is none):\n")
@@ -60,6 +55,19 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Title is how a step is shown in a plan: its label, after the injection
+// point of a component's step and the lane of a parallel plugin list.
+func Title(n *Node) string {
+	t := n.Label
+	if n.Point != "" && n.Component != "" {
+		t = n.Point + ": " + t
+	}
+	if n.Lane != "" {
+		t = "[" + n.Lane + "] " + t
+	}
+	return t
 }
 
 func manifestOr(m string) string {
@@ -108,7 +116,7 @@ func (p *Plan) groupDependencies() map[string][]string {
 	out := map[string][]string{}
 	for _, e := range p.Edges {
 		from, to := p.index[e.From], p.index[e.To]
-		if from.Group == to.Group || to.Kind != "begin" || from.Component == "" {
+		if from.Group == to.Group || to.Kind != KindBegin || from.Component == "" {
 			continue
 		}
 		out[to.Group] = appendNew(out[to.Group], from.Group)
@@ -125,26 +133,32 @@ func appendNew(l []string, s string) []string {
 	return append(l, s)
 }
 
-// jsonPlan is the JSON shape of a plan (docs/plan.md).
+// jsonPlan is the JSON shape of a plan (docs/lifecycle.md).
 type jsonPlan struct {
-	Stack   string     `json:"stack"`
-	Verb    string     `json:"verb"`
-	Nodes   []jsonNode `json:"nodes"`
-	Edges   []jsonEdge `json:"edges"`
-	Orphans []string   `json:"orphans"`
+	Stack      string                `json:"stack"`
+	Verb       string                `json:"verb"`
+	Nodes      []jsonNode            `json:"nodes"`
+	Edges      []jsonEdge            `json:"edges"`
+	Orphans    []string              `json:"orphans"`
+	Components map[string]*Component `json:"components"`
 }
 
 type jsonNode struct {
-	ID        string `json:"id"`
-	Kind      string `json:"kind"`
-	Label     string `json:"label"`
-	Component string `json:"component,omitempty"`
-	Group     string `json:"group,omitempty"`
-	Point     string `json:"point,omitempty"`
-	Action    string `json:"action,omitempty"`
-	Reason    string `json:"reason,omitempty"`
-	Hidden    bool   `json:"hidden,omitempty"`
-	Critical  bool   `json:"critical,omitempty"`
+	ID        string   `json:"id"`
+	Kind      Kind     `json:"kind"`
+	Label     string   `json:"label"`
+	Component string   `json:"component,omitempty"`
+	Group     string   `json:"group,omitempty"`
+	Point     string   `json:"point,omitempty"`
+	Action    string   `json:"action,omitempty"`
+	Reason    string   `json:"reason,omitempty"`
+	Lane      string   `json:"lane,omitempty"`
+	Hidden    bool     `json:"hidden,omitempty"`
+	Quiet     bool     `json:"quiet,omitempty"`
+	Critical  bool     `json:"critical,omitempty"`
+	Always    bool     `json:"always,omitempty"`
+	Inputs    []string `json:"inputs,omitempty"`
+	Spec      Spec     `json:"spec"`
 }
 
 type jsonEdge struct {
@@ -153,13 +167,18 @@ type jsonEdge struct {
 	Kind string `json:"kind"`
 }
 
-// WriteJSON writes the plan's nodes and edges; failure edges have kind
-// "failure", completion edges "complete".
+// WriteJSON writes the plan's nodes with their specs, its edges (failure
+// edges have kind "failure", completion edges "complete") and what its
+// components' steps share.
 func (p *Plan) WriteJSON(w io.Writer) error {
-	jp := jsonPlan{Stack: p.Stack, Verb: p.Verb, Nodes: []jsonNode{}, Edges: []jsonEdge{}, Orphans: append([]string{}, p.Orphans...)}
+	jp := jsonPlan{Stack: p.Stack, Verb: p.Verb, Nodes: []jsonNode{}, Edges: []jsonEdge{}, Orphans: append([]string{}, p.Orphans...), Components: p.Components}
+	if jp.Components == nil {
+		jp.Components = map[string]*Component{}
+	}
 	for _, n := range p.Nodes {
 		jp.Nodes = append(jp.Nodes, jsonNode{ID: n.ID, Kind: n.Kind, Label: n.Label, Component: n.Component, Group: n.Group,
-			Point: n.Point, Action: n.Action, Reason: n.Reason, Hidden: n.Hidden, Critical: n.Critical})
+			Point: n.Point, Action: n.Action, Reason: n.Reason, Lane: n.Lane, Hidden: n.Hidden, Quiet: n.Quiet, Critical: n.Critical,
+			Always: n.Always, Inputs: n.Inputs, Spec: n.Spec})
 	}
 	for _, e := range p.Edges {
 		jp.Edges = append(jp.Edges, jsonEdge{From: e.From, To: e.To, Kind: e.Kind.String()})
@@ -169,8 +188,8 @@ func (p *Plan) WriteJSON(w io.Writer) error {
 	return enc.Encode(jp)
 }
 
-// graph converts the plan for the DOT and Mermaid renderers.
-func (p *Plan) graph() (*dag.Graph, dag.RenderOptions) {
+// renderGraph converts the plan for the DOT and Mermaid renderers.
+func (p *Plan) renderGraph() (*dag.Graph, dag.RenderOptions) {
 	g := dag.New()
 	kinds := map[[2]string]EdgeKind{}
 	for _, n := range p.Nodes {
@@ -183,10 +202,14 @@ func (p *Plan) graph() (*dag.Graph, dag.RenderOptions) {
 	o := dag.RenderOptions{
 		Label: func(id string) string {
 			n := p.index[id]
-			if n.Point != "" && n.Component != "" {
-				return n.Point + "\n" + n.Label
+			label := n.Label
+			if n.Lane != "" {
+				label = "[" + n.Lane + "] " + label
 			}
-			return n.Label
+			if n.Point != "" && n.Component != "" {
+				return n.Point + "\n" + label
+			}
+			return label
 		},
 		Cluster: func(id string) string { return p.index[id].Group },
 		EdgeStyle: func(from, to string) string {
@@ -211,12 +234,12 @@ func (p *Plan) graph() (*dag.Graph, dag.RenderOptions) {
 // WriteDOT writes the plan in Graphviz DOT, a box per group; failure edges
 // are dashed, completion edges dotted.
 func (p *Plan) WriteDOT(w io.Writer) error {
-	g, o := p.graph()
+	g, o := p.renderGraph()
 	return g.WriteDOT(w, p.Verb+" "+p.Stack, o)
 }
 
 // WriteMermaid writes the plan as a Mermaid flowchart.
 func (p *Plan) WriteMermaid(w io.Writer) error {
-	g, o := p.graph()
+	g, o := p.renderGraph()
 	return g.WriteMermaid(w, o)
 }

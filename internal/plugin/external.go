@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,10 +14,52 @@ import (
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
-// findExecutable looks for an executable plugin: plugins/<name>/plugin in each
-// search folder (component, stack, nested sources), then <name>/plugin in
-// each folder of the plugin path.
-func findExecutable(env *Env, name string) (string, []string) {
+// Instance is what a plugin list entry runs with: the component's folders
+// and versions, and the folders of the instance (sow's plugin contract).
+type Instance struct {
+	Component string
+	Dir       string // the component's folder: CURRENT and the working directory
+	RootDir   string // the stack's folder (ROOTDIR)
+	GenDir    string // .gantry/gen/<component>
+	StateRoot string // .gantry/state/<component>; an instance's STATEDIR is StateRoot/<key>
+	ExportDir string
+	// ProductDir holds the stack's SPEC-VERSION; SpecVersion is its value,
+	// DeployedVersion the one the component was deployed with.
+	ProductDir      string
+	SpecVersion     string
+	DeployedVersion string
+	Templates       []string // the template chain, component first (TEMPLATES)
+	// Deployment is the component's deployment file: its parameters and
+	// plugin lists as JSON (DEPLOYMENT, and sow's DEPLOYMEMT).
+	Deployment string
+	// Params are the component's parameters, for config paths.
+	Params map[string]string
+}
+
+// Migration reports whether the product's spec version moved since the
+// component was deployed.
+func (in *Instance) Migration() bool {
+	return in.SpecVersion != "" && in.DeployedVersion != "" && in.SpecVersion != in.DeployedVersion
+}
+
+// StateDir is an instance's state folder (STATEDIR) under the component's.
+// The name is checked again here, not only in the manifest: a recorded spec
+// comes from a state file that may have been edited by hand, and removing
+// the folder must never reach outside the component's.
+func (in *Instance) StateDir(s *Spec) (string, error) {
+	name := s.InstanceName()
+	if err := manifest.CheckInstanceKey(name); err != nil {
+		return "", err
+	}
+	return filepath.Join(in.StateRoot, name), nil
+}
+
+// Find looks for an executable plugin called name: plugins/<name>/plugin in
+// each search folder (component, stack, nested sources), then <name>/plugin
+// in each folder of the plugin path. An executable replaces a built-in plugin
+// of the same name (sow: sources may bring their own plugins). It returns the
+// path, or "" and the places it looked.
+func Find(searchDirs, pluginPath []string, name string) (string, []string) {
 	var tried []string
 	try := func(p string) string {
 		tried = append(tried, p)
@@ -27,37 +68,17 @@ func findExecutable(env *Env, name string) (string, []string) {
 		}
 		return ""
 	}
-	for _, d := range env.SearchDirs {
+	for _, d := range searchDirs {
 		if p := try(filepath.Join(d, "plugins", name, "plugin")); p != "" {
 			return p, tried
 		}
 	}
-	for _, d := range env.PluginPath {
+	for _, d := range pluginPath {
 		if p := try(filepath.Join(d, name, "plugin")); p != "" {
 			return p, tried
 		}
 	}
 	return "", tried
-}
-
-// hasExecutable reports whether an executable plugin of that name replaces a
-// built-in one (sow: sources may provide their own plugins).
-func hasExecutable(env *Env, name string) bool {
-	p, _ := findExecutable(env, name)
-	return p != ""
-}
-
-// Find reports where the plugin of a name comes from, "" and an error when
-// nothing provides it: for checks before anything runs.
-func Find(env *Env, name string) (string, error) {
-	if p, _ := findExecutable(env, name); p != "" {
-		return p, nil
-	}
-	if IsBuiltin(name) {
-		return "built-in", nil
-	}
-	_, tried := findExecutable(env, name)
-	return "", fmt.Errorf("no plugin %q: not built in, and none of %s exists", name, strings.Join(tried, ", "))
 }
 
 // InstanceConfig is the config of an instance: its own config, else the value
@@ -77,49 +98,42 @@ func InstanceConfig(s *Spec, params map[string]string) (any, error) {
 	return v, nil
 }
 
-// InstanceName is the instance's name for folders and PLUGININSTANCE.
-func (s *Spec) InstanceName() string {
-	if s.Key != "" {
-		return s.Key
-	}
-	return s.Name
+// Executable is a plugin that is a program of its own, run by the sow
+// contract: argv "action [args...]", its configuration in the file
+// PLUGINCONFIG, and the folders and versions in the environment.
+type Executable struct {
+	Path string
 }
 
-// StateDir is an instance's state folder (STATEDIR) under the component's.
-// The name is checked again here, not only in the manifest: a recorded spec
-// comes from a state file that may have been edited by hand, and removing
-// the folder must never reach outside the component's.
-func (e *Env) StateDir(s *Spec) (string, error) {
-	name := s.InstanceName()
-	if err := manifest.CheckInstanceKey(name); err != nil {
-		return "", err
-	}
-	return filepath.Join(e.StateRoot, name), nil
+// Actions is nil: executables serve plugin lists only.
+func (Executable) Actions() []string { return nil }
+
+// Validate refuses call and probe steps.
+func (Executable) Validate(string, map[string]any) error {
+	return fmt.Errorf("executable plugins serve plugin lists only")
 }
 
-// runExecutable runs an executable plugin by the sow contract: argv
-// "action [args...]", its configuration in the file PLUGINCONFIG, and the
-// folders and versions in the environment.
-func runExecutable(ctx context.Context, s *Spec, action string, env *Env, out io.Writer) error {
-	path, tried := findExecutable(env, s.Name)
-	if path == "" {
-		return fmt.Errorf("not found: not a built-in plugin, and none of %s exists", strings.Join(tried, ", "))
+// Run runs the executable for the entry.
+func (x Executable) Run(ctx context.Context, c *Call) error {
+	s, in := c.Entry, c.Instance
+	if s == nil || in == nil {
+		return fmt.Errorf("executable plugins serve plugin lists only")
 	}
 	inst := s.InstanceName()
-	config, err := InstanceConfig(s, env.Params)
+	config, err := InstanceConfig(s, in.Params)
 	if err != nil {
 		return err
 	}
-	stateDir, err := env.StateDir(s)
+	stateDir, err := in.StateDir(s)
 	if err != nil {
 		return err
 	}
-	for _, d := range []string{env.GenDir, stateDir, env.ExportDir} {
+	for _, d := range []string{in.GenDir, stateDir, in.ExportDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
 	}
-	configFile := filepath.Join(env.GenDir, inst+".config.json")
+	configFile := filepath.Join(in.GenDir, inst+".config.json")
 	data, err := json.MarshalIndent(config, "", "  ")
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -128,31 +142,31 @@ func runExecutable(ctx context.Context, s *Spec, action string, env *Env, out io
 		return err
 	}
 	migration := "false"
-	if env.Migration() {
+	if in.Migration() {
 		migration = "true"
 	}
 	vars := []string{
-		"CURRENT=" + env.Dir,
-		"DEPLOYMENT=" + env.Deployment,
-		"DEPLOYMEMT=" + env.Deployment,
+		"CURRENT=" + in.Dir,
+		"DEPLOYMENT=" + in.Deployment,
+		"DEPLOYMEMT=" + in.Deployment,
 		"PLUGINCONFIG=" + configFile,
 		"PLUGININSTANCE=" + inst,
-		"GENDIR=" + env.GenDir,
+		"GENDIR=" + in.GenDir,
 		"STATEDIR=" + stateDir,
-		"EXPORTDIR=" + env.ExportDir,
-		"COMPONENT=" + env.Component,
-		"ROOTDIR=" + env.RootDir,
-		"PRODUCTDIR=" + env.ProductDir,
-		"SPECVERSION=" + env.SpecVersion,
-		"DEPLOYEDVERSION=" + env.DeployedVersion,
+		"EXPORTDIR=" + in.ExportDir,
+		"COMPONENT=" + in.Component,
+		"ROOTDIR=" + in.RootDir,
+		"PRODUCTDIR=" + in.ProductDir,
+		"SPECVERSION=" + in.SpecVersion,
+		"DEPLOYEDVERSION=" + in.DeployedVersion,
 		"MIGRATION=" + migration,
-		"TEMPLATES=" + strings.Join(env.Templates, string(os.PathListSeparator)),
+		"TEMPLATES=" + strings.Join(in.Templates, string(os.PathListSeparator)),
 	}
 	return component.Run(ctx, component.Process{
-		Args:   append([]string{path, action}, s.Args...),
-		Dir:    env.Dir,
-		Env:    component.Environ(env.ProcessEnv, true, vars),
-		Stdout: out,
-		Stderr: out,
+		Args:   append([]string{x.Path, c.Action}, s.Args...),
+		Dir:    in.Dir,
+		Env:    component.Environ(c.Env, true, vars),
+		Stdout: c.Stdout,
+		Stderr: c.Stderr,
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func init() { register("http", httpPlugin{}) }
+func init() { Register("http", httpPlugin{}, ForSteps) }
 
 // httpPlugin probes URLs: get asks once, get_wait until the URL answers with
 // 2xx or 3xx (redirects are not followed) or the timeout passes.
@@ -31,28 +31,45 @@ var httpClient = &http.Client{
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
-func (httpPlugin) Run(ctx context.Context, c Call) error {
+// StatusError is an answer of 4xx or 5xx.
+type StatusError struct {
+	URL    string
+	Status string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("GET %s: %s", e.URL, e.Status) }
+
+// GetOK asks url once and reports an answer of 4xx or 5xx as a *StatusError.
+func GetOK(ctx context.Context, url string) (status string, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return "", &StatusError{URL: url, Status: resp.Status}
+	}
+	return resp.Status, nil
+}
+
+func (httpPlugin) Run(ctx context.Context, c *Call) error {
 	url, _ := stringArg(c.Args, "url")
 	interval, _ := durationArg(c.Args, "interval", time.Second)
 	try := func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		status, err := GetOK(ctx, url)
 		if err != nil {
 			return err
 		}
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
-		if resp.StatusCode >= 400 {
-			return fmt.Errorf("GET %s: %s", url, resp.Status)
-		}
-		fmt.Fprintf(c.Output, "GET %s: %s\n", url, resp.Status)
+		fmt.Fprintf(c.Stdout, "GET %s: %s\n", url, status)
 		return nil
 	}
 	if c.Action == "get" {
 		return try(ctx)
 	}
-	return waitLoop(ctx, c.Timeout, interval, try)
+	return Wait(ctx, c.Timeout, interval, try, c.Attempt)
 }

@@ -1,5 +1,9 @@
-// Package plugin holds gantry's plugins: the built-in ones (probes, echo,
-// fail, exec, make, delay, gate, …) and the contract of executable plugins.
+// Package plugin holds gantry's plugins: one registry of the built-in ones —
+// those call and probe steps name (http, tcp, exec, dns) and those of
+// components' plugin lists (echo, fail, exec, make, and terraform from its own
+// package) — and the contract of executable plugins (sow). A plugin carries
+// out one action; the order of a list's entries, and the gates, delays and
+// waits in it, are steps of the plan.
 package plugin
 
 import (
@@ -9,69 +13,122 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
-// Call is one call of a plugin action.
+// Actions of plugin list entries (sow's plugin contract).
+const (
+	ActionDeploy  = "deploy"
+	ActionDelete  = "delete"
+	ActionPrepare = "prepare"
+	ActionCleanup = "cleanup"
+)
+
+// Call is one call of a plugin action: from a call or probe step (Args), or
+// for an entry of a plugin list (Entry and Instance).
 type Call struct {
 	Action string
 	// Args are the key-value arguments of call and probe steps.
 	Args map[string]any
+	// Entry is the plugin list entry, its arguments expanded; Instance its
+	// folders and the component's. Both nil for call and probe steps.
+	Entry    *Spec
+	Instance *Instance
 	// Dir is where commands run; Env their environment.
 	Dir string
 	Env []string
-	// Output receives what the plugin prints for people.
-	Output io.Writer
+	// Stdout and Stderr receive what the plugin prints, each a stream of
+	// its own.
+	Stdout, Stderr io.Writer
 	// Timeout bounds actions that wait (get_wait, connect_wait).
 	Timeout time.Duration
+	// Attempt is told of each failed attempt of a wait, for the display.
+	Attempt func(elapsed time.Duration, err error)
+	// Report receives outputs a plugin reports itself (terraform output).
+	Report func(values map[string]string, secret []string)
 }
 
 // Plugin carries out actions.
 type Plugin interface {
-	// Actions lists the actions the plugin has, the first one its default.
+	// Actions lists the actions call and probe steps may name, the first
+	// one the default; nil for a plugin of plugin lists only.
 	Actions() []string
 	// Validate checks a call's arguments before anything runs.
 	Validate(action string, args map[string]any) error
 	// Run carries an action out.
-	Run(ctx context.Context, c Call) error
+	Run(ctx context.Context, c *Call) error
 }
 
-var builtins = map[string]Plugin{}
+// Role says where a built-in plugin can be used.
+type Role uint8
 
-func register(name string, p Plugin) { builtins[name] = p }
+// Roles of built-in plugins.
+const (
+	// ForSteps: call and probe steps name it.
+	ForSteps Role = 1 << iota
+	// ForLists: components' plugin lists name it.
+	ForLists
+)
+
+type registered struct {
+	p    Plugin
+	role Role
+}
+
+var registry = map[string]registered{}
+
+// Register adds a built-in plugin. Plugins with heavy dependencies register
+// themselves from their own packages (terraform).
+func Register(name string, p Plugin, role Role) { registry[name] = registered{p, role} }
 
 // Lookup returns the built-in plugin called name.
 func Lookup(name string) (Plugin, bool) {
-	p, ok := builtins[name]
-	return p, ok
+	r, ok := registry[name]
+	return r.p, ok
 }
 
-// Names lists the built-in plugins that call steps can use.
+// stepKinds are the entries of plugin lists that run as steps of the plan's
+// own kinds, not as plugins: gate, delay, and the waits http and tcp.
+var stepKinds = map[string]bool{"gate": true, "delay": true, "http": true, "tcp": true}
+
+// IsListBuiltin reports whether a plugin list can name name without an
+// executable plugin: a built-in plugin for lists, a gate, delay or wait, or
+// one of pinned, unpinned and parallel.
+func IsListBuiltin(name string) bool {
+	return registry[name].role&ForLists != 0 || stepKinds[name] || manifest.IsControlPlugin(name)
+}
+
+// Names lists the built-in plugins that call and probe steps can use.
 func Names() []string {
-	out := make([]string, 0, len(builtins))
-	for n := range builtins {
-		out = append(out, n)
+	var out []string
+	for n, r := range registry {
+		if r.role&ForSteps != 0 {
+			out = append(out, n)
+		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// ValidateCall checks that the plugin has the action and accepts the arguments.
+// ValidateCall checks that a plugin for steps has the action and accepts the
+// arguments.
 func ValidateCall(name, action string, args map[string]any) error {
-	p, ok := Lookup(name)
-	if !ok {
+	r, ok := registry[name]
+	if !ok || r.role&ForSteps == 0 {
 		return fmt.Errorf("unknown plugin %q (built-in: %v)", name, Names())
 	}
 	if action == "" {
-		action = p.Actions()[0]
+		action = r.p.Actions()[0]
 	}
 	known := false
-	for _, a := range p.Actions() {
+	for _, a := range r.p.Actions() {
 		known = known || a == action
 	}
 	if !known {
-		return fmt.Errorf("plugin %s has no action %q (actions: %v)", name, action, p.Actions())
+		return fmt.Errorf("plugin %s has no action %q (actions: %v)", name, action, r.p.Actions())
 	}
-	return p.Validate(action, args)
+	return r.p.Validate(action, args)
 }
 
 // stringArg returns a required string argument.
@@ -132,32 +189,4 @@ func allowedArgs(args map[string]any, known ...string) error {
 		}
 	}
 	return nil
-}
-
-// waitLoop retries try every interval until it succeeds, the timeout passes
-// or ctx ends; it returns the last error.
-func waitLoop(ctx context.Context, timeout, interval time.Duration, try func(context.Context) error) error {
-	deadline := time.Now().Add(timeout)
-	var last error
-	for {
-		attemptCtx, cancel := context.WithDeadline(ctx, deadline)
-		last = try(attemptCtx)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if time.Now().Add(interval).After(deadline) {
-			return fmt.Errorf("gave up after %s: %w", timeout, last)
-		}
-		t := time.NewTimer(interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
 }

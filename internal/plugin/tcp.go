@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func init() { register("tcp", tcpPlugin{}) }
+func init() { Register("tcp", tcpPlugin{}, ForSteps) }
 
 // tcpPlugin probes TCP addresses: connect tries once, connect_wait until a
 // connection is accepted or the timeout passes.
@@ -30,7 +30,7 @@ func (tcpPlugin) Validate(action string, args map[string]any) error {
 	return err
 }
 
-func (tcpPlugin) Run(ctx context.Context, c Call) error {
+func (tcpPlugin) Run(ctx context.Context, c *Call) error {
 	addr, _ := stringArg(c.Args, "address")
 	interval, _ := durationArg(c.Args, "interval", time.Second)
 	try := func(ctx context.Context) error {
@@ -40,11 +40,11 @@ func (tcpPlugin) Run(ctx context.Context, c Call) error {
 			return err
 		}
 		conn.Close()
-		fmt.Fprintf(c.Output, "connected to %s\n", addr)
+		fmt.Fprintf(c.Stdout, "connected to %s\n", addr)
 		return nil
 	}
 	if c.Action == "connect" {
 		return try(ctx)
 	}
-	return waitLoop(ctx, c.Timeout, interval, try)
+	return Wait(ctx, c.Timeout, interval, try, c.Attempt)
 }

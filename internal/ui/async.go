@@ -12,13 +12,13 @@ import (
 // queue runs dry it tells the observers (Idle), which write what they
 // buffered, so files and streams stay current.
 type Async struct {
-	next  Observer
+	next  plan.Observer
 	queue chan func()
 	done  chan struct{}
 }
 
 // NewAsync starts delivering events to next.
-func NewAsync(next Observer) *Async {
+func NewAsync(next plan.Observer) *Async {
 	a := &Async{next: next, queue: make(chan func(), 4096), done: make(chan struct{})}
 	go a.deliver()
 	return a
@@ -95,7 +95,7 @@ func (m Masked) Idle() {
 
 // Idle tells an observer that buffers to write what it holds, for callers
 // outside Async that want each event out at once.
-func Idle(o Observer) {
+func Idle(o plan.Observer) {
 	if i, ok := o.(interface{ Idle() }); ok {
 		i.Idle()
 	}

@@ -82,15 +82,15 @@ func ms(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
 
 // StepStarted emits step_started.
 func (e *Events) StepStarted(n *plan.Node, at time.Time) {
-	e.Emit(Event{Time: at.UTC(), Event: "step_started", Step: n.ID, Kind: n.Kind, Label: n.Label, Component: n.Component})
+	e.Emit(Event{Time: at.UTC(), Event: "step_started", Step: n.ID, Kind: string(n.Kind), Label: n.Label, Component: n.Component})
 }
 
 // StepFinished emits step_finished (not for failure paths that were not taken).
 func (e *Events) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
-	if r.Status == plan.Skipped && r.Reason == "not needed" {
+	if r.Cause == plan.CauseNotNeeded {
 		return
 	}
-	e.Emit(Event{Time: ended.UTC(), Event: "step_finished", Step: n.ID, Kind: n.Kind, Label: n.Label, Component: n.Component,
+	e.Emit(Event{Time: ended.UTC(), Event: "step_finished", Step: n.ID, Kind: string(n.Kind), Label: n.Label, Component: n.Component,
 		Status: r.Status.String(), DurationMS: ms(ended.Sub(started)), Reason: r.Reason, Warning: r.Warning})
 }
 
@@ -101,7 +101,7 @@ func (e *Events) Log(n *plan.Node, line string) {
 
 // Note emits output for captured outputs.
 func (e *Events) Note(n *plan.Node, note plan.Note) {
-	if note.Kind != "output" {
+	if note.Kind != plan.NoteOutput {
 		return
 	}
 	v := note.Value

@@ -7,16 +7,8 @@ import (
 	"github.com/gantry-dev/gantry/internal/secret"
 )
 
-// Observer is what the executor feeds (engine.Observer).
-type Observer interface {
-	StepStarted(n *plan.Node, at time.Time)
-	StepFinished(n *plan.Node, r plan.Result, started, ended time.Time)
-	Log(n *plan.Node, line string)
-	Note(n *plan.Node, note plan.Note)
-}
-
 // Multi fans events out to several observers, in order.
-type Multi []Observer
+type Multi []plan.Observer
 
 // StepStarted forwards the event.
 func (m Multi) StepStarted(n *plan.Node, at time.Time) {
@@ -50,7 +42,7 @@ func (m Multi) Note(n *plan.Node, note plan.Note) {
 // them: the display, the run logs and the JSON events all sit behind it.
 type Masked struct {
 	Masker *secret.Masker
-	Next   Observer
+	Next   plan.Observer
 }
 
 // StepStarted forwards the event.

@@ -41,10 +41,14 @@ func (p *Plain) println(prefix, text string) {
 
 // StepStarted announces visible steps.
 func (p *Plain) StepStarted(n *plan.Node, _ time.Time) {
-	if n.Hidden {
+	if n.Hidden || n.Quiet {
 		return
 	}
-	p.println(groupOf(n), StepTitle(n))
+	title := StepTitle(n)
+	if n.Listed {
+		title = "==> " + title
+	}
+	p.println(groupOf(n), laned(n, title))
 }
 
 // StepFinished reports how visible steps ended, and skips of components.
@@ -53,19 +57,19 @@ func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 	d := FormatDuration(ended.Sub(started))
 	switch {
 	case r.Status == plan.Failed:
-		p.println(g, p.sty.Red("✗ "+n.Label+" failed")+" ("+d+"): "+SanitizeLines(r.Reason))
+		p.println(g, laned(n, p.sty.Red("✗ "+n.Label+" failed")+" ("+d+"): "+SanitizeLines(r.Reason)))
 	case r.Warning != "":
-		p.println(g, p.sty.Yellow("! "+n.Label+" failed; going on (on_fail: warn)")+": "+SanitizeLines(r.Warning))
+		p.println(g, laned(n, p.sty.Yellow("! "+n.Label+" failed; going on (on_fail: warn)")+": "+SanitizeLines(r.Warning)))
 	case r.Info != "":
-		p.println(g, "i "+n.Label+" failed; going on (on_fail: info): "+SanitizeLines(r.Info))
-	case r.Status == plan.Skipped && n.Kind == "begin":
-		if r.Reason == "unchanged" {
+		p.println(g, laned(n, "i "+n.Label+" failed; going on (on_fail: info): "+SanitizeLines(r.Info)))
+	case r.Status == plan.Skipped && n.Kind == plan.KindBegin:
+		if r.Cause == plan.CauseUnchanged {
 			p.println(g, p.sty.Dim("= unchanged"))
 		} else {
 			p.println(g, p.sty.Yellow("- skipped")+": "+SanitizeLines(r.Reason))
 		}
-	case r.Status == plan.OK && !n.Hidden:
-		p.println(g, p.sty.Green("✓ "+n.Label)+" ("+d+")")
+	case r.Status == plan.OK && !n.Hidden && !n.Quiet:
+		p.println(g, laned(n, p.sty.Green("✓ "+n.Label)+" ("+d+")"))
 	}
 }
 
@@ -73,15 +77,26 @@ func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 // output may still reach one (a pager, a CI log viewer), and colours follow
 // gantry's own setting, not the component's.
 func (p *Plain) Log(n *plan.Node, line string) {
-	p.println(groupOf(n), Sanitize(line))
+	p.println(groupOf(n), laned(n, Sanitize(line)))
 }
 
-// StepTitle is how a step is announced.
+// StepTitle is how a step is announced: its label, after its injection
+// point.
 func StepTitle(n *plan.Node) string {
 	if n.Point != "" {
 		return n.Point + ": " + n.Label
 	}
 	return n.Label
+}
+
+// laned puts a step's lane (the branch of a parallel plugin list it runs
+// in) before a line of it, so that lines of branches running at once can be
+// told apart.
+func laned(n *plan.Node, text string) string {
+	if n.Lane == "" {
+		return text
+	}
+	return "[" + Sanitize(n.Lane) + "] " + text
 }
 
 // FormatDuration shows durations the way people read them: 850ms, 3.2s, 1m05s.

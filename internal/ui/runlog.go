@@ -77,8 +77,8 @@ func (l *RunLog) Idle() {
 
 // StepStarted logs the start of visible steps.
 func (l *RunLog) StepStarted(n *plan.Node, _ time.Time) {
-	if !n.Hidden {
-		l.write(groupOf(n), "==> "+StepTitle(n))
+	if !n.Hidden && !n.Quiet {
+		l.write(groupOf(n), laned(n, "==> "+StepTitle(n)))
 	}
 }
 
@@ -86,10 +86,10 @@ func (l *RunLog) StepStarted(n *plan.Node, _ time.Time) {
 func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
 	// A component --resume leaves alone has nothing to log (the events and
 	// the summary say it was unchanged).
-	if r.Status == plan.Skipped && (r.Reason == "not needed" || r.Reason == plan.ReasonUnchanged) {
+	if r.Cause == plan.CauseNotNeeded || r.Cause == plan.CauseUnchanged {
 		return
 	}
-	if n.Hidden && r.Status == plan.OK {
+	if (n.Hidden || n.Quiet) && r.Status == plan.OK {
 		return
 	}
 	msg := fmt.Sprintf("<== %s: %s (%s)", n.Label, r.Status, FormatDuration(ended.Sub(started)))
@@ -99,15 +99,15 @@ func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 	if r.Warning != "" {
 		msg += " (warning: " + r.Warning + ")"
 	}
-	l.write(groupOf(n), msg)
+	l.write(groupOf(n), laned(n, msg))
 }
 
 // Log writes a line of output.
-func (l *RunLog) Log(n *plan.Node, line string) { l.write(groupOf(n), line) }
+func (l *RunLog) Log(n *plan.Node, line string) { l.write(groupOf(n), laned(n, line)) }
 
 // Note logs captured outputs (already masked).
 func (l *RunLog) Note(n *plan.Node, note plan.Note) {
-	if note.Kind == "output" {
+	if note.Kind == plan.NoteOutput {
 		l.write(groupOf(n), fmt.Sprintf("output %s = %s", note.Name, note.Value))
 	}
 }

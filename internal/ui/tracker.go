@@ -52,16 +52,26 @@ type Tracker struct {
 	comps map[string]*ComponentRun
 }
 
-// NewTracker prepares a tracker for a plan: every group of the plan starts
-// waiting.
+// NewTracker prepares a tracker for a plan: every component, and every
+// group with a step people see, starts waiting. Groups of bookkeeping only
+// (the run's set-up and finalisation) are not tracked.
 func NewTracker(p *plan.Plan) *Tracker {
 	t := &Tracker{verb: p.Verb, comps: map[string]*ComponentRun{}}
+	shown := map[string]bool{}
+	for _, n := range p.Nodes {
+		if !n.Hidden || n.Kind == plan.KindComponent {
+			shown[groupOf(n)] = true
+		}
+	}
 	for _, n := range p.Nodes {
 		g := groupOf(n)
+		if !shown[g] {
+			continue
+		}
 		if _, ok := t.comps[g]; !ok {
 			t.comps[g] = &ComponentRun{Name: g, Verb: p.Verb, Status: Waiting, order: len(t.comps)}
 		}
-		if n.Kind == "component" && n.Verb != "" {
+		if n.Kind == plan.KindComponent && n.Verb != "" {
 			t.comps[g].Verb = n.Verb
 		}
 	}
@@ -102,7 +112,7 @@ func (t *Tracker) StepFinished(n *plan.Node, r plan.Result, started, ended time.
 	if c == nil {
 		return
 	}
-	if r.Status != plan.Skipped || r.Reason != "not needed" {
+	if r.Cause != plan.CauseNotNeeded {
 		c.Ended = ended
 	}
 	switch {
@@ -110,14 +120,14 @@ func (t *Tracker) StepFinished(n *plan.Node, r plan.Result, started, ended time.
 		if c.Status != Failed {
 			c.Status, c.Reason = Failed, firstLine(r.Reason)
 		}
-	case r.Status == plan.Skipped && r.Reason == "not needed":
+	case r.Cause == plan.CauseNotNeeded:
 	case r.Status == plan.Skipped && c.Status != Failed:
-		if r.Reason == "unchanged" {
+		if r.Cause == plan.CauseUnchanged {
 			c.Status, c.Reason = Unchanged, ""
 		} else if c.Status != Skipped && c.Status != Unchanged {
 			c.Status, c.Reason = Skipped, r.Reason
 		}
-	case n.Kind == "end" && r.Status == plan.OK:
+	case n.Kind == plan.KindEnd && r.Status == plan.OK:
 		switch c.Verb {
 		case plan.VerbDeploy:
 			c.Status = Deployed
@@ -127,7 +137,6 @@ func (t *Tracker) StepFinished(n *plan.Node, r plan.Result, started, ended time.
 			c.Status = Done
 		}
 		c.Current = ""
-	case n.Kind == "failed":
 	case n.Component == "" && r.Status == plan.OK && c.Status == Running:
 		c.Status = Done
 	}

@@ -158,14 +158,14 @@ func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time
 		return
 	case n.Component == "":
 		switch {
-		case n.Hidden:
+		case n.Hidden || n.Quiet:
 		case r.Status == plan.OK:
 			t.above(t.sty.Green("✓ "+g+": "+label) + " " + t.sty.Dim(FormatDuration(ended.Sub(started))))
 		case r.Status == plan.Failed:
 			t.above(t.sty.Red("✗ "+g+": "+label+" failed") + "  " + Sanitize(firstLine(r.Reason)))
 		}
 		return
-	case n.Kind != "end":
+	case n.Kind != plan.KindEnd:
 		return
 	}
 	c, ok := t.tracker.Component(groupOf(n))

@@ -1,15 +1,18 @@
 // Package terraform is gantry's terraform plugin: it applies and destroys a
-// module folder with the terraform binary (through hashicorp/terraform-exec),
-// keeps the state in the plugin instance's STATEDIR, and turns
-// "terraform output -json" into component outputs.
+// module folder with the terraform binary, keeps the state in the plugin
+// instance's STATEDIR, and turns "terraform output -json" into component
+// outputs. terraform runs as every process of gantry does (component.Run): in
+// a process group of its own that cancellation stops as a whole, and noted
+// in the run's process registry, so that a run killed meanwhile leaves the
+// next one a process to wait for, not a second terraform on the same state.
 package terraform
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,12 +20,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hashicorp/terraform-exec/tfexec"
-
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
-func init() { plugin.RegisterList("terraform", tf{}) }
+func init() { plugin.Register("terraform", tf{}, plugin.ForLists) }
 
 type tf struct{}
 
@@ -74,16 +76,43 @@ func parseConfig(v any) (config, error) {
 	return c, nil
 }
 
-// tfVarName turns a parameter name into a terraform variable name.
-func tfVarName(name string) string {
-	return strings.NewReplacer(".", "_", "-", "_", "/", "_").Replace(name)
+func (tf) Actions() []string { return nil }
+
+func (tf) Validate(string, map[string]any) error {
+	return errors.New("terraform serves plugin lists only")
 }
 
-func (tf) Run(ctx context.Context, action string, s *plugin.Spec, env *plugin.Env, out io.Writer) error {
-	if action == plugin.ActionPrepare || action == plugin.ActionCleanup {
+// run runs one terraform command in the module's folder.
+func run(ctx context.Context, c *plugin.Call, bin, dir string, env []string, stdout *bytes.Buffer, args ...string) error {
+	out := c.Stdout
+	if stdout != nil {
+		out = stdout
+	}
+	return component.Run(ctx, component.Process{
+		Args: append([]string{bin}, args...), Dir: dir, Env: env, Stdout: out, Stderr: c.Stderr,
+	})
+}
+
+// automation is what terraform is told in its environment: no prompts, no
+// version checks against the network, and the working data (providers,
+// modules) in the instance's state folder, not in the module's folder.
+func automation(env []string, dataDir string) []string {
+	return component.Environ(env, true, []string{
+		"TF_IN_AUTOMATION=1",
+		"TF_INPUT=0",
+		"CHECKPOINT_DISABLE=1",
+		"TF_DATA_DIR=" + dataDir,
+	})
+}
+
+func (tf) Run(ctx context.Context, c *plugin.Call) error {
+	if c.Entry == nil || c.Instance == nil {
+		return errors.New("terraform serves plugin lists only")
+	}
+	if c.Action == plugin.ActionPrepare || c.Action == plugin.ActionCleanup {
 		return nil
 	}
-	cfg, err := parseConfig(s.Config)
+	cfg, err := parseConfig(c.Entry.Config)
 	if err != nil {
 		return err
 	}
@@ -93,39 +122,23 @@ func (tf) Run(ctx context.Context, action string, s *plugin.Spec, env *plugin.En
 	}
 	dir := cfg.Dir
 	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(env.Dir, dir)
+		dir = filepath.Join(c.Instance.Dir, dir)
 	}
-	stateDir, err := env.StateDir(s)
+	stateDir, err := c.Instance.StateDir(c.Entry)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return err
 	}
-	t, err := tfexec.NewTerraform(dir, bin)
-	if err != nil {
-		return err
-	}
-	t.SetStderr(out)
-	// The working data (providers, modules) and the state live in the
-	// instance's state folder, not in the module's folder.
-	vars := map[string]string{"TF_DATA_DIR": filepath.Join(stateDir, ".terraform")}
-	for _, kv := range env.ProcessEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		if !protected[k] {
-			vars[k] = v
-		}
-	}
-	if err := t.SetEnv(vars); err != nil {
-		return err
-	}
+	env := automation(c.Env, filepath.Join(stateDir, ".terraform"))
 	statePath := filepath.Join(stateDir, "terraform.tfstate")
 	declared, err := declaredVariables(dir)
 	if err != nil {
 		return err
 	}
 	byVarName := map[string]string{}
-	for k, v := range env.Params {
+	for k, v := range c.Instance.Params {
 		byVarName[tfVarName(k)] = v
 	}
 	// Values go in a variables file readable by the owner only, not on the
@@ -152,44 +165,54 @@ func (tf) Run(ctx context.Context, action string, s *plugin.Spec, env *plugin.En
 		return err
 	}
 	defer os.Remove(varFile)
-	// terraform-exec asks the binary for its version before the first
-	// command; that is not for the reader.
-	t.SetStdout(io.Discard)
-	if _, _, err := t.Version(ctx, true); err != nil {
-		return fmt.Errorf("terraform version: %w", err)
-	}
-	t.SetStdout(out)
-	if err := t.Init(ctx, tfexec.Upgrade(false)); err != nil {
+	if err := run(ctx, c, bin, dir, env, nil, "init", "-no-color", "-input=false", "-upgrade=false"); err != nil {
 		return fmt.Errorf("terraform init: %w", err)
 	}
-	switch action {
+	switch c.Action {
 	case plugin.ActionDelete:
-		if err := t.Destroy(ctx, tfexec.State(statePath), tfexec.VarFile(varFile)); err != nil {
+		if err := run(ctx, c, bin, dir, env, nil, "destroy", "-no-color", "-input=false", "-auto-approve", "-state="+statePath, "-var-file="+varFile); err != nil {
 			return fmt.Errorf("terraform destroy: %w", err)
 		}
 		return nil
 	case plugin.ActionDeploy:
-		if err := t.Apply(ctx, tfexec.State(statePath), tfexec.VarFile(varFile)); err != nil {
+		if err := run(ctx, c, bin, dir, env, nil, "apply", "-no-color", "-input=false", "-auto-approve", "-state="+statePath, "-var-file="+varFile); err != nil {
 			return fmt.Errorf("terraform apply: %w", err)
 		}
 		// The JSON holds sensitive values in clear: it is read, not shown.
-		t.SetStdout(io.Discard)
-		outs, err := t.Output(ctx, tfexec.State(statePath))
+		var outs bytes.Buffer
+		if err := run(ctx, c, bin, dir, env, &outs, "output", "-no-color", "-json", "-state="+statePath); err != nil {
+			return fmt.Errorf("terraform output: %w", err)
+		}
+		values, secret, err := outputValues(outs.Bytes())
 		if err != nil {
 			return fmt.Errorf("terraform output: %w", err)
 		}
-		values, secret := outputValues(outs)
-		if env.Outputs != nil {
-			env.Outputs(values, secret)
+		if c.Report != nil {
+			c.Report(values, secret)
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown action %q", action)
+	return fmt.Errorf("unknown action %q", c.Action)
+}
+
+// tfVarName turns a parameter name into a terraform variable name.
+func tfVarName(name string) string {
+	return strings.NewReplacer(".", "_", "-", "_", "/", "_").Replace(name)
+}
+
+// output is one value of "terraform output -json".
+type output struct {
+	Sensitive bool            `json:"sensitive"`
+	Value     json.RawMessage `json:"value"`
 }
 
 // outputValues turns terraform outputs into component outputs: strings as
 // they are, other values as JSON; sensitive ones are secret.
-func outputValues(outs map[string]tfexec.OutputMeta) (map[string]string, []string) {
+func outputValues(data []byte) (map[string]string, []string, error) {
+	var outs map[string]output
+	if err := json.Unmarshal(data, &outs); err != nil {
+		return nil, nil, fmt.Errorf("unexpected output: %w", err)
+	}
 	values := make(map[string]string, len(outs))
 	var secret []string
 	for k, o := range outs {
@@ -204,16 +227,7 @@ func outputValues(outs map[string]tfexec.OutputMeta) (map[string]string, []strin
 		}
 	}
 	sort.Strings(secret)
-	return values, secret
-}
-
-// protected are the variables terraform-exec sets itself and refuses to take.
-var protected = map[string]bool{
-	"TF_APPEND_USER_AGENT": true, "TF_IN_AUTOMATION": true, "TF_INPUT": true, "TF_LOG": true,
-	"TF_LOG_CORE": true, "TF_LOG_PATH": true, "TF_LOG_PROVIDER": true, "TF_REATTACH_PROVIDERS": true,
-	"TF_DISABLE_PLUGIN_TLS": true, "TF_SKIP_PROVIDER_VERIFY": true, "TF_WORKSPACE": true,
-	"TF_CLI_ARGS": true, "TF_CLI_ARGS_init": true, "TF_CLI_ARGS_apply": true, "TF_CLI_ARGS_destroy": true,
-	"TF_CLI_ARGS_output": true, "TF_CLI_ARGS_plan": true, "CHECKPOINT_DISABLE": true,
+	return values, secret, nil
 }
 
 var (

@@ -1,0 +1,69 @@
+// Package action holds gantry's verbs as values: Deploy, Undeploy, Invoke,
+// Plan and Validate, each with a Run that owns the whole of its work — load
+// the stack, lock its parameters, build the plan, take the state's lock,
+// execute the plan with the one executor — and returns what happened. The
+// command line only parses flags into them, gives them a display, and
+// prints what they return.
+package action
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// InvalidError is input that cannot be carried out: every problem at once,
+// with positions where they have them. Nothing was run or written.
+type InvalidError struct {
+	// Diags are the problems, warnings included (the caller prints them).
+	Diags manifest.Diagnostics
+	// Err is a single problem without a position, when Diags has none.
+	Err error
+	// Consequence says what was not done: "nothing was run".
+	Consequence string
+}
+
+func (e *InvalidError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	n := len(e.Diags.Errors())
+	noun := "errors"
+	if n == 1 {
+		noun = "error"
+	}
+	return fmt.Sprintf("%d %s; %s", n, noun, e.Consequence)
+}
+
+func (e *InvalidError) Unwrap() error { return e.Err }
+
+// invalid wraps a single problem of the input.
+func invalid(consequence, format string, args ...any) error {
+	return &InvalidError{Err: fmt.Errorf(format, args...), Consequence: consequence}
+}
+
+// diagsError returns an *InvalidError when diags hold errors, else nil.
+func diagsError(diags manifest.Diagnostics, consequence string) error {
+	if !diags.HasErrors() {
+		return nil
+	}
+	return &InvalidError{Diags: diags, Consequence: consequence}
+}
+
+// LockedError is a state another run holds.
+type LockedError struct {
+	*state.LockedError
+	StatePath string
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("%v\nwait for it to finish; if that run is gone, 'gantry unlock -s %s' removes a stale lock", e.LockedError, e.StatePath)
+}
+
+// IsInvalid reports whether err is invalid input.
+func IsInvalid(err error) bool {
+	var ie *InvalidError
+	return errors.As(err, &ie) || manifest.IsInvalid(err)
+}

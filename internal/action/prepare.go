@@ -1,0 +1,184 @@
+package action
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
+	"github.com/gantry-dev/gantry/internal/plan/resolve"
+	"github.com/gantry-dev/gantry/internal/plan/steps"
+	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/workspace"
+)
+
+// planner builds the plans of one command: it gathers the facts, then
+// builds. A run builds again under the state's lock when the state changed
+// meanwhile; each warning is said once however often it builds.
+type planner struct {
+	st          *Stack
+	warn        func(manifest.Diagnostics)
+	said        map[string]bool
+	consequence string
+}
+
+func newPlanner(st *Stack, warn func(manifest.Diagnostics), consequence string) *planner {
+	return &planner{st: st, warn: warn, said: map[string]bool{}, consequence: consequence}
+}
+
+// built is a plan with what it was built from.
+type built struct {
+	plan   *plan.Plan
+	facts  *build.Facts
+	masker *secret.Masker
+}
+
+// build resolves the facts and builds the plan.
+func (pl *planner) build(opts build.Options, ro resolve.Options) (*built, error) {
+	st := pl.st
+	ro.StateDir = filepath.Dir(st.AbsStatePath())
+	for _, d := range filepath.SplitList(os.Getenv("GANTRY_PLUGIN_PATH")) {
+		if d != "" {
+			ro.PluginPath = append(ro.PluginPath, d)
+		}
+	}
+	facts, err := resolve.Facts(st.Res, st.State, ro)
+	var he *resolve.HandlerError
+	if errors.As(err, &he) {
+		return nil, invalid(pl.consequence, "%s; %s", he, pl.consequence)
+	}
+	if err != nil {
+		return nil, err
+	}
+	masker := stackMasker(st)
+	p, diags := build.Build(&build.Input{Res: st.Res, Graph: st.Graph, Before: st.State, Locked: st.Locked, Facts: facts,
+		StateDir: ro.StateDir, Mask: masker.Text, Options: opts})
+	if err := diagsError(diags, pl.consequence); err != nil {
+		return nil, err
+	}
+	pl.warnOnce(diags)
+	return &built{plan: p, facts: facts, masker: masker}, nil
+}
+
+// warnOnce passes on the warnings not said yet.
+func (pl *planner) warnOnce(diags manifest.Diagnostics) {
+	if pl.warn == nil {
+		return
+	}
+	var fresh manifest.Diagnostics
+	for _, d := range diags.Warnings() {
+		if !pl.said[d.String()] {
+			pl.said[d.String()] = true
+			fresh = append(fresh, d)
+		}
+	}
+	if len(fresh) > 0 {
+		pl.warn(fresh)
+	}
+}
+
+// stackMasker knows the secrets of a run before it starts: secret locked
+// parameters, and earlier values of secret parameters and outputs that the
+// state recorded, which may still show in what components print.
+func stackMasker(st *Stack) *secret.Masker {
+	m := secret.NewMasker()
+	if st.Locked != nil {
+		for _, v := range st.Locked.Values() {
+			if v.Secret {
+				m.Add(v.Value)
+			}
+		}
+	}
+	m.Add(StateSecrets(st.State)...)
+	return m
+}
+
+// StateSecrets are the secret values a state holds: parameters and outputs
+// whose names look secret or that were recorded as secret.
+func StateSecrets(st *state.State) []string {
+	if st == nil {
+		return nil
+	}
+	var out []string
+	for q, v := range st.Parameters {
+		if name, _, _ := strings.Cut(q, "|"); manifest.LooksSecret(name) {
+			out = append(out, v)
+		}
+	}
+	for k, v := range st.Outputs {
+		if contains(st.SecretOutputs, k) || manifest.LooksSecret(k) {
+			out = append(out, v)
+		}
+	}
+	for _, c := range st.Components {
+		for k, v := range c.Outputs {
+			if contains(c.SecretOutputs, k) || manifest.LooksSecret(k) {
+				out = append(out, v)
+			}
+		}
+		for _, p := range c.Parameters {
+			if manifest.LooksSecret(p.Name) {
+				out = append(out, p.Value)
+			}
+		}
+	}
+	return out
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// runtime assembles the world a run's steps share.
+func runtime(st *Stack, b *built, runID string, keepTFVars bool) *steps.Runtime {
+	statePath := st.AbsStatePath()
+	elab := st.Res.Stack.File
+	if !IsElaborated(elab) {
+		elab += elaborate.Suffix
+	}
+	if a, err := filepath.Abs(elab); err == nil {
+		elab = a
+	}
+	stackDir := st.Res.Dir
+	if stackDir == "" {
+		stackDir = filepath.Dir(st.Res.Stack.File)
+	}
+	stackDir = b.facts.Abs(stackDir)
+	var env []string
+	for c, found := range b.facts.Environment {
+		if found {
+			env = append(env, c)
+		}
+	}
+	rt := &steps.Runtime{
+		Plan:          b.plan,
+		Res:           st.Res,
+		Order:         st.Graph.Order,
+		Locked:        st.Locked,
+		Outputs:       build.NewOutputIndex(st.Res, st.Graph, st.State),
+		Before:        st.State,
+		Masker:        b.masker,
+		Provides:      steps.NewCapabilities(build.InitialProvides(st.Res, st.State, env)...),
+		Dirs:          workspace.For(statePath),
+		RunID:         runID,
+		StatePath:     statePath,
+		ElaboratePath: elab,
+		StackDir:      stackDir,
+		OSEnv:         os.Environ(),
+		KeepTFVars:    keepTFVars,
+		Now:           time.Now,
+	}
+	rt.SeedDirSums(b.facts.DirSums)
+	return rt
+}

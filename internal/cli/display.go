@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/term"
+
+	"github.com/gantry-dev/gantry/internal/action"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/ui"
+)
+
+// display shows a run on stdout: one JSON event per line with --output json,
+// the live display on a terminal, plain lines otherwise; and at the end the
+// summary.
+type display struct {
+	a      *app
+	output string
+	sty    ui.Style
+	live   *ui.TTY
+	events *ui.Events
+}
+
+func (a *app) display(output string) *display {
+	return &display{a: a, output: output, sty: ui.Style{Color: a.color()}}
+}
+
+// Start picks how the run is shown.
+func (d *display) Start(r *action.Started) plan.Observer {
+	a := d.a
+	switch {
+	case d.output == "json":
+		d.events = ui.NewEvents(a.stdout, r.RunID)
+		d.events.Emit(r.Event)
+		return d.events
+	case a.stdoutTerminal() != nil:
+		fd := int(a.stdoutTerminal().Fd())
+		d.live = ui.NewTTY(a.stdout, d.sty, r.Tracker, func() int {
+			w, _, err := term.GetSize(fd)
+			if err != nil || w <= 0 {
+				return 80
+			}
+			return w
+		})
+		d.live.Start()
+		return d.live
+	}
+	return ui.NewPlain(a.stdout, d.sty)
+}
+
+// Finish ends the live display and prints how the run ended.
+func (d *display) Finish(o *action.Outcome) {
+	if d.live != nil {
+		d.live.Stop()
+	}
+	if d.events != nil {
+		d.events.Emit(o.Event)
+		d.events.Flush()
+		return
+	}
+	d.a.printRunEnd(o, d.sty)
+}
+
+// printRunEnd prints the summary, the last lines of failed components' logs
+// and where the logs are.
+func (a *app) printRunEnd(o *action.Outcome, sty ui.Style) {
+	fmt.Fprintln(a.stdout)
+	ui.WriteSummary(a.stdout, o.Components, sty)
+	for _, c := range o.Components {
+		if c.Status != ui.Failed {
+			continue
+		}
+		tail := o.RunLog.Tail(c.Name, 20)
+		if len(tail) == 0 {
+			continue
+		}
+		fmt.Fprintf(a.stdout, "\nlast lines of %s:\n", relPath(o.RunLog.Path(c.Name)))
+		for _, line := range tail {
+			// The log keeps the raw text; the terminal gets what it shows.
+			fmt.Fprintln(a.stdout, "  "+ui.Sanitize(line))
+		}
+	}
+	if h := o.Engine.HaltedBy; h != "" {
+		fmt.Fprintf(a.stdout, "\nstopped after %s failed (mandatory); --force goes on with independent components\n", h)
+	}
+	fmt.Fprintf(a.stdout, "\nlogs: %s\n", relPath(o.LogDir))
+}
+
+// color reports whether to colour the output: not with NO_COLOR or
+// --no-color, and only on a terminal.
+func (a *app) color() bool {
+	return !a.noColor && a.stdoutTerminal() != nil
+}
+
+// stdoutTerminal returns stdout when it is a terminal, else nil.
+func (a *app) stdoutTerminal() *os.File {
+	f, ok := a.stdout.(*os.File)
+	if ok && isTerminal(f) {
+		return f
+	}
+	return nil
+}

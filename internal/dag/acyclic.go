@@ -1,0 +1,146 @@
+package dag
+
+import "slices"
+
+// Acyclic is a directed graph of dense integer nodes (0, 1, 2, … in the order
+// they are added) that refuses any edge closing a cycle, at the moment it is
+// added. It keeps a topological order up to date as edges arrive (Pearce and
+// Kelly's dynamic topological sort): an edge that agrees with the order costs
+// nothing, and one that does not searches only the nodes between its ends.
+// Graphs built mostly in order — a plan's steps are — check each edge in
+// constant time.
+type Acyclic struct {
+	out, in [][]int
+	ord     []int // ord[v] is v's position in the topological order
+	mark    []bool
+}
+
+// AddNode adds a node at the end of the order and returns it.
+func (g *Acyclic) AddNode() int {
+	v := len(g.ord)
+	g.out = append(g.out, nil)
+	g.in = append(g.in, nil)
+	g.ord = append(g.ord, v)
+	g.mark = append(g.mark, false)
+	return v
+}
+
+// Len is the number of nodes.
+func (g *Acyclic) Len() int { return len(g.ord) }
+
+// AddEdge adds from → to unless it would close a cycle. Then nothing is added
+// and the cycle is returned as a path from → to → … → from.
+func (g *Acyclic) AddEdge(from, to int) []int {
+	if from == to {
+		return []int{from, from}
+	}
+	lb, ub := g.ord[to], g.ord[from]
+	if lb < ub {
+		fwd, cycle := g.forward(to, from, ub)
+		if cycle != nil {
+			return cycle
+		}
+		back := g.backward(from, lb)
+		g.reorder(back, fwd)
+	}
+	g.out[from] = append(g.out[from], to)
+	g.in[to] = append(g.in[to], from)
+	return nil
+}
+
+// forward collects the nodes reachable from start whose position is below
+// ub; reaching target (at ub) means a cycle, returned as target → start → … →
+// target.
+func (g *Acyclic) forward(start, target, ub int) ([]int, []int) {
+	parent := map[int]int{start: -1}
+	seen := []int{start}
+	g.mark[start] = true
+	stack := []int{start}
+	defer func() {
+		for _, v := range seen {
+			g.mark[v] = false
+		}
+	}()
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, w := range g.out[v] {
+			if w == target {
+				path := []int{target}
+				for u := v; u != -1; u = parent[u] {
+					path = append(path, u)
+				}
+				// path is target, v, …, start: reverse the part after target.
+				slices.Reverse(path[1:])
+				return nil, append(path, target)
+			}
+			if !g.mark[w] && g.ord[w] < ub {
+				g.mark[w] = true
+				parent[w] = v
+				seen = append(seen, w)
+				stack = append(stack, w)
+			}
+		}
+	}
+	return seen, nil
+}
+
+// backward collects the nodes from which start is reachable whose position
+// is above lb.
+func (g *Acyclic) backward(start, lb int) []int {
+	seen := []int{start}
+	g.mark[start] = true
+	stack := []int{start}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, w := range g.in[v] {
+			if !g.mark[w] && g.ord[w] > lb {
+				g.mark[w] = true
+				seen = append(seen, w)
+				stack = append(stack, w)
+			}
+		}
+	}
+	for _, v := range seen {
+		g.mark[v] = false
+	}
+	return seen
+}
+
+// reorder gives the nodes that reach the new edge's source the lowest of the
+// positions both sets hold, in their old relative order, and the nodes the
+// target reaches the rest.
+func (g *Acyclic) reorder(back, fwd []int) {
+	byOrd := func(a, b int) int { return g.ord[a] - g.ord[b] }
+	slices.SortFunc(back, byOrd)
+	slices.SortFunc(fwd, byOrd)
+	pos := make([]int, 0, len(back)+len(fwd))
+	for _, v := range back {
+		pos = append(pos, g.ord[v])
+	}
+	for _, v := range fwd {
+		pos = append(pos, g.ord[v])
+	}
+	slices.Sort(pos)
+	for i, v := range append(back, fwd...) {
+		g.ord[v] = pos[i]
+	}
+}
+
+// Position is a node's place in the current topological order.
+func (g *Acyclic) Position(v int) int { return g.ord[v] }
+
+// Reaches reports whether there is a path from a to b. The search only visits
+// nodes placed between them in the topological order.
+func (g *Acyclic) Reaches(a, b int) bool {
+	if a == b {
+		return true
+	}
+	if g.ord[a] > g.ord[b] {
+		return false
+	}
+	seen, found := g.forward(a, b, g.ord[b])
+	_ = seen
+	return found != nil
+}

@@ -1,0 +1,215 @@
+package build
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan/stepvars"
+	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// checkRequirements refuses, before anything runs, a requirement that
+// nothing can satisfy: no component of the stack provides it, the
+// environment does not (its tool is not on PATH), the state does not, and it
+// is not tuned optional.
+func (b *builder) checkRequirements(cp *compPlan) {
+	name := cp.info.Name
+	for _, req := range cp.c.Requires {
+		if b.provides[req] || IsOptionalRequirement(b.res.Stack, req, name) {
+			continue
+		}
+		provided := containsName(b.res.Stack.Provides, req)
+		for _, other := range b.res.Components {
+			if other.Meta.Name != name && containsName(other.Provides, req) {
+				provided = true
+			}
+		}
+		if provided {
+			continue
+		}
+		hint := "no component provides it"
+		if IsEnvironmentCapability(req) {
+			hint = fmt.Sprintf("no component provides it and its tool (%s) is not on PATH", strings.Join(EnvironmentTools(req), ", "))
+		}
+		b.diags.Errorf(cp.pos, "", "component %s requires %s: %s; add a component that provides it, or make it optional with lifecycle.requires.optional: [%s:%s]", name, req, hint, req, name)
+	}
+}
+
+// IsOptionalRequirement reports whether lifecycle.requires.optional softens
+// req for comp: "req" for everyone or "req:comp" for comp.
+func IsOptionalRequirement(s *manifest.Stack, req, comp string) bool {
+	for _, e := range s.Lifecycle.Requires.Optional {
+		r, c, qualified := strings.Cut(e, ":")
+		if r == req && (!qualified || c == comp) {
+			return true
+		}
+	}
+	return false
+}
+
+// TuningConditions returns the parameters that gate comp: entries
+// "parameter:comp" of lifecycle.requires.optional whose left side is a
+// stack parameter rather than a capability.
+func TuningConditions(s *manifest.Stack, comp string) []string {
+	var out []string
+	for _, e := range s.Lifecycle.Requires.Optional {
+		r, c, qualified := strings.Cut(e, ":")
+		if !qualified || c != comp || r == "" {
+			continue
+		}
+		for _, p := range s.Parameters {
+			if p.Name == r && p.Component == "" {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// checkParameters expands the component's parameters with the outputs known
+// now, so that a mistake (an unknown name, a broken expression, an empty
+// value) is reported before anything runs. Values that wait for outputs of
+// components that have not run are fine here; the run expands them again.
+func (b *builder) checkParameters(cp *compPlan) {
+	_, ds := params.ExpandComponent(params.ComponentInput{Locked: b.in.Locked, Component: cp.c, Depends: cp.info.Depends,
+		Outputs: b.plannedOutputs(), Provides: b.providesString()})
+	b.diags = append(b.diags, ds.Errors()...)
+}
+
+// plannedOutputs is the outputs index as a plan sees it: outputs of
+// components that will run are not known yet, whatever the state says.
+func (b *builder) plannedOutputs() *params.OutputIndex {
+	if b.planned == nil {
+		var st *state.State
+		if b.in.Before != nil {
+			st = b.in.Before.Clone()
+			for name := range b.selectedSet {
+				delete(st.Components, name)
+			}
+		}
+		b.planned = NewOutputIndex(b.res, b.g, st)
+	}
+	return b.planned
+}
+
+// knownNames tells whether a ${name} in a component's steps can resolve: a
+// parameter of the component or the stack, an output some component declares,
+// or an implicit parameter.
+func (b *builder) knownNames(c *manifest.Component) func(string) bool {
+	if b.stackNames == nil {
+		names := map[string]bool{"hub.deploymentId": true, "hub.stackName": true, "hub.componentName": true, "hub.provides": true}
+		for _, p := range b.res.Stack.Parameters {
+			names[p.Name] = true
+		}
+		for _, other := range b.res.Components {
+			if other == nil {
+				continue
+			}
+			for _, o := range other.Outputs {
+				names[o.Name] = true
+			}
+		}
+		b.stackNames = names
+	}
+	var own map[string]bool
+	if c != nil {
+		own = make(map[string]bool, len(c.Parameters))
+		for _, p := range c.Parameters {
+			own[p.Name] = true
+		}
+	}
+	return func(n string) bool { return b.stackNames[n] || own[n] }
+}
+
+// validateStep checks an injected step before anything runs: plugins and
+// actions exist, scripts are found, and ${...} references and {{.variables}}
+// are known.
+func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, field string, vars map[string]any, known func(string) bool) {
+	var texts []string
+	switch st.Type {
+	case manifest.StepExec:
+		texts = append(texts, st.Args...)
+		script := st.Args[0]
+		if !strings.Contains(script, "{{") && !strings.Contains(script, "${") {
+			exists, ok := b.f.Scripts[ScriptKey{dir, script}]
+			switch {
+			case !ok:
+				b.diags.Errorf(st.Pos, field, "%s", missing("whether %s exists in %s", script, dir))
+			case !exists:
+				b.diags.Errorf(st.Pos, field, "exec: %s is neither in %s nor on PATH", script, dir)
+			}
+		}
+	case manifest.StepGate:
+		texts = append(texts, st.Message)
+	case manifest.StepCall, manifest.StepProbe:
+		for _, v := range st.Params {
+			if s, ok := v.(string); ok {
+				texts = append(texts, s)
+			}
+		}
+		if st.Type == manifest.StepCall && st.Plugin == "" {
+			if stackLevel {
+				b.diags.Errorf(st.Pos, field, "call: a stack-level call needs a plugin (built-in: %s)", strings.Join(plugin.Names(), ", "))
+			} else if _, err := b.f.implementation(dir, st.Action); err != nil {
+				b.diags.Errorf(st.Pos, field, "call %s: the component has no implementation of this action: %v", st.Action, err)
+			}
+			break
+		}
+		if err := plugin.ValidateCall(st.Plugin, st.Action, placeholderArgs(st.Params)); err != nil {
+			b.diags.Errorf(st.Pos, field, "%s: %v", st.Type, err)
+		}
+	}
+	for _, t := range texts {
+		tm, err := params.Parse(t)
+		if err != nil {
+			b.diags.Errorf(st.Pos, field, "%v", err)
+			continue
+		}
+		for _, r := range tm.Refs() {
+			if r.Component == "" && !known(r.Name) {
+				b.diags.Errorf(st.Pos, field, "unknown parameter %q in %q", r.Name, t)
+			}
+		}
+		// Check the special variables with ${...} replaced by placeholders.
+		var sb strings.Builder
+		for _, p := range tm.Parts {
+			if p.Kind == params.Literal {
+				sb.WriteString(p.Text)
+			} else {
+				sb.WriteString("x")
+			}
+		}
+		if _, err := stepvars.Apply(sb.String(), vars); err != nil {
+			b.diags.Errorf(st.Pos, field, "%v", err)
+		}
+	}
+}
+
+// placeholderArgs stands in for arguments that are only known at run time.
+func placeholderArgs(args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		if s, ok := v.(string); ok && (strings.Contains(s, "${") || strings.Contains(s, "#{") || strings.Contains(s, "{{")) {
+			out[k] = placeholderFor(k)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func placeholderFor(key string) string {
+	switch key {
+	case "address":
+		return "localhost:1"
+	case "url":
+		return "http://localhost/"
+	case "interval":
+		return "1"
+	}
+	return "placeholder"
+}

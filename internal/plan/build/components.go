@@ -1,0 +1,498 @@
+package build
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/stepvars"
+	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// compPlan is a component as the builder prepares it.
+type compPlan struct {
+	info     *plan.Component
+	c        *manifest.Component // nil when only the state knows it
+	ref      *manifest.ComponentRef
+	recorded *state.Component
+	pos      manifest.Pos
+	// nothing says an undeploy finds nothing to do: the component's begin
+	// skips it when the run comes to it.
+	nothing bool
+	// plugins and setup are the lists the verb carries out: the manifest's
+	// (expanded when the verb runs) or, for an undeploy, those the state
+	// recorded (expanded already). vanished are the recorded instances the
+	// lists no longer have.
+	plugins, setup, vanished []*plugin.Spec
+	begin, end               string
+	steps                    []string // the component's steps but its end, in order
+}
+
+// componentsPass adds each selected component's plan, in run order, with
+// the orphans torn down before or after them.
+func (b *builder) componentsPass() {
+	if b.teardown == "before" {
+		b.addOrphans()
+	}
+	for _, name := range b.selected {
+		if cp := b.prepare(name, b.verb, false); cp != nil {
+			b.comps = append(b.comps, cp)
+			b.byName[name] = cp
+			b.addComponent(cp)
+		}
+	}
+	if b.teardown == "after" {
+		b.addOrphans()
+	}
+}
+
+// addOrphans adds the teardown of the orphans, last deployed first.
+func (b *builder) addOrphans() {
+	for _, o := range reversed(b.orphans) {
+		if cp := b.prepare(o, plan.VerbUndeploy, true); cp != nil {
+			b.orphanPlans = append(b.orphanPlans, cp)
+			b.byName[o] = cp
+			b.addComponent(cp)
+		}
+	}
+}
+
+// recordedDir resolves a folder the state recorded: relative to the state's
+// folder.
+func (b *builder) recordedDir(dir string) string {
+	if dir == "" || filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(b.in.StateDir, filepath.FromSlash(dir))
+}
+
+// prepare works out what a component's steps share: its manifest or its
+// record, its folder and its implementation. A missing implementation, an
+// unknown plugin or a broken parameter is an error now, not half-way through
+// the run.
+func (b *builder) prepare(name, verb string, orphan bool) *compPlan {
+	info := &plan.Component{Name: name, Verb: verb, Order: b.g.Position(name), Orphan: orphan,
+		ReadOnly: b.opts.Invoke != "", Resume: b.opts.Resume && !orphan}
+	cp := &compPlan{info: info}
+	if b.in.Before != nil {
+		cp.recorded = b.in.Before.Components[name]
+	}
+	dir := ""
+	if ref := b.stackRef(name); ref != nil {
+		cp.ref, cp.pos = ref, ref.Pos
+		cp.c = b.res.Component(name)
+		dir = ref.Source.Dir
+		info.After = b.g.Dependencies(name)
+		info.Depends = ref.Depends
+	} else if cp.recorded != nil {
+		info.FromState = true
+		dir = b.recordedDir(cp.recorded.Dir)
+		info.After, info.Order = cp.recorded.Depends, cp.recorded.Order
+	}
+	info.Dir = b.f.Abs(dir)
+	info.Templates = []string{info.Dir}
+	if dirs := b.res.TemplateDirs[name]; len(dirs) > 0 {
+		info.Templates = make([]string, len(dirs))
+		for i, d := range dirs {
+			info.Templates[i] = b.f.Abs(d)
+		}
+	}
+	b.p.Components[name] = info
+	if verb == plan.VerbUndeploy && nothingToUndeploy(cp.recorded) {
+		cp.nothing = true
+		return cp
+	}
+	rec := cp.recorded
+	usesPlugins := cp.c != nil && (len(cp.c.Plugins) > 0 || len(cp.c.SetupPlugins) > 0) ||
+		cp.c == nil && rec != nil && (len(rec.Plugins) > 0 || len(rec.SetupPlugins) > 0)
+	switch {
+	case usesPlugins:
+		b.versions(cp)
+		b.lists(cp)
+	case cp.c != nil && cp.c.Lifecycle.Bare == manifest.EmptyAllow:
+	default:
+		impl, err := b.f.implementation(info.Dir, verb)
+		if err != nil {
+			b.diags.Errorf(cp.pos, "", "component %s: %v", name, err)
+			return nil
+		}
+		switch {
+		case impl.Kind == component.ImplMake || impl.Kind == component.ImplScript:
+			info.Implementation = impl.Args
+			b.versions(cp)
+		case impl.Kind == component.ImplTerraform && plugin.IsListBuiltin("terraform"):
+			// A folder of *.tf files is a terraform module: the terraform
+			// plugin applies it in place.
+			b.versions(cp)
+			b.lists(cp)
+			if len(cp.plugins) == 0 {
+				cp.plugins = TerraformList()
+				info.Plugins, info.Lists = true, plan.ListsTerraform
+			}
+		default:
+			b.diags.Errorf(cp.pos, "", "component %s: found %s, which needs the %s plugin; this gantry does not include it", name, filepath.Base(impl.File), impl.Kind)
+			return nil
+		}
+	}
+	if info.Plugins && info.Verb == plan.VerbDeploy {
+		cp.vanished = plugin.Vanished(cp.recorded, cp.plugins, cp.setup)
+	}
+	if info.Plugins && b.opts.Invoke != "" {
+		b.diags.Errorf(cp.pos, "", "component %s is made of plugin lists, whose plugins have the actions deploy and delete only: it has no verb %q", name, verb)
+		return nil
+	}
+	if verb == plan.VerbDeploy && cp.c != nil {
+		b.checkRequirements(cp)
+		b.checkParameters(cp)
+	}
+	return cp
+}
+
+// TerraformList is the plugin list of a folder of *.tf files: the terraform
+// plugin applies the module in place.
+func TerraformList() []*plugin.Spec {
+	return []*plugin.Spec{{Name: "terraform", Key: "terraform", Config: map[string]any{"dir": "."}}}
+}
+
+// nothingToUndeploy reports a record that leaves an undeploy nothing to do.
+func nothingToUndeploy(rec *state.Component) bool {
+	return rec == nil || rec.Status == state.StatusUndeployed || rec.Status == state.StatusSkipped || NeverRan(rec)
+}
+
+// NeverRan reports a record of a component that failed before its
+// implementation started (the in-flight mark sets Started).
+func NeverRan(c *state.Component) bool {
+	return c.Started.IsZero() && c.Status != state.StatusDeployed
+}
+
+// addComponent adds a component's plan: begin, the injection points of
+// seed 001 around the verb, and end, which settles the component whatever
+// its steps did. A failure skips the rest of the component (its group).
+func (b *builder) addComponent(cp *compPlan) {
+	info, name := cp.info, cp.info.Name
+	critical := IsMandatory(b.res.Stack, name) && cp.c != nil && !info.Orphan
+	add := func(n *plan.Node) *plan.Node {
+		n.Component, n.Group, n.Critical = name, name, critical
+		b.p.Add(n)
+		if n.Kind != plan.KindEnd {
+			cp.steps = append(cp.steps, n.ID)
+		}
+		return n
+	}
+	cp.begin = name + "/begin"
+	// begin takes a slot like any step: with --parallel 1 components then
+	// prepare and run strictly one after the other, as in the Hub CLI.
+	add(&plan.Node{ID: cp.begin, Kind: plan.KindBegin, Label: name + ": prepare", Hidden: true, Spec: plan.Begin{Component: name}})
+	last := []string{cp.begin}
+	then := func(first, lasts []string) {
+		if len(first) == 0 {
+			return
+		}
+		for _, l := range last {
+			for _, f := range first {
+				b.connect(l, f, plan.OnSuccess)
+			}
+		}
+		last = lasts
+	}
+	var lc manifest.ComponentLifecycle
+	if cp.c != nil && !info.ReadOnly {
+		lc = EffectiveLifecycle(cp.c, cp.ref)
+		info.ForceReplace = lc.ForceReplace != nil && *lc.ForceReplace
+	}
+	info.Action, info.Reason = b.predictAction(cp)
+	var vars map[string]any
+	if cp.c != nil {
+		vars = stepvars.For(b.res, b.in.Locked, cp.c, b.model)
+	}
+	known := b.knownNames(cp.c)
+	points := deployPoints
+	if info.Verb == plan.VerbUndeploy {
+		points = teardownPoints
+	}
+	for _, point := range points {
+		switch point {
+		case verbPoint:
+			then(b.verbSteps(cp, add))
+		case readyPoint:
+			if len(lc.ReadyConditions) > 0 {
+				n := add(&plan.Node{ID: name + "/ready", Kind: plan.KindReady, Label: readyLabel(lc.ReadyConditions),
+					Inputs: []string{cp.begin}, Spec: plan.Ready{Component: name, Conditions: readyConditions(lc.ReadyConditions)}})
+				then([]string{n.ID}, []string{n.ID})
+			}
+		default:
+			for i, st := range pointSteps(&lc, point) {
+				field := "lifecycle." + point + ".steps"
+				b.validateStep(&st, info.Dir, false, manifest.ItemPath(field, i), vars, known)
+				n := add(&plan.Node{ID: stepID(name, point, i), Kind: plan.Kind(st.Type), Label: stepLabel(&st), Point: point,
+					Inputs: []string{cp.begin}, Spec: plan.Injected{Component: name, Point: point, Step: stepSpec(&st), Dir: info.Dir}})
+				then([]string{n.ID}, []string{n.ID})
+			}
+		}
+	}
+	cp.end = name + "/end"
+	end := add(&plan.Node{ID: cp.end, Kind: plan.KindEnd, Label: name + ": done", Hidden: true, Light: true, Always: true,
+		Inputs: append([]string(nil), cp.steps...), Spec: plan.End{Component: name}})
+	for _, l := range last {
+		b.connect(l, end.ID, plan.OnComplete)
+	}
+	// A run that never set up (its installation handler's prepare failed)
+	// records nothing of the components it did not run.
+	if b.setup != "" {
+		b.connect(b.setup, end.ID, plan.OnSuccess)
+	}
+}
+
+// verbSteps adds the steps of the component's verb and returns the first
+// and last of them. A script, Makefile or bare component has one step; one
+// made of plugin lists has a step that prepares the lists, a step per entry
+// and a step that records what they produced.
+func (b *builder) verbSteps(cp *compPlan, add func(*plan.Node) *plan.Node) (first, last []string) {
+	info, name := cp.info, cp.info.Name
+	id := name + "/" + info.Verb
+	verb := add(&plan.Node{ID: id, Kind: plan.KindComponent, Label: info.Verb + " " + name, Verb: info.Verb,
+		Action: info.Action, Reason: info.Reason, Hidden: info.Plugins, Inputs: []string{cp.begin},
+		Spec: plan.Verb{Component: name, Verb: info.Verb}})
+	if !info.Plugins {
+		return []string{verb.ID}, []string{verb.ID}
+	}
+	last = []string{verb.ID}
+	var entries []string
+	then := func(f, l []string) {
+		if len(f) == 0 {
+			return
+		}
+		for _, x := range last {
+			for _, y := range f {
+				b.connect(x, y, plan.OnSuccess)
+			}
+		}
+		last = l
+	}
+	el := &entryLists{b: b, cp: cp, add: add, verbID: verb.ID, added: &entries}
+	switch info.Verb {
+	case plan.VerbDeploy:
+		then(el.sequence(plan.ListSetup, cp.setup, plugin.ActionPrepare, nil, false, ""))
+		then(el.sequence(plan.ListPlugins, cp.plugins, plugin.ActionDeploy, nil, false, ""))
+		// Instances that left the lists are deleted after the deployment
+		// (seed 002), the last recorded first.
+		for i := len(cp.vanished) - 1; i >= 0; i-- {
+			if id := el.step(plan.ListVanished, cp.vanished[i], plugin.ActionDelete, []int{i}, ""); id != "" {
+				then([]string{id}, []string{id})
+			}
+		}
+	case plan.VerbUndeploy:
+		then(el.sequence(plan.ListPlugins, cp.plugins, plugin.ActionDelete, nil, true, ""))
+		then(el.sequence(plan.ListSetup, cp.setup, plugin.ActionCleanup, nil, true, ""))
+	}
+	record := add(&plan.Node{ID: id + "/record", Kind: plan.KindRecord, Label: name + ": record " + info.Verb, Hidden: true,
+		Inputs: append([]string{cp.begin, verb.ID}, entries...), Spec: plan.Record{Component: name, Verb: info.Verb}})
+	then([]string{record.ID}, []string{record.ID})
+	return []string{verb.ID}, last
+}
+
+// entryLists turns a component's plugin lists into steps: their order and
+// nesting become edges (pinned keeps its order both ways, unpinned follows
+// the action, parallel runs its children at once), so the executor runs
+// them as it runs every step, within --parallel.
+type entryLists struct {
+	b      *builder
+	cp     *compPlan
+	add    func(*plan.Node) *plan.Node
+	verbID string
+	added  *[]string
+}
+
+// sequence adds a list in order, or backwards, and returns its first and
+// last steps.
+func (el *entryLists) sequence(list string, specs []*plugin.Spec, action string, index []int, reverse bool, lane string) (first, last []string) {
+	for k := range specs {
+		i := k
+		if reverse {
+			i = len(specs) - 1 - k
+		}
+		f, l := el.entry(list, specs[i], action, appendIndex(index, i), lane)
+		if len(f) == 0 {
+			continue
+		}
+		for _, x := range last {
+			for _, y := range f {
+				el.b.connect(x, y, plan.OnSuccess)
+			}
+		}
+		if first == nil {
+			first = f
+		}
+		last = l
+	}
+	return first, last
+}
+
+// entry adds one entry: a control plugin's children, or a step.
+func (el *entryLists) entry(list string, s *plugin.Spec, action string, index []int, lane string) (first, last []string) {
+	switch s.Name {
+	case "pinned":
+		return el.sequence(list, s.Children, action, index, false, lane)
+	case "unpinned":
+		return el.sequence(list, s.Children, action, index, plugin.Reverses(action), lane)
+	case "parallel":
+		names := plugin.ChildNames(s.Children)
+		for j, child := range s.Children {
+			l := names[j]
+			if lane != "" {
+				l = lane + "/" + l
+			}
+			f, la := el.entry(list, child, action, appendIndex(index, j), l)
+			first, last = append(first, f...), append(last, la...)
+		}
+		return first, last
+	}
+	if id := el.step(list, s, action, index, lane); id != "" {
+		return []string{id}, []string{id}
+	}
+	return nil, nil
+}
+
+// step adds the step of one entry; http and tcp waits have nothing to do
+// but on deploy.
+func (el *entryLists) step(list string, s *plugin.Spec, action string, index []int, lane string) string {
+	b, cp := el.b, el.cp
+	source := b.pluginSource(cp, s.Name)
+	if source == plan.SourceBuiltin && (s.Name == "http" || s.Name == "tcp") && action != plugin.ActionDeploy {
+		return ""
+	}
+	name := cp.info.Name
+	id := el.verbID + "/" + list + "/" + joinIndex(index)
+	label := action + " " + s.Title()
+	if list == plan.ListVanished {
+		id = el.verbID + "/" + list + "/" + s.InstanceName()
+		label += ": no longer in the plugin list"
+	}
+	if s.Label != "" {
+		label = s.Label
+	}
+	spec := plan.Entry{Component: name, Action: action, List: list, Index: index, Plugin: s.Name, Key: s.Key,
+		Args: b.maskAll(s.Args), Source: source, OnFail: s.OnFail}
+	n := el.add(&plan.Node{ID: id, Kind: spec.Kind(), Label: b.in.Mask(label), Listed: true, Quiet: s.Hidden, Lane: lane,
+		Inputs: []string{cp.begin, el.verbID}, Spec: spec})
+	*el.added = append(*el.added, n.ID)
+	return n.ID
+}
+
+func (b *builder) maskAll(l []string) []string {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = b.in.Mask(s)
+	}
+	return out
+}
+
+func appendIndex(index []int, i int) []int {
+	return append(append(make([]int, 0, len(index)+1), index...), i)
+}
+
+func joinIndex(index []int) string {
+	parts := make([]string, len(index))
+	for i, x := range index {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ".")
+}
+
+// stepID numbers the steps of an injection point.
+func stepID(prefix, point string, i int) string {
+	return prefix + "/" + point + "/" + strconv.Itoa(i)
+}
+
+func stepLabel(st *manifest.Step) string {
+	if st.Label != "" {
+		return st.Label
+	}
+	return st.Describe()
+}
+
+// stepSpec is an injected step as plan data.
+func stepSpec(st *manifest.Step) plan.Step {
+	return plan.Step{Type: string(st.Type), Label: st.Label, OnFail: st.OnFail, Args: st.Args, Plugin: st.Plugin, Action: st.Action,
+		Arguments: st.Params, Message: st.Message, Seconds: st.Seconds, Logfile: st.Logfile}
+}
+
+func readyLabel(conds []manifest.ReadyCondition) string {
+	var parts []string
+	for _, c := range conds {
+		if c.URL != "" {
+			parts = append(parts, c.URL)
+		} else {
+			parts = append(parts, "dns "+c.DNS)
+		}
+	}
+	return "ready: " + strings.Join(parts, ", ")
+}
+
+func readyConditions(conds []manifest.ReadyCondition) []plan.ReadyCondition {
+	out := make([]plan.ReadyCondition, len(conds))
+	for i, c := range conds {
+		out[i] = plan.ReadyCondition{URL: c.URL, DNS: c.DNS, Wait: c.WaitSeconds, Pause: c.PauseSeconds}
+	}
+	return out
+}
+
+// predictAction says what the run will do to a component, for the plan.
+func (b *builder) predictAction(cp *compPlan) (string, string) {
+	info, rec := cp.info, cp.recorded
+	switch {
+	case info.ReadOnly:
+		return info.Verb, ""
+	case info.Orphan:
+		return "teardown-orphan", "in the state, no longer in the stack"
+	case info.Verb == plan.VerbUndeploy:
+		if rec == nil || rec.Status == state.StatusUndeployed || rec.Status == state.StatusSkipped {
+			return "skip", "not deployed"
+		}
+		return plan.VerbUndeploy, ""
+	case rec != nil && rec.Status == state.StatusDeployed:
+		if info.Resume && b.predictUnchanged(cp) {
+			return "unchanged", ""
+		}
+		return "redeploy", ""
+	}
+	return plan.VerbDeploy, ""
+}
+
+// predictUnchanged computes the component's fingerprint with the outputs the
+// state knows; the run computes it again with the outputs it produces.
+func (b *builder) predictUnchanged(cp *compPlan) bool {
+	info := cp.info
+	if info.ForceReplace || cp.c == nil {
+		return false
+	}
+	exp, diags := params.ExpandComponent(params.ComponentInput{Locked: b.in.Locked, Component: cp.c, Depends: info.Depends, Outputs: b.outputs, Provides: b.providesString()})
+	if diags.HasErrors() {
+		return false
+	}
+	sum, ok := b.f.DirSums[info.Dir]
+	if !ok || sum == "" {
+		return false
+	}
+	upstream := make(map[string]map[string]string, len(info.After))
+	for _, d := range info.After {
+		upstream[d] = b.outputs.Values(d)
+	}
+	return component.Fingerprint(info.Verb, sum, exp, upstream) == cp.recorded.Fingerprint
+}
+
+// pluginSource is where a plugin of the component's lists comes from.
+func (b *builder) pluginSource(cp *compPlan, name string) string {
+	if src, ok := b.f.Plugins[PluginKey{cp.info.Dir, name}]; ok {
+		return src.Source
+	}
+	return ""
+}

@@ -1,0 +1,148 @@
+package build
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/stepvars"
+)
+
+// preFlightPass adds the pre-flight group: its standard steps (the tools the
+// implementations need are on PATH), then the injected ones, one after
+// another, before everything else.
+func (b *builder) preFlightPass() {
+	var std []*plan.Node
+	if tools := b.tools(); len(tools) > 0 {
+		std = append(std, &plan.Node{ID: "pre-flight/standard/tools", Kind: plan.KindStandard, Label: "check tools: " + strings.Join(tools, ", "), Spec: plan.Tools{Tools: tools}})
+	}
+	ids := b.flight("pre-flight", b.res.Stack.Lifecycle.PreFlight, std)
+	if len(ids) > 0 {
+		b.preFlightLast = ids[len(ids)-1]
+	}
+}
+
+// tools are the tools the selected components' implementations need.
+func (b *builder) tools() []string {
+	set := map[string]bool{}
+	for _, name := range b.selected {
+		ref := b.stackRef(name)
+		if ref == nil {
+			continue
+		}
+		if r, ok := b.f.Implementations[ImplKey{b.f.Abs(ref.Source.Dir), b.verb}]; ok && r.Impl != nil && r.Impl.Kind == component.ImplMake {
+			set["make"] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for t := range set {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// postFlightPass adds the post-flight group (post-teardown for an undeploy)
+// once every component has ended, whatever its outcome: the stack's ready
+// conditions after a deploy, the removal of generated files after an
+// undeploy, then the injected steps.
+func (b *builder) postFlightPass() {
+	l := &b.res.Stack.Lifecycle
+	name, group := "post-flight", l.PostFlight
+	var std []*plan.Node
+	if b.undeploy {
+		name, group = "post-teardown", l.PostTeardown
+		if len(b.selected) > 0 {
+			std = append(std, &plan.Node{ID: name + "/standard/clean", Kind: plan.KindStandard, Label: "remove generated files of undeployed components",
+				Spec: plan.Clean{Components: append([]string(nil), b.selected...)}})
+		}
+	} else if conds := l.ReadyConditions; len(conds) > 0 {
+		std = append(std, &plan.Node{ID: name + "/standard/ready", Kind: plan.KindReady, Label: readyLabel(conds),
+			Spec: plan.Ready{Conditions: readyConditions(conds)}})
+	}
+	ids := b.flight(name, group, std)
+	if len(ids) == 0 {
+		return
+	}
+	all := append(append([]*compPlan(nil), b.comps...), b.orphanPlans...)
+	for _, cp := range all {
+		b.connect(cp.end, ids[0], plan.OnComplete)
+	}
+	if b.preFlightLast != "" && len(all) == 0 {
+		b.connect(b.preFlightLast, ids[0], plan.OnSuccess)
+	}
+}
+
+// flight adds a flight group's standard steps (unless skip_standard_steps)
+// and injected steps, one after another, and returns their ids.
+func (b *builder) flight(name string, g *manifest.FlightGroup, std []*plan.Node) []string {
+	var nodes []*plan.Node
+	if g == nil || !g.SkipStandardSteps {
+		nodes = append(nodes, std...)
+	}
+	if g != nil {
+		vars := stepvars.For(b.res, b.in.Locked, nil, b.model)
+		known := b.knownNames(nil)
+		dir := b.stackDir()
+		field := "lifecycle." + strings.ReplaceAll(name, "-", "_") + ".steps"
+		for i, st := range g.Steps {
+			b.validateStep(&st, dir, true, manifest.ItemPath(field, i), vars, known)
+			nodes = append(nodes, &plan.Node{ID: stepID(name, "step", i), Kind: plan.Kind(st.Type), Label: stepLabel(&st),
+				Spec: plan.Injected{Point: name, Step: stepSpec(&st), Dir: dir}})
+		}
+	}
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		n.Group, n.Critical = name, true
+		b.p.Add(n)
+		ids[i] = n.ID
+		if i > 0 {
+			b.connect(ids[i-1], n.ID, plan.OnSuccess)
+		}
+	}
+	return ids
+}
+
+// edgesPass orders the components: deploy follows the graph, undeploy runs
+// it backwards; orphans go one after the other before or after the
+// components, their failures reported but not holding the components back;
+// everything waits for the pre-flight group.
+func (b *builder) edgesPass() {
+	inPlan := map[string]bool{}
+	for _, cp := range b.comps {
+		inPlan[cp.info.Name] = true
+	}
+	for _, cp := range b.comps {
+		for _, a := range selectedDependencies(b.g, b.in.Before, cp.info.Name, inPlan, b.undeploy) {
+			dep := b.byName[a]
+			if dep == nil || dep.info.Orphan && !b.undeploy {
+				continue
+			}
+			if b.undeploy {
+				b.connect(cp.end, dep.begin, plan.OnSuccess)
+			} else {
+				b.connect(dep.end, cp.begin, plan.OnSuccess)
+			}
+		}
+	}
+	for i := 1; i < len(b.orphanPlans); i++ {
+		b.connect(b.orphanPlans[i-1].end, b.orphanPlans[i].begin, plan.OnComplete)
+	}
+	if n := len(b.orphanPlans); n > 0 {
+		first, last := b.orphanPlans[0].begin, b.orphanPlans[n-1].end
+		for _, cp := range b.comps {
+			if b.teardown == "before" {
+				b.connect(last, cp.begin, plan.OnComplete)
+			} else {
+				b.connect(cp.end, first, plan.OnComplete)
+			}
+		}
+	}
+	if b.preFlightLast != "" {
+		for _, cp := range append(append([]*compPlan(nil), b.comps...), b.orphanPlans...) {
+			b.connect(b.preFlightLast, cp.begin, plan.OnSuccess)
+		}
+	}
+}

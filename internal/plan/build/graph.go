@@ -1,0 +1,263 @@
+package build
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/dag"
+	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+)
+
+// Graph is the component graph of a stack: an edge a → b means b runs after a.
+type Graph struct {
+	DAG *dag.Graph
+	// Order is the deploy order: lifecycle.order when given, else the stable
+	// topological order (ties broken by position in components).
+	Order   []string
+	reasons map[[2]string][]string
+	pos     map[string]int // position in Order
+	reach   map[string][]uint64
+}
+
+// Reasons says why b runs after a ("depends", "requires kubernetes", "uses db:host").
+func (g *Graph) Reasons(a, b string) []string { return g.reasons[[2]string{a, b}] }
+
+// Position is a component's position in the deploy order, or -1.
+func (g *Graph) Position(name string) int {
+	if p, ok := g.pos[name]; ok {
+		return p
+	}
+	return -1
+}
+
+// IsAncestor reports whether a must finish before b starts (a path a → … → b).
+func (g *Graph) IsAncestor(a, b string) bool {
+	r, ok := g.reach[b]
+	if !ok {
+		return false
+	}
+	i := g.DAG.Position(a)
+	return i >= 0 && r[i/64]&(1<<(i%64)) != 0
+}
+
+// Dependencies returns the components b runs after directly, in deploy order.
+func (g *Graph) Dependencies(b string) []string {
+	deps := g.DAG.Predecessors(b)
+	sort.Slice(deps, func(i, j int) bool { return g.pos[deps[i]] < g.pos[deps[j]] })
+	return deps
+}
+
+// BuildGraph builds the component graph from depends, requires → provides, and
+// data references: ${component:output} and plain names of outputs declared by
+// earlier components, in a component's parameters and in the link parameters
+// its names reach. A cycle, or a lifecycle.order that breaks an edge, is an error.
+func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
+	var diags manifest.Diagnostics
+	s := res.Stack
+	g := &Graph{DAG: dag.New(), reasons: map[[2]string][]string{}}
+	for _, ref := range s.Components {
+		g.DAG.AddNode(ref.Name)
+	}
+	edge := func(a, b, why string) {
+		if a == b {
+			return
+		}
+		g.DAG.AddEdge(a, b)
+		k := [2]string{a, b}
+		for _, r := range g.reasons[k] {
+			if r == why {
+				return
+			}
+		}
+		g.reasons[k] = append(g.reasons[k], why)
+	}
+	for _, ref := range s.Components {
+		for _, d := range ref.Depends {
+			edge(d, ref.Name, "depends")
+		}
+	}
+	providers := map[string][]string{}
+	for _, c := range res.Components {
+		for _, p := range c.Provides {
+			providers[p] = append(providers[p], c.Meta.Name)
+		}
+	}
+	for i, c := range res.Components {
+		for _, r := range c.Requires {
+			for _, p := range providers[r] {
+				edge(p, c.Meta.Name, "requires "+r)
+			}
+			// Nobody provides r in a manifest: an earlier component may print
+			// it in a Provides: block, so, as in the Hub CLI, the requirement
+			// is checked once every earlier component has run. The
+			// environment's capabilities (tools on PATH) are checked where
+			// they are needed: the graph does not depend on what PATH holds.
+			if len(providers[r]) == 0 && !IsEnvironmentCapability(r) && !containsName(s.Provides, r) {
+				for _, earlier := range res.Components[:i] {
+					edge(earlier.Meta.Name, c.Meta.Name, "requires "+r+", which an earlier component may provide")
+				}
+			}
+		}
+	}
+	dataEdges(res, edge)
+
+	if len(s.Lifecycle.Order) > 0 {
+		g.Order = append([]string(nil), s.Lifecycle.Order...)
+	} else {
+		order, err := g.DAG.TopoOrder()
+		if err != nil {
+			diags.Errorf(s.Meta.Pos, "components", "%s", g.describeCycles(err))
+			return nil, diags
+		}
+		g.Order = order
+	}
+	g.pos = make(map[string]int, len(g.Order))
+	for i, n := range g.Order {
+		g.pos[n] = i
+	}
+	if len(s.Lifecycle.Order) > 0 {
+		if cycles := g.DAG.Cycles(); len(cycles) > 0 {
+			diags.Errorf(s.Meta.Pos, "components", "%s", g.describeCycles(&dag.CycleError{Cycles: cycles}))
+			return nil, diags
+		}
+		for _, e := range g.DAG.Edges() {
+			if g.pos[e[0]] > g.pos[e[1]] {
+				diags.Errorf(s.Lifecycle.Positions.At("order", s.Lifecycle.Pos), "lifecycle.order",
+					"puts %s before %s, but %s runs after %s (%s)", e[1], e[0], e[1], e[0], strings.Join(g.Reasons(e[0], e[1]), ", "))
+			}
+		}
+		if diags.HasErrors() {
+			return nil, diags
+		}
+	}
+	g.computeReach()
+	return g, diags
+}
+
+func (g *Graph) describeCycles(err error) string {
+	ce, ok := err.(*dag.CycleError)
+	if !ok {
+		return err.Error()
+	}
+	var parts []string
+	for _, c := range ce.Cycles {
+		var why []string
+		for i := 0; i+1 < len(c); i++ {
+			why = append(why, fmt.Sprintf("%s runs after %s: %s", c[i+1], c[i], strings.Join(g.Reasons(c[i], c[i+1]), ", ")))
+		}
+		parts = append(parts, strings.Join(c, " → ")+" ("+strings.Join(why, "; ")+")")
+	}
+	return "dependency cycle: " + strings.Join(parts, "; ")
+}
+
+// computeReach records, for every component, the set of its ancestors.
+func (g *Graph) computeReach() {
+	n := g.DAG.Len()
+	words := (n + 63) / 64
+	g.reach = make(map[string][]uint64, n)
+	for _, name := range g.Order {
+		r := make([]uint64, words)
+		for _, p := range g.DAG.Predecessors(name) {
+			i := g.DAG.Position(p)
+			r[i/64] |= 1 << (i % 64)
+			for k, x := range g.reach[p] {
+				r[k] |= x
+			}
+		}
+		g.reach[name] = r
+	}
+}
+
+// dataEdges adds the edges of data references.
+func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
+	s := res.Stack
+	position := map[string]int{}
+	for i, ref := range s.Components {
+		position[ref.Name] = i
+	}
+	// Plain output names → components declaring them, in position order.
+	producers := map[string][]string{}
+	for _, c := range res.Components {
+		for _, o := range c.Outputs {
+			if !strings.Contains(o.Name, ":") {
+				producers[o.Name] = append(producers[o.Name], c.Meta.Name)
+			}
+		}
+	}
+	links := map[string]*manifest.Parameter{}
+	for i := range s.Parameters {
+		p := &s.Parameters[i]
+		if p.Kind == manifest.KindLink {
+			links[p.QName()] = p
+		}
+	}
+	for _, c := range res.Components {
+		name := c.Meta.Name
+		seenLinks := map[string]bool{}
+		var visit func(ref params.Part)
+		use := func(n string) {
+			for _, p := range producers[n] {
+				if position[p] < position[name] {
+					edge(p, name, "uses "+n)
+				}
+			}
+			for _, q := range []string{manifest.QualifiedName(n, name), n} {
+				if lp, ok := links[q]; ok && !seenLinks[q] {
+					seenLinks[q] = true
+					for _, r := range refsOf(string(lp.Value)) {
+						visit(r)
+					}
+				}
+			}
+		}
+		visit = func(r params.Part) {
+			if r.Component != "" {
+				edge(r.Component, name, "uses "+r.Component+":"+r.Name)
+				return
+			}
+			use(r.Name)
+		}
+		above := map[string]bool{}
+		for _, p := range c.Parameters {
+			use(p.Name)
+			for _, v := range []string{string(p.Value), string(p.Default)} {
+				for _, r := range refsOf(v) {
+					// A name defined above is this component's own parameter.
+					if r.Component != "" || !above[r.Name] {
+						visit(r)
+					}
+				}
+			}
+			above[p.Name] = true
+		}
+	}
+}
+
+// refsOf returns the references of a value: ${...} parts and the names in
+// #{...} expressions (every candidate of each dotted chain).
+func refsOf(v string) []params.Part {
+	if !strings.ContainsAny(v, "$#") {
+		return nil
+	}
+	t, err := params.Parse(v)
+	if err != nil {
+		return nil
+	}
+	var out []params.Part
+	for _, p := range t.Parts {
+		switch p.Kind {
+		case params.Ref:
+			out = append(out, p)
+		case params.Expr:
+			for _, chain := range params.ExprNames(p.Text) {
+				for _, n := range chain {
+					out = append(out, params.Part{Kind: params.Ref, Name: n})
+				}
+			}
+		}
+	}
+	return out
+}

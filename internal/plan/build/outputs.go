@@ -1,0 +1,136 @@
+package build
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// NewOutputIndex returns the outputs index of a stack: every component's
+// declared outputs, the values recorded in the state, and plain names visible
+// only from a producer's descendants in the graph.
+func NewOutputIndex(res *elaborate.Result, g *Graph, st *state.State) *params.OutputIndex {
+	x := params.NewOutputIndex(g.Order)
+	x.SetVisibility(g.IsAncestor)
+	for _, c := range res.Components {
+		names := make([]string, 0, len(c.Outputs))
+		for _, o := range c.Outputs {
+			names = append(names, o.Name)
+		}
+		x.Declare(c.Meta.Name, names)
+	}
+	if st != nil {
+		for name, c := range st.Components {
+			if c.Outputs != nil {
+				x.Set(name, c.Outputs, c.SecretOutputs)
+			}
+		}
+	}
+	return x
+}
+
+// StaticProvides returns the capabilities provided by the components before
+// comp in deploy order, by their manifests and the state's dynamic provides, as
+// hub.provides shows them: space-separated, sorted.
+func StaticProvides(res *elaborate.Result, g *Graph, st *state.State, comp string) string {
+	set := map[string]bool{}
+	limit := g.Position(comp)
+	for _, c := range res.Components {
+		if limit >= 0 && g.Position(c.Meta.Name) >= limit {
+			continue
+		}
+		for _, p := range c.Provides {
+			set[p] = true
+		}
+		if st != nil {
+			if sc, ok := st.Components[c.Meta.Name]; ok && sc.Status == state.StatusDeployed {
+				for _, p := range sc.Provides {
+					set[p] = true
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+// DeclaredProvides are the capabilities a stack declares itself (a base
+// stack's provides), without those its components provide when they deploy.
+func DeclaredProvides(res *elaborate.Result) []string {
+	fromComponents := map[string]bool{}
+	for _, c := range res.Components {
+		for _, p := range c.Provides {
+			fromComponents[p] = true
+		}
+	}
+	var out []string
+	for _, p := range res.Stack.Provides {
+		if !fromComponents[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// InitialProvides are the capabilities known when a run starts: the
+// environment's (env), what the stack itself declares it provides, and what
+// deployed components recorded. Components add theirs when they deploy,
+// never before.
+func InitialProvides(res *elaborate.Result, before *state.State, env []string) []string {
+	out := append(append([]string(nil), env...), DeclaredProvides(res)...)
+	if before != nil {
+		for _, name := range before.ComponentOrder() {
+			if c := before.Components[name]; c.Status == state.StatusDeployed {
+				out = append(out, c.Provides...)
+			}
+		}
+	}
+	return out
+}
+
+// environmentTools are the well-known requirements the environment satisfies
+// when their tool is on PATH (seed 000: these cannot be tuned).
+var environmentTools = map[string][]string{
+	"aws":        {"aws"},
+	"azure":      {"az"},
+	"gcp":        {"gcloud"},
+	"kubectl":    {"kubectl"},
+	"kubernetes": {"kubectl"},
+	"helm":       {"helm"},
+	"terraform":  {"terraform"},
+	"vault":      {"vault"},
+}
+
+// IsEnvironmentCapability reports whether a requirement is one the
+// environment provides.
+func IsEnvironmentCapability(name string) bool {
+	_, ok := environmentTools[name]
+	return ok
+}
+
+// EnvironmentTools are the tools that must be on PATH for the environment to
+// provide a capability (nil for other capabilities).
+func EnvironmentTools(capability string) []string { return environmentTools[capability] }
+
+// RequiredEnvironment lists the environment capabilities the stack's
+// components require, each once, in the order they are first required.
+func RequiredEnvironment(res *elaborate.Result) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range res.Components {
+		for _, r := range c.Requires {
+			if IsEnvironmentCapability(r) && !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,137 @@
+package build
+
+import (
+	"strconv"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plugin"
+)
+
+// versions works out the spec versions of a component (sow migrations): its
+// product's SPEC-VERSION and the one it was deployed with. A deploy may move
+// one version at a time (--force jumps).
+func (b *builder) versions(cp *compPlan) {
+	info := cp.info
+	productDir := b.res.ProductDirs[info.Name]
+	if productDir == "" {
+		productDir = b.stackDir()
+	}
+	productDir = b.f.Abs(productDir)
+	v, ok := b.f.SpecVersions[productDir]
+	switch {
+	case !ok:
+		b.diags.Errorf(cp.pos, "", "%s", missing("the SPEC-VERSION of %s", productDir))
+		return
+	case v.Err != "":
+		b.diags.Errorf(cp.pos, "", "component %s: %s", info.Name, v.Err)
+		return
+	}
+	info.ProductDir, info.SpecVersion = productDir, v.Version
+	if cp.recorded != nil {
+		info.DeployedVersion = cp.recorded.SpecVersion
+	}
+	if info.Verb != plan.VerbDeploy || info.SpecVersion == "" || info.DeployedVersion == "" || b.opts.Force {
+		return
+	}
+	to, _ := strconv.Atoi(info.SpecVersion)
+	from, _ := strconv.Atoi(info.DeployedVersion)
+	switch {
+	case to > from+1:
+		b.diags.Errorf(cp.pos, "", "component %s was deployed with spec version %d and the stack is now at %d: migrations go one version at a time (deploy the version in between first, or --force)", info.Name, from, to)
+	case to < from:
+		b.diags.Errorf(cp.pos, "", "component %s was deployed with spec version %d, newer than the stack's %d: refusing to go back (--force overrides)", info.Name, from, to)
+	}
+}
+
+// lists works out a component's plugin lists and checks them before
+// anything runs: every plugin exists, config paths name parameters, and
+// references in arguments name something. An undeploy deletes what was
+// deployed, as the state recorded it (expanded already), whatever the
+// manifest says now.
+func (b *builder) lists(cp *compPlan) {
+	info, rec := cp.info, cp.recorded
+	info.Plugins = true
+	recorded := false
+	switch {
+	case info.Verb == plan.VerbUndeploy && rec != nil && (len(rec.Plugins) > 0 || len(rec.SetupPlugins) > 0):
+		cp.plugins, cp.setup = plugin.FromRecord(rec.Plugins), plugin.FromRecord(rec.SetupPlugins)
+		info.Lists, recorded = plan.ListsRecorded, true
+	case cp.c != nil:
+		cp.plugins, cp.setup = plugin.Specs(cp.c.Plugins), plugin.Specs(cp.c.SetupPlugins)
+		info.Lists = plan.ListsManifest
+	}
+	var check func(specs []*plugin.Spec)
+	check = func(specs []*plugin.Spec) {
+		for _, s := range specs {
+			if s.IsControl() {
+				check(s.Children)
+				continue
+			}
+			src, ok := b.f.Plugins[PluginKey{info.Dir, s.Name}]
+			switch {
+			case !ok:
+				b.diags.Errorf(cp.pos, "", "%s", missing("where plugin %s of %s comes from", s.Name, info.Name))
+			case src.Err != "":
+				b.diags.Errorf(cp.pos, "", "component %s: %s", info.Name, src.Err)
+			}
+			if s.Path != "" && s.Config == nil && cp.c != nil && !hasParameter(cp.c, s.Path) {
+				b.diags.Errorf(cp.pos, "", "component %s: plugin %s: config path %q names no parameter of the component", info.Name, s.Name, s.Path)
+			}
+		}
+	}
+	check(cp.plugins)
+	check(cp.setup)
+	if info.Verb == plan.VerbDeploy && cp.c != nil && !recorded {
+		b.checkArgumentRefs(cp, cp.plugins)
+		b.checkArgumentRefs(cp, cp.setup)
+	}
+}
+
+// checkArgumentRefs checks that the ${...} references in plugin arguments
+// and configs name something the component can see.
+func (b *builder) checkArgumentRefs(cp *compPlan, specs []*plugin.Spec) {
+	known := b.knownNames(cp.c)
+	name := cp.info.Name
+	var refs func(v any)
+	refs = func(v any) {
+		switch x := v.(type) {
+		case string:
+			t, err := params.Parse(x)
+			if err != nil {
+				b.diags.Errorf(cp.pos, "", "component %s: plugin argument %q: %v", name, x, err)
+				return
+			}
+			for _, r := range t.Refs() {
+				if r.Component == "" && !known(r.Name) {
+					b.diags.Errorf(cp.pos, "", "component %s: plugin argument %q: unknown parameter %q", name, x, r.Name)
+				}
+			}
+		case map[string]any:
+			for _, e := range x {
+				refs(e)
+			}
+		case []any:
+			for _, e := range x {
+				refs(e)
+			}
+		}
+	}
+	for _, s := range specs {
+		for _, a := range s.Args {
+			refs(a)
+		}
+		refs(s.Config)
+		b.checkArgumentRefs(cp, s.Children)
+	}
+}
+
+func hasParameter(c *manifest.Component, name string) bool {
+	for _, p := range c.Parameters {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}

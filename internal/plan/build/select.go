@@ -1,0 +1,278 @@
+package build
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/dag"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// selectPass decides which components the plan runs, in which order, and
+// what happens to orphans: deploy follows the graph, undeploy runs it
+// backwards over the stack and the orphans, by the dependencies the state
+// recorded.
+func (b *builder) selectPass() {
+	order := b.g.Order
+	b.orphans = Orphans(b.g, b.in.Before)
+	if b.undeploy {
+		order = reversed(teardownOrder(b.g, b.in.Before, b.orphans))
+	}
+	selected, ok := SelectOrder(b.g, order, b.verb, b.opts.Selection, &b.diags)
+	if !ok {
+		return
+	}
+	b.selected = selected
+	b.selectedSet = make(map[string]bool, len(selected))
+	for _, n := range selected {
+		b.selectedSet[n] = true
+	}
+	if b.undeploy {
+		b.checkDependents()
+		return
+	}
+	l := &b.res.Stack.Lifecycle
+	// Orphans are torn down only when the whole stack deploys, as
+	// teardown_orphans says; otherwise they are listed with the command
+	// that removes them (DESIGN 5: gantry plan always lists them).
+	if !b.opts.Selection.narrows() && (l.TeardownOrphans == "before" || l.TeardownOrphans == "after") {
+		b.teardown = l.TeardownOrphans
+	} else {
+		b.p.Orphans = b.orphans
+	}
+}
+
+// invokePass selects the one component a custom verb runs on: it must be in
+// the stack, declare the verb, and be deployed.
+func (b *builder) invokePass() {
+	comp, verb := b.opts.Invoke, b.verb
+	if !b.g.DAG.Has(comp) {
+		msg := fmt.Sprintf("no component %q in the stack", comp)
+		if s := manifest.Suggest(comp, b.g.Order); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		b.diags.Errorf(manifest.Pos{}, "", "%s", msg)
+		return
+	}
+	c := b.res.Component(comp)
+	if !containsName(c.Lifecycle.Verbs, verb) && !containsName(b.res.Stack.Lifecycle.Verbs, verb) {
+		b.diags.Errorf(c.Lifecycle.Pos, "lifecycle.verbs", "component %s does not declare the verb %q; list it in lifecycle.verbs of the component or the stack", comp, verb)
+		return
+	}
+	var rec *state.Component
+	if b.in.Before != nil {
+		rec = b.in.Before.Components[comp]
+	}
+	if rec == nil || rec.Status != state.StatusDeployed {
+		b.diags.Errorf(manifest.Pos{}, "", "component %s is not deployed; invoke runs verbs on deployed components with the parameters they were deployed with", comp)
+		return
+	}
+	b.selected = []string{comp}
+	b.selectedSet = map[string]bool{comp: true}
+}
+
+// dependenciesOf returns the components b depends on: from the graph when b
+// is in the stack, and for undeploy also what the state recorded, since the
+// components were deployed by that graph.
+func dependenciesOf(g *Graph, before *state.State, b string, undeploy bool) []string {
+	var deps []string
+	if g.DAG.Has(b) {
+		deps = g.Dependencies(b)
+	}
+	if (undeploy || !g.DAG.Has(b)) && before != nil {
+		if c, ok := before.Components[b]; ok {
+			for _, d := range c.Depends {
+				deps = appendNew(deps, d)
+			}
+		}
+	}
+	return deps
+}
+
+// selectedDependencies returns, for a component, the selected components it
+// must wait for: its dependencies, and through the ones that are not
+// selected, theirs — so that -c a,c keeps a before c when a → b → c.
+func selectedDependencies(g *Graph, before *state.State, name string, selected map[string]bool, undeploy bool) []string {
+	var out []string
+	seen := map[string]bool{name: true}
+	var walk func(n string)
+	walk = func(n string) {
+		for _, d := range dependenciesOf(g, before, n, undeploy) {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if selected[d] {
+				out = append(out, d)
+			} else {
+				walk(d)
+			}
+		}
+	}
+	walk(name)
+	return out
+}
+
+// teardownOrder is the deploy order of everything an undeploy may touch: the
+// stack's components and the orphans, ordered by the graph and by the
+// dependencies the state recorded. Undeploy runs it backwards.
+func teardownOrder(g *Graph, before *state.State, orphans []string) []string {
+	d := dag.New()
+	for _, n := range g.Order {
+		d.AddNode(n)
+	}
+	for _, n := range orphans {
+		d.AddNode(n)
+	}
+	for _, n := range d.Nodes() {
+		for _, dep := range dependenciesOf(g, before, n, true) {
+			if d.Has(dep) {
+				d.AddEdge(dep, n)
+			}
+		}
+	}
+	order, err := d.TopoOrder()
+	if err != nil {
+		// The recorded dependencies and the new manifest disagree in a loop:
+		// the recorded deploy order is what was really done.
+		return append(append([]string(nil), orphans...), g.Order...)
+	}
+	return order
+}
+
+// Orphans are components recorded in the state, not undeployed, that the
+// stack no longer lists, in their recorded deploy order.
+func Orphans(g *Graph, before *state.State) []string {
+	if before == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range before.ComponentOrder() {
+		c := before.Components[name]
+		if g.DAG.Has(name) || c.Status == state.StatusUndeployed || c.Status == state.StatusSkipped {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// SelectOrder applies -c, -a, -o and -l to a run order.
+func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *manifest.Diagnostics) ([]string, bool) {
+	known := map[string]bool{}
+	for _, n := range order {
+		known[n] = true
+	}
+	check := func(flag, name string) bool {
+		if known[name] {
+			return true
+		}
+		msg := fmt.Sprintf("%s %s: no component %q in the stack", flag, name, name)
+		if s := manifest.Suggest(name, order); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		diags.Errorf(manifest.Pos{}, "", "%s", msg)
+		return false
+	}
+	ok := true
+	want := map[string]bool{}
+	if len(sel.Components) > 0 {
+		for _, c := range sel.Components {
+			if check("-c", c) {
+				want[c] = true
+			} else {
+				ok = false
+			}
+		}
+		if sel.WithDeps {
+			for c := range want {
+				var more []string
+				if g.DAG.Has(c) {
+					if verb == plan.VerbUndeploy {
+						more = g.DAG.Reachable(c)
+					} else {
+						more = g.DAG.Ancestors(c)
+					}
+				}
+				for _, m := range more {
+					want[m] = true
+				}
+			}
+		}
+	}
+	for _, f := range []struct{ flag, name string }{{"-o", sel.Offset}, {"-l", sel.Limit}} {
+		if f.name != "" && !check(f.flag, f.name) {
+			ok = false
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	var out []string
+	started := sel.Offset == ""
+	for _, n := range order {
+		if n == sel.Offset {
+			started = true
+		}
+		if started && (len(want) == 0 || want[n]) {
+			out = append(out, n)
+		}
+		if n == sel.Limit {
+			break
+		}
+	}
+	if len(out) == 0 && (sel.Offset != "" || sel.Limit != "") {
+		diags.Errorf(manifest.Pos{}, "", "the selection is empty: -o %s comes after -l %s in the %s order", sel.Offset, sel.Limit, verb)
+		return nil, false
+	}
+	return out, true
+}
+
+// checkDependents refuses to undeploy a component that a deployed component
+// outside the selection still depends on.
+func (b *builder) checkDependents() {
+	before := b.in.Before
+	deployed := func(n string) bool {
+		if before == nil {
+			return false
+		}
+		c, ok := before.Components[n]
+		return ok && (c.Status == state.StatusDeployed || c.Status == state.StatusIncomplete || c.Status == state.StatusFailed)
+	}
+	for _, s := range b.selected {
+		var blocking []string
+		seen := map[string]bool{}
+		var dependents []string
+		if b.g.DAG.Has(s) {
+			dependents = b.g.DAG.Successors(s)
+		}
+		// A component still in the stack depends on what its manifest says
+		// now (an orphan's teardown may come before its redeploy, as with
+		// teardown_orphans: before); one that left it, on what it recorded.
+		if before != nil {
+			for name, c := range before.Components {
+				if !b.g.DAG.Has(name) && containsName(c.Depends, s) {
+					dependents = append(dependents, name)
+				}
+			}
+		}
+		for _, d := range dependents {
+			if !b.selectedSet[d] && !seen[d] && deployed(d) {
+				seen[d] = true
+				blocking = append(blocking, d)
+			}
+		}
+		sort.Strings(blocking)
+		if len(blocking) > 0 {
+			verbS, pronoun := "", "them"
+			if len(blocking) == 1 {
+				verbS, pronoun = "s", "it"
+			}
+			b.diags.Errorf(manifest.Pos{}, "", "cannot undeploy %s: %s still depend%s on it; select %s too or add -a to undeploy what depends on it",
+				s, strings.Join(blocking, ", "), verbS, pronoun)
+		}
+	}
+}

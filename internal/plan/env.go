@@ -1,0 +1,80 @@
+package plan
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Env is what the executor gives a running step.
+type Env interface {
+	// Stream returns a new stream of the step's output: what is written to
+	// it goes to the run log and the display one line at a time, secrets
+	// masked. Each source of output (a process's stdout, its stderr) takes a
+	// stream of its own, so that their partial lines never mix.
+	Stream() io.Writer
+	// Logf writes one line to the step's log and display.
+	Logf(format string, args ...any)
+	// Pause stops new steps from starting while fn runs (a prompt on the
+	// terminal), then lets them go on.
+	Pause(fn func() error) error
+	// Interactive reports whether a person can answer prompts (stdin is a terminal).
+	Interactive() bool
+	// Input reads one line from the terminal.
+	Input() (string, error)
+	// Yes reports whether --yes approved every gate.
+	Yes() bool
+	// RunID is the id of the run.
+	RunID() string
+	// Note reports something the step learned (an output it captured) to the
+	// display and the events.
+	Note(Note)
+	// Result returns the result of one of the step's inputs (Node.Inputs):
+	// how it ended and the data it handed on. Asking for a step that is not
+	// an input is a bug; it panics.
+	Result(id string) Result
+}
+
+// NoteKind says what a note reports.
+type NoteKind uint8
+
+// Note kinds.
+const (
+	// NoteOutput is an output a component produced.
+	NoteOutput NoteKind = iota + 1
+)
+
+// Note is something a step reports besides its output lines.
+type Note struct {
+	Kind   NoteKind
+	Name   string
+	Value  string
+	Secret bool
+}
+
+// Runner does the work of a step.
+type Runner interface {
+	Run(ctx context.Context, env Env) Result
+}
+
+// RunnerFunc adapts a function to Runner.
+type RunnerFunc func(ctx context.Context, env Env) Result
+
+// Run calls f.
+func (f RunnerFunc) Run(ctx context.Context, env Env) Result { return f(ctx, env) }
+
+// Observer receives the events of a run: the displays, the run logs and the
+// JSON events are observers. Calls come from several goroutines but never for
+// the same step at once.
+type Observer interface {
+	StepStarted(n *Node, at time.Time)
+	StepFinished(n *Node, r Result, started, ended time.Time)
+	Log(n *Node, line string)
+	Note(n *Node, note Note)
+}
+
+// Pauser is implemented by observers that must step aside while a step asks
+// the person at the terminal something (a gate, a pause).
+type Pauser interface {
+	Paused(on bool)
+}

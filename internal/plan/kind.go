@@ -1,0 +1,40 @@
+package plan
+
+// Kind is the kind of a step, as plans and events name it.
+type Kind string
+
+// Step kinds.
+const (
+	// KindBegin prepares a component for its verb (hidden).
+	KindBegin Kind = "begin"
+	// KindComponent carries out a component's verb.
+	KindComponent Kind = "component"
+	// KindPlugin is an entry of a component's plugin list that runs a plugin.
+	KindPlugin Kind = "plugin"
+	// KindRecord ends a component's plugin lists: collects and records what
+	// they produced (hidden).
+	KindRecord Kind = "record"
+	// KindEnd settles a component: records how it ended (hidden).
+	KindEnd Kind = "end"
+
+	// Injected lifecycle steps (seed 001); entries gate, delay, http and tcp
+	// of plugin lists are steps of these kinds too.
+	KindExec  Kind = "exec"
+	KindCall  Kind = "call"
+	KindProbe Kind = "probe"
+	KindGate  Kind = "gate"
+	KindDelay Kind = "delay"
+	// KindReady waits for ready conditions (lifecycle.readyConditions).
+	KindReady Kind = "ready"
+
+	// KindStandard is a step gantry puts in a flight group itself.
+	KindStandard Kind = "standard"
+	// KindHandler calls the stack's installation handler (sow).
+	KindHandler Kind = "handler"
+	// KindWait waits for the processes a killed run left behind.
+	KindWait Kind = "wait"
+	// KindSetup records in the state that a run started (hidden).
+	KindSetup Kind = "setup"
+	// KindFinalize records how the run left the stack (hidden).
+	KindFinalize Kind = "finalize"
+)

@@ -1,0 +1,310 @@
+// Package resolve gathers the facts a plan is built from (build.Facts):
+// what component folders hold, where plugins come from, whether scripts and
+// tools exist, which processes a killed run left, the installation handler.
+// It is the only part of planning that reads files or looks at PATH, and it
+// runs before building, so that building is a pure function of what it is
+// given.
+package resolve
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
+	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// Options say which facts to gather.
+type Options struct {
+	// Verbs are the verbs whose implementations the plan needs (deploy,
+	// undeploy, or a custom verb).
+	Verbs []string
+	// Resume digests the folders of deployed components, for the plan's
+	// prediction of what is unchanged.
+	Resume bool
+	// StateDir is the folder of the state file: folders the state records
+	// are relative to it.
+	StateDir string
+	// Registry is the process registry a killed run may have left ("" for
+	// plans that are only shown); LastRun names that run.
+	Registry string
+	LastRun  string
+	// Handler resolves the stack's installation handler.
+	Handler bool
+	// PluginPath are folders of executable plugins ($GANTRY_PLUGIN_PATH).
+	PluginPath []string
+}
+
+// resolver gathers facts, each once.
+type resolver struct {
+	res    *elaborate.Result
+	before *state.State
+	o      Options
+	f      *build.Facts
+	search []string // the stack's plugin search folders
+}
+
+// Facts gathers the facts of a stack. The error is about the input (an
+// installation handler that cannot be found) or about reading the process
+// registry; every other problem is a fact for the builder to report.
+func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts, error) {
+	wd, err := syscall.Getwd()
+	if err != nil {
+		if wd, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("the working directory: %w", err)
+		}
+	}
+	r := &resolver{res: res, before: before, o: o, f: &build.Facts{
+		WorkDir:         wd,
+		Implementations: map[build.ImplKey]build.Implementation{},
+		SpecVersions:    map[string]build.Version{},
+		Plugins:         map[build.PluginKey]build.PluginSource{},
+		Scripts:         map[build.ScriptKey]bool{},
+		Environment:     map[string]bool{},
+		DirSums:         map[string]string{},
+	}}
+	stackDir := r.stackDir()
+	if len(res.SourceDirs) == 0 {
+		r.search = []string{stackDir}
+	}
+	for _, d := range res.SourceDirs {
+		r.search = append(r.search, r.f.Abs(d))
+	}
+	for i := range res.Stack.Components {
+		ref := &res.Stack.Components[i]
+		r.component(ref.Name, r.f.Abs(ref.Source.Dir), res.Component(ref.Name), ref, o.Verbs)
+	}
+	if before != nil {
+		for _, name := range before.ComponentOrder() {
+			// A component only the state knows can only be torn down.
+			if res.Component(name) == nil {
+				r.component(name, r.f.Abs(r.recordedDir(before.Components[name].Dir)), nil, nil, []string{plan.VerbUndeploy})
+			}
+		}
+	}
+	for _, g := range []*manifest.FlightGroup{res.Stack.Lifecycle.PreFlight, res.Stack.Lifecycle.PostFlight, res.Stack.Lifecycle.PostTeardown} {
+		if g != nil {
+			r.steps(stackDir, g.Steps)
+		}
+	}
+	for _, c := range build.RequiredEnvironment(res) {
+		r.f.Environment[c] = onPath(build.EnvironmentTools(c))
+	}
+	if o.Registry != "" {
+		left, err := component.Leftovers(o.Registry)
+		if err != nil {
+			return nil, err
+		}
+		if len(left) > 0 {
+			lo := &plan.Leftovers{Run: o.LastRun}
+			for _, l := range left {
+				lo.Processes = append(lo.Processes, plan.Process{PID: l.PID, Command: l.Args, Dir: l.Dir})
+			}
+			r.f.Leftovers = lo
+		}
+	}
+	if o.Handler {
+		h, err := Handler(res)
+		if err != nil {
+			return nil, err
+		}
+		r.f.Handler = h
+	}
+	return r.f, nil
+}
+
+// stackDir is where stack-level steps run: the stack manifest's folder.
+func (r *resolver) stackDir() string {
+	dir := r.res.Dir
+	if dir == "" {
+		dir = filepath.Dir(r.res.Stack.File)
+	}
+	return r.f.Abs(dir)
+}
+
+func (r *resolver) recordedDir(dir string) string {
+	if dir == "" || filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(r.o.StateDir, filepath.FromSlash(dir))
+}
+
+// component gathers the facts of one component: its implementations, its
+// plugins, its steps' scripts, its product's spec version, and for --resume
+// its folder's digest.
+func (r *resolver) component(name, dir string, c *manifest.Component, ref *manifest.ComponentRef, verbs []string) {
+	for _, verb := range verbs {
+		impl := r.implementation(dir, verb)
+		if impl.Impl != nil && impl.Impl.Kind == component.ImplTerraform {
+			r.plugin(dir, "terraform")
+		}
+	}
+	var rec *state.Component
+	if r.before != nil {
+		rec = r.before.Components[name]
+	}
+	var names []string
+	if c != nil {
+		names = append(names, pluginNames(plugin.Specs(c.Plugins))...)
+		names = append(names, pluginNames(plugin.Specs(c.SetupPlugins))...)
+		lc := build.EffectiveLifecycle(c, ref)
+		r.steps(dir, build.LifecycleSteps(&lc))
+	}
+	if rec != nil {
+		names = append(names, pluginNames(plugin.FromRecord(rec.Plugins))...)
+		names = append(names, pluginNames(plugin.FromRecord(rec.SetupPlugins))...)
+	}
+	for _, n := range names {
+		r.plugin(dir, n)
+	}
+	product := r.res.ProductDirs[name]
+	if product == "" {
+		product = r.stackDir()
+	}
+	product = r.f.Abs(product)
+	if _, done := r.f.SpecVersions[product]; !done {
+		v, err := readSpecVersion(product)
+		r.f.SpecVersions[product] = build.Version{Version: v, Err: errText(err)}
+	}
+	if r.o.Resume && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint != "" {
+		if _, done := r.f.DirSums[dir]; !done {
+			sum, err := component.DirSum(dir)
+			if err != nil {
+				sum = ""
+			}
+			r.f.DirSums[dir] = sum
+		}
+	}
+}
+
+func (r *resolver) implementation(dir, verb string) build.Implementation {
+	k := build.ImplKey{Dir: dir, Verb: verb}
+	if impl, done := r.f.Implementations[k]; done {
+		return impl
+	}
+	impl, err := component.Probe(dir, verb)
+	got := build.Implementation{Impl: impl, Err: errText(err)}
+	r.f.Implementations[k] = got
+	return got
+}
+
+// steps gathers what injected steps need: their scripts, and the actions
+// calls of the core plugin name.
+func (r *resolver) steps(dir string, steps []manifest.Step) {
+	for _, st := range steps {
+		switch st.Type {
+		case manifest.StepExec:
+			if len(st.Args) > 0 {
+				k := build.ScriptKey{Dir: dir, Script: st.Args[0]}
+				if _, done := r.f.Scripts[k]; !done {
+					r.f.Scripts[k] = scriptExists(dir, st.Args[0])
+				}
+			}
+		case manifest.StepCall:
+			if st.Plugin == "" {
+				r.implementation(dir, st.Action)
+			}
+		}
+	}
+}
+
+// plugin finds where a plugin of a component's lists comes from: an
+// executable in the component's folder, the stack's sources or the plugin
+// path, else a built-in.
+func (r *resolver) plugin(dir, name string) {
+	k := build.PluginKey{Dir: dir, Name: name}
+	if _, done := r.f.Plugins[k]; done {
+		return
+	}
+	search := append([]string{dir}, r.search...)
+	path, tried := plugin.Find(search, r.o.PluginPath, name)
+	switch {
+	case path != "":
+		r.f.Plugins[k] = build.PluginSource{Source: path}
+	case plugin.IsListBuiltin(name):
+		r.f.Plugins[k] = build.PluginSource{Source: plan.SourceBuiltin}
+	default:
+		r.f.Plugins[k] = build.PluginSource{Err: fmt.Sprintf("no plugin %q: not built in, and none of %s exists", name, strings.Join(tried, ", "))}
+	}
+}
+
+// pluginNames are the names of the plugins a list runs.
+func pluginNames(specs []*plugin.Spec) []string {
+	var out []string
+	for _, s := range specs {
+		if s.IsControl() {
+			out = append(out, pluginNames(s.Children)...)
+			continue
+		}
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// SpecVersionFile declares a product's specification version (sow migrations).
+const SpecVersionFile = "SPEC-VERSION"
+
+// readSpecVersion reads the SPEC-VERSION of a product folder: "" without one.
+func readSpecVersion(dir string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, SpecVersionFile))
+	if os.IsNotExist(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimSpace(string(data))
+	if _, err := strconv.Atoi(v); err != nil {
+		return "", fmt.Errorf("%s holds %q; it must be a plain number", filepath.Join(dir, SpecVersionFile), v)
+	}
+	return v, nil
+}
+
+// scriptExists reports whether an exec step's script is found: in the folder
+// the step runs in, as an absolute path, or on PATH.
+func scriptExists(dir, script string) bool {
+	if strings.Contains(script, "{{") || strings.Contains(script, "${") {
+		return true
+	}
+	if filepath.IsAbs(script) {
+		_, err := os.Stat(script)
+		return err == nil
+	}
+	if dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, script)); err == nil {
+			return true
+		}
+	}
+	if strings.Contains(script, "/") {
+		return false
+	}
+	_, err := exec.LookPath(script)
+	return err == nil
+}
+
+// onPath reports whether every tool is on PATH.
+func onPath(tools []string) bool {
+	for _, t := range tools {
+		if _, err := exec.LookPath(t); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

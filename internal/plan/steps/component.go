@@ -1,0 +1,456 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
+	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// begun is what a component's begin hands to its other steps: its
+// parameters, expanded, and its fingerprint (deploy only).
+type begun struct {
+	exp         *params.Expanded
+	fingerprint string
+}
+
+// begunOf reads the data of the component's begin, an input of every step
+// of the component.
+func begunOf(env plan.Env, comp string) *begun {
+	d, _ := env.Result(comp + "/begin").Data.(*begun)
+	if d == nil {
+		return &begun{}
+	}
+	return d
+}
+
+// ReasonUnchanged is the reason of the skips of a component that --resume
+// found deployed and unchanged.
+const ReasonUnchanged = "unchanged"
+
+// begin prepares a component: a deploy checks its requirements, expands its
+// parameters and decides whether it needs to run at all; an undeploy and a
+// custom verb take what the state recorded.
+func (rt *Runtime) begin(s plan.Begin) plan.Result {
+	info, err := rt.comp(s.Component)
+	if err != nil {
+		return plan.Fail(err)
+	}
+	if info.Verb != plan.VerbDeploy || info.ReadOnly {
+		return rt.beginRecorded(info)
+	}
+	c := rt.Res.Component(info.Name)
+	if res, stop := rt.checkRequirements(info.Name, c); stop {
+		return res
+	}
+	exp, diags := params.ExpandComponent(params.ComponentInput{
+		Locked:    rt.Locked,
+		Component: c,
+		Depends:   info.Depends,
+		Outputs:   rt.Outputs,
+		Provides:  rt.Provides.String(),
+	})
+	if diags.HasErrors() {
+		var msgs []string
+		for _, d := range diags.Errors() {
+			msgs = append(msgs, d.String())
+		}
+		return plan.Fail(errors.New(strings.Join(msgs, "\n")))
+	}
+	for _, v := range exp.Values {
+		if v.Pending != "" {
+			return plan.Fail(fmt.Errorf("parameter %s needs an output of %s, which has not been deployed", v.Name, v.Pending))
+		}
+		if v.Secret {
+			rt.Masker.Add(v.Value)
+		}
+	}
+	fp, err := rt.fingerprint(info, exp)
+	if err != nil {
+		return plan.Fail(fmt.Errorf("fingerprint: %w", err))
+	}
+	data := &begun{exp: exp, fingerprint: fp}
+	rec := rt.recorded(info.Name)
+	if info.Resume && !info.ForceReplace && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint == fp {
+		rt.Provides.Add(rec.Provides...)
+		return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged, Data: data}
+	}
+	return plan.OkWith(data)
+}
+
+// checkRequirements applies seed 000's requirement rules at run time, when
+// the capabilities provided so far (dynamic ones included) are known.
+func (rt *Runtime) checkRequirements(name string, c *manifest.Component) (plan.Result, bool) {
+	for _, cond := range build.TuningConditions(rt.Res.Stack, name) {
+		v := rt.Locked.Get(cond)
+		if v == nil || !truthy(v.Value) {
+			return plan.Skip(plan.CauseByDesign, fmt.Sprintf("%s is not set to a true value", cond)), true
+		}
+	}
+	for _, req := range c.Requires {
+		if rt.Provides.Has(req) {
+			continue
+		}
+		if build.IsOptionalRequirement(rt.Res.Stack, req, name) {
+			return plan.Skip(plan.CauseByDesign, fmt.Sprintf("requires %s, which nothing provides (optional requirement)", req)), true
+		}
+		return plan.Fail(fmt.Errorf("requires %s, which nothing provides", req)), true
+	}
+	return plan.Result{}, false
+}
+
+// truthy is seed 000's truth: everything but false, "", 0 and (unknown).
+func truthy(v string) bool {
+	switch strings.TrimSpace(v) {
+	case "", "false", "0", "(unknown)":
+		return false
+	}
+	return true
+}
+
+// beginRecorded prepares an undeploy, or a custom verb, from what the state
+// recorded of the component.
+func (rt *Runtime) beginRecorded(info *plan.Component) plan.Result {
+	rec := rt.recorded(info.Name)
+	if rec == nil || rec.Status == state.StatusUndeployed || rec.Status == state.StatusSkipped {
+		return plan.Skip(plan.CauseByDesign, "not deployed")
+	}
+	if build.NeverRan(rec) && !info.ReadOnly {
+		// It failed before its implementation started: nothing exists to
+		// tear down, and an orphan's record can go.
+		if rt.Recorder != nil {
+			if info.Orphan {
+				rt.Recorder.RemoveComponent(info.Name)
+			} else {
+				rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
+					c.Status, c.Reason, c.LastRun = state.StatusUndeployed, "never ran", rt.RunID
+				})
+			}
+		}
+		return plan.Skip(plan.CauseByDesign, "never ran: nothing to undeploy")
+	}
+	values := make([]*params.Value, len(rec.Parameters))
+	for i, p := range rec.Parameters {
+		values[i] = &params.Value{Name: p.Name, Value: p.Value, Env: p.Env, Secret: manifest.LooksSecret(p.Name)}
+		if values[i].Secret {
+			rt.Masker.Add(p.Value)
+		}
+	}
+	return plan.OkWith(&begun{exp: params.Recorded(info.Name, values, rt.Outputs, rt.Locked)})
+}
+
+// verb carries out a component's verb: its implementation, or for a
+// component made of plugin lists, their preparation.
+func (rt *Runtime) verb(ctx context.Context, env plan.Env, n *plan.Node, s plan.Verb) plan.Result {
+	info, err := rt.comp(s.Component)
+	if err != nil {
+		return plan.Fail(err)
+	}
+	b := begunOf(env, info.Name)
+	if info.Plugins {
+		return rt.prepareLists(info, b)
+	}
+	if !info.ReadOnly {
+		if err := rt.markInFlight(info, b.exp, nil, nil); err != nil {
+			return plan.Fail(err)
+		}
+	}
+	c := rt.Res.Component(info.Name)
+	if err := rt.render(info, c, b.exp); err != nil {
+		return plan.Fail(err)
+	}
+	var raw map[string]string
+	var provides []string
+	// A bare component (lifecycle.bare: allow) has no process: its outputs
+	// come from its parameters alone.
+	if info.Implementation != nil {
+		stdout := newCaptureWriter(env.Stream(), rt.Masker, secretKeys(c))
+		err := component.Run(ctx, component.Process{
+			Args:   info.Implementation,
+			Dir:    info.Dir,
+			Env:    rt.processEnv(info, b.exp),
+			Stdout: stdout,
+			Stderr: env.Stream(),
+		})
+		stdout.Flush()
+		if err != nil {
+			return failure(ctx, err)
+		}
+		raw, provides = stdout.capture.Outputs(), stdout.capture.Provides()
+	}
+	if info.Verb != plan.VerbDeploy || info.ReadOnly {
+		return plan.Ok()
+	}
+	if err := rt.recordOutputs(env, info, c, b, raw, nil, provides, nil); err != nil {
+		return plan.Fail(err)
+	}
+	return plan.Ok()
+}
+
+// failure is the result of a process or plugin that failed; one the run's
+// interruption stopped says so.
+func failure(ctx context.Context, err error) plan.Result {
+	if ctx.Err() != nil {
+		return plan.Fail(fmt.Errorf("interrupted: %w", err))
+	}
+	return plan.Fail(err)
+}
+
+// render renders the component's templates before its verb runs.
+func (rt *Runtime) render(info *plan.Component, c *manifest.Component, exp *params.Expanded) error {
+	if c == nil || c.Templates == nil {
+		return nil
+	}
+	if _, err := component.RenderFiles(info.Dir, rt.Dirs.GenDir(info.Name), c.Templates, exp, info.Templates); err != nil {
+		return fmt.Errorf("render templates: %w", err)
+	}
+	return nil
+}
+
+// secretKeys are the raw output keys whose values are secret: a capture
+// masks them as soon as it sees them.
+func secretKeys(c *manifest.Component) map[string]bool {
+	keys := map[string]bool{}
+	if c == nil {
+		return keys
+	}
+	for _, o := range c.Outputs {
+		if o.IsSecret() {
+			keys[o.Name] = true
+			if raw := component.RawKey(o); raw != "" {
+				keys[raw] = true
+			}
+		}
+	}
+	return keys
+}
+
+// recordOutputs makes the outputs a deploy produced the component's: they
+// are resolved as the manifest declares them, masked where secret, known to
+// the components after it, shown, and recorded with its fingerprint and its
+// plugin lists.
+func (rt *Runtime) recordOutputs(env plan.Env, info *plan.Component, c *manifest.Component, b *begun, raw map[string]string, directSecrets, dynamicProvides []string, lists *prepared) error {
+	outputs, secret, err := component.ResolveOutputs(c, raw, b.exp)
+	if err != nil {
+		return err
+	}
+	for _, s := range directSecrets {
+		if !slices.Contains(secret, s) {
+			secret = append(secret, s)
+		}
+	}
+	sort.Strings(secret)
+	for _, s := range secret {
+		rt.Masker.Add(outputs[s])
+	}
+	provides := append(append([]string(nil), c.Provides...), dynamicProvides...)
+	rt.Outputs.Set(info.Name, outputs, secret)
+	rt.Provides.Add(provides...)
+	keys := make([]string, 0, len(outputs))
+	for k := range outputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env.Note(plan.Note{Kind: plan.NoteOutput, Name: k, Value: outputs[k], Secret: slices.Contains(secret, k)})
+	}
+	var instances, setup []state.PluginInstance
+	if lists != nil {
+		instances, setup = plugin.ToRecord(lists.plugins, b.exp.Map()), plugin.ToRecord(lists.setup, b.exp.Map())
+	}
+	rt.Recorder.UpdateComponent(info.Name, func(rc *state.Component) {
+		rc.Outputs = outputs
+		rc.SecretOutputs = secret
+		rc.Provides = provides
+		rc.Fingerprint = b.fingerprint
+		rc.Plugins, rc.SetupPlugins = instances, setup
+		rc.SpecVersion = info.SpecVersion
+	})
+	return nil
+}
+
+// markInFlight records that the component is in flight. A crash must leave
+// that in the state, so the mark is on disk before anything of the verb
+// runs. A deploy records its parameters and, for plugin lists, the lists it
+// runs with, behind the instances that left them and are not deleted yet:
+// a failed or killed run loses track of nothing.
+func (rt *Runtime) markInFlight(info *plan.Component, exp *params.Expanded, plugins, setup []state.PluginInstance) error {
+	now := rt.Now().UTC()
+	ver := rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
+		c.Status = state.StatusIncomplete
+		c.Verb = info.Verb
+		c.Started, c.Finished = now, time.Time{}
+		c.LastRun = rt.RunID
+		c.Dir = rt.RecordDir(info.Dir)
+		c.Depends = info.After
+		c.Order = info.Order
+		c.Reason = ""
+		if info.Verb == plan.VerbDeploy {
+			c.Parameters = recordParams(exp)
+			if info.Plugins {
+				c.Plugins, c.SetupPlugins = plugins, setup
+			}
+		}
+	})
+	if err := rt.Recorder.Wait(ver); err != nil {
+		return fmt.Errorf("cannot record the state before running: %w", err)
+	}
+	return nil
+}
+
+func recordParams(exp *params.Expanded) []state.Parameter {
+	if exp == nil {
+		return nil
+	}
+	out := make([]state.Parameter, len(exp.Values))
+	for i, v := range exp.Values {
+		out[i] = state.Parameter{Name: v.Name, Value: v.Value, Env: v.Env}
+	}
+	return out
+}
+
+// end settles a component once its steps have ended, whatever they did: it
+// records the component deployed, undeployed, failed or skipped, and hands
+// the outcome on to the components that wait for it. A failure was reported
+// by the step that failed; end passes it on as a skip, which names the
+// component for those waiting.
+func (rt *Runtime) end(env plan.Env, n *plan.Node, s plan.End) plan.Result {
+	info, err := rt.comp(s.Component)
+	if err != nil {
+		return plan.Fail(err)
+	}
+	var failed, skipped *plan.Result
+	for _, id := range n.Inputs {
+		r := env.Result(id)
+		switch {
+		case r.Status == plan.Failed && failed == nil:
+			failed = &r
+		case r.Status == plan.Skipped && skipped == nil:
+			skipped = &r
+		}
+	}
+	switch {
+	case failed != nil:
+		rt.recordFailed(info, failed.Reason)
+		return plan.Skip(plan.CauseUpstream, info.Name+" failed")
+	case skipped != nil:
+		rt.recordSkipped(info, *skipped)
+		return plan.Result{Status: plan.Skipped, Cause: skipped.Cause, Reason: skipped.Reason}
+	}
+	rt.recordDone(info)
+	return plan.Ok()
+}
+
+// recordDone marks the component deployed (or undeployed) once all its
+// steps succeeded.
+func (rt *Runtime) recordDone(info *plan.Component) {
+	if info.ReadOnly || rt.Recorder == nil {
+		return
+	}
+	status := state.StatusDeployed
+	if info.Verb == plan.VerbUndeploy {
+		status = state.StatusUndeployed
+	}
+	now := rt.Now().UTC()
+	rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
+		c.Status = status
+		c.Finished = now
+		c.Reason = ""
+		if info.Verb == plan.VerbUndeploy {
+			c.Outputs, c.SecretOutputs, c.Provides, c.Fingerprint = nil, nil, nil, ""
+		}
+	})
+	if info.Verb == plan.VerbUndeploy {
+		rt.Outputs.Set(info.Name, nil, nil)
+	}
+}
+
+// recordFailed marks the component failed. gantry never undeploys on its own:
+// the failure path of a component updated in place stops its steps, no more.
+func (rt *Runtime) recordFailed(info *plan.Component, reason string) {
+	if info.ReadOnly || rt.Recorder == nil {
+		return
+	}
+	now := rt.Now().UTC()
+	rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
+		c.Status = state.StatusFailed
+		c.Finished = now
+		c.Reason = firstLine(reason)
+		c.LastRun = rt.RunID
+	})
+}
+
+// recordSkipped records why the component did not run: one never deployed
+// becomes skipped; one that was keeps its status with the reason. Nothing is
+// recorded of a component --resume found unchanged, or of an undeploy with
+// nothing to do.
+func (rt *Runtime) recordSkipped(info *plan.Component, r plan.Result) {
+	if info.ReadOnly || rt.Recorder == nil || r.Cause == plan.CauseUnchanged || info.Verb == plan.VerbUndeploy && r.Soft() {
+		return
+	}
+	rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
+		c.LastRun = rt.RunID
+		if c.Status == "" || c.Status == state.StatusSkipped || c.Status == state.StatusUndeployed && info.Verb == plan.VerbDeploy {
+			c.Status = state.StatusSkipped
+			c.Order = info.Order
+			c.Dir = rt.RecordDir(info.Dir)
+			c.Reason = r.Reason
+			return
+		}
+		c.Reason = "not run in " + rt.RunID + ": " + r.Reason
+	})
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// processEnv is the environment of a component's process (DESIGN 4.5): the
+// OS environment (without TF_VAR_* unless asked), the parameters with env:,
+// and gantry's variables.
+func (rt *Runtime) processEnv(info *plan.Component, exp *params.Expanded) []string {
+	var paramEnv []string
+	if exp != nil {
+		paramEnv = exp.Env()
+	}
+	return component.Environ(rt.OSEnv, rt.KeepTFVars, paramEnv, []string{
+		"COMPONENT_NAME=" + info.Name,
+		"HUB_COMPONENT=" + info.Name,
+		"HUB_PROVIDES=" + rt.Provides.String(),
+		"HUB_STACK_NAME=" + rt.Res.Stack.Meta.Name,
+		"HUB_DEPLOYMENT_ID=" + rt.Locked.DeploymentID,
+		"GANTRY_STATE=" + rt.StatePath,
+		"GANTRY_ELABORATE=" + rt.ElaboratePath,
+		"GANTRY_RUN_ID=" + rt.RunID,
+		"GANTRY_VERB=" + info.Verb,
+		"SPECVERSION=" + info.SpecVersion,
+		"DEPLOYEDVERSION=" + info.DeployedVersion,
+		"TEMPLATES=" + strings.Join(info.Templates, string(os.PathListSeparator)),
+	})
+}
+
+// stackEnv is the environment of the stack's own steps (flight groups).
+func (rt *Runtime) stackEnv() []string {
+	return component.Environ(rt.OSEnv, rt.KeepTFVars, []string{
+		"HUB_STACK_NAME=" + rt.Res.Stack.Meta.Name,
+		"HUB_PROVIDES=" + rt.Provides.String(),
+		"GANTRY_STATE=" + rt.StatePath,
+		"GANTRY_ELABORATE=" + rt.ElaboratePath,
+		"GANTRY_RUN_ID=" + rt.RunID,
+	})
+}

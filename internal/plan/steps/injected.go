@@ -1,0 +1,165 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/stepvars"
+)
+
+// expander expands the arguments of a step: ${...} and #{...} first, with
+// the component's parameters (the stack's for flight groups), then the
+// special variables of seed 001 ({{.component}}, {{.Model...}}).
+type expander struct {
+	r    params.Resolver
+	vars map[string]any
+	env  []string
+	info *plan.Component
+}
+
+// expander returns the expander of a step of comp ("" for the stack's).
+func (rt *Runtime) expander(env plan.Env, comp string) (*expander, error) {
+	if comp == "" {
+		return &expander{r: params.StackResolver(rt.Locked, rt.Outputs, rt.Order), vars: stepvars.For(rt.Res, rt.Locked, nil, rt.modelOf()), env: rt.stackEnv()}, nil
+	}
+	info, err := rt.comp(comp)
+	if err != nil {
+		return nil, err
+	}
+	b := begunOf(env, comp)
+	x := &expander{info: info, env: rt.processEnv(info, b.exp)}
+	if b.exp != nil {
+		x.r = b.exp.Resolver()
+	} else {
+		x.r = params.StackResolver(rt.Locked, rt.Outputs, rt.Order)
+	}
+	if c := rt.Res.Component(comp); c != nil {
+		x.vars = stepvars.For(rt.Res, rt.Locked, c, rt.modelOf())
+	}
+	return x, nil
+}
+
+func (x *expander) expand(v string) (string, error) {
+	out, err := params.Expand(v, x.r)
+	if err != nil {
+		return "", err
+	}
+	return stepvars.Apply(out, x.vars)
+}
+
+func (x *expander) expandArgs(args map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		s, ok := v.(string)
+		if !ok {
+			out[k] = v
+			continue
+		}
+		e, err := x.expand(s)
+		if err != nil {
+			return nil, fmt.Errorf("argument %s: %w", k, err)
+		}
+		out[k] = e
+	}
+	return out, nil
+}
+
+// injected runs an injected lifecycle step (seed 001) — exec, call, probe,
+// gate or delay — and applies its on_fail.
+func (rt *Runtime) injected(ctx context.Context, env plan.Env, n *plan.Node, s plan.Injected) plan.Result {
+	res := rt.runInjected(ctx, env, s)
+	if res.Status != plan.Failed {
+		return res
+	}
+	return onFail(res, s.Step.OnFail, n.Label, env)
+}
+
+func (rt *Runtime) runInjected(ctx context.Context, env plan.Env, s plan.Injected) plan.Result {
+	st := &s.Step
+	x, err := rt.expander(env, s.Component)
+	if err != nil {
+		return plan.Fail(err)
+	}
+	switch manifest.StepType(st.Type) {
+	case manifest.StepDelay:
+		return delay(ctx, time.Duration(st.Seconds*float64(time.Second)))
+	case manifest.StepGate:
+		msg, err := x.expand(st.Message)
+		if err != nil {
+			return plan.Fail(err)
+		}
+		return gate(env, msg)
+	case manifest.StepExec:
+		args := make([]string, len(st.Args))
+		for i, a := range st.Args {
+			if args[i], err = x.expand(a); err != nil {
+				return plan.Fail(err)
+			}
+		}
+		args[0] = resolveScript(s.Dir, args[0])
+		if err := component.Run(ctx, component.Process{Args: args, Dir: s.Dir, Env: x.env, Stdout: env.Stream(), Stderr: env.Stream()}); err != nil {
+			return failure(ctx, err)
+		}
+		return plan.Ok()
+	case manifest.StepCall, manifest.StepProbe:
+		args, err := x.expandArgs(st.Arguments)
+		if err != nil {
+			return plan.Fail(err)
+		}
+		if manifest.StepType(st.Type) == manifest.StepCall && st.Plugin == "" {
+			return coreCall(ctx, env, s.Dir, st.Action, x.env)
+		}
+		out := env.Stream()
+		if st.Logfile != "" {
+			f, err := os.OpenFile(st.Logfile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				return plan.Fail(fmt.Errorf("probe logfile: %w", err))
+			}
+			defer f.Close()
+			out = io.MultiWriter(out, f)
+		}
+		timeout := time.Duration(st.Seconds * float64(time.Second))
+		if manifest.StepType(st.Type) == manifest.StepCall {
+			timeout = time.Duration(manifest.DefaultProbeTimeout) * time.Second
+		}
+		return rt.probe(ctx, env, st.Plugin, st.Action, args, timeout, s.Dir, x.env, out)
+	}
+	return plan.Fail(fmt.Errorf("unknown step type %q", st.Type))
+}
+
+// coreCall calls the component's own implementation with the action as verb
+// (Skopos: a call without a plugin goes to the core plugin).
+func coreCall(ctx context.Context, env plan.Env, dir, action string, procEnv []string) plan.Result {
+	impl, err := component.Probe(dir, action)
+	if err != nil {
+		return plan.Fail(err)
+	}
+	if impl.Kind != component.ImplMake && impl.Kind != component.ImplScript {
+		return plan.Fail(fmt.Errorf("the %s implementation has no action %q", impl.Kind, action))
+	}
+	if err := component.Run(ctx, component.Process{Args: impl.Args, Dir: dir, Env: procEnv, Stdout: env.Stream(), Stderr: env.Stream()}); err != nil {
+		return failure(ctx, err)
+	}
+	return plan.Ok()
+}
+
+// resolveScript makes a relative script path that exists in dir absolute, so
+// that "./check.sh" and "check.sh" both mean the component's script.
+func resolveScript(dir, script string) string {
+	if filepath.IsAbs(script) || dir == "" {
+		return script
+	}
+	p := filepath.Join(dir, script)
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+		return p
+	}
+	return script
+}

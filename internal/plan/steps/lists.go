@@ -1,0 +1,378 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
+	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// prepared is what the verb of a component made of plugin lists hands to its
+// entries and its record step: the lists, expanded, and the instances that
+// vanished from them.
+type prepared struct {
+	plugins, setup, vanished []*plugin.Spec
+}
+
+// at is the entry a step carries out.
+func (p *prepared) at(list string, index []int) *plugin.Spec {
+	switch list {
+	case plan.ListPlugins:
+		return plugin.At(p.plugins, index)
+	case plan.ListSetup:
+		return plugin.At(p.setup, index)
+	case plan.ListVanished:
+		if len(index) == 1 && index[0] >= 0 && index[0] < len(p.vanished) {
+			return p.vanished[index[0]]
+		}
+	}
+	return nil
+}
+
+// prepareLists readies a component's plugin lists for its entries: the
+// manifest's get their ${...} and #{...} values — nothing ever runs with a
+// reference left in it — and are recorded, with their structure, before any
+// of them runs; the templates are rendered and the deployment file written.
+// The lists come from where the plan says (the state's for an undeploy), so
+// the entries find in them what the plan was built from.
+func (rt *Runtime) prepareLists(info *plan.Component, b *begun) plan.Result {
+	rec := rt.recorded(info.Name)
+	c := rt.Res.Component(info.Name)
+	p := &prepared{}
+	switch info.Lists {
+	case plan.ListsRecorded:
+		p.plugins, p.setup = plugin.FromRecord(rec.Plugins), plugin.FromRecord(rec.SetupPlugins)
+	case plan.ListsTerraform:
+		p.plugins = build.TerraformList()
+	case plan.ListsManifest:
+		exp := b.exp
+		if exp == nil {
+			exp = params.Recorded(info.Name, nil, rt.Outputs, rt.Locked)
+		}
+		var err error
+		if p.plugins, err = expandSpecs(plugin.Specs(c.Plugins), exp.Resolver()); err != nil {
+			return plan.Fail(err)
+		}
+		if p.setup, err = expandSpecs(plugin.Specs(c.SetupPlugins), exp.Resolver()); err != nil {
+			return plan.Fail(err)
+		}
+	default:
+		return plan.Fail(fmt.Errorf("internal error: component %s has plugin lists from %q", info.Name, info.Lists))
+	}
+	if info.Verb == plan.VerbDeploy {
+		p.vanished = plugin.Vanished(rec, p.plugins, p.setup)
+	}
+	if !info.ReadOnly {
+		var plugins, setup []state.PluginInstance
+		if info.Verb == plan.VerbDeploy {
+			m := b.exp.Map()
+			plugins, setup = plugin.ToRecord(append(append([]*plugin.Spec(nil), p.vanished...), p.plugins...), m), plugin.ToRecord(p.setup, m)
+		}
+		if err := rt.markInFlight(info, b.exp, plugins, setup); err != nil {
+			return plan.Fail(err)
+		}
+	}
+	if err := rt.render(info, c, b.exp); err != nil {
+		return plan.Fail(err)
+	}
+	if err := rt.writeDeployment(info, p, b.exp); err != nil {
+		return plan.Fail(fmt.Errorf("write the deployment file: %w", err))
+	}
+	return plan.OkWith(p)
+}
+
+// writeDeployment writes the component's deployment file: its parameters
+// and plugin lists as JSON (DEPLOYMENT). It holds secrets: owner only.
+func (rt *Runtime) writeDeployment(info *plan.Component, p *prepared, exp *params.Expanded) error {
+	doc := map[string]any{"component": info.Name, "verb": info.Verb, "plugins": p.plugins, "setupPlugins": p.setup}
+	if exp != nil {
+		doc["parameters"] = exp.Map()
+	}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := rt.deploymentFile(info.Name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+func (rt *Runtime) deploymentFile(comp string) string {
+	return filepath.Join(rt.Dirs.GenDir(comp), "deployment.json")
+}
+
+// instance is what the component's plugin instances run with.
+func (rt *Runtime) instance(info *plan.Component, exp *params.Expanded) *plugin.Instance {
+	in := &plugin.Instance{
+		Component:       info.Name,
+		Dir:             info.Dir,
+		RootDir:         rt.StackDir,
+		GenDir:          rt.Dirs.GenDir(info.Name),
+		StateRoot:       rt.Dirs.StateRoot(info.Name),
+		ExportDir:       rt.Dirs.ExportDir(info.Name),
+		ProductDir:      info.ProductDir,
+		SpecVersion:     info.SpecVersion,
+		DeployedVersion: info.DeployedVersion,
+		Templates:       info.Templates,
+		Deployment:      rt.deploymentFile(info.Name),
+	}
+	if exp != nil {
+		in.Params = exp.Map()
+	}
+	return in
+}
+
+// produced is what an entry hands to the component's record step: the
+// outputs it printed (Outputs: blocks) or reported itself, and what it
+// provides.
+type produced struct {
+	raw      map[string]string
+	provides []string
+	direct   map[string]string
+	secret   []string
+}
+
+// entry carries out one entry of a plugin list: a plugin instance, or a
+// gate, delay or wait, which run as the steps of those kinds do. Its on_fail
+// applies as a step's.
+func (rt *Runtime) entry(ctx context.Context, env plan.Env, n *plan.Node, s plan.Entry) plan.Result {
+	info, err := rt.comp(s.Component)
+	if err != nil {
+		return plan.Fail(err)
+	}
+	b := begunOf(env, info.Name)
+	p, _ := env.Result(info.Name + "/" + info.Verb).Data.(*prepared)
+	var spec *plugin.Spec
+	if p != nil {
+		spec = p.at(s.List, s.Index)
+	}
+	if spec == nil {
+		return plan.Fail(fmt.Errorf("internal error: no entry %s %v in the plugin lists of %s", s.List, s.Index, info.Name))
+	}
+	var res plan.Result
+	switch s.Kind() {
+	case plan.KindGate:
+		msg := strings.Join(spec.Args, " ")
+		if msg == "" {
+			msg = "go on with " + s.Action + " of " + info.Name + "?"
+		}
+		res = gate(env, msg)
+	case plan.KindDelay:
+		res = entryDelay(ctx, spec)
+	case plan.KindProbe:
+		res = rt.entryWait(ctx, env, info, b, spec)
+	default:
+		res = rt.instanceRun(ctx, env, info, b, s, spec)
+	}
+	if res.Status == plan.Failed {
+		return onFail(res, s.OnFail, n.Label, env)
+	}
+	return res
+}
+
+// entryDelay waits the seconds of a delay entry, whatever the action.
+func entryDelay(ctx context.Context, spec *plugin.Spec) plan.Result {
+	if len(spec.Args) != 1 {
+		return plan.Fail(fmt.Errorf("delay takes one argument, seconds"))
+	}
+	secs, err := strconv.ParseFloat(spec.Args[0], 64)
+	if err != nil || secs <= 0 {
+		return plan.Fail(fmt.Errorf("delay %q: expected a positive number of seconds", spec.Args[0]))
+	}
+	return delay(ctx, time.Duration(secs*float64(time.Second)))
+}
+
+// entryWait waits, on deploy, until the URL of an http entry answers 2xx or
+// 3xx, or the host:port of a tcp entry accepts a connection: 5 minutes at
+// most, or the entry's second argument in seconds.
+func (rt *Runtime) entryWait(ctx context.Context, env plan.Env, info *plan.Component, b *begun, spec *plugin.Spec) plan.Result {
+	if len(spec.Args) == 0 {
+		return plan.Fail(fmt.Errorf("%s takes a target", spec.Name))
+	}
+	timeout := time.Duration(manifest.DefaultProbeTimeout) * time.Second
+	if len(spec.Args) > 1 {
+		secs, err := strconv.ParseFloat(spec.Args[1], 64)
+		if err != nil || secs <= 0 {
+			return plan.Fail(fmt.Errorf("%s timeout %q: expected a positive number of seconds", spec.Name, spec.Args[1]))
+		}
+		timeout = time.Duration(secs * float64(time.Second))
+	}
+	args, action := map[string]any{"url": spec.Args[0]}, "get_wait"
+	if spec.Name == "tcp" {
+		args, action = map[string]any{"address": spec.Args[0]}, "connect_wait"
+	}
+	return rt.probe(ctx, env, spec.Name, action, args, timeout, info.Dir, rt.processEnv(info, b.exp), env.Stream())
+}
+
+// instanceRun runs an entry's plugin: a built-in, or an executable by the
+// sow contract.
+func (rt *Runtime) instanceRun(ctx context.Context, env plan.Env, info *plan.Component, b *begun, s plan.Entry, spec *plugin.Spec) plan.Result {
+	var p plugin.Plugin = plugin.Executable{Path: s.Source}
+	if s.Source == plan.SourceBuiltin {
+		var ok bool
+		if p, ok = plugin.Lookup(spec.Name); !ok {
+			return plan.Fail(fmt.Errorf("plugin %s: not built into this gantry", spec.Name))
+		}
+	}
+	inst := rt.instance(info, b.exp)
+	if s.List == plan.ListVanished {
+		env.Logf("instance %s is no longer in the plugin list: deleting it", spec.InstanceName())
+	}
+	stdout := newCaptureWriter(env.Stream(), rt.Masker, secretKeys(rt.Res.Component(info.Name)))
+	out := &produced{direct: map[string]string{}}
+	var mu sync.Mutex
+	err := p.Run(ctx, &plugin.Call{
+		Action: s.Action, Entry: spec, Instance: inst, Dir: info.Dir, Env: rt.processEnv(info, b.exp),
+		Stdout: stdout, Stderr: env.Stream(),
+		Report: func(values map[string]string, secret []string) {
+			mu.Lock()
+			defer mu.Unlock()
+			for k, v := range values {
+				out.direct[k] = v
+			}
+			for _, k := range secret {
+				rt.Masker.Add(values[k])
+				out.secret = append(out.secret, k)
+			}
+		},
+	})
+	stdout.Flush()
+	if err != nil {
+		if s.List == plan.ListVanished {
+			return failure(ctx, fmt.Errorf("delete vanished instance %s: %w", spec.InstanceName(), err))
+		}
+		return failure(ctx, fmt.Errorf("plugin %s: %w", spec.Title(), err))
+	}
+	if s.List == plan.ListVanished {
+		// Its record goes with the record step; its folder goes now.
+		dir, err := inst.StateDir(spec)
+		if err != nil {
+			return plan.Fail(err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return plan.Fail(err)
+		}
+	}
+	out.raw, out.provides = stdout.capture.Outputs(), stdout.capture.Provides()
+	return plan.OkWith(out)
+}
+
+// record ends a component's plugin lists. After a deploy, what the entries
+// printed or reported becomes the component's outputs, recorded with the
+// lists; after an undeploy the state forgets the lists and the instances'
+// state folders go.
+func (rt *Runtime) record(env plan.Env, n *plan.Node, s plan.Record) plan.Result {
+	info, err := rt.comp(s.Component)
+	if err != nil {
+		return plan.Fail(err)
+	}
+	b := begunOf(env, info.Name)
+	p, _ := env.Result(info.Name + "/" + info.Verb).Data.(*prepared)
+	if p == nil || info.ReadOnly {
+		return plan.Ok()
+	}
+	if info.Verb == plan.VerbUndeploy {
+		rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) { c.Plugins, c.SetupPlugins = nil, nil })
+		inst := rt.instance(info, b.exp)
+		for _, spec := range plugin.Keyed(append(append([]*plugin.Spec(nil), p.plugins...), p.setup...)) {
+			if dir, err := inst.StateDir(spec); err == nil {
+				if err := os.RemoveAll(dir); err != nil {
+					return plan.Fail(err)
+				}
+			}
+		}
+		return plan.Ok()
+	}
+	raw := map[string]string{}
+	var provides, secret []string
+	for _, id := range n.Inputs {
+		out, ok := env.Result(id).Data.(*produced)
+		if !ok {
+			continue
+		}
+		for k, v := range out.raw {
+			raw[k] = v
+		}
+		for k, v := range out.direct {
+			raw[k] = v
+		}
+		provides = append(provides, out.provides...)
+		secret = append(secret, out.secret...)
+	}
+	if err := rt.recordOutputs(env, info, rt.Res.Component(info.Name), b, raw, secret, provides, p); err != nil {
+		return plan.Fail(err)
+	}
+	return plan.Ok()
+}
+
+// expandSpecs returns the specs with ${...} and #{...} expanded in their
+// arguments and in the strings of their configs.
+func expandSpecs(specs []*plugin.Spec, r params.Resolver) ([]*plugin.Spec, error) {
+	if specs == nil {
+		return nil, nil
+	}
+	out := make([]*plugin.Spec, len(specs))
+	for i, s := range specs {
+		c := *s
+		c.Args = make([]string, len(s.Args))
+		for j, a := range s.Args {
+			v, err := params.Expand(a, r)
+			if err != nil {
+				return nil, fmt.Errorf("plugin %s argument %q: %w", s.Name, a, err)
+			}
+			c.Args[j] = v
+		}
+		cfg, err := expandValue(s.Config, r)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s config: %w", s.Name, err)
+		}
+		c.Config = cfg
+		if c.Children, err = expandSpecs(s.Children, r); err != nil {
+			return nil, err
+		}
+		out[i] = &c
+	}
+	return out, nil
+}
+
+func expandValue(v any, r params.Resolver) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return params.Expand(x, r)
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, val := range x {
+			e, err := expandValue(val, r)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = e
+		}
+		return m, nil
+	case []any:
+		l := make([]any, len(x))
+		for i, val := range x {
+			e, err := expandValue(val, r)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = e
+		}
+		return l, nil
+	}
+	return v, nil
+}

@@ -1,0 +1,204 @@
+// Package steps carries out the steps of plans: one runner per step kind,
+// chosen by the step's spec (Runtime.Runner). Runners share only the run's
+// world — the state being recorded, the outputs known so far, the
+// capabilities provided so far, the secrets to mask — and hand what they
+// produce to the steps that name them as inputs (plan.Result.Data).
+package steps
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
+	"github.com/gantry-dev/gantry/internal/plan/stepvars"
+	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/workspace"
+)
+
+// Runtime is the world the steps of one run share.
+type Runtime struct {
+	Plan   *plan.Plan
+	Res    *elaborate.Result
+	Order  []string // the deploy order, for stack-level lookups
+	Locked *params.Locked
+	// Outputs are the outputs known so far: the state's, then those of the
+	// components as they run.
+	Outputs *params.OutputIndex
+	// Before is the state as the run found it (the plan was built from it);
+	// Recorder holds it as it changes, nil for runs that leave it alone.
+	Before   *state.State
+	Recorder *state.Recorder
+	Masker   *secret.Masker
+	Provides *Capabilities
+	Dirs     workspace.Workspace
+	RunID    string
+	// StatePath and ElaboratePath are given to processes (GANTRY_STATE,
+	// GANTRY_ELABORATE), absolute; StackDir is where stack-level steps run.
+	StatePath     string
+	ElaboratePath string
+	StackDir      string
+	OSEnv         []string
+	KeepTFVars    bool
+	Now           func() time.Time
+
+	cacheMu sync.Mutex
+	dirSums map[string]*dirSumEntry
+
+	modelOnce sync.Once
+	model     map[string]any
+}
+
+// SeedDirSums gives the run the folder digests the plan was built with: a
+// thousand components made from one folder read it once.
+func (rt *Runtime) SeedDirSums(sums map[string]string) {
+	rt.cacheMu.Lock()
+	defer rt.cacheMu.Unlock()
+	for dir, sum := range sums {
+		if sum == "" {
+			continue
+		}
+		if rt.dirSums == nil {
+			rt.dirSums = map[string]*dirSumEntry{}
+		}
+		e := &dirSumEntry{sum: sum}
+		e.once.Do(func() {})
+		rt.dirSums[dir] = e
+	}
+}
+
+type dirSumEntry struct {
+	once sync.Once
+	sum  string
+	err  error
+}
+
+// dirSum is component.DirSum once per folder and run. A run sees each folder
+// as it was when first used.
+func (rt *Runtime) dirSum(dir string) (string, error) {
+	rt.cacheMu.Lock()
+	e, ok := rt.dirSums[dir]
+	if !ok {
+		e = &dirSumEntry{}
+		if rt.dirSums == nil {
+			rt.dirSums = map[string]*dirSumEntry{}
+		}
+		rt.dirSums[dir] = e
+	}
+	rt.cacheMu.Unlock()
+	e.once.Do(func() { e.sum, e.err = component.DirSum(dir) })
+	return e.sum, e.err
+}
+
+// fingerprint is a component's fingerprint in this run.
+func (rt *Runtime) fingerprint(info *plan.Component, exp *params.Expanded) (string, error) {
+	sum, err := rt.dirSum(info.Dir)
+	if err != nil {
+		return "", err
+	}
+	upstream := make(map[string]map[string]string, len(info.After))
+	for _, d := range info.After {
+		upstream[d] = rt.Outputs.Values(d)
+	}
+	return component.Fingerprint(info.Verb, sum, exp, upstream), nil
+}
+
+// comp is the plan's record of a component.
+func (rt *Runtime) comp(name string) (*plan.Component, error) {
+	info := rt.Plan.Components[name]
+	if info == nil {
+		return nil, fmt.Errorf("internal error: the plan has no component %s", name)
+	}
+	return info, nil
+}
+
+// recorded is the component's record when the run began.
+func (rt *Runtime) recorded(name string) *state.Component {
+	if rt.Before == nil {
+		return nil
+	}
+	return rt.Before.Components[name]
+}
+
+// modelOf is .Model of the seed 001 variables, built once per run.
+func (rt *Runtime) modelOf() map[string]any {
+	rt.modelOnce.Do(func() { rt.model = stepvars.Model(rt.Res, rt.Locked) })
+	return rt.model
+}
+
+// RecordDir is how a component's folder is written in the state: relative to
+// the state's folder when it lies below it, so that moving a checkout keeps
+// the state valid.
+func (rt *Runtime) RecordDir(dir string) string {
+	base := filepath.Dir(rt.StatePath)
+	if rel, err := filepath.Rel(base, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return dir
+}
+
+// Capabilities is the set of capabilities known so far in a run: the
+// environment's, the state's, and those of components as they finish. An
+// environment capability not known yet is looked for when asked about: an
+// installation handler's prepare may have put its tool on PATH since the
+// run started.
+type Capabilities struct {
+	mu  sync.Mutex
+	set map[string]bool
+}
+
+// NewCapabilities starts from the given capabilities.
+func NewCapabilities(initial ...string) *Capabilities {
+	c := &Capabilities{set: map[string]bool{}}
+	c.Add(initial...)
+	return c
+}
+
+// Add records capabilities.
+func (c *Capabilities) Add(caps ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range caps {
+		c.set[p] = true
+	}
+}
+
+// Has reports whether a capability is known, looking on PATH for the tools of
+// an environment capability.
+func (c *Capabilities) Has(p string) bool {
+	c.mu.Lock()
+	known := c.set[p]
+	c.mu.Unlock()
+	if known || !build.IsEnvironmentCapability(p) {
+		return known
+	}
+	for _, t := range build.EnvironmentTools(p) {
+		if _, err := exec.LookPath(t); err != nil {
+			return false
+		}
+	}
+	c.Add(p)
+	return true
+}
+
+// String is the space-separated sorted list, as HUB_PROVIDES and hub.provides
+// show it.
+func (c *Capabilities) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := make([]string, 0, len(c.set))
+	for p := range c.set {
+		l = append(l, p)
+	}
+	sort.Strings(l)
+	return strings.Join(l, " ")
+}

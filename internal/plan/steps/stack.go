@@ -1,0 +1,157 @@
+package steps
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/atomicfile"
+	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// setup records in the state that the run started, before anything of it
+// changes the world: the stack, the run, an incomplete status, and for a
+// deploy the locked parameters.
+func (rt *Runtime) setup(s plan.Setup) plan.Result {
+	if s.Elaborate != "" {
+		data, err := elaborate.Marshal(rt.Res.ForWrite(), filepath.Dir(s.Elaborate))
+		if err != nil {
+			return plan.Fail(fmt.Errorf("write %s: %w", s.Elaborate, err))
+		}
+		if err := atomicfile.Write(s.Elaborate, data, 0o644, false); err != nil {
+			return plan.Fail(fmt.Errorf("write %s: %w", s.Elaborate, err))
+		}
+	}
+	rt.Recorder.UpdateStack(func(doc *state.State) {
+		doc.Stack = rt.Res.Stack.Meta.Name
+		doc.LastRun = rt.RunID
+		doc.Status = state.StatusIncomplete
+		if rt.Plan.Verb == plan.VerbDeploy {
+			doc.DeploymentID = rt.Locked.DeploymentID
+			doc.Parameters = rt.Locked.Map()
+		}
+	})
+	if err := rt.Recorder.Flush(); err != nil {
+		return plan.Fail(fmt.Errorf("cannot record the state: %w", err))
+	}
+	return plan.Ok()
+}
+
+// finalize records how the run left the stack: its status, what its
+// components provide, and after a deploy its outputs. Outputs it cannot
+// record are warnings.
+func (rt *Runtime) finalize(env plan.Env) plan.Result {
+	var warnings []string
+	rt.Recorder.UpdateStack(func(s *state.State) {
+		s.Provides = map[string][]string{}
+		statuses := map[string]int{}
+		for name, c := range s.Components {
+			statuses[c.Status]++
+			if c.Status == state.StatusDeployed {
+				for _, cap := range c.Provides {
+					s.Provides[cap] = append(s.Provides[cap], name)
+				}
+			}
+		}
+		for _, v := range s.Provides {
+			sort.Strings(v)
+		}
+		switch {
+		case statuses[state.StatusFailed] > 0:
+			s.Status = state.StatusFailed
+		case statuses[state.StatusIncomplete] > 0:
+			s.Status = state.StatusIncomplete
+		case statuses[state.StatusDeployed] > 0:
+			s.Status = state.StatusDeployed
+		default:
+			s.Status = state.StatusUndeployed
+		}
+		if rt.Plan.Verb == plan.VerbDeploy {
+			s.Outputs, s.SecretOutputs, warnings = rt.stackOutputs()
+		} else if s.Status == state.StatusUndeployed {
+			s.Outputs, s.SecretOutputs = nil, nil
+		}
+	})
+	for _, w := range warnings {
+		env.Logf("warning: %s", w)
+	}
+	return plan.Ok()
+}
+
+// stackOutputs evaluates the stack's declared outputs with what is known now;
+// outputs of components that did not run stay out.
+func (rt *Runtime) stackOutputs() (map[string]string, []string, []string) {
+	out := map[string]string{}
+	var secrets, warnings []string
+	r := params.StackResolver(rt.Locked, rt.Outputs, rt.Order)
+	for _, o := range rt.Res.Stack.Outputs {
+		var v string
+		var err error
+		isSecret := o.IsSecret()
+		if comp, name, ok := strings.Cut(o.Name, ":"); ok && o.Value == "" {
+			v, err = r.Output(comp, name)
+			isSecret = isSecret || rt.Outputs.IsSecret(comp, name)
+		} else if o.Value != "" {
+			v, err = params.Expand(o.Value, r)
+		} else {
+			v, err = r.Lookup(o.Name)
+		}
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("stack output %s not recorded: %v", o.Name, err))
+			continue
+		}
+		out[o.Name] = v
+		if isSecret || manifest.LooksSecret(o.Name) {
+			secrets = append(secrets, o.Name)
+			rt.Masker.Add(v)
+		}
+	}
+	sort.Strings(secrets)
+	if len(out) == 0 {
+		return nil, nil, warnings
+	}
+	return out, secrets, warnings
+}
+
+// tools checks that the tools the implementations need are on PATH.
+func tools(s plan.Tools) plan.Result {
+	var missing []string
+	for _, t := range s.Tools {
+		if _, err := exec.LookPath(t); err != nil {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return plan.Fail(fmt.Errorf("not on PATH: %s", strings.Join(missing, ", ")))
+	}
+	return plan.Ok()
+}
+
+// clean removes the generated files of the components that are now
+// undeployed (deleting .gantry/gen is always safe).
+func (rt *Runtime) clean(s plan.Clean) plan.Result {
+	if rt.Recorder == nil {
+		return plan.Ok()
+	}
+	var done []string
+	rt.Recorder.View(func(st *state.State) {
+		for _, name := range s.Components {
+			if c, ok := st.Components[name]; ok && c.Status == state.StatusUndeployed {
+				done = append(done, name)
+			}
+		}
+	})
+	for _, name := range done {
+		if err := os.RemoveAll(rt.Dirs.GenDir(name)); err != nil {
+			return plan.Fail(err)
+		}
+	}
+	return plan.Ok()
+}

@@ -1,0 +1,188 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plugin"
+)
+
+// gate asks for approval on the terminal: the one gate of gantry, for gate
+// steps and gate entries of plugin lists alike. --yes approves every gate;
+// without a terminal and without --yes it fails, saying how to approve; on a
+// terminal "y" or "yes" approves.
+func gate(env plan.Env, msg string) plan.Result {
+	if env.Yes() {
+		env.Logf("gate %q approved by --yes", msg)
+		return plan.Ok()
+	}
+	if !env.Interactive() {
+		return plan.Fail(fmt.Errorf("gate %q needs approval: run on a terminal to answer it, or pass --yes to approve every gate", msg))
+	}
+	var answer string
+	err := env.Pause(func() error {
+		env.Logf("%s [y/N]", msg)
+		var err error
+		answer, err = env.Input()
+		return err
+	})
+	if err != nil {
+		return plan.Fail(fmt.Errorf("gate %q: %w", msg, err))
+	}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		env.Logf("gate %q approved", msg)
+		return plan.Ok()
+	}
+	return plan.Fail(fmt.Errorf("gate %q was not approved", msg))
+}
+
+// delay waits d: the one delay of gantry.
+func delay(ctx context.Context, d time.Duration) plan.Result {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return plan.Fail(errors.New("interrupted during the delay"))
+	case <-t.C:
+		return plan.Ok()
+	}
+}
+
+// probe calls a probe plugin's action: the one way gantry waits for
+// something to answer (probe steps, calls, waits of plugin lists, ready
+// conditions). Each failed attempt of a wait shows as a line.
+func (rt *Runtime) probe(ctx context.Context, env plan.Env, name, action string, args map[string]any, timeout time.Duration, dir string, procEnv []string, out io.Writer) plan.Result {
+	p, ok := plugin.Lookup(name)
+	if !ok {
+		return plan.Fail(fmt.Errorf("unknown plugin %q", name))
+	}
+	if action == "" {
+		action = p.Actions()[0]
+	}
+	if err := p.Validate(action, args); err != nil {
+		return plan.Fail(fmt.Errorf("%s %s: %w", name, action, err))
+	}
+	err := p.Run(ctx, &plugin.Call{Action: action, Args: args, Dir: dir, Env: procEnv, Stdout: out, Stderr: env.Stream(), Timeout: timeout,
+		Attempt: func(elapsed time.Duration, err error) {
+			env.Logf("waiting (%s of %s): %v", elapsed.Round(time.Second), timeout, err)
+		}})
+	if err != nil {
+		return failure(ctx, fmt.Errorf("%s %s: %w", name, action, err))
+	}
+	return plan.Ok()
+}
+
+// onFail applies a step's on_fail list (seed 001) to its failure: only next
+// makes the plan go on; warn and info say how a failure that goes on is
+// logged; pause holds the run and asks first whether to continue or abort.
+// Without next, a failed step fails its component, pause or not.
+func onFail(res plan.Result, actions []string, label string, env plan.Env) plan.Result {
+	has := func(a string) bool { return slices.Contains(actions, a) }
+	if has(manifest.OnFailPause) && !pause(res, label, env) {
+		res.Abort = true
+		return res
+	}
+	if !has(manifest.OnFailNext) {
+		return res
+	}
+	if has(manifest.OnFailWarn) || has(manifest.OnFailPause) && !has(manifest.OnFailInfo) {
+		return plan.Result{Status: plan.OK, Warning: res.Reason}
+	}
+	return plan.Result{Status: plan.OK, Info: res.Reason}
+}
+
+// pause holds the run after a failed step and asks whether to continue. With
+// no terminal to ask, --yes continues and anything else aborts, as a gate
+// would.
+func pause(res plan.Result, label string, env plan.Env) bool {
+	if !env.Interactive() {
+		if env.Yes() {
+			env.Logf("%s failed and on_fail is pause; no terminal to ask, --yes continues", label)
+			return true
+		}
+		env.Logf("%s failed and on_fail is pause, but there is no terminal to ask (--yes continues): aborting", label)
+		return false
+	}
+	var answer string
+	err := env.Pause(func() error {
+		env.Logf("%s failed: %s", label, res.Reason)
+		env.Logf("paused: continue or abort? [c/a]")
+		var err error
+		answer, err = env.Input()
+		return err
+	})
+	return err == nil && strings.HasPrefix(strings.ToLower(strings.TrimSpace(answer)), "c")
+}
+
+// Defaults of ready conditions: how long to wait in all, and between attempts.
+const (
+	defaultReadyWait  = 300 * time.Second
+	defaultReadyPause = time.Second
+)
+
+// ready waits until every ready condition holds, one after the other, with
+// the http and dns probes: a line per attempt while it waits, which is the
+// live line of the display.
+func (rt *Runtime) ready(ctx context.Context, env plan.Env, n *plan.Node, s plan.Ready) plan.Result {
+	x, err := rt.expander(env, s.Component)
+	if err != nil {
+		return plan.Fail(err)
+	}
+	for _, c := range s.Conditions {
+		target := c.URL
+		if target == "" {
+			target = c.DNS
+		}
+		target, err := x.expand(target)
+		if err != nil {
+			return plan.Fail(err)
+		}
+		wait, every := defaultReadyWait, defaultReadyPause
+		if c.Wait > 0 {
+			wait = time.Duration(c.Wait) * time.Second
+		}
+		if c.Pause > 0 {
+			every = time.Duration(c.Pause) * time.Second
+		}
+		name, action, what := "http", "get_wait", target
+		args := map[string]any{"url": target, "interval": every.Seconds()}
+		if c.URL == "" {
+			name, action, what = "dns", "resolve_wait", "dns "+target
+			args = map[string]any{"name": target, "interval": every.Seconds()}
+		}
+		p, _ := plugin.Lookup(name)
+		err = p.Run(ctx, &plugin.Call{Action: action, Args: args, Stdout: io.Discard, Stderr: io.Discard, Timeout: wait,
+			Attempt: func(elapsed time.Duration, err error) {
+				env.Logf("waiting for %s (%s of %s): %s", what, elapsed.Round(time.Second), wait, short(err))
+			}})
+		if we, ok := plugin.IsWaitError(err); ok {
+			return plan.Fail(fmt.Errorf("%s not ready after %s: %s", what, wait, short(we.Last)))
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return plan.Fail(fmt.Errorf("interrupted while waiting for %s", what))
+			}
+			return plan.Fail(err)
+		}
+		env.Logf("%s is ready", what)
+	}
+	return plan.Ok()
+}
+
+// short is a probe's error as a ready condition says it: an HTTP status
+// alone.
+func short(err error) string {
+	var se *plugin.StatusError
+	if errors.As(err, &se) {
+		return se.Status
+	}
+	return err.Error()
+}
