@@ -261,6 +261,60 @@ func TestSIGINTStopsEveryChild(t *testing.T) {
 	}
 }
 
+// TestSIGINTDuringPluginList interrupts a run in the middle of a plugin list
+// whose parallel branches each started a process with a background child:
+// gantry exits 130, no process of either branch survives, the component is
+// recorded failed (interrupted), the entry after the branches never runs, and
+// the process registry is gone (a clean end leaves no leftovers).
+func TestSIGINTDuringPluginList(t *testing.T) {
+	long := func(name string) string {
+		return fmt.Sprintf("      - exec: {key: %[1]s, args: [sh, -c, 'sleep 300 & echo $! > ../%[1]s-child.pid; echo $$ > ../%[1]s.pid; sleep 300']}\n", name)
+	}
+	dir := writeFiles(t, map[string]string{
+		"hub.yaml": "version: 1\nkind: stack\nmeta: {name: lists}\ncomponents:\n  - name: app\n    source: {dir: app}\n",
+		"app/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: app}\nplugins:\n  - parallel:\n" +
+			long("left") + long("right") + "  - exec: [touch, ../after-ran]\n",
+	})
+	cmd := exec.Command("gantry", "deploy", "hub.yaml", "--parallel", "2")
+	cmd.Dir = dir
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pids := []string{"left.pid", "left-child.pid", "right.pid", "right-child.pid"}
+	for _, f := range pids {
+		waitPath(t, filepath.Join(dir, f))
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want code 130\n%s", err, out.String())
+	}
+	for _, f := range pids {
+		b, _ := os.ReadFile(filepath.Join(dir, f))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid <= 0 {
+			t.Errorf("%s holds no pid", f)
+		} else if alive(pid) {
+			t.Errorf("%s %d survived the interrupt", f, pid)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "after-ran")); err == nil {
+		t.Error("the entry after the interrupted ones ran")
+	}
+	st := readState(t, dir)
+	if c := st.Components["app"]; c == nil || c.Status != state.StatusFailed || !strings.Contains(c.Reason, "interrupted") {
+		t.Errorf("state of app: %+v", c)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".gantry", "hub.yaml.state.running")); !os.IsNotExist(err) {
+		t.Errorf("the process registry is left after a clean interrupt: %v", err)
+	}
+}
+
 func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false

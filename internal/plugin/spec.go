@@ -66,13 +66,14 @@ func At(specs []*Spec, index []int) *Spec {
 	return s
 }
 
-// Title is the entry as the display heads it: "rec second (second)".
+// Title is the entry as the display heads it: "rec db", "rec --fast (db)":
+// the plugin, its arguments, and its key unless they already show it.
 func (s *Spec) Title() string {
 	t := s.Name
 	if len(s.Args) > 0 {
 		t += " " + strings.Join(s.Args, " ")
 	}
-	if s.Key != "" && s.Key != s.Name {
+	if s.Key != "" && s.Key != s.Name && (len(s.Args) == 0 || !strings.HasPrefix(s.Args[0], s.Key)) {
 		t += " (" + s.Key + ")"
 	}
 	return t

@@ -89,7 +89,9 @@ func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 	if r.Cause == plan.CauseNotNeeded || r.Cause == plan.CauseUnchanged {
 		return
 	}
-	if (n.Hidden || n.Quiet) && r.Status == plan.OK {
+	// Bookkeeping steps log only their failures; quiet ones not even
+	// their success.
+	if n.Hidden && r.Status != plan.Failed || n.Quiet && r.Status == plan.OK {
 		return
 	}
 	msg := fmt.Sprintf("<== %s: %s (%s)", n.Label, r.Status, FormatDuration(ended.Sub(started)))

@@ -1,12 +1,18 @@
 package terraform
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
 func TestDeclaredVariables(t *testing.T) {
@@ -58,5 +64,97 @@ func TestParamValue(t *testing.T) {
 		if string(b) != tt.want {
 			t.Errorf("paramValue(%q, %q) = %s, want %s", tt.value, tt.typ, b, tt.want)
 		}
+	}
+}
+
+// fakeTerraform is a terraform binary for tests: it notes its arguments and
+// the variables file it was given, and answers output -json.
+const fakeTerraform = `#!/bin/sh
+echo "$*" >> "$CALLS"
+case "$1" in
+init) echo "Terraform has been successfully initialized!" ;;
+apply)
+  for a in "$@"; do case "$a" in -var-file=*) cat "${a#-var-file=}" > "$CALLS.vars" ;; esac; done
+  echo "Apply complete! Resources: 1 added, 0 changed, 0 destroyed." ;;
+destroy) echo "Destroy complete! Resources: 1 destroyed." ;;
+output) echo '{"vpc_id":{"sensitive":false,"type":"string","value":"vpc-1"},"token":{"sensitive":true,"type":"string","value":"tok-9"},"zones":{"sensitive":false,"type":["list","string"],"value":["a","b"]}}' ;;
+esac
+`
+
+// TestRunsTheBinary applies and destroys a module with a fake terraform: the
+// commands and their arguments, variables from parameters through an owner-
+// only file that is gone afterwards, outputs reported (sensitive ones
+// secret), and terraform run in gantry's process registry.
+func TestRunsTheBinary(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	module := filepath.Join(dir, "net")
+	stateRoot := filepath.Join(dir, "state")
+	for _, d := range []string{bin, module} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "terraform"), []byte(fakeTerraform), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(`variable "cidr" { type = string }`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := filepath.Join(dir, "calls")
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	registryFile := filepath.Join(dir, "running")
+	registry, err := component.OpenRegistry(registryFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer registry.Close()
+	ctx := component.WithRegistry(context.Background(), registry)
+	var reported map[string]string
+	var secret []string
+	call := func(action string) error {
+		return tf{}.Run(ctx, &plugin.Call{
+			Action:   action,
+			Entry:    &plugin.Spec{Name: "terraform", Key: "terraform", Config: map[string]any{"dir": "."}},
+			Instance: &plugin.Instance{Component: "net", Dir: module, StateRoot: stateRoot, Params: map[string]string{"cidr": "10.0.0.0/16"}},
+			Env:      append(os.Environ(), "CALLS="+calls),
+			Stdout:   io.Discard, Stderr: io.Discard,
+			Report: func(v map[string]string, s []string) { reported, secret = v, s },
+		})
+	}
+	if err := call(plugin.ActionDeploy); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(plugin.ActionDelete); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(calls)
+	state := filepath.Join(stateRoot, "terraform", "terraform.tfstate")
+	vars := filepath.Join(stateRoot, "terraform", "gantry.tfvars.json")
+	want := []string{
+		"init -no-color -input=false -upgrade=false",
+		"apply -no-color -input=false -auto-approve -state=" + state + " -var-file=" + vars,
+		"output -no-color -json -state=" + state,
+		"init -no-color -input=false -upgrade=false",
+		"destroy -no-color -input=false -auto-approve -state=" + state + " -var-file=" + vars,
+	}
+	if diff := cmp.Diff(want, strings.Split(strings.TrimSpace(string(data)), "\n")); diff != "" {
+		t.Errorf("commands (-want +got):\n%s", diff)
+	}
+	if got, _ := os.ReadFile(calls + ".vars"); string(got) != `{"cidr":"10.0.0.0/16"}` {
+		t.Errorf("variables file: %s", got)
+	}
+	if _, err := os.Stat(vars); !os.IsNotExist(err) {
+		t.Errorf("the variables file is left: %v", err)
+	}
+	if diff := cmp.Diff(map[string]string{"vpc_id": "vpc-1", "token": "tok-9", "zones": `["a","b"]`}, reported); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"token"}, secret); diff != "" {
+		t.Errorf("secret outputs (-want +got):\n%s", diff)
+	}
+	noted, _ := os.ReadFile(registryFile)
+	if n := strings.Count(string(noted), "+ "); n != 5 {
+		t.Errorf("the registry noted %d terraform processes, want 5:\n%s", n, noted)
 	}
 }

@@ -1,0 +1,240 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/lines"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/workspace"
+)
+
+// fakeEnv is a step's environment for tests: it keeps the lines, answers
+// prompts from a list, and gives the results of inputs from a map.
+type fakeEnv struct {
+	mu          sync.Mutex
+	lines       []string
+	answers     []string
+	interactive bool
+	yes         bool
+	results     map[string]plan.Result
+	notes       []plan.Note
+}
+
+func (e *fakeEnv) Stream() io.Writer {
+	return lines.NewWriter(func(l string) { e.Logf("%s", l) })
+}
+func (e *fakeEnv) Logf(format string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.lines = append(e.lines, fmt.Sprintf(format, args...))
+}
+func (e *fakeEnv) Pause(fn func() error) error { return fn() }
+func (e *fakeEnv) Interactive() bool           { return e.interactive }
+func (e *fakeEnv) Input() (string, error) {
+	if len(e.answers) == 0 {
+		return "", errors.New("no answer")
+	}
+	a := e.answers[0]
+	e.answers = e.answers[1:]
+	return a, nil
+}
+func (e *fakeEnv) Yes() bool         { return e.yes }
+func (e *fakeEnv) RunID() string     { return "run-1" }
+func (e *fakeEnv) Note(n plan.Note)  { e.notes = append(e.notes, n) }
+func (e *fakeEnv) Result(id string) plan.Result {
+	r, ok := e.results[id]
+	if !ok {
+		panic("not an input: " + id)
+	}
+	return r
+}
+
+func TestGate(t *testing.T) {
+	tests := []struct {
+		name        string
+		interactive bool
+		yes         bool
+		answer      string
+		want        plan.Status
+		line        string
+	}{
+		{"yes approves", false, true, "", plan.OK, `gate "ship?" approved by --yes`},
+		{"no terminal fails", false, false, "", plan.Failed, ""},
+		{"y approves", true, false, "y", plan.OK, `gate "ship?" approved`},
+		{"YES approves", true, false, " YES ", plan.OK, `gate "ship?" approved`},
+		{"yep does not", true, false, "yep", plan.Failed, ""},
+		{"n refuses", true, false, "n", plan.Failed, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := &fakeEnv{interactive: tt.interactive, yes: tt.yes, answers: []string{tt.answer}}
+			r := gate(env, "ship?")
+			if r.Status != tt.want {
+				t.Fatalf("status %v, want %v (%s)", r.Status, tt.want, r.Reason)
+			}
+			if tt.line != "" && !contains(env.lines, tt.line) {
+				t.Errorf("lines %q lack %q", env.lines, tt.line)
+			}
+			if !tt.interactive && !tt.yes && !strings.Contains(r.Reason, "pass --yes") {
+				t.Errorf("the failure should say how to approve: %s", r.Reason)
+			}
+		})
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestOnFail(t *testing.T) {
+	failed := plan.Fail(errors.New("boom"))
+	tests := []struct {
+		onFail  []string
+		yes     bool
+		want    plan.Status
+		warning bool
+		info    bool
+		abort   bool
+	}{
+		{nil, false, plan.Failed, false, false, false},
+		{[]string{"warn"}, false, plan.Failed, false, false, false},
+		{[]string{"next"}, false, plan.OK, false, true, false},
+		{[]string{"warn", "next"}, false, plan.OK, true, false, false},
+		{[]string{"info", "next"}, false, plan.OK, false, true, false},
+		{[]string{"pause"}, false, plan.Failed, false, false, true},
+		{[]string{"pause", "next"}, true, plan.OK, true, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.onFail, ","), func(t *testing.T) {
+			r := onFail(failed, tt.onFail, "step", &fakeEnv{yes: tt.yes})
+			if r.Status != tt.want || (r.Warning != "") != tt.warning || (r.Info != "") != tt.info || r.Abort != tt.abort {
+				t.Errorf("got %+v", r)
+			}
+		})
+	}
+}
+
+// testRuntime is the world of a stack of one component "app" in dir, with a
+// state recorded at dir/hub.yaml.state.
+func testRuntime(t *testing.T, dir string, info *plan.Component) *Runtime {
+	t.Helper()
+	res := &elaborate.Result{Stack: &manifest.Stack{Meta: manifest.Meta{Name: "s"}}, Dir: dir,
+		Components: []*manifest.Component{{Meta: manifest.ComponentMeta{Name: info.Name}}}}
+	p := plan.New("s", info.Verb)
+	p.Components[info.Name] = info
+	statePath := filepath.Join(dir, "hub.yaml.state")
+	rt := &Runtime{Plan: p, Res: res, Order: []string{info.Name}, Locked: params.FromState("s", "d", nil), Outputs: params.NewOutputIndex([]string{info.Name}),
+		Masker: secret.NewMasker(), Provides: NewCapabilities(), Dirs: workspace.For(statePath), RunID: "run-1", StatePath: statePath,
+		StackDir: dir, Now: func() time.Time { return time.Unix(100, 0) }}
+	rt.Recorder = state.NewRecorder(statePath, state.New("s"))
+	t.Cleanup(func() { rt.Recorder.Close() })
+	return rt
+}
+
+// TestEndSettlesTheComponent: end reads how the component's steps ended,
+// records it, and passes the outcome on.
+func TestEndSettlesTheComponent(t *testing.T) {
+	tests := []struct {
+		name    string
+		results []plan.Result
+		want    plan.Result
+		status  string
+		reason  string
+	}{
+		{"all ok", []plan.Result{plan.Ok(), plan.Ok()}, plan.Ok(), state.StatusDeployed, ""},
+		{"a step failed", []plan.Result{plan.Ok(), plan.Fail(errors.New("boom\nmore")), plan.Skip(plan.CauseUpstream, "step x failed")},
+			plan.Skip(plan.CauseUpstream, "app failed"), state.StatusFailed, "boom"},
+		{"skipped by design", []plan.Result{plan.Skip(plan.CauseByDesign, "requires vault"), plan.Skip(plan.CauseByDesign, "requires vault")},
+			plan.Skip(plan.CauseByDesign, "requires vault"), state.StatusSkipped, "requires vault"},
+		{"unchanged leaves the record alone", []plan.Result{plan.Skip(plan.CauseUnchanged, "unchanged")},
+			plan.Skip(plan.CauseUnchanged, "unchanged"), "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := testRuntime(t, t.TempDir(), &plan.Component{Name: "app", Verb: plan.VerbDeploy})
+			env := &fakeEnv{results: map[string]plan.Result{}}
+			n := &plan.Node{ID: "app/end"}
+			for i, r := range tt.results {
+				id := fmt.Sprintf("app/s%d", i)
+				n.Inputs = append(n.Inputs, id)
+				env.results[id] = r
+			}
+			got := rt.end(env, n, plan.End{Component: "app"})
+			if diff := cmp.Diff(tt.want, got, cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) })); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			rec := rt.Recorder.Snapshot().Components["app"]
+			switch {
+			case tt.status == "" && rec != nil:
+				t.Errorf("recorded %+v, want nothing", rec)
+			case tt.status != "" && (rec == nil || rec.Status != tt.status || rec.Reason != tt.reason):
+				t.Errorf("recorded %+v, want %s (%s)", rec, tt.status, tt.reason)
+			}
+		})
+	}
+}
+
+// TestEnvironmentCapabilityFoundLater: a capability of the environment is
+// looked for when asked about, so a tool an installation handler put on PATH
+// after the run started counts.
+func TestEnvironmentCapabilityFoundLater(t *testing.T) {
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
+	caps := NewCapabilities("db")
+	if caps.Has("vault") {
+		t.Fatal("vault found without its tool")
+	}
+	if err := os.WriteFile(filepath.Join(bin, "vault"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if !caps.Has("vault") || caps.String() != "db vault" {
+		t.Errorf("after the tool appeared: %v %q", caps.Has("vault"), caps.String())
+	}
+	if caps.Has("postgres") {
+		t.Error("a capability that is not the environment's is never looked for")
+	}
+}
+
+// TestProbeAttemptsShow: each failed attempt of a wait is a line, and a wait
+// that gives up names the last error. The probe is a connection refused on
+// loopback, which fails at once: the timeout (the subject) is generous.
+func TestProbeAttemptsShow(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	rt := &Runtime{}
+	env := &fakeEnv{}
+	args := map[string]any{"address": addr, "interval": 0.05}
+	r := rt.probe(context.Background(), env, "tcp", "connect_wait", args, 2*time.Second, t.TempDir(), os.Environ(), io.Discard)
+	if r.Status != plan.Failed || !strings.Contains(r.Reason, "gave up after 2s") || !strings.Contains(r.Reason, "connection refused") {
+		t.Errorf("result %+v", r)
+	}
+	if len(env.lines) == 0 || !strings.HasPrefix(env.lines[0], "waiting (") {
+		t.Errorf("no attempt lines: %q", env.lines)
+	}
+}
