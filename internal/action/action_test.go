@@ -67,7 +67,7 @@ type recorder struct {
 }
 
 func (r *recorder) Start(s *Started) plan.Observer { r.started = s; return (*stepNames)(r) }
-func (r *recorder) Finish(o *Outcome)               { r.finished = o }
+func (r *recorder) Finish(o *Outcome)              { r.finished = o }
 
 type stepNames recorder
 

@@ -55,9 +55,9 @@ func (e *fakeEnv) Input() (string, error) {
 	e.answers = e.answers[1:]
 	return a, nil
 }
-func (e *fakeEnv) Yes() bool         { return e.yes }
-func (e *fakeEnv) RunID() string     { return "run-1" }
-func (e *fakeEnv) Note(n plan.Note)  { e.notes = append(e.notes, n) }
+func (e *fakeEnv) Yes() bool        { return e.yes }
+func (e *fakeEnv) RunID() string    { return "run-1" }
+func (e *fakeEnv) Note(n plan.Note) { e.notes = append(e.notes, n) }
 func (e *fakeEnv) Result(id string) plan.Result {
 	r, ok := e.results[id]
 	if !ok {
