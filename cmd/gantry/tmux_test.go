@@ -114,8 +114,19 @@ components:
 	}
 
 	s.run("resize-window", "-t", "g", "-x", "60")
-	time.Sleep(400 * time.Millisecond)
-	screen = s.capture()
+	// The display redraws at its next tick: wait until the pane fits.
+	fits := func(screen string) bool {
+		for _, l := range strings.Split(screen, "\n") {
+			if len([]rune(l)) > 60 {
+				return false
+			}
+		}
+		return strings.Count(screen, " api ") == 1
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for screen = s.capture(); !fits(screen) && time.Now().Before(deadline); screen = s.capture() {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if n := strings.Count(screen, " api "); n != 1 {
 		t.Errorf("after the resize the live line shows %d times:\n%s", n, screen)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 
 	"fmt"
 	"os"
@@ -170,6 +171,9 @@ func execute(ctx context.Context, st *Stack, b *built, rt *steps.Runtime, o runO
 	})
 	stop()
 	events.Close()
+	if eo != nil {
+		slog.Debug("run ended", "run", rt.RunID, "failed", eo.Failed, "cancelled", eo.Cancelled, "took", time.Since(start).Round(time.Millisecond))
+	}
 	werr := closeRecorder()
 	_ = runLog.Close()
 	if runErr != nil {

@@ -2,6 +2,7 @@ package action
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +49,7 @@ func (pl *planner) build(opts build.Options, ro resolve.Options) (*built, error)
 			ro.PluginPath = append(ro.PluginPath, d)
 		}
 	}
+	start := time.Now()
 	facts, err := resolve.Facts(st.Res, st.State, ro)
 	var he *resolve.HandlerError
 	if errors.As(err, &he) {
@@ -56,12 +58,16 @@ func (pl *planner) build(opts build.Options, ro resolve.Options) (*built, error)
 	if err != nil {
 		return nil, err
 	}
+	resolved := time.Now()
 	masker := stackMasker(st)
 	p, diags := build.Build(&build.Input{Res: st.Res, Graph: st.Graph, Before: st.State, Locked: st.Locked, Facts: facts,
 		StateDir: ro.StateDir, Mask: masker.Text, Options: opts})
 	if err := diagsError(diags, pl.consequence); err != nil {
 		return nil, err
 	}
+	slog.Debug("plan built", "verb", opts.Verb, "steps", len(p.Nodes), "edges", len(p.Edges),
+		"resolve", resolved.Sub(start).Round(time.Microsecond), "build", time.Since(resolved).Round(time.Microsecond),
+		"leftovers", facts.Leftovers != nil, "handler", facts.Handler != nil)
 	pl.warnOnce(diags)
 	return &built{plan: p, facts: facts, masker: masker}, nil
 }

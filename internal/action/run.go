@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -116,6 +117,7 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
+	slog.Debug("state locked", "state", st.StatePath, "run", runID, "changed", changed, "leftovers", left)
 	if changed || left {
 		if changed && verb == plan.VerbDeploy {
 			st.Locked = nil

@@ -3,6 +3,7 @@ package action
 import (
 	"crypto/sha256"
 	"errors"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -88,6 +89,7 @@ func Load(src Source, consequence string) (*Stack, error) {
 		return nil, err
 	}
 	st.Graph = g
+	slog.Debug("stack loaded", "stack", res.Stack.Meta.Name, "components", len(res.Components), "state", st.StatePath, "recorded", st.State != nil)
 	return st, nil
 }
 

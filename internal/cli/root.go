@@ -67,12 +67,14 @@ survives crashes.`,
 			if a.verbose {
 				level = slog.LevelDebug
 			}
-			a.log = slog.New(tint.NewHandler(a.stderr, &tint.Options{Level: level, NoColor: a.noColor}))
+			f, isFile := a.stderr.(*os.File)
+			colour := !a.noColor && isFile && isTerminal(f)
+			a.log = slog.New(tint.NewHandler(a.stderr, &tint.Options{Level: level, NoColor: !colour}))
 			slog.SetDefault(a.log)
 			return nil
 		},
 	}
-	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "print debug logs")
+	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "print debug logs on stderr: phases and their timings, the lock, processes started and ended (never their arguments)")
 	root.PersistentFlags().BoolVar(&a.noColor, "no-color", false, "no colours in the output (also NO_COLOR)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return withCode(ExitInvalid, err)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -62,6 +64,8 @@ func Run(ctx context.Context, p Process) error {
 		return fmt.Errorf("start %s: %w", p.Args[0], err)
 	}
 	pgid := cmd.Process.Pid
+	// The program and its folder only: arguments may hold secrets.
+	slog.Debug("process started", "pid", pgid, "program", filepath.Base(p.Args[0]), "dir", p.Dir)
 	if r := registryFrom(ctx); r != nil {
 		r.started(pgid, p.Dir, p.Args)
 		defer r.ended(pgid)
@@ -93,6 +97,7 @@ func Run(ctx context.Context, p Process) error {
 	err := cmd.Wait()
 	close(stopped)
 	<-killed
+	slog.Debug("process ended", "pid", pgid, "status", cmd.ProcessState.String())
 	if ctx.Err() != nil {
 		// The leader is gone; make sure none of its group outlives it.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)

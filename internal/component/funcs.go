@@ -91,22 +91,16 @@ func funcMap() template.FuncMap {
 			return out
 		},
 		// numbers
-		"int":  toInt,
-		"atoi": func(s string) (int, error) { return strconv.Atoi(strings.TrimSpace(s)) },
-		"add":  func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x + y }) },
-		"sub":  func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x - y }) },
-		"mul":  func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x * y }) },
-		"div":  div,
-		"mod":  mod,
-		"max":  func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return max(x, y) }) },
-		"min":  func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return min(x, y) }) },
-		"until": func(n int) []int {
-			out := make([]int, max(n, 0))
-			for i := range out {
-				out[i] = i
-			}
-			return out
-		},
+		"int":   toInt,
+		"atoi":  func(s string) (int, error) { return strconv.Atoi(strings.TrimSpace(s)) },
+		"add":   func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x + y }) },
+		"sub":   func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x - y }) },
+		"mul":   func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return x * y }) },
+		"div":   div,
+		"mod":   mod,
+		"max":   func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return max(x, y) }) },
+		"min":   func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return min(x, y) }) },
+		"until": until,
 	}
 }
 

@@ -48,10 +48,17 @@ func TestRegistryLeftovers(t *testing.T) {
 
 	done := make(chan error, 1)
 	var reports int
+	reported := make(chan struct{})
 	go func() {
-		done <- WaitGone(context.Background(), left, 10*time.Millisecond, func([]Leftover) { reports++ })
+		done <- WaitGone(context.Background(), left, 10*time.Millisecond, func([]Leftover) {
+			reports++
+			if reports == 1 {
+				close(reported)
+			}
+		})
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Kill the leftover once the wait has seen it alive.
+	<-reported
 	_ = syscall.Kill(-long.Process.Pid, syscall.SIGTERM)
 	_, _ = long.Process.Wait()
 	if err := <-done; err != nil {

@@ -58,6 +58,8 @@ func TestRenderString(t *testing.T) {
 		{"go sprig order", "go", `{{ replace "." "-" .db.host }} {{ trimPrefix "db." .db.host }} {{ contains "loc" .db.host }} {{ list 1 2 | join "," }}`, "db-local local true 1,2", ""},
 		{"go indent", "go", "a:\n{{ .text | indent 2 }}", "a:\n  line1\n  line2", ""},
 		{"go unknown key", "go", "ok\n{{ .db.nope }}", "", "t.tmpl:2:6: unknown parameter \"nope\""},
+		{"go until is bounded", "go", "{{ range until 100000000000 }}x{{ end }}", "", "until: 100000000000 is more than 100000"},
+		{"go until", "go", "{{ range until 3 }}{{ . }}{{ end }}", "012", ""},
 		{"go syntax", "go", "{{ .db.host ", "", "t.tmpl:1:"},
 	}
 	for _, tt := range tests {

@@ -59,15 +59,6 @@ func DecodeStack(doc *Node, diags *Diagnostics) *Stack {
 	return s
 }
 
-// LoadComponent reads a component manifest (hub-component.yaml).
-func LoadComponent(path string) (*Component, Diagnostics) {
-	docs, diags := ParseFile(path)
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	return DecodeComponentFile(path, docs, diags)
-}
-
 // DecodeComponentFile decodes the parsed documents of a component manifest
 // (ParseFile of path); diags are the parser's, added to. A stack made of
 // many components from one folder parses its manifest once and decodes it

@@ -59,18 +59,10 @@ func (s *State) check() error {
 	return nil
 }
 
-// WriteFile writes the state atomically: a temporary file in the same folder,
-// fsync, rename over the old file, fsync of the folder. A reader, or a crash at
-// any instant, sees either the old state or the new one, never a mix. The file
-// is readable by its owner only: it holds secrets.
-func WriteFile(path string, s *State) error {
-	data, err := Encode(s)
-	if err != nil {
-		return fmt.Errorf("encode state: %w", err)
-	}
-	return writeAtomic(path, data, 0o600)
-}
-
+// writeAtomic writes the state atomically: a temporary file in the same
+// folder, fsync, rename over the old file, fsync of the folder. A reader, or
+// a crash at any instant, sees either the old state or the new one, never a
+// mix. The file is readable by its owner only: it holds secrets.
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
 	if err := atomicfile.Write(path, data, mode, true); err != nil {
 		return fmt.Errorf("write state %s: %w", path, err)
