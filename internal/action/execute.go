@@ -102,16 +102,7 @@ func execute(ctx context.Context, st *Stack, b *built, rt *steps.Runtime, o runO
 	// A run inside a run of the same stack (gantry invoke from a component)
 	// is part of the outer run, whose registry and lock cover it.
 	if os.Getenv("GANTRY_STATE") != rt.StatePath {
-		var carry []component.Leftover
-		if lo := b.facts.Leftovers; lo != nil {
-			for _, l := range lo.Processes {
-				carry = append(carry, component.Leftover{PID: l.PID, Dir: l.Dir, Args: l.Command})
-			}
-		}
-		if err := os.MkdirAll(rt.Dirs.Root, 0o700); err != nil {
-			return nil, err
-		}
-		registry, err := component.OpenRegistry(rt.Dirs.Registry(rt.StatePath), carry...)
+		registry, err := openRegistry(rt, b.facts.Leftovers)
 		if err != nil {
 			return nil, err
 		}
@@ -203,6 +194,21 @@ func execute(ctx context.Context, st *Stack, b *built, rt *steps.Runtime, o runO
 		return out, fmt.Errorf("the state could not be written: %w", werr)
 	}
 	return out, nil
+}
+
+// openRegistry starts noting the run's process groups, carrying over the
+// leftovers of a killed run that its plan waits for.
+func openRegistry(rt *steps.Runtime, lo *plan.Leftovers) (*component.Registry, error) {
+	var carry []component.Leftover
+	if lo != nil {
+		for _, l := range lo.Processes {
+			carry = append(carry, component.Leftover{PID: l.PID, Dir: l.Dir, Args: l.Command})
+		}
+	}
+	if err := os.MkdirAll(rt.Dirs.Root, 0o700); err != nil {
+		return nil, err
+	}
+	return component.OpenRegistry(rt.Dirs.Registry(rt.StatePath), carry...)
 }
 
 // halt finds the critical step whose failure stopped the run, and whether a

@@ -76,24 +76,17 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	if verb == plan.VerbUndeploy && st.State == nil {
 		return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.StatePath)}
 	}
-	pl := newPlanner(st, o.Warn, consequence)
-	lock := func() error {
-		if verb == plan.VerbUndeploy {
-			st.LockedFromState()
-			return nil
-		}
-		return st.LockParams(o.Terminal, false, pl.warnOnce, consequence)
-	}
-	if err := lock(); err != nil {
+	r := &stackRun{st: st, verb: verb, o: o, pl: newPlanner(st, o.Warn, consequence)}
+	if err := r.lockParams(); err != nil {
 		return nil, err
 	}
-	opts := build.Options{Verb: verb, Selection: o.Selection, Resume: o.Resume, Force: o.Force, Run: true,
+	r.opts = build.Options{Verb: verb, Selection: o.Selection, Resume: o.Resume, Force: o.Force, Run: true,
 		EnvironmentLater: st.Res.Stack.Meta.InstallationHandler != nil}
 	if verb == plan.VerbDeploy && !IsElaborated(o.Manifest) {
-		opts.WriteElaborate = absPath(o.Manifest + elaborate.Suffix)
+		r.opts.WriteElaborate = absPath(o.Manifest + elaborate.Suffix)
 	}
-	ro := resolve.Options{Verbs: []string{verb}, Resume: o.Resume, Handler: true}
-	b, err := pl.build(opts, ro)
+	r.ro = resolve.Options{Verbs: []string{verb}, Resume: o.Resume, Handler: true}
+	b, err := r.pl.build(r.opts, r.ro)
 	if err != nil {
 		return nil, err
 	}
@@ -103,13 +96,48 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 		return nil, err
 	}
 	defer held.Release()
-	// The state as it is under the lock: another run may have changed it.
-	// Processes a killed run left are waited for by the plan's first step.
+	if b, err = r.underLock(b, runID); err != nil {
+		return nil, err
+	}
+	parallel := o.Parallel
+	if parallel == 0 {
+		parallel = st.Res.Stack.Lifecycle.Parallel
+	}
+	rt := runtime(st, b, runID, o.KeepTFVars)
+	return execute(ctx, st, b, rt, runOptions{parallel: parallel, force: o.Force, yes: o.Yes, term: o.Terminal, display: o.Display})
+}
+
+// stackRun is a deploy or an undeploy being prepared.
+type stackRun struct {
+	st   *Stack
+	verb string
+	o    *RunOptions
+	pl   *planner
+	opts build.Options
+	ro   resolve.Options
+}
+
+// lockParams locks the parameters: a deploy's from the environment, the
+// params files, the state and prompts; an undeploy's as the state recorded
+// them.
+func (r *stackRun) lockParams() error {
+	if r.verb == plan.VerbUndeploy {
+		r.st.LockedFromState()
+		return nil
+	}
+	return r.st.LockParams(r.o.Terminal, false, r.pl.warnOnce, r.pl.consequence)
+}
+
+// underLock reads the state as it is under the lock — another run may have
+// changed it — and builds the plan again when it changed or a killed run
+// left processes, which the plan's first step then waits for.
+func (r *stackRun) underLock(b *built, runID string) (*built, error) {
+	st := r.st
 	changed, err := st.readState()
 	if err != nil {
 		return nil, err
 	}
-	if verb == plan.VerbUndeploy && st.State == nil {
+	if r.verb == plan.VerbUndeploy && st.State == nil {
 		return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.StatePath)}
 	}
 	registry := workspace.For(st.AbsStatePath()).Registry(st.AbsStatePath())
@@ -118,27 +146,20 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 		return nil, err
 	}
 	slog.Debug("state locked", "state", st.StatePath, "run", runID, "changed", changed, "leftovers", left)
-	if changed || left {
-		if changed && verb == plan.VerbDeploy {
-			st.Locked = nil
-		}
-		if err := lock(); err != nil {
-			return nil, err
-		}
-		ro.Registry = registry
-		if st.State != nil {
-			ro.LastRun = st.State.LastRun
-		}
-		if b, err = pl.build(opts, ro); err != nil {
-			return nil, err
-		}
+	if !changed && !left {
+		return b, nil
 	}
-	parallel := o.Parallel
-	if parallel == 0 {
-		parallel = st.Res.Stack.Lifecycle.Parallel
+	if changed && r.verb == plan.VerbDeploy {
+		st.Locked = nil
 	}
-	rt := runtime(st, b, runID, o.KeepTFVars)
-	return execute(ctx, st, b, rt, runOptions{parallel: parallel, force: o.Force, yes: o.Yes, term: o.Terminal, display: o.Display})
+	if err := r.lockParams(); err != nil {
+		return nil, err
+	}
+	r.ro.Registry = registry
+	if st.State != nil {
+		r.ro.LastRun = st.State.LastRun
+	}
+	return r.pl.build(r.opts, r.ro)
 }
 
 // acquire takes the state's lock for a run.

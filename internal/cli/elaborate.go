@@ -4,35 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/internal/atomicfile"
 	"github.com/gantry-dev/gantry/internal/elaborate"
 )
-
-// envOverrides parses -e flags: NAME=VALUE, several per flag separated by
-// commas; a piece without "=" belongs to the value before it, so that
-// -e LIST=a,b keeps its comma.
-func envOverrides(flags []string) (map[string]string, error) {
-	env := map[string]string{}
-	for _, f := range flags {
-		last := ""
-		for _, piece := range strings.Split(f, ",") {
-			k, v, ok := strings.Cut(piece, "=")
-			switch {
-			case ok && k != "":
-				env[k], last = v, k
-			case last != "":
-				env[last] += "," + piece
-			default:
-				return nil, usageError("-e %q: expected NAME=VALUE", f)
-			}
-		}
-	}
-	return env, nil
-}
 
 func newElaborateCmd(a *app) *cobra.Command {
 	var out string

@@ -43,6 +43,28 @@ func (f *stackFlags) source(args []string) (action.Source, error) {
 	return action.Source{Manifest: args[0], ParamsFiles: args[1:], StatePath: f.statePath, Env: env}, nil
 }
 
+// envOverrides parses -e flags: NAME=VALUE, several per flag separated by
+// commas; a piece without "=" belongs to the value before it, so that
+// -e LIST=a,b keeps its comma.
+func envOverrides(flags []string) (map[string]string, error) {
+	env := map[string]string{}
+	for _, f := range flags {
+		last := ""
+		for _, piece := range strings.Split(f, ",") {
+			k, v, ok := strings.Cut(piece, "=")
+			switch {
+			case ok && k != "":
+				env[k], last = v, k
+			case last != "":
+				env[last] += "," + piece
+			default:
+				return nil, usageError("-e %q: expected NAME=VALUE", f)
+			}
+		}
+	}
+	return env, nil
+}
+
 // loadStack elaborates the stack (or reads an elaborated file) and reads its
 // state. Invalid input is reported and ends the command with exit code 2.
 func (a *app) loadStack(args []string, f *stackFlags) (*action.Stack, error) {

@@ -76,6 +76,33 @@ func (b *builder) recordedDir(dir string) string {
 // unknown plugin or a broken parameter is an error now, not half-way through
 // the run.
 func (b *builder) prepare(name, verb string, orphan bool) *compPlan {
+	cp := b.locate(name, verb, orphan)
+	info := cp.info
+	b.p.Components[name] = info
+	if verb == plan.VerbUndeploy && nothingToUndeploy(cp.recorded) {
+		cp.nothing = true
+		return cp
+	}
+	if !b.implement(cp) {
+		return nil
+	}
+	if info.Plugins && verb == plan.VerbDeploy {
+		cp.vanished = plugin.Vanished(cp.recorded, cp.plugins, cp.setup)
+	}
+	if info.Plugins && b.opts.Invoke != "" {
+		b.diags.Errorf(cp.pos, "", "component %s is made of plugin lists, whose plugins have the actions deploy and delete only: it has no verb %q", name, verb)
+		return nil
+	}
+	if verb == plan.VerbDeploy && cp.c != nil {
+		b.checkRequirements(cp)
+		b.checkParameters(cp)
+	}
+	return cp
+}
+
+// locate finds a component: its stack entry and manifest, or when the stack
+// no longer lists it, its record; its folder and template chain.
+func (b *builder) locate(name, verb string, orphan bool) *compPlan {
 	info := &plan.Component{Name: name, Verb: verb, Order: b.g.Position(name), Orphan: orphan,
 		ReadOnly: b.opts.Invoke != "", Resume: b.opts.Resume && !orphan}
 	cp := &compPlan{info: info}
@@ -102,55 +129,47 @@ func (b *builder) prepare(name, verb string, orphan bool) *compPlan {
 			info.Templates[i] = b.f.Abs(d)
 		}
 	}
-	b.p.Components[name] = info
-	if verb == plan.VerbUndeploy && nothingToUndeploy(cp.recorded) {
-		cp.nothing = true
-		return cp
-	}
-	rec := cp.recorded
+	return cp
+}
+
+// implement decides how the component carries out its verb (DESIGN 4.5):
+// its plugin lists, nothing (lifecycle.bare: allow), or what its folder
+// holds — a Makefile or script, or *.tf files for the terraform plugin.
+func (b *builder) implement(cp *compPlan) bool {
+	info, rec := cp.info, cp.recorded
 	usesPlugins := cp.c != nil && (len(cp.c.Plugins) > 0 || len(cp.c.SetupPlugins) > 0) ||
 		cp.c == nil && rec != nil && (len(rec.Plugins) > 0 || len(rec.SetupPlugins) > 0)
 	switch {
 	case usesPlugins:
 		b.versions(cp)
 		b.lists(cp)
+		return true
 	case cp.c != nil && cp.c.Lifecycle.Bare == manifest.EmptyAllow:
+		return true
+	}
+	impl, err := b.f.implementation(info.Dir, info.Verb)
+	if err != nil {
+		b.diags.Errorf(cp.pos, "", "component %s: %v", info.Name, err)
+		return false
+	}
+	switch {
+	case impl.Kind == component.ImplMake || impl.Kind == component.ImplScript:
+		info.Implementation = impl.Args
+		b.versions(cp)
+	case impl.Kind == component.ImplTerraform && plugin.IsListBuiltin("terraform"):
+		// A folder of *.tf files is a terraform module: the terraform plugin
+		// applies it in place.
+		b.versions(cp)
+		b.lists(cp)
+		if len(cp.plugins) == 0 {
+			cp.plugins = TerraformList()
+			info.Plugins, info.Lists = true, plan.ListsTerraform
+		}
 	default:
-		impl, err := b.f.implementation(info.Dir, verb)
-		if err != nil {
-			b.diags.Errorf(cp.pos, "", "component %s: %v", name, err)
-			return nil
-		}
-		switch {
-		case impl.Kind == component.ImplMake || impl.Kind == component.ImplScript:
-			info.Implementation = impl.Args
-			b.versions(cp)
-		case impl.Kind == component.ImplTerraform && plugin.IsListBuiltin("terraform"):
-			// A folder of *.tf files is a terraform module: the terraform
-			// plugin applies it in place.
-			b.versions(cp)
-			b.lists(cp)
-			if len(cp.plugins) == 0 {
-				cp.plugins = TerraformList()
-				info.Plugins, info.Lists = true, plan.ListsTerraform
-			}
-		default:
-			b.diags.Errorf(cp.pos, "", "component %s: found %s, which needs the %s plugin; this gantry does not include it", name, filepath.Base(impl.File), impl.Kind)
-			return nil
-		}
+		b.diags.Errorf(cp.pos, "", "component %s: found %s, which needs the %s plugin; this gantry does not include it", info.Name, filepath.Base(impl.File), impl.Kind)
+		return false
 	}
-	if info.Plugins && info.Verb == plan.VerbDeploy {
-		cp.vanished = plugin.Vanished(cp.recorded, cp.plugins, cp.setup)
-	}
-	if info.Plugins && b.opts.Invoke != "" {
-		b.diags.Errorf(cp.pos, "", "component %s is made of plugin lists, whose plugins have the actions deploy and delete only: it has no verb %q", name, verb)
-		return nil
-	}
-	if verb == plan.VerbDeploy && cp.c != nil {
-		b.checkRequirements(cp)
-		b.checkParameters(cp)
-	}
-	return cp
+	return true
 }
 
 // TerraformList is the plugin list of a folder of *.tf files: the terraform
