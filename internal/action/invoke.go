@@ -6,7 +6,6 @@ import (
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/plan/resolve"
-	"github.com/gantry-dev/gantry/internal/workspace"
 )
 
 // Invoke runs a custom verb (backup, rotate, …) that a deployed component
@@ -31,44 +30,26 @@ func (a *Invoke) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	noState := func() error { return invalid(consequence, "no state at %s: deploy the stack first", st.StatePath) }
 	if st.State == nil {
-		return nil, invalid(consequence, "no state at %s: deploy the stack first", st.StatePath)
+		return nil, noState()
 	}
 	st.LockedFromState()
-	pl := newPlanner(st, a.Warn, consequence)
-	opts := build.Options{Verb: a.Verb, Invoke: a.Component}
-	ro := resolve.Options{Verbs: []string{a.Verb}, Handler: !a.Nested}
-	b, err := pl.build(opts, ro)
+	r := &stackRun{st: st, pl: newPlanner(st, a.Warn, consequence), noState: noState,
+		lockParams: func() error { st.LockedFromState(); return nil },
+		opts:       build.Options{Verb: a.Verb, Invoke: a.Component},
+		ro:         resolve.Options{Verbs: []string{a.Verb}, Handler: !a.Nested}}
+	b, err := r.pl.build(r.opts, r.ro)
 	if err != nil {
 		return nil, err
 	}
 	runID := newRunID()
 	if !a.Nested {
-		held, err := acquire(st, runID, "gantry invoke")
-		if err != nil {
+		var release func()
+		if b, release, err = r.locked(b, runID, "gantry invoke"); err != nil {
 			return nil, err
 		}
-		defer held.Release()
-		// The state as it is under the lock: another run may have changed it.
-		changed, err := st.readState()
-		if err != nil {
-			return nil, err
-		}
-		if st.State == nil {
-			return nil, invalid(consequence, "no state at %s: deploy the stack first", st.StatePath)
-		}
-		registry := workspace.For(st.AbsStatePath()).Registry(st.AbsStatePath())
-		left, err := leftovers(registry)
-		if err != nil {
-			return nil, err
-		}
-		if changed || left {
-			st.LockedFromState()
-			ro.Registry, ro.LastRun = registry, st.State.LastRun
-			if b, err = pl.build(opts, ro); err != nil {
-				return nil, err
-			}
-		}
+		defer release()
 	}
 	rt := runtime(st, b, runID, false)
 	return execute(ctx, st, b, rt, runOptions{parallel: 1, readOnly: true, term: a.Terminal, display: a.Display})

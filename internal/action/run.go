@@ -76,7 +76,20 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	if verb == plan.VerbUndeploy && st.State == nil {
 		return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.StatePath)}
 	}
-	r := &stackRun{st: st, verb: verb, o: o, pl: newPlanner(st, o.Warn, consequence)}
+	r := &stackRun{st: st, pl: newPlanner(st, o.Warn, consequence)}
+	r.lockParams = func() error {
+		if verb == plan.VerbUndeploy {
+			st.LockedFromState()
+			return nil
+		}
+		return st.LockParams(o.Terminal, false, r.pl.warnOnce, consequence)
+	}
+	r.noState = func() error {
+		if verb == plan.VerbUndeploy {
+			return &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.StatePath)}
+		}
+		return nil
+	}
 	if err := r.lockParams(); err != nil {
 		return nil, err
 	}
@@ -91,14 +104,11 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 		return nil, err
 	}
 	runID := newRunID()
-	held, err := acquire(st, runID, "gantry "+verb)
+	b, release, err := r.locked(b, runID, "gantry "+verb)
 	if err != nil {
 		return nil, err
 	}
-	defer held.Release()
-	if b, err = r.underLock(b, runID); err != nil {
-		return nil, err
-	}
+	defer release()
 	parallel := o.Parallel
 	if parallel == 0 {
 		parallel = st.Res.Stack.Lifecycle.Parallel
@@ -107,59 +117,68 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	return execute(ctx, st, b, rt, runOptions{parallel: parallel, force: o.Force, yes: o.Yes, term: o.Terminal, display: o.Display})
 }
 
-// stackRun is a deploy or an undeploy being prepared.
+// stackRun is a run being prepared: a deploy, an undeploy or a custom verb.
 type stackRun struct {
 	st   *Stack
-	verb string
-	o    *RunOptions
 	pl   *planner
 	opts build.Options
 	ro   resolve.Options
+	// lockParams (re)locks the parameters: a deploy's from the environment,
+	// the params files, the state and prompts; the others' as the state
+	// recorded them.
+	lockParams func() error
+	// noState says what a state gone under the lock means (nil: nothing
+	// wrong, a deploy starts afresh).
+	noState func() error
 }
 
-// lockParams locks the parameters: a deploy's from the environment, the
-// params files, the state and prompts; an undeploy's as the state recorded
-// them.
-func (r *stackRun) lockParams() error {
-	if r.verb == plan.VerbUndeploy {
-		r.st.LockedFromState()
-		return nil
-	}
-	return r.st.LockParams(r.o.Terminal, false, r.pl.warnOnce, r.pl.consequence)
-}
-
-// underLock reads the state as it is under the lock — another run may have
-// changed it — and builds the plan again when it changed or a killed run
-// left processes, which the plan's first step then waits for.
-func (r *stackRun) underLock(b *built, runID string) (*built, error) {
+// locked takes the state's lock for a run (a *LockedError when another run
+// holds it), reads the state as it is under the lock — another run may have
+// changed it — and builds the plan again when it changed or a killed run left
+// processes, which the plan's first step then waits for. The function it
+// returns releases the lock.
+func (r *stackRun) locked(b *built, runID, command string) (*built, func(), error) {
 	st := r.st
+	held, err := acquire(st, runID, command)
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(err error) (*built, func(), error) {
+		held.Release()
+		return nil, nil, err
+	}
 	changed, err := st.readState()
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	if r.verb == plan.VerbUndeploy && st.State == nil {
-		return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.StatePath)}
+	if st.State == nil {
+		if err := r.noState(); err != nil {
+			return fail(err)
+		}
 	}
 	registry := workspace.For(st.AbsStatePath()).Registry(st.AbsStatePath())
 	left, err := leftovers(registry)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	slog.Debug("state locked", "state", st.StatePath, "run", runID, "changed", changed, "leftovers", left)
-	if !changed && !left {
-		return b, nil
+	if changed || left {
+		// Parameters are locked again only when the state they came from
+		// changed: a deploy would ask the person at the terminal again.
+		if changed {
+			if err := r.lockParams(); err != nil {
+				return fail(err)
+			}
+		}
+		r.ro.Registry = registry
+		if st.State != nil {
+			r.ro.LastRun = st.State.LastRun
+		}
+		if b, err = r.pl.build(r.opts, r.ro); err != nil {
+			return fail(err)
+		}
 	}
-	if changed && r.verb == plan.VerbDeploy {
-		st.Locked = nil
-	}
-	if err := r.lockParams(); err != nil {
-		return nil, err
-	}
-	r.ro.Registry = registry
-	if st.State != nil {
-		r.ro.LastRun = st.State.LastRun
-	}
-	return r.pl.build(r.opts, r.ro)
+	return b, func() { held.Release() }, nil
 }
 
 // acquire takes the state's lock for a run.
