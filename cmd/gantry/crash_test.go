@@ -219,6 +219,55 @@ func TestNextRunWaitsForWhatAKilledRunLeft(t *testing.T) {
 	}
 }
 
+// TestInterruptedWaitKeepsTheLeftovers: a run interrupted while it waits for
+// what a killed run left ends (130) without running anything, and the next
+// run still knows of the leftover and waits for it too.
+func TestInterruptedWaitKeepsTheLeftovers(t *testing.T) {
+	dir := gatedStack(t)
+	first, _ := startDeploy(t, dir)
+	waitPath(t, filepath.Join(dir, "started-a"))
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	if err := os.Remove(filepath.Join(dir, "started-a")); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func(out *lockedBuffer) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(out.String(), "left 1 process group(s) running; waiting") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the run did not wait for the leftover:\n%s", out)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	second, out := startDeploy(t, dir)
+	waiting(out)
+	if err := second.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := second.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("the interrupted wait: %v\n%s", err, out)
+	}
+	if !strings.Contains(out.String(), "interrupted before any component ran; nothing was run") {
+		t.Errorf("the interrupted wait should say nothing ran:\n%s", out)
+	}
+	third, out := startDeploy(t, dir)
+	waiting(out)
+	for _, c := range []string{"a", "b", "c"} {
+		touch(t, filepath.Join(dir, "release-"+c))
+	}
+	if err := third.Wait(); err != nil {
+		t.Fatalf("the third run failed: %v\n%s", err, out)
+	}
+	if st := readState(t, dir); st.Status != state.StatusDeployed {
+		t.Errorf("stack status %q:\n%s", st.Status, out)
+	}
+}
+
 // TestSIGINTStopsEveryChild interrupts a run whose component started a
 // background child: gantry exits 130, records the interruption, and no child
 // process survives.

@@ -4,9 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"log/slog"
-
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,12 +16,14 @@ import (
 	"github.com/gantry-dev/gantry/internal/engine"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/steps"
+	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/ui"
+	"github.com/gantry-dev/gantry/internal/workspace"
 )
 
-// Display shows a run as it goes. Start is called with the run before its
-// first step and returns the observer that shows it (behind the masking of
+// Display shows a run as it goes. Start is called before the run's first
+// step and returns the observer that shows it (behind the masking of
 // secrets); Finish is called once the run has ended and its records are
 // written.
 type Display interface {
@@ -32,6 +33,7 @@ type Display interface {
 
 // Started is a run about to start.
 type Started struct {
+	// Plan is the run's plans as one (build.Shown).
 	Plan    *plan.Plan
 	Tracker *ui.Tracker
 	RunID   string
@@ -49,6 +51,7 @@ const (
 
 // Outcome is what a run did.
 type Outcome struct {
+	// Plan is the run's plans as one (build.Shown).
 	Plan   *plan.Plan
 	RunID  string
 	LogDir string
@@ -57,7 +60,8 @@ type Outcome struct {
 	Status     string
 	Duration   time.Duration
 	Components []ui.ComponentRun
-	Engine     *engine.Outcome
+	// Engine is what the executor reported, for all the run's plans.
+	Engine *engine.Outcome
 	// Halt is the critical step whose failure stopped the run, nil when
 	// none did; NothingRan says no component's step started.
 	Halt       *plan.Node
@@ -81,119 +85,178 @@ func newRunID() string {
 	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-// runOptions tune an execution.
-type runOptions struct {
+// execOptions tune the execution of a plan.
+type execOptions struct {
 	parallel int
 	force    bool
 	yes      bool
-	readOnly bool
 	term     Terminal
-	display  Display
 }
 
-// execute runs a plan with the one executor, and keeps the run's records: the
-// process registry (leftovers of a killed run carried over), the state (unless
-// the run is read-only), and the run's folder with the plan, a log per
-// component, the events and the summary. Interrupts (SIGINT, SIGTERM) cancel
-// the run: running steps stop, their process groups with them, and the rest
-// is skipped but what records the outcome.
-func execute(ctx context.Context, st *Stack, b *built, rt *steps.Runtime, o runOptions) (*Outcome, error) {
-	p := b.plan
-	// A run inside a run of the same stack (gantry invoke from a component)
-	// is part of the outer run, whose registry and lock cover it.
-	if os.Getenv("GANTRY_STATE") != rt.StatePath {
-		registry, err := openRegistry(rt, b.facts.Leftovers)
-		if err != nil {
-			return nil, err
-		}
-		defer registry.Close()
-		ctx = component.WithRegistry(ctx, registry)
-	}
-	if !o.readOnly {
-		s := st.State
-		if s == nil {
-			s = state.New(st.Res.Stack.Meta.Name)
-		}
-		rt.Recorder = state.NewRecorder(rt.StatePath, s)
-	}
-	closeRecorder := func() error {
-		if rt.Recorder == nil {
-			return nil
-		}
-		return rt.Recorder.Close()
-	}
-	runLog, err := ui.NewRunLog(rt.Dirs.RunDir(rt.RunID))
+// record is a run as it is kept: its folder next to the state (the plan, a
+// log per group, the events, the summary), the tracker of its groups, and its
+// display. A run executes one plan, or three one after the other — the
+// installation handler's prepare, the stack's plan, the handler's finalize —
+// all in one record, one event stream and one display.
+type record struct {
+	runID      string
+	shown      *plan.Plan
+	runLog     *ui.RunLog
+	eventsFile *os.File
+	fileEvents *ui.Events
+	tracker    *ui.Tracker
+	observers  ui.Multi
+	display    Display
+	masker     *secret.Masker
+	start      time.Time
+	plans      []*plan.Plan
+	engine     *engine.Outcome
+}
+
+// openRecord starts a run's records and its display.
+func openRecord(ws workspace.Workspace, runID string, shown *plan.Plan, masker *secret.Masker, display Display) (*record, error) {
+	runLog, err := ui.NewRunLog(ws.RunDir(runID))
 	if err != nil {
-		closeRecorder()
 		return nil, err
 	}
-	if err := writePlanJSON(p, filepath.Join(runLog.Dir(), "plan.json")); err != nil {
-		closeRecorder()
+	r := &record{runID: runID, shown: shown, runLog: runLog, display: display, masker: masker, start: time.Now(),
+		engine: &engine.Outcome{Results: map[string]plan.Result{}, Started: map[string]time.Time{}, Ended: map[string]time.Time{}}}
+	if err := r.savePlan(); err != nil {
+		_ = runLog.Close()
 		return nil, err
 	}
-	eventsFile, err := os.OpenFile(filepath.Join(runLog.Dir(), "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	r.eventsFile, err = os.OpenFile(filepath.Join(runLog.Dir(), "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
-		closeRecorder()
+		_ = runLog.Close()
 		return nil, err
 	}
-	defer eventsFile.Close()
-	tracker := ui.NewTracker(p)
-	fileEvents := ui.NewEvents(eventsFile, rt.RunID)
-	observers := ui.Multi{tracker, runLog, fileEvents}
-	started := ui.Event{Event: "run_started", Stack: p.Stack, Verb: p.Verb, Components: ui.Components(tracker.Components()), LogDir: runLog.Dir()}
-	fileEvents.Emit(started)
-	if o.display != nil {
-		if d := o.display.Start(&Started{Plan: p, Tracker: tracker, RunID: rt.RunID, LogDir: runLog.Dir(), Event: started}); d != nil {
-			observers = append(observers, d)
+	r.tracker = ui.NewTracker(shown)
+	r.fileEvents = ui.NewEvents(r.eventsFile, runID)
+	r.observers = ui.Multi{r.tracker, runLog, r.fileEvents}
+	started := ui.Event{Event: "run_started", Stack: shown.Stack, Verb: shown.Verb, Components: ui.Components(r.tracker.Components()), LogDir: runLog.Dir()}
+	r.fileEvents.Emit(started)
+	if display != nil {
+		if d := display.Start(&Started{Plan: shown, Tracker: r.tracker, RunID: runID, LogDir: runLog.Dir(), Event: started}); d != nil {
+			r.observers = append(r.observers, d)
 		}
 	}
-	start := time.Now()
+	return r, nil
+}
+
+// savePlan writes the run's plans, as one, in its folder, for audit.
+func (r *record) savePlan() error {
+	f, err := os.OpenFile(filepath.Join(r.runLog.Dir(), "plan.json"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("save the plan: %w", err)
+	}
+	defer f.Close()
+	return r.shown.WriteJSON(f)
+}
+
+// reshow replaces the plans the run shows and saves: the stack's plan is
+// built again under the lock, after the installation handler's prepare.
+func (r *record) reshow(shown *plan.Plan) error {
+	r.shown = shown
+	r.tracker.Add(shown)
+	return r.savePlan()
+}
+
+// execute runs a plan with the one executor. Interrupts (SIGINT, SIGTERM)
+// cancel it: running steps stop, their process groups with them, and the
+// rest is skipped but what records the outcome.
+func (r *record) execute(ctx context.Context, p *plan.Plan, b engine.Binder, o execOptions) error {
+	r.plans = append(r.plans, p)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	events := ui.NewAsync(ui.Masked{Masker: rt.Masker, Next: observers})
-	eo, runErr := engine.Run(ctx, p, rt, engine.Options{
+	events := ui.NewAsync(ui.Masked{Masker: r.masker, Next: r.observers})
+	start := time.Now()
+	eo, err := engine.Run(ctx, p, b, engine.Options{
 		Parallel:    o.parallel,
 		Force:       o.force,
 		Observer:    events,
-		RunID:       rt.RunID,
+		RunID:       r.runID,
 		Interactive: o.term.Interactive(),
 		Yes:         o.yes,
 		Input:       o.term.Input,
 	})
 	stop()
 	events.Close()
-	if eo != nil {
-		slog.Debug("run ended", "run", rt.RunID, "failed", eo.Failed, "cancelled", eo.Cancelled, "took", time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		return err
 	}
-	werr := closeRecorder()
-	_ = runLog.Close()
-	if runErr != nil {
-		return nil, runErr
+	slog.Debug("plan executed", "run", r.runID, "steps", len(p.Nodes), "failed", eo.Failed, "cancelled", eo.Cancelled, "took", time.Since(start).Round(time.Millisecond))
+	for id, res := range eo.Results {
+		r.engine.Results[id] = res
+		r.engine.Started[id], r.engine.Ended[id] = eo.Started[id], eo.Ended[id]
 	}
-	out := &Outcome{Plan: p, RunID: rt.RunID, LogDir: runLog.Dir(), RunLog: runLog, Status: StatusOK, Duration: time.Since(start),
-		Components: tracker.Components(), Engine: eo}
+	r.engine.Failed = r.engine.Failed || eo.Failed
+	r.engine.Cancelled = r.engine.Cancelled || eo.Cancelled
+	if r.engine.HaltedBy == "" {
+		r.engine.HaltedBy = eo.HaltedBy
+	}
+	return nil
+}
+
+// failed reports whether a plan executed so far failed or was interrupted.
+func (r *record) failed() bool { return r.engine.Failed || r.engine.Cancelled }
+
+// close ends the run's records: the run_finished event, the summary, the
+// display's end.
+func (r *record) close() *Outcome {
+	_ = r.runLog.Close()
+	out := &Outcome{Plan: r.shown, RunID: r.runID, LogDir: r.runLog.Dir(), RunLog: r.runLog, Status: StatusOK, Duration: time.Since(r.start),
+		Components: r.tracker.Components(), Engine: r.engine}
 	switch {
-	case eo.Cancelled:
+	case r.engine.Cancelled:
 		out.Status = StatusInterrupted
-	case eo.Failed:
+	case r.engine.Failed:
 		out.Status = StatusFailed
 	}
-	out.Halt, out.NothingRan = halt(p, eo)
-	out.Event = ui.Event{Event: "run_finished", Stack: p.Stack, Verb: p.Verb, Status: out.Status, DurationMS: durationMS(out.Duration),
-		Components: ui.Components(out.Components), LogDir: runLog.Dir()}
-	fileEvents.Emit(out.Event)
-	fileEvents.Flush()
-	if f, err := os.OpenFile(filepath.Join(runLog.Dir(), "summary.txt"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
+	out.Halt, out.NothingRan = halt(r.plans, r.engine)
+	out.Event = ui.Event{Event: "run_finished", Stack: r.shown.Stack, Verb: r.shown.Verb, Status: out.Status, DurationMS: durationMS(out.Duration),
+		Components: ui.Components(out.Components), LogDir: r.runLog.Dir()}
+	r.fileEvents.Emit(out.Event)
+	r.fileEvents.Flush()
+	r.eventsFile.Close()
+	if f, err := os.OpenFile(filepath.Join(r.runLog.Dir(), "summary.txt"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
 		ui.WriteSummary(f, out.Components, ui.Style{})
 		f.Close()
 	}
-	if o.display != nil {
-		o.display.Finish(out)
+	if r.display != nil {
+		r.display.Finish(out)
 	}
-	if werr != nil {
-		return out, fmt.Errorf("the state could not be written: %w", werr)
+	return out
+}
+
+// executeStack runs the stack's plan: with the process registry (a killed
+// run's leftovers carried over) unless it is a run inside a run of the same
+// stack, and the state recorder unless the run is read-only. An error
+// writing the state is returned once the run has ended.
+func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *steps.Runtime, readOnly bool, o execOptions) error {
+	// A run inside a run of the same stack (gantry invoke from a component)
+	// is part of the outer run, whose registry and lock cover it.
+	if os.Getenv("GANTRY_STATE") != rt.StatePath {
+		registry, err := openRegistry(rt, b.facts.Leftovers)
+		if err != nil {
+			return err
+		}
+		defer registry.Close()
+		ctx = component.WithRegistry(ctx, registry)
 	}
-	return out, nil
+	if !readOnly {
+		s := st.State
+		if s == nil {
+			s = state.New(st.Res.Stack.Meta.Name)
+		}
+		rt.Recorder = state.NewRecorder(rt.StatePath, s)
+	}
+	err := r.execute(ctx, b.plan, rt, o)
+	if rt.Recorder != nil {
+		if werr := rt.Recorder.Close(); werr != nil && err == nil {
+			err = fmt.Errorf("the state could not be written: %w", werr)
+		}
+	}
+	return err
 }
 
 // openRegistry starts noting the run's process groups, carrying over the
@@ -212,33 +275,25 @@ func openRegistry(rt *steps.Runtime, lo *plan.Leftovers) (*component.Registry, e
 }
 
 // halt finds the critical step whose failure stopped the run, and whether a
-// step of any component started before it.
-func halt(p *plan.Plan, eo *engine.Outcome) (*plan.Node, bool) {
+// step of any component started.
+func halt(plans []*plan.Plan, eo *engine.Outcome) (*plan.Node, bool) {
 	var stopper *plan.Node
 	nothing := true
-	for _, n := range p.Nodes {
-		r, ok := eo.Results[n.ID]
-		if !ok {
-			continue
-		}
-		if n.Component != "" && n.Kind != plan.KindEnd && r.Status != plan.Skipped {
-			nothing = false
-		}
-		if stopper == nil && r.Status == plan.Failed && (n.Critical || r.Abort) {
-			stopper = n
+	for _, p := range plans {
+		for _, n := range p.Nodes {
+			r, ok := eo.Results[n.ID]
+			if !ok {
+				continue
+			}
+			if n.Component != "" && n.Kind != plan.KindEnd && r.Status != plan.Skipped {
+				nothing = false
+			}
+			if stopper == nil && r.Status == plan.Failed && (n.Critical || r.Abort) {
+				stopper = n
+			}
 		}
 	}
 	return stopper, nothing
 }
 
 func durationMS(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
-
-// writePlanJSON saves the plan of a run in its folder, for audit.
-func writePlanJSON(p *plan.Plan, path string) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("save the plan: %w", err)
-	}
-	defer f.Close()
-	return p.WriteJSON(f)
-}

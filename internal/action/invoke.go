@@ -31,11 +31,11 @@ func (a *Invoke) Run(ctx context.Context) (*Outcome, error) {
 		return nil, err
 	}
 	noState := func() error { return invalid(consequence, "no state at %s: deploy the stack first", st.StatePath) }
-	if st.State == nil {
+	if st.State == nil && (a.Nested || st.Res.Stack.Meta.InstallationHandler == nil) {
 		return nil, noState()
 	}
 	st.LockedFromState()
-	r := &stackRun{st: st, pl: newPlanner(st, a.Warn, consequence), noState: noState,
+	r := &stackRun{st: st, pl: newPlanner(st, a.Warn, consequence), noState: noState, nested: a.Nested, readOnly: true,
 		lockParams: func() error { st.LockedFromState(); return nil },
 		opts:       build.Options{Verb: a.Verb, Invoke: a.Component},
 		ro:         resolve.Options{Verbs: []string{a.Verb}, Handler: !a.Nested}}
@@ -43,14 +43,5 @@ func (a *Invoke) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	runID := newRunID()
-	if !a.Nested {
-		var release func()
-		if b, release, err = r.locked(b, runID, "gantry invoke"); err != nil {
-			return nil, err
-		}
-		defer release()
-	}
-	rt := runtime(st, b, runID, false)
-	return execute(ctx, st, b, rt, runOptions{parallel: 1, readOnly: true, term: a.Terminal, display: a.Display})
+	return r.carryOut(ctx, b, "gantry invoke", a.Display, execOptions{parallel: 1, term: a.Terminal})
 }

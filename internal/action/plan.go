@@ -32,7 +32,7 @@ func (a *Plan) Run(ctx context.Context) (*plan.Plan, error) {
 	}
 	pl := newPlanner(st, a.Warn, consequence)
 	if a.Verb == plan.VerbUndeploy {
-		if st.State == nil {
+		if st.State == nil && st.Res.Stack.Meta.InstallationHandler == nil {
 			return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.StatePath)}
 		}
 		st.LockedFromState()
@@ -44,6 +44,11 @@ func (a *Plan) Run(ctx context.Context) (*plan.Plan, error) {
 		resolve.Options{Verbs: []string{a.Verb}, Resume: a.Resume, Handler: true})
 	if err != nil {
 		return nil, err
+	}
+	if h := b.facts.Handler; h != nil {
+		stack := st.Res.Stack.Meta.Name
+		return build.Shown(b.plan, build.HandlerPlan(stack, a.Verb, h, build.HandlerPrepare, b.masker.Text),
+			build.HandlerPlan(stack, a.Verb, h, build.HandlerFinalize, b.masker.Text)), nil
 	}
 	return b.plan, nil
 }

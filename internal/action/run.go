@@ -14,6 +14,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/plan/resolve"
+	"github.com/gantry-dev/gantry/internal/plan/steps"
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/workspace"
 )
@@ -73,10 +74,12 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	if verb == plan.VerbUndeploy && st.State == nil {
+	// Without a state there is nothing to undeploy — unless the installation
+	// handler's prepare fetches it.
+	if verb == plan.VerbUndeploy && st.State == nil && st.Res.Stack.Meta.InstallationHandler == nil {
 		return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.StatePath)}
 	}
-	r := &stackRun{st: st, pl: newPlanner(st, o.Warn, consequence)}
+	r := &stackRun{st: st, pl: newPlanner(st, o.Warn, consequence), keepTFVars: o.KeepTFVars}
 	r.lockParams = func() error {
 		if verb == plan.VerbUndeploy {
 			st.LockedFromState()
@@ -103,18 +106,11 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	runID := newRunID()
-	b, release, err := r.locked(b, runID, "gantry "+verb)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	parallel := o.Parallel
 	if parallel == 0 {
 		parallel = st.Res.Stack.Lifecycle.Parallel
 	}
-	rt := runtime(st, b, runID, o.KeepTFVars)
-	return execute(ctx, st, b, rt, runOptions{parallel: parallel, force: o.Force, yes: o.Yes, term: o.Terminal, display: o.Display})
+	return r.carryOut(ctx, b, "gantry "+verb, o.Display, execOptions{parallel: parallel, force: o.Force, yes: o.Yes, term: o.Terminal})
 }
 
 // stackRun is a run being prepared: a deploy, an undeploy or a custom verb.
@@ -130,6 +126,82 @@ type stackRun struct {
 	// noState says what a state gone under the lock means (nil: nothing
 	// wrong, a deploy starts afresh).
 	noState func() error
+	// nested is a run inside a run of the same stack (gantry invoke from a
+	// component): the outer run holds the lock and called the handler.
+	nested bool
+	// readOnly runs leave the state alone (custom verbs); keepTFVars keeps
+	// TF_VAR_* variables in components' environment.
+	readOnly, keepTFVars bool
+	// rebuild builds the plan again under the lock whatever changed: the
+	// installation handler's prepare ran since it was built.
+	rebuild bool
+}
+
+// carryOut runs a prepared run. With an installation handler, its prepare
+// comes first — before the state's lock is taken and the state read again,
+// so that prepare may fetch the state or put tools in place (seed 002:
+// "before any call to sow") — and its finalize last, whatever happened after
+// a successful prepare: a failed or interrupted run, a held lock, input that
+// became invalid. Between them, under the lock, the stack's plan is built
+// from the world as prepare left it and executed. All of it is one run: one
+// record, one display, one event stream.
+func (r *stackRun) carryOut(ctx context.Context, b *built, command string, display Display, o execOptions) (*Outcome, error) {
+	st := r.st
+	runID := newRunID()
+	ws := workspace.For(st.AbsStatePath())
+	h := b.facts.Handler
+	var rec *record
+	var prepare, finalize *plan.Plan
+	finish := func() {}
+	if h != nil {
+		prepare = build.HandlerPlan(st.Res.Stack.Meta.Name, r.opts.Verb, h, build.HandlerPrepare, b.masker.Text)
+		finalize = build.HandlerPlan(st.Res.Stack.Meta.Name, r.opts.Verb, h, build.HandlerFinalize, b.masker.Text)
+		var err error
+		if rec, err = openRecord(ws, runID, build.Shown(b.plan, prepare, finalize), b.masker, display); err != nil {
+			return nil, err
+		}
+		if err := rec.execute(ctx, prepare, handlerRuntime(st, b, prepare), execOptions{parallel: 1, term: o.term}); err != nil {
+			rec.close()
+			return nil, err
+		}
+		if rec.failed() {
+			// Nothing else runs, and finalize is not called.
+			return rec.close(), nil
+		}
+		finish = func() { _ = rec.execute(ctx, finalize, handlerRuntime(st, b, finalize), execOptions{parallel: 1, term: o.term}) }
+		r.rebuild = true
+		r.opts.EnvironmentLater = false
+	}
+	relocked, release, err := r.locked(b, runID, command)
+	if err != nil {
+		if rec != nil {
+			finish()
+			rec.close()
+		}
+		return nil, err
+	}
+	defer release()
+	b = relocked
+	if rec == nil {
+		if rec, err = openRecord(ws, runID, b.plan, b.masker, display); err != nil {
+			return nil, err
+		}
+	} else {
+		rec.masker = b.masker
+		if err := rec.reshow(build.Shown(b.plan, prepare, finalize)); err != nil {
+			finish()
+			rec.close()
+			return nil, err
+		}
+	}
+	runErr := rec.executeStack(ctx, st, b, runtime(st, b, runID, r.keepTFVars), r.readOnly, o)
+	finish()
+	return rec.close(), runErr
+}
+
+// handlerRuntime is the world of the installation handler's plans.
+func handlerRuntime(st *Stack, b *built, p *plan.Plan) *steps.Runtime {
+	return &steps.Runtime{Plan: p, Res: st.Res, Masker: b.masker, OSEnv: os.Environ(), Now: time.Now}
 }
 
 // locked takes the state's lock for a run (a *LockedError when another run
@@ -138,6 +210,9 @@ type stackRun struct {
 // processes, which the plan's first step then waits for. The function it
 // returns releases the lock.
 func (r *stackRun) locked(b *built, runID, command string) (*built, func(), error) {
+	if r.nested {
+		return b, func() {}, nil
+	}
 	st := r.st
 	held, err := acquire(st, runID, command)
 	if err != nil {
@@ -162,7 +237,7 @@ func (r *stackRun) locked(b *built, runID, command string) (*built, func(), erro
 		return fail(err)
 	}
 	slog.Debug("state locked", "state", st.StatePath, "run", runID, "changed", changed, "leftovers", left)
-	if changed || left {
+	if changed || left || r.rebuild {
 		// Parameters are locked again only when the state they came from
 		// changed: a deploy would ask the person at the terminal again.
 		if changed {

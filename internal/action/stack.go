@@ -186,6 +186,10 @@ func (s *Stack) LockParams(term Terminal, lenient bool, warn func(manifest.Diagn
 // LockedFromState takes the parameters the state recorded (undeploy,
 // invoke): they are what the components were deployed with.
 func (s *Stack) LockedFromState() {
+	if s.State == nil {
+		s.Locked = params.FromState(s.Res.Stack.Meta.Name, "", nil)
+		return
+	}
 	s.Locked = params.FromState(s.Res.Stack.Meta.Name, s.State.DeploymentID, s.State.Parameters)
 }
 

@@ -135,11 +135,8 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 // runEnd is the exit of a run: 0 when it succeeded, 1 when it failed (the
 // summary said how), 130 when it was interrupted.
 func (a *app) runEnd(out *action.Outcome, err error) error {
-	if out == nil {
-		return a.failure(err)
-	}
 	if err != nil {
-		return err
+		return a.failure(err)
 	}
 	switch out.Status {
 	case action.StatusInterrupted:
@@ -150,8 +147,12 @@ func (a *app) runEnd(out *action.Outcome, err error) error {
 	case action.StatusFailed:
 		// A run stopped before any component ran (the installation
 		// handler's prepare, a pre-flight check) says why where errors go.
-		if out.Halt != nil && out.Halt.Component == "" && out.NothingRan {
-			return withCode(ExitFailed, fmt.Errorf("%s failed: %s; nothing was run", out.Halt.Label, strings.TrimSpace(out.HaltReason())))
+		if h := out.Halt; h != nil && h.Component == "" && out.NothingRan {
+			what := "no component ran"
+			if h.Kind == plan.KindHandler {
+				what = "nothing was run"
+			}
+			return withCode(ExitFailed, fmt.Errorf("%s failed: %s; %s", h.Label, strings.TrimSpace(out.HaltReason()), what))
 		}
 		return silentExit(ExitFailed)
 	}

@@ -24,9 +24,10 @@ import (
 // which is all that must survive (a machine crash ends the processes too, so
 // no fsync is needed).
 type Registry struct {
-	mu   sync.Mutex
-	f    *os.File
-	path string
+	mu    sync.Mutex
+	f     *os.File
+	path  string
+	carry []Leftover
 }
 
 // OpenRegistry starts a fresh registry at path, replacing what was there.
@@ -38,7 +39,7 @@ func OpenRegistry(path string, carry ...Leftover) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("process registry: %w", err)
 	}
-	r := &Registry{f: f, path: path}
+	r := &Registry{f: f, path: path, carry: carry}
 	for _, l := range carry {
 		r.write(fmt.Sprintf("+ %d %s %s\n", l.PID, strconv.Quote(l.Dir), strconv.Quote(l.Args)))
 	}
@@ -59,7 +60,9 @@ func (r *Registry) started(pid int, dir string, args []string) {
 
 func (r *Registry) ended(pid int) { r.write(fmt.Sprintf("- %d\n", pid)) }
 
-// Close ends the registry of a run that stopped its processes: the file goes.
+// Close ends the registry of a run that stopped its processes: the file goes,
+// unless leftovers it carried over still live (the run was interrupted while
+// it waited for them): the next run must wait for them too.
 func (r *Registry) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -68,6 +71,11 @@ func (r *Registry) Close() error {
 	}
 	err := r.f.Close()
 	r.f = nil
+	for _, l := range r.carry {
+		if groupAlive(l.PID) {
+			return err
+		}
+	}
 	if rerr := os.Remove(r.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
 		err = rerr
 	}

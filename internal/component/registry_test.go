@@ -106,3 +106,41 @@ func TestGroupAliveIgnoresZombies(t *testing.T) {
 	}
 	_ = cmd.Wait()
 }
+
+// TestRegistryKeepsLiveCarriedLeftovers: a run interrupted while it waits
+// for a killed run's leftovers ends, but the next run must still find them.
+func TestRegistryKeepsLiveCarriedLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.running")
+	long := exec.Command("sleep", "30")
+	long.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := long.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(-long.Process.Pid, syscall.SIGKILL); _, _ = long.Process.Wait() }()
+	carried := Leftover{PID: long.Process.Pid, Dir: dir, Args: "sleep 30"}
+	r, err := OpenRegistry(path, carried)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	left, err := Leftovers(path)
+	if err != nil || len(left) != 1 || left[0].PID != carried.PID {
+		t.Fatalf("after the interrupted run: %v %v", left, err)
+	}
+	// Once the leftover is gone, a run that ends removes the file.
+	_ = syscall.Kill(-long.Process.Pid, syscall.SIGKILL)
+	_, _ = long.Process.Wait()
+	r, err = OpenRegistry(path, left...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the registry is left although its leftover is gone: %v", err)
+	}
+}

@@ -1,5 +1,7 @@
 package manifest
 
+import "encoding/json"
+
 // Stack is a manifest of kind: stack (hub.yaml), Hub v1 format with gantry's
 // extensions.
 type Stack struct {
@@ -37,6 +39,17 @@ type InstallationHandler struct {
 	Pos    Pos    `yaml:"-"`
 	Path   string `yaml:"path,required"`
 	Config any    `yaml:"config,omitempty"`
+}
+
+// ConfigJSON is the handler's config as the JSON text it gets as its second
+// argument ("{}" without a config).
+func (h *InstallationHandler) ConfigJSON() (string, error) {
+	config := h.Config
+	if config == nil {
+		config = map[string]any{}
+	}
+	data, err := json.Marshal(config)
+	return string(data), err
 }
 
 // ComponentRef is a component entry of a stack.

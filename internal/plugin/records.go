@@ -9,7 +9,7 @@ func FromRecord(list []state.PluginInstance) []*Spec {
 	}
 	out := make([]*Spec, len(list))
 	for i, p := range list {
-		out[i] = &Spec{Name: p.Name, Key: p.Key, Path: p.Path, Args: p.Args, Config: p.Config, Hidden: p.Hidden, OnFail: p.OnFail, Children: FromRecord(p.Children)}
+		out[i] = &Spec{Name: p.Name, Key: p.Key, Path: p.Path, Args: p.Args, Config: p.Config, Hidden: p.Hidden, Label: p.Label, OnFail: p.OnFail, Children: FromRecord(p.Children)}
 	}
 	return out
 }
@@ -29,7 +29,7 @@ func ToRecord(specs []*Spec, params map[string]string) []state.PluginInstance {
 				config = c
 			}
 		}
-		out[i] = state.PluginInstance{Key: s.Key, Name: s.Name, Path: s.Path, Args: s.Args, Config: config, Hidden: s.Hidden, OnFail: s.OnFail, Children: ToRecord(s.Children, params)}
+		out[i] = state.PluginInstance{Key: s.Key, Name: s.Name, Path: s.Path, Args: s.Args, Config: config, Hidden: s.Hidden, Label: s.Label, OnFail: s.OnFail, Children: ToRecord(s.Children, params)}
 	}
 	return out
 }

@@ -134,6 +134,7 @@ func (e *encoder) plugins(in int, name string, list []PluginInstance) {
 			e.field(in+4, "hidden")
 			e.buf = append(e.buf, "true"...)
 		}
+		e.optStr(in+4, "label", p.Label)
 		e.strList(in+4, "onFail", p.OnFail)
 		e.plugins(in+4, "children", p.Children)
 	}

@@ -60,6 +60,7 @@ func richState() *State {
 			"list": []any{"a", uint64(1), map[string]any{"k": "v"}, []any{"nested"}, []any{}},
 		}},
 		{Name: "echo", Args: []string{"hello"}, Hidden: true},
+		{Name: "fail", Key: "f", Label: "try: it", OnFail: []string{"warn", "next"}},
 		{Name: "pinned", Children: []PluginInstance{{Key: "a", Name: "rec"}, {Name: "unpinned", Children: []PluginInstance{{Key: "b", Name: "rec"}}}}},
 	}
 	c.SetupPlugins = []PluginInstance{{Key: "setup", Name: "rec", Config: "plain"}}

@@ -79,6 +79,7 @@ type PluginInstance struct {
 	Args     []string         `yaml:"args,omitempty"`
 	Config   any              `yaml:"config,omitempty"`
 	Hidden   bool             `yaml:"hidden,omitempty"`
+	Label    string           `yaml:"label,omitempty"`
 	OnFail   []string         `yaml:"onFail,omitempty"`
 	Children []PluginInstance `yaml:"children,omitempty"`
 }

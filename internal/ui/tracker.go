@@ -57,6 +57,16 @@ type Tracker struct {
 // (the run's set-up and finalisation) are not tracked.
 func NewTracker(p *plan.Plan) *Tracker {
 	t := &Tracker{verb: p.Verb, comps: map[string]*ComponentRun{}}
+	t.Add(p)
+	return t
+}
+
+// Add tracks the groups of another plan of the run that are not tracked yet
+// (a run's plan built again after the installation handler's prepare may
+// have more).
+func (t *Tracker) Add(p *plan.Plan) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	shown := map[string]bool{}
 	for _, n := range p.Nodes {
 		if !n.Hidden || n.Kind == plan.KindComponent {
@@ -75,7 +85,6 @@ func NewTracker(p *plan.Plan) *Tracker {
 			t.comps[g].Verb = n.Verb
 		}
 	}
-	return t
 }
 
 func groupOf(n *plan.Node) string {

@@ -262,24 +262,22 @@ func TestGraphDoesNotDependOnPath(t *testing.T) {
 	}
 }
 
-// TestRunSteps: a run's plan waits for a killed run's processes, then calls
-// the installation handler's prepare, then records its start; everything
-// else comes after, the stack's finalisation after everything, and the
-// handler's finalize last.
+// TestRunSteps: a run's plan waits for a killed run's processes, then
+// records its start; everything else comes after, and the stack's
+// finalisation after everything. The installation handler's calls are plans
+// of their own around it, shown as one: prepare first, finalize last,
+// whatever happened after prepare, and not after a failed prepare.
 func TestRunSteps(t *testing.T) {
 	w := newWorld(comp("db"), comp("app"))
 	w.facts.Leftovers = &plan.Leftovers{Run: "r1", Processes: []plan.Process{{PID: 42, Command: "make deploy", Dir: "/src/db"}}}
-	w.facts.Handler = &plan.Handler{Name: "h.sh", Path: "/src/h.sh", Dir: "/src", Config: "{}"}
+	h := &plan.Handler{Name: "h.sh", Path: "/src/h.sh", Dir: "/src", Config: `{"token":"s3cret-value"}`}
 	p := w.mustBuild(t, Options{Verb: plan.VerbDeploy, Run: true})
-	first := []string{"leftovers/wait", "installation-handler/prepare", "stack/setup"}
-	for i := 1; i < len(first); i++ {
-		if !p.Precedes(first[i-1], first[i]) {
-			t.Errorf("%s should come before %s", first[i-1], first[i])
-		}
+	if !p.Precedes("leftovers/wait", "stack/setup") {
+		t.Error("the leftovers should be waited for before anything else")
 	}
 	for _, n := range p.Nodes {
 		switch n.ID {
-		case "leftovers/wait", "installation-handler/prepare", "stack/setup", "stack/finalize", "installation-handler/finalize":
+		case "leftovers/wait", "stack/setup", "stack/finalize":
 			continue
 		}
 		if !p.Precedes("stack/setup", n.ID) {
@@ -289,10 +287,27 @@ func TestRunSteps(t *testing.T) {
 			t.Errorf("%s is not waited for by the stack's finalisation", n.ID)
 		}
 	}
-	if !p.Precedes("stack/finalize", "installation-handler/finalize") {
-		t.Error("the handler's finalize should come last")
+	mask := func(s string) string { return strings.ReplaceAll(s, "s3cret-value", "*****") }
+	prepare := HandlerPlan("test", plan.VerbDeploy, h, HandlerPrepare, mask)
+	finalize := HandlerPlan("test", plan.VerbDeploy, h, HandlerFinalize, mask)
+	shown := Shown(p, prepare, finalize)
+	for _, n := range p.Nodes {
+		if !shown.Precedes("installation-handler/prepare", n.ID) || !shown.Precedes(n.ID, "installation-handler/finalize") {
+			t.Errorf("%s is not between the handler's prepare and finalize", n.ID)
+		}
 	}
-	if fin := p.Node("installation-handler/finalize"); fin == nil || !fin.Always {
-		t.Errorf("the handler's finalize must run after a failure: %+v", fin)
+	fin := finalize.Nodes[0]
+	if !fin.Always || prepare.Nodes[0].Always || !prepare.Nodes[0].Critical {
+		t.Errorf("prepare %+v, finalize %+v", prepare.Nodes[0], fin)
+	}
+	var b bytes.Buffer
+	if err := shown.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "s3cret-value") {
+		t.Error("the handler's config is shown in clear")
+	}
+	if h.Config != `{"token":"s3cret-value"}` {
+		t.Error("masking the shown config changed the handler's")
 	}
 }

@@ -161,8 +161,10 @@ func (b *builder) implement(cp *compPlan) bool {
 		// applies it in place.
 		b.versions(cp)
 		b.lists(cp)
-		if len(cp.plugins) == 0 {
-			cp.plugins = TerraformList()
+		// An undeploy deletes what the state recorded; otherwise the module
+		// is the component's only plugin.
+		if info.Lists != plan.ListsRecorded {
+			cp.plugins, cp.setup = TerraformList(), nil
 			info.Plugins, info.Lists = true, plan.ListsTerraform
 		}
 	default:

@@ -14,9 +14,10 @@ const (
 )
 
 // runStartPass adds what comes before everything else of a run: waiting for
-// the processes a killed run left, the installation handler's prepare, and
-// the step that records the run's start in the state. Each waits for the one
-// before; the rest of the plan waits for the last (runEndPass).
+// the processes a killed run left, and the step that records the run's start
+// in the state. Each waits for the one before; the rest of the plan waits for
+// the last (runEndPass). The installation handler's calls are plans of their
+// own, around this one (HandlerPlan).
 func (b *builder) runStartPass() {
 	var prev string
 	add := func(n *plan.Node) {
@@ -29,12 +30,6 @@ func (b *builder) runStartPass() {
 	if lo := b.f.Leftovers; lo != nil && len(lo.Processes) > 0 {
 		add(&plan.Node{ID: GroupLeftovers + "/wait", Kind: plan.KindWait, Group: GroupLeftovers, Critical: true,
 			Label: fmt.Sprintf("wait for %d process group(s) the killed run left", len(lo.Processes)), Spec: b.maskedLeftovers(lo)})
-	}
-	if h := b.f.Handler; h != nil {
-		spec := *h
-		spec.Action = "prepare"
-		add(&plan.Node{ID: GroupHandler + "/prepare", Kind: plan.KindHandler, Group: GroupHandler, Critical: true,
-			Label: "prepare " + h.Name, Spec: spec})
 	}
 	if b.opts.Invoke == "" {
 		b.setup = GroupStack + "/setup"
@@ -54,13 +49,12 @@ func (b *builder) maskedLeftovers(lo *plan.Leftovers) plan.Leftovers {
 }
 
 // runEndPass ties the plan together: everything waits for the run's start,
-// the stack's finalisation runs when everything else has ended, whatever it
-// did, and the installation handler's finalize last — unless its prepare
-// failed.
+// and the stack's finalisation runs when everything else has ended, whatever
+// it did.
 func (b *builder) runEndPass() {
-	start := map[string]bool{GroupLeftovers + "/wait": true, GroupHandler + "/prepare": true, b.setup: true}
+	start := map[string]bool{GroupLeftovers + "/wait": true, b.setup: true}
 	var lastStart string
-	for _, id := range []string{b.setup, GroupHandler + "/prepare", GroupLeftovers + "/wait"} {
+	for _, id := range []string{b.setup, GroupLeftovers + "/wait"} {
 		if id != "" && b.p.Node(id) != nil {
 			lastStart = id
 			break
@@ -73,30 +67,17 @@ func (b *builder) runEndPass() {
 			}
 		}
 	}
-	sinks := b.p.Sinks()
-	var finish string
-	if b.setup != "" {
-		finish = GroupStack + "/finalize"
-		b.p.Add(&plan.Node{ID: finish, Kind: plan.KindFinalize, Group: GroupStack, Hidden: true, Light: true, Always: true,
-			Label: "record how the run left the stack", Spec: plan.Finalize{}})
-		b.connect(b.setup, finish, plan.OnSuccess)
-		for _, n := range sinks {
-			if n.ID != b.setup {
-				b.connect(n.ID, finish, plan.OnComplete)
-			}
-		}
-		sinks = []*plan.Node{b.p.Node(finish)}
+	if b.setup == "" {
+		return
 	}
-	if h := b.f.Handler; h != nil {
-		spec := *h
-		spec.Action = "finalize"
-		id := GroupHandler + "/finalize"
-		b.p.Add(&plan.Node{ID: id, Kind: plan.KindHandler, Group: GroupHandler, Always: true, Label: "finalize " + h.Name, Spec: spec})
-		b.connect(GroupHandler+"/prepare", id, plan.OnSuccess)
-		for _, n := range sinks {
-			if n.ID != GroupHandler+"/prepare" {
-				b.connect(n.ID, id, plan.OnComplete)
-			}
+	sinks := b.p.Sinks()
+	finish := GroupStack + "/finalize"
+	b.p.Add(&plan.Node{ID: finish, Kind: plan.KindFinalize, Group: GroupStack, Hidden: true, Light: true, Always: true,
+		Label: "record how the run left the stack", Spec: plan.Finalize{}})
+	b.connect(b.setup, finish, plan.OnSuccess)
+	for _, n := range sinks {
+		if n.ID != b.setup {
+			b.connect(n.ID, finish, plan.OnComplete)
 		}
 	}
 }

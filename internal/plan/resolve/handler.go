@@ -1,7 +1,6 @@
 package resolve
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,11 +81,7 @@ func Handler(res *elaborate.Result) (*plan.Handler, error) {
 	if fi.IsDir() || fi.Mode()&0o111 == 0 {
 		return nil, invalid("meta.installationHandler.path: %s is not an executable file", path)
 	}
-	config := h.Config
-	if config == nil {
-		config = map[string]any{}
-	}
-	data, err := json.Marshal(config)
+	config, err := h.ConfigJSON()
 	if err != nil {
 		return nil, invalid("meta.installationHandler.config: %v", err)
 	}
@@ -94,7 +89,7 @@ func Handler(res *elaborate.Result) (*plan.Handler, error) {
 	if err != nil {
 		dir = res.Dir
 	}
-	return &plan.Handler{Name: h.Path, Path: path, Dir: dir, Config: string(data)}, nil
+	return &plan.Handler{Name: h.Path, Path: path, Dir: dir, Config: config}, nil
 }
 
 func absOr(p string) string {

@@ -17,8 +17,18 @@ func (rt *Runtime) handler(ctx context.Context, env plan.Env, s plan.Handler) pl
 	if s.Action == "finalize" {
 		ctx = context.WithoutCancel(ctx)
 	}
-	err := component.Run(ctx, component.Process{
-		Args: []string{s.Path, s.Action, s.Config}, Dir: s.Dir,
+	// The spec shows the config masked; the handler gets it as the stack
+	// says it.
+	h := rt.Res.Stack.Meta.InstallationHandler
+	if h == nil {
+		return plan.Fail(fmt.Errorf("internal error: the stack has no installation handler"))
+	}
+	config, err := h.ConfigJSON()
+	if err != nil {
+		return plan.Fail(fmt.Errorf("installation handler config: %w", err))
+	}
+	err = component.Run(ctx, component.Process{
+		Args: []string{s.Path, s.Action, config}, Dir: s.Dir,
 		Env: rt.OSEnv, Stdout: env.Stream(), Stderr: env.Stream(), Grace: 10 * time.Second,
 	})
 	if err != nil {

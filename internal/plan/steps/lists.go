@@ -232,12 +232,16 @@ func (rt *Runtime) instanceRun(ctx context.Context, env plan.Env, info *plan.Com
 	if s.List == plan.ListVanished {
 		env.Logf("instance %s is no longer in the plugin list: deleting it", spec.InstanceName())
 	}
-	stdout := newCaptureWriter(env.Stream(), rt.Masker, secretKeys(rt.Res.Component(info.Name)))
+	// Plugins print Outputs: blocks on either stream (sow's contract does not
+	// say): each stream is captured, through a writer of its own.
+	keys := secretKeys(rt.Res.Component(info.Name))
+	stdout := newCaptureWriter(env.Stream(), rt.Masker, keys)
+	stderr := newCaptureWriter(env.Stream(), rt.Masker, keys)
 	out := &produced{direct: map[string]string{}}
 	var mu sync.Mutex
 	err := p.Run(ctx, &plugin.Call{
 		Action: s.Action, Entry: spec, Instance: inst, Dir: info.Dir, Env: rt.processEnv(info, b.exp),
-		Stdout: stdout, Stderr: env.Stream(),
+		Stdout: stdout, Stderr: stderr,
 		Report: func(values map[string]string, secret []string) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -251,6 +255,7 @@ func (rt *Runtime) instanceRun(ctx context.Context, env plan.Env, info *plan.Com
 		},
 	})
 	stdout.Flush()
+	stderr.Flush()
 	if err != nil {
 		if s.List == plan.ListVanished {
 			return failure(ctx, fmt.Errorf("delete vanished instance %s: %w", spec.InstanceName(), err))
@@ -267,7 +272,11 @@ func (rt *Runtime) instanceRun(ctx context.Context, env plan.Env, info *plan.Com
 			return plan.Fail(err)
 		}
 	}
-	out.raw, out.provides = stdout.capture.Outputs(), stdout.capture.Provides()
+	out.raw = stderr.capture.Outputs()
+	for k, v := range stdout.capture.Outputs() {
+		out.raw[k] = v
+	}
+	out.provides = append(stdout.capture.Provides(), stderr.capture.Provides()...)
 	return plan.OkWith(out)
 }
 
@@ -299,8 +308,17 @@ func (rt *Runtime) record(env plan.Env, n *plan.Node, s plan.Record) plan.Result
 	}
 	raw := map[string]string{}
 	var provides, secret []string
+	var undeleted []*plugin.Spec
 	for _, id := range n.Inputs {
-		out, ok := env.Result(id).Data.(*produced)
+		res := env.Result(id)
+		// A vanished instance whose deletion failed and went on (on_fail:
+		// next) still exists: it stays recorded, to be deleted later.
+		if e, ok := rt.Plan.Node(id).Spec.(plan.Entry); ok && e.List == plan.ListVanished && (res.Warning != "" || res.Info != "") {
+			if spec := p.at(e.List, e.Index); spec != nil {
+				undeleted = append(undeleted, spec)
+			}
+		}
+		out, ok := res.Data.(*produced)
 		if !ok {
 			continue
 		}
@@ -313,7 +331,8 @@ func (rt *Runtime) record(env plan.Env, n *plan.Node, s plan.Record) plan.Result
 		provides = append(provides, out.provides...)
 		secret = append(secret, out.secret...)
 	}
-	if err := rt.recordOutputs(env, info, rt.Res.Component(info.Name), b, raw, secret, provides, p); err != nil {
+	kept := &prepared{plugins: append(undeleted, p.plugins...), setup: p.setup}
+	if err := rt.recordOutputs(env, info, rt.Res.Component(info.Name), b, raw, secret, provides, kept); err != nil {
 		return plan.Fail(err)
 	}
 	return plan.Ok()

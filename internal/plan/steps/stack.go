@@ -45,8 +45,8 @@ func (rt *Runtime) setup(s plan.Setup) plan.Result {
 }
 
 // finalize records how the run left the stack: its status, what its
-// components provide, and after a deploy its outputs. Outputs it cannot
-// record are warnings.
+// components provide, and after a deploy its outputs, and waits until the
+// state is on disk. Outputs it cannot record are warnings.
 func (rt *Runtime) finalize(env plan.Env) plan.Result {
 	var warnings []string
 	rt.Recorder.UpdateStack(func(s *state.State) {
@@ -81,6 +81,11 @@ func (rt *Runtime) finalize(env plan.Env) plan.Result {
 	})
 	for _, w := range warnings {
 		env.Logf("warning: %s", w)
+	}
+	// On disk before anything after the run (the installation handler's
+	// finalize may carry the state away).
+	if err := rt.Recorder.Flush(); err != nil {
+		return plan.Fail(fmt.Errorf("cannot record the state: %w", err))
 	}
 	return plan.Ok()
 }

@@ -82,6 +82,15 @@ func (tf) Validate(string, map[string]any) error {
 	return errors.New("terraform serves plugin lists only")
 }
 
+// withheld reports the environment variables terraform does not get.
+func withheld(k string) bool {
+	switch k {
+	case "TF_WORKSPACE", "TF_REATTACH_PROVIDERS", "TF_DISABLE_PLUGIN_TLS", "TF_SKIP_PROVIDER_VERIFY", "TF_APPEND_USER_AGENT":
+		return true
+	}
+	return strings.HasPrefix(k, "TF_LOG") || strings.HasPrefix(k, "TF_CLI_ARGS")
+}
+
 // run runs one terraform command in the module's folder.
 func run(ctx context.Context, c *plugin.Call, bin, dir string, env []string, stdout *bytes.Buffer, args ...string) error {
 	out := c.Stdout
@@ -96,8 +105,19 @@ func run(ctx context.Context, c *plugin.Call, bin, dir string, env []string, std
 // automation is what terraform is told in its environment: no prompts, no
 // version checks against the network, and the working data (providers,
 // modules) in the instance's state folder, not in the module's folder.
+// Variables that would change what the commands do or print behind gantry's
+// back (TF_CLI_ARGS*, TF_WORKSPACE) or pour terraform's logs — which hold
+// secrets gantry does not know — into the display (TF_LOG*) are left out, as
+// terraform-exec leaves them out.
 func automation(env []string, dataDir string) []string {
-	return component.Environ(env, true, []string{
+	kept := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !withheld(k) {
+			kept = append(kept, kv)
+		}
+	}
+	return component.Environ(kept, true, []string{
 		"TF_IN_AUTOMATION=1",
 		"TF_INPUT=0",
 		"CHECKPOINT_DISABLE=1",

@@ -71,6 +71,7 @@ func TestParamValue(t *testing.T) {
 // the variables file it was given, and answers output -json.
 const fakeTerraform = `#!/bin/sh
 echo "$*" >> "$CALLS"
+env | grep '^TF_' | sort > "$CALLS.env"
 case "$1" in
 init) echo "Terraform has been successfully initialized!" ;;
 apply)
@@ -117,7 +118,7 @@ func TestRunsTheBinary(t *testing.T) {
 			Action:   action,
 			Entry:    &plugin.Spec{Name: "terraform", Key: "terraform", Config: map[string]any{"dir": "."}},
 			Instance: &plugin.Instance{Component: "net", Dir: module, StateRoot: stateRoot, Params: map[string]string{"cidr": "10.0.0.0/16"}},
-			Env:      append(os.Environ(), "CALLS="+calls),
+			Env:      append(os.Environ(), "CALLS="+calls, "TF_LOG=TRACE", "TF_CLI_ARGS_apply=-target=x", "TF_WORKSPACE=other", "TF_VAR_keep=1"),
 			Stdout:   io.Discard, Stderr: io.Discard,
 			Report: func(v map[string]string, s []string) { reported, secret = v, s },
 		})
@@ -152,6 +153,19 @@ func TestRunsTheBinary(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"token"}, secret); diff != "" {
 		t.Errorf("secret outputs (-want +got):\n%s", diff)
+	}
+	// terraform is told it runs in automation; what would change its commands
+	// or pour its logs (which hold secrets) into the display is left out.
+	env, _ := os.ReadFile(calls + ".env")
+	for _, want := range []string{"TF_IN_AUTOMATION=1", "TF_INPUT=0", "TF_DATA_DIR=" + filepath.Join(stateRoot, "terraform", ".terraform"), "TF_VAR_keep=1"} {
+		if !strings.Contains(string(env), want+"\n") {
+			t.Errorf("terraform's environment lacks %s:\n%s", want, env)
+		}
+	}
+	for _, not := range []string{"TF_LOG", "TF_CLI_ARGS", "TF_WORKSPACE"} {
+		if strings.Contains(string(env), not) {
+			t.Errorf("terraform's environment has %s:\n%s", not, env)
+		}
 	}
 	noted, _ := os.ReadFile(registryFile)
 	if n := strings.Count(string(noted), "+ "); n != 5 {
