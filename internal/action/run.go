@@ -168,7 +168,9 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 			// Nothing else runs, and finalize is not called.
 			return rec.close(), nil
 		}
-		finish = func() { _ = rec.execute(ctx, finalize, handlerRuntime(st, b, finalize), execOptions{parallel: 1, term: o.term}) }
+		finish = func() {
+			_ = rec.execute(ctx, finalize, handlerRuntime(st, b, finalize), execOptions{parallel: 1, term: o.term})
+		}
 		r.rebuild = true
 		r.opts.EnvironmentLater = false
 	}
