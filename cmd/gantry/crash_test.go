@@ -179,10 +179,10 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// TestNextRunWaitsForWhatAKilledRunLeft: SIGKILL leaves the component's
-// process running on its own. The next deploy must not run the same work
-// next to it: it says what it waits for, waits, and then goes on.
-func TestNextRunWaitsForWhatAKilledRunLeft(t *testing.T) {
+// killedWithLeftover deploys the gated stack and kills gantry with SIGKILL
+// while a's process runs: the process goes on alone, a leftover.
+func killedWithLeftover(t *testing.T) string {
+	t.Helper()
 	dir := gatedStack(t)
 	first, _ := startDeploy(t, dir)
 	waitPath(t, filepath.Join(dir, "started-a"))
@@ -193,14 +193,28 @@ func TestNextRunWaitsForWhatAKilledRunLeft(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "started-a")); err != nil {
 		t.Fatal(err)
 	}
-	again, out := startDeploy(t, dir)
+	return dir
+}
+
+// waitLeftoverWait waits until a run says it waits for a leftover.
+func waitLeftoverWait(t *testing.T, out *lockedBuffer) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "left 1 process group(s) running; waiting") {
 		if time.Now().After(deadline) {
-			t.Fatalf("the next run did not wait for the leftover:\n%s", out)
+			t.Fatalf("the run did not wait for the leftover:\n%s", out)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestNextRunWaitsForWhatAKilledRunLeft: SIGKILL leaves the component's
+// process running on its own. The next deploy must not run the same work
+// next to it: it says what it waits for, waits, and then goes on.
+func TestNextRunWaitsForWhatAKilledRunLeft(t *testing.T) {
+	dir := killedWithLeftover(t)
+	again, out := startDeploy(t, dir)
+	waitLeftoverWait(t, out)
 	time.Sleep(300 * time.Millisecond)
 	if _, err := os.Stat(filepath.Join(dir, "started-a")); err == nil {
 		t.Fatalf("a started again while the killed run's a still ran:\n%s", out)
@@ -223,28 +237,9 @@ func TestNextRunWaitsForWhatAKilledRunLeft(t *testing.T) {
 // what a killed run left ends (130) without running anything, and the next
 // run still knows of the leftover and waits for it too.
 func TestInterruptedWaitKeepsTheLeftovers(t *testing.T) {
-	dir := gatedStack(t)
-	first, _ := startDeploy(t, dir)
-	waitPath(t, filepath.Join(dir, "started-a"))
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = first.Wait()
-	if err := os.Remove(filepath.Join(dir, "started-a")); err != nil {
-		t.Fatal(err)
-	}
-	waiting := func(out *lockedBuffer) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !strings.Contains(out.String(), "left 1 process group(s) running; waiting") {
-			if time.Now().After(deadline) {
-				t.Fatalf("the run did not wait for the leftover:\n%s", out)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	dir := killedWithLeftover(t)
 	second, out := startDeploy(t, dir)
-	waiting(out)
+	waitLeftoverWait(t, out)
 	if err := second.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +251,7 @@ func TestInterruptedWaitKeepsTheLeftovers(t *testing.T) {
 		t.Errorf("the interrupted wait should say nothing ran:\n%s", out)
 	}
 	third, out := startDeploy(t, dir)
-	waiting(out)
+	waitLeftoverWait(t, out)
 	for _, c := range []string{"a", "b", "c"} {
 		touch(t, filepath.Join(dir, "release-"+c))
 	}

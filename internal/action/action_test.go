@@ -59,6 +59,22 @@ components:
 	"app/undeploy":           "#!/bin/sh\necho undeploy app >> ../ran\n",
 }
 
+// withChanges is twoComponents with some files replaced or added; edit
+// changes a file of it.
+func withChanges(changes map[string]string, edit func(map[string]string)) map[string]string {
+	files := map[string]string{}
+	for k, v := range twoComponents {
+		files[k] = v
+	}
+	for k, v := range changes {
+		files[k] = v
+	}
+	if edit != nil {
+		edit(files)
+	}
+	return files
+}
+
 // recorder is a Display that keeps what it was shown.
 type recorder struct {
 	started  *Started
@@ -151,12 +167,9 @@ func TestDeployThenResumeThenUndeploy(t *testing.T) {
 // TestInvalidInputWritesNothing: every problem at once, nothing run, no
 // file written — no state, no workspace, no lock file.
 func TestInvalidInputWritesNothing(t *testing.T) {
-	files := map[string]string{}
-	for k, v := range twoComponents {
-		files[k] = v
-	}
-	files["hub.yaml"] = strings.Replace(files["hub.yaml"], "depends: [db]", "depends: [nope]", 1) + "lifecycle:\n  pre_flight:\n    steps:\n      - exec: [./missing.sh]\n"
-	dir := writeStack(t, files)
+	dir := writeStack(t, withChanges(nil, func(f map[string]string) {
+		f["hub.yaml"] = strings.Replace(f["hub.yaml"], "depends: [db]", "depends: [nope]", 1) + "lifecycle:\n  pre_flight:\n    steps:\n      - exec: [./missing.sh]\n"
+	}))
 	inDir(t, dir)
 	_, err := (&Deploy{RunOptions{Source: Source{Manifest: "hub.yaml"}}}).Run(context.Background())
 	var ie *InvalidError
@@ -230,13 +243,11 @@ func TestPlanRunsNothing(t *testing.T) {
 // prepare fails, no component runs, no state is written, finalize is not
 // called, and the outcome names the step that stopped the run.
 func TestHandlerPrepareFailureRecordsNothing(t *testing.T) {
-	files := map[string]string{}
-	for k, v := range twoComponents {
-		files[k] = v
-	}
-	files["hub.yaml"] = strings.Replace(files["hub.yaml"], "meta: {name: two}", "meta:\n  name: two\n  installationHandler: {path: handler.sh}", 1)
-	files["handler.sh"] = "#!/bin/sh\necho \"$1\" >> handler.log\n[ \"$1\" = prepare ] && exit 3\nexit 0\n"
-	dir := writeStack(t, files)
+	dir := writeStack(t, withChanges(map[string]string{
+		"handler.sh": "#!/bin/sh\necho \"$1\" >> handler.log\n[ \"$1\" = prepare ] && exit 3\nexit 0\n",
+	}, func(f map[string]string) {
+		f["hub.yaml"] = strings.Replace(f["hub.yaml"], "meta: {name: two}", "meta:\n  name: two\n  installationHandler: {path: handler.sh}", 1)
+	}))
 	inDir(t, dir)
 	out, err := (&Deploy{RunOptions{Source: Source{Manifest: "hub.yaml"}}}).Run(context.Background())
 	if err != nil {
@@ -261,12 +272,9 @@ func TestHandlerPrepareFailureRecordsNothing(t *testing.T) {
 // TestValidateWarnsAndCounts: validate reports missing values from the
 // environment as warnings, through Warn, and counts what it checked.
 func TestValidateWarnsAndCounts(t *testing.T) {
-	files := map[string]string{}
-	for k, v := range twoComponents {
-		files[k] = v
-	}
-	files["hub.yaml"] += "parameters:\n  - name: region\n    fromEnv: GANTRY_TEST_NO_SUCH_VAR\n"
-	dir := writeStack(t, files)
+	dir := writeStack(t, withChanges(nil, func(f map[string]string) {
+		f["hub.yaml"] += "parameters:\n  - name: region\n    fromEnv: GANTRY_TEST_NO_SUCH_VAR\n"
+	}))
 	inDir(t, dir)
 	var warned manifest.Diagnostics
 	v, err := (&Validate{Source: Source{Manifest: "hub.yaml"}, Warn: func(d manifest.Diagnostics) { warned = append(warned, d...) }}).Run(context.Background())
@@ -282,13 +290,9 @@ func TestValidateWarnsAndCounts(t *testing.T) {
 }
 
 func TestInvokeWantsADeployedComponent(t *testing.T) {
-	files := map[string]string{}
-	for k, v := range twoComponents {
-		files[k] = v
-	}
-	files["db/hub-component.yaml"] += "lifecycle:\n  verbs: [backup]\n"
-	files["db/backup"] = "#!/bin/sh\necho backup >> ../ran\n"
-	dir := writeStack(t, files)
+	dir := writeStack(t, withChanges(map[string]string{"db/backup": "#!/bin/sh\necho backup >> ../ran\n"}, func(f map[string]string) {
+		f["db/hub-component.yaml"] += "lifecycle:\n  verbs: [backup]\n"
+	}))
 	if err := os.Chmod(filepath.Join(dir, "db/backup"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -192,29 +192,20 @@ func (p *Plan) Validate() error {
 }
 
 // Sinks are the steps no other step waits for, in plan order.
-func (p *Plan) Sinks() []*Node {
-	hasSucc := make([]bool, len(p.Nodes))
-	for _, e := range p.Edges {
-		hasSucc[p.index[e.From].index] = true
-	}
-	var out []*Node
-	for i, n := range p.Nodes {
-		if !hasSucc[i] {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func (p *Plan) Sinks() []*Node { return p.ends(func(e Edge) string { return e.From }) }
 
 // Sources are the steps that wait for no other step, in plan order.
-func (p *Plan) Sources() []*Node {
-	hasPred := make([]bool, len(p.Nodes))
+func (p *Plan) Sources() []*Node { return p.ends(func(e Edge) string { return e.To }) }
+
+// ends are the steps no edge names at the end side gives.
+func (p *Plan) ends(side func(Edge) string) []*Node {
+	named := make([]bool, len(p.Nodes))
 	for _, e := range p.Edges {
-		hasPred[p.index[e.To].index] = true
+		named[p.index[side(e)].index] = true
 	}
 	var out []*Node
 	for i, n := range p.Nodes {
-		if !hasPred[i] {
+		if !named[i] {
 			out = append(out, n)
 		}
 	}

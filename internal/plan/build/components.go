@@ -209,18 +209,8 @@ func (b *builder) addComponent(cp *compPlan) {
 	// begin takes a slot like any step: with --parallel 1 components then
 	// prepare and run strictly one after the other, as in the Hub CLI.
 	add(&plan.Node{ID: cp.begin, Kind: plan.KindBegin, Label: name + ": prepare", Hidden: true, Spec: plan.Begin{Component: name}})
-	last := []string{cp.begin}
-	then := func(first, lasts []string) {
-		if len(first) == 0 {
-			return
-		}
-		for _, l := range last {
-			for _, f := range first {
-				b.connect(l, f, plan.OnSuccess)
-			}
-		}
-		last = lasts
-	}
+	seq := b.sequence(cp.begin)
+	then := seq.then
 	var lc manifest.ComponentLifecycle
 	if cp.c != nil && !info.ReadOnly {
 		lc = EffectiveLifecycle(cp.c, cp.ref)
@@ -259,9 +249,7 @@ func (b *builder) addComponent(cp *compPlan) {
 	cp.end = name + "/end"
 	end := add(&plan.Node{ID: cp.end, Kind: plan.KindEnd, Label: name + ": done", Hidden: true, Light: true, Always: true,
 		Inputs: append([]string(nil), cp.steps...), Spec: plan.End{Component: name}})
-	for _, l := range last {
-		b.connect(l, end.ID, plan.OnComplete)
-	}
+	b.connectAll(seq.last, []string{end.ID}, plan.OnComplete)
 	// A run that never set up (its installation handler's prepare failed)
 	// records nothing of the components it did not run.
 	if b.setup != "" {
@@ -282,19 +270,9 @@ func (b *builder) verbSteps(cp *compPlan, add func(*plan.Node) *plan.Node) (firs
 	if !info.Plugins {
 		return []string{verb.ID}, []string{verb.ID}
 	}
-	last = []string{verb.ID}
+	seq := b.sequence(verb.ID)
+	then := seq.then
 	var entries []string
-	then := func(f, l []string) {
-		if len(f) == 0 {
-			return
-		}
-		for _, x := range last {
-			for _, y := range f {
-				b.connect(x, y, plan.OnSuccess)
-			}
-		}
-		last = l
-	}
 	el := &entryLists{b: b, cp: cp, add: add, verbID: verb.ID, added: &entries}
 	switch info.Verb {
 	case plan.VerbDeploy:
@@ -314,7 +292,35 @@ func (b *builder) verbSteps(cp *compPlan, add func(*plan.Node) *plan.Node) (firs
 	record := add(&plan.Node{ID: id + "/record", Kind: plan.KindRecord, Label: name + ": record " + info.Verb, Hidden: true,
 		Inputs: append([]string{cp.begin, verb.ID}, entries...), Spec: plan.Record{Component: name, Verb: info.Verb}})
 	then([]string{record.ID}, []string{record.ID})
-	return []string{verb.ID}, last
+	return []string{verb.ID}, seq.last
+}
+
+// chain adds steps one after the other: each part (one step, or the
+// branches of a plugin list) waits for every last step of the part before.
+type chain struct {
+	b    *builder
+	last []string
+}
+
+func (b *builder) sequence(first string) *chain { return &chain{b: b, last: []string{first}} }
+
+// then appends a part given by its first and last steps; an empty part
+// (an entry that does nothing for the action) changes nothing.
+func (c *chain) then(first, last []string) {
+	if len(first) == 0 {
+		return
+	}
+	c.b.connectAll(c.last, first, plan.OnSuccess)
+	c.last = last
+}
+
+// connectAll connects every step of from to every step of to.
+func (b *builder) connectAll(from, to []string, kind plan.EdgeKind) {
+	for _, x := range from {
+		for _, y := range to {
+			b.connect(x, y, kind)
+		}
+	}
 }
 
 // entryLists turns a component's plugin lists into steps: their order and
@@ -341,11 +347,7 @@ func (el *entryLists) sequence(list string, specs []*plugin.Spec, action string,
 		if len(f) == 0 {
 			continue
 		}
-		for _, x := range last {
-			for _, y := range f {
-				el.b.connect(x, y, plan.OnSuccess)
-			}
-		}
+		el.b.connectAll(last, f, plan.OnSuccess)
 		if first == nil {
 			first = f
 		}
