@@ -276,23 +276,7 @@ func TestSIGINTStopsEveryChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, out := startDeploy(t, dir)
-	waitPath(t, filepath.Join(dir, "leader.pid"))
-	waitPath(t, filepath.Join(dir, "child.pid"))
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want code 130\n%s", err, out.String())
-	}
-	for _, f := range []string{"child.pid", "leader.pid"} {
-		b, _ := os.ReadFile(filepath.Join(dir, f))
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if pid > 0 && alive(pid) {
-			t.Errorf("%s %d survived the interrupt", f, pid)
-		}
-	}
+	interruptOnceStarted(t, cmd, out, dir, "leader.pid", "child.pid")
 	st := readState(t, dir)
 	if c := st.Components["long"]; c == nil || c.Status != state.StatusFailed || !strings.Contains(c.Reason, "interrupted") {
 		t.Errorf("state of long: %+v", c)
@@ -326,27 +310,7 @@ func TestSIGINTDuringPluginList(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pids := []string{"left.pid", "left-child.pid", "right.pid", "right-child.pid"}
-	for _, f := range pids {
-		waitPath(t, filepath.Join(dir, f))
-	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want code 130\n%s", err, out.String())
-	}
-	for _, f := range pids {
-		b, _ := os.ReadFile(filepath.Join(dir, f))
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if pid <= 0 {
-			t.Errorf("%s holds no pid", f)
-		} else if alive(pid) {
-			t.Errorf("%s %d survived the interrupt", f, pid)
-		}
-	}
+	interruptOnceStarted(t, cmd, out, dir, "left.pid", "left-child.pid", "right.pid", "right-child.pid")
 	if _, err := os.Stat(filepath.Join(dir, "after-ran")); err == nil {
 		t.Error("the entry after the interrupted ones ran")
 	}
@@ -356,6 +320,32 @@ func TestSIGINTDuringPluginList(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".gantry", "hub.yaml.state.running")); !os.IsNotExist(err) {
 		t.Errorf("the process registry is left after a clean interrupt: %v", err)
+	}
+}
+
+// interruptOnceStarted waits until the processes have written their pid
+// files, interrupts gantry (SIGINT), and checks that it exits 130 and that
+// none of the processes survived.
+func interruptOnceStarted(t *testing.T, cmd *exec.Cmd, out *lockedBuffer, dir string, pidFiles ...string) {
+	t.Helper()
+	for _, f := range pidFiles {
+		waitPath(t, filepath.Join(dir, f))
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want code 130\n%s", err, out.String())
+	}
+	for _, f := range pidFiles {
+		b, _ := os.ReadFile(filepath.Join(dir, f))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid <= 0 {
+			t.Errorf("%s holds no pid", f)
+		} else if alive(pid) {
+			t.Errorf("%s %d survived the interrupt", f, pid)
+		}
 	}
 }
 
