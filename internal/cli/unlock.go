@@ -16,21 +16,20 @@ func newUnlockCmd(a *app) *cobra.Command {
 		Use:   "unlock",
 		Short: "Break a stale lock left on a state",
 		Long: `unlock removes the lock record of a run that is gone. A run killed even with
-SIGKILL releases its lock by itself (the kernel drops it), so this is for a lock
-file on a shared folder held from another host, or to clear a stale record. A
-lock held by a live process on this host is never broken: stop that process.`,
+SIGKILL releases its lock by itself (the kernel drops it), so this only clears a
+stale record. A lock that a process still holds is never broken, whatever host
+its record names: two runs would then write the state at once. Stop that run.`,
 		Example: `  gantry unlock
-  gantry unlock -s stacks/prod/hub.yaml.state --force`,
+  gantry unlock -s stacks/prod/hub.yaml.state`,
 		Args: argsRange(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := state.Unlock(statePath, force)
+			if force {
+				fmt.Fprintln(a.stderr, "warning: --force no longer breaks a lock: a lock that is held is never broken")
+			}
+			res, err := state.Unlock(statePath)
 			var le *state.LockedError
 			if errors.As(err, &le) {
-				hint := "stop that run first"
-				if !force {
-					hint += ", or --force if it runs on another host and is gone"
-				}
-				return withCode(ExitLocked, fmt.Errorf("%w; %s", le, hint))
+				return withCode(ExitLocked, fmt.Errorf("%w; it is held: stop that run first (a lock that is held is never broken)", le))
 			}
 			if err != nil {
 				return err
@@ -45,6 +44,7 @@ lock held by a live process on this host is never broken: stop that process.`,
 		},
 	}
 	cmd.Flags().StringVarP(&statePath, "state", "s", "hub.yaml.state", "state file")
-	cmd.Flags().BoolVar(&force, "force", false, "break a lock held from another host")
+	cmd.Flags().BoolVar(&force, "force", false, "no effect: a lock that is held is never broken")
+	_ = cmd.Flags().MarkHidden("force")
 	return cmd
 }

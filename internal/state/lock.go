@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -91,15 +90,15 @@ func readHolder(lockPath string) *Holder {
 
 // UnlockResult says what Unlock found.
 type UnlockResult struct {
-	WasLocked bool    // a live process holds the lock
-	Stale     *Holder // a holder record left by a run that is gone
+	Stale *Holder // a holder record left by a run that is gone
 }
 
-// Unlock breaks a stale lock: a holder record left behind by a run that no
-// longer holds the flock is removed. A lock held by a live process on this host
-// is never broken (stop that process instead); one held from another host (a
-// shared folder) is broken only with force.
-func Unlock(statePath string, force bool) (UnlockResult, error) {
+// Unlock clears a stale lock: a holder record left behind by a run that no
+// longer holds the flock. A held flock is never broken, whatever the record
+// says about its host: removing the file would let the next run lock a new
+// file while the holder still writes the state, and two runs would write it
+// at once. Stop the holder instead.
+func Unlock(statePath string) (UnlockResult, error) {
 	lp := LockPath(statePath)
 	if _, err := os.Stat(lp); errors.Is(err, os.ErrNotExist) {
 		return UnlockResult{}, nil
@@ -119,23 +118,5 @@ func Unlock(statePath string, force bool) (UnlockResult, error) {
 		}
 		return UnlockResult{Stale: h}, nil
 	}
-	host, _ := os.Hostname()
-	if h != nil && h.Host == host && processAlive(h.PID) {
-		return UnlockResult{WasLocked: true}, &LockedError{Path: statePath, Holder: h}
-	}
-	if !force {
-		return UnlockResult{WasLocked: true}, &LockedError{Path: statePath, Holder: h}
-	}
-	if err := os.Remove(lp); err != nil {
-		return UnlockResult{WasLocked: true}, err
-	}
-	return UnlockResult{WasLocked: true, Stale: h}, nil
-}
-
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return UnlockResult{}, &LockedError{Path: statePath, Holder: h}
 }

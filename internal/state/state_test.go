@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -93,7 +94,31 @@ func TestLock(t *testing.T) {
 		t.Fatalf("acquire after release: %v", err)
 	}
 	_ = l2.Release()
-	if res, err := Unlock(path, false); err != nil || res.WasLocked {
+	if res, err := Unlock(path); err != nil || res.Stale != nil {
 		t.Fatalf("unlock of a free lock: %+v %v", res, err)
+	}
+}
+
+// TestUnlockNeverBreaksAHeldLock: whatever host the record names, a lock
+// whose flock is held is refused; a stale record is cleared.
+func TestUnlockNeverBreaksAHeldLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.yaml.state")
+	l, err := Acquire(path, Holder{Host: "another-host", PID: 1, RunID: "r1", Command: "gantry deploy", Since: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *LockedError
+	if _, err := Unlock(path); !errors.As(err, &le) || le.Holder.Host != "another-host" {
+		t.Fatalf("unlock of a held lock: %v", err)
+	}
+	if _, err := Acquire(path, Holder{}); !errors.As(err, &le) {
+		t.Fatalf("the held lock was broken: %v", err)
+	}
+	if err := l.fl.Unlock(); err != nil { // the holder dies without releasing
+		t.Fatal(err)
+	}
+	res, err := Unlock(path)
+	if err != nil || res.Stale == nil || res.Stale.RunID != "r1" {
+		t.Fatalf("unlock of a stale record: %+v %v", res, err)
 	}
 }
