@@ -323,6 +323,92 @@ func TestSIGINTDuringPluginList(t *testing.T) {
 	}
 }
 
+// TestSIGHUPIsAnInterrupt: closing the terminal stops a run as Ctrl-C does:
+// exit 130, no process left, the run finished in its events, and no process
+// registry left behind.
+func TestSIGHUPIsAnInterrupt(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"hub.yaml":                "version: 1\nkind: stack\nmeta: {name: hup}\ncomponents:\n  - name: long\n    source: {dir: long}\n",
+		"long/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: long}\n",
+		"long/deploy":             "#!/bin/sh\necho $$ > ../leader.pid\nsleep 300\n",
+	})
+	if err := os.Chmod(filepath.Join(dir, "long/deploy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, out := startDeploy(t, dir)
+	waitPath(t, filepath.Join(dir, "leader.pid"))
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want code 130\n%s", err, out)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "leader.pid"))
+	if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid <= 0 || alive(pid) {
+		t.Errorf("the component's process %d survived the hangup", pid)
+	}
+	events, _ := filepath.Glob(filepath.Join(dir, ".gantry/runs/*/events.jsonl"))
+	if len(events) != 1 {
+		t.Fatalf("events: %v", events)
+	}
+	data, _ := os.ReadFile(events[0])
+	if !strings.Contains(string(data), `"event":"run_finished"`) || !strings.Contains(string(data), `"status":"interrupted"`) {
+		t.Errorf("the run did not finish as interrupted:\n%s", data)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".gantry/hub.yaml.state.running")); !os.IsNotExist(err) {
+		t.Errorf("the process registry was left: %v", err)
+	}
+}
+
+// TestSecondInterruptCutsTheGrace: a process that ignores SIGTERM keeps a run
+// waiting through its grace period — an hour here — after the first Ctrl-C;
+// the second Ctrl-C kills it at once.
+func TestSecondInterruptCutsTheGrace(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"hub.yaml":                "version: 1\nkind: stack\nmeta: {name: stubborn}\ncomponents:\n  - name: mule\n    source: {dir: mule}\n",
+		"mule/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: mule}\n",
+		"mule/deploy":             "#!/bin/sh\ntrap 'touch ../got-term' TERM\necho $$ > ../mule.pid\nwhile :; do sleep 0.05; done\n",
+	})
+	if err := os.Chmod(filepath.Join(dir, "mule/deploy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("gantry", "deploy", "hub.yaml")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GANTRY_STOP_GRACE=1h")
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitPath(t, filepath.Join(dir, "mule.pid"))
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	waitPath(t, filepath.Join(dir, "got-term"))
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			t.Fatalf("exit: %v, want code 130\n%s", err, out)
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the second interrupt did not cut the hour of grace:\n%s", out)
+	}
+	if !strings.Contains(out.String(), "interrupt again to stop them at once") || !strings.Contains(out.String(), "stopping every process now") {
+		t.Errorf("the interrupts were not explained:\n%s", out)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "mule.pid"))
+	if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid <= 0 || alive(pid) {
+		t.Errorf("the stubborn process %d survived", pid)
+	}
+}
+
 // interruptOnceStarted waits until the processes have written their pid
 // files, interrupts gantry (SIGINT), and checks that it exits 130 and that
 // none of the processes survived.

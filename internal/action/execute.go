@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/component"
@@ -87,10 +85,11 @@ func newRunID() string {
 
 // execOptions tune the execution of a plan.
 type execOptions struct {
-	parallel int
-	force    bool
-	yes      bool
-	term     Terminal
+	parallel    int
+	force       bool
+	yes         bool
+	term        Terminal
+	interrupted func(second bool)
 }
 
 // record is a run as it is kept: its folder next to the state (the plan, a
@@ -161,13 +160,11 @@ func (r *record) reshow(shown *plan.Plan) error {
 	return r.savePlan()
 }
 
-// execute runs a plan with the one executor. Interrupts (SIGINT, SIGTERM)
-// cancel it: running steps stop, their process groups with them, and the
-// rest is skipped but what records the outcome.
+// execute runs a plan with the one executor. A cancelled ctx (an interrupt,
+// catchInterrupts) stops it: running steps stop, their process groups with
+// them, and the rest is skipped but what records the outcome.
 func (r *record) execute(ctx context.Context, p *plan.Plan, b engine.Binder, o execOptions) error {
 	r.plans = append(r.plans, p)
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	events := ui.NewAsync(ui.Masked{Masker: r.masker, Next: r.observers})
 	start := time.Now()
 	eo, err := engine.Run(ctx, p, b, engine.Options{
@@ -179,7 +176,6 @@ func (r *record) execute(ctx context.Context, p *plan.Plan, b engine.Binder, o e
 		Yes:         o.yes,
 		Input:       o.term.Input,
 	})
-	stop()
 	events.Close()
 	if err != nil {
 		return err

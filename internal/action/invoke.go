@@ -21,6 +21,8 @@ type Invoke struct {
 	Terminal Terminal
 	Warn     func(manifest.Diagnostics)
 	Display  Display
+	// Interrupted hears of interrupts, as RunOptions.Interrupted.
+	Interrupted func(second bool)
 }
 
 // Run carries out the verb.
@@ -43,5 +45,5 @@ func (a *Invoke) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.carryOut(ctx, b, "gantry invoke", a.Display, execOptions{parallel: 1, term: a.Terminal})
+	return r.carryOut(ctx, b, "gantry invoke", a.Display, execOptions{parallel: 1, term: a.Terminal, interrupted: a.Interrupted})
 }

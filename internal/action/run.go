@@ -32,6 +32,10 @@ type RunOptions struct {
 	Yes, Force bool
 	// KeepTFVars keeps TF_VAR_* variables in components' environment.
 	KeepTFVars bool
+	// Interrupted hears of the first interrupt (Ctrl-C, a closed terminal,
+	// SIGTERM) and of the second (second true), which kills what still runs
+	// at once.
+	Interrupted func(second bool)
 	Terminal   Terminal
 	// Warn hears warnings about the input, each once.
 	Warn    func(manifest.Diagnostics)
@@ -110,7 +114,7 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	if parallel == 0 {
 		parallel = st.Res.Stack.Lifecycle.Parallel
 	}
-	return r.carryOut(ctx, b, "gantry "+verb, o.Display, execOptions{parallel: parallel, force: o.Force, yes: o.Yes, term: o.Terminal})
+	return r.carryOut(ctx, b, "gantry "+verb, o.Display, execOptions{parallel: parallel, force: o.Force, yes: o.Yes, term: o.Terminal, interrupted: o.Interrupted})
 }
 
 // stackRun is a run being prepared: a deploy, an undeploy or a custom verb.
@@ -146,6 +150,8 @@ type stackRun struct {
 // from the world as prepare left it and executed. All of it is one run: one
 // record, one display, one event stream.
 func (r *stackRun) carryOut(ctx context.Context, b *built, command string, display Display, o execOptions) (*Outcome, error) {
+	ctx, stopCatching := catchInterrupts(ctx, o.interrupted)
+	defer stopCatching()
 	st := r.st
 	runID := newRunID()
 	ws := workspace.For(st.AbsStatePath())

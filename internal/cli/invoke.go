@@ -77,7 +77,7 @@ deploy and undeploy -c COMPONENT.`,
 				// Inside a run the parent holds the lock and called the
 				// installation handler; invoke only reads the state.
 				Nested:   os.Getenv("GANTRY_RUN_ID") != "",
-				Terminal: a.terminal(), Warn: a.warn, Display: a.display("text"),
+				Terminal: a.terminal(), Warn: a.warn, Display: a.display("text"), Interrupted: a.interrupted,
 			}).Run(cmd.Context())
 			return a.runEnd(out, err)
 		},

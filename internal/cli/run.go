@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/internal/action"
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 )
@@ -122,6 +123,7 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 	opts := action.RunOptions{
 		Source: src, Selection: f.selection(), Parallel: f.parallel, Resume: f.resume, Yes: f.yes, Force: f.force,
 		KeepTFVars: f.osEnvironment == "everything", Terminal: a.terminal(), Warn: a.warn, Display: a.display(f.output),
+		Interrupted: a.interrupted,
 	}
 	var out *action.Outcome
 	if verb == plan.VerbDeploy {
@@ -130,6 +132,16 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 		out, err = (&action.Undeploy{RunOptions: opts}).Run(ctx)
 	}
 	return a.runEnd(out, err)
+}
+
+// interrupted says what an interrupt does, on stderr (the display may be
+// the terminal's whole screen).
+func (a *app) interrupted(second bool) {
+	if second {
+		fmt.Fprintln(a.stderr, "\ngantry: interrupted again: stopping every process now")
+		return
+	}
+	fmt.Fprintf(a.stderr, "\ngantry: interrupted: stopping the running steps (their processes get up to %s to end; interrupt again to stop them at once)\n", component.StopGrace())
 }
 
 // runEnd is the exit of a run: 0 when it succeeded, 1 when it failed (the

@@ -8,14 +8,45 @@ import (
 	"log/slog"
 	"os/exec"
 	"path/filepath"
+	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
 // DefaultGrace is how long a cancelled process group gets between SIGTERM and
-// SIGKILL.
+// SIGKILL, unless GANTRY_STOP_GRACE (a duration: 30s, 2m) says otherwise.
 const DefaultGrace = 10 * time.Second
+
+// StopGrace is the grace period of this gantry: GANTRY_STOP_GRACE, else
+// DefaultGrace.
+func StopGrace() time.Duration { return stopGrace() }
+
+var stopGrace = sync.OnceValue(func() time.Duration {
+	if v := os.Getenv("GANTRY_STOP_GRACE"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			return d
+		}
+		slog.Warn("GANTRY_STOP_GRACE is not a positive duration (like 30s); using the default", "value", v, "default", DefaultGrace)
+	}
+	return DefaultGrace
+})
+
+type stopNowKey struct{}
+
+// WithStopNow returns a context whose processes are killed at once, without
+// their grace period, when now is closed: a second interrupt, from someone
+// who will not wait.
+func WithStopNow(ctx context.Context, now <-chan struct{}) context.Context {
+	return context.WithValue(ctx, stopNowKey{}, now)
+}
+
+// stopNow is the context's stop-now channel; nil (never ready) without one.
+func stopNow(ctx context.Context) <-chan struct{} {
+	now, _ := ctx.Value(stopNowKey{}).(<-chan struct{})
+	return now
+}
 
 // Process is a command to run in its own process group.
 type Process struct {
@@ -45,7 +76,8 @@ func (e *ExitError) Error() string {
 
 // Run runs the process and waits for it. The process leads its own group:
 // when ctx is cancelled the whole group gets SIGTERM, then SIGKILL after the
-// grace period, so that no child survives an interrupted run.
+// grace period (at once when the context's stop-now channel closes), so that
+// no child survives an interrupted run.
 func Run(ctx context.Context, p Process) error {
 	if len(p.Args) == 0 {
 		return errors.New("no command")
@@ -72,8 +104,9 @@ func Run(ctx context.Context, p Process) error {
 	}
 	grace := p.Grace
 	if grace <= 0 {
-		grace = DefaultGrace
+		grace = stopGrace()
 	}
+	now := stopNow(ctx)
 	stopped := make(chan struct{})
 	killed := make(chan struct{})
 	go func() {
@@ -82,13 +115,15 @@ func Run(ctx context.Context, p Process) error {
 		case <-stopped:
 			return
 		case <-ctx.Done():
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case <-stopped:
-		case <-t.C:
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			t := time.NewTimer(grace)
+			defer t.Stop()
+			select {
+			case <-stopped:
+			case <-t.C:
+			case <-now:
+			}
+		case <-now:
 		}
 		// Whatever is left of the group goes now, the leader included if it
 		// ignored SIGTERM.

@@ -73,11 +73,28 @@ func (e *stepEnv) Result(id string) plan.Result {
 	return e.r.results[e.r.p.Node(id).Index()]
 }
 
+// Input reads an answer from the terminal. An interrupt does not wait for
+// the answer: the read goes on alone (the run ends soon after) and the step
+// hears that it was interrupted.
 func (e *stepEnv) Input() (string, error) {
 	if e.r.opts.Input == nil || !e.r.opts.Interactive {
 		return "", errors.New("no terminal to read an answer from")
 	}
-	return e.r.opts.Input()
+	type answer struct {
+		line string
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		line, err := e.r.opts.Input()
+		got <- answer{line, err}
+	}()
+	select {
+	case a := <-got:
+		return a.line, a.err
+	case <-e.r.ctx.Done():
+		return "", errors.New("interrupted while waiting for an answer")
+	}
 }
 
 // Pause holds back new steps while fn runs; prompts of concurrent steps take

@@ -1,0 +1,53 @@
+package action
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/gantry-dev/gantry/internal/component"
+)
+
+// Interrupts a run stops on: Ctrl-C, a terminal that closed, a kill.
+var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// catchInterrupts handles the interrupts of a run: the first cancels ctx —
+// running steps stop, their process groups get SIGTERM and a grace period,
+// the rest of the plans is skipped but what records the outcome — and the
+// second kills what still runs at once (component.WithStopNow). said hears
+// of each (second is true for the second). The returned function stops
+// catching them.
+func catchInterrupts(ctx context.Context, said func(second bool)) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	now := make(chan struct{})
+	ctx = component.WithStopNow(ctx, now)
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, interruptSignals...)
+	done := make(chan struct{})
+	go func() {
+		count := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-signals:
+				count++
+				switch count {
+				case 1:
+					cancel()
+				case 2:
+					close(now)
+				}
+				if said != nil && count <= 2 {
+					said(count == 2)
+				}
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(signals)
+		close(done)
+		cancel()
+	}
+}
