@@ -36,7 +36,7 @@ type RunOptions struct {
 	// SIGTERM) and of the second (second true), which kills what still runs
 	// at once.
 	Interrupted func(second bool)
-	Terminal   Terminal
+	Terminal    Terminal
 	// Warn hears warnings about the input, each once.
 	Warn    func(manifest.Diagnostics)
 	Display Display
