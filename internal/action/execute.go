@@ -261,13 +261,14 @@ func openRegistry(rt *steps.Runtime, lo *plan.Leftovers) (*component.Registry, e
 	var carry []component.Leftover
 	if lo != nil {
 		for _, l := range lo.Processes {
-			carry = append(carry, component.Leftover{PID: l.PID, Dir: l.Dir, Args: l.Command})
+			carry = append(carry, component.Leftover{PID: l.PID, Dir: l.Dir, Args: l.Command, Boot: l.Boot, Started: l.Started})
 		}
 	}
 	if err := os.MkdirAll(rt.Dirs.Root, 0o700); err != nil {
 		return nil, err
 	}
-	return component.OpenRegistry(rt.Dirs.Registry(rt.StatePath), carry...)
+	// Command lines may hold secrets: the registry notes them masked.
+	return component.OpenRegistry(rt.Dirs.Registry(rt.StatePath), rt.Masker.Text, carry...)
 }
 
 // halt finds the critical step whose failure stopped the run, and whether a

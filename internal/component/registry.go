@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Registry notes, in a file of the workspace, the process groups a run has
@@ -19,29 +21,41 @@ import (
 // reads what the killed run left in the file and waits for those that still
 // live (Leftovers, WaitGone).
 //
-// Lines are appended as processes start and end ("+ pid dir args",
-// "- pid"), unbuffered: a killed run leaves them in the page cache,
-// which is all that must survive (a machine crash ends the processes too, so
-// no fsync is needed).
+// Lines are appended as processes start and end, unbuffered: a killed run
+// leaves them in the page cache, which is all that must survive (a machine
+// crash ends the processes too, so no fsync is needed):
+//
+//	+ <pid> <boot id>:<start, ns after boot> "<dir>" "<command line, masked>"
+//	- <pid>
+//
+// The boot and the start time tell a process of the run from an unrelated one
+// that got the same pid later (after a reboot, or once pids wrapped around).
+// The start is on the clock the kernel counts process starts on (time since
+// boot), so a step of the wall clock changes nothing.
 type Registry struct {
 	mu    sync.Mutex
 	f     *os.File
 	path  string
+	mask  func(string) string
 	carry []Leftover
 }
 
 // OpenRegistry starts a fresh registry at path, replacing what was there.
-// The leftovers of a killed run that still live are carried over: the run
-// waits for them first, and if it is killed meanwhile, the next run must
-// still know of them.
-func OpenRegistry(path string, carry ...Leftover) (*Registry, error) {
+// mask hides secrets in the command lines it notes (nil: none). The
+// leftovers of a killed run that still live are carried over: the run waits
+// for them first, and if it is killed meanwhile, the next run must still
+// know of them.
+func OpenRegistry(path string, mask func(string) string, carry ...Leftover) (*Registry, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("process registry: %w", err)
 	}
-	r := &Registry{f: f, path: path, carry: carry}
+	if mask == nil {
+		mask = func(s string) string { return s }
+	}
+	r := &Registry{f: f, path: path, mask: mask, carry: carry}
 	for _, l := range carry {
-		r.write(fmt.Sprintf("+ %d %s %s\n", l.PID, strconv.Quote(l.Dir), strconv.Quote(l.Args)))
+		r.write(l.line())
 	}
 	return r, nil
 }
@@ -55,7 +69,8 @@ func (r *Registry) write(line string) {
 }
 
 func (r *Registry) started(pid int, dir string, args []string) {
-	r.write(fmt.Sprintf("+ %d %s %s\n", pid, strconv.Quote(dir), strconv.Quote(strings.Join(args, " "))))
+	l := Leftover{PID: pid, Dir: dir, Args: r.mask(strings.Join(args, " ")), Boot: bootID(), Started: sinceBoot()}
+	r.write(l.line())
 }
 
 func (r *Registry) ended(pid int) { r.write(fmt.Sprintf("- %d\n", pid)) }
@@ -72,7 +87,7 @@ func (r *Registry) Close() error {
 	err := r.f.Close()
 	r.f = nil
 	for _, l := range r.carry {
-		if groupAlive(l.PID) {
+		if l.alive() {
 			return err
 		}
 	}
@@ -99,10 +114,60 @@ type Leftover struct {
 	PID  int
 	Dir  string
 	Args string
+	// Boot and Started identify the group's leader: the machine's boot and
+	// when the run started it, as time since boot ("" and zero in registries
+	// of older gantry versions, which are trusted on the pid alone).
+	Boot    string
+	Started time.Duration
 }
 
 func (l Leftover) String() string {
 	return fmt.Sprintf("pid %d: %s (in %s)", l.PID, l.Args, l.Dir)
+}
+
+// line is the registry's line of a started process.
+func (l Leftover) line() string {
+	id := "-"
+	if l.Boot != "" && l.Started > 0 {
+		id = l.Boot + ":" + strconv.FormatInt(int64(l.Started), 10)
+	}
+	return fmt.Sprintf("+ %d %s %s %s\n", l.PID, id, strconv.Quote(l.Dir), strconv.Quote(l.Args))
+}
+
+// parseStarted reads a "+" line: "+ pid id "dir" "args"", or an older
+// registry's "+ pid "dir" "args"". ok is false for a line cut short.
+func parseStarted(line string) (Leftover, bool) {
+	rest, ok := strings.CutPrefix(line, "+ ")
+	if !ok {
+		return Leftover{}, false
+	}
+	pidText, rest, ok := strings.Cut(rest, " ")
+	pid, err := strconv.Atoi(pidText)
+	if !ok || err != nil {
+		return Leftover{}, false
+	}
+	l := Leftover{PID: pid}
+	if !strings.HasPrefix(rest, `"`) {
+		var id string
+		id, rest, ok = strings.Cut(rest, " ")
+		if !ok {
+			return Leftover{}, false
+		}
+		if boot, ns, found := strings.Cut(id, ":"); found {
+			if n, err := strconv.ParseInt(ns, 10, 64); err == nil {
+				l.Boot, l.Started = boot, time.Duration(n)
+			}
+		}
+	}
+	for _, field := range []*string{&l.Dir, &l.Args} {
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return Leftover{}, false
+		}
+		*field, _ = strconv.Unquote(q)
+		rest = strings.TrimPrefix(rest[len(q):], " ")
+	}
+	return l, true
 }
 
 // Leftovers reads the registry a previous run left at path and returns the
@@ -119,28 +184,23 @@ func Leftovers(path string) ([]Leftover, error) {
 	running := map[int]Leftover{}
 	var order []int
 	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		fields := strings.SplitN(sc.Text(), " ", 4)
-		if len(fields) < 2 {
-			continue // a line cut short by the kill
-		}
-		pid, err := strconv.Atoi(fields[1])
-		if err != nil {
+		line := sc.Text()
+		if pidText, ok := strings.CutPrefix(line, "- "); ok {
+			if pid, err := strconv.Atoi(pidText); err == nil {
+				delete(running, pid)
+			}
 			continue
 		}
-		switch {
-		case fields[0] == "-":
-			delete(running, pid)
-		case fields[0] == "+" && len(fields) == 4:
-			dir, _ := strconv.Unquote(fields[2])
-			args, _ := strconv.Unquote(fields[3])
-			running[pid] = Leftover{PID: pid, Dir: dir, Args: args}
-			order = append(order, pid)
+		if l, ok := parseStarted(line); ok {
+			running[l.PID] = l
+			order = append(order, l.PID)
 		}
 	}
 	var out []Leftover
 	for _, pid := range order {
-		if l, ok := running[pid]; ok && groupAlive(pid) {
+		if l, ok := running[pid]; ok && l.alive() {
 			out = append(out, l)
 			delete(running, pid)
 		}
@@ -156,7 +216,7 @@ func WaitGone(ctx context.Context, left []Leftover, every time.Duration, report 
 	for {
 		var alive []Leftover
 		for _, l := range left {
-			if groupAlive(l.PID) {
+			if l.alive() {
 				alive = append(alive, l)
 			}
 		}
@@ -177,34 +237,52 @@ func WaitGone(ctx context.Context, left []Leftover, every time.Duration, report 
 	}
 }
 
-// groupAlive reports whether the process group led by pid still has a live
-// member. Zombies do not count: a killed run's children are reaped by
-// whoever adopted them, which may take a while. (A pid reused by an
-// unrelated process does not count either, unless that process leads a
-// group of its own with the same id, which the message names for the user
-// to judge.)
-func groupAlive(pid int) bool {
+// startSlack is how far apart the start the registry noted and the start the
+// kernel reports may be for the same process: the registry notes it just
+// after the fork, and the kernel counts in ticks of 10 ms.
+const startSlack = time.Second
+
+// alive reports whether the process group still has a live member that is the
+// run's. Zombies do not count: a killed run's children are reaped by whoever
+// adopted them, which may take a while. After a reboot none is the run's. A
+// leader with the pid but another start time is an unrelated process that
+// got the pid later; members without their leader are the run's (Linux gives
+// no process a pid still in use as a group's id).
+func (l Leftover) alive() bool {
+	if l.Boot != "" && l.Boot != bootID() {
+		return false
+	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		err := syscall.Kill(-pid, 0)
+		err := syscall.Kill(-l.PID, 0)
 		return err == nil || errors.Is(err, syscall.EPERM)
+	}
+	if st, ok := readStat(l.PID); ok && st.pgrp == l.PID && l.Started > 0 {
+		if d := st.sinceBoot() - l.Started; d > startSlack || d < -startSlack {
+			return false
+		}
 	}
 	for _, e := range entries {
 		p, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if st, ok := readStat(p); ok && st.pgrp == pid && st.state != 'Z' && st.state != 'X' {
+		if st, ok := readStat(p); ok && st.pgrp == l.PID && st.state != 'Z' && st.state != 'X' {
 			return true
 		}
 	}
 	return false
 }
 
+// groupAlive reports whether a process group has a live member (no identity
+// check: for groups this process started itself).
+func groupAlive(pid int) bool { return Leftover{PID: pid}.alive() }
+
 // procStat is what /proc/<pid>/stat tells about a process.
 type procStat struct {
 	state byte
 	pgrp  int
+	start uint64 // clock ticks after boot
 }
 
 func readStat(pid int) (procStat, bool) {
@@ -218,9 +296,37 @@ func readStat(pid int) (procStat, bool) {
 		return procStat{}, false
 	}
 	fields := strings.Fields(string(data[i+1:])) // from field 3 on
-	if len(fields) < 3 || len(fields[0]) != 1 {
+	if len(fields) < 20 || len(fields[0]) != 1 {
 		return procStat{}, false
 	}
 	pgrp, _ := strconv.Atoi(fields[2])
-	return procStat{state: fields[0][0], pgrp: pgrp}, true
+	start, _ := strconv.ParseUint(fields[19], 10, 64) // field 22
+	return procStat{state: fields[0][0], pgrp: pgrp, start: start}, true
 }
+
+// clockTicks is the kernel's USER_HZ: 100 on every Linux gantry runs on.
+const clockTicks = 100
+
+// sinceBoot is when the process started, as time since boot.
+func (s procStat) sinceBoot() time.Duration {
+	return time.Duration(s.start) * (time.Second / clockTicks)
+}
+
+// sinceBoot is the time since boot, on the clock the kernel counts process
+// starts on (CLOCK_BOOTTIME; 0 where there is none).
+func sinceBoot() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+// bootID names this boot of the machine ("" where the kernel does not say).
+var bootID = sync.OnceValue(func() string {
+	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+})

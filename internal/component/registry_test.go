@@ -16,7 +16,7 @@ import (
 func TestRegistryLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "running")
-	r, err := OpenRegistry(path)
+	r, err := OpenRegistry(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestRegistryKeepsLiveCarriedLeftovers(t *testing.T) {
 	}
 	defer func() { _ = syscall.Kill(-long.Process.Pid, syscall.SIGKILL); _, _ = long.Process.Wait() }()
 	carried := Leftover{PID: long.Process.Pid, Dir: dir, Args: "sleep 30"}
-	r, err := OpenRegistry(path, carried)
+	r, err := OpenRegistry(path, nil, carried)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestRegistryKeepsLiveCarriedLeftovers(t *testing.T) {
 	// Once the leftover is gone, a run that ends removes the file.
 	_ = syscall.Kill(-long.Process.Pid, syscall.SIGKILL)
 	_, _ = long.Process.Wait()
-	r, err = OpenRegistry(path, left...)
+	r, err = OpenRegistry(path, nil, left...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,4 +143,84 @@ func TestRegistryKeepsLiveCarriedLeftovers(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("the registry is left although its leftover is gone: %v", err)
 	}
+}
+
+// startGroup starts a process leading its own group, as the runs do; it is
+// killed when the test ends.
+func startGroup(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _, _ = cmd.Process.Wait() })
+	return cmd
+}
+
+// TestLeftoverIdentity: a registry line names a process by its pid, its boot
+// and its start. A live group whose leader has the pid but started at
+// another time, or a line from another boot, is not the run's: the next run
+// does not wait for it.
+func TestLeftoverIdentity(t *testing.T) {
+	cmd := startGroup(t)
+	pid := cmd.Process.Pid
+	st, ok := readStat(pid)
+	if !ok {
+		t.Skip("no /proc")
+	}
+	started := st.sinceBoot()
+	tests := []struct {
+		name  string
+		l     Leftover
+		alive bool
+	}{
+		{"the run's process", Leftover{PID: pid, Boot: bootID(), Started: started}, true},
+		{"a line of an older gantry, trusted on the pid", Leftover{PID: pid}, true},
+		{"the pid reused by another process", Leftover{PID: pid, Boot: bootID(), Started: started - time.Hour}, false},
+		{"another boot", Leftover{PID: pid, Boot: "another-boot", Started: started}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.l.alive(); got != tt.alive {
+				t.Errorf("alive = %v, want %v", got, tt.alive)
+			}
+			path := filepath.Join(t.TempDir(), "state.running")
+			if err := os.WriteFile(path, []byte(tt.l.line()), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			left, err := Leftovers(path)
+			if err != nil || (len(left) == 1) != tt.alive {
+				t.Errorf("Leftovers = %v, %v; want alive=%v", left, err, tt.alive)
+			}
+		})
+	}
+}
+
+// TestRegistryLines: lines round-trip folders and commands with spaces and
+// quotes, read the older format, skip a line cut short, and mask secrets.
+func TestRegistryLines(t *testing.T) {
+	l := Leftover{PID: 42, Dir: `/srv/my "app" dir`, Args: "deploy --name a b", Boot: "b1", Started: 1234 * time.Millisecond}
+	got, ok := parseStarted(strings.TrimSuffix(l.line(), "\n"))
+	if !ok || got != l {
+		t.Errorf("round trip: %+v %v", got, ok)
+	}
+	old, ok := parseStarted(`+ 7 "/srv/app" "make deploy"`)
+	if !ok || old != (Leftover{PID: 7, Dir: "/srv/app", Args: "make deploy"}) {
+		t.Errorf("older line: %+v %v", old, ok)
+	}
+	if _, ok := parseStarted(`+ 7 b1:99 "/srv/ap`); ok {
+		t.Error("a line cut short was read")
+	}
+	path := filepath.Join(t.TempDir(), "state.running")
+	r, err := OpenRegistry(path, func(s string) string { return strings.ReplaceAll(s, "hunter2", "*****") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.started(43, "/srv", []string{"deploy", "--password", "hunter2"})
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), "hunter2") || !strings.Contains(string(data), "--password *****") {
+		t.Errorf("the registry notes: %s", data)
+	}
+	_ = r.Close()
 }

@@ -1,5 +1,7 @@
 package plan
 
+import "time"
+
 // Spec is what a step does, as data: the plan saved with a run holds it, so
 // that the plan describes exactly what runs, and two plans can be compared.
 // The executor finds the step's runner by the spec's type.
@@ -242,6 +244,10 @@ type Process struct {
 	PID     int    `json:"pid"`
 	Command string `json:"command"`
 	Dir     string `json:"dir"`
+	// Boot and Started identify the process: the machine's boot and when it
+	// started, as time since boot (a pid reused later is not it).
+	Boot    string        `json:"boot,omitempty"`
+	Started time.Duration `json:"started,omitempty"`
 }
 
 // Leftovers waits until the process groups a killed run left running have

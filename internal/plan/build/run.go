@@ -43,7 +43,7 @@ func (b *builder) runStartPass() {
 func (b *builder) maskedLeftovers(lo *plan.Leftovers) plan.Leftovers {
 	out := plan.Leftovers{Run: lo.Run, Processes: make([]plan.Process, len(lo.Processes))}
 	for i, p := range lo.Processes {
-		out.Processes[i] = plan.Process{PID: p.PID, Command: b.in.Mask(p.Command), Dir: p.Dir}
+		out.Processes[i] = plan.Process{PID: p.PID, Command: b.in.Mask(p.Command), Dir: p.Dir, Boot: p.Boot, Started: p.Started}
 	}
 	return out
 }

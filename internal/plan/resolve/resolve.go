@@ -108,7 +108,7 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 		if len(left) > 0 {
 			lo := &plan.Leftovers{Run: o.LastRun}
 			for _, l := range left {
-				lo.Processes = append(lo.Processes, plan.Process{PID: l.PID, Command: l.Args, Dir: l.Dir})
+				lo.Processes = append(lo.Processes, plan.Process{PID: l.PID, Command: l.Args, Dir: l.Dir, Boot: l.Boot, Started: l.Started})
 			}
 			r.f.Leftovers = lo
 		}

@@ -19,7 +19,7 @@ const leftoverPoll = 200 * time.Millisecond
 func leftovers(ctx context.Context, env plan.Env, s plan.Leftovers) plan.Result {
 	left := make([]component.Leftover, len(s.Processes))
 	for i, p := range s.Processes {
-		left[i] = component.Leftover{PID: p.PID, Dir: p.Dir, Args: p.Command}
+		left[i] = component.Leftover{PID: p.PID, Dir: p.Dir, Args: p.Command, Boot: p.Boot, Started: p.Started}
 	}
 	prev := "the previous run"
 	if s.Run != "" {

@@ -105,7 +105,7 @@ func TestRunsTheBinary(t *testing.T) {
 	calls := filepath.Join(dir, "calls")
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	registryFile := filepath.Join(dir, "running")
-	registry, err := component.OpenRegistry(registryFile)
+	registry, err := component.OpenRegistry(registryFile, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
