@@ -25,8 +25,8 @@ import (
 // leaves them in the page cache, which is all that must survive (a machine
 // crash ends the processes too, so no fsync is needed):
 //
-//	+ <pid> <boot id>:<start, ns after boot> "<dir>" "<command line, masked>"
-//	- <pid>
+//   - <pid> <boot id>:<start, ns after boot> "<dir>" "<command line, masked>"
+//   - <pid>
 //
 // The boot and the start time tell a process of the run from an unrelated one
 // that got the same pid later (after a reboot, or once pids wrapped around).
