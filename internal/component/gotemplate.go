@@ -58,6 +58,8 @@ func setNested(m map[string]any, name, value string) {
 	}
 }
 
+var goErrCalling = regexp.MustCompile(`^error calling (\w+): (.*)$`)
+
 var goErrPos = regexp.MustCompile(`^template: ([^:]+):(\d+):?(\d+)?: (.*)$`)
 
 // goTemplateError rewrites text/template's "template: name:3:5: msg" into a
@@ -83,6 +85,11 @@ func goTemplateError(name string, err error) error {
 		}
 	} else if i := strings.Index(text, ": "); strings.HasPrefix(text, "executing") && i >= 0 {
 		text = text[i+2:]
+	}
+	// "error calling lookupfile: lookupfile …": the function's own error
+	// already names it.
+	if m := goErrCalling.FindStringSubmatch(text); m != nil && strings.HasPrefix(m[2], m[1]) {
+		text = m[2]
 	}
 	return &TemplateError{Pos: manifest.Pos{File: name, Line: line, Col: col}, Msg: text}
 }

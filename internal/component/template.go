@@ -47,16 +47,28 @@ type Rendered struct {
 
 // TemplateFiles lists a component's template files: the files matching its
 // templates.files globs and the *.template / *.gotemplate files below its
-// templates.directories, relative to the component directory, sorted.
+// templates.directories, relative to the component directory, sorted. A
+// pattern, template or rendered file that leads out of the component folder
+// is an error.
 func TemplateFiles(dir string, t *manifest.Templates) ([]string, error) {
 	if t == nil {
 		return nil, nil
 	}
+	root, err := realDir(dir)
+	if err != nil {
+		return nil, err
+	}
 	set := map[string]bool{}
+	var errs []error
 	for _, pattern := range t.Files {
+		if err := localPath(pattern, "templates.files"); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		matches, err := filepath.Glob(filepath.Join(dir, pattern))
 		if err != nil {
-			return nil, fmt.Errorf("templates.files %q: %w", pattern, err)
+			errs = append(errs, fmt.Errorf("templates.files %q: %w", pattern, err))
+			continue
 		}
 		for _, m := range matches {
 			if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
@@ -65,25 +77,56 @@ func TemplateFiles(dir string, t *manifest.Templates) ([]string, error) {
 		}
 	}
 	for _, d := range t.Directories {
-		root := filepath.Join(dir, d)
-		err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if err := localPath(d, "templates.directories"); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		start, err := confined(root, filepath.Join(dir, d), "templates.directories "+strconv.Quote(d)+":")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		err = filepath.WalkDir(start, func(path string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if e.Type().IsRegular() && (strings.HasSuffix(path, TemplateSuffix) || strings.HasSuffix(path, GoTemplateSuffix)) {
-				set[path] = true
+				// Named below the folder as the manifest names it, so a
+				// linked folder renders where its users look.
+				rel, err := filepath.Rel(start, path)
+				if err != nil {
+					return err
+				}
+				set[filepath.Join(dir, d, rel)] = true
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("templates.directories %q: %w", d, err)
+			errs = append(errs, fmt.Errorf("templates.directories %q: %w", d, err))
 		}
 	}
-	files := make([]string, 0, len(set))
+	all := make([]string, 0, len(set))
 	for f := range set {
+		all = append(all, f)
+	}
+	sort.Strings(all)
+	files := make([]string, 0, len(all))
+	for _, f := range all {
+		if _, err := confined(root, f, "template"); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if out, err := OutputName(f); err == nil {
+			if err := confinedOutput(root, out); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
 		files = append(files, f)
 	}
-	sort.Strings(files)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	return files, nil
 }
 
@@ -269,17 +312,34 @@ func copyRendered(from, to string) error {
 }
 
 // LookupFile finds a file along a template chain: the component's folder
-// first, the base template last (sow's env.lookupfile).
+// first, the base template last (sow's env.lookupfile). rel must stay inside
+// the chain's folders: absolute paths, ".." and links that lead out are
+// refused.
 func LookupFile(chain []string, rel string, dir bool) (string, error) {
+	what := "lookupfile"
+	if dir {
+		what = "lookupdir"
+	}
+	if err := localPath(rel, what); err != nil {
+		return "", err
+	}
 	for _, d := range chain {
 		p := filepath.Join(d, rel)
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() == dir {
-			return p, nil
+		if fi, err := os.Stat(p); err != nil || fi.IsDir() != dir {
+			continue
 		}
+		root, err := realDir(d)
+		if err != nil {
+			return "", err
+		}
+		if _, err := confined(root, p, what+" "+strconv.Quote(rel)+":"); err != nil {
+			return "", err
+		}
+		return p, nil
 	}
-	what := "file"
+	kind := "file"
 	if dir {
-		what = "folder"
+		kind = "folder"
 	}
-	return "", fmt.Errorf("no %s %s in %s", what, rel, strings.Join(chain, ", "))
+	return "", fmt.Errorf("no %s %s in %s", kind, rel, strings.Join(chain, ", "))
 }

@@ -313,6 +313,7 @@ func validateComponent(c *Component, diags *Diagnostics) {
 		default:
 			diags.Errorf(c.Templates.Pos, "templates.kind", "expected \"curly\", \"mustache\" or \"go\", got %q", c.Templates.Kind)
 		}
+		validateTemplatePaths(c.Templates, diags)
 	}
 	validateComponentLifecycle(&c.Lifecycle, "lifecycle", diags)
 	validateOutputs(c.Outputs, diags)
