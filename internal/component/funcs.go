@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -43,22 +44,27 @@ func funcMap() template.FuncMap {
 		"trimAll":    func(cut, s string) string { return strings.Trim(s, cut) },
 		"trimPrefix": func(p, s string) string { return strings.TrimPrefix(s, p) },
 		"trimSuffix": func(p, s string) string { return strings.TrimSuffix(s, p) },
-		"replace":    func(old, new, s string) string { return strings.ReplaceAll(s, old, new) },
+		"replace":    replace,
 		"contains":   func(sub, s string) bool { return strings.Contains(s, sub) },
 		"hasPrefix":  func(p, s string) bool { return strings.HasPrefix(s, p) },
 		"hasSuffix":  func(p, s string) bool { return strings.HasSuffix(s, p) },
 		"repeat":     repeat,
-		"quote":      func(v ...any) string { return joinMapped(v, strconv.Quote) },
-		"squote":     func(v ...any) string { return joinMapped(v, func(s string) string { return "'" + s + "'" }) },
-		"indent":     func(n int, s string) string { return indent(n, s) },
-		"nindent":    func(n int, s string) string { return "\n" + indent(n, s) },
-		"split":      split,
-		"splitList":  func(sep, s string) []string { return strings.Split(s, sep) },
-		"join":       join,
-		"toString":   func(v any) string { return fmt.Sprint(v) },
-		"cat":        func(v ...any) string { return joinMapped(v, func(s string) string { return s }) },
-		"substr":     substr,
-		"trunc":      func(n int, s string) string { return substr(0, n, s) },
+		"quote":      func(v ...any) (string, error) { return joinMapped("quote", v, strconv.Quote) },
+		"squote": func(v ...any) (string, error) {
+			return joinMapped("squote", v, func(s string) string { return "'" + s + "'" })
+		},
+		"indent": indent,
+		"nindent": func(n int, s string) (string, error) {
+			s, err := indent(n, s)
+			return "\n" + s, err
+		},
+		"split":     split,
+		"splitList": splitList,
+		"join":      join,
+		"toString":  func(v any) (string, error) { return boundedSprint(v) },
+		"cat":       func(v ...any) (string, error) { return joinMapped("cat", v, func(s string) string { return s }) },
+		"substr":    substr,
+		"trunc":     func(n int, s string) string { return substr(0, n, s) },
 		// paths
 		"base":  filepath.Base,
 		"dir":   filepath.Dir,
@@ -101,6 +107,13 @@ func funcMap() template.FuncMap {
 		"max":   func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return max(x, y) }) },
 		"min":   func(a, b any) (int64, error) { return arith(a, b, func(x, y int64) int64 { return min(x, y) }) },
 		"until": until,
+		// text/template's own printing and escaping, bounded
+		"print":    boundedSprint,
+		"printf":   boundedSprintf,
+		"println":  boundedSprintln,
+		"html":     template.HTMLEscaper,
+		"js":       template.JSEscaper,
+		"urlquery": template.URLQueryEscaper,
 	}
 }
 
@@ -151,40 +164,90 @@ func title(s string) string {
 	return strings.Join(words, " ")
 }
 
-func joinMapped(v []any, f func(string) string) string {
+// joinMapped prints each non-nil value, maps it and joins the results with
+// spaces, refusing to build more than maxValueBytes.
+func joinMapped(what string, v []any, f func(string) string) (string, error) {
 	parts := make([]string, 0, len(v))
+	var size int64
 	for _, x := range v {
-		if x != nil {
-			parts = append(parts, f(fmt.Sprint(x)))
+		if x == nil {
+			continue
 		}
+		p, err := boundedSprint(x)
+		if err != nil {
+			return "", err
+		}
+		p = f(p)
+		if size += int64(len(p)) + 1; size > maxValueBytes {
+			return "", fits(what, size)
+		}
+		parts = append(parts, p)
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, " "), nil
 }
 
-func indent(n int, s string) string {
+func indent(n int, s string) (string, error) {
+	if n < 0 {
+		return "", fmt.Errorf("indent: %d is negative", n)
+	}
+	lines := int64(strings.Count(s, "\n")) + 1
+	if err := fits("indent", int64(len(s))+mulSat(lines, int64(n))); err != nil {
+		return "", err
+	}
 	pad := strings.Repeat(" ", n)
-	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
+	return pad + strings.ReplaceAll(s, "\n", "\n"+pad), nil
+}
+
+func replace(old, new, s string) (string, error) {
+	count := int64(strings.Count(s, old))
+	if err := fits("replace", int64(len(s))+mulSat(count, int64(len(new)))); err != nil {
+		return "", err
+	}
+	return strings.ReplaceAll(s, old, new), nil
+}
+
+// parts bounds strings.Split: each part counts nodeOverhead besides its text.
+func parts(what, sep, s string) error {
+	return fits(what, int64(len(s))+mulSat(int64(strings.Count(s, sep))+1, 2*nodeOverhead))
+}
+
+func splitList(sep, s string) ([]string, error) {
+	if err := parts("splitList", sep, s); err != nil {
+		return nil, err
+	}
+	return strings.Split(s, sep), nil
 }
 
 // split follows sprig: a map _0, _1, … of the parts.
-func split(sep, s string) map[string]string {
+func split(sep, s string) (map[string]string, error) {
+	if err := parts("split", sep, s); err != nil {
+		return nil, err
+	}
 	m := map[string]string{}
 	for i, p := range strings.Split(s, sep) {
 		m["_"+strconv.Itoa(i)] = p
 	}
-	return m
+	return m, nil
 }
 
-func join(sep string, v any) string {
+func join(sep string, v any) (string, error) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
-		return fmt.Sprint(v)
+		return boundedSprint(v)
 	}
 	parts := make([]string, rv.Len())
+	size := mulSat(int64(len(sep)), int64(rv.Len()))
 	for i := range parts {
-		parts[i] = fmt.Sprint(rv.Index(i).Interface())
+		p, err := boundedSprint(rv.Index(i).Interface())
+		if err != nil {
+			return "", err
+		}
+		if size += int64(len(p)); size > maxValueBytes {
+			return "", fits("join", size)
+		}
+		parts[i] = p
 	}
-	return strings.Join(parts, sep)
+	return strings.Join(parts, sep), nil
 }
 
 func substr(start, end int, s string) string {
@@ -214,6 +277,11 @@ func toJSON(v any) (string, error) {
 }
 
 func fromJSON(s string) (any, error) {
+	// Decoded values take several times their text; the result is measured
+	// again once built.
+	if err := fits("fromJson", 4*int64(len(s))); err != nil {
+		return nil, err
+	}
 	var v any
 	err := json.Unmarshal([]byte(s), &v)
 	return v, err
@@ -260,10 +328,17 @@ func at(l []any, i int) any {
 	return l[i]
 }
 
+// uniq keeps the first of equal elements; elements are told apart by their
+// Go syntax (%#v), which for template values (strings, numbers, lists and
+// maps, printed sorted) is equality, in time that grows with the list, not
+// its square.
 func uniq(l []any) []any {
 	var out []any
+	seen := map[string]bool{}
 	for _, x := range l {
-		if indexOf(out, x) < 0 {
+		key := fmt.Sprintf("%T\x00%#v", x, x)
+		if !seen[key] {
+			seen[key] = true
 			out = append(out, x)
 		}
 	}
@@ -317,16 +392,31 @@ func mod(a, b any) (int64, error) {
 	return arith(a, b, func(x, y int64) int64 { return x % y })
 }
 
-// Bounds on what one template call may build, so that a typo cannot eat the
-// machine's memory.
-const (
-	maxRepeatBytes = 1 << 20
-	maxUntil       = 100_000
-)
+// maxUntil bounds the list until builds; loops over it cost work besides.
+const maxUntil = 100_000
+
+// fits refuses to build a value of size bytes past maxValueBytes.
+func fits(what string, size int64) error {
+	if size > maxValueBytes {
+		return limitErrorf("%s: would build more than %d bytes", what, maxValueBytes)
+	}
+	return nil
+}
+
+// mulSat is a*b for non-negative a and b, saturating instead of wrapping.
+func mulSat(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
 
 func repeat(n int, s string) (string, error) {
-	if n < 0 || n > 0 && len(s)*n > maxRepeatBytes {
-		return "", fmt.Errorf("repeat: %d copies of %d bytes is more than %d bytes", n, len(s), maxRepeatBytes)
+	if n < 0 {
+		return "", fmt.Errorf("repeat: %d is negative", n)
+	}
+	if err := fits("repeat", mulSat(int64(n), int64(len(s)))); err != nil {
+		return "", err
 	}
 	return strings.Repeat(s, n), nil
 }

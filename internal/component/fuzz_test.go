@@ -3,11 +3,15 @@ package component
 import "testing"
 
 // FuzzRender renders arbitrary templates of every kind: errors are fine,
-// panics and hangs are not.
+// panics and hangs are not, and the render's bounds hold (lowered, so that
+// an input reaching them takes milliseconds).
 func FuzzRender(f *testing.F) {
+	smallLimits(f)
 	for _, s := range []string{
 		"${db.host}", "{{db.host}}", "{{#on}}x{{/on}}", "{{ .db.host }}", "{{ range .db }}{{.}}{{ end }}",
 		"${x/base64}", "#{1 + 1}", "{{{db.host}}}", "{{!c}}", "{{ default \"a\" .b }}",
+		"{{ range until 9 }}{{ range until 9 }}{{ . }}{{ end }}{{ end }}", `{{ printf "%[1]9v" (list 1 (list 2)) }}`,
+		`{{ define "a" }}{{ template "a" . }}{{ end }}{{ template "a" . }}`, `{{ if .db.host | eq "h" }}{{ index . "db" }}{{ end }}`,
 	} {
 		f.Add(s)
 	}

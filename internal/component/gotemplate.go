@@ -1,7 +1,7 @@
 package component
 
 import (
-	"bytes"
+	"errors"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -27,19 +27,32 @@ func renderGo(name, src string, exp *params.Expanded, lookup []string) (string, 
 	}
 	funcs["lookupfile"] = func(rel string) (string, error) { return LookupFile(lookup, rel, false) }
 	funcs["lookupdir"] = func(rel string) (string, error) { return LookupFile(lookup, rel, true) }
+	budget := newRenderBudget()
+	for n, f := range funcs {
+		funcs[n] = budget.wrap(n, f)
+	}
+	funcs[tickFunc] = budget.tick
+	funcs[chargeFunc] = budget.charge
 	t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(src)
 	if err != nil {
 		return "", goTemplateError(name, err)
 	}
+	instrument(t)
 	data := map[string]any{}
 	for _, v := range exp.Values {
 		setNested(data, v.Name, params.Trimmed(v.Value))
 	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
+	out := &cappedBuffer{max: renderLimits.rendered}
+	if err := t.Execute(out, data); err != nil {
+		var limit *LimitError
+		if errors.As(err, &limit) && !goErrPos.MatchString(err.Error()) {
+			// Writing past the cap has no place of its own: blame the
+			// loop or template call that ran last.
+			return "", &TemplateError{Pos: posAt(name, src, budget.at), Msg: limit.Msg}
+		}
 		return "", goTemplateError(name, err)
 	}
-	return b.String(), nil
+	return out.String(), nil
 }
 
 func setNested(m map[string]any, name, value string) {
@@ -66,6 +79,15 @@ var goErrPos = regexp.MustCompile(`^template: ([^:]+):(\d+):?(\d+)?: (.*)$`)
 // positioned error, and its missing-key message into gantry's words.
 func goTemplateError(name string, err error) error {
 	msg := err.Error()
+	var limit *LimitError
+	if errors.As(err, &limit) {
+		// The bound crossed, at the call or loop that crossed it.
+		if m := goErrPos.FindStringSubmatch(msg); m != nil {
+			line, _ := strconv.Atoi(m[2])
+			col, _ := strconv.Atoi(m[3])
+			return &TemplateError{Pos: manifest.Pos{File: name, Line: line, Col: col}, Msg: limit.Msg}
+		}
+	}
 	m := goErrPos.FindStringSubmatch(msg)
 	if m == nil {
 		return &TemplateError{Pos: manifest.Pos{File: name}, Msg: msg}

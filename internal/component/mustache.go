@@ -14,33 +14,39 @@ import (
 // when it is not, and {{! comments }} vanish. Dotted names are parameter
 // names, so {{db.host}} is the parameter db.host.
 func renderMustache(name, src string, r params.Resolver) (string, error) {
-	var b strings.Builder
+	b := &cappedBuffer{max: renderLimits.rendered}
 	type section struct {
 		name     string
 		offset   int
 		emitting bool
 	}
 	var stack []section
-	emitting := func() bool {
-		for _, s := range stack {
-			if !s.emitting {
-				return false
-			}
+	// muted counts the open sections that do not emit: the text emits when
+	// none does (a count, so that deep nesting costs nothing per tag).
+	muted := 0
+	emitting := func() bool { return muted == 0 }
+	write := func(at int, s string) error {
+		if _, err := b.WriteString(s); err != nil {
+			return &TemplateError{Pos: posAt(name, src, at), Msg: err.Error()}
 		}
-		return true
+		return nil
 	}
 	i := 0
 	for i < len(src) {
 		start := strings.Index(src[i:], "{{")
 		if start < 0 {
 			if emitting() {
-				b.WriteString(src[i:])
+				if err := write(i, src[i:]); err != nil {
+					return "", err
+				}
 			}
 			break
 		}
 		start += i
 		if emitting() {
-			b.WriteString(src[i:start])
+			if err := write(i, src[i:start]); err != nil {
+				return "", err
+			}
 		}
 		closing, skip := "}}", 2
 		if strings.HasPrefix(src[start:], "{{{") {
@@ -72,7 +78,11 @@ func renderMustache(name, src string, r params.Resolver) (string, error) {
 				return "", err
 			}
 			truthy := v != "" && v != "false" && v != "0"
-			stack = append(stack, section{name: tag, offset: start, emitting: truthy == (sigil == '#')})
+			emits := truthy == (sigil == '#')
+			if !emits {
+				muted++
+			}
+			stack = append(stack, section{name: tag, offset: start, emitting: emits})
 		case '/':
 			if len(stack) == 0 || stack[len(stack)-1].name != tag {
 				msg := fmt.Sprintf("{{/%s}} closes no open section", tag)
@@ -80,6 +90,9 @@ func renderMustache(name, src string, r params.Resolver) (string, error) {
 					msg = fmt.Sprintf("{{/%s}} closes section %q", tag, stack[len(stack)-1].name)
 				}
 				return "", &TemplateError{Pos: posAt(name, src, start), Msg: msg}
+			}
+			if !stack[len(stack)-1].emitting {
+				muted--
 			}
 			stack = stack[:len(stack)-1]
 		default:
@@ -91,7 +104,9 @@ func renderMustache(name, src string, r params.Resolver) (string, error) {
 				if err != nil {
 					return "", err
 				}
-				b.WriteString(v)
+				if err := write(start, v); err != nil {
+					return "", err
+				}
 			}
 		}
 		i = next

@@ -6,6 +6,7 @@ package component
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -195,9 +196,9 @@ func RenderFile(path, kind string, exp *params.Expanded, lookup []string) (Rende
 	if err != nil {
 		return Rendered{}, err
 	}
-	src, err := os.ReadFile(path)
+	src, err := readTemplate(path)
 	if err != nil {
-		return Rendered{}, fmt.Errorf("read template: %w", err)
+		return Rendered{}, err
 	}
 	text, err := RenderString(path, string(src), kind, exp, lookup)
 	if err != nil {
@@ -266,18 +267,19 @@ func renderCurly(name, src string, r params.Resolver) (string, error) {
 		}
 		return "", err
 	}
-	var b strings.Builder
+	b := &cappedBuffer{max: renderLimits.rendered}
 	for _, p := range t.Parts {
-		if p.Kind == params.Literal {
-			b.WriteString(p.Text)
-			continue
+		v := p.Text
+		if p.Kind != params.Literal {
+			one := &params.Template{Src: src, Parts: []params.Part{p}}
+			var err error
+			if v, err = one.Eval(trimmingResolver{r}); err != nil {
+				return "", &TemplateError{Pos: posAt(name, src, p.Offset), Msg: err.Error()}
+			}
 		}
-		one := &params.Template{Src: src, Parts: []params.Part{p}}
-		v, err := one.Eval(trimmingResolver{r})
-		if err != nil {
+		if _, err := b.WriteString(v); err != nil {
 			return "", &TemplateError{Pos: posAt(name, src, p.Offset), Msg: err.Error()}
 		}
-		b.WriteString(v)
 	}
 	return b.String(), nil
 }
@@ -298,6 +300,24 @@ func posAt(name, src string, offset int) manifest.Pos {
 	line := 1 + strings.Count(src[:offset], "\n")
 	col := offset - strings.LastIndexByte(src[:offset], '\n')
 	return manifest.Pos{File: name, Line: line, Col: col}
+}
+
+// readTemplate reads a template's source, refusing one past
+// maxTemplateBytes before reading it whole.
+func readTemplate(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read template: %w", err)
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, maxTemplateBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read template %s: %w", path, err)
+	}
+	if len(src) > maxTemplateBytes {
+		return nil, fmt.Errorf("template %s is larger than %d bytes", path, maxTemplateBytes)
+	}
+	return src, nil
 }
 
 func copyRendered(from, to string) error {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package component
+
+const raceEnabled = false
