@@ -177,8 +177,14 @@ func TestCriticalFailureStopsNewWork(t *testing.T) {
 	release := make(chan struct{})
 	slow := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result { <-release; return plan.Ok() })
 	failNow := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result {
-		defer close(release)
 		return plan.Fail(errors.New("boom"))
+	})
+	// afail is light, so the engine runs it inline once it has taken in a's
+	// failure: releasing b1 from there (not from a itself) means b1 cannot
+	// finish, and b2 and d cannot start, before the engine knows a failed.
+	afailRelease := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result {
+		close(release)
+		return plan.Ok()
 	})
 	mk := func(force bool) *Outcome {
 		release = make(chan struct{})
@@ -187,7 +193,7 @@ func TestCriticalFailureStopsNewWork(t *testing.T) {
 		p.Add(&plan.Node{ID: "a", Group: "a", Critical: true, Spec: fn(failNow)})
 		p.Add(&plan.Node{ID: "b2", Group: "b", Spec: fn(result(plan.Ok()))})
 		p.Add(&plan.Node{ID: "c", Group: "c", Spec: fn(result(plan.Ok()))})
-		p.Add(&plan.Node{ID: "afail", Group: "a", Always: true, Light: true, Spec: fn(result(plan.Ok()))})
+		p.Add(&plan.Node{ID: "afail", Group: "a", Always: true, Light: true, Spec: fn(afailRelease)})
 		connect(p, "b1", "b2", plan.OnSuccess)
 		connect(p, "a", "c", plan.OnSuccess)
 		connect(p, "a", "afail", plan.OnFailure)
