@@ -312,7 +312,11 @@ func TestPauseHoldsBackNewSteps(t *testing.T) {
 	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
 	inPause := make(chan struct{})
 	watch := &finishWatch{id: "wait", done: make(chan struct{})}
+	waitStarted := make(chan struct{})
 	gate := plan.RunnerFunc(func(_ context.Context, env plan.Env) plan.Result {
+		// A pause taken before "wait" starts would hold it back too, and
+		// nothing would ever end the pause.
+		<-waitStarted
 		_ = env.Pause(func() error {
 			close(inPause)
 			<-watch.done
@@ -321,7 +325,11 @@ func TestPauseHoldsBackNewSteps(t *testing.T) {
 		})
 		return plan.Ok()
 	})
-	wait := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result { <-inPause; return plan.Ok() })
+	wait := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result {
+		close(waitStarted)
+		<-inPause
+		return plan.Ok()
+	})
 	other := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result { note("other ran"); return plan.Ok() })
 	p := plan.New("s", "deploy")
 	p.Add(&plan.Node{ID: "gate", Group: "a", Spec: fn(gate)})
