@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,20 +114,31 @@ func cmdCopyDir(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 }
 
-// cmdWaitFile waits up to 60 seconds for a file to exist:
+// cmdWaitFile waits up to 60 seconds for a file to exist, or for a file
+// matching a glob to hold a text (a run's log saying it waits):
 //
 //	waitfile started
+//	waitfile '.gantry/runs/*/two.log' 'waiting for the folder'
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: waitfile PATH")
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfile PATH-or-GLOB [TEXT]")
 	}
-	path := ts.MkAbs(args[0])
+	pattern := ts.MkAbs(args[0])
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); err == nil {
-			return
+		matches, _ := filepath.Glob(pattern)
+		for _, m := range matches {
+			if len(args) == 1 {
+				return
+			}
+			if data, err := os.ReadFile(m); err == nil && strings.Contains(string(data), args[1]) {
+				return
+			}
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if len(args) == 2 {
+		ts.Fatalf("no file %s held %q within 60s", args[0], args[1])
 	}
 	ts.Fatalf("%s did not appear within 60s", args[0])
 }

@@ -81,6 +81,12 @@ type run struct {
 	ready   readyHeap
 	light   []int
 	running int
+	holds   holds
+	// outside counts steps waiting outside the run without a slot; wanting
+	// are those back and waiting for one (Env.Outside).
+	outside int
+	wanting []chan struct{}
+	slots   chan slotRequest
 
 	halted    string
 	cancelled bool
@@ -140,6 +146,7 @@ func Run(ctx context.Context, p *plan.Plan, b Binder, opts Options) (*Outcome, e
 		done:         make([]bool, n),
 		completions:  make(chan completion, opts.Parallel),
 		resume:       make(chan struct{}, 1),
+		slots:        make(chan slotRequest),
 		started:      map[string]bool{},
 		failedGroups: map[string]bool{},
 		out: &Outcome{
@@ -181,7 +188,7 @@ func (r *run) loop() error {
 		if r.finished == total {
 			return nil
 		}
-		if r.running == 0 && r.ready.Len() == 0 && len(r.light) == 0 && !r.paused() {
+		if r.running == 0 && r.outside == 0 && r.ready.Len() == 0 && len(r.light) == 0 && !r.paused() {
 			// Nothing runs and nothing can start: a plan whose edges were
 			// not checked would wait here forever.
 			return r.stuck()
@@ -194,6 +201,8 @@ func (r *run) loop() error {
 			r.cancelled = true
 			r.out.Cancelled = true
 			ctxDone = nil
+		case m := <-r.slots:
+			r.slotMessage(m)
 		case <-r.resume:
 		}
 	}
@@ -211,13 +220,18 @@ func (r *run) stuck() error {
 			}
 		}
 	}
+	if w := r.waitingNames(); w != "" {
+		return fmt.Errorf("engine: the plan cannot go on: %s never became ready; steps wait for %s", strings.Join(ids, ", "), w)
+	}
 	return fmt.Errorf("engine: the plan cannot go on: %s never became ready (a cycle?)", strings.Join(ids, ", "))
 }
 
-// dispatch runs every ready light step, then starts ready steps in plan order
-// while slots are free.
+// dispatch runs every ready light step, gives slots back to steps returning
+// from outside the run, then starts ready steps in plan order while slots
+// are free. A step whose resource another holds is set aside.
 func (r *run) dispatch() {
 	for {
+		r.grantSlots()
 		for len(r.light) > 0 {
 			i := r.light[0]
 			r.light = r.light[1:]
@@ -234,6 +248,11 @@ func (r *run) dispatch() {
 		if skip, ok := r.decide(i); ok {
 			heap.Pop(&r.ready)
 			r.skip(i, skip)
+			continue
+		}
+		if res, ok := r.busy(i); ok {
+			heap.Pop(&r.ready)
+			r.wait(i, res)
 			continue
 		}
 		if r.running >= r.opts.Parallel {
@@ -326,6 +345,7 @@ func (r *run) start(i int) {
 	if n.Group != "" && !n.Light {
 		r.started[n.Group] = true
 	}
+	r.take(i)
 	env := &stepEnv{r: r, n: n}
 	started := time.Now()
 	r.opts.Observer.StepStarted(n, started)
@@ -372,6 +392,7 @@ func (r *run) finish(i int, res plan.Result, started, ended time.Time) {
 	if res.Status == plan.Failed && n.Group != "" {
 		r.failedGroups[n.Group] = true
 	}
+	r.free(i)
 	if res.Status == plan.Failed && (n.Critical || res.Abort) {
 		r.out.Failed = true
 		if (!r.opts.Force || res.Abort) && r.halted == "" {

@@ -18,6 +18,11 @@ type Env interface {
 	// Pause stops new steps from starting while fn runs (a prompt on the
 	// terminal), then lets them go on.
 	Pause(fn func() error) error
+	// Outside runs fn, which waits for something outside the run (another
+	// gantry run's lock), with the step's --parallel slot given back meanwhile:
+	// the run's other steps go on, so two runs waiting for each other's locks
+	// cannot fill each other's slots.
+	Outside(fn func() error) error
 	// Interactive reports whether a person can answer prompts (stdin is a terminal).
 	Interactive() bool
 	// Input reads one line from the terminal.

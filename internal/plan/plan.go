@@ -80,6 +80,15 @@ type Node struct {
 	// Inputs are the steps whose results (and Result.Data) this step reads;
 	// each must come before it in the plan's graph.
 	Inputs []string
+	// Takes names resources the step holds from its start until a step that
+	// Frees them finishes: while another step holds one, the step waits
+	// without taking a --parallel slot. Components that render templates
+	// into their folder take the folder, so that two never render and run
+	// in the same folder at once.
+	Takes []string
+	// Frees names resources released when the step finishes, however it
+	// ends (skipped too), if a step of its group holds them.
+	Frees []string
 	// Spec is what the step does.
 	Spec Spec
 
@@ -173,9 +182,23 @@ func (p *Plan) Precedes(a, b string) bool {
 // they are added.
 func (p *Plan) Validate() error {
 	var problems []string
+	freed := map[[2]string]bool{} // group, resource
+	for _, n := range p.Nodes {
+		for _, res := range n.Frees {
+			freed[[2]string{n.Group, res}] = true
+		}
+	}
 	for _, n := range p.Nodes {
 		if n.Spec == nil {
 			problems = append(problems, fmt.Sprintf("step %s has no spec", n.ID))
+		}
+		if n.Light && len(n.Takes) > 0 {
+			problems = append(problems, fmt.Sprintf("step %s is light but takes %s: a light step runs at once, it cannot wait", n.ID, strings.Join(n.Takes, ", ")))
+		}
+		for _, res := range n.Takes {
+			if !freed[[2]string{n.Group, res}] {
+				problems = append(problems, fmt.Sprintf("step %s takes %s, which no step of its group frees", n.ID, res))
+			}
 		}
 		for _, in := range n.Inputs {
 			if p.index[in] == nil {

@@ -158,6 +158,8 @@ type jsonNode struct {
 	Critical  bool     `json:"critical,omitempty"`
 	Always    bool     `json:"always,omitempty"`
 	Inputs    []string `json:"inputs,omitempty"`
+	Takes     []string `json:"takes,omitempty"`
+	Frees     []string `json:"frees,omitempty"`
 	Spec      Spec     `json:"spec"`
 }
 
@@ -178,7 +180,7 @@ func (p *Plan) WriteJSON(w io.Writer) error {
 	for _, n := range p.Nodes {
 		jp.Nodes = append(jp.Nodes, jsonNode{ID: n.ID, Kind: n.Kind, Label: n.Label, Component: n.Component, Group: n.Group,
 			Point: n.Point, Action: n.Action, Reason: n.Reason, Lane: n.Lane, Hidden: n.Hidden, Quiet: n.Quiet, Critical: n.Critical,
-			Always: n.Always, Inputs: n.Inputs, Spec: n.Spec})
+			Always: n.Always, Inputs: n.Inputs, Takes: n.Takes, Frees: n.Frees, Spec: n.Spec})
 	}
 	for _, e := range p.Edges {
 		jp.Edges = append(jp.Edges, jsonEdge{From: e.From, To: e.To, Kind: e.Kind.String()})

@@ -112,9 +112,9 @@ type builder struct {
 // a plan comes back only without errors.
 func Build(in *Input) (*plan.Plan, manifest.Diagnostics) {
 	b := newBuilder(in)
-	passes := []func(){b.selectPass, b.runStartPass, b.preFlightPass, b.componentsPass, b.edgesPass, b.postFlightPass, b.runEndPass, b.validatePass}
+	passes := []func(){b.selectPass, b.runStartPass, b.preFlightPass, b.componentsPass, b.sharedFoldersPass, b.edgesPass, b.postFlightPass, b.runEndPass, b.validatePass}
 	if in.Options.Invoke != "" {
-		passes = []func(){b.invokePass, b.runStartPass, b.componentsPass, b.runEndPass, b.validatePass}
+		passes = []func(){b.invokePass, b.runStartPass, b.componentsPass, b.sharedFoldersPass, b.runEndPass, b.validatePass}
 	}
 	for _, pass := range passes {
 		pass()

@@ -311,3 +311,31 @@ func TestRunSteps(t *testing.T) {
 		t.Error("masking the shown config changed the handler's")
 	}
 }
+
+// TestSharedTemplatedFoldersTakeTheFolder: components that render templates
+// in one real folder take it in their verb and free it in their end; one
+// alone in its folder, or one that renders nothing, takes nothing.
+func TestSharedTemplatedFoldersTakeTheFolder(t *testing.T) {
+	templated := func(name string) *manifest.Component {
+		c := comp(name)
+		c.Templates = &manifest.Templates{Files: []string{"*.template"}}
+		return c
+	}
+	w := newWorld(templated("a"), templated("b"), templated("c"), comp("d"))
+	// a and b are links to one folder; d is in it too but renders nothing.
+	w.facts.RealDirs = map[string]string{"/src/a": "/real/x", "/src/b": "/real/x", "/src/c": "/real/c", "/src/d": "/real/x"}
+	p := w.mustBuild(t, Options{})
+	var got []string
+	for _, n := range p.Nodes {
+		for _, r := range n.Takes {
+			got = append(got, n.ID+" takes "+r)
+		}
+		for _, r := range n.Frees {
+			got = append(got, n.ID+" frees "+r)
+		}
+	}
+	want := []string{"a/deploy takes folder:/real/x", "a/end frees folder:/real/x", "b/deploy takes folder:/real/x", "b/end frees folder:/real/x"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

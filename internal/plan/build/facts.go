@@ -35,6 +35,11 @@ type Facts struct {
 	// DirSums digest the folders of deployed components, for --resume's
 	// prediction of what is unchanged; "" where the folder could not be read.
 	DirSums map[string]string
+	// RealDirs are the component folders with their links resolved, by
+	// folder: two components whose folders are one folder must not run at
+	// once. A folder that cannot be resolved is missing (its own path
+	// stands for it).
+	RealDirs map[string]string
 	// Leftovers are the process groups a killed run left running (runs
 	// only).
 	Leftovers *plan.Leftovers
@@ -82,6 +87,14 @@ func (f *Facts) Abs(p string) string {
 // gantry's, never of the input.
 func missing(what string, args ...any) string {
 	return "internal error: the plan needs a fact that was not gathered: " + fmt.Sprintf(what, args...)
+}
+
+// realDir is dir with its links resolved, when the resolve phase could.
+func (f *Facts) realDir(dir string) string {
+	if real, ok := f.RealDirs[dir]; ok {
+		return real
+	}
+	return dir
 }
 
 // implementation returns the probe of dir for verb.

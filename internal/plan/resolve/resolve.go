@@ -72,6 +72,7 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 		Scripts:         map[build.ScriptKey]bool{},
 		Environment:     map[string]bool{},
 		DirSums:         map[string]string{},
+		RealDirs:        map[string]string{},
 	}}
 	stackDir := r.stackDir()
 	if len(res.SourceDirs) == 0 {
@@ -143,6 +144,11 @@ func (r *resolver) recordedDir(dir string) string {
 // plugins, its steps' scripts, its product's spec version, and for --resume
 // its folder's digest.
 func (r *resolver) component(name, dir string, c *manifest.Component, ref *manifest.ComponentRef, verbs []string) {
+	if _, done := r.f.RealDirs[dir]; !done {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			r.f.RealDirs[dir] = real
+		}
+	}
 	for _, verb := range verbs {
 		impl := r.implementation(dir, verb)
 		if impl.Impl != nil && impl.Impl.Kind == component.ImplTerraform {

@@ -160,7 +160,7 @@ func (rt *Runtime) verb(ctx context.Context, env plan.Env, n *plan.Node, s plan.
 	}
 	b := begunOf(env, info.Name)
 	if info.Plugins {
-		return rt.prepareLists(info, b)
+		return rt.prepareLists(ctx, env, info, b)
 	}
 	if !info.ReadOnly {
 		if err := rt.markInFlight(info, b.exp, nil, nil); err != nil {
@@ -168,8 +168,8 @@ func (rt *Runtime) verb(ctx context.Context, env plan.Env, n *plan.Node, s plan.
 		}
 	}
 	c := rt.Res.Component(info.Name)
-	if err := rt.render(info, c, b.exp); err != nil {
-		return plan.Fail(err)
+	if err := rt.render(ctx, env, info, c, b.exp); err != nil {
+		return failure(ctx, err)
 	}
 	var raw map[string]string
 	var provides []string
@@ -187,6 +187,9 @@ func (rt *Runtime) verb(ctx context.Context, env plan.Env, n *plan.Node, s plan.
 		stdout.Flush()
 		if err != nil {
 			return failure(ctx, err)
+		}
+		if err := stdout.capture.Err(); err != nil {
+			return plan.Fail(err)
 		}
 		raw, provides = stdout.capture.Outputs(), stdout.capture.Provides()
 	}
@@ -208,10 +211,14 @@ func failure(ctx context.Context, err error) plan.Result {
 	return plan.Fail(err)
 }
 
-// render renders the component's templates before its verb runs.
-func (rt *Runtime) render(info *plan.Component, c *manifest.Component, exp *params.Expanded) error {
+// render renders the component's templates before its verb runs, with its
+// folder locked against other runs until the component's end.
+func (rt *Runtime) render(ctx context.Context, env plan.Env, info *plan.Component, c *manifest.Component, exp *params.Expanded) error {
 	if c == nil || c.Templates == nil {
 		return nil
+	}
+	if err := rt.lockFolder(ctx, env, info); err != nil {
+		return err
 	}
 	if _, err := component.RenderFiles(info.Dir, rt.Dirs.GenDir(info.Name), c.Templates, exp, info.Templates); err != nil {
 		return fmt.Errorf("render templates: %w", err)
@@ -327,6 +334,7 @@ func recordParams(exp *params.Expanded) []state.Parameter {
 // by the step that failed; end passes it on as a skip, which names the
 // component for those waiting.
 func (rt *Runtime) end(env plan.Env, n *plan.Node, s plan.End) plan.Result {
+	rt.unlockFolder(s.Component)
 	info, err := rt.comp(s.Component)
 	if err != nil {
 		return plan.Fail(err)

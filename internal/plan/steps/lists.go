@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func (p *prepared) at(list string, index []int) *plugin.Spec {
 // of them runs; the templates are rendered and the deployment file written.
 // The lists come from where the plan says (the state's for an undeploy), so
 // the entries find in them what the plan was built from.
-func (rt *Runtime) prepareLists(info *plan.Component, b *begun) plan.Result {
+func (rt *Runtime) prepareLists(ctx context.Context, env plan.Env, info *plan.Component, b *begun) plan.Result {
 	rec := rt.recorded(info.Name)
 	c := rt.Res.Component(info.Name)
 	p := &prepared{}
@@ -84,8 +85,8 @@ func (rt *Runtime) prepareLists(info *plan.Component, b *begun) plan.Result {
 			return plan.Fail(err)
 		}
 	}
-	if err := rt.render(info, c, b.exp); err != nil {
-		return plan.Fail(err)
+	if err := rt.render(ctx, env, info, c, b.exp); err != nil {
+		return failure(ctx, err)
 	}
 	if err := rt.writeDeployment(info, p, b.exp); err != nil {
 		return plan.Fail(fmt.Errorf("write the deployment file: %w", err))
@@ -271,6 +272,9 @@ func (rt *Runtime) instanceRun(ctx context.Context, env plan.Env, info *plan.Com
 		if err := os.RemoveAll(dir); err != nil {
 			return plan.Fail(err)
 		}
+	}
+	if err := errors.Join(stdout.capture.Err(), stderr.capture.Err()); err != nil {
+		return plan.Fail(fmt.Errorf("plugin %s: %w", spec.Title(), err))
 	}
 	out.raw = stderr.capture.Outputs()
 	for k, v := range stdout.capture.Outputs() {

@@ -51,6 +51,8 @@ type Runtime struct {
 	KeepTFVars    bool
 	Now           func() time.Time
 
+	folders folderLocks
+
 	cacheMu sync.Mutex
 	dirSums map[string]*dirSumEntry
 

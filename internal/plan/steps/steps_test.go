@@ -45,8 +45,9 @@ func (e *fakeEnv) Logf(format string, args ...any) {
 	defer e.mu.Unlock()
 	e.lines = append(e.lines, fmt.Sprintf(format, args...))
 }
-func (e *fakeEnv) Pause(fn func() error) error { return fn() }
-func (e *fakeEnv) Interactive() bool           { return e.interactive }
+func (e *fakeEnv) Pause(fn func() error) error   { return fn() }
+func (e *fakeEnv) Outside(fn func() error) error { return fn() }
+func (e *fakeEnv) Interactive() bool             { return e.interactive }
 func (e *fakeEnv) Input() (string, error) {
 	if len(e.answers) == 0 {
 		return "", errors.New("no answer")
