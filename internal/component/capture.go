@@ -1,6 +1,7 @@
 package component
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,16 +25,33 @@ func StripANSI(s string) string {
 // prints them, do not end it; several blocks may appear, later values win.
 // "provides = a,b" in an Outputs block and the lines of a Provides: block add
 // capabilities.
+//
+// What a capture keeps is bounded (MaxCaptured bytes, MaxProvides
+// capabilities): a component that prints without end cannot exhaust
+// gantry's memory through it. Past a bound the capture keeps nothing more
+// and Err says so; the step fails.
 type Capture struct {
 	mu       sync.Mutex
 	block    string // "", "outputs" or "provides"
 	started  bool   // the block has had a line
 	outputs  map[string]string
 	provides []string
+	seen     map[string]bool // provides, for duplicates in constant time
+	size     int             // bytes of the outputs' keys and values and of provides
+	err      error
 }
 
+// Bounds of what a capture keeps: far above what real components print
+// (terraform's outputs of a large module are kilobytes).
+const (
+	MaxCaptured = 64 << 20
+	MaxProvides = 10000
+)
+
 // NewCapture returns an empty capture.
-func NewCapture() *Capture { return &Capture{outputs: map[string]string{}} }
+func NewCapture() *Capture {
+	return &Capture{outputs: map[string]string{}, seen: map[string]bool{}}
+}
 
 // Line feeds one line of output.
 func (c *Capture) Line(line string) {
@@ -48,7 +66,7 @@ func (c *Capture) Line(line string) {
 		c.block, c.started = "provides", false
 		return
 	}
-	if c.block == "" {
+	if c.block == "" || c.err != nil {
 		return
 	}
 	if t == "" {
@@ -74,15 +92,48 @@ func (c *Capture) Line(line string) {
 		c.addProvides(v)
 		return
 	}
-	c.outputs[k] = v
+	old, had := c.outputs[k]
+	grown := c.size + len(v)
+	if had {
+		grown -= len(old)
+	} else {
+		grown += len(k)
+	}
+	if grown > MaxCaptured {
+		c.err = fmt.Errorf("the outputs printed are larger than %d MiB (at output %q): gantry keeps no more", MaxCaptured>>20, truncate(k))
+		return
+	}
+	c.outputs[k], c.size = v, grown
 }
 
 func (c *Capture) addProvides(s string) {
 	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-		if !containsStr(c.provides, p) {
-			c.provides = append(c.provides, p)
+		if c.seen[p] {
+			continue
 		}
+		if len(c.provides) == MaxProvides || c.size+len(p) > MaxCaptured {
+			c.err = fmt.Errorf("more than %d capabilities provided (at %q): gantry keeps no more", MaxProvides, truncate(p))
+			return
+		}
+		c.seen[p] = true
+		c.size += len(p)
+		c.provides = append(c.provides, p)
 	}
+}
+
+// truncate shortens a name for a message.
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// Err reports a bound the output crossed; what came after it was not kept.
+func (c *Capture) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 func unquote(v string) string {
@@ -124,13 +175,4 @@ func (c *Capture) InOutputsBlock() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.block == "outputs"
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -31,6 +31,13 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, exp *params.Ex
 	r := &rawResolver{raw: raw, resolved: resolved, next: exp.Resolver()}
 	var errs []error
 	var secret []string
+	isSecret := map[string]bool{} // a component may print a million outputs
+	addSecret := func(k string) {
+		if !isSecret[k] {
+			isSecret[k] = true
+			secret = append(secret, k)
+		}
+	}
 	for _, o := range c.Outputs {
 		v, err := resolveOutput(o, raw, r, exp)
 		if err != nil {
@@ -41,16 +48,16 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, exp *params.Ex
 		resolved[o.Name] = v
 		// exp.IsSecret covers names that look secret and parameters holding secrets.
 		if o.IsSecret() || exp.IsSecret(o.Name) {
-			secret = append(secret, o.Name)
+			addSecret(o.Name)
 			// The raw output a secret comes from is just as secret.
-			if raw := RawKey(o); raw != "" && raw != o.Name && !containsStr(secret, raw) {
-				secret = append(secret, raw)
+			if raw := RawKey(o); raw != "" && raw != o.Name {
+				addSecret(raw)
 			}
 		}
 	}
 	for k := range raw {
-		if manifest.LooksSecret(k) && !containsStr(secret, k) {
-			secret = append(secret, k)
+		if manifest.LooksSecret(k) {
+			addSecret(k)
 		}
 	}
 	sort.Strings(secret)
