@@ -75,7 +75,9 @@ templates:
 }
 
 // stack is the base stack manifest with text added at its end.
-func stack(extra string) map[string]string { return map[string]string{"hub.yaml": base["hub.yaml"] + extra} }
+func stack(extra string) map[string]string {
+	return map[string]string{"hub.yaml": base["hub.yaml"] + extra}
+}
 
 // comp is the base component manifest with text added at its end.
 func comp(extra string) map[string]string {
