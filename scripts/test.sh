@@ -20,7 +20,7 @@ echo "== go vet"
 go vet ./...
 
 echo "== gofmt"
-unformatted=$(gofmt -l cmd internal bench 2>/dev/null || true)
+unformatted=$(gofmt -l cmd internal bench scripts 2>/dev/null || true)
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
