@@ -16,9 +16,8 @@ import (
 // as nested maps split on dots, with "-" in names turned into "_" (so
 // db.host is {{ .db.host }} and auth-service.key is {{ .auth_service.key }});
 // param "name" and output "component" "name" reach anything in scope. A
-// missing key is an error at its file:line:col.
-func renderGo(name, src string, exp *params.Expanded, lookup []string) (string, error) {
-	r := exp.Resolver()
+// missing key is an error at its file:line:col. r serves param and output.
+func renderGo(name, src string, exp *params.Expanded, r params.Resolver, lookup []string) (string, error) {
 	funcs := funcMap()
 	funcs["param"] = func(n string) (string, error) { return r.Lookup(n) }
 	funcs["output"] = func(c, n string) (string, error) { return r.Output(c, n) }

@@ -44,6 +44,9 @@ func (e *TemplateError) Error() string { return e.Pos.String() + ": " + e.Msg }
 type Rendered struct {
 	Template string // path of the template
 	Output   string // path of the rendered file next to it
+	// Secret is set when the template received a secret value (or one
+	// computed from a secret): the rendered file is then written 0600.
+	Secret bool
 }
 
 // TemplateFiles lists a component's template files: the files matching its
@@ -190,7 +193,9 @@ func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded
 }
 
 // RenderFile renders one template file of the given kind next to itself,
-// keeping the template's file mode.
+// keeping the template's file mode — except that a file that received a
+// secret is readable by its owner only (0600): the template's mode was
+// chosen for the template, which holds none.
 func RenderFile(path, kind string, exp *params.Expanded, lookup []string) (Rendered, error) {
 	outPath, err := OutputName(path)
 	if err != nil {
@@ -200,7 +205,7 @@ func RenderFile(path, kind string, exp *params.Expanded, lookup []string) (Rende
 	if err != nil {
 		return Rendered{}, err
 	}
-	text, err := RenderString(path, string(src), kind, exp, lookup)
+	text, secret, err := render(path, string(src), kind, exp, lookup)
 	if err != nil {
 		return Rendered{}, err
 	}
@@ -208,27 +213,42 @@ func RenderFile(path, kind string, exp *params.Expanded, lookup []string) (Rende
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
+	if secret {
+		mode = mode&0o100 | 0o600 // an executable template stays executable by its owner
+	}
 	if err := atomicfile.Write(outPath, []byte(text), mode, false); err != nil {
 		return Rendered{}, fmt.Errorf("write %s: %w", outPath, err)
 	}
-	return Rendered{Template: path, Output: outPath}, nil
+	return Rendered{Template: path, Output: outPath, Secret: secret}, nil
 }
 
 // RenderString renders template text; name is its file, for positions.
 func RenderString(name, src, kind string, exp *params.Expanded, lookup []string) (string, error) {
+	out, _, err := render(name, src, kind, exp, lookup)
+	return out, err
+}
+
+// render renders template text and reports whether it received a secret.
+// Curly and mustache templates read values through a resolver that tracks
+// secrets; a Go template's data holds every value of the component (and
+// {{ . }} prints them all), so it counts as receiving the component's
+// secrets when it has any.
+func render(name, src, kind string, exp *params.Expanded, lookup []string) (string, bool, error) {
+	r, readSecret := exp.SecretTracking()
 	var out string
 	var err error
 	switch kind {
 	case TemplateCurly:
-		out, err = renderCurly(name, src, exp.Resolver())
+		out, err = renderCurly(name, src, r)
 	case TemplateMustache:
-		out, err = renderMustache(name, src, exp.Resolver())
+		out, err = renderMustache(name, src, r)
 	case TemplateGo:
-		out, err = renderGo(name, src, exp, lookup)
+		out, err = renderGo(name, src, exp, r, lookup)
 	default:
-		return "", fmt.Errorf("%s: unknown template kind %q", name, kind)
+		return "", false, fmt.Errorf("%s: unknown template kind %q", name, kind)
 	}
-	return out, withSuggestion(err, exp)
+	secret := readSecret() || kind == TemplateGo && exp.HasSecrets()
+	return out, secret, withSuggestion(err, exp)
 }
 
 // withSuggestion adds a did-you-mean to an unknown name in a template error.

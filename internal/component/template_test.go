@@ -121,3 +121,58 @@ func TestRenderFiles(t *testing.T) {
 		t.Errorf("a file without a template suffix must not be rendered over itself")
 	}
 }
+
+// A rendered file that received a secret — directly, through a parameter or
+// expression computed from one, or as part of a Go template's data — is
+// readable by its owner only, whatever the template's mode.
+func TestRenderFileWithSecretIsOwnerOnly(t *testing.T) {
+	exp := expanded(t, "db.host", "db.local", "db.password", "s3cr3t", "db.url", "postgres://app:${db.password}@${db.host}")
+	plain := expanded(t, "db.host", "db.local")
+	tests := []struct {
+		name, file, src string
+		mode, want      os.FileMode
+		exp             *params.Expanded
+	}{
+		{"curly without secret", "a.conf.template", "host=${db.host}", 0o644, 0o644, exp},
+		{"curly secret", "a.conf.template", "pw=${db.password}", 0o644, 0o600, exp},
+		{"curly derived parameter", "a.conf.template", "url=${db.url}", 0o664, 0o600, exp},
+		{"curly encoded secret", "a.conf.template", "pw=${db.password/base64}", 0o644, 0o600, exp},
+		{"curly expression", "a.conf.template", "pw=#{db.password.substring(0, 3)}", 0o644, 0o600, exp},
+		{"curly params map", "a.conf.template", "pw=#{params['db.password']}", 0o644, 0o600, exp},
+		{"mustache secret", "a.conf.template", "pw={{db.password}}", 0o644, 0o600, exp},
+		{"mustache section on secret", "a.conf.template", "{{#db.password}}set{{/db.password}}", 0o644, 0o600, exp},
+		{"go data holds secrets", "run.sh.gotemplate", "echo {{ .db.host }}", 0o755, 0o700, exp},
+		{"go param func", "run.sh.gotemplate", `echo {{ param "db.password" }}`, 0o755, 0o700, exp},
+		{"go without secrets", "run.sh.gotemplate", "echo {{ .db.host }}", 0o755, 0o755, plain},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, tt.file)
+			if err := os.WriteFile(path, []byte(tt.src), tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			kind := KindOf(path, "")
+			if tt.name[:8] == "mustache" {
+				kind = TemplateMustache
+			}
+			r, err := RenderFile(path, kind, tt.exp, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(r.Output)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != tt.want {
+				t.Errorf("%s rendered with mode %v, want %v", tt.file, fi.Mode().Perm(), tt.want)
+			}
+			if r.Secret != (tt.want&0o077 == 0) {
+				t.Errorf("Rendered.Secret = %v", r.Secret)
+			}
+		})
+	}
+}

@@ -8,8 +8,8 @@ import (
 
 // paramSet merges parameters in assembly order by the rules of seed 000:
 // kind: user beats tech; later non-empty value, default, fromEnv, env and brief
-// overwrite; an unqualified parameter also merges into every earlier qualified
-// parameter of the same name.
+// overwrite, as does a later secret: true or false; an unqualified parameter
+// also merges into every earlier qualified parameter of the same name.
 type paramSet struct {
 	list      []*manifest.Parameter
 	index     map[string]*manifest.Parameter   // by qualified name
@@ -90,6 +90,9 @@ func mergeParameter(cur, add *manifest.Parameter) {
 	}
 	if add.Empty != "" {
 		cur.Empty = add.Empty
+	}
+	if add.Secret != nil {
+		cur.Secret = add.Secret
 	}
 }
 

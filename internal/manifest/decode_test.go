@@ -126,24 +126,72 @@ func TestFlattenInherits(t *testing.T) {
 
 func TestLooksSecret(t *testing.T) {
 	tests := map[string]bool{
+		// The Hub CLI's rule: a name ending with password, secret, key,
+		// cert, token or cookie after . or _, capitalised, or in capitals.
 		"db.password":                          true,
 		"component.auth-service.authApiSecret": true,
 		"github.token":                         true,
 		"tls.privateKey":                       true,
+		"ingress.tls.cert":                     true,
+		"session.cookie":                       true,
 		"aws_secret_access_key":                true,
 		"API_KEY":                              true,
-		"dns.domain":                           false,
-		"db.port":                              false,
-		"keycloak.url":                         false,
-		"passage.count":                        false,
-		"monkey":                               false,
-		"secret1":                              true,
-		"db2.token2":                           true,
-		"v2key":                                true,
+		"DB_PASSWORD":                          true,
+		"db-password":                          true,
+		"password":                             true,
+		"Token":                                true,
+		"db.password|db":                       true,
+		"db:api.token":                         true,
+		// The Hub's exception: the name of an SSH key pair.
+		"cloud.sshKey": false,
+		"dns.domain":   false,
+		"db.port":      false,
+		"keycloak.url": false,
+		"monkey":       false,
+		"turkey.count": false,
+		"keyName":      false,
+		"secret1":      false,
+		"db.pass":      false,
+		"tokens.limit": false,
+		"db2.token2":   false,
 	}
 	for name, want := range tests {
 		if got := LooksSecret(name); got != want {
 			t.Errorf("LooksSecret(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestDeclaredSecrecy(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		p    Parameter
+		want bool
+	}{
+		{Parameter{Name: "cloud.sshKey"}, false},
+		{Parameter{Name: "tls.cert", Secret: &no}, false},
+		{Parameter{Name: "dns.domain", Secret: &yes}, true},
+		{Parameter{Name: "db.password"}, true},
+	}
+	for _, tt := range tests {
+		if got := tt.p.IsSecret(); got != tt.want {
+			t.Errorf("%s (secret: %v).IsSecret() = %v, want %v", tt.p.Name, tt.p.Secret, got, tt.want)
+		}
+	}
+	outs := []struct {
+		o    Output
+		want bool
+	}{
+		{Output{Name: "url"}, false},
+		{Output{Name: "url", Kind: "secret"}, true},
+		{Output{Name: "url", Kind: "secret/password"}, true},
+		{Output{Name: "api.token"}, true},
+		{Output{Name: "api.token", Secret: &no}, false},
+		{Output{Name: "url", Secret: &yes}, true},
+	}
+	for _, tt := range outs {
+		if got := tt.o.IsSecret(); got != tt.want {
+			t.Errorf("output %s (kind %q, secret: %v).IsSecret() = %v, want %v", tt.o.Name, tt.o.Kind, tt.o.Secret, got, tt.want)
 		}
 	}
 }

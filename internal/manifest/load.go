@@ -191,7 +191,7 @@ func checkHeader(doc *Node, kind string, diags *Diagnostics) bool {
 }
 
 // flattenAll flattens nested parameters to dotted names: children take the
-// parent's name as prefix and inherit its kind, empty and component.
+// parent's name as prefix and inherit its kind, empty, component and secret.
 func flattenAll(ps []Parameter, path string, diags *Diagnostics) []Parameter {
 	var out []Parameter
 	for i := range ps {
@@ -219,6 +219,9 @@ func flatten(p Parameter, prefix string, parent Parameter, path string, out *[]P
 	}
 	if p.Component == "" {
 		p.Component = parent.Component
+	}
+	if p.Secret == nil {
+		p.Secret = parent.Secret
 	}
 	validateParameter(&p, path, diags)
 	if len(p.Parameters) > 0 {
@@ -355,6 +358,9 @@ func validateOutputs(outs []Output, diags *Diagnostics) {
 	seen := map[string]int{}
 	for i, o := range outs {
 		p := itemPath("outputs", i)
+		if o.Secret != nil && !*o.Secret && o.kindSecret() {
+			diags.Errorf(o.Pos, p+".secret", "output %q is kind: %s and secret: false; drop one of them", o.Name, o.Kind)
+		}
 		if j, dup := seen[o.Name]; dup && o.Name != "" {
 			diags.Errorf(o.Pos, p+".name", "duplicate output %q (first at outputs[%d])", o.Name, j)
 		}

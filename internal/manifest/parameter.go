@@ -1,9 +1,6 @@
 package manifest
 
-import (
-	"strings"
-	"unicode"
-)
+import "github.com/gantry-dev/gantry/internal/secret"
 
 // Parameter kinds.
 const (
@@ -32,6 +29,10 @@ type Parameter struct {
 	Env         string      `yaml:"env,omitempty"`
 	Parameters  []Parameter `yaml:"parameters,omitempty"`
 
+	// Secret declares the value secret (true) or not (false) whatever its
+	// name says; nil leaves it to the name (LooksSecret).
+	Secret *bool `yaml:"secret,omitempty"`
+
 	// Origin is where the winning value, default or source was defined; merging
 	// moves it to the later definition that overwrote them.
 	Origin Pos `yaml:"-"`
@@ -53,57 +54,21 @@ func QualifiedName(name, component string) string {
 // AllowsEmpty reports whether an empty value is acceptable.
 func (p *Parameter) AllowsEmpty() bool { return p.Empty == EmptyAllow }
 
-// IsSecret reports whether the parameter's name looks like it holds a secret.
-func (p *Parameter) IsSecret() bool { return LooksSecret(p.Name) }
-
-// secretWords are the words of a name that mark it as holding a secret.
-var secretWords = map[string]bool{
-	"password": true, "passwd": true, "pass": true, "pwd": true, "secret": true,
-	"secrets": true, "token": true, "tokens": true, "key": true, "keys": true,
-	"credential": true, "credentials": true, "private": true, "passphrase": true,
-	"apikey": true, "auth": false,
+// IsSecret reports whether the parameter is secret by its declaration:
+// secret: true or false when given, else its name (LooksSecret). A value
+// computed from a secret is secret whatever its parameter says (package
+// params).
+func (p *Parameter) IsSecret() bool {
+	if p.Secret != nil {
+		return *p.Secret
+	}
+	return LooksSecret(p.Name)
 }
 
-// LooksSecret reports whether a parameter or output name looks like a secret: one
-// of its words (split on . _ - / and camelCase) is password, secret, token, key,
-// credential(s), private, passphrase or the like. Erring towards masking is
-// intentional: a masked harmless value costs less than a leaked password.
-func LooksSecret(name string) bool {
-	for _, w := range splitWords(name) {
-		if secretWords[w] {
-			return true
-		}
-	}
-	return false
-}
-
-func splitWords(name string) []string {
-	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	rs := []rune(name)
-	for i, r := range rs {
-		switch {
-		case r == '.' || r == '_' || r == '-' || r == '/' || r == '|' || r == ':' || unicode.IsSpace(r):
-			flush()
-		case unicode.IsDigit(r):
-			// secret1, token2: digits end a word and are not one.
-			flush()
-		case unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1])):
-			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
-		}
-	}
-	flush()
-	return words
-}
+// LooksSecret reports whether a parameter or output name marks its value as
+// secret, by the Hub CLI's rule (secret.Named): db.password, tls.privateKey,
+// API_TOKEN, but not cloud.sshKey.
+func LooksSecret(name string) bool { return secret.Named(name) }
 
 // Scalar is a parameter value: any YAML scalar, kept as the text written (so
 // 5432 and "5432" are the same value). Lists and mappings are rejected.

@@ -120,9 +120,23 @@ type Output struct {
 	Kind        string `yaml:"kind,omitempty"` // "secret" or "secret/<type>" masks the value
 	Value       string `yaml:"value,omitempty"`
 	FromTfVar   string `yaml:"fromTfVar,omitempty"`
+	// Secret declares the output secret (true) or not (false) whatever its
+	// name says; nil leaves it to kind and the name.
+	Secret *bool `yaml:"secret,omitempty"`
 }
 
-// IsSecret reports whether the output is declared secret.
+// IsSecret reports whether the output is secret by its declaration: secret:
+// when given, else kind: secret (or secret/<type>), else its name
+// (LooksSecret), as the Hub CLI marks outputs. A value computed from a secret
+// is secret whatever its output says.
 func (o Output) IsSecret() bool {
+	if o.Secret != nil {
+		return *o.Secret
+	}
+	return o.kindSecret() || LooksSecret(o.Name)
+}
+
+// kindSecret reports whether the output's kind is secret or secret/<type>.
+func (o Output) kindSecret() bool {
 	return o.Kind == "secret" || len(o.Kind) > 7 && o.Kind[:7] == "secret/"
 }

@@ -1,10 +1,13 @@
 package params
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Resolver gives values to the names a template refers to. Implementations do
@@ -92,13 +95,11 @@ func Encode(v string, encodings []string) (string, error) {
 		case "base64":
 			v = base64.StdEncoding.EncodeToString([]byte(v))
 		case "unbase64":
-			b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+			s, err := unbase64(v)
 			if err != nil {
-				if b, err = base64.RawStdEncoding.DecodeString(strings.TrimSpace(v)); err != nil {
-					return "", fmt.Errorf("unbase64: the value is not base64")
-				}
+				return "", err
 			}
-			v = string(b)
+			v = s
 		case "json":
 			b, _ := json.Marshal(v)
 			v = string(b)
@@ -109,6 +110,25 @@ func Encode(v string, encodings []string) (string, error) {
 		}
 	}
 	return v, nil
+}
+
+// unbase64 decodes a base64 value (padded or not) that must decode to text:
+// many words are valid base64 ("password" decodes to six bytes of garbage), so
+// decoded bytes that are not UTF-8, or hold a NUL, mean the value was not
+// base64 and substituting them would silently give garbage. The message never
+// shows the value: it may be a secret.
+func unbase64(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		if b, err = base64.RawStdEncoding.DecodeString(v); err != nil {
+			return "", errors.New("unbase64: the value is not base64")
+		}
+	}
+	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
+		return "", errors.New("unbase64: the value is not base64 of text (it decodes to bytes that are not UTF-8 text, or hold a NUL)")
+	}
+	return string(b), nil
 }
 
 // yamlScalar writes v as a YAML scalar that reads back as the same string: plain

@@ -36,6 +36,27 @@ type Expanded struct {
 // parameters first, then its scope (stack parameters and outputs).
 func (e *Expanded) Resolver() Resolver { return &compResolver{x: e.x, locals: true} }
 
+// SecretTracking returns a Resolver like Resolver's and a function that
+// reports whether any value it gave out was secret or computed from a secret,
+// for consumers that must treat what they made from those values as secret
+// (a rendered template is written 0600).
+func (e *Expanded) SecretTracking() (Resolver, func() bool) {
+	x := *e.x // its own secrets flag; the scope it reads is shared
+	x.secrets = false
+	return &compResolver{x: &x, locals: true}, func() bool { return x.secrets }
+}
+
+// HasSecrets reports whether any of the component's values is secret and not
+// empty.
+func (e *Expanded) HasSecrets() bool {
+	for _, v := range e.Values {
+		if v.Secret && v.Value != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Suggest returns the parameter name closest to name when it looks like a typo.
 func (e *Expanded) Suggest(name string) string {
 	names := make([]string, 0, len(e.Values))

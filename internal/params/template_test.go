@@ -71,7 +71,7 @@ func TestEval(t *testing.T) {
 	r := mapResolver{
 		"db.host": "db.local", "db.port": "5432", "n": "007", "on": "true", "empty": "",
 		"secret": "s3cr3t", "b64": "aGVsbG8=", "db:url": "postgres://x", "multi": "a\nb",
-		"component.auth-service.key": "k",
+		"component.auth-service.key": "k", "word": "password", "nul": "YQBi", "b64raw": "aGVsbG8",
 	}
 	tests := []struct {
 		src, want, err string
@@ -102,6 +102,10 @@ func TestEval(t *testing.T) {
 		{"#{db.port / 0}", "", "division by zero"},
 		{"${empty/unbase64}x", "x", ""},
 		{"${db.host/unbase64}", "", "not base64"},
+		// "password" is valid base64 of six bytes that are not text.
+		{"${word/unbase64}", "", "not base64 of text"},
+		{"${nul/unbase64}", "", "not base64 of text"},
+		{"${b64raw/unbase64}", "hello", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {

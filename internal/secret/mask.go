@@ -24,34 +24,57 @@ type Masker struct {
 	values   map[string]bool
 	short    map[string]bool
 	replacer *strings.Replacer
+	// cut holds the streams whose last piece was cut short (see Piece).
+	cut map[string]bool
 }
 
 // NewMasker returns a masker that knows values.
 func NewMasker(values ...string) *Masker {
-	m := &Masker{values: map[string]bool{}, short: map[string]bool{}}
+	m := &Masker{values: map[string]bool{}, short: map[string]bool{}, cut: map[string]bool{}}
 	m.Add(values...)
 	return m
 }
 
-// Add makes more values secret.
+// Add makes more values secret. Output reaches the displays and logs one
+// line at a time, so each line of a value of several lines (a PEM key, a
+// kubeconfig) is a secret of its own too; lines shorter than MinLength
+// (a lone "}") are not, as they would mask every such line of any output.
+// The words true and false are never masked inside other text: a secret
+// that is a yes or no (a value computed from a secret, as
+// #{db.password != ""}) tells nothing of it, and masking them would garble
+// every log line holding the word.
 func (m *Masker) Add(values ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	changed := false
-	for _, v := range values {
+	add := func(v string, lineOfMany bool) {
 		v = strings.TrimSpace(v)
 		switch {
-		case v == "":
+		case v == "" || v == "true" || v == "false":
 		case len(v) >= MinLength && !m.values[v]:
 			m.values[v] = true
 			changed = true
-		case len(v) < MinLength:
+		case len(v) < MinLength && !lineOfMany:
 			m.short[v] = true
+		}
+	}
+	for _, v := range values {
+		add(v, false)
+		if strings.ContainsAny(v, "\n\r") {
+			for _, line := range splitLines(v) {
+				add(line, true)
+			}
 		}
 	}
 	if changed {
 		m.replacer = nil
 	}
+}
+
+// splitLines splits s at "\n", "\r\n" and a lone "\r", as output is split
+// into lines.
+func splitLines(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
 }
 
 // Text returns s with every known secret value replaced by the mask.
@@ -103,6 +126,74 @@ func (m *Masker) Value(v string, isSecret bool) string {
 		return Mask
 	}
 	return m.Text(v)
+}
+
+// Piece masks one piece of a stream of output: a line, or a part of a line
+// too long to be held back whole (continues says the line goes on in the
+// next piece of the stream). A secret cut in two at the end of a piece is
+// masked in both: the end of a piece that begins a secret, and the start
+// of the next piece that ends it.
+func (m *Masker) Piece(stream, text string, continues bool) string {
+	if m == nil {
+		return text
+	}
+	m.mu.Lock()
+	continued := m.cut[stream]
+	if continues {
+		m.cut[stream] = true
+	} else {
+		delete(m.cut, stream)
+	}
+	m.mu.Unlock()
+	if !continued && !continues {
+		return m.Text(text)
+	}
+	if continued && continues && m.inside(text) {
+		return Mask // the middle of a secret longer than a piece
+	}
+	var head, tail string
+	if continued {
+		if k := m.edge(text, false); k > 0 {
+			text, head = text[k:], Mask
+		}
+	}
+	if continues {
+		if k := m.edge(text, true); k > 0 {
+			text, tail = text[:len(text)-k], Mask
+		}
+	}
+	return head + m.Text(text) + tail
+}
+
+// inside reports whether text is part of a known secret.
+func (m *Masker) inside(text string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for v := range m.values {
+		if strings.Contains(v, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// edge returns the length of the longest end of text (atEnd) that begins a
+// known secret, or of the longest start of text that ends one.
+func (m *Masker) edge(text string, atEnd bool) int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	best := 0
+	for v := range m.values {
+		for k := min(len(v)-1, len(text)); k > best; k-- {
+			// The first byte rules out most lengths at once.
+			if atEnd && text[len(text)-k] == v[0] && text[len(text)-k:] == v[:k] ||
+				!atEnd && text[k-1] == v[len(v)-1] && text[:k] == v[len(v)-k:] {
+				best = k
+				break
+			}
+		}
+	}
+	return best
 }
 
 // maskShort masks short secrets that stand as whole words.

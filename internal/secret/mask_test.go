@@ -30,3 +30,59 @@ func TestMasker(t *testing.T) {
 		t.Errorf("nil masker changed text: %q", got)
 	}
 }
+
+// A secret of several lines (a PEM key read with fromFile) reaches the
+// displays and logs one line at a time: every line of it is masked.
+func TestMaskerMultiLine(t *testing.T) {
+	key := "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\r\nBKcwggSjAgEAAoIBAQC7\n}\n-----END PRIVATE KEY-----\n"
+	m := NewMasker(key)
+	tests := []struct{ in, want string }{
+		{"MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "*****"},
+		{"key line: BKcwggSjAgEAAoIBAQC7 here", "key line: ***** here"},
+		{"-----END PRIVATE KEY-----", "*****"},
+		{"the whole " + key, "the whole *****\n"},
+		{"} stays: too short a line to mask on its own", "} stays: too short a line to mask on its own"},
+	}
+	for _, tt := range tests {
+		if got := m.Text(tt.in); got != tt.want {
+			t.Errorf("Text(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// Values that are yes or no carry nothing of a secret they were computed
+// from, and are not masked inside other text.
+func TestMaskerBooleans(t *testing.T) {
+	m := NewMasker("true", "false", "s3cret")
+	if got := m.Text("ready: true, s3cret: false"); got != "ready: true, *****: false" {
+		t.Errorf("got %q", got)
+	}
+	if got := m.Value("true", true); got != Mask {
+		t.Errorf("a secret value shown whole is masked: got %q", got)
+	}
+}
+
+// A line too long to be held back reaches the observers in pieces: a secret
+// cut between two pieces is masked in both, and nothing else is.
+func TestMaskerPieces(t *testing.T) {
+	m := NewMasker("Sup3r-Secret-Pw")
+	tests := []struct {
+		stream, piece string
+		continues     bool
+		want          string
+	}{
+		{"a", "xxxx Sup3r-Se", true, "xxxx *****"},
+		{"b", "Sup3r-Secret-Pw alone", false, "***** alone"},
+		{"a", "cret-Pw yyyy", false, "***** yyyy"},
+		{"a", "cret-Pw at the start of a new line", false, "cret-Pw at the start of a new line"},
+		{"b", "ends with Sup", false, "ends with Sup"},
+		{"c", "S", true, "*****"},
+		{"c", "up3r-Secret-", true, "*****"},
+		{"c", "Pw!", false, "*****!"},
+	}
+	for i, tt := range tests {
+		if got := m.Piece(tt.stream, tt.piece, tt.continues); got != tt.want {
+			t.Errorf("%d: Piece(%q, %q, %v) = %q, want %q", i, tt.stream, tt.piece, tt.continues, got, tt.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package ui
 import (
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/lines"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/secret"
 )
@@ -59,8 +60,12 @@ func (m Masked) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 	m.Next.StepFinished(n, r, started, ended)
 }
 
-// Log masks the line and forwards it.
-func (m Masked) Log(n *plan.Node, line string) { m.Next.Log(n, m.Masker.Text(line)) }
+// Log masks the line and forwards it. A line longer than lines.MaxLine was
+// cut (the rest follows in the next line of the step): a secret cut with it
+// is masked on both sides.
+func (m Masked) Log(n *plan.Node, line string) {
+	m.Next.Log(n, m.Masker.Piece(n.ID, line, len(line) > lines.MaxLine))
+}
 
 type maskedError struct{ s string }
 

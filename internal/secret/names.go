@@ -1,0 +1,48 @@
+package secret
+
+import "strings"
+
+// secretWords end the names that hold secrets (the Hub CLI's rule,
+// cmd/hub/util LooksLikeSecret).
+var secretWords = []string{"password", "secret", "key", "cert", "token", "cookie"}
+
+// notSecretNames look secret by the rule but are not: cloud.sshKey names an
+// SSH key pair of the cloud account (a name like "dev-cluster"), not a key.
+var notSecretNames = map[string]bool{"cloud.sshKey": true}
+
+// Named reports whether a parameter or output name marks its value as
+// secret, by the Hub CLI's rule: the name ends with one of the words
+// password, secret, key, cert, token or cookie, after a dot or an
+// underscore (db.password, aws_secret_key), capitalised (authApiSecret,
+// tls.privateKey) or in capitals (API_KEY). gantry also takes a dash
+// (db-password) and a name that is only the word (password, TOKEN). A
+// component qualifier (name|component) or prefix (component:name) is
+// ignored. cloud.sshKey is the one exception the Hub makes.
+func Named(name string) bool {
+	if i := strings.IndexByte(name, '|'); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndexByte(name, ':'); i >= 0 {
+		name = name[i+1:]
+	}
+	if notSecretNames[name] {
+		return false
+	}
+	for _, w := range secretWords {
+		title := strings.ToUpper(w[:1]) + w[1:]
+		upper := strings.ToUpper(w)
+		switch name {
+		case w, title, upper:
+			return true
+		}
+		if strings.HasSuffix(name, title) || strings.HasSuffix(name, upper) {
+			return true
+		}
+		if strings.HasSuffix(name, w) {
+			if c := name[len(name)-len(w)-1]; c == '.' || c == '_' || c == '-' {
+				return true
+			}
+		}
+	}
+	return false
+}
