@@ -3,17 +3,43 @@
 package atomicfile
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 )
+
+// maxLinks bounds the links followed to the file written, as the kernel
+// does (ELOOP).
+const maxLinks = 40
+
+// staleAge is the age past which a temporary file whose writer cannot be
+// told is taken for one a killed write left: a write takes milliseconds.
+const staleAge = time.Hour
 
 // Write replaces the file at path with data: a temporary file in the same
 // folder, with mode, renamed over the old one. With durable, the data is
 // fsync'ed before the rename and the folder after it, so that the new file
 // also survives a power loss.
+//
+// A path that is a link is written through: the file it leads to is
+// replaced and the link stays (a state kept elsewhere and linked into the
+// stack's folder stays where it is). Temporary files that a killed write
+// left next to the file are removed.
 func Write(path string, data []byte, mode os.FileMode, durable bool) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	target, err := throughLinks(path)
+	if err != nil {
+		return err
+	}
+	dir, base := filepath.Dir(target), filepath.Base(target)
+	removeStale(dir, base)
+	// The writer's pid in the name tells a later write whether the file is
+	// a leftover.
+	tmp, err := os.CreateTemp(dir, tempPrefix(base)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return err
 	}
@@ -29,7 +55,7 @@ func Write(path string, data []byte, mode os.FileMode, durable bool) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(name, path)
+		err = os.Rename(name, target)
 	}
 	if err != nil {
 		os.Remove(name)
@@ -42,4 +68,67 @@ func Write(path string, data []byte, mode os.FileMode, durable bool) error {
 		}
 	}
 	return nil
+}
+
+// tempPrefix starts the names of a file's temporary files.
+func tempPrefix(base string) string { return "." + base + ".tmp" }
+
+// throughLinks follows path while it is a link, to the file to replace (it
+// need not exist yet).
+func throughLinks(path string) (string, error) {
+	p := path
+	for hops := 0; hops <= maxLinks; hops++ {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) || err == nil && fi.Mode()&os.ModeSymlink == 0 {
+			return p, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		dest, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(p), dest)
+		}
+		p = dest
+	}
+	return "", fmt.Errorf("%s: more than %d links to follow (a loop?)", path, maxLinks)
+}
+
+// removeStale removes the temporary files of base that writes killed before
+// their rename left: those whose writer's process is gone, and those of an
+// older gantry (no pid in the name) past staleAge. Best effort: a file that
+// cannot be removed stays for the next write.
+func removeStale(dir, base string) {
+	prefix := tempPrefix(base)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, prefix) || e.IsDir() {
+			continue
+		}
+		if stale(name[len(prefix):], e) {
+			_ = os.Remove(filepath.Join(dir, name))
+		}
+	}
+}
+
+// stale tells a leftover from a write under way, by the rest of its name
+// after the prefix: "<pid>-<random>", or an older "<random>".
+func stale(rest string, e os.DirEntry) bool {
+	if pidText, _, ok := strings.Cut(rest, "-"); ok {
+		if pid, err := strconv.Atoi(pidText); err == nil && pid > 0 {
+			if pid == os.Getpid() {
+				return false
+			}
+			return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+		}
+	}
+	fi, err := e.Info()
+	return err == nil && time.Since(fi.ModTime()) > staleAge
 }

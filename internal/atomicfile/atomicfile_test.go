@@ -1,9 +1,13 @@
 package atomicfile
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestWriteReplacesAndLeavesNoTemporaryFile(t *testing.T) {
@@ -46,5 +50,100 @@ func TestWriteFailureLeavesTheOldFile(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 		t.Errorf("%d entries, want the file and the folder only (no temporary file left)", len(entries))
+	}
+}
+
+// TestWriteGoesThroughLinks: a link to the file stays a link and the file it
+// leads to is replaced, through relative, absolute and chained links, and a
+// link to a file that does not exist yet creates it; a loop is an error.
+func TestWriteGoesThroughLinks(t *testing.T) {
+	dir := t.TempDir()
+	elsewhere := filepath.Join(dir, "elsewhere")
+	if err := os.Mkdir(elsewhere, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(elsewhere, "hub.yaml.state")
+	if err := os.WriteFile(real, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{
+		"relative": "elsewhere/hub.yaml.state",
+		"absolute": real,
+		"chained":  "relative",
+		"dangling": "elsewhere/new.state",
+	}
+	for name, dest := range links {
+		if err := os.Symlink(dest, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"relative", "absolute", "chained"} {
+		link := filepath.Join(dir, name)
+		if err := Write(link, []byte("via "+name), 0o600, true); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s: the link was replaced (%v)", name, err)
+		}
+		if got, _ := os.ReadFile(real); string(got) != "via "+name {
+			t.Errorf("%s: the file it leads to holds %q", name, got)
+		}
+	}
+	if err := Write(filepath.Join(dir, "dangling"), []byte("new"), 0o600, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(elsewhere, "new.state")); string(got) != "new" {
+		t.Errorf("a dangling link's file holds %q", got)
+	}
+	if err := os.Symlink("loop2", filepath.Join(dir, "loop1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("loop1", filepath.Join(dir, "loop2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(filepath.Join(dir, "loop1"), []byte("x"), 0o600, false); err == nil || !strings.Contains(err.Error(), "links to follow") {
+		t.Errorf("a loop of links: %v", err)
+	}
+}
+
+// TestWriteRemovesWhatKilledWritesLeft: temporary files of a writer that is
+// gone, and old ones without a pid, are removed by the next write; those of
+// a live writer, and other files, stay.
+func TestWriteRemovesWhatKilledWritesLeft(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hub.yaml.elaborate")
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
+	files := map[string]bool{ // name → kept
+		fmt.Sprintf(".hub.yaml.elaborate.tmp%d-123", gone.Process.Pid): false,
+		".hub.yaml.elaborate.tmp987654":                                false, // an older gantry's, made old below
+		fmt.Sprintf(".hub.yaml.elaborate.tmp%d-456", live.Process.Pid): true,
+		".hub.yaml.elaborate.tmp555":                                   true, // recent: perhaps a write under way
+		".other.tmp1-1":                                                true,
+	}
+	for name := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleAge)
+	if err := os.Chtimes(filepath.Join(dir, ".hub.yaml.elaborate.tmp987654"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, []byte("complete"), 0o600, false); err != nil {
+		t.Fatal(err)
+	}
+	for name, kept := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if exists := err == nil; exists != kept {
+			t.Errorf("%s: exists %v, want %v", name, exists, kept)
+		}
 	}
 }
