@@ -35,6 +35,9 @@ func Write(path string, data []byte, mode os.FileMode, durable bool) error {
 	if err != nil {
 		return err
 	}
+	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory, not a file", target)
+	}
 	dir, base := filepath.Dir(target), filepath.Base(target)
 	removeStale(dir, base)
 	// The writer's pid in the name tells a later write whether the file is

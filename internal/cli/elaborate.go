@@ -30,6 +30,9 @@ per component. The result is deterministic: the same inputs give the same bytes.
 			if err != nil {
 				return err
 			}
+			if fi, err := os.Stat(out); out != "" && out != "-" && err == nil && fi.IsDir() {
+				return usageError("-o %s is a directory: expected the path of the file to write", out)
+			}
 			res, diags := elaborate.Load(args[0], elaborate.Options{ParamsFiles: args[1:], Env: overrides})
 			if err := reportDiags(a.stderr, diags, "nothing was written"); err != nil {
 				return err

@@ -1,7 +1,9 @@
 package elaborate
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -281,8 +283,16 @@ func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.
 		})
 	}
 	_ = g.Wait()
+	// Components that share a folder decode its manifest each: a problem
+	// of the file is said once, at the first of them.
+	said := map[string]bool{}
 	for _, ds := range perComp {
-		*diags = append(*diags, ds...)
+		for _, d := range ds {
+			if k := d.String(); !said[k] {
+				said[k] = true
+				*diags = append(*diags, d)
+			}
+		}
 	}
 	return comps
 }
@@ -298,14 +308,20 @@ func loadComponent(ref *manifest.ComponentRef, i int, file string, docs []*manif
 		*diags = append(*diags, ds...)
 		return c
 	}
-	// The manifest could not be read: say why at the stack entry.
+	// The manifest could not be read (or holds nothing): say why at the
+	// stack entry — a missing folder, a missing file, or what is wrong
+	// with the file that is there (empty, a directory, unreadable).
 	switch fi, err := os.Stat(ref.Source.Dir); {
 	case err != nil:
 		diags.Errorf(ref.Source.Pos, field, "component %q: directory %s not found", ref.Name, ref.Source.Dir)
 	case !fi.IsDir():
 		diags.Errorf(ref.Source.Pos, field, "component %q: %s is not a directory", ref.Name, ref.Source.Dir)
 	default:
-		diags.Errorf(ref.Source.Pos, field, "component %q: no %s in %s", ref.Name, manifest.ComponentManifestFile, ref.Source.Dir)
+		if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
+			diags.Errorf(ref.Source.Pos, field, "component %q: no %s in %s", ref.Name, manifest.ComponentManifestFile, ref.Source.Dir)
+			break
+		}
+		diags.Errorf(ref.Source.Pos, field, "component %q: %s: %s", ref.Name, file, ds[0].Msg)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@
 package elaborate
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,8 +191,17 @@ func resolveFromStack(s *manifest.Stack, diags *manifest.Diagnostics) (stackFile
 	}
 	fi, err := os.Stat(p)
 	switch {
-	case err != nil:
+	case errors.Is(err, fs.ErrNotExist):
 		diags.Errorf(s.Meta.Pos, "meta.fromStack", "base stack %q not found (looked for %s)", ref, p)
+		return "", ""
+	case err != nil:
+		// A loop of links, a folder that cannot be searched: say what.
+		msg := err.Error()
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			msg = pe.Err.Error()
+		}
+		diags.Errorf(s.Meta.Pos, "meta.fromStack", "base stack %q cannot be read: %s: %s", ref, p, msg)
 		return "", ""
 	case fi.IsDir():
 		stackFile = filepath.Join(p, "hub.yaml")

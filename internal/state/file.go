@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 
 	"github.com/goccy/go-yaml"
 
@@ -26,7 +27,7 @@ func ReadFile(path string) (*State, error) {
 func Decode(path string, data []byte) (*State, error) {
 	s := &State{}
 	if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
-		return nil, fmt.Errorf("state %s is not valid: %s", path, yaml.FormatError(err, false, false))
+		return nil, fmt.Errorf("%s", positioned(path, yaml.FormatError(err, false, false)))
 	}
 	if s.Version != FormatVersion {
 		return nil, fmt.Errorf("state %s has format version %d; this gantry reads version %d", path, s.Version, FormatVersion)
@@ -38,6 +39,19 @@ func Decode(path string, data []byte) (*State, error) {
 		return nil, fmt.Errorf("state %s is not valid: %w", path, err)
 	}
 	return s, nil
+}
+
+// yamlPos is the "[line:col] " that starts the YAML parser's messages.
+var yamlPos = regexp.MustCompile(`^\[(\d+):(\d+)\] `)
+
+// positioned says that the state at path is not valid, where the YAML
+// parser says, in the file:line:col form of every other message: editors
+// and terminals jump to it.
+func positioned(path, msg string) string {
+	if m := yamlPos.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s:%s:%s: the state is not valid: %s", path, m[1], m[2], msg[len(m[0]):])
+	}
+	return fmt.Sprintf("state %s is not valid: %s", path, msg)
 }
 
 var knownStatuses = map[string]bool{"": true, StatusDeployed: true, StatusUndeployed: true, StatusFailed: true, StatusSkipped: true, StatusIncomplete: true}
