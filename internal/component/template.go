@@ -277,8 +277,10 @@ func withSuggestion(err error, exp *params.Expanded) error {
 }
 
 // renderCurly substitutes ${name} (with encodings) and #{expr}; a value of only
-// spaces substitutes nothing.
+// spaces substitutes nothing. The whole render shares one budget: each
+// substitution is bounded, and so is their sum.
 func renderCurly(name, src string, r params.Resolver) (string, error) {
+	r = params.WithBudget(trimmingResolver{r}, params.NewBudget())
 	t, err := params.Parse(src)
 	if err != nil {
 		var se *params.SyntaxError
@@ -293,7 +295,7 @@ func renderCurly(name, src string, r params.Resolver) (string, error) {
 		if p.Kind != params.Literal {
 			one := &params.Template{Src: src, Parts: []params.Part{p}}
 			var err error
-			if v, err = one.Eval(trimmingResolver{r}); err != nil {
+			if v, err = one.Eval(r); err != nil {
 				return "", &TemplateError{Pos: posAt(name, src, p.Offset), Msg: err.Error()}
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
@@ -56,11 +57,25 @@ var (
 	celEnv     *cel.Env
 	celEnvErr  error
 	programs   sync.Map // expression -> *compiled or error
+	// celFunctions names the declared functions, so that lists.range(3) is
+	// a call of lists.range and not the parameter "lists".
+	celFunctions map[string]bool
 )
 
 func celEnvironment() (*cel.Env, error) {
 	celEnvOnce.Do(func() {
-		celEnv, celEnvErr = cel.NewEnv(ext.Strings(), ext.Encoders(), ext.Math(), ext.Lists())
+		base, err := cel.NewEnv(ext.Strings(), ext.Encoders(), ext.Math(), ext.Lists())
+		if err != nil {
+			celEnvErr = err
+			return
+		}
+		celEnv, celEnvErr = boundedFunctions(base)
+		if celEnvErr == nil {
+			celFunctions = map[string]bool{}
+			for name := range celEnv.Functions() {
+				celFunctions[name] = true
+			}
+		}
 	})
 	return celEnv, celEnvErr
 }
@@ -72,6 +87,9 @@ var issueLocation = regexp.MustCompile(`<input>:(\d+):(\d+): (.*)`)
 
 // compile parses and plans an expression once; the result is cached.
 func compile(expr string) (*compiled, error) {
+	if len(expr) > maxExprSource {
+		return nil, &ExprError{Expr: expr[:40] + "…", Msg: fmt.Sprintf("the expression is %d bytes long; at most %d", len(expr), maxExprSource)}
+	}
 	if v, ok := programs.Load(expr); ok {
 		if err, isErr := v.(error); isErr {
 			return nil, err
@@ -97,7 +115,8 @@ func compileUncached(expr string) (*compiled, error) {
 		return nil, issuesError(expr, iss.Err())
 	}
 	// A cost limit stops runaway comprehensions: parameter values are small.
-	prg, err := e.Program(parsed, cel.CostLimit(maxExprCost), cel.InterruptCheckFrequency(100))
+	// The cost is tracked so that each evaluation is charged to its budget.
+	prg, err := e.Program(parsed, cel.CostLimit(maxExprCost), cel.EvalOptions(cel.OptTrackCost), cel.CustomDecorator(boundedAdd), cel.InterruptCheckFrequency(100))
 	if err != nil {
 		return nil, &ExprError{Expr: expr, Msg: err.Error()}
 	}
@@ -161,7 +180,10 @@ func collectNames(e ast.Expr, info *ast.SourceInfo, bound map[string]bool, out *
 		*out = append(*out, ref)
 	case ast.CallKind:
 		c := e.AsCall()
-		if c.IsMemberFunction() {
+		if c.IsMemberFunction() && celFunctions[chainName(c.Target())+"."+c.FunctionName()] {
+			// A namespaced function (lists.range, base64.encode): its
+			// "target" is the namespace.
+		} else if c.IsMemberFunction() {
 			collectNames(c.Target(), info, bound, out)
 		}
 		for _, a := range c.Args() {
@@ -198,6 +220,19 @@ func collectNames(e ast.Expr, info *ast.SourceInfo, bound map[string]bool, out *
 	}
 }
 
+// chainName is the dotted name of an identifier chain (a.b.c), or "".
+func chainName(e ast.Expr) string {
+	var parts []string
+	for e.Kind() == ast.SelectKind && !e.AsSelect().IsTestOnly() {
+		parts = append([]string{e.AsSelect().FieldName()}, parts...)
+		e = e.AsSelect().Operand()
+	}
+	if e.Kind() != ast.IdentKind {
+		return ""
+	}
+	return strings.Join(append([]string{e.AsIdent()}, parts...), ".")
+}
+
 // ExprNames returns the names an expression refers to (the longest candidate of
 // each identifier chain), for dependency analysis. Invalid expressions give none.
 func ExprNames(expr string) [][]string {
@@ -212,13 +247,19 @@ func ExprNames(expr string) [][]string {
 	return out
 }
 
-// evalCEL evaluates an expression with names resolved through r.
-func evalCEL(expr string, r Resolver) (string, error) {
+// evalCEL evaluates an expression with names resolved through r, charging
+// its cost and result to budget.
+func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 	c, err := compile(expr)
 	if err != nil {
 		return "", err
 	}
-	a := &activation{r: r, values: map[string]any{}}
+	start := time.Now()
+	deadline, err := budget.deadline(start)
+	if err != nil {
+		return "", err
+	}
+	a := &activation{r: r, values: map[string]any{}, deadline: deadline}
 	// Resolve every identifier chain up front: unknown names get a clear error
 	// (with a caret) instead of CEL's "no such attribute", and cycles surface.
 	for _, n := range c.names {
@@ -240,10 +281,25 @@ func evalCEL(expr string, r Resolver) (string, error) {
 			return "", &ExprError{Expr: expr, Offset: n.offset, Msg: (&UnknownError{Name: n.candidates[0]}).Error()}
 		}
 	}
-	val, _, err := c.prg.Eval(a)
-	if err != nil {
+	val, details, err := c.prg.Eval(a)
+	budget.spendTime(time.Since(start))
+	if details != nil && details.ActualCost() != nil {
+		if berr := budget.spendCost(*details.ActualCost()); berr != nil {
+			return "", berr
+		}
+	}
+	if err != nil || a.iterations > maxIterations || a.slow {
 		if a.err != nil {
 			return "", a.err
+		}
+		if a.slow && budget.overTime() {
+			return "", budget.timeError()
+		}
+		if a.slow {
+			return "", &ExprError{Expr: expr, Msg: fmt.Sprintf("the expression ran longer than %v; expressions are for short computations", exprTime.one)}
+		}
+		if a.iterations > maxIterations {
+			return "", &ExprError{Expr: expr, Msg: fmt.Sprintf("more than %d comprehension steps (map, filter, all, exists…) in one expression; expressions are for short computations", maxIterations)}
 		}
 		return "", &ExprError{Expr: expr, Msg: err.Error()}
 	}
@@ -252,6 +308,14 @@ func evalCEL(expr string, r Resolver) (string, error) {
 	}
 	if types.IsError(val) {
 		return "", &ExprError{Expr: expr, Msg: fmt.Sprint(val)}
+	}
+	// A string result is the value as it is; others are formatted (JSON).
+	size := valueSize(val, MaxValueSize+1)
+	if s, ok := val.(types.String); ok {
+		size = len(s)
+	}
+	if size > MaxValueSize {
+		return "", &ExprError{Expr: expr, Msg: fmt.Sprintf("the result would be larger than %s", sizeText(MaxValueSize))}
 	}
 	return format(val)
 }
@@ -352,10 +416,40 @@ type activation struct {
 	r      Resolver
 	values map[string]any
 	err    error
+	// iterations counts the steps of the expression's comprehensions (the
+	// interpreter asks "#interrupted" after each), up to maxIterations;
+	// slow is set when they ran past the deadline (exprTime).
+	iterations int
+	deadline   time.Time
+	slow       bool
 }
+
+// maxIterations bounds the comprehension steps (map, filter, all, exists…)
+// of one expression. The cost limit cannot: cel-go's cost tracker keeps a
+// stack that grows with every step and searches it at each, so n steps
+// take time in n², and a million-element list took hours within the limit.
+// Ten thousand steps take a tenth of a second at worst; parameter values
+// need far fewer.
+const maxIterations = 10_000
+
+// maxExprSource bounds the text of one expression: each call may handle a
+// value of up to 16 MiB, so the number of calls must be small.
+const maxExprSource = 4096
+
+// The time of expressions is bounded too (exprTime), checked at each step
+// of their comprehensions: steps are counted, but a step can handle a large
+// value (size() of a 16 MiB string counts its runes), and no count of steps
+// or cost units says how long that takes. An expression that runs for
+// seconds is a mistake or an attack, never a configuration value.
 
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
+	case "#interrupted":
+		a.iterations++
+		if a.iterations%16 == 0 && time.Now().After(a.deadline) {
+			a.slow = true
+		}
+		return a.iterations > maxIterations || a.slow, true
 	case paramsVar:
 		return &lazyMap{get: func(k string) (ref.Val, error) {
 			v, err := a.r.Lookup(k)

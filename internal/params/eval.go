@@ -48,14 +48,25 @@ func (t *Template) Eval(r Resolver) (string, error) {
 	if len(t.Parts) == 1 && t.Parts[0].Kind == Literal {
 		return t.Parts[0].Text, nil
 	}
+	budget := BudgetOf(r)
 	var b strings.Builder
+	write := func(s string) error {
+		if b.Len()+len(s) > MaxValueSize {
+			return &BudgetError{Msg: fmt.Sprintf("the value would be larger than %s", sizeText(MaxValueSize))}
+		}
+		if err := budget.spendBytes(len(s)); err != nil {
+			return err
+		}
+		b.WriteString(s)
+		return nil
+	}
 	for _, p := range t.Parts {
+		var v string
+		var err error
 		switch p.Kind {
 		case Literal:
-			b.WriteString(p.Text)
+			v = p.Text
 		case Ref:
-			var v string
-			var err error
 			if p.Component != "" {
 				v, err = r.Output(p.Component, p.Name)
 			} else {
@@ -67,13 +78,13 @@ func (t *Template) Eval(r Resolver) (string, error) {
 			if v, err = Encode(v, p.Encodings); err != nil {
 				return "", fmt.Errorf("${%s}: %w", p.Text, err)
 			}
-			b.WriteString(v)
 		case Expr:
-			v, err := evalCEL(p.Text, r)
-			if err != nil {
+			if v, err = evalCEL(p.Text, r, budget); err != nil {
 				return "", err
 			}
-			b.WriteString(v)
+		}
+		if err := write(v); err != nil {
+			return "", err
 		}
 	}
 	return b.String(), nil
@@ -91,6 +102,11 @@ func Expand(src string, r Resolver) (string, error) {
 // Encode applies encodings left to right: base64, unbase64, json, yaml.
 func Encode(v string, encodings []string) (string, error) {
 	for _, e := range encodings {
+		// json and yaml escape a control byte in six; refuse before
+		// building what could not be kept.
+		if len(v) > MaxValueSize || e == "base64" && base64.StdEncoding.EncodedLen(len(v)) > MaxValueSize {
+			return "", &BudgetError{Msg: fmt.Sprintf("%s: the value would be larger than %s", e, sizeText(MaxValueSize))}
+		}
 		switch e {
 		case "base64":
 			v = base64.StdEncoding.EncodeToString([]byte(v))

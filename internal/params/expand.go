@@ -118,6 +118,9 @@ type expander struct {
 	links   map[*Value]evalState
 	diags   manifest.Diagnostics
 	secrets bool // the value being expanded used a secret
+	// overBudget is set once the budget's error has been reported for this
+	// component.
+	overBudget bool
 }
 
 // ExpandComponent expands a component's parameters top to bottom (seed 000
@@ -193,6 +196,13 @@ func (x *expander) fail(v *Value, err error) {
 	if errors.As(err, &pe) {
 		v.Pending, v.Source = pe.Component, "output:"+pe.Component
 		return
+	}
+	var be *BudgetError
+	if errors.As(err, &be) {
+		if x.overBudget {
+			return
+		}
+		x.overBudget = true
 	}
 	var ue *UnknownError
 	if errors.As(err, &ue) && ue.Component == "" && ue.Suggestion == "" {
@@ -300,6 +310,9 @@ func (r *compResolver) Lookup(name string) (string, error) {
 	return s, err
 }
 
+// Budget is the budget of the parameters the component was expanded with.
+func (r *compResolver) Budget() *Budget { return r.x.in.Locked.budget }
+
 func (r *compResolver) Output(component, name string) (string, error) {
 	res := r.x.in.Outputs.get(component, name)
 	if !res.found {
@@ -326,7 +339,7 @@ func Recorded(component string, values []*Value, outputs *OutputIndex, locked *L
 		links:  map[*Value]evalState{},
 	}
 	if x.in.Locked == nil {
-		x.in.Locked = &Locked{index: map[string]*Value{}}
+		x.in.Locked = &Locked{index: map[string]*Value{}, budget: NewBudget()}
 	}
 	out := &Expanded{Component: component, byName: map[string]*Value{}, x: x}
 	for _, v := range values {

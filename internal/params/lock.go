@@ -79,7 +79,13 @@ type Locked struct {
 	list         []*Value
 	index        map[string]*Value
 	names        []string // plain names, for suggestions
+	// budget bounds the work of the lock and of every expansion of a
+	// component with these parameters.
+	budget *Budget
 }
+
+// Budget returns the budget shared by the expansions of these parameters.
+func (l *Locked) Budget() *Budget { return l.budget }
 
 // Values returns the locked parameters, sorted by qualified name, implicit ones
 // included.
@@ -118,13 +124,16 @@ const (
 var errReported = errors.New("reported")
 
 type locker struct {
-	in      LockInput
-	l       *Locked
-	tmpl    map[*Value]*Template
-	state   map[*Value]evalState
-	stack   []*Value
-	diags   manifest.Diagnostics
-	outputs map[string]string // plain output name -> a component declaring it
+	// overBudget is set once the budget's error has been reported: the
+	// parameters that fail after it fail for the same reason.
+	overBudget bool
+	in         LockInput
+	l          *Locked
+	tmpl       map[*Value]*Template
+	state      map[*Value]evalState
+	stack      []*Value
+	diags      manifest.Diagnostics
+	outputs    map[string]string // plain output name -> a component declaring it
 }
 
 // Lock locks the top-level parameters (seed 000 "Deploy" 1-3): values from the
@@ -137,7 +146,7 @@ func Lock(in LockInput) (*Locked, manifest.Diagnostics) {
 	}
 	lk := &locker{
 		in:      in,
-		l:       &Locked{StackName: in.Stack.Meta.Name, index: map[string]*Value{}},
+		l:       &Locked{StackName: in.Stack.Meta.Name, index: map[string]*Value{}, budget: NewBudget()},
 		tmpl:    map[*Value]*Template{},
 		state:   map[*Value]evalState{},
 		outputs: map[string]string{},
@@ -364,7 +373,12 @@ func (lk *locker) eval(v *Value) (string, error) {
 	lk.stack = lk.stack[:len(lk.stack)-1]
 	if err != nil {
 		if lk.state[v] != failed {
-			if !errors.Is(err, errReported) {
+			var be *BudgetError
+			switch {
+			case errors.Is(err, errReported):
+			case errors.As(err, &be) && lk.overBudget:
+			default:
+				lk.overBudget = lk.overBudget || be != nil
 				lk.errorf(v, "%v", err)
 			}
 			lk.state[v] = failed
@@ -406,6 +420,9 @@ func (r *lockResolver) Lookup(name string) (string, error) {
 	return r.lk.eval(v)
 }
 
+// Budget is the lock's budget.
+func (r *lockResolver) Budget() *Budget { return r.lk.l.budget }
+
 func (r *lockResolver) Output(component, name string) (string, error) {
 	return "", fmt.Errorf("refers to output %s:%s, known only once %s has run; make this parameter kind: link", component, name, component)
 }
@@ -422,7 +439,7 @@ func (lk *locker) allNames() []string {
 // recorded them, for commands that must work whatever the environment holds
 // now (undeploy).
 func FromState(stackName, deploymentID string, values map[string]string) *Locked {
-	l := &Locked{StackName: stackName, DeploymentID: deploymentID, index: map[string]*Value{}}
+	l := &Locked{StackName: stackName, DeploymentID: deploymentID, index: map[string]*Value{}, budget: NewBudget()}
 	add := func(v *Value) {
 		l.list = append(l.list, v)
 		l.index[v.QName()] = v
