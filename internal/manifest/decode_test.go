@@ -90,8 +90,8 @@ func TestAliasBombIsBounded(t *testing.T) {
 		b.WriteString("]\n")
 	}
 	_, diags := ParseBytes("bomb.yaml", []byte(b.String()))
-	if !diags.HasErrors() || !strings.Contains(diags[0].Msg, "too many values") {
-		t.Fatalf("want a too-many-values error, got %v", diags)
+	if !diags.HasErrors() || !strings.Contains(diags[0].Msg, "alias bomb") {
+		t.Fatalf("want an alias bomb error, got %v", diags)
 	}
 }
 
@@ -203,5 +203,35 @@ func TestSuggest(t *testing.T) {
 		if got := suggest(in, known); got != want {
 			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A file that writes out more values than an alias bomb may expand to is not
+// a bomb: its size bounds it (issue 12, item 4: a params file of 700,000
+// parameters was refused as an "alias bomb").
+func TestManyValuesWrittenOutLoad(t *testing.T) {
+	const n = maxAliasNodes + 1000
+	data := []byte("values: [" + strings.Repeat("0,", n-1) + "0]\n")
+	docs, diags := ParseBytes("many.yaml", data)
+	if diags.HasErrors() {
+		t.Fatalf("want no error, got %v", diags)
+	}
+	if got := len(docs[0].Get("values").Items); got != n {
+		t.Fatalf("got %d values, want %d", got, n)
+	}
+}
+
+func TestSyntaxErrorsArePositioned(t *testing.T) {
+	for _, tt := range []struct{ name, src, want string }{
+		{"unclosed flow mapping", "a: 1\nb: [\n  {x: 1\n", "x.yaml:3:3: invalid YAML"},
+		{"tab indentation", "a:\n\tb: 1\n", "x.yaml:2:1: invalid YAML"},
+		{"bad indentation", "a:\n  b: 1\n c: 2\n", "x.yaml:3:"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, diags := ParseBytes("x.yaml", []byte(tt.src))
+			if len(diags) != 1 || !strings.HasPrefix(diags[0].String(), tt.want) {
+				t.Fatalf("got %v, want one error starting %q", diags, tt.want)
+			}
+		})
 	}
 }

@@ -193,7 +193,9 @@ func checkHeader(doc *Node, kind string, diags *Diagnostics) bool {
 // flattenAll flattens nested parameters to dotted names: children take the
 // parent's name as prefix and inherit its kind, empty, component and secret.
 func flattenAll(ps []Parameter, path string, diags *Diagnostics) []Parameter {
-	var out []Parameter
+	// Most parameters have no children: room for each saves copying the
+	// list over and over as it grows (700,000 parameters are 300 MB).
+	out := make([]Parameter, 0, len(ps))
 	for i := range ps {
 		flatten(ps[i], "", Parameter{}, itemPath(path, i), &out, diags)
 	}

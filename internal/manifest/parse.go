@@ -1,0 +1,316 @@
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	goccyyaml "github.com/goccy/go-yaml"
+	goccyparser "github.com/goccy/go-yaml/parser"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gantry-dev/gantry/internal/inputfile"
+)
+
+// ParseFile reads and parses every YAML document of a file. Only a regular
+// file of at most inputfile.MaxManifest bytes is read.
+func ParseFile(path string) ([]*Node, Diagnostics) {
+	data, err := inputfile.Read(path, inputfile.MaxManifest)
+	if err != nil {
+		return nil, Diagnostics{{Pos: Pos{File: path}, Msg: readError(err)}}
+	}
+	return ParseBytes(path, data)
+}
+
+// readError says why a file could not be read, for a message that names it.
+func readError(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "file not found"
+	}
+	return inputfile.Problem(err)
+}
+
+// ParseBytes parses every YAML document in data; file names the source in
+// positions. Empty documents are dropped. A leading UTF-8 byte order mark is
+// skipped; text that is not UTF-8, and values holding NUL bytes, are errors.
+//
+// The parser is go.yaml.in/yaml/v3: it builds a document's tree in linear
+// time and a fraction of the memory of goccy/go-yaml's, which took minutes
+// and gigabytes over a params file of 700,000 parameters.
+func ParseBytes(file string, data []byte) ([]*Node, Diagnostics) {
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	if d, bad := checkUTF8(file, data); bad {
+		return nil, Diagnostics{d}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	c := converter{file: file, anchors: map[*yaml.Node]*Node{}}
+	var docs []*Node
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, Diagnostics{syntaxDiagnostic(file, data, err)}
+		}
+		if len(doc.Content) == 0 {
+			continue
+		}
+		n := c.convert(doc.Content[0], 0)
+		if n != nil && n.Kind != NullNode {
+			docs = append(docs, n)
+		}
+	}
+	return docs, c.diags
+}
+
+// checkUTF8 reports the first byte of data that is not UTF-8, where it is.
+func checkUTF8(file string, data []byte) (Diagnostic, bool) {
+	if utf8.Valid(data) {
+		return Diagnostic{}, false
+	}
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Msg: fmt.Sprintf("invalid UTF-8 (byte 0x%02x): manifests are UTF-8 text", data[i])}, true
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return Diagnostic{}, false
+}
+
+// syntaxLine finds the line in the parser's messages ("yaml: line 6: did not
+// find expected key").
+var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// maxPrecise bounds the files whose syntax errors are located by a second,
+// slower parser (goccy/go-yaml, about a second per MiB): go.yaml.in/yaml/v3
+// names only a line, and for an unclosed bracket the line where it opened.
+const maxPrecise = 1 << 20
+
+// syntaxDiagnostic locates a syntax error. For a file of up to maxPrecise
+// bytes, goccy's parser gives line and column and its own wording; for a
+// larger one, or one goccy accepts, the line of yaml/v3's message is used.
+func syntaxDiagnostic(file string, data []byte, err error) Diagnostic {
+	if len(data) <= maxPrecise {
+		if _, gerr := goccyparser.ParseBytes(data, 0); gerr != nil {
+			var ye goccyyaml.Error
+			if errors.As(gerr, &ye) && ye.GetToken() != nil && ye.GetToken().Position != nil {
+				p := ye.GetToken().Position
+				return Diagnostic{Pos: Pos{File: file, Line: p.Line, Col: p.Column}, Msg: "invalid YAML: " + ye.GetMessage()}
+			}
+		}
+	}
+	msg := err.Error()
+	pos := Pos{File: file}
+	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
+		pos.Line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	return Diagnostic{Pos: pos, Msg: "invalid YAML: " + msg}
+}
+
+// maxDepth bounds nesting so that hostile input (deeply nested flow
+// collections, aliases of aliases) cannot exhaust the stack.
+const maxDepth = 200
+
+// maxAliasNodes bounds the values that aliases expand to ("billion laughs").
+// What a file writes out is bounded by its size; what its aliases repeat is
+// bounded here, so a document of millions of values written out in full
+// loads, and one of a few lines that would expand to millions does not.
+const maxAliasNodes = 1_000_000
+
+type converter struct {
+	file string
+	// anchors are the converted anchored nodes, by the parser's node.
+	anchors map[*yaml.Node]*Node
+	diags   Diagnostics
+	// copies counts the values aliases expanded to.
+	copies int
+}
+
+func (c *converter) pos(n *yaml.Node) Pos {
+	return Pos{File: c.file, Line: n.Line, Col: n.Column}
+}
+
+func (c *converter) errorf(pos Pos, format string, args ...any) {
+	c.diags = append(c.diags, Diagnostic{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *converter) convert(n *yaml.Node, depth int) *Node {
+	if n == nil {
+		return &Node{Kind: NullNode}
+	}
+	if depth > maxDepth {
+		c.errorf(c.pos(n), "nesting deeper than %d levels", maxDepth)
+		return &Node{Kind: NullNode, Pos: c.pos(n)}
+	}
+	var out *Node
+	switch n.Kind {
+	case yaml.ScalarNode:
+		out = c.scalar(n)
+	case yaml.MappingNode:
+		out = c.mapping(n, depth)
+	case yaml.SequenceNode:
+		out = &Node{Kind: SeqNode, Pos: c.pos(n), Items: make([]*Node, 0, len(n.Content))}
+		for _, it := range n.Content {
+			out.Items = append(out.Items, c.convert(it, depth+1))
+		}
+	case yaml.AliasNode:
+		target, ok := c.anchors[n.Alias]
+		if !ok {
+			// An alias inside its own anchor: the parser refuses those,
+			// so this is only a guard.
+			c.errorf(c.pos(n), "alias *%s refers to a value that contains it", n.Value)
+			return &Node{Kind: NullNode, Pos: c.pos(n)}
+		}
+		return c.copyNode(target, depth)
+	case yaml.DocumentNode:
+		c.errorf(c.pos(n), "a YAML document inside a value")
+		return &Node{Kind: NullNode, Pos: c.pos(n)}
+	default:
+		c.errorf(c.pos(n), "unsupported YAML construct")
+		return &Node{Kind: NullNode, Pos: c.pos(n)}
+	}
+	if n.Anchor != "" {
+		c.anchors[n] = out
+	}
+	return out
+}
+
+// knownTags are the tags of the YAML core schema; others are refused.
+var knownTags = map[string]bool{
+	"!!str": true, "!!int": true, "!!float": true, "!!bool": true, "!!null": true,
+	"!!map": true, "!!seq": true, "!!binary": true, "!!timestamp": true,
+}
+
+func (c *converter) scalar(n *yaml.Node) *Node {
+	pos := c.pos(n)
+	if strings.IndexByte(n.Value, 0) >= 0 {
+		c.errorf(pos, "the value holds a NUL byte (\\0), which no file, argument or variable can carry")
+	}
+	tag := n.ShortTag()
+	if n.Style&yaml.TaggedStyle != 0 {
+		if !knownTags[tag] {
+			c.errorf(pos, "unsupported YAML tag %s", n.Tag)
+		}
+		if tag != "!!str" {
+			// An explicit tag other than !!str keeps the type the text has.
+			tag = (&yaml.Node{Kind: yaml.ScalarNode, Value: n.Value}).ShortTag()
+		}
+	}
+	switch tag {
+	case "!!null":
+		return &Node{Kind: NullNode, Pos: pos}
+	case "!!bool":
+		return &Node{Kind: ScalarNode, Type: BoolScalar, Value: strings.ToLower(n.Value), Pos: pos}
+	case "!!int":
+		return &Node{Kind: ScalarNode, Type: IntScalar, Value: n.Value, Pos: pos}
+	case "!!float":
+		return &Node{Kind: ScalarNode, Type: FloatScalar, Value: n.Value, Pos: pos}
+	}
+	return &Node{Kind: ScalarNode, Type: StringScalar, Value: n.Value, Pos: pos}
+}
+
+func (c *converter) mapping(n *yaml.Node, depth int) *Node {
+	out := &Node{Kind: MapNode, Pos: c.pos(n), Entries: make([]Entry, 0, len(n.Content)/2)}
+	index := make(map[string]int, len(n.Content)/2)
+	var merges []*Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		if kn.Kind == yaml.ScalarNode && kn.ShortTag() == "!!merge" {
+			merges = append(merges, c.convert(vn, depth+1))
+			continue
+		}
+		key := c.convert(kn, depth+1)
+		if key.Kind == NullNode && kn.Kind == yaml.ScalarNode {
+			// "~:" or an empty key: the text is the key.
+			key = &Node{Kind: ScalarNode, Value: kn.Value, Pos: key.Pos}
+		}
+		if key.Kind != ScalarNode {
+			c.errorf(key.Pos, "mapping keys must be scalars, got %s", key.Describe())
+			continue
+		}
+		if first, dup := index[key.Value]; dup {
+			c.errorf(key.Pos, "key %q is given twice in this mapping (first at line %d)", key.Value, out.Entries[first].KeyPos.Line)
+			continue
+		}
+		index[key.Value] = len(out.Entries)
+		out.Entries = append(out.Entries, Entry{Key: key.Value, KeyPos: key.Pos, Value: c.convert(vn, depth+1)})
+	}
+	// A mapping is where its first key is, not where its brace is.
+	if len(out.Entries) > 0 {
+		out.Pos = out.Entries[0].KeyPos
+	}
+	// Merge keys (<<) never override keys given explicitly in the mapping,
+	// and an earlier merged mapping wins over a later one.
+	for _, m := range merges {
+		var srcs []*Node
+		switch m.Kind {
+		case MapNode:
+			srcs = []*Node{m}
+		case SeqNode:
+			srcs = m.Items
+		default:
+			c.errorf(m.Pos, "merge key << expects a mapping or a list of mappings, got %s", m.Describe())
+		}
+		for _, s := range srcs {
+			if s.Kind != MapNode {
+				c.errorf(s.Pos, "merge key << expects a mapping or a list of mappings, got %s", s.Describe())
+				continue
+			}
+			for _, e := range s.Entries {
+				if _, ok := index[e.Key]; !ok {
+					index[e.Key] = len(out.Entries)
+					out.Entries = append(out.Entries, e)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// copyNode expands an alias: a copy of what its anchor holds, counted, so
+// that alias bombs stop at maxAliasNodes.
+func (c *converter) copyNode(n *Node, depth int) *Node {
+	if depth > maxDepth {
+		c.errorf(n.Pos, "nesting deeper than %d levels", maxDepth)
+		return &Node{Kind: NullNode, Pos: n.Pos}
+	}
+	c.copies++
+	if c.copies > maxAliasNodes {
+		if c.copies == maxAliasNodes+1 {
+			c.errorf(n.Pos, "aliases expand to more than %d values (an alias bomb?)", maxAliasNodes)
+		}
+		return &Node{Kind: NullNode, Pos: n.Pos}
+	}
+	out := *n
+	if n.Entries != nil {
+		out.Entries = make([]Entry, len(n.Entries))
+		for i, e := range n.Entries {
+			out.Entries[i] = Entry{Key: e.Key, KeyPos: e.KeyPos, Value: c.copyNode(e.Value, depth+1)}
+		}
+	}
+	if n.Items != nil {
+		out.Items = make([]*Node, len(n.Items))
+		for i, it := range n.Items {
+			out.Items[i] = c.copyNode(it, depth+1)
+		}
+	}
+	return &out
+}
