@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan/build"
@@ -101,7 +102,7 @@ func (s *Stack) ReadState() error {
 }
 
 func (s *Stack) readState() (changed bool, err error) {
-	data, err := os.ReadFile(s.StatePath)
+	data, err := inputfile.Read(s.StatePath, inputfile.MaxState)
 	sum := sha256.Sum256(data)
 	if s.read && sum == s.stateSum {
 		return false, nil // read before, unchanged since

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 )
@@ -72,7 +72,7 @@ func resolveOutput(o manifest.Output, raw map[string]string, r params.Resolver, 
 			return "", fmt.Errorf("fromTfVar: the implementation printed no output %q (outputs: %s)", parts[0], keysOf(raw))
 		}
 		if strings.HasPrefix(v, "file://") {
-			b, err := os.ReadFile(strings.TrimPrefix(v, "file://"))
+			b, err := inputfile.Read(strings.TrimPrefix(v, "file://"), inputfile.MaxValue)
 			if err != nil {
 				return "", fmt.Errorf("fromTfVar %s: %w", o.FromTfVar, err)
 			}

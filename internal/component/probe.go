@@ -2,11 +2,16 @@ package component
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/gantry-dev/gantry/internal/inputfile"
 )
 
 // Implementation kinds.
@@ -105,15 +110,15 @@ func Probe(dir, verb string) (*Implementation, error) {
 var makeTargetRE = regexp.MustCompile(`^([^\s:#=][^:#=]*?)\s*::?(?:[^=]|$)`)
 
 func hasMakeTarget(path, target string) (bool, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
+	// A Makefile that is a FIFO or a device must not hang the probe.
+	data, err := inputfile.Read(path, inputfile.MaxManifest)
+	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("read %s: %w", path, err)
+		return false, fmt.Errorf("read %s: %s", path, inputfile.Problem(err))
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()

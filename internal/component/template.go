@@ -6,7 +6,6 @@ package component
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/atomicfile"
+	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 )
@@ -327,17 +327,13 @@ func posAt(name, src string, offset int) manifest.Pos {
 // readTemplate reads a template's source, refusing one past
 // maxTemplateBytes before reading it whole.
 func readTemplate(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read template: %w", err)
-	}
-	defer f.Close()
-	src, err := io.ReadAll(io.LimitReader(f, maxTemplateBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read template %s: %w", path, err)
-	}
-	if len(src) > maxTemplateBytes {
+	src, err := inputfile.Read(path, maxTemplateBytes)
+	var tl *inputfile.TooLargeError
+	if errors.As(err, &tl) {
 		return nil, fmt.Errorf("template %s is larger than %d bytes", path, maxTemplateBytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read template %s: %s", path, inputfile.Problem(err))
 	}
 	return src, nil
 }

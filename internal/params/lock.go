@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
@@ -256,7 +257,7 @@ func (lk *locker) source(p *manifest.Parameter) {
 	}
 	if p.FromFile != "" {
 		path := lk.filePath(p)
-		b, err := os.ReadFile(path)
+		b, err := inputfile.Read(path, inputfile.MaxValue)
 		if err != nil {
 			lk.errorf(v, "fromFile %s: %s", p.FromFile, readErr(err))
 			return

@@ -9,11 +9,12 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/gantry-dev/gantry/internal/atomicfile"
+	"github.com/gantry-dev/gantry/internal/inputfile"
 )
 
 // ReadFile reads a state file; a missing file gives (nil, nil).
 func ReadFile(path string) (*State, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, inputfile.MaxState)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/gantry-dev/gantry/internal/inputfile"
 )
 
 // Holder says who holds a state's lock.
@@ -77,7 +79,7 @@ func (l *Lock) Release() error {
 }
 
 func readHolder(lockPath string) *Holder {
-	data, err := os.ReadFile(lockPath)
+	data, err := inputfile.Read(lockPath, 1<<20)
 	if err != nil || len(strings.TrimSpace(string(data))) == 0 {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
@@ -262,7 +263,7 @@ const SpecVersionFile = "SPEC-VERSION"
 
 // readSpecVersion reads the SPEC-VERSION of a product folder: "" without one.
 func readSpecVersion(dir string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(dir, SpecVersionFile))
+	data, err := inputfile.Read(filepath.Join(dir, SpecVersionFile), inputfile.MaxValue)
 	if os.IsNotExist(err) {
 		return "", nil
 	}

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
@@ -268,7 +269,7 @@ func declaredVariables(dir string) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := inputfile.Read(f, inputfile.MaxManifest)
 		if err != nil {
 			return nil, err
 		}
