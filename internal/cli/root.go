@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync"
 
 	"github.com/lmittmann/tint"
@@ -31,7 +32,16 @@ type app struct {
 }
 
 // Main runs gantry with args (without the program name) and returns the exit code.
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+//
+// A panic is a bug of gantry's, never of the input: it is reported as one,
+// with its stack, and exits 1 — not 2, which says the input is wrong.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "gantry: internal error: %v\nThis is a bug in gantry, not a problem of your input; please report it with what follows.\n%s", p, debug.Stack())
+			code = ExitFailed
+		}
+	}()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRoot(a)
 	root.SetArgs(args)
@@ -39,7 +49,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	code := exitCode(err)
+	code = exitCode(err)
 	if err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.err != nil {

@@ -88,7 +88,9 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 		return nil
 	}
 	for i, c := range comps {
-		c.Meta.Name = out.Components[i].Name
+		if c != nil {
+			c.Meta.Name = out.Components[i].Name
+		}
 	}
 	return res
 }
@@ -254,20 +256,22 @@ func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.
 		}
 	}
 	var g errgroup.Group
+	var panics workerPanics
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, path := range paths {
-		g.Go(func() error {
+		g.Go(panics.guard(func() error {
 			f := files[path]
 			f.docs, f.diags = manifest.ParseFile(path)
 			return nil
-		})
+		}))
 	}
 	_ = g.Wait()
+	panics.rethrow()
 
 	comps := make([]*manifest.Component, len(s.Components))
 	perComp := make([]manifest.Diagnostics, len(s.Components))
 	for i := range s.Components {
-		g.Go(func() error {
+		g.Go(panics.guard(func() error {
 			ref := &s.Components[i]
 			if ref.Source.Dir == "" || ref.Name == "" {
 				return nil
@@ -280,9 +284,10 @@ func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.
 			}
 			comps[i] = loadComponent(ref, i, path, f.docs, f.diags, &perComp[i])
 			return nil
-		})
+		}))
 	}
 	_ = g.Wait()
+	panics.rethrow()
 	// Components that share a folder decode its manifest each: a problem
 	// of the file is said once, at the first of them.
 	said := map[string]bool{}

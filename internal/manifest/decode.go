@@ -268,6 +268,14 @@ func (d *decoder) decodeStruct(n *Node, v reflect.Value, path string) {
 		}
 		seen[e.Key] = true
 		f := si.fields[fi]
+		if f.required && (e.Value == nil || e.Value.Kind == NullNode || e.Value.Kind == ScalarNode && e.Value.Value == "") {
+			// name: "" or name: ~ is no more a name than a missing one.
+			pos := e.KeyPos
+			if e.Value != nil {
+				pos = e.Value.Pos
+			}
+			d.errorf(pos, childPath(path, e.Key), "%q must not be empty", e.Key)
+		}
 		d.decode(e.Value, v.Field(f.index), childPath(path, e.Key))
 	}
 	d.checkRequired(n, si, seen, path)

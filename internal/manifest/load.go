@@ -296,6 +296,10 @@ func validateStack(s *Stack, diags *Diagnostics) {
 	validateOutputs(s.Outputs, diags)
 }
 
+// maxNameLen bounds names that become file names (a component's log, its
+// state folder): file systems refuse names past 255 bytes.
+const maxNameLen = 128
+
 // reservedNames are the stack-level groups of a plan; a component cannot be
 // called like one.
 var reservedNames = map[string]bool{"pre-flight": true, "post-flight": true, "post-teardown": true}
@@ -303,6 +307,8 @@ var reservedNames = map[string]bool{"pre-flight": true, "post-flight": true, "po
 func validateComponentName(name string, pos Pos, field string, diags *Diagnostics) {
 	switch {
 	case name == "":
+	case len(name) > maxNameLen:
+		diags.Errorf(pos, field, "a component name of %d characters; at most %d (it names files and folders)", len(name), maxNameLen)
 	case !componentNameRE.MatchString(name):
 		diags.Errorf(pos, field, "invalid component name %q (letters, digits and _ . - only)", name)
 	case reservedNames[name]:
