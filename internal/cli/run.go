@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/component"
@@ -21,6 +22,9 @@ type runFlags struct {
 	withDeps      bool
 	offset, limit string
 	parallel      int
+	// flags tells which flags were given (--parallel 0 is an error, its
+	// absence is not).
+	flags         *pflag.FlagSet
 	resume        bool
 	dryRun        bool
 	yes           bool
@@ -32,6 +36,7 @@ type runFlags struct {
 func (f *runFlags) register(cmd *cobra.Command, verb string) {
 	f.stackFlags.register(cmd)
 	fl := cmd.Flags()
+	f.flags = fl
 	fl.StringSliceVarP(&f.components, "components", "c", nil, "run only these components (a,b)")
 	what := "what they depend on"
 	if verb == plan.VerbUndeploy {
@@ -100,6 +105,18 @@ one is selected too (-a selects what depends on the selection).`,
 // runVerb carries out a deploy or an undeploy (or with --dry-run prints its
 // plan).
 func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFlags) error {
+	if fl := f.flags; fl != nil && fl.Changed("parallel") && f.parallel < 1 {
+		return usageError("--parallel %d: expected a positive number of steps to run at once", f.parallel)
+	}
+	if fl := f.flags; fl != nil && fl.Changed("components") {
+		empty := len(f.components) == 0
+		for _, c := range f.components {
+			empty = empty || strings.TrimSpace(c) == ""
+		}
+		if empty {
+			return usageError("-c %q: an empty component name", strings.Join(f.components, ","))
+		}
+	}
 	if f.output != "text" && f.output != "json" {
 		return usageError("--output %q: expected text or json", f.output)
 	}

@@ -235,3 +235,18 @@ func TestSyntaxErrorsArePositioned(t *testing.T) {
 		})
 	}
 }
+
+// TestFlowNestingIsBounded: flow collections nested past the bound are an
+// error at their place, before the parser sees them; brackets in quotes and
+// comments do not count.
+func TestFlowNestingIsBounded(t *testing.T) {
+	deep := "x: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "\n"
+	_, diags := ParseBytes("deep.yaml", []byte(deep))
+	if len(diags) != 1 || !strings.Contains(diags[0].String(), "deep.yaml:1:260: flow collections ([ and {) nested more than 256 deep") {
+		t.Fatalf("got %v", diags)
+	}
+	fine := "a: don't\nb: \"" + strings.Repeat("[", 1000) + "\"\nc: '" + strings.Repeat("{", 1000) + "' # " + strings.Repeat("[", 1000) + "\nd: [[1], {e: [2]}]\n"
+	if _, diags := ParseBytes("fine.yaml", []byte(fine)); diags.HasErrors() {
+		t.Fatalf("got %v", diags)
+	}
+}

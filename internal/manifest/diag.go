@@ -133,3 +133,14 @@ func IsInvalid(err error) bool {
 	var ie *InvalidError
 	return errors.As(err, &ie)
 }
+
+// hasError reports an error already said of field (a value the decoder could
+// not read is not checked again).
+func (ds Diagnostics) hasError(field string) bool {
+	for _, d := range ds {
+		if d.Severity == SevError && d.Field == field {
+			return true
+		}
+	}
+	return false
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // Manifest kinds.
@@ -255,6 +256,10 @@ func validateParameter(p *Parameter, path string, diags *Diagnostics) {
 	if p.Empty != "" && p.Empty != EmptyAllow {
 		diags.Errorf(p.Pos, path+".empty", "expected %q, got %q", EmptyAllow, p.Empty)
 	}
+	if p.Env != "" && !envNameRE.MatchString(p.Env) {
+		// "PATH=/x" would set another variable; a NUL would cut the list.
+		diags.Errorf(p.Pos, path+".env", "invalid environment variable name %q (letters, digits and _, not starting with a digit)", p.Env)
+	}
 	if p.Component != "" && !componentNameRE.MatchString(p.Component) {
 		diags.Errorf(p.Pos, path+".component", "invalid component name %q", p.Component)
 	}
@@ -289,12 +294,16 @@ func validateStack(s *Stack, diags *Diagnostics) {
 	default:
 		diags.Errorf(l.Positions.At("teardown_orphans", l.Pos), "lifecycle.teardown_orphans", "expected \"before\", \"after\" or \"none\", got %q", l.TeardownOrphans)
 	}
-	if l.Parallel < 0 {
+	if _, given := l.Positions["parallel"]; (l.Parallel < 0 || given && l.Parallel == 0) && !diags.hasError("lifecycle.parallel") {
 		diags.Errorf(l.Positions.At("parallel", l.Pos), "lifecycle.parallel", "expected a positive number of components to run at once, got %d", l.Parallel)
 	}
+	validateVerbs(l.Verbs, l.Positions.At("verbs", l.Pos), "lifecycle.verbs", diags)
 	validateReadyConditions(l.ReadyConditions, "lifecycle.readyConditions", diags)
 	validateOutputs(s.Outputs, diags)
 }
+
+// envNameRE is a name a process environment can carry as a variable.
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // maxNameLen bounds names that become file names (a component's log, its
 // state folder): file systems refuse names past 255 bytes.
@@ -338,6 +347,7 @@ func validateComponentLifecycle(l *ComponentLifecycle, path string, diags *Diagn
 		diags.Errorf(l.Pos, path+".bare", "expected %q, got %q", EmptyAllow, l.Bare)
 	}
 	validateReadyConditions(l.ReadyConditions, path+".readyConditions", diags)
+	validateVerbs(l.Verbs, l.Pos, path+".verbs", diags)
 	for name, sd := range map[string]*ServiceDiscoveryPoint{"service_discovery_attach": l.ServiceDiscoveryAttach, "service_discovery_detach": l.ServiceDiscoveryDetach} {
 		if sd == nil {
 			continue
@@ -362,10 +372,45 @@ func validateReadyConditions(rcs []ReadyCondition, path string, diags *Diagnosti
 	}
 }
 
+// verbRE is a custom verb: it names a make target and a script (verb.sh).
+var verbRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// validateVerbs checks custom verbs: names a make target, a script and a
+// command-line argument can carry.
+func validateVerbs(verbs []string, pos Pos, field string, diags *Diagnostics) {
+	for i, v := range verbs {
+		if !verbRE.MatchString(v) || len(v) > maxNameLen {
+			diags.Errorf(pos, itemPath(field, i), "invalid verb %q (letters, digits and _ . - only)", v)
+		}
+	}
+}
+
+// tfVarEncodings are the encodings fromTfVar may apply (as ${name/enc}).
+var tfVarEncodings = map[string]bool{"base64": true, "unbase64": true, "json": true, "yaml": true}
+
+// outputKinds are the kinds an output may declare: plain, or secret with an
+// optional type (secret/password); anything else is a typo that would show
+// a secret in clear.
+func validOutputKind(kind string) bool {
+	return kind == "" || kind == "secret" || strings.HasPrefix(kind, "secret/") && len(kind) > len("secret/")
+}
+
 func validateOutputs(outs []Output, diags *Diagnostics) {
 	seen := map[string]int{}
 	for i, o := range outs {
 		p := itemPath("outputs", i)
+		if !validOutputKind(o.Kind) {
+			diags.Errorf(o.Pos, p+".kind", "unknown output kind %q: expected secret (or secret/<type>), or no kind", o.Kind)
+		}
+		if o.FromTfVar != "" {
+			if _, enc, ok := strings.Cut(o.FromTfVar, "/"); ok {
+				for _, e := range strings.Split(enc, "/") {
+					if !tfVarEncodings[e] {
+						diags.Errorf(o.Pos, p+".fromTfVar", "unknown encoding %q in %q: expected base64, unbase64, json or yaml", e, o.FromTfVar)
+					}
+				}
+			}
+		}
 		if o.Secret != nil && !*o.Secret && o.kindSecret() {
 			diags.Errorf(o.Pos, p+".secret", "output %q is kind: %s and secret: false; drop one of them", o.Name, o.Kind)
 		}

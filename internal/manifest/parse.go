@@ -48,6 +48,9 @@ func ParseBytes(file string, data []byte) ([]*Node, Diagnostics) {
 	if d, bad := checkUTF8(file, data); bad {
 		return nil, Diagnostics{d}
 	}
+	if d, bad := checkFlowDepth(file, data); bad {
+		return nil, Diagnostics{d}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	c := converter{file: file, anchors: map[*yaml.Node]*Node{}}
 	var docs []*Node
@@ -313,4 +316,56 @@ func (c *converter) copyNode(n *Node, depth int) *Node {
 		}
 	}
 	return &out
+}
+
+// maxFlowDepth bounds the nesting of flow collections ([ and {): the parser
+// spent gigabytes on 100,000 levels; manifests nest a handful.
+const maxFlowDepth = 256
+
+// checkFlowDepth finds the first place where flow collections nest deeper
+// than maxFlowDepth, skipping quoted text and comments. It over-counts at
+// worst (brackets inside a plain scalar), and only past the bound.
+func checkFlowDepth(file string, data []byte) (Diagnostic, bool) {
+	depth, line, col := 0, 1, 0
+	var quote byte
+	comment := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		col++
+		switch {
+		case c == '\n':
+			line, col, comment = line+1, 0, false
+			continue
+		case comment:
+			continue
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+				col++
+			} else if c == quote {
+				quote = 0
+			}
+			continue
+		}
+		switch c {
+		case '#':
+			comment = i == 0 || data[i-1] == ' ' || data[i-1] == '\t' || data[i-1] == '\n'
+		case '"', '\'':
+			// A quote starts a quoted scalar only where a scalar can start:
+			// the one in "don't" is text.
+			if i == 0 || bytes.IndexByte([]byte(" \t\n[{,:"), data[i-1]) >= 0 {
+				quote = c
+			}
+		case '[', '{':
+			depth++
+			if depth > maxFlowDepth {
+				return Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Msg: fmt.Sprintf("flow collections ([ and {) nested more than %d deep", maxFlowDepth)}, true
+			}
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return Diagnostic{}, false
 }

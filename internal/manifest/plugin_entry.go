@@ -214,6 +214,9 @@ func CheckInstanceKey(key string) error {
 	if key == "." || key == ".." {
 		return fmt.Errorf("plugin instance key %q cannot be . or .. (it names the instance's state folder)", key)
 	}
+	if len(key) > maxNameLen {
+		return fmt.Errorf("plugin instance key of %d characters; at most %d (it names the instance's state folder)", len(key), maxNameLen)
+	}
 	for _, r := range key {
 		ok := r == '-' || r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
 		if !ok {

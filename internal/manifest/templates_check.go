@@ -18,5 +18,10 @@ func validateTemplatePaths(t *Templates, diags *Diagnostics) {
 		}
 	}
 	check("templates.files", t.Files)
+	for i, p := range t.Files {
+		if _, err := filepath.Match(p, ""); err != nil {
+			diags.Errorf(t.Pos, fmt.Sprintf("templates.files[%d]", i), "malformed pattern %q: %v", p, err)
+		}
+	}
 	check("templates.directories", t.Directories)
 }
