@@ -113,7 +113,7 @@ func StateSecrets(st *state.State) []string {
 	}
 	var out []string
 	for q, v := range st.Parameters {
-		if name, _, _ := strings.Cut(q, "|"); manifest.LooksSecret(name) {
+		if name, _, _ := strings.Cut(q, "|"); manifest.LooksSecret(name) || contains(st.SecretParameters, q) {
 			out = append(out, v)
 		}
 	}
@@ -129,7 +129,7 @@ func StateSecrets(st *state.State) []string {
 			}
 		}
 		for _, p := range c.Parameters {
-			if manifest.LooksSecret(p.Name) {
+			if p.Secret || manifest.LooksSecret(p.Name) {
 				out = append(out, p.Value)
 			}
 		}

@@ -121,7 +121,7 @@ func explainState(st *state.State, only string, showSecrets bool) explainJSON {
 	masker := secret.NewMasker(action.StateSecrets(st)...)
 	secretParams := map[string]bool{}
 	for q := range st.Parameters {
-		if name, _, _ := strings.Cut(q, "|"); manifest.LooksSecret(name) {
+		if name, _, _ := strings.Cut(q, "|"); manifest.LooksSecret(name) || contains(st.SecretParameters, q) {
 			secretParams[q] = true
 		}
 	}
@@ -155,7 +155,7 @@ func explainState(st *state.State, only string, showSecrets bool) explainJSON {
 			cj.Outputs[k] = show(v, contains(c.SecretOutputs, k) || manifest.LooksSecret(k))
 		}
 		for _, p := range c.Parameters {
-			cj.Parameters[p.Name] = show(p.Value, manifest.LooksSecret(p.Name))
+			cj.Parameters[p.Name] = show(p.Value, p.Secret || manifest.LooksSecret(p.Name))
 		}
 		ex.Components[name] = cj
 	}

@@ -88,6 +88,19 @@ type Locked struct {
 // Budget returns the budget shared by the expansions of these parameters.
 func (l *Locked) Budget() *Budget { return l.budget }
 
+// SecretNames returns the qualified names of the secret values whose names
+// do not look secret, sorted: those declared secret or computed from a
+// secret. The state records them so that what shows it masks them too.
+func (l *Locked) SecretNames() []string {
+	var out []string
+	for _, v := range l.list {
+		if v.Secret && !manifest.LooksSecret(v.Name) {
+			out = append(out, v.QName())
+		}
+	}
+	return out
+}
+
 // Values returns the locked parameters, sorted by qualified name, implicit ones
 // included.
 func (l *Locked) Values() []*Value { return l.list }
@@ -418,7 +431,13 @@ func (r *lockResolver) Lookup(name string) (string, error) {
 	if v.Link {
 		return "", fmt.Errorf("refers to link parameter %q, which is resolved per component; make this parameter kind: link too", v.QName())
 	}
-	return r.lk.eval(v)
+	s, err := r.lk.eval(v)
+	// What is computed from a secret is a secret: the value being evaluated
+	// (the top of the stack) read this one.
+	if v.Secret && len(r.lk.stack) > 0 {
+		r.lk.stack[len(r.lk.stack)-1].Secret = true
+	}
+	return s, err
 }
 
 // Budget is the lock's budget.

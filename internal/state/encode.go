@@ -49,6 +49,7 @@ func encodeHeader(s *State) ([]byte, error) {
 	e.strMap(0, "parameters", s.Parameters)
 	e.strMap(0, "outputs", s.Outputs)
 	e.strList(0, "secretOutputs", s.SecretOutputs)
+	e.strList(0, "secretParameters", s.SecretParameters)
 	if len(s.Provides) > 0 {
 		e.key(0, "provides")
 		e.newline()
@@ -97,6 +98,10 @@ func encodeComponent(name string, c *Component) ([]byte, error) {
 			e.field(in+4, "value")
 			e.str(p.Value)
 			e.optStr(in+4, "env", p.Env)
+			if p.Secret {
+				e.field(in+4, "secret")
+				e.buf = append(e.buf, "true"...)
+			}
 		}
 	}
 	e.strMap(in, "outputs", c.Outputs)

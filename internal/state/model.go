@@ -22,17 +22,21 @@ const (
 
 // State is the state of one stack.
 type State struct {
-	Version       int                   `yaml:"version"`
-	Stack         string                `yaml:"stack"`
-	Status        string                `yaml:"status,omitempty"`
-	DeploymentID  string                `yaml:"deploymentId,omitempty"`
-	LastRun       string                `yaml:"lastRun,omitempty"`
-	Updated       time.Time             `yaml:"updated,omitempty"`
-	Parameters    map[string]string     `yaml:"parameters,omitempty"` // locked top-level parameters by qualified name
-	Outputs       map[string]string     `yaml:"outputs,omitempty"`    // stack outputs
-	SecretOutputs []string              `yaml:"secretOutputs,omitempty"`
-	Provides      map[string][]string   `yaml:"provides,omitempty"` // capability -> components
-	Components    map[string]*Component `yaml:"components,omitempty"`
+	Version       int               `yaml:"version"`
+	Stack         string            `yaml:"stack"`
+	Status        string            `yaml:"status,omitempty"`
+	DeploymentID  string            `yaml:"deploymentId,omitempty"`
+	LastRun       string            `yaml:"lastRun,omitempty"`
+	Updated       time.Time         `yaml:"updated,omitempty"`
+	Parameters    map[string]string `yaml:"parameters,omitempty"` // locked top-level parameters by qualified name
+	Outputs       map[string]string `yaml:"outputs,omitempty"`    // stack outputs
+	SecretOutputs []string          `yaml:"secretOutputs,omitempty"`
+	// SecretParameters name the locked parameters that are secret by
+	// declaration or because their value is computed from a secret
+	// (${db.password/base64}); names that look secret need no entry.
+	SecretParameters []string              `yaml:"secretParameters,omitempty"`
+	Provides         map[string][]string   `yaml:"provides,omitempty"` // capability -> components
+	Components       map[string]*Component `yaml:"components,omitempty"`
 }
 
 // Component is the recorded state of one component.
@@ -67,6 +71,9 @@ type Parameter struct {
 	Name  string `yaml:"name"`
 	Value string `yaml:"value"`
 	Env   string `yaml:"env,omitempty"`
+	// Secret marks a value that is secret by declaration or because it is
+	// computed from a secret; names that look secret need no mark.
+	Secret bool `yaml:"secret,omitempty"`
 }
 
 // PluginInstance is the recorded spec of one plugin list entry: an instance
@@ -134,6 +141,7 @@ func (s *State) Clone() *State {
 	c.Parameters = cloneMap(s.Parameters)
 	c.Outputs = cloneMap(s.Outputs)
 	c.SecretOutputs = append([]string(nil), s.SecretOutputs...)
+	c.SecretParameters = append([]string(nil), s.SecretParameters...)
 	if s.Provides != nil {
 		c.Provides = make(map[string][]string, len(s.Provides))
 		for k, v := range s.Provides {

@@ -323,7 +323,7 @@ func recordParams(exp *params.Expanded) []state.Parameter {
 	}
 	out := make([]state.Parameter, len(exp.Values))
 	for i, v := range exp.Values {
-		out[i] = state.Parameter{Name: v.Name, Value: v.Value, Env: v.Env}
+		out[i] = state.Parameter{Name: v.Name, Value: v.Value, Env: v.Env, Secret: v.Secret && !manifest.LooksSecret(v.Name)}
 	}
 	return out
 }

@@ -36,6 +36,7 @@ func (rt *Runtime) setup(s plan.Setup) plan.Result {
 		if rt.Plan.Verb == plan.VerbDeploy {
 			doc.DeploymentID = rt.Locked.DeploymentID
 			doc.Parameters = rt.Locked.Map()
+			doc.SecretParameters = rt.Locked.SecretNames()
 		}
 	})
 	if err := rt.Recorder.Flush(); err != nil {
