@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	"testing"
@@ -148,16 +147,7 @@ func FuzzStackToPlan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		files := (&stackGen{data: data}).files()
-		dir := t.TempDir()
-		for name, body := range files {
-			p := filepath.Join(dir, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		dir := writeStack(t, files)
 		if err := os.Chdir(dir); err != nil {
 			t.Fatal(err)
 		}
