@@ -34,7 +34,14 @@ func (w *captureWriter) line(text string) {
 		if k, v, ok := strings.Cut(component.StripANSI(text), "="); ok {
 			k = strings.TrimSpace(k)
 			if w.secretKeys[k] || manifest.LooksSecret(k) {
-				w.masker.Add(strings.Trim(strings.TrimSpace(v), `"'`))
+				if w.capture.Err() != nil {
+					// Past the capture's bound the masker learns nothing
+					// more (it would grow with the output); the value is
+					// hidden in the line itself.
+					text = k + " = " + secret.Mask
+				} else {
+					w.masker.Add(strings.Trim(strings.TrimSpace(v), `"'`))
+				}
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package steps
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 
@@ -28,5 +29,31 @@ func TestCaptureWriterConcurrentWrites(t *testing.T) {
 	w.Flush()
 	if got := w.capture.Outputs()["result"]; got != "done" {
 		t.Errorf("output after concurrent writes = %q, want done", got)
+	}
+}
+
+// Past the capture's bound, a secret output line is shown with its value
+// hidden in the line, and the masker learns no more values: it would grow
+// with whatever the component prints.
+func TestCaptureWriterPastTheBound(t *testing.T) {
+	var out strings.Builder
+	m := secret.NewMasker()
+	w := newCaptureWriter(&out, m, map[string]bool{})
+	fmt.Fprint(w, "Outputs:\n")
+	big := strings.Repeat("v", 60<<10)
+	for i := 0; i < 1200; i++ { // 70 MiB of outputs
+		fmt.Fprintf(w, "k%d = %s\n", i, big)
+	}
+	out.Reset()
+	fmt.Fprint(w, "db.password = s3cr3t-value\n")
+	w.Flush()
+	if w.capture.Err() == nil {
+		t.Fatal("the capture did not reach its bound")
+	}
+	if got := out.String(); got != "db.password = *****\n" {
+		t.Errorf("shown %q", got)
+	}
+	if got := m.Text("s3cr3t-value"); got != "s3cr3t-value" {
+		t.Errorf("the masker learnt the value past the bound: %q", got)
 	}
 }
