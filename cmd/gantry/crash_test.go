@@ -31,6 +31,23 @@ func waitPath(t *testing.T, path string) {
 	t.Fatalf("%s never appeared", path)
 }
 
+// waitPID waits for a pid file to hold a whole line: the shell creates the
+// file before it writes the pid, so a file that exists may still be empty.
+func waitPID(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+				return pid
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s never held a pid", path)
+	return 0
+}
+
 func touch(t *testing.T, path string) {
 	t.Helper()
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
@@ -336,7 +353,7 @@ func TestSIGHUPIsAnInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, out := startDeploy(t, dir)
-	waitPath(t, filepath.Join(dir, "leader.pid"))
+	pid := waitPID(t, filepath.Join(dir, "leader.pid"))
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -344,8 +361,7 @@ func TestSIGHUPIsAnInterrupt(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
 		t.Fatalf("exit: %v, want code 130\n%s", err, out)
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "leader.pid"))
-	if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid <= 0 || alive(pid) {
+	if alive(pid) {
 		t.Errorf("the component's process %d survived the hangup", pid)
 	}
 	events, _ := filepath.Glob(filepath.Join(dir, ".gantry/runs/*/events.jsonl"))
@@ -383,7 +399,7 @@ func TestSecondInterruptCutsTheGrace(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	waitPath(t, filepath.Join(dir, "mule.pid"))
+	pid := waitPID(t, filepath.Join(dir, "mule.pid"))
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -403,8 +419,7 @@ func TestSecondInterruptCutsTheGrace(t *testing.T) {
 	if !strings.Contains(out.String(), "interrupt again to stop them at once") || !strings.Contains(out.String(), "stopping every process now") {
 		t.Errorf("the interrupts were not explained:\n%s", out)
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "mule.pid"))
-	if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid <= 0 || alive(pid) {
+	if alive(pid) {
 		t.Errorf("the stubborn process %d survived", pid)
 	}
 }
@@ -415,7 +430,7 @@ func TestSecondInterruptCutsTheGrace(t *testing.T) {
 func interruptOnceStarted(t *testing.T, cmd *exec.Cmd, out *lockedBuffer, dir string, pidFiles ...string) {
 	t.Helper()
 	for _, f := range pidFiles {
-		waitPath(t, filepath.Join(dir, f))
+		waitPID(t, filepath.Join(dir, f))
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
