@@ -25,5 +25,44 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+# A real, throwaway Kubernetes control plane on loopback (etcd, kube-apiserver,
+# controller-manager, scheduler, kwok as a fake node), for the tests that
+# deploy to a cluster: they read GANTRY_TEST_KUBECONFIG and GANTRY_TEST_KUBECTL.
+# The binaries are built once into ~/.cache/gantry-k8s (cold: about 12 min).
+# GANTRY_TEST_K8S=0 skips this locally (those tests then skip); in CI
+# (CI=true) the cluster is always built and started.
+k8s_state=""
+stop_k8s() {
+  if [ -n "$k8s_state" ]; then
+    scripts/k8s/stop.sh "$k8s_state" >/dev/null || true
+    rm -rf "$k8s_state"
+    k8s_state=""
+  fi
+}
+if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_K8S:-1}" != "0" ]; then
+  if [ "${GANTRY_TEST_K8S:-1}" = "0" ]; then
+    echo "== CI=true: GANTRY_TEST_K8S=0 is ignored, CI always starts the test cluster"
+  fi
+  for tool in openssl curl; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+      echo "== installing $tool (for the test cluster)"
+      SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+      $SUDO apt-get update -qq >/dev/null && $SUDO apt-get install -y -qq "$tool" >/dev/null
+    fi
+  done
+  scripts/k8s/build.sh
+  k8s_state=$(mktemp -d "${TMPDIR:-/tmp}/gantry-test-k8s.XXXXXX")
+  trap stop_k8s EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  echo "== starting the test cluster in $k8s_state"
+  scripts/k8s/start.sh "$k8s_state"
+  export GANTRY_TEST_KUBECONFIG="$k8s_state/kubeconfig"
+  GANTRY_TEST_KUBECTL="$(scripts/k8s/build.sh --print-bin)/kubectl"
+  export GANTRY_TEST_KUBECTL
+else
+  echo "== GANTRY_TEST_K8S=0: no test cluster; the tests that need one will skip"
+fi
+
 echo "== go test"
 go test -race -count=1 ./...

@@ -11,6 +11,9 @@ const (
 	KindComponent Kind = "component"
 	// KindPlugin is an entry of a component's plugin list that runs a plugin.
 	KindPlugin Kind = "plugin"
+	// KindStage is one stage of an entry whose plugin works in stages (the
+	// kubernetes plugin's CRDs, hooks and weight groups).
+	KindStage Kind = "stage"
 	// KindRecord ends a component's plugin lists: collects and records what
 	// they produced (hidden).
 	KindRecord Kind = "record"

@@ -44,7 +44,8 @@ type Component struct {
 	Implementation []string `json:"implementation,omitempty"`
 	// Plugins is set for a component made of plugin lists (sow); Lists says
 	// where they come from: ListsManifest, ListsRecorded (an undeploy deletes
-	// what was deployed) or ListsTerraform (a folder of *.tf files).
+	// what was deployed) ListsTerraform (a folder of *.tf files) or ListsKubernetes (a
+	// kustomization).
 	Plugins bool   `json:"plugins,omitempty"`
 	Lists   string `json:"lists,omitempty"`
 	// ProductDir holds the SPEC-VERSION of the component's stack;
@@ -62,6 +63,8 @@ const (
 	ListsManifest  = "manifest"
 	ListsRecorded  = "recorded"
 	ListsTerraform = "terraform"
+	// ListsKubernetes is the list of a folder holding a kustomization.
+	ListsKubernetes = "kubernetes"
 )
 
 // Begin prepares a component for its verb. A deploy checks the requirements,
@@ -118,10 +121,19 @@ type Entry struct {
 	Source string `json:"source"`
 	// OnFail is the entry's on_fail list (seed 001).
 	OnFail []string `json:"onFail,omitempty"`
+	// Stage is set for one stage of a staged plugin's action (the
+	// kubernetes plugin's CRDs, hooks and weight groups): the entry runs as
+	// one step per stage, and Stage names the one this step carries out.
+	// Objects are what the stage works on, as the plan was built.
+	Stage   string   `json:"stage,omitempty"`
+	Objects []string `json:"objects,omitempty"`
 }
 
 // Kind is the kind the entry runs as.
 func (e Entry) Kind() Kind {
+	if e.Stage != "" {
+		return KindStage
+	}
 	if e.Source == SourceBuiltin {
 		switch e.Plugin {
 		case "gate":

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/state"
 )
 
 // Actions of plugin list entries (sow's plugin contract).
@@ -47,6 +48,16 @@ type Call struct {
 	Attempt func(elapsed time.Duration, err error)
 	// Report receives outputs a plugin reports itself (terraform output).
 	Report func(values map[string]string, secret []string)
+	// Expand expands ${...} and #{...} in what a plugin reads from its
+	// inputs (the kubernetes plugin's manifests), over the component's
+	// parameters and the outputs it sees; nil where there is nothing to
+	// expand with.
+	Expand func(s string) (string, error)
+	// Recorded is what the state recorded of the instance before this run
+	// (nil if it never ran); Keep records the resources the instance
+	// created, durably, before the plugin goes on (staged plugins).
+	Recorded *state.PluginInstance
+	Keep     func(resources []state.Resource) error
 }
 
 // Plugin carries out actions.

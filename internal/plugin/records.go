@@ -54,3 +54,51 @@ func Vanished(rec *state.Component, lists ...[]*Spec) []*Spec {
 	}
 	return gone
 }
+
+// CarryResources copies into list, by instance key, the resources that
+// from records: entries made from specs know nothing of what their
+// instances created, and recording them afresh must not forget it.
+func CarryResources(list []state.PluginInstance, from ...[]state.PluginInstance) {
+	known := map[string][]state.Resource{}
+	var collect func(l []state.PluginInstance)
+	collect = func(l []state.PluginInstance) {
+		for _, p := range l {
+			if p.Key != "" && len(p.Resources) > 0 {
+				known[p.Key] = p.Resources
+			}
+			collect(p.Children)
+		}
+	}
+	for _, l := range from {
+		collect(l)
+	}
+	var carry func(l []state.PluginInstance)
+	carry = func(l []state.PluginInstance) {
+		for i := range l {
+			if r, ok := known[l[i].Key]; ok && l[i].Key != "" && len(l[i].Resources) == 0 {
+				l[i].Resources = r
+			}
+			carry(l[i].Children)
+		}
+	}
+	carry(list)
+}
+
+// SetResources records, in a component's recorded lists, the resources of
+// the instance with the key; it reports whether it found the instance.
+func SetResources(c *state.Component, key string, resources []state.Resource) bool {
+	var set func(l []state.PluginInstance) bool
+	set = func(l []state.PluginInstance) bool {
+		for i := range l {
+			if l[i].Key == key {
+				l[i].Resources = resources
+				return true
+			}
+			if set(l[i].Children) {
+				return true
+			}
+		}
+		return false
+	}
+	return set(c.Plugins) || set(c.SetupPlugins)
+}

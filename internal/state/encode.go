@@ -142,6 +142,37 @@ func (e *encoder) plugins(in int, name string, list []PluginInstance) {
 		e.optStr(in+4, "label", p.Label)
 		e.strList(in+4, "onFail", p.OnFail)
 		e.plugins(in+4, "children", p.Children)
+		e.resources(in+4, p.Resources)
+	}
+}
+
+// resources writes the objects a plugin instance created.
+func (e *encoder) resources(in int, list []Resource) {
+	if len(list) == 0 {
+		return
+	}
+	e.key(in, "resources")
+	for _, r := range list {
+		e.indent(in + 2)
+		e.buf = append(e.buf, "- apiVersion: "...)
+		e.str(r.APIVersion)
+		e.field(in+4, "kind")
+		e.str(r.Kind)
+		e.optStr(in+4, "namespace", r.Namespace)
+		e.field(in+4, "name")
+		e.str(r.Name)
+		if r.Weight != 0 {
+			e.field(in+4, "weight")
+			e.int(r.Weight)
+		}
+		if r.CRD {
+			e.field(in+4, "crd")
+			e.buf = append(e.buf, "true"...)
+		}
+		if r.Keep {
+			e.field(in+4, "keep")
+			e.buf = append(e.buf, "true"...)
+		}
 	}
 }
 

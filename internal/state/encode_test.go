@@ -62,6 +62,11 @@ func richState() *State {
 		{Name: "echo", Args: []string{"hello"}, Hidden: true},
 		{Name: "fail", Key: "f", Label: "try: it", OnFail: []string{"warn", "next"}},
 		{Name: "pinned", Children: []PluginInstance{{Key: "a", Name: "rec"}, {Name: "unpinned", Children: []PluginInstance{{Key: "b", Name: "rec"}}}}},
+		{Key: "app", Name: "kubernetes", Resources: []Resource{
+			{APIVersion: "v1", Kind: "Namespace", Name: "demo"},
+			{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "demo", Name: "web", Weight: -5},
+			{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "widgets.example.com", CRD: true, Keep: true},
+		}},
 	}
 	c.SetupPlugins = []PluginInstance{{Key: "setup", Name: "rec", Config: "plain"}}
 	s.Component("true").Status = StatusFailed

@@ -89,6 +89,28 @@ type PluginInstance struct {
 	Label    string           `yaml:"label,omitempty"`
 	OnFail   []string         `yaml:"onFail,omitempty"`
 	Children []PluginInstance `yaml:"children,omitempty"`
+	// Resources are what the instance created outside gantry (the
+	// kubernetes plugin's objects): recorded before they are created, so
+	// that a later deploy prunes what vanished from the manifests and an
+	// undeploy deletes it, also after a run that was killed half-way.
+	Resources []Resource `yaml:"resources,omitempty"`
+}
+
+// Resource is an object a plugin instance created in a system gantry does
+// not own (a Kubernetes object), named well enough to delete it.
+type Resource struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Namespace  string `yaml:"namespace,omitempty"`
+	Name       string `yaml:"name"`
+	// Weight is the object's deploy group (werf.io/weight); an undeploy
+	// deletes the groups from the highest weight down.
+	Weight int `yaml:"weight,omitempty"`
+	// CRD marks a CustomResourceDefinition: deleted after everything else.
+	CRD bool `yaml:"crd,omitempty"`
+	// Keep marks an object that stays when it is pruned or undeployed
+	// (helm.sh/resource-policy: keep).
+	Keep bool `yaml:"keep,omitempty"`
 }
 
 // New returns an empty state for a stack.

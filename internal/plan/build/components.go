@@ -167,6 +167,15 @@ func (b *builder) implement(cp *compPlan) bool {
 			cp.plugins, cp.setup = TerraformList(), nil
 			info.Plugins, info.Lists = true, plan.ListsTerraform
 		}
+	case impl.Kind == component.ImplKubernetes && plugin.IsListBuiltin("kubernetes"):
+		// A folder holding a kustomization: the kubernetes plugin applies
+		// what it builds, in the stages of seed 004.
+		b.versions(cp)
+		b.lists(cp)
+		if info.Lists != plan.ListsRecorded {
+			cp.plugins, cp.setup = KubernetesList(), nil
+			info.Plugins, info.Lists = true, plan.ListsKubernetes
+		}
 	default:
 		b.diags.Errorf(cp.pos, "", "component %s: found %s, which needs the %s plugin; this gantry does not include it", info.Name, filepath.Base(impl.File), impl.Kind)
 		return false
@@ -281,9 +290,7 @@ func (b *builder) verbSteps(cp *compPlan, add func(*plan.Node) *plan.Node) (firs
 		// Instances that left the lists are deleted after the deployment
 		// (seed 002), the last recorded first.
 		for i := len(cp.vanished) - 1; i >= 0; i-- {
-			if id := el.step(plan.ListVanished, cp.vanished[i], plugin.ActionDelete, []int{i}, ""); id != "" {
-				then([]string{id}, []string{id})
-			}
+			then(el.step(plan.ListVanished, cp.vanished[i], plugin.ActionDelete, []int{i}, ""))
 		}
 	case plan.VerbUndeploy:
 		then(el.sequence(plan.ListPlugins, cp.plugins, plugin.ActionDelete, nil, true, ""))
@@ -375,19 +382,16 @@ func (el *entryLists) entry(list string, s *plugin.Spec, action string, index []
 		}
 		return first, last
 	}
-	if id := el.step(list, s, action, index, lane); id != "" {
-		return []string{id}, []string{id}
-	}
-	return nil, nil
+	return el.step(list, s, action, index, lane)
 }
 
-// step adds the step of one entry; http and tcp waits have nothing to do
-// but on deploy.
-func (el *entryLists) step(list string, s *plugin.Spec, action string, index []int, lane string) string {
+// step adds the step of one entry, or the steps of its stages for a staged
+// plugin (kubernetes); http and tcp waits have nothing to do but on deploy.
+func (el *entryLists) step(list string, s *plugin.Spec, action string, index []int, lane string) (first, last []string) {
 	b, cp := el.b, el.cp
 	source := b.pluginSource(cp, s.Name)
 	if source == plan.SourceBuiltin && (s.Name == "http" || s.Name == "tcp") && action != plugin.ActionDeploy {
-		return ""
+		return nil, nil
 	}
 	name := cp.info.Name
 	id := el.verbID + "/" + list + "/" + joinIndex(index)
@@ -395,6 +399,9 @@ func (el *entryLists) step(list string, s *plugin.Spec, action string, index []i
 	if list == plan.ListVanished {
 		id = el.verbID + "/" + list + "/" + s.InstanceName()
 		label += ": no longer in the plugin list"
+	}
+	if _, staged := plugin.IsStaged(s.Name); staged && source == plan.SourceBuiltin {
+		return el.stages(list, s, action, index, lane, id, label)
 	}
 	if s.Label != "" {
 		label = s.Label
@@ -404,7 +411,7 @@ func (el *entryLists) step(list string, s *plugin.Spec, action string, index []i
 	n := el.add(&plan.Node{ID: id, Kind: spec.Kind(), Label: b.in.Mask(label), Listed: true, Quiet: s.Hidden, Lane: lane,
 		Inputs: []string{cp.begin, el.verbID}, Spec: spec})
 	*el.added = append(*el.added, n.ID)
-	return n.ID
+	return []string{n.ID}, []string{n.ID}
 }
 
 func (b *builder) maskAll(l []string) []string {

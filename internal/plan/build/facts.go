@@ -45,6 +45,9 @@ type Facts struct {
 	Leftovers *plan.Leftovers
 	// Handler is the stack's installation handler, found (nil without one).
 	Handler *plan.Handler
+	// Stages are the stages of the instances of staged plugins
+	// (kubernetes), for each action the plan may carry out.
+	Stages map[StagesKey]StagesFact
 }
 
 // ImplKey names a probe of a folder for a verb.

@@ -74,6 +74,7 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 		Environment:     map[string]bool{},
 		DirSums:         map[string]string{},
 		RealDirs:        map[string]string{},
+		Stages:          map[build.StagesKey]build.StagesFact{},
 	}}
 	stackDir := r.stackDir()
 	if len(res.SourceDirs) == 0 {
@@ -150,29 +151,41 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 			r.f.RealDirs[dir] = real
 		}
 	}
+	var rec *state.Component
+	if r.before != nil {
+		rec = r.before.Components[name]
+	}
+	// The lists the plan may run, and the actions it may run them for.
+	type lists struct {
+		specs   []*plugin.Spec
+		actions []string
+	}
+	var all []lists
 	for _, verb := range verbs {
 		impl := r.implementation(dir, verb)
 		if impl.Impl != nil && impl.Impl.Kind == component.ImplTerraform {
 			r.plugin(dir, "terraform")
 		}
+		if impl.Impl != nil && impl.Impl.Kind == component.ImplKubernetes {
+			r.plugin(dir, "kubernetes")
+			all = append(all, lists{build.KubernetesList(), []string{plugin.ActionDeploy, plugin.ActionDelete}})
+		}
 	}
-	var rec *state.Component
-	if r.before != nil {
-		rec = r.before.Components[name]
-	}
-	var names []string
 	if c != nil {
-		names = append(names, pluginNames(plugin.Specs(c.Plugins))...)
-		names = append(names, pluginNames(plugin.Specs(c.SetupPlugins))...)
+		all = append(all, lists{plugin.Specs(c.Plugins), []string{plugin.ActionDeploy, plugin.ActionDelete}},
+			lists{plugin.Specs(c.SetupPlugins), []string{plugin.ActionPrepare, plugin.ActionCleanup}})
 		lc := build.EffectiveLifecycle(c, ref)
 		r.steps(dir, build.LifecycleSteps(&lc))
 	}
 	if rec != nil {
-		names = append(names, pluginNames(plugin.FromRecord(rec.Plugins))...)
-		names = append(names, pluginNames(plugin.FromRecord(rec.SetupPlugins))...)
+		all = append(all, lists{plugin.FromRecord(rec.Plugins), []string{plugin.ActionDelete}},
+			lists{plugin.FromRecord(rec.SetupPlugins), []string{plugin.ActionCleanup}})
 	}
-	for _, n := range names {
-		r.plugin(dir, n)
+	for _, l := range all {
+		for _, n := range pluginNames(l.specs) {
+			r.plugin(dir, n)
+		}
+		r.stages(name, dir, rec, l.specs, l.actions)
 	}
 	product := r.res.ProductDirs[name]
 	if product == "" {
@@ -190,6 +203,31 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 				sum = ""
 			}
 			r.f.DirSums[dir] = sum
+		}
+	}
+}
+
+// stages plans the actions of the instances of staged plugins (kubernetes)
+// in a component's list: the plugin reads their inputs as the manifest
+// gives them.
+func (r *resolver) stages(name, dir string, rec *state.Component, specs []*plugin.Spec, actions []string) {
+	for _, s := range specs {
+		if s.IsControl() {
+			r.stages(name, dir, rec, s.Children, actions)
+			continue
+		}
+		staged, ok := plugin.IsStaged(s.Name)
+		if !ok || r.f.Plugins[build.PluginKey{Dir: dir, Name: s.Name}].Source != plan.SourceBuiltin {
+			continue
+		}
+		inst := build.RecordedInstance(rec, s.Key)
+		for _, action := range actions {
+			k := build.StagesKeyOf(dir, action, s, inst)
+			if _, done := r.f.Stages[k]; done {
+				continue
+			}
+			st, err := staged.Stages(plugin.StagesRequest{Component: name, Dir: dir, Entry: s, Action: action, Recorded: inst})
+			r.f.Stages[k] = build.StagesFact{Stages: st, Err: errText(err)}
 		}
 	}
 }

@@ -282,6 +282,8 @@ func (rt *Runtime) recordOutputs(env plan.Env, info *plan.Component, c *manifest
 		rc.SecretOutputs = secret
 		rc.Provides = provides
 		rc.Fingerprint = b.fingerprint
+		plugin.CarryResources(instances, rc.Plugins, rc.SetupPlugins)
+		plugin.CarryResources(setup, rc.Plugins, rc.SetupPlugins)
 		rc.Plugins, rc.SetupPlugins = instances, setup
 		rc.SpecVersion = info.SpecVersion
 	})
@@ -307,6 +309,10 @@ func (rt *Runtime) markInFlight(info *plan.Component, exp *params.Expanded, plug
 		if info.Verb == plan.VerbDeploy {
 			c.Parameters = recordParams(exp)
 			if info.Plugins {
+				// What the instances created stays recorded until they
+				// delete it, whatever the new lists say.
+				plugin.CarryResources(plugins, c.Plugins, c.SetupPlugins)
+				plugin.CarryResources(setup, c.Plugins, c.SetupPlugins)
 				c.Plugins, c.SetupPlugins = plugins, setup
 			}
 		}

@@ -57,6 +57,8 @@ func (rt *Runtime) prepareLists(ctx context.Context, env plan.Env, info *plan.Co
 		p.plugins, p.setup = plugin.FromRecord(rec.Plugins), plugin.FromRecord(rec.SetupPlugins)
 	case plan.ListsTerraform:
 		p.plugins = build.TerraformList()
+	case plan.ListsKubernetes:
+		p.plugins = build.KubernetesList()
 	case plan.ListsManifest:
 		exp := b.exp
 		if exp == nil {
@@ -166,6 +168,8 @@ func (rt *Runtime) entry(ctx context.Context, env plan.Env, n *plan.Node, s plan
 	}
 	var res plan.Result
 	switch s.Kind() {
+	case plan.KindStage:
+		res = rt.stageRun(ctx, env, n, info, b, s, spec)
 	case plan.KindGate:
 		msg := strings.Join(spec.Args, " ")
 		if msg == "" {

@@ -1,0 +1,109 @@
+package build
+
+import (
+	"encoding/json"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// StagesKey names the stages of one action of a staged plugin's instance
+// (the kubernetes plugin): the component's folder, the action, the entry as
+// the list gives it and the resources the state recorded for it — what the
+// plugin plans the stages from.
+type StagesKey struct{ Dir, Action, Entry, Recorded string }
+
+// StagesFact is the stages of an instance's action, or why its inputs could
+// not be planned (invalid input).
+type StagesFact struct {
+	Stages []plugin.Stage
+	Err    string
+}
+
+// StagesKeyOf is the key of an instance's stages for an action.
+func StagesKeyOf(dir, action string, s *plugin.Spec, rec *state.PluginInstance) StagesKey {
+	entry, _ := json.Marshal(struct {
+		Name, Key, Path string
+		Args            []string
+		Config          any
+	}{s.Name, s.Key, s.Path, s.Args, s.Config})
+	var recorded []byte
+	if rec != nil {
+		recorded, _ = json.Marshal(rec.Resources)
+	}
+	return StagesKey{Dir: dir, Action: action, Entry: string(entry), Recorded: string(recorded)}
+}
+
+// RecordedInstance is what the state recorded of a component's instance
+// with the key, nil when it has none.
+func RecordedInstance(rec *state.Component, key string) *state.PluginInstance {
+	if rec == nil || key == "" {
+		return nil
+	}
+	var find func(list []state.PluginInstance) *state.PluginInstance
+	find = func(list []state.PluginInstance) *state.PluginInstance {
+		for i := range list {
+			if list[i].Key == key {
+				return &list[i]
+			}
+			if p := find(list[i].Children); p != nil {
+				return p
+			}
+		}
+		return nil
+	}
+	if p := find(rec.Plugins); p != nil {
+		return p
+	}
+	return find(rec.SetupPlugins)
+}
+
+// KubernetesList is the plugin list of a folder holding a kustomization:
+// the kubernetes plugin applies what it builds.
+func KubernetesList() []*plugin.Spec {
+	return []*plugin.Spec{{Name: "kubernetes", Key: "kubernetes", Config: map[string]any{"kustomize": "."}}}
+}
+
+// stages adds one step per stage of a staged plugin's instance, one after
+// the other: the first prepares the instance and hands what it read to the
+// others.
+func (el *entryLists) stages(list string, s *plugin.Spec, action string, index []int, lane, id, label string) (first, last []string) {
+	b, cp := el.b, el.cp
+	name := cp.info.Name
+	fact, ok := b.f.Stages[StagesKeyOf(cp.info.Dir, action, s, RecordedInstance(cp.recorded, s.Key))]
+	switch {
+	case !ok:
+		b.diags.Errorf(cp.pos, "", "%s", missing("the stages of %s of %s in %s", action, s.Title(), name))
+		return nil, nil
+	case fact.Err != "":
+		b.diags.Errorf(cp.pos, "", "component %s: %s", name, fact.Err)
+		return nil, nil
+	}
+	var prev, prepare string
+	for i, st := range fact.Stages {
+		stepLabel := label + ": " + st.Label
+		if s.Label != "" {
+			stepLabel = s.Label + ": " + st.Label
+		}
+		inputs := []string{cp.begin, el.verbID}
+		if i > 0 {
+			inputs = append(inputs, prepare)
+		}
+		spec := plan.Entry{Component: name, Action: action, List: list, Index: index, Plugin: s.Name, Key: s.Key,
+			Args: b.maskAll(s.Args), Source: plan.SourceBuiltin, OnFail: s.OnFail, Stage: st.ID, Objects: st.Objects}
+		n := el.add(&plan.Node{ID: id + "/" + st.ID, Kind: spec.Kind(), Label: b.in.Mask(stepLabel), Listed: true,
+			Quiet: s.Hidden, Lane: lane, Inputs: inputs, Spec: spec})
+		*el.added = append(*el.added, n.ID)
+		if i == 0 {
+			prepare, first = n.ID, []string{n.ID}
+		} else {
+			b.connect(prev, n.ID, plan.OnSuccess)
+		}
+		prev = n.ID
+	}
+	if prev == "" {
+		return nil, nil
+	}
+	return first, []string{prev}
+}

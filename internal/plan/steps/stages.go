@@ -1,0 +1,60 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
+	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// stageRun carries out one stage of a staged plugin's instance (the
+// kubernetes plugin's CRDs, hooks, weight groups). The instance's first
+// stage prepares it; the others read what it handed on (their third
+// input). The resources the plugin creates are recorded in the state as it
+// says, before it creates them.
+func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, info *plan.Component, b *begun, s plan.Entry, spec *plugin.Spec) plan.Result {
+	staged, ok := plugin.IsStaged(spec.Name)
+	if !ok {
+		return plan.Fail(fmt.Errorf("plugin %s: not built into this gantry", spec.Name))
+	}
+	var prepared any
+	if len(n.Inputs) > 2 {
+		prepared = env.Result(n.Inputs[2]).Data
+	}
+	exp := b.exp
+	if exp == nil {
+		exp = params.Recorded(info.Name, nil, rt.Outputs, rt.Locked)
+	}
+	resolver := exp.Resolver()
+	call := &plugin.Call{
+		Action: s.Action, Entry: spec, Instance: rt.instance(info, exp), Dir: info.Dir, Env: rt.processEnv(info, exp),
+		Stdout: env.Stream(), Stderr: env.Stream(),
+		Expand:   func(v string) (string, error) { return params.Expand(v, resolver) },
+		Recorded: build.RecordedInstance(rt.recorded(info.Name), spec.Key),
+		Keep: func(resources []state.Resource) error {
+			if info.ReadOnly || rt.Recorder == nil {
+				return nil
+			}
+			found := false
+			ver := rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
+				found = plugin.SetResources(c, spec.Key, resources)
+			})
+			if !found {
+				return fmt.Errorf("internal error: the state records no instance %q of %s", spec.Key, info.Name)
+			}
+			if err := rt.Recorder.Wait(ver); err != nil {
+				return fmt.Errorf("record the resources of %s in the state: %w", spec.InstanceName(), err)
+			}
+			return nil
+		},
+	}
+	out, err := staged.RunStage(ctx, call, plugin.Stage{ID: s.Stage, Objects: s.Objects}, prepared)
+	if err != nil {
+		return failure(ctx, fmt.Errorf("%s %s: %w", spec.Name, spec.InstanceName(), err))
+	}
+	return plan.OkWith(out)
+}

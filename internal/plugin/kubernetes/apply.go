@@ -1,0 +1,120 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// fieldManager is the owner of the fields gantry applies (server-side
+// apply): fields another manager set conflict, and gantry takes them over,
+// as the manifests are the truth for what they say.
+const fieldManager = "gantry"
+
+// Labels and annotations gantry puts on every object it applies, so that a
+// person looking at the cluster can tell where an object comes from.
+const (
+	labelManagedBy      = "app.kubernetes.io/managed-by"
+	annotationStack     = "gantry.dev/stack"
+	annotationComponent = "gantry.dev/component"
+)
+
+// resource is a client for the object's kind in its namespace.
+func (c *cluster) resource(gvk schema.GroupVersionKind, namespace string) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
+	m, err := c.mapping(gvk)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return c.dyn.Resource(m.Resource).Namespace(namespace), m, nil
+	}
+	return c.dyn.Resource(m.Resource), m, nil
+}
+
+// apply applies an object server-side, forcing conflicts; dryRun only
+// asks the API server whether it would accept it.
+func (c *cluster) apply(ctx context.Context, u *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
+	ri, _, err := c.resource(u.GroupVersionKind(), u.GetNamespace())
+	if err != nil {
+		return nil, err
+	}
+	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return ri.Apply(ctx, u.GetName(), u, opts)
+}
+
+// get reads an object; nil without error when it does not exist.
+func (c *cluster) get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	ri, _, err := c.resource(gvk, namespace)
+	if err != nil {
+		return nil, err
+	}
+	u, err := ri.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return u, err
+}
+
+// remove deletes an object and its dependents (foreground: the object is
+// gone only when what it owns is); an object already gone is no error.
+// It reports whether there was something to delete.
+func (c *cluster) remove(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {
+	ri, _, err := c.resource(gvk, namespace)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			// The kind is gone (its CRD was deleted): so are its objects.
+			return false, nil
+		}
+		return false, err
+	}
+	fg := metav1.DeletePropagationForeground
+	err = ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// resourceOf names an object for the state.
+func resourceOf(o *object) state.Resource {
+	gvk := o.u.GroupVersionKind()
+	return state.Resource{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: o.u.GetNamespace(),
+		Name: o.u.GetName(), Weight: o.weight(), CRD: o.crd, Keep: o.keep()}
+}
+
+// gvkOf is the kind of a recorded resource.
+func gvkOf(r state.Resource) schema.GroupVersionKind {
+	gv, err := schema.ParseGroupVersion(r.APIVersion)
+	if err != nil {
+		return schema.GroupVersionKind{Kind: r.Kind}
+	}
+	return gv.WithKind(r.Kind)
+}
+
+// resourceKey identifies a resource across runs: its group, kind,
+// namespace and name (the version may change).
+func resourceKey(r state.Resource) string {
+	return fmt.Sprintf("%s/%s/%s/%s", gvkOf(r).Group, r.Kind, r.Namespace, r.Name)
+}
+
+// resourceText names a resource for people: Kind/name or Kind/ns/name.
+func resourceText(r state.Resource) string {
+	if r.Namespace == "" {
+		return r.Kind + "/" + r.Name
+	}
+	return r.Kind + "/" + r.Namespace + "/" + r.Name
+}

@@ -1,0 +1,683 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// release is an instance's action once prepared: its objects read,
+// expanded and checked, the cluster connected, and the stages to run.
+type release struct {
+	action string
+	cfg    config
+	cl     *cluster
+	// stages are the action's stages by ID, with their objects.
+	stages map[string]stage
+	// objects are every object of the manifests (deploy).
+	objects []*object
+	// inventory is what the state records the instance created, by
+	// resourceKey: it grows before objects are created and shrinks after
+	// they are deleted.
+	inventory map[string]state.Resource
+	keep      func([]state.Resource) error
+
+	mu  sync.Mutex
+	out io.Writer
+	// live are the objects as the API server returned them when applied;
+	// gone the hooks deleted by their policies.
+	live map[*object]*unstructured.Unstructured
+	gone map[*object]bool
+}
+
+// logf writes one line of the stage's output; stages write from several
+// goroutines.
+func (r *release) logf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.out, format+"\n", args...)
+}
+
+// upgrading reports an instance that created resources before: its deploy
+// is an upgrade (pre-upgrade and post-upgrade hooks), not an install.
+func upgrading(rec *state.PluginInstance) bool { return rec != nil && len(rec.Resources) > 0 }
+
+func recordedResources(rec *state.PluginInstance) []state.Resource {
+	if rec == nil {
+		return nil
+	}
+	return rec.Resources
+}
+
+// prepare reads the instance's manifests with its parameters expanded,
+// connects to the cluster, fills in namespaces, asks the API server to
+// validate every object (a dry run) and records, before anything is
+// created, every object the deploy may create: nothing is applied unless
+// all of it is valid, and a run killed afterwards leaves nothing unknown.
+func prepare(ctx context.Context, c *plugin.Call) (*release, error) {
+	cfg, err := parseConfig(c.Entry.Config)
+	if err != nil {
+		return nil, err
+	}
+	r := &release{action: c.Action, cfg: cfg, out: c.Stdout, inventory: map[string]state.Resource{}, keep: c.Keep,
+		live: map[*object]*unstructured.Unstructured{}, gone: map[*object]bool{}}
+	for _, res := range recordedResources(c.Recorded) {
+		r.inventory[resourceKey(res)] = res
+	}
+	objs, loadErr := load(c.Dir, cfg, c.Expand)
+	if loadErr != nil {
+		if c.Action != plugin.ActionDelete {
+			return nil, loadErr
+		}
+		r.logf("warning: cannot read the manifests, so no delete hooks run: %v", loadErr)
+		objs = nil
+	}
+	var params map[string]string
+	if c.Instance != nil {
+		params = c.Instance.Params
+	}
+	t := targetOf(cfg, params, c.Env)
+	if r.cl, err = connect(ctx, t, c.Dir); err != nil {
+		return nil, err
+	}
+	if err := r.place(objs); err != nil {
+		return nil, err
+	}
+	stack := envValue(c.Env, "HUB_STACK_NAME")
+	component := ""
+	if c.Instance != nil {
+		component = c.Instance.Component
+	}
+	for _, o := range objs {
+		mark(o.u, stack, component)
+	}
+	r.objects = objs
+	var sts []stage
+	if c.Action == plugin.ActionDelete {
+		sts = deleteStages(objs, recordedResources(c.Recorded))
+	} else {
+		sts = deployStages(objs, upgrading(c.Recorded))
+	}
+	if err := checkPlanned(c, cfg, sts); err != nil {
+		return nil, err
+	}
+	r.stages = map[string]stage{}
+	for _, st := range sts {
+		r.stages[st.ID] = st
+	}
+	if c.Action == plugin.ActionDelete {
+		r.logf("%d objects to delete from %s", len(r.inventory), r.cl.server)
+		return r, nil
+	}
+	if err := r.validate(ctx); err != nil {
+		return nil, err
+	}
+	mode := "install"
+	if upgrading(c.Recorded) {
+		mode = "upgrade"
+	}
+	for _, o := range objs {
+		res := resourceOf(o)
+		r.inventory[resourceKey(res)] = res
+	}
+	if err := r.record(); err != nil {
+		return nil, err
+	}
+	r.logf("%s: %d objects in namespace %s on %s, all valid", mode, len(objs), r.cl.namespace, r.cl.server)
+	return r, nil
+}
+
+// checkPlanned makes sure the stages after expansion are the planned ones:
+// the plan was built from the manifests before parameters were known, and
+// an object must not land in a stage the plan does not run.
+func checkPlanned(c *plugin.Call, cfg config, sts []stage) error {
+	raw, err := load(c.Dir, cfg, nil)
+	if err != nil {
+		return nil // checked by the expanded load already (or a delete without manifests)
+	}
+	var planned []stage
+	if c.Action == plugin.ActionDelete {
+		planned = deleteStages(raw, recordedResources(c.Recorded))
+	} else {
+		planned = deployStages(raw, upgrading(c.Recorded))
+	}
+	ids := map[string]bool{}
+	for _, st := range planned {
+		ids[st.ID] = true
+	}
+	for _, st := range sts {
+		if !ids[st.ID] {
+			return fmt.Errorf("after expanding parameters the manifests have a stage the plan does not (%s): keep hook and werf.io/weight annotations free of ${...}", st.Label)
+		}
+	}
+	return nil
+}
+
+// mark labels an object as gantry's and says which stack and component
+// deployed it.
+func mark(u *unstructured.Unstructured, stack, component string) {
+	l := u.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[labelManagedBy] = "gantry"
+	u.SetLabels(l)
+	a := u.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	if stack != "" {
+		a[annotationStack] = stack
+	}
+	if component != "" {
+		a[annotationComponent] = component
+	}
+	u.SetAnnotations(a)
+}
+
+// place gives objects of namespaced kinds that name no namespace the
+// release namespace, and checks that the cluster serves every kind — or
+// that a CRD of the manifests defines it.
+func (r *release) place(objs []*object) error {
+	scopes := map[schema.GroupKind]string{}
+	for _, o := range objs {
+		if o.u.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(o.u.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.u.Object, "spec", "names", "kind")
+		scope, _, _ := unstructured.NestedString(o.u.Object, "spec", "scope")
+		scopes[schema.GroupKind{Group: group, Kind: kind}] = scope
+	}
+	var errs []error
+	for _, o := range objs {
+		gvk := o.u.GroupVersionKind()
+		namespaced := false
+		m, err := r.cl.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		switch {
+		case err == nil:
+			namespaced = m.Scope.Name() == meta.RESTScopeNameNamespace
+		case meta.IsNoMatchError(err):
+			scope, ok := scopes[gvk.GroupKind()]
+			if !ok {
+				errs = append(errs, fmt.Errorf("%s: %s: the cluster serves no %s, and no CRD of the manifests defines it", o.source, o.ref(), gvkText(gvk)))
+				continue
+			}
+			namespaced = scope != "Cluster"
+		default:
+			return fmt.Errorf("ask %s which kinds it serves: %w", r.cl.server, err)
+		}
+		switch {
+		case namespaced && o.u.GetNamespace() == "":
+			o.u.SetNamespace(r.cl.namespace)
+		case !namespaced:
+			o.u.SetNamespace("")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// crdDefined reports objects whose kind a CRD of the same deploy defines:
+// the API server cannot validate them before the CRD exists.
+func (r *release) crdDefined() map[schema.GroupKind]bool {
+	out := map[schema.GroupKind]bool{}
+	for _, o := range r.objects {
+		if o.u.GetKind() == "CustomResourceDefinition" {
+			group, _, _ := unstructured.NestedString(o.u.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(o.u.Object, "spec", "names", "kind")
+			out[schema.GroupKind{Group: group, Kind: kind}] = true
+		}
+	}
+	return out
+}
+
+// validate asks the API server to validate every object with a
+// server-side dry run; every problem is reported, with the manifest and
+// document it comes from. Objects whose CRD this deploy creates, and those
+// that go into a namespace it creates, cannot be checked before.
+func (r *release) validate(ctx context.Context) error {
+	byCRD := r.crdDefined()
+	newNS := map[string]bool{}
+	for _, o := range r.objects {
+		if o.u.GetKind() == "Namespace" && o.u.GroupVersionKind().Group == "" {
+			newNS[o.u.GetName()] = true
+		}
+	}
+	var mu sync.Mutex
+	var errs []error
+	r.each(ctx, r.objects, func(ctx context.Context, o *object) error {
+		if byCRD[o.u.GroupVersionKind().GroupKind()] {
+			return nil
+		}
+		_, err := r.cl.apply(ctx, o.u.DeepCopy(), true)
+		if err == nil || (apierrors.IsNotFound(err) && newNS[o.u.GetNamespace()]) {
+			return nil
+		}
+		mu.Lock()
+		errs = append(errs, fmt.Errorf("%s: %s: %s", o.source, o.ref(), apiMessage(err)))
+		mu.Unlock()
+		return nil
+	})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+		return fmt.Errorf("the API server refuses %d of %d objects, so nothing was applied:\n%w", len(errs), len(r.objects), errors.Join(errs...))
+	}
+	return nil
+}
+
+// apiMessage is an API error as people read it: the server's message.
+func apiMessage(err error) string {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) && st.Status().Message != "" {
+		return st.Status().Message
+	}
+	return err.Error()
+}
+
+// each runs fn for every object, a few at a time; it returns the first
+// error (the others are not started once one failed).
+func (r *release) each(ctx context.Context, objs []*object, fn func(context.Context, *object) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for _, o := range objs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func(o *object) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := fn(ctx, o); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		}(o)
+	}
+	wg.Wait()
+	return first
+}
+
+// record writes the inventory to the state, durably.
+func (r *release) record() error {
+	if r.keep == nil {
+		return nil
+	}
+	list := make([]state.Resource, 0, len(r.inventory))
+	for _, res := range r.inventory {
+		list = append(list, res)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		if a.Weight != b.Weight {
+			return a.Weight < b.Weight
+		}
+		if ra, rb := kindRank(a.Kind), kindRank(b.Kind); ra != rb {
+			return ra < rb
+		}
+		return resourceKey(a) < resourceKey(b)
+	})
+	return r.keep(list)
+}
+
+// run carries out one stage after prepare.
+func (r *release) run(ctx context.Context, c *plugin.Call, id string) error {
+	r.mu.Lock()
+	r.out = c.Stdout
+	r.mu.Unlock()
+	st, ok := r.stages[id]
+	if !ok {
+		r.logf("nothing to do: no object is in this stage any more")
+		if id == "prune" {
+			return r.prune(ctx)
+		}
+		return nil
+	}
+	switch {
+	case id == "crds":
+		return r.applyCRDs(ctx, st.Objects)
+	case strings.HasPrefix(id, "hook:"):
+		phase, _, _ := strings.Cut(strings.TrimPrefix(id, "hook:"), ":")
+		if len(st.Objects) != 1 {
+			return fmt.Errorf("internal error: hook stage %s has %d objects", id, len(st.Objects))
+		}
+		return r.hook(ctx, st.Objects[0], phase)
+	case strings.HasPrefix(id, "group:"):
+		return r.group(ctx, st.Objects)
+	case id == "prune":
+		return r.prune(ctx)
+	case strings.HasPrefix(id, "delete:"), id == "delete-crds":
+		return r.deleteAll(ctx, st.Objects)
+	}
+	return fmt.Errorf("internal error: unknown stage %s", id)
+}
+
+// display names an object as kubectl does: deployment/web.
+func display(u *unstructured.Unstructured) string {
+	return strings.ToLower(u.GetKind()) + "/" + u.GetName()
+}
+
+func (r *release) timeoutOf(o *object) time.Duration {
+	if d, ok := o.timeout(); ok {
+		return d
+	}
+	return r.cfg.Timeout
+}
+
+// applyCRDs applies the CRDs, waits until each is established and until
+// the API serves the kinds they define.
+func (r *release) applyCRDs(ctx context.Context, objs []*object) error {
+	if err := r.applyAll(ctx, objs); err != nil {
+		return err
+	}
+	if err := r.awaitAll(ctx, objs, false); err != nil {
+		return err
+	}
+	for _, o := range objs {
+		group, _, _ := unstructured.NestedString(o.u.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.u.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(o.u.Object, "spec", "versions")
+		for _, v := range versions {
+			vm, _ := v.(map[string]any)
+			name, _ := vm["name"].(string)
+			if served, _ := vm["served"].(bool); !served || name == "" {
+				continue
+			}
+			tctx, cancel := context.WithTimeout(ctx, r.timeoutOf(o))
+			err := r.cl.awaitServed(tctx, schema.GroupVersionKind{Group: group, Version: name, Kind: kind})
+			cancel()
+			if err != nil {
+				return fmt.Errorf("%s: %w", display(o.u), err)
+			}
+		}
+	}
+	return nil
+}
+
+// applyAll applies objects in the order given: those of one kind at once,
+// the kinds one after the other (the seed's kind order).
+func (r *release) applyAll(ctx context.Context, objs []*object) error {
+	for i := 0; i < len(objs); {
+		j := i + 1
+		for j < len(objs) && objs[j].u.GetKind() == objs[i].u.GetKind() {
+			j++
+		}
+		err := r.each(ctx, objs[i:j], func(ctx context.Context, o *object) error {
+			applied, err := r.cl.apply(ctx, o.u, false)
+			if err != nil {
+				return fmt.Errorf("apply %s (%s): %s", display(o.u), o.source, apiMessage(err))
+			}
+			r.mu.Lock()
+			r.live[o] = applied
+			r.mu.Unlock()
+			r.logf("%s applied", display(o.u))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// awaitAll tracks objects to readiness together; the first failure ends
+// the wait for the others.
+func (r *release) awaitAll(ctx context.Context, objs []*object, asHook bool) error {
+	return r.each(ctx, objs, func(ctx context.Context, o *object) error {
+		r.mu.Lock()
+		u := r.live[o]
+		r.mu.Unlock()
+		if u == nil {
+			u = o.u
+		}
+		name := display(u)
+		err := r.cl.awaitReady(ctx, u, asHook, r.timeoutOf(o), func(msg string) { r.logf("%s %s", name, msg) })
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// group deploys one weight group: it waits for the external dependencies
+// of its objects, applies them in kind order and tracks them to
+// readiness together.
+func (r *release) group(ctx context.Context, objs []*object) error {
+	if err := r.awaitExternal(ctx, objs); err != nil {
+		return err
+	}
+	if err := r.applyAll(ctx, objs); err != nil {
+		return err
+	}
+	return r.awaitAll(ctx, objs, false)
+}
+
+// awaitExternal waits until every external dependency of the objects
+// exists and is ready: resources the release does not own, named by
+// werf's annotations.
+func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
+	type dep struct {
+		gvk             schema.GroupVersionKind
+		namespace, name string
+		timeout         time.Duration
+		of              string
+	}
+	seen := map[string]bool{}
+	var deps []dep
+	for _, o := range objs {
+		for _, d := range o.externalDeps() {
+			gvk, err := r.cl.kindFor(d.Kind, d.Group)
+			if err != nil {
+				return fmt.Errorf("%s: external dependency %s: %w", display(o.u), d.Name, err)
+			}
+			ns := d.Namespace
+			if m, err := r.cl.mapping(gvk); err == nil && m.Scope.Name() != meta.RESTScopeNameNamespace {
+				ns = ""
+			} else if ns == "" {
+				ns = r.cl.namespace
+			}
+			key := gvk.String() + "/" + ns + "/" + d.Resource
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			deps = append(deps, dep{gvk, ns, d.Resource, r.timeoutOf(o), display(o.u)})
+		}
+	}
+	if len(deps) == 0 {
+		return nil
+	}
+	objsOf := make([]*object, len(deps))
+	for i, d := range deps {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(d.gvk)
+		u.SetNamespace(d.namespace)
+		u.SetName(d.name)
+		objsOf[i] = &object{u: u, source: "external dependency of " + d.of}
+	}
+	r.logf("waiting for %d external dependencies", len(deps))
+	return r.each(ctx, objsOf, func(ctx context.Context, o *object) error {
+		name := display(o.u)
+		if o.u.GetNamespace() != "" {
+			name += " (namespace " + o.u.GetNamespace() + ")"
+		}
+		err := r.cl.awaitReady(ctx, o.u, false, r.cfg.Timeout, func(msg string) { r.logf("external %s %s", name, msg) })
+		if err != nil {
+			return fmt.Errorf("external dependency %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// hook runs one hook: the previous one goes first (before-hook-creation),
+// the new one is created and tracked until it completes, and then deleted
+// as its policies say. Hooks of a delete are deleted once they succeed:
+// the release they belonged to is gone.
+func (r *release) hook(ctx context.Context, o *object, phase string) error {
+	policies := o.deletePolicies()
+	name := display(o.u)
+	gvk := o.u.GroupVersionKind()
+	if slices.Contains(policies, policyBeforeCreation) {
+		existed, err := r.cl.remove(ctx, gvk, o.u.GetNamespace(), o.u.GetName())
+		if err != nil {
+			return fmt.Errorf("delete the previous %s: %s", name, apiMessage(err))
+		}
+		if existed {
+			r.logf("%s: deleting the previous one", name)
+			if err := r.cl.awaitGone(ctx, gvk, o.u.GetNamespace(), o.u.GetName(), r.timeoutOf(o)); err != nil {
+				return fmt.Errorf("delete the previous %s: %w", name, err)
+			}
+		}
+	}
+	r.logf("%s hook %s", phase, name)
+	if err := r.applyAll(ctx, []*object{o}); err != nil {
+		return err
+	}
+	err := r.awaitAll(ctx, []*object{o}, true)
+	del := err == nil && (slices.Contains(policies, policySucceeded) || r.action == plugin.ActionDelete) ||
+		err != nil && slices.Contains(policies, policyFailed)
+	if del && ctx.Err() == nil {
+		if _, derr := r.cl.remove(ctx, gvk, o.u.GetNamespace(), o.u.GetName()); derr != nil {
+			return errors.Join(err, fmt.Errorf("delete hook %s: %s", name, apiMessage(derr)))
+		}
+		if derr := r.cl.awaitGone(ctx, gvk, o.u.GetNamespace(), o.u.GetName(), r.timeoutOf(o)); derr != nil {
+			return errors.Join(err, fmt.Errorf("delete hook %s: %w", name, derr))
+		}
+		r.logf("%s deleted (%s)", name, deleteReason(err == nil, r.action))
+		if r.action != plugin.ActionDelete {
+			delete(r.inventory, resourceKey(resourceOf(o)))
+			r.gone[o] = true
+		}
+	}
+	return err
+}
+
+func deleteReason(ok bool, action string) string {
+	switch {
+	case ok && action == plugin.ActionDelete:
+		return "the release is deleted"
+	case ok:
+		return policySucceeded
+	}
+	return policyFailed
+}
+
+// prune deletes what the instance created before and the manifests no
+// longer have, after everything new is ready, and records what exists now.
+func (r *release) prune(ctx context.Context) error {
+	want := map[string]bool{}
+	for _, o := range r.objects {
+		if !r.gone[o] {
+			want[resourceKey(resourceOf(o))] = true
+		}
+	}
+	var stale []state.Resource
+	for k, res := range r.inventory {
+		if !want[k] {
+			stale = append(stale, res)
+		}
+	}
+	if len(stale) == 0 {
+		r.logf("nothing to prune")
+		return r.record()
+	}
+	// The last created first: high weights, then kinds in reverse order,
+	// CRDs after everything.
+	sort.Slice(stale, func(i, j int) bool {
+		a, b := stale[i], stale[j]
+		if a.CRD != b.CRD {
+			return b.CRD
+		}
+		if a.Weight != b.Weight {
+			return a.Weight > b.Weight
+		}
+		if ra, rb := kindRank(a.Kind), kindRank(b.Kind); ra != rb {
+			return ra > rb
+		}
+		return resourceKey(a) < resourceKey(b)
+	})
+	objs := make([]*object, 0, len(stale))
+	for _, res := range stale {
+		if res.Keep {
+			r.logf("%s/%s is no longer in the manifests; kept (helm.sh/resource-policy: keep)", strings.ToLower(res.Kind), res.Name)
+			delete(r.inventory, resourceKey(res))
+			continue
+		}
+		objs = append(objs, objectOf(res))
+	}
+	if err := r.deleteAll(ctx, objs); err != nil {
+		return err
+	}
+	return r.record()
+}
+
+// objectOf is a recorded resource as an object to delete.
+func objectOf(res state.Resource) *object {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvkOf(res))
+	u.SetNamespace(res.Namespace)
+	u.SetName(res.Name)
+	return &object{u: u, source: "state", crd: res.CRD}
+}
+
+// deleteAll deletes objects, in the order given kind by kind, and waits
+// until they are gone; the state forgets each once it is gone.
+func (r *release) deleteAll(ctx context.Context, objs []*object) error {
+	for i := 0; i < len(objs); {
+		j := i + 1
+		for j < len(objs) && objs[j].u.GetKind() == objs[i].u.GetKind() {
+			j++
+		}
+		err := r.each(ctx, objs[i:j], func(ctx context.Context, o *object) error {
+			gvk, ns, name := o.u.GroupVersionKind(), o.u.GetNamespace(), o.u.GetName()
+			existed, err := r.cl.remove(ctx, gvk, ns, name)
+			if err != nil {
+				return fmt.Errorf("delete %s: %s", display(o.u), apiMessage(err))
+			}
+			if existed {
+				if err := r.cl.awaitGone(ctx, gvk, ns, name, r.timeoutOf(o)); err != nil {
+					return fmt.Errorf("delete %s: %w", display(o.u), err)
+				}
+				r.logf("%s deleted", display(o.u))
+			} else {
+				r.logf("%s was already gone", display(o.u))
+			}
+			r.mu.Lock()
+			delete(r.inventory, resourceKey(resourceOf(o)))
+			r.mu.Unlock()
+			return nil
+		})
+		if rerr := r.record(); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		if err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}

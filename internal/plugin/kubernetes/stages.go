@@ -1,0 +1,316 @@
+package kubernetes
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// stage is one step of an action: what the plan shows and the runner
+// carries out as a whole.
+type stage struct {
+	// ID names the stage among the action's stages (see stageID); it is
+	// part of the plan step's id, so it depends only on what the plan
+	// knows: the manifests as written.
+	ID string
+	// Label says what the stage does, for plans and displays: "apply
+	// CRDs", "pre-install hook Job/migrate", "apply weight group 10 (3
+	// objects)", "prune vanished objects", "delete weight group 10"…
+	Label string
+	// Objects are the stage's objects in the order they are created (or
+	// deleted). The prune stage has none: what it deletes is known only
+	// when it runs, from the state.
+	Objects []*object
+}
+
+// Kinds of stages, the first part of their ids.
+const (
+	stageCRDs       = "crds"
+	stageHook       = "hook"
+	stageGroup      = "group"
+	stagePrune      = "prune"
+	stageDelete     = "delete"
+	stageDeleteCRDs = "delete-crds"
+)
+
+// stageID is a stage id read back: "crds", "hook:<phase>:<ref>",
+// "group:<weight>", "prune", "delete:<weight>", "delete-crds". The ref of a
+// hook is its planned ref (Kind/name or Kind/namespace/name; names may
+// hold colons, as RBAC's do, so the ref is everything after the phase).
+type stageID struct {
+	// Kind is one of the stage* constants.
+	Kind string
+	// Phase is a hook's event: pre-install, post-upgrade, pre-delete…
+	Phase string
+	// Weight is a group's werf.io/weight.
+	Weight int
+	// Ref is a hook's object.
+	Ref string
+}
+
+// String formats the id as stages carry it.
+func (id stageID) String() string {
+	switch id.Kind {
+	case stageHook:
+		return stageHook + ":" + id.Phase + ":" + id.Ref
+	case stageGroup, stageDelete:
+		return id.Kind + ":" + strconv.Itoa(id.Weight)
+	}
+	return id.Kind
+}
+
+// stagePhases are the hook events that run as stages.
+var stagePhases = []string{eventPreInstall, eventPostInstall, eventPreUpgrade, eventPostUpgrade, eventPreDelete, eventPostDelete}
+
+// parseStageID reads a stage id; the runner learns from it what to do.
+func parseStageID(s string) (stageID, error) {
+	kind, rest, hasRest := strings.Cut(s, ":")
+	switch kind {
+	case stageCRDs, stagePrune, stageDeleteCRDs:
+		if hasRest {
+			break
+		}
+		return stageID{Kind: kind}, nil
+	case stageGroup, stageDelete:
+		w, err := strconv.Atoi(rest)
+		if err != nil || !hasRest {
+			break
+		}
+		return stageID{Kind: kind, Weight: w}, nil
+	case stageHook:
+		phase, ref, ok := strings.Cut(rest, ":")
+		if !ok || !slices.Contains(stagePhases, phase) || strings.Count(ref, "/") < 1 || strings.HasPrefix(ref, "/") || strings.HasSuffix(ref, "/") {
+			break
+		}
+		return stageID{Kind: kind, Phase: phase, Ref: ref}, nil
+	}
+	return stageID{}, fmt.Errorf("%q is not a stage of the kubernetes plugin", s)
+}
+
+// kindOrder is the order in which the objects of one weight group are
+// created (seed 004, Helm's install order): what others refer to first.
+var kindOrder = []string{
+	"Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange", "PodSecurityPolicy",
+	"PodDisruptionBudget", "ServiceAccount", "Secret", "SecretList", "ConfigMap",
+	"StorageClass", "PersistentVolume", "PersistentVolumeClaim", "CustomResourceDefinition",
+	"ClusterRole", "ClusterRoleList", "ClusterRoleBinding", "ClusterRoleBindingList",
+	"Role", "RoleList", "RoleBinding", "RoleBindingList", "Service", "DaemonSet", "Pod",
+	"ReplicationController", "ReplicaSet", "Deployment", "HorizontalPodAutoscaler",
+	"StatefulSet", "Job", "CronJob", "Ingress", "APIService",
+}
+
+var kindRanks = func() map[string]int {
+	m := make(map[string]int, len(kindOrder))
+	for i, k := range kindOrder {
+		m[k] = i
+	}
+	return m
+}()
+
+// kindRank is a kind's place in kindOrder; kinds it does not list (custom
+// resources, mostly) come after all it lists.
+func kindRank(kind string) int {
+	if r, ok := kindRanks[kind]; ok {
+		return r
+	}
+	return len(kindOrder)
+}
+
+// compareCreation orders the objects of one group for creation: by kind
+// order, unknown kinds by their names, then by name and namespace.
+func compareCreation(a, b *object) int {
+	ka, kb := a.u.GetKind(), b.u.GetKind()
+	return cmp.Or(
+		cmp.Compare(kindRank(ka), kindRank(kb)),
+		strings.Compare(ka, kb),
+		strings.Compare(a.u.GetName(), b.u.GetName()),
+		strings.Compare(a.u.GetNamespace(), b.u.GetNamespace()),
+		strings.Compare(a.u.GetAPIVersion(), b.u.GetAPIVersion()),
+	)
+}
+
+// compareHooks orders the hooks of one event: by hook weight, then by name
+// (Helm's order), then by planned ref.
+func compareHooks(a, b *object) int {
+	return cmp.Or(
+		cmp.Compare(a.hookWeight(), b.hookWeight()),
+		strings.Compare(a.u.GetName(), b.u.GetName()),
+		strings.Compare(a.stageRef(), b.stageRef()),
+	)
+}
+
+// deployStages plans a deploy (seed 004): the CRDs, the pre hooks one at a
+// time, the main objects in weight groups from low to high, the post hooks
+// one at a time, and the pruning of objects that vanished, always last.
+// upgrade chooses the upgrade hooks over the install ones. A hook is never
+// a main object; one whose events do not include the phase (pre-delete
+// only, test) is not part of the deploy.
+func deployStages(objs []*object, upgrade bool) []stage {
+	pre, post := eventPreInstall, eventPostInstall
+	if upgrade {
+		pre, post = eventPreUpgrade, eventPostUpgrade
+	}
+	var crds, main, preHooks, postHooks []*object
+	for _, o := range objs {
+		switch {
+		case o.isHook():
+			if o.hookOf(pre) {
+				preHooks = append(preHooks, o)
+			}
+			if o.hookOf(post) {
+				postHooks = append(postHooks, o)
+			}
+		case o.crd:
+			crds = append(crds, o)
+		default:
+			main = append(main, o)
+		}
+	}
+	var out []stage
+	if len(crds) > 0 {
+		out = append(out, stage{ID: stageID{Kind: stageCRDs}.String(), Label: "apply CRDs", Objects: crds})
+	}
+	ids := map[string]bool{}
+	out = append(out, hookStages(preHooks, pre, ids)...)
+	for _, g := range weightGroups(main, false) {
+		out = append(out, stage{
+			ID:      stageID{Kind: stageGroup, Weight: g.weight}.String(),
+			Label:   fmt.Sprintf("apply weight group %d (%s)", g.weight, objectCount(len(g.objs))),
+			Objects: g.objs,
+		})
+	}
+	out = append(out, hookStages(postHooks, post, ids)...)
+	return append(out, stage{ID: stageID{Kind: stagePrune}.String(), Label: "prune vanished objects"})
+}
+
+// deleteStages plans an undeploy: the pre-delete hooks of the manifests
+// one at a time, then what the last deploy recorded in weight groups from
+// high to low, each deleted in reverse kind order, then the CRDs (which
+// would take their custom resources along), then the post-delete hooks.
+// Resources to keep (helm.sh/resource-policy: keep) are left out.
+func deleteStages(objs []*object, recorded []state.Resource) []stage {
+	var preHooks, postHooks []*object
+	for _, o := range objs {
+		if o.hookOf(eventPreDelete) {
+			preHooks = append(preHooks, o)
+		}
+		if o.hookOf(eventPostDelete) {
+			postHooks = append(postHooks, o)
+		}
+	}
+	var crds, rest []*object
+	for _, r := range recorded {
+		if r.Keep {
+			continue
+		}
+		if r.CRD {
+			crds = append(crds, recordedObject(r))
+		} else {
+			rest = append(rest, recordedObject(r))
+		}
+	}
+	ids := map[string]bool{}
+	out := hookStages(preHooks, eventPreDelete, ids)
+	for _, g := range weightGroups(rest, true) {
+		out = append(out, stage{
+			ID:      stageID{Kind: stageDelete, Weight: g.weight}.String(),
+			Label:   fmt.Sprintf("delete weight group %d", g.weight),
+			Objects: g.objs,
+		})
+	}
+	if len(crds) > 0 {
+		slices.SortStableFunc(crds, compareCreation)
+		slices.Reverse(crds)
+		out = append(out, stage{ID: stageID{Kind: stageDeleteCRDs}.String(), Label: "delete CRDs", Objects: crds})
+	}
+	return append(out, hookStages(postHooks, eventPostDelete, ids)...)
+}
+
+// hookStages makes one stage per hook of phase, in hook order. ids holds
+// the ids already made: two hooks with the same ref (a Job of batch and a
+// Job of another group) are told apart by their groups.
+func hookStages(hooks []*object, phase string, ids map[string]bool) []stage {
+	hooks = slices.Clone(hooks)
+	slices.SortStableFunc(hooks, compareHooks)
+	out := make([]stage, 0, len(hooks))
+	for _, o := range hooks {
+		id := stageID{Kind: stageHook, Phase: phase, Ref: o.stageRef()}.String()
+		if ids[id] {
+			kind := o.u.GetKind()
+			if g := o.u.GroupVersionKind().Group; g != "" {
+				kind += "." + g
+			}
+			id = stageID{Kind: stageHook, Phase: phase, Ref: kind + strings.TrimPrefix(o.stageRef(), o.u.GetKind())}.String()
+		}
+		ids[id] = true
+		out = append(out, stage{ID: id, Label: phase + " hook " + o.ref(), Objects: []*object{o}})
+	}
+	return out
+}
+
+// weightGroup is the objects of one werf.io/weight.
+type weightGroup struct {
+	weight int
+	objs   []*object
+}
+
+// weightGroups groups objects by weight, from low to high weight and in
+// creation order inside a group, or the reverse of both for deletion.
+func weightGroups(objs []*object, reverse bool) []weightGroup {
+	byWeight := map[int][]*object{}
+	for _, o := range objs {
+		byWeight[o.weight()] = append(byWeight[o.weight()], o)
+	}
+	weights := make([]int, 0, len(byWeight))
+	for w := range byWeight {
+		weights = append(weights, w)
+	}
+	slices.Sort(weights)
+	if reverse {
+		slices.Reverse(weights)
+	}
+	out := make([]weightGroup, 0, len(weights))
+	for _, w := range weights {
+		g := byWeight[w]
+		slices.SortStableFunc(g, compareCreation)
+		if reverse {
+			slices.Reverse(g)
+		}
+		out = append(out, weightGroup{weight: w, objs: g})
+	}
+	return out
+}
+
+// recordedObject is a resource the state recorded, as an object to delete:
+// its identity, its weight and whether it is a CRD.
+func recordedObject(r state.Resource) *object {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	gv, err := schema.ParseGroupVersion(r.APIVersion)
+	if err != nil {
+		gv = schema.GroupVersion{Version: r.APIVersion}
+	}
+	u.SetGroupVersionKind(gv.WithKind(r.Kind))
+	u.SetName(r.Name)
+	if r.Namespace != "" {
+		u.SetNamespace(r.Namespace)
+	}
+	if r.Weight != 0 {
+		u.SetAnnotations(map[string]string{annWeight: strconv.Itoa(r.Weight)})
+	}
+	return &object{u: u, source: "recorded in state", crd: r.CRD}
+}
+
+// objectCount says "1 object" or "3 objects".
+func objectCount(n int) string {
+	if n == 1 {
+		return "1 object"
+	}
+	return strconv.Itoa(n) + " objects"
+}

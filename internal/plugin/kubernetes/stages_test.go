@@ -1,0 +1,346 @@
+package kubernetes
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// hook makes a hook Job of events with a hook weight.
+func hook(name, events, weight string) *object {
+	ann := map[string]string{"helm.sh/hook": events}
+	if weight != "" {
+		ann["helm.sh/hook-weight"] = weight
+	}
+	return newObject("batch/v1", "Job", "", name, ann)
+}
+
+// weighted makes an object of kind with a werf.io/weight.
+func weighted(apiVersion, kind, name, weight string) *object {
+	var ann map[string]string
+	if weight != "" {
+		ann = map[string]string{"werf.io/weight": weight}
+	}
+	return newObject(apiVersion, kind, "", name, ann)
+}
+
+// summary is a stage as tests compare it: id, label and object refs.
+type summary struct {
+	ID, Label string
+	Objects   []string
+}
+
+func summarize(sts []stage) []summary {
+	out := make([]summary, 0, len(sts))
+	for _, st := range sts {
+		s := summary{ID: st.ID, Label: st.Label}
+		for _, o := range st.Objects {
+			s.Objects = append(s.Objects, o.ref())
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestDeployStages(t *testing.T) {
+	crdFromFolder := newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "crontabs.example.org", nil)
+	crdInManifests := newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "backups.example.org", nil)
+	crdHook := newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "tmp.example.org", map[string]string{"helm.sh/hook": "pre-install"})
+	prune := summary{ID: "prune", Label: "prune vanished objects"}
+	tests := []struct {
+		name    string
+		objs    []*object
+		upgrade bool
+		want    []summary
+	}{
+		{name: "nothing: prune only", want: []summary{prune}},
+		{
+			name: "kind order inside a group, unknown kinds last by kind then name",
+			objs: []*object{
+				weighted("apps/v1", "Deployment", "web", ""),
+				weighted("example.org/v1", "CronTab", "b", ""),
+				weighted("v1", "Service", "web", ""),
+				weighted("example.org/v1", "Backup", "z", ""),
+				weighted("v1", "ConfigMap", "b-config", ""),
+				weighted("v1", "Namespace", "web", ""),
+				weighted("v1", "ConfigMap", "a-config", ""),
+				weighted("example.org/v1", "CronTab", "a", ""),
+				weighted("networking.k8s.io/v1", "Ingress", "web", ""),
+				weighted("v1", "ServiceAccount", "web", ""),
+			},
+			want: []summary{
+				{ID: "group:0", Label: "apply weight group 0 (10 objects)", Objects: []string{
+					"Namespace/web", "ServiceAccount/web", "ConfigMap/a-config", "ConfigMap/b-config", "Service/web",
+					"Deployment/web", "Ingress/web", "Backup/z", "CronTab/a", "CronTab/b",
+				}},
+				prune,
+			},
+		},
+		{
+			name: "weight groups low to high, negative first",
+			objs: []*object{
+				weighted("apps/v1", "Deployment", "app", "10"),
+				weighted("apps/v1", "StatefulSet", "db", "-5"),
+				weighted("v1", "Service", "app", "10"),
+				weighted("v1", "ConfigMap", "cfg", ""),
+			},
+			want: []summary{
+				{ID: "group:-5", Label: "apply weight group -5 (1 object)", Objects: []string{"StatefulSet/db"}},
+				{ID: "group:0", Label: "apply weight group 0 (1 object)", Objects: []string{"ConfigMap/cfg"}},
+				{ID: "group:10", Label: "apply weight group 10 (2 objects)", Objects: []string{"Service/app", "Deployment/app"}},
+				prune,
+			},
+		},
+		{
+			name: "install: CRDs, pre hooks by weight then name, groups, post hooks",
+			objs: []*object{
+				weighted("apps/v1", "Deployment", "app", ""),
+				hook("notify", "post-install", ""),
+				hook("seed", "pre-install", "5"),
+				hook("migrate", "pre-install,pre-upgrade", "-1"),
+				hook("b-check", "pre-install", "5"),
+				hook("backup", "pre-delete", ""),
+				hook("smoke", "test", ""),
+				hook("upgrade-only", "pre-upgrade", ""),
+				crdFromFolder, crdInManifests, crdHook,
+			},
+			want: []summary{
+				{ID: "crds", Label: "apply CRDs", Objects: []string{"CustomResourceDefinition/crontabs.example.org", "CustomResourceDefinition/backups.example.org"}},
+				{ID: "hook:pre-install:Job/migrate", Label: "pre-install hook Job/migrate", Objects: []string{"Job/migrate"}},
+				{ID: "hook:pre-install:CustomResourceDefinition/tmp.example.org", Label: "pre-install hook CustomResourceDefinition/tmp.example.org", Objects: []string{"CustomResourceDefinition/tmp.example.org"}},
+				{ID: "hook:pre-install:Job/b-check", Label: "pre-install hook Job/b-check", Objects: []string{"Job/b-check"}},
+				{ID: "hook:pre-install:Job/seed", Label: "pre-install hook Job/seed", Objects: []string{"Job/seed"}},
+				{ID: "group:0", Label: "apply weight group 0 (1 object)", Objects: []string{"Deployment/app"}},
+				{ID: "hook:post-install:Job/notify", Label: "post-install hook Job/notify", Objects: []string{"Job/notify"}},
+				prune,
+			},
+		},
+		{
+			name:    "upgrade takes the upgrade hooks",
+			upgrade: true,
+			objs: []*object{
+				weighted("apps/v1", "Deployment", "app", ""),
+				hook("migrate", "pre-install,pre-upgrade", ""),
+				hook("first-time", "pre-install", ""),
+				hook("notify", "post-install,post-upgrade", ""),
+			},
+			want: []summary{
+				{ID: "hook:pre-upgrade:Job/migrate", Label: "pre-upgrade hook Job/migrate", Objects: []string{"Job/migrate"}},
+				{ID: "group:0", Label: "apply weight group 0 (1 object)", Objects: []string{"Deployment/app"}},
+				{ID: "hook:post-upgrade:Job/notify", Label: "post-upgrade hook Job/notify", Objects: []string{"Job/notify"}},
+				prune,
+			},
+		},
+		{
+			name: "a hook of pre and post runs in both",
+			objs: []*object{hook("both", "pre-install,post-install", "")},
+			want: []summary{
+				{ID: "hook:pre-install:Job/both", Label: "pre-install hook Job/both", Objects: []string{"Job/both"}},
+				{ID: "hook:post-install:Job/both", Label: "post-install hook Job/both", Objects: []string{"Job/both"}},
+				prune,
+			},
+		},
+		{
+			name: "a hook of no deploy phase is no main object either",
+			objs: []*object{hook("backup", "pre-delete", ""), hook("smoke", "test", "")},
+			want: []summary{prune},
+		},
+		{
+			name: "namespaced hook ref",
+			objs: []*object{newObject("batch/v1", "Job", "web", "migrate", map[string]string{"helm.sh/hook": "pre-install"})},
+			want: []summary{
+				{ID: "hook:pre-install:Job/web/migrate", Label: "pre-install hook Job/web/migrate", Objects: []string{"Job/web/migrate"}},
+				prune,
+			},
+		},
+		{
+			name: "hooks with one ref in two groups get distinct ids",
+			objs: []*object{
+				newObject("batch/v1", "Job", "", "x", map[string]string{"helm.sh/hook": "pre-install"}),
+				newObject("example.org/v1", "Job", "", "x", map[string]string{"helm.sh/hook": "pre-install"}),
+			},
+			want: []summary{
+				{ID: "hook:pre-install:Job/x", Label: "pre-install hook Job/x", Objects: []string{"Job/x"}},
+				{ID: "hook:pre-install:Job.example.org/x", Label: "pre-install hook Job/x", Objects: []string{"Job/x"}},
+				prune,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := summarize(deployStages(tt.objs, tt.upgrade))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("stages (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The stage ids are those of the plan although, at run time, names are
+// expanded and namespaces filled in: they come from the planned refs.
+func TestDeployStagesUsePlannedRefs(t *testing.T) {
+	o := newObject("batch/v1", "Job", "prod", "migrate-7", map[string]string{"helm.sh/hook": "pre-install"})
+	o.planned = "Job/migrate-${version}"
+	sts := deployStages([]*object{o}, false)
+	if sts[0].ID != "hook:pre-install:Job/migrate-${version}" {
+		t.Errorf("id = %q, want the planned ref", sts[0].ID)
+	}
+	if sts[0].Label != "pre-install hook Job/prod/migrate-7" {
+		t.Errorf("label = %q, want the object as it is", sts[0].Label)
+	}
+}
+
+func TestDeleteStages(t *testing.T) {
+	res := func(apiVersion, kind, ns, name string, weight int) state.Resource {
+		return state.Resource{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name, Weight: weight}
+	}
+	crd := state.Resource{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "crontabs.example.org", CRD: true}
+	crd2 := state.Resource{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "backups.example.org", CRD: true}
+	kept := res("v1", "PersistentVolumeClaim", "web", "data", 0)
+	kept.Keep = true
+	keptCRD := crd
+	keptCRD.Name, keptCRD.Keep = "kept.example.org", true
+	tests := []struct {
+		name     string
+		objs     []*object
+		recorded []state.Resource
+		want     []summary
+	}{
+		{name: "nothing recorded, no hooks", want: []summary{}},
+		{
+			name: "hooks around groups high to low in reverse kind order, CRDs last, kept left out",
+			objs: []*object{
+				hook("backup", "pre-delete", "2"),
+				hook("drain", "pre-delete", "-1"),
+				hook("goodbye", "post-delete", ""),
+				hook("migrate", "pre-install", ""),
+				weighted("apps/v1", "Deployment", "app", ""),
+			},
+			recorded: []state.Resource{
+				res("v1", "ConfigMap", "web", "cfg", 0),
+				crd,
+				res("apps/v1", "Deployment", "web", "app", 0),
+				res("example.org/v1", "CronTab", "web", "tab", 0),
+				kept,
+				res("v1", "Namespace", "", "web", -10),
+				res("apps/v1", "StatefulSet", "web", "db", 5),
+				res("v1", "Service", "web", "app", 0),
+				crd2,
+				keptCRD,
+			},
+			want: []summary{
+				{ID: "hook:pre-delete:Job/drain", Label: "pre-delete hook Job/drain", Objects: []string{"Job/drain"}},
+				{ID: "hook:pre-delete:Job/backup", Label: "pre-delete hook Job/backup", Objects: []string{"Job/backup"}},
+				{ID: "delete:5", Label: "delete weight group 5", Objects: []string{"StatefulSet/web/db"}},
+				{ID: "delete:0", Label: "delete weight group 0", Objects: []string{"CronTab/web/tab", "Deployment/web/app", "Service/web/app", "ConfigMap/web/cfg"}},
+				{ID: "delete:-10", Label: "delete weight group -10", Objects: []string{"Namespace/web"}},
+				{ID: "delete-crds", Label: "delete CRDs", Objects: []string{"CustomResourceDefinition/crontabs.example.org", "CustomResourceDefinition/backups.example.org"}},
+				{ID: "hook:post-delete:Job/goodbye", Label: "post-delete hook Job/goodbye", Objects: []string{"Job/goodbye"}},
+			},
+		},
+		{
+			name:     "only kept resources: nothing to delete",
+			recorded: []state.Resource{kept, keptCRD},
+			want:     []summary{},
+		},
+		{
+			name: "delete hooks without recorded resources",
+			objs: []*object{hook("cleanup", "post-delete", "")},
+			want: []summary{{ID: "hook:post-delete:Job/cleanup", Label: "post-delete hook Job/cleanup", Objects: []string{"Job/cleanup"}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := summarize(deleteStages(tt.objs, tt.recorded))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("stages (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRecordedObject(t *testing.T) {
+	o := recordedObject(state.Resource{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "web", Name: "app", Weight: 3})
+	if o.ref() != "Deployment/web/app" || o.weight() != 3 || o.crd || o.u.GetAPIVersion() != "apps/v1" {
+		t.Errorf("recordedObject = %s weight %d crd %v apiVersion %s", o.ref(), o.weight(), o.crd, o.u.GetAPIVersion())
+	}
+	c := recordedObject(state.Resource{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "a.b", CRD: true})
+	if !c.crd || c.ref() != "CustomResourceDefinition/a.b" || c.u.GroupVersionKind().Group != "apiextensions.k8s.io" {
+		t.Errorf("recorded CRD = %s crd %v", c.ref(), c.crd)
+	}
+}
+
+func TestKindRank(t *testing.T) {
+	if kindRank("Namespace") != 0 || kindRank("APIService") != len(kindOrder)-1 {
+		t.Errorf("ends of the order: %d, %d", kindRank("Namespace"), kindRank("APIService"))
+	}
+	if kindRank("CronTab") != len(kindOrder) || kindRank("deployment") != len(kindOrder) {
+		t.Error("unknown kinds (and kinds in another case) must come after the known ones")
+	}
+	for i := 1; i < len(kindOrder); i++ {
+		if kindRank(kindOrder[i-1]) >= kindRank(kindOrder[i]) {
+			t.Errorf("%s is not before %s", kindOrder[i-1], kindOrder[i])
+		}
+	}
+	if len(kindRanks) != len(kindOrder) {
+		t.Error("a kind is listed twice")
+	}
+}
+
+func TestStageIDRoundTrip(t *testing.T) {
+	ids := []stageID{
+		{Kind: stageCRDs},
+		{Kind: stageHook, Phase: "pre-install", Ref: "Job/migrate"},
+		{Kind: stageHook, Phase: "post-upgrade", Ref: "Job/web/notify"},
+		{Kind: stageHook, Phase: "pre-delete", Ref: "ClusterRole/system:backup"},
+		{Kind: stageHook, Phase: "post-delete", Ref: "Job.example.org/web/x"},
+		{Kind: stageGroup, Weight: 0},
+		{Kind: stageGroup, Weight: -5},
+		{Kind: stageGroup, Weight: 10},
+		{Kind: stagePrune},
+		{Kind: stageDelete, Weight: 10},
+		{Kind: stageDelete, Weight: -1},
+		{Kind: stageDeleteCRDs},
+	}
+	for _, id := range ids {
+		s := id.String()
+		got, err := parseStageID(s)
+		if err != nil {
+			t.Errorf("parseStageID(%q): %v", s, err)
+			continue
+		}
+		if got != id {
+			t.Errorf("parseStageID(%q) = %+v, want %+v", s, got, id)
+		}
+	}
+	// Every id deployStages and deleteStages make reads back.
+	objs := []*object{
+		hook("a", "pre-install,post-install,pre-delete,post-delete", "1"),
+		weighted("v1", "ConfigMap", "c", "3"),
+		newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "x.y", nil),
+	}
+	sts := append(deployStages(objs, false), deleteStages(objs, []state.Resource{
+		{APIVersion: "v1", Kind: "ConfigMap", Name: "c", Weight: 3},
+		{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "x.y", CRD: true},
+	})...)
+	for _, st := range sts {
+		id, err := parseStageID(st.ID)
+		if err != nil || id.String() != st.ID {
+			t.Errorf("stage id %q reads back as %+v, %v", st.ID, id, err)
+		}
+	}
+}
+
+func TestParseStageIDErrors(t *testing.T) {
+	for _, s := range []string{
+		"", "prepare", "crds:1", "prune:x", "group", "group:", "group:x", "group:1.5", "delete:",
+		"hook", "hook:pre-install", "hook:pre-install:", "hook:pre-install:Job", "hook:pre-install:/x",
+		"hook:pre-install:Job/", "hook:test:Job/x", "hook:pre-rollback:Job/x", "delete-crds:1", "unknown",
+	} {
+		if id, err := parseStageID(s); err == nil {
+			t.Errorf("parseStageID(%q) = %+v, want an error", s, id)
+		}
+	}
+}

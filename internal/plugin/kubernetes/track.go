@@ -1,0 +1,277 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// errNotReady is the cause of a wait that ran out of time.
+var errNotReady = errors.New("not ready")
+
+// await follows one object with a watch until done says it is where it
+// should be: done sees the object after every change the API server tells
+// of (nil while it does not exist). A watch the server ends is taken up
+// again from a fresh list, so nothing is missed and nothing polls.
+func (c *cluster) await(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, done func(u *unstructured.Unstructured) (bool, error)) error {
+	ri, _, err := c.resource(gvk, namespace)
+	if err != nil {
+		return err
+	}
+	sel := fields.OneTermEqualSelector("metadata.name", name).String()
+	retry := 50 * time.Millisecond
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		list, err := ri.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if !retryable(err) {
+				return err
+			}
+			if err := sleep(ctx, retry); err != nil {
+				return err
+			}
+			retry = min(2*retry, 2*time.Second)
+			continue
+		}
+		var u *unstructured.Unstructured
+		if len(list.Items) > 0 {
+			u = &list.Items[0]
+		}
+		if ok, err := done(u); ok || err != nil {
+			return err
+		}
+		w, err := ri.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.GetResourceVersion(), AllowWatchBookmarks: true})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if !retryable(err) {
+				return err
+			}
+			if err := sleep(ctx, retry); err != nil {
+				return err
+			}
+			retry = min(2*retry, 2*time.Second)
+			continue
+		}
+		ok, err := follow(w, done)
+		w.Stop()
+		if ok || err != nil {
+			return err
+		}
+	}
+}
+
+// follow reads a watch until done says so, or the watch ends (false: list
+// again).
+func follow(w watch.Interface, done func(u *unstructured.Unstructured) (bool, error)) (bool, error) {
+	for ev := range w.ResultChan() {
+		switch ev.Type {
+		case watch.Added, watch.Modified:
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			if ok, err := done(u); ok || err != nil {
+				return ok, err
+			}
+		case watch.Deleted:
+			if ok, err := done(nil); ok || err != nil {
+				return ok, err
+			}
+		case watch.Error:
+			return false, nil
+		}
+	}
+	return false, nil
+}
+
+// retryable reports API errors that a second try may not meet.
+func retryable(err error) bool {
+	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err) ||
+		isConnectionError(err)
+}
+
+func isConnectionError(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "connection refused") || strings.Contains(s, "connection reset") || strings.Contains(s, "EOF")
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// awaitReady waits until an object is ready (a hook: complete), telling
+// progress each time the object's progress changes. A failure says why,
+// with the last events of the object (or of its failing pod).
+func (c *cluster) awaitReady(ctx context.Context, u0 *unstructured.Unstructured, asHook bool, timeout time.Duration, progress func(string)) error {
+	gvk, ns, name := u0.GroupVersionKind(), u0.GetNamespace(), u0.GetName()
+	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errNotReady)
+	defer cancel()
+	last, lastMsg := u0, ""
+	err := c.await(tctx, gvk, ns, name, func(u *unstructured.Unstructured) (bool, error) {
+		if u == nil {
+			msg := "does not exist"
+			if msg != lastMsg {
+				progress(msg)
+				lastMsg = msg
+			}
+			return false, nil
+		}
+		last = u
+		h, msg := assess(u, asHook)
+		switch h {
+		case healthReady:
+			progress("ready")
+			return true, nil
+		case healthFailed:
+			return false, fmt.Errorf("%s", msg)
+		}
+		if msg != lastMsg {
+			progress(msg)
+			lastMsg = msg
+		}
+		return false, nil
+	})
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(context.Cause(tctx), errNotReady) {
+		err = fmt.Errorf("not ready after %s: %s", timeout, orDefault(lastMsg, "no status yet"))
+	}
+	// Say why, from what the cluster knows: the events of the object and
+	// of a pod of it that is not ready.
+	dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer dcancel()
+	if why := c.diagnose(dctx, last); why != "" {
+		err = fmt.Errorf("%w\n%s", err, why)
+	}
+	return err
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// awaitGone waits until an object no longer exists.
+func (c *cluster) awaitGone(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, timeout time.Duration) error {
+	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errNotReady)
+	defer cancel()
+	err := c.await(tctx, gvk, namespace, name, func(u *unstructured.Unstructured) (bool, error) { return u == nil, nil })
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(tctx), errNotReady) {
+		return fmt.Errorf("still there after %s (finalizers or dependents that are not deleted)", timeout)
+	}
+	return err
+}
+
+var eventsGVK = schema.GroupVersionKind{Version: "v1", Kind: "Event"}
+var podGVK = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+
+// diagnose says, in a few lines, why an object is not ready: the last
+// events of a pod of it that is not ready (workloads), and its own last
+// events.
+func (c *cluster) diagnose(ctx context.Context, u *unstructured.Unstructured) string {
+	if u == nil {
+		return ""
+	}
+	var lines []string
+	if pod := c.unreadyPod(ctx, u); pod != nil {
+		_, msg := assess(pod, false)
+		lines = append(lines, fmt.Sprintf("  pod %s: %s", pod.GetName(), msg))
+		lines = append(lines, c.events(ctx, pod, "    ")...)
+	}
+	lines = append(lines, c.events(ctx, u, "  ")...)
+	return strings.Join(lines, "\n")
+}
+
+// unreadyPod finds a pod of a workload (its selector's) that is not ready.
+func (c *cluster) unreadyPod(ctx context.Context, u *unstructured.Unstructured) *unstructured.Unstructured {
+	var sel map[string]string
+	switch u.GetKind() {
+	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job":
+		sel, _, _ = unstructured.NestedStringMap(u.Object, "spec", "selector", "matchLabels")
+	case "ReplicationController":
+		sel, _, _ = unstructured.NestedStringMap(u.Object, "spec", "selector")
+	}
+	if len(sel) == 0 {
+		return nil
+	}
+	ri, _, err := c.resource(podGVK, u.GetNamespace())
+	if err != nil {
+		return nil
+	}
+	pods, err := ri.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String(), Limit: 50})
+	if err != nil {
+		return nil
+	}
+	for i := range pods.Items {
+		if h, _ := assess(&pods.Items[i], false); h != healthReady {
+			return &pods.Items[i]
+		}
+	}
+	return nil
+}
+
+// events are the last few events of an object, oldest first.
+func (c *cluster) events(ctx context.Context, u *unstructured.Unstructured, indent string) []string {
+	ri, _, err := c.resource(eventsGVK, u.GetNamespace())
+	if err != nil || u.GetNamespace() == "" {
+		return nil
+	}
+	sel := fields.Set{"involvedObject.name": u.GetName(), "involvedObject.kind": u.GetKind()}.AsSelector().String()
+	list, err := ri.List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return nil
+	}
+	items := list.Items
+	stamp := func(e *unstructured.Unstructured) string {
+		for _, f := range []string{"lastTimestamp", "eventTime", "firstTimestamp"} {
+			if s, _, _ := unstructured.NestedString(e.Object, f); s != "" {
+				return s
+			}
+		}
+		return e.GetCreationTimestamp().UTC().Format(time.RFC3339)
+	}
+	sort.SliceStable(items, func(i, j int) bool { return stamp(&items[i]) < stamp(&items[j]) })
+	if len(items) > 5 {
+		items = items[len(items)-5:]
+	}
+	var out []string
+	for i := range items {
+		typ, _, _ := unstructured.NestedString(items[i].Object, "type")
+		reason, _, _ := unstructured.NestedString(items[i].Object, "reason")
+		msg, _, _ := unstructured.NestedString(items[i].Object, "message")
+		out = append(out, fmt.Sprintf("%sevent %s %s: %s", indent, typ, reason, strings.TrimSpace(msg)))
+	}
+	return out
+}

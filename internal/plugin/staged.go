@@ -1,0 +1,61 @@
+package plugin
+
+import (
+	"context"
+
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// Staged is a plugin whose actions are carried out in stages that the plan
+// shows as steps of their own: the kubernetes plugin's CRDs, hooks and weight
+// groups (seed 004). The plan asks the plugin for an instance's stages when
+// it is built — from the instance's inputs as the manifest gives them, before
+// any parameter is expanded — and the executor runs each stage as a step.
+// The first stage of every action prepares the instance (reads and expands
+// its inputs, checks them); what it returns reaches the stages after it.
+type Staged interface {
+	Plugin
+	// Stages lists the stages of an action of one instance, in the order they
+	// run. An error is invalid input: nothing runs.
+	Stages(req StagesRequest) ([]Stage, error)
+	// RunStage carries one stage out. prepared is what the action's first
+	// stage returned (nil for the first stage itself); the result of the
+	// first stage is handed to the others.
+	RunStage(ctx context.Context, c *Call, st Stage, prepared any) (any, error)
+}
+
+// StagesRequest is what a staged plugin plans an instance's action from.
+type StagesRequest struct {
+	// Component is the component's name; Dir its folder, absolute.
+	Component string
+	Dir       string
+	// Entry is the plugin list entry, unexpanded: ${...} references are
+	// still in its config.
+	Entry *Spec
+	// Action is deploy or delete.
+	Action string
+	// Recorded is what the state recorded of the instance the last time it
+	// ran (nil when it never did): the resources it created.
+	Recorded *state.PluginInstance
+}
+
+// Stage is one stage of a staged plugin's action.
+type Stage struct {
+	// ID names the stage among the action's stages; the plugin reads it
+	// back when it runs the stage. It is part of the step's id.
+	ID string `json:"id"`
+	// Label says what the stage does, for plans and displays.
+	Label string `json:"label"`
+	// Objects are the things the stage works on, for plans (kind/name).
+	Objects []string `json:"objects,omitempty"`
+}
+
+// IsStaged reports whether a built-in plugin runs in stages.
+func IsStaged(name string) (Staged, bool) {
+	r, ok := registry[name]
+	if !ok {
+		return nil, false
+	}
+	s, ok := r.p.(Staged)
+	return s, ok
+}
