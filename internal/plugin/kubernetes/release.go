@@ -120,7 +120,7 @@ func prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		r.stages[st.ID] = st
 	}
 	if c.Action == plugin.ActionDelete {
-		r.logf("%d objects to delete from %s", len(r.inventory), r.cl.server)
+		r.logf("%s to delete from %s", objectCount(len(r.inventory)), r.cl.server)
 		return r, nil
 	}
 	if err := r.validate(ctx); err != nil {
@@ -137,7 +137,7 @@ func prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	if err := r.record(); err != nil {
 		return nil, err
 	}
-	r.logf("%s: %d objects in namespace %s on %s, all valid", mode, len(objs), r.cl.namespace, r.cl.server)
+	r.logf("%s: %s in namespace %s on %s, all valid", mode, objectCount(len(objs)), r.cl.namespace, r.cl.server)
 	return r, nil
 }
 
@@ -519,7 +519,7 @@ func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
 		u.SetName(d.name)
 		objsOf[i] = &object{u: u, source: "external dependency of " + d.of}
 	}
-	r.logf("waiting for %d external dependencies", len(deps))
+	r.logf("waiting for %s", plural(len(deps), "external dependency", "external dependencies"))
 	return r.each(ctx, objsOf, func(ctx context.Context, o *object) error {
 		name := display(o.u)
 		if o.u.GetNamespace() != "" {
@@ -680,4 +680,11 @@ func (r *release) deleteAll(ctx context.Context, objs []*object) error {
 		i = j
 	}
 	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
