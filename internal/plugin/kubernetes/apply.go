@@ -53,6 +53,16 @@ func (c *cluster) apply(ctx context.Context, u *unstructured.Unstructured, dryRu
 	return ri.Apply(ctx, u.GetName(), u, opts)
 }
 
+// createDryRun asks the API server whether it would create the object.
+func (c *cluster) createDryRun(ctx context.Context, u *unstructured.Unstructured) error {
+	ri, _, err := c.resource(u.GroupVersionKind(), u.GetNamespace())
+	if err != nil {
+		return err
+	}
+	_, err = ri.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
+	return err
+}
+
 // get reads an object; nil without error when it does not exist.
 func (c *cluster) get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
 	ri, _, err := c.resource(gvk, namespace)

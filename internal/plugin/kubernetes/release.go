@@ -13,6 +13,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -263,8 +264,21 @@ func (r *release) validate(ctx context.Context) error {
 		if byCRD[o.u.GroupVersionKind().GroupKind()] {
 			return nil
 		}
-		_, err := r.cl.apply(ctx, o.u.DeepCopy(), true)
-		if err == nil || (apierrors.IsNotFound(err) && newNS[o.u.GetNamespace()]) {
+		var err error
+		if newNS[o.u.GetNamespace()] {
+			// Its namespace does not exist yet: the server validates a
+			// creation in one that does (a name taken there proves nothing
+			// against the object).
+			u := o.u.DeepCopy()
+			u.SetNamespace(metav1.NamespaceDefault)
+			err = r.cl.createDryRun(ctx, u)
+			if apierrors.IsAlreadyExists(err) {
+				err = nil
+			}
+		} else {
+			_, err = r.cl.apply(ctx, o.u.DeepCopy(), true)
+		}
+		if err == nil {
 			return nil
 		}
 		mu.Lock()
