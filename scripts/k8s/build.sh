@@ -132,28 +132,6 @@ wrapper_module() { # dir, go.mod text, tools.go text
 
 # 1. k8s.io/kubernetes: every staging module must be replaced by its published
 #    k8s.io/* version (the replace block of its go.mod lists them).
-k8s_todo=()
-for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-  if have "$c"; then echo "== $c already built"; else k8s_todo+=("$c"); fi
-done
-if [ ${#k8s_todo[@]} -gt 0 ]; then
-echo "== resolving k8s.io/kubernetes v$K8S_VERSION"
-k8s_dir=$(cd "$WORK/k8s" && go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" |
-  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-if [ -z "$k8s_dir" ] || [ ! -f "$k8s_dir/go.mod" ]; then
-  echo "build.sh: could not download k8s.io/kubernetes@v$K8S_VERSION" >&2
-  exit 1
-fi
-staging=$(sed -n '/^replace (/,/^)/p' "$k8s_dir/go.mod" | awk '/=>/{print $1}')
-if [ -z "$staging" ]; then
-  echo "build.sh: no replace block in $k8s_dir/go.mod" >&2
-  exit 1
-fi
-k8s_mod=$(
-  printf 'module gantryk8sbuild\n\ngo %s\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$GO_DIRECTIVE" "$K8S_VERSION"
-  for m in $staging; do printf '\t%s => %s v%s\n' "$m" "$m" "$K8S_STAGING"; done
-  printf ')'
-)
 k8s_tools='//go:build tools
 
 package tools
@@ -164,29 +142,52 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
 )'
-wrapper_module "$WORK/k8s" "$k8s_mod" "$k8s_tools"
+build_k8s() {
+  echo "== resolving k8s.io/kubernetes v$K8S_VERSION"
+  k8s_dir=$(cd "$WORK/k8s" && go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  if [ -z "$k8s_dir" ] || [ ! -f "$k8s_dir/go.mod" ]; then
+    echo "build.sh: could not download k8s.io/kubernetes@v$K8S_VERSION" >&2
+    exit 1
+  fi
+  staging=$(sed -n '/^replace (/,/^)/p' "$k8s_dir/go.mod" | awk '/=>/{print $1}')
+  if [ -z "$staging" ]; then
+    echo "build.sh: no replace block in $k8s_dir/go.mod" >&2
+    exit 1
+  fi
+  k8s_mod=$(
+    printf 'module gantryk8sbuild\n\ngo %s\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$GO_DIRECTIVE" "$K8S_VERSION"
+    for m in $staging; do printf '\t%s => %s v%s\n' "$m" "$m" "$K8S_STAGING"; done
+    printf ')'
+  )
+  wrapper_module "$WORK/k8s" "$k8s_mod" "$k8s_tools"
 
-# Without -X the binaries report v0.0.0-master, which breaks version checks.
-minor=$(echo "$K8S_VERSION" | cut -d. -f2)
-ldflags="-s -w"
-ldflags+=" -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION"
-ldflags+=" -X k8s.io/component-base/version.gitMajor=1"
-ldflags+=" -X k8s.io/component-base/version.gitMinor=$minor"
-ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=v$K8S_VERSION"
+  # Without -X the binaries report v0.0.0-master, which breaks version checks.
+  minor=$(echo "$K8S_VERSION" | cut -d. -f2)
+  ldflags="-s -w"
+  ldflags+=" -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION"
+  ldflags+=" -X k8s.io/component-base/version.gitMajor=1"
+  ldflags+=" -X k8s.io/component-base/version.gitMinor=$minor"
+  ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=v$K8S_VERSION"
 
-k8s_estimate() {
-  case $1 in
-    kube-apiserver) echo "about 8 min" ;;
-    kube-controller-manager) echo "about 3 min" ;;
-    *) echo "about 1 min" ;;
-  esac
+  k8s_estimate() {
+    case $1 in
+      kube-apiserver) echo "about 8 min" ;;
+      kube-controller-manager) echo "about 3 min" ;;
+      *) echo "about 1 min" ;;
+    esac
+  }
+  for c in "${k8s_todo[@]}"; do
+    step "$c" "$(k8s_estimate "$c")"
+    (cd "$WORK/k8s" && go build -trimpath -ldflags="$ldflags" -o "$TMP/$c" "k8s.io/kubernetes/cmd/$c")
+    done_step "$c"
+  done
 }
-for c in "${k8s_todo[@]}"; do
-  step "$c" "$(k8s_estimate "$c")"
-  (cd "$WORK/k8s" && go build -trimpath -ldflags="$ldflags" -o "$TMP/$c" "k8s.io/kubernetes/cmd/$c")
-  done_step "$c"
+k8s_todo=()
+for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+  if have "$c"; then echo "== $c already built"; else k8s_todo+=("$c"); fi
 done
-fi
+if [ ${#k8s_todo[@]} -gt 0 ]; then build_k8s; fi
 
 # 2. etcd: its go.mod has replace directives, so `go install ...@v` is refused;
 #    build it from a wrapper module.

@@ -425,6 +425,8 @@ waitfor() { # component, timeout seconds, command...
   done
 }
 
+mark() { echo "   $1 ($((SECONDS - t0))s)"; }
+
 kc() { "$BIN/kubectl" --kubeconfig="$S/kubeconfig" --request-timeout=5s "$@"; }
 
 # One try at starting everything on a fresh set of ports. Returns 1 on a
@@ -465,6 +467,7 @@ EOF
     --listen-metrics-urls "http://127.0.0.1:$ETCD_METRICS_PORT" \
     --unsafe-no-fsync
   waitfor etcd 30 curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" || return 1
+  mark "etcd ready on 127.0.0.1:$ETCD_PORT"
 
   start apiserver "$BIN/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
@@ -477,6 +480,7 @@ EOF
     --service-cluster-ip-range=10.0.0.0/24 --cert-dir="$S/apiserver-certs"
   waitfor apiserver 90 curl -sf --max-time 2 --cacert "$P/ca.crt" -H "Authorization: Bearer $TOKEN" \
     "https://127.0.0.1:$API_PORT/readyz" || return 1
+  mark "kube-apiserver ready on 127.0.0.1:$API_PORT"
 
   start kcm "$BIN/kube-controller-manager" --kubeconfig="$S/kubeconfig" \
     --bind-address=127.0.0.1 --secure-port=0 --leader-elect=false \
@@ -489,6 +493,7 @@ EOF
 
   # Pods need the default ServiceAccount, made by the controller-manager.
   waitfor kcm 60 kc get serviceaccount default -n default || return 1
+  mark "controller-manager made the default ServiceAccount"
   kc apply -f "$S/node.yaml" >/dev/null 2>"$S/logs/node-apply.log" || {
     failed=node-apply reason="kubectl apply of the node failed"; return 1; }
   waitfor kwok 60 kc wait --for=condition=Ready node/kwok-node-0 --timeout=1s || return 1

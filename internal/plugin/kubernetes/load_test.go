@@ -361,7 +361,7 @@ func TestLoadErrors(t *testing.T) {
 			files: map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\na: &a " +
 				strings.Repeat("[", 6000) + "x" + strings.Repeat("]", 6000) + "\nb: " + strings.Repeat("[", 6000) + "*a" + strings.Repeat("]", 6000) + "\n"},
 			cfg:  config{Manifests: []string{"a.yaml"}},
-			errs: []string{"a.yaml:5:", "nested more than 10000 levels deep"},
+			errs: []string{"a.yaml:4:", "nested more than 10000 levels deep"},
 		},
 		{
 			name:  "a document nested too deep",

@@ -379,7 +379,7 @@ func (r *release) run(ctx context.Context, c *plugin.Call, id string) error {
 			return fmt.Errorf("internal error: hook stage %s has %d objects", id, len(st.Objects))
 		}
 		return r.hook(ctx, st.Objects[0], phase)
-	case strings.HasPrefix(id, "group:"):
+	case strings.HasPrefix(id, "group:"), id == stageNamespaces:
 		return r.group(ctx, st.Objects)
 	case id == "prune":
 		return r.prune(ctx)

@@ -38,6 +38,9 @@ const (
 	stagePrune      = "prune"
 	stageDelete     = "delete"
 	stageDeleteCRDs = "delete-crds"
+	// stageNamespaces applies the manifests' namespaces before the pre
+	// hooks that run in them.
+	stageNamespaces = "namespaces"
 )
 
 // stageID is a stage id read back: "crds", "hook:<phase>:<ref>",
@@ -73,7 +76,7 @@ var stagePhases = []string{eventPreInstall, eventPostInstall, eventPreUpgrade, e
 func parseStageID(s string) (stageID, error) {
 	kind, rest, hasRest := strings.Cut(s, ":")
 	switch kind {
-	case stageCRDs, stagePrune, stageDeleteCRDs:
+	case stageCRDs, stagePrune, stageDeleteCRDs, stageNamespaces:
 		if hasRest {
 			break
 		}
@@ -176,6 +179,22 @@ func deployStages(objs []*object, upgrade bool) []stage {
 	var out []stage
 	if len(crds) > 0 {
 		out = append(out, stage{ID: stageID{Kind: stageCRDs}.String(), Label: "apply CRDs", Objects: crds})
+	}
+	// Pre hooks need the namespace they run in: the manifests' namespaces
+	// come before them (Helm needs --create-namespace for the same).
+	if len(preHooks) > 0 {
+		var namespaces, rest []*object
+		for _, o := range main {
+			if o.u.GetKind() == "Namespace" && o.u.GroupVersionKind().Group == "" {
+				namespaces = append(namespaces, o)
+			} else {
+				rest = append(rest, o)
+			}
+		}
+		if len(namespaces) > 0 {
+			out = append(out, stage{ID: stageID{Kind: stageNamespaces}.String(), Label: "apply namespaces (the hooks run in them)", Objects: namespaces})
+			main = rest
+		}
 	}
 	ids := map[string]bool{}
 	out = append(out, hookStages(preHooks, pre, ids)...)
