@@ -45,3 +45,31 @@ func TestLayering(t *testing.T) {
 		}
 	}
 }
+
+// TestHeavySDKsStayInTheirPlugins: client-go, kustomize and kstatus are
+// compiled only for internal/plugin/kubernetes and the binary, so that the
+// core's tests (go test ./internal/...) build without them.
+func TestHeavySDKsStayInTheirPlugins(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "github.com/gantry-dev/gantry/internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	heavy := []string{"k8s.io/", "sigs.k8s.io/kustomize", "github.com/fluxcd/cli-utils"}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := fields[0]
+		if strings.HasPrefix(pkg, "github.com/gantry-dev/gantry/internal/plugin/kubernetes") {
+			continue
+		}
+		for _, dep := range fields[1:] {
+			for _, h := range heavy {
+				if strings.HasPrefix(dep, h) {
+					t.Errorf("%s depends on %s: heavy SDKs belong in their plugin's package", pkg, dep)
+				}
+			}
+		}
+	}
+}

@@ -29,7 +29,7 @@ die() { echo "start.sh: $*" >&2; exit 1; }
 for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
   [ -x "$BIN/$b" ] || die "$BIN/$b is missing: run scripts/k8s/build.sh first"
 done
-for t in openssl curl python3; do
+for t in openssl curl; do
   command -v "$t" >/dev/null 2>&1 || die "$t is needed and not on PATH"
 done
 for n in "${COMPONENTS[@]}"; do
@@ -52,28 +52,19 @@ trap 'exit 143' TERM
 
 # --- free loopback ports, below the ephemeral range (32768+) so that outgoing
 # connections' source ports cannot take them between this pick and the bind.
-# All sockets are held until every port is picked, so the ports are distinct.
+# A port is free when nothing accepts a connection on it; should one be taken
+# before its server binds it, the start is tried again on new ports (below).
 free_ports() { # count
-  python3 - "$1" <<'PY'
-import random, socket, sys
-n = int(sys.argv[1]); held = []; ports = []
-for _ in range(2000):
-    if len(ports) == n:
-        break
-    p = random.randint(20000, 32000)
-    if p in ports:
-        continue
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        s.close()
-        continue
-    held.append(s); ports.append(p)
-if len(ports) != n:
-    sys.exit("no free ports found")
-print(" ".join(map(str, ports)))
-PY
+  local want=$1 p q tries=0 picked=()
+  while [ "${#picked[@]}" -lt "$want" ]; do
+    tries=$((tries + 1))
+    [ "$tries" -le 1000 ] || return 1
+    p=$((20000 + RANDOM % 12000))
+    for q in "${picked[@]}"; do [ "$q" != "$p" ] || continue 2; done
+    if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then continue; fi
+    picked+=("$p")
+  done
+  echo "${picked[*]}"
 }
 
 # --- PKI: CA, serving certificate for 127.0.0.1, service-account keys, a

@@ -31,7 +31,9 @@ func (b *builder) checkRequirements(cp *compPlan) {
 			continue
 		}
 		hint := "no component provides it"
-		if IsEnvironmentCapability(req) {
+		if why, ok := b.f.EnvironmentWhy[req]; ok {
+			hint = "no component provides it and " + why
+		} else if IsEnvironmentCapability(req) {
 			hint = fmt.Sprintf("no component provides it and its tool (%s) is not on PATH", strings.Join(EnvironmentTools(req), ", "))
 		}
 		b.diags.Errorf(cp.pos, "", "component %s requires %s: %s; add a component that provides it, or make it optional with lifecycle.requires.optional: [%s:%s]", name, req, hint, req, name)

@@ -32,6 +32,10 @@ type Facts struct {
 	// Environment holds, for every environment capability the stack's
 	// components require, whether its tools are on PATH.
 	Environment map[string]bool
+	// EnvironmentWhy says why the environment does not provide a
+	// capability whose check is not a tool on PATH (kubernetes: no
+	// kubeconfig reaches a cluster).
+	EnvironmentWhy map[string]string
 	// DirSums digest the folders of deployed components, for --resume's
 	// prediction of what is unchanged; "" where the folder could not be read.
 	DirSums map[string]string

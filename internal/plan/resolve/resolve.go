@@ -7,6 +7,7 @@
 package resolve
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/elaborate"
@@ -75,6 +77,7 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 		DirSums:         map[string]string{},
 		RealDirs:        map[string]string{},
 		Stages:          map[build.StagesKey]build.StagesFact{},
+		EnvironmentWhy:  map[string]string{},
 	}}
 	stackDir := r.stackDir()
 	if len(res.SourceDirs) == 0 {
@@ -101,6 +104,16 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 		}
 	}
 	for _, c := range build.RequiredEnvironment(res) {
+		if check, ok := plugin.Environment(c); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), environmentTimeout)
+			err := check(ctx, os.Environ())
+			cancel()
+			r.f.Environment[c] = err == nil
+			if err != nil {
+				r.f.EnvironmentWhy[c] = err.Error()
+			}
+			continue
+		}
 		r.f.Environment[c] = onPath(build.EnvironmentTools(c))
 	}
 	if o.Registry != "" {
@@ -127,6 +140,10 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 }
 
 // stackDir is where stack-level steps run: the stack manifest's folder.
+// environmentTimeout bounds a check of the environment that asks a
+// service (the kubernetes capability asks the cluster).
+const environmentTimeout = 5 * time.Second
+
 func (r *resolver) stackDir() string {
 	dir := r.res.Dir
 	if dir == "" {

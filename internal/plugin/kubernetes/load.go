@@ -119,6 +119,7 @@ func (in input) source(line, col int) string {
 	return in.at(line, col)
 }
 
+// errorf notes an error and goes on: a load reports all it finds.
 func (l *loader) errorf(format string, args ...any) {
 	l.errs = append(l.errs, fmt.Errorf(format, args...))
 }
@@ -159,6 +160,7 @@ func (l *loader) folder(field, rel string, explicit, crd bool) {
 	}
 }
 
+// isManifestFile reports whether a folder's file is one of its manifests.
 func isManifestFile(name string) bool {
 	ext := strings.ToLower(filepath.Ext(name))
 	for _, e := range manifestExts {
@@ -214,7 +216,11 @@ func yamlError(in input, err error) error {
 		}
 		return fmt.Errorf("%s:%s: %s", in.name, m[1], rest)
 	}
-	return fmt.Errorf("%s: %s", in.source(0, 0), strings.TrimPrefix(msg, "yaml: "))
+	where := in.name
+	if in.doc > 0 {
+		where = in.source(0, 0)
+	}
+	return fmt.Errorf("%s: %s", where, strings.TrimPrefix(msg, "yaml: "))
 }
 
 // document loads the object, or the items of the List, of one document.
@@ -427,6 +433,7 @@ func (l *loader) checkShape(src string, m map[string]any) bool {
 	return ok
 }
 
+// sortedKeys returns a map's keys in order, for messages in a stable order.
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -541,10 +548,12 @@ type converter struct {
 	aliased int
 }
 
+// errorf makes an error positioned at n.
 func (c *converter) errorf(n *yaml.Node, format string, args ...any) error {
 	return fmt.Errorf("%s: %s", c.in.at(n.Line, n.Column), fmt.Sprintf(format, args...))
 }
 
+// value converts a node; depth is its nesting, counted through aliases.
 func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 	if depth > maxDepth {
 		return nil, c.errorf(n, "nested more than %d levels deep", maxDepth)

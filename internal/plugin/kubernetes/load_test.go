@@ -141,7 +141,7 @@ func TestLoadFiles(t *testing.T) {
 			want:  []loaded{},
 		},
 		{
-			name: "JSON indented with tabs",
+			name:  "JSON indented with tabs",
 			files: map[string]string{"app.json": "{\n\t\"apiVersion\": \"v1\",\n\t\"kind\": \"ConfigMap\",\n\t\"metadata\": {\n\t\t\"name\": \"tabs\"\n\t},\n\t\"data\": {\"n\": \"1\"}\n}\n"},
 			cfg:   config{Manifests: []string{"app.json"}},
 			want:  []loaded{{Ref: "ConfigMap/tabs", Source: "app.json:1:1"}},
@@ -271,6 +271,12 @@ func TestLoadErrors(t *testing.T) {
 			files: map[string]string{"a.yaml": fmt.Sprintf(configMap, "ok") + "---\napiVersion: v1\nkind: [\n"},
 			cfg:   config{Manifests: []string{"a.yaml"}},
 			errs:  []string{"a.yaml:7: did not find expected node content"},
+		},
+		{
+			name:  "an error without a line",
+			files: map[string]string{"a.yaml": "apiVersion: v1\x00\n"},
+			cfg:   config{Manifests: []string{"a.yaml"}},
+			errs:  []string{"a.yaml: control characters are not allowed"},
 		},
 		{
 			name:  "a document that is not a mapping",

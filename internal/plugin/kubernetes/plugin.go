@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
@@ -85,4 +86,16 @@ func (kube) RunStage(ctx context.Context, c *plugin.Call, st plugin.Stage, prepa
 		return nil, fmt.Errorf("internal error: stage %s ran without its prepare stage", st.ID)
 	}
 	return nil, r.run(ctx, c, st.ID)
+}
+
+func init() { plugin.RegisterEnvironment("kubernetes", reachable) }
+
+// reachable is the kubernetes capability of the environment: a kubeconfig
+// (KUBECONFIG, else ~/.kube/config) whose cluster answers.
+func reachable(ctx context.Context, env []string) error {
+	dir, _ := os.Getwd()
+	if _, err := connect(ctx, targetOf(config{}, nil, env), dir); err != nil {
+		return fmt.Errorf("no kubeconfig reaches a cluster (%v)", err)
+	}
+	return nil
 }

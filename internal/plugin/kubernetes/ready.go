@@ -17,6 +17,7 @@ import (
 // health is where an object stands on its way to being ready.
 type health uint8
 
+// The healths.
 const (
 	// healthProgressing: not ready yet; watching on may see it ready.
 	healthProgressing health = iota
@@ -28,6 +29,7 @@ const (
 	healthFailed
 )
 
+// String names the health for messages and tests.
 func (h health) String() string {
 	switch h {
 	case healthReady:
@@ -207,6 +209,7 @@ func rcHealth(r *corev1.ReplicationController) (health, string) {
 	return readyReplicas(r.Status.ReadyReplicas, replicas(r.Spec.Replicas))
 }
 
+// readyReplicas: ready once every wanted replica is ready.
 func readyReplicas(ready, want int32) (health, string) {
 	msg := fmt.Sprintf("%d/%d ready", ready, want)
 	if ready != want {
@@ -382,6 +385,7 @@ func reasonMessage(reason, message string) string {
 	return reason + ": " + message
 }
 
+// orText is s, or def when s is empty.
 func orText(s, def string) string {
 	if s == "" {
 		return def

@@ -43,8 +43,9 @@ const (
 	stageNamespaces = "namespaces"
 )
 
-// stageID is a stage id read back: "crds", "hook:<phase>:<ref>",
-// "group:<weight>", "prune", "delete:<weight>", "delete-crds". The ref of a
+// stageID is a stage id read back: "crds", "namespaces",
+// "hook:<phase>:<ref>", "group:<weight>", "prune", "delete:<weight>",
+// "delete-crds". The ref of a
 // hook is its planned ref (Kind/name or Kind/namespace/name; names may
 // hold colons, as RBAC's do, so the ref is everything after the phase).
 type stageID struct {
@@ -109,6 +110,7 @@ var kindOrder = []string{
 	"StatefulSet", "Job", "CronJob", "Ingress", "APIService",
 }
 
+// kindRanks maps each kind of kindOrder to its place.
 var kindRanks = func() map[string]int {
 	m := make(map[string]int, len(kindOrder))
 	for i, k := range kindOrder {
@@ -118,7 +120,8 @@ var kindRanks = func() map[string]int {
 }()
 
 // kindRank is a kind's place in kindOrder; kinds it does not list (custom
-// resources, mostly) come after all it lists.
+// resources, mostly) come after all it lists. Only the kind's name counts,
+// not its group, as in Helm.
 func kindRank(kind string) int {
 	if r, ok := kindRanks[kind]; ok {
 		return r
@@ -149,9 +152,11 @@ func compareHooks(a, b *object) int {
 	)
 }
 
-// deployStages plans a deploy (seed 004): the CRDs, the pre hooks one at a
-// time, the main objects in weight groups from low to high, the post hooks
-// one at a time, and the pruning of objects that vanished, always last.
+// deployStages plans a deploy (seed 004): the CRDs, the manifests'
+// namespaces when there are pre hooks (which run in them), the pre hooks
+// one at a time, the main objects in weight groups from low to high, the
+// post hooks one at a time, and the pruning of objects that vanished,
+// always last.
 // upgrade chooses the upgrade hooks over the install ones. A hook is never
 // a main object; one whose events do not include the phase (pre-delete
 // only, test) is not part of the deploy.

@@ -148,6 +148,30 @@ func TestDeployStages(t *testing.T) {
 			want: []summary{prune},
 		},
 		{
+			name: "namespaces before the pre hooks that run in them",
+			objs: []*object{
+				weighted("v1", "Namespace", "web", "5"),
+				weighted("example.org/v1", "Namespace", "not-core", ""),
+				weighted("v1", "ConfigMap", "cfg", ""),
+				hook("migrate", "pre-install", ""),
+			},
+			want: []summary{
+				{ID: "namespaces", Label: "apply namespaces (the hooks run in them)", Objects: []string{"Namespace/web"}},
+				{ID: "hook:pre-install:Job/migrate", Label: "pre-install hook Job/migrate", Objects: []string{"Job/migrate"}},
+				{ID: "group:0", Label: "apply weight group 0 (2 objects)", Objects: []string{"Namespace/not-core", "ConfigMap/cfg"}},
+				prune,
+			},
+		},
+		{
+			name: "without pre hooks namespaces stay in their groups",
+			objs: []*object{weighted("v1", "Namespace", "web", ""), hook("notify", "post-install", "")},
+			want: []summary{
+				{ID: "group:0", Label: "apply weight group 0 (1 object)", Objects: []string{"Namespace/web"}},
+				{ID: "hook:post-install:Job/notify", Label: "post-install hook Job/notify", Objects: []string{"Job/notify"}},
+				prune,
+			},
+		},
+		{
 			name: "namespaced hook ref",
 			objs: []*object{newObject("batch/v1", "Job", "web", "migrate", map[string]string{"helm.sh/hook": "pre-install"})},
 			want: []summary{
@@ -292,6 +316,7 @@ func TestKindRank(t *testing.T) {
 func TestStageIDRoundTrip(t *testing.T) {
 	ids := []stageID{
 		{Kind: stageCRDs},
+		{Kind: stageNamespaces},
 		{Kind: stageHook, Phase: "pre-install", Ref: "Job/migrate"},
 		{Kind: stageHook, Phase: "post-upgrade", Ref: "Job/web/notify"},
 		{Kind: stageHook, Phase: "pre-delete", Ref: "ClusterRole/system:backup"},
@@ -318,6 +343,7 @@ func TestStageIDRoundTrip(t *testing.T) {
 	// Every id deployStages and deleteStages make reads back.
 	objs := []*object{
 		hook("a", "pre-install,post-install,pre-delete,post-delete", "1"),
+		weighted("v1", "Namespace", "n", ""),
 		weighted("v1", "ConfigMap", "c", "3"),
 		newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "x.y", nil),
 	}
@@ -337,7 +363,7 @@ func TestParseStageIDErrors(t *testing.T) {
 	for _, s := range []string{
 		"", "prepare", "crds:1", "prune:x", "group", "group:", "group:x", "group:1.5", "delete:",
 		"hook", "hook:pre-install", "hook:pre-install:", "hook:pre-install:Job", "hook:pre-install:/x",
-		"hook:pre-install:Job/", "hook:test:Job/x", "hook:pre-rollback:Job/x", "delete-crds:1", "unknown",
+		"hook:pre-install:Job/", "hook:test:Job/x", "hook:pre-rollback:Job/x", "delete-crds:1", "namespaces:x", "unknown",
 	} {
 		if id, err := parseStageID(s); err == nil {
 			t.Errorf("parseStageID(%q) = %+v, want an error", s, id)
