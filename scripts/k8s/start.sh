@@ -33,8 +33,9 @@ for t in openssl curl; do
   command -v "$t" >/dev/null 2>&1 || die "$t is needed and not on PATH"
 done
 for n in "${COMPONENTS[@]}"; do
-  if [ -f "$S/$n.pid" ] && kill -0 "$(cat "$S/$n.pid")" 2>/dev/null; then
-    die "a cluster is already running in $S ($n, pid $(cat "$S/$n.pid")): stop it with scripts/k8s/stop.sh $S"
+  p=$(cat "$S/$n.pid" 2>/dev/null || true)
+  if [[ "$p" =~ ^[0-9]+$ ]] && tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "$S"; then
+    die "a cluster is already running in $S ($n, pid $p): stop it with scripts/k8s/stop.sh $S"
   fi
 done
 

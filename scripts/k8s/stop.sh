@@ -18,7 +18,7 @@ S=$(cd "$1" && pwd)
 TERM_WAIT=${GANTRY_K8S_STOP_WAIT:-10}   # seconds between SIGTERM and SIGKILL
 
 ours() { # pid: alive and started for this state dir
-  [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "$S"
+  tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "$S"
 }
 
 for n in kwok scheduler kcm apiserver etcd; do
