@@ -19,7 +19,7 @@ if [ $# -ne 1 ] || [ -z "$1" ]; then
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$1"
-S=$(cd "$1" && pwd)
+S=$(cd "$1" && pwd -P)
 BIN=${GANTRY_K8S_BIN:-$("$here/build.sh" --print-bin)}
 COMPONENTS=(etcd apiserver kcm scheduler kwok)   # stop.sh stops them in reverse
 POLL=0.2                                          # seconds between readiness checks
@@ -34,7 +34,7 @@ for t in openssl curl; do
 done
 for n in "${COMPONENTS[@]}"; do
   p=$(cat "$S/$n.pid" 2>/dev/null || true)
-  if [[ "$p" =~ ^[0-9]+$ ]] && tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "$S"; then
+  if [[ "$p" =~ ^[0-9]+$ ]] && cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") && [[ "$cmd" == *"$S"* ]]; then
     die "a cluster is already running in $S ($n, pid $p): stop it with scripts/k8s/stop.sh $S"
   fi
 done
@@ -400,16 +400,16 @@ start() { # component, command...
 
 failed="" reason=""
 # Polls a readiness command until it succeeds, a started component exits, or
-# the timeout passes.
+# the timeout passes. Every started component must still be running.
 waitfor() { # component, timeout seconds, command...
   local comp=$1 t=$2 deadline=$((SECONDS + $2)) n; shift 2
   while :; do
-    if "$@" >/dev/null 2>&1; then return 0; fi
     for n in "${started[@]}"; do
       if ! kill -0 "$(cat "$S/$n.pid")" 2>/dev/null; then
         failed=$n reason="exited before the cluster was up"; return 1
       fi
     done
+    if "$@" >/dev/null 2>&1; then return 0; fi
     if [ "$SECONDS" -ge "$deadline" ]; then
       failed=$comp reason="not ready after ${t}s"; return 1
     fi
@@ -489,6 +489,8 @@ EOF
   kc apply -f "$S/node.yaml" >/dev/null 2>"$S/logs/node-apply.log" || {
     failed=node-apply reason="kubectl apply of the node failed"; return 1; }
   waitfor kwok 60 kc wait --for=condition=Ready node/kwok-node-0 --timeout=1s || return 1
+  # The scheduler has no readiness check of its own: at least it must be running.
+  waitfor scheduler 1 true || return 1
 }
 
 cat > "$S/node.yaml" <<'EOF'
@@ -518,7 +520,9 @@ for try in 1 2 3; do
     ok=1
     break
   fi
-  if [ "$try" -lt 3 ] && grep -qs 'address already in use' "$S"/logs/*.log; then
+  logs=()
+  for n in "${started[@]}"; do logs+=("$S/logs/$n.log"); done
+  if [ "$try" -lt 3 ] && [ ${#logs[@]} -gt 0 ] && grep -qs 'address already in use' "${logs[@]}"; then
     echo "start.sh: a port was taken meanwhile ($failed); retrying on new ports" >&2
     "$here/stop.sh" "$S" >/dev/null 2>&1 || true
     for n in "${started[@]}"; do mv -f "$S/logs/$n.log" "$S/logs/$n.try$try.log"; done

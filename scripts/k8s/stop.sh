@@ -14,11 +14,12 @@ if [ $# -ne 1 ] || [ -z "$1" ]; then
   exit 2
 fi
 [ -d "$1" ] || exit 0
-S=$(cd "$1" && pwd)
+S=$(cd "$1" && pwd -P)
 TERM_WAIT=${GANTRY_K8S_STOP_WAIT:-10}   # seconds between SIGTERM and SIGKILL
 
 ours() { # pid: alive and started for this state dir
-  tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "$S"
+  local cmd
+  cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline") && [[ "$cmd" == *"$S"* ]]
 }
 
 for n in kwok scheduler kcm apiserver etcd; do
