@@ -518,7 +518,9 @@ func (r *recorder) follow(ctx context.Context, resource string, w watch.Interfac
 				r.note(at, ev.Type, u)
 			}
 		case watch.Error:
-			r.fail(fmt.Errorf("watch %s: %v", resource, ev.Object))
+			if ctx.Err() == nil { // not the end of a watch the recorder stopped
+				r.fail(fmt.Errorf("watch %s: %v", resource, ev.Object))
+			}
 			return
 		}
 	}

@@ -23,6 +23,9 @@ S=$(cd "$1" && pwd -P)
 BIN=${GANTRY_K8S_BIN:-$("$here/build.sh" --print-bin)}
 COMPONENTS=(etcd apiserver kcm scheduler kwok)   # stop.sh stops them in reverse
 POLL=0.2                                          # seconds between readiness checks
+# Readiness timeouts below are generous: on an idle 2-core machine the cluster
+# is up in 3-5 s, but on a loaded one (a -race build beside it) 20-40 s was
+# seen. A component that dies is noticed at once, whatever the timeout.
 
 die() { echo "start.sh: $*" >&2; exit 1; }
 
@@ -458,7 +461,7 @@ EOF
     --initial-cluster "test=http://127.0.0.1:$ETCD_PEER_PORT" \
     --listen-metrics-urls "http://127.0.0.1:$ETCD_METRICS_PORT" \
     --unsafe-no-fsync
-  waitfor etcd 30 curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" || return 1
+  waitfor etcd 60 curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" || return 1
   mark "etcd ready on 127.0.0.1:$ETCD_PORT"
 
   start apiserver "$BIN/kube-apiserver" \
@@ -470,7 +473,7 @@ EOF
     --service-account-issuer=https://kubernetes.default.svc \
     --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
     --service-cluster-ip-range=10.0.0.0/24 --cert-dir="$S/apiserver-certs"
-  waitfor apiserver 90 curl -sf --max-time 2 --cacert "$P/ca.crt" -H "Authorization: Bearer $TOKEN" \
+  waitfor apiserver 180 curl -sf --max-time 2 --cacert "$P/ca.crt" -H "Authorization: Bearer $TOKEN" \
     "https://127.0.0.1:$API_PORT/readyz" || return 1
   mark "kube-apiserver ready on 127.0.0.1:$API_PORT"
 
@@ -484,11 +487,11 @@ EOF
     --node-ip=127.0.0.1 --cidr=10.244.0.0/16
 
   # Pods need the default ServiceAccount, made by the controller-manager.
-  waitfor kcm 60 kc get serviceaccount default -n default || return 1
+  waitfor kcm 120 kc get serviceaccount default -n default || return 1
   mark "controller-manager made the default ServiceAccount"
   kc apply -f "$S/node.yaml" >/dev/null 2>"$S/logs/node-apply.log" || {
     failed=node-apply reason="kubectl apply of the node failed"; return 1; }
-  waitfor kwok 60 kc wait --for=condition=Ready node/kwok-node-0 --timeout=1s || return 1
+  waitfor kwok 120 kc wait --for=condition=Ready node/kwok-node-0 --timeout=1s || return 1
   # The scheduler has no readiness check of its own: at least it must be running.
   waitfor scheduler 1 true || return 1
 }

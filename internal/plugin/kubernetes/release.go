@@ -229,6 +229,17 @@ func (r *release) place(objs []*object) error {
 			o.u.SetNamespace("")
 		}
 	}
+	// One object written twice — once without a namespace, once in the
+	// release namespace — is the same object once placed.
+	seen := map[string]*object{}
+	for _, o := range objs {
+		k := resourceKey(resourceOf(o))
+		if first, ok := seen[k]; ok {
+			errs = append(errs, fmt.Errorf("%s: %s is the object of %s too (in namespace %s)", o.source, o.ref(), first.source, o.u.GetNamespace()))
+			continue
+		}
+		seen[k] = o
+	}
 	return errors.Join(errs...)
 }
 
