@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,7 +146,8 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdHTTPServe starts an HTTP server on 127.0.0.1 for the rest of the script
 // and sets $HTTP_ADDR to its host:port. Paths answer 200, except /down (503)
-// and /after/N, which answers 503 until the server has been up N seconds.
+// and /after/N, which answers 503 to its first N requests and then ok (by
+// count, not time: a loaded machine must not skip the 503s).
 //
 //	httpserve
 func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
@@ -154,14 +156,19 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	ts.Check(err)
-	start := time.Now()
+	var mu sync.Mutex
+	seen := map[string]int{}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/down":
 			w.WriteHeader(http.StatusServiceUnavailable)
 		case len(r.URL.Path) > 7 && r.URL.Path[:7] == "/after/":
-			secs, _ := strconv.ParseFloat(r.URL.Path[7:], 64)
-			if time.Since(start).Seconds() < secs {
+			n, _ := strconv.Atoi(r.URL.Path[7:])
+			mu.Lock()
+			seen[r.URL.Path]++
+			early := seen[r.URL.Path] <= n
+			mu.Unlock()
+			if early {
 				w.WriteHeader(http.StatusServiceUnavailable)
 				return
 			}
