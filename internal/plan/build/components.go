@@ -156,31 +156,33 @@ func (b *builder) implement(cp *compPlan) bool {
 	case impl.Kind == component.ImplMake || impl.Kind == component.ImplScript:
 		info.Implementation = impl.Args
 		b.versions(cp)
-	case impl.Kind == component.ImplTerraform && plugin.IsListBuiltin("terraform"):
-		// A folder of *.tf files is a terraform module: the terraform plugin
-		// applies it in place.
+	case probedLists[impl.Kind].list != nil && plugin.IsListBuiltin(impl.Kind):
+		// A folder of *.tf files is a terraform module, one holding a
+		// kustomization a kubernetes deployment: the plugin of the same
+		// name applies it in place.
 		b.versions(cp)
 		b.lists(cp)
-		// An undeploy deletes what the state recorded; otherwise the module
-		// is the component's only plugin.
+		// An undeploy deletes what the state recorded; otherwise the
+		// plugin is the component's only one.
 		if info.Lists != plan.ListsRecorded {
-			cp.plugins, cp.setup = TerraformList(), nil
-			info.Plugins, info.Lists = true, plan.ListsTerraform
-		}
-	case impl.Kind == component.ImplKubernetes && plugin.IsListBuiltin("kubernetes"):
-		// A folder holding a kustomization: the kubernetes plugin applies
-		// what it builds, in the stages of seed 004.
-		b.versions(cp)
-		b.lists(cp)
-		if info.Lists != plan.ListsRecorded {
-			cp.plugins, cp.setup = KubernetesList(), nil
-			info.Plugins, info.Lists = true, plan.ListsKubernetes
+			cp.plugins, cp.setup = probedLists[impl.Kind].list(), nil
+			info.Plugins, info.Lists = true, probedLists[impl.Kind].lists
 		}
 	default:
 		b.diags.Errorf(cp.pos, "", "component %s: found %s, which needs the %s plugin; this gantry does not include it", info.Name, filepath.Base(impl.File), impl.Kind)
 		return false
 	}
 	return true
+}
+
+// probedLists are the implementations a probe finds that a built-in plugin
+// carries out, and the plugin list that stands for them.
+var probedLists = map[string]struct {
+	list  func() []*plugin.Spec
+	lists string
+}{
+	component.ImplTerraform:  {TerraformList, plan.ListsTerraform},
+	component.ImplKubernetes: {KubernetesList, plan.ListsKubernetes},
 }
 
 // TerraformList is the plugin list of a folder of *.tf files: the terraform

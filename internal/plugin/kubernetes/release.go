@@ -445,12 +445,8 @@ func (r *release) applyCRDs(ctx context.Context, objs []*object) error {
 // applyAll applies objects in the order given: those of one kind at once,
 // the kinds one after the other (the seed's kind order).
 func (r *release) applyAll(ctx context.Context, objs []*object) error {
-	for i := 0; i < len(objs); {
-		j := i + 1
-		for j < len(objs) && objs[j].u.GetKind() == objs[i].u.GetKind() {
-			j++
-		}
-		err := r.each(ctx, objs[i:j], func(ctx context.Context, o *object) error {
+	for _, kind := range byKind(objs) {
+		err := r.each(ctx, kind, func(ctx context.Context, o *object) error {
 			applied, err := r.cl.apply(ctx, o.u, false)
 			if err != nil {
 				return fmt.Errorf("apply %s (%s): %s", display(o.u), o.source, apiMessage(err))
@@ -464,9 +460,22 @@ func (r *release) applyAll(ctx context.Context, objs []*object) error {
 		if err != nil {
 			return err
 		}
-		i = j
 	}
 	return nil
+}
+
+// byKind cuts objects in the order given into runs of one kind.
+func byKind(objs []*object) [][]*object {
+	var out [][]*object
+	for i := 0; i < len(objs); {
+		j := i + 1
+		for j < len(objs) && objs[j].u.GetKind() == objs[i].u.GetKind() {
+			j++
+		}
+		out = append(out, objs[i:j])
+		i = j
+	}
+	return out
 }
 
 // awaitAll tracks objects to readiness together; the first failure ends
@@ -672,12 +681,8 @@ func objectOf(res state.Resource) *object {
 // deleteAll deletes objects, in the order given kind by kind, and waits
 // until they are gone; the state forgets each once it is gone.
 func (r *release) deleteAll(ctx context.Context, objs []*object) error {
-	for i := 0; i < len(objs); {
-		j := i + 1
-		for j < len(objs) && objs[j].u.GetKind() == objs[i].u.GetKind() {
-			j++
-		}
-		err := r.each(ctx, objs[i:j], func(ctx context.Context, o *object) error {
+	for _, kind := range byKind(objs) {
+		err := r.each(ctx, kind, func(ctx context.Context, o *object) error {
 			gvk, ns, name := o.u.GroupVersionKind(), o.u.GetNamespace(), o.u.GetName()
 			existed, err := r.cl.remove(ctx, gvk, ns, name)
 			if err != nil {
@@ -702,7 +707,6 @@ func (r *release) deleteAll(ctx context.Context, objs []*object) error {
 		if err != nil {
 			return err
 		}
-		i = j
 	}
 	return nil
 }

@@ -37,16 +37,9 @@ func (c *cluster) await(ctx context.Context, gvk schema.GroupVersionKind, namesp
 		}
 		list, err := ri.List(ctx, metav1.ListOptions{FieldSelector: sel})
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if !retryable(err) {
+			if err := backOff(ctx, err, &retry); err != nil {
 				return err
 			}
-			if err := sleep(ctx, retry); err != nil {
-				return err
-			}
-			retry = min(2*retry, 2*time.Second)
 			continue
 		}
 		var u *unstructured.Unstructured
@@ -58,16 +51,9 @@ func (c *cluster) await(ctx context.Context, gvk schema.GroupVersionKind, namesp
 		}
 		w, err := ri.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.GetResourceVersion(), AllowWatchBookmarks: true})
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if !retryable(err) {
+			if err := backOff(ctx, err, &retry); err != nil {
 				return err
 			}
-			if err := sleep(ctx, retry); err != nil {
-				return err
-			}
-			retry = min(2*retry, 2*time.Second)
 			continue
 		}
 		ok, err := follow(w, done)
@@ -100,6 +86,23 @@ func follow(w watch.Interface, done func(u *unstructured.Unstructured) (bool, er
 		}
 	}
 	return false, nil
+}
+
+// backOff waits before a request that failed is tried again, longer each
+// time; an error that a second try would meet again, or the end of the
+// wait, is returned instead.
+func backOff(ctx context.Context, err error, wait *time.Duration) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if !retryable(err) {
+		return err
+	}
+	if err := sleep(ctx, *wait); err != nil {
+		return err
+	}
+	*wait = min(2**wait, 2*time.Second)
+	return nil
 }
 
 // retryable reports API errors that a second try may not meet.
