@@ -2,6 +2,7 @@ package build
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plugin"
@@ -77,7 +78,13 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 		b.diags.Errorf(cp.pos, "", "%s", missing("the stages of %s of %s in %s", action, s.Title(), name))
 		return nil, nil
 	case fact.Err != "":
-		b.diags.Errorf(cp.pos, "", "component %s: %s", name, fact.Err)
+		// The plugin reports every problem of the inputs, one a line:
+		// each is an error of its own.
+		for _, e := range strings.Split(fact.Err, "\n") {
+			if e = strings.TrimSpace(e); e != "" {
+				b.diags.Errorf(cp.pos, "", "component %s: plugin %s: %s", name, s.Title(), e)
+			}
+		}
 		return nil, nil
 	}
 	var prev, prepare string

@@ -71,7 +71,7 @@ func TestStagesErrors(t *testing.T) {
 	spec := plugin.Specs(w.res.Components[0].Plugins)[0]
 	w.facts.Stages = map[StagesKey]StagesFact{StagesKeyOf("/src/app", plugin.ActionDeploy, spec, nil): {Err: "app.yaml:3:1: Job/x: bad weight"}}
 	_, diags = w.build(t, Options{Verb: plan.VerbDeploy})
-	if !diags.HasErrors() || !strings.Contains(diags.Err().Error(), "component app: app.yaml:3:1: Job/x: bad weight") {
+	if !diags.HasErrors() || !strings.Contains(diags.Err().Error(), "component app: plugin staged-fake: app.yaml:3:1: Job/x: bad weight") {
 		t.Errorf("invalid input: %v", diags)
 	}
 }

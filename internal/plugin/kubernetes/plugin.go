@@ -41,7 +41,7 @@ func (kube) Stages(req plugin.StagesRequest) ([]plugin.Stage, error) {
 	}
 	cfg, err := parseConfig(req.Entry.Config)
 	if err != nil {
-		return nil, fmt.Errorf("plugin kubernetes (%s): %w", req.Entry.InstanceName(), err)
+		return nil, err
 	}
 	objs, err := load(req.Dir, cfg, nil)
 	if err != nil {
@@ -51,7 +51,7 @@ func (kube) Stages(req plugin.StagesRequest) ([]plugin.Stage, error) {
 			// (prepare says so).
 			objs = nil
 		} else {
-			return nil, fmt.Errorf("plugin kubernetes (%s): %w", req.Entry.InstanceName(), err)
+			return nil, err
 		}
 	}
 	var sts []stage
