@@ -64,7 +64,10 @@ const benchTimeout = 120 * time.Second
 // ready (a Deployment: every replica updated and ready for its latest
 // generation; other kinds: once added) to the ADDED event of the first
 // object of the next: the time a tool takes to see that a group is done
-// and start the next one.
+// and start the next one, including the API server's time to create that
+// first object. The events come on one watch per resource, and streams
+// deliver with a few milliseconds of skew: a gap can even come out
+// slightly negative.
 //
 // Metrics, per tool: the wall time of a deploy (s/deploy), the gap's
 // median and 99th percentile over every boundary of every iteration
@@ -94,6 +97,9 @@ func BenchmarkKubernetesWeightGroups(b *testing.B) {
 		if i%2 == 1 {
 			order = []benchTool{tools[1], tools[0]}
 		}
+		// One log line an iteration: go test keeps only the first lines
+		// of a benchmark's log.
+		var line []string
 		for _, t := range order {
 			m := kb.measure(b, t)
 			tot := results[t.name]
@@ -104,8 +110,9 @@ func BenchmarkKubernetesWeightGroups(b *testing.B) {
 			}
 			tot.requests += m.requests
 			tot.gaps = append(tot.gaps, m.gaps...)
-			b.Logf("%s: %.2fs, %s requests, gaps %s", t.name, m.total.Seconds(), requestText(m.requests), msText(m.gaps))
+			line = append(line, fmt.Sprintf("%s %.2fs, %s requests, gaps %s", t.name, m.total.Seconds(), requestText(m.requests), msText(m.gaps)))
 		}
+		b.Logf("iteration %d: %s", i+1, strings.Join(line, "; "))
 	}
 	b.StopTimer()
 	for _, t := range tools {
