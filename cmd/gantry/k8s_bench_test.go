@@ -77,7 +77,7 @@ const benchTimeout = 120 * time.Second
 // PATCH — controllers only POST and PUT them — less the recorder's
 // watches). ns/op is the time of both deploys together.
 func BenchmarkKubernetesWeightGroups(b *testing.B) {
-	kubeconfig, kubectl := benchCluster(b)
+	kubeconfig, kubectl := testCluster(b)
 	kb := newK8sBench(b, kubeconfig, kubectl)
 	manifests := b.TempDir()
 	files := writeBenchManifests(b, manifests)
@@ -124,20 +124,6 @@ func BenchmarkKubernetesWeightGroups(b *testing.B) {
 			b.ReportMetric(float64(tot.requests)/float64(tot.runs), t.name+"-req/deploy")
 		}
 	}
-}
-
-// benchCluster is testCluster for benchmarks too: the test cluster's
-// kubeconfig and kubectl, a skip without one (a failure in CI).
-func benchCluster(tb testing.TB) (kubeconfig, kubectl string) {
-	tb.Helper()
-	kubeconfig, kubectl = os.Getenv("GANTRY_TEST_KUBECONFIG"), os.Getenv("GANTRY_TEST_KUBECTL")
-	if kubeconfig == "" || kubectl == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal("no test cluster: GANTRY_TEST_KUBECONFIG and GANTRY_TEST_KUBECTL are not set (scripts/test.sh starts one)")
-		}
-		tb.Skip("no test cluster: run bench/k8s.sh, or start one with scripts/k8s/start.sh and set GANTRY_TEST_KUBECONFIG and GANTRY_TEST_KUBECTL")
-	}
-	return kubeconfig, kubectl
 }
 
 // benchTool is a way to deploy the benchmark's manifests into a namespace.

@@ -16,13 +16,14 @@ import (
 // scripts/test.sh builds and starts (scripts/k8s). Without one the
 // Kubernetes scenarios skip — except in CI, where a missing cluster is a
 // failure: they must run there for real.
-func testCluster(t *testing.T) (kubeconfig, kubectl string) {
+func testCluster(t testing.TB) (kubeconfig, kubectl string) {
+	t.Helper()
 	kubeconfig, kubectl = os.Getenv("GANTRY_TEST_KUBECONFIG"), os.Getenv("GANTRY_TEST_KUBECTL")
 	if kubeconfig == "" || kubectl == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("no test cluster: GANTRY_TEST_KUBECONFIG and GANTRY_TEST_KUBECTL are not set (scripts/test.sh starts one)")
 		}
-		t.Skip("no test cluster: run scripts/test.sh, or start one with scripts/k8s/start.sh and set GANTRY_TEST_KUBECONFIG and GANTRY_TEST_KUBECTL")
+		t.Skip("no test cluster: run scripts/test.sh (or bench/k8s.sh), or start one with scripts/k8s/start.sh and set GANTRY_TEST_KUBECONFIG and GANTRY_TEST_KUBECTL")
 	}
 	return kubeconfig, kubectl
 }

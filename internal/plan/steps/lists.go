@@ -60,10 +60,7 @@ func (rt *Runtime) prepareLists(ctx context.Context, env plan.Env, info *plan.Co
 	case plan.ListsKubernetes:
 		p.plugins = build.KubernetesList()
 	case plan.ListsManifest:
-		exp := b.exp
-		if exp == nil {
-			exp = params.Recorded(info.Name, nil, rt.Outputs, rt.Locked)
-		}
+		exp := rt.pluginParams(info, b)
 		var err error
 		if p.plugins, err = expandSpecs(plugin.Specs(c.Plugins), exp.Resolver()); err != nil {
 			return plan.Fail(err)
@@ -94,6 +91,16 @@ func (rt *Runtime) prepareLists(ctx context.Context, env plan.Env, info *plan.Co
 		return plan.Fail(fmt.Errorf("write the deployment file: %w", err))
 	}
 	return plan.OkWith(p)
+}
+
+// pluginParams is what expands a component's plugin arguments and inputs: its
+// begin step's parameters, or, where begin expanded none, the outputs and
+// locked parameters it sees.
+func (rt *Runtime) pluginParams(info *plan.Component, b *begun) *params.Expanded {
+	if b.exp != nil {
+		return b.exp
+	}
+	return params.Recorded(info.Name, nil, rt.Outputs, rt.Locked)
 }
 
 // writeDeployment writes the component's deployment file: its parameters

@@ -25,10 +25,7 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 	if len(n.Inputs) > 2 {
 		prepared = env.Result(n.Inputs[2]).Data
 	}
-	exp := b.exp
-	if exp == nil {
-		exp = params.Recorded(info.Name, nil, rt.Outputs, rt.Locked)
-	}
+	exp := rt.pluginParams(info, b)
 	resolver := exp.Resolver()
 	call := &plugin.Call{
 		Action: s.Action, Entry: spec, Instance: rt.instance(info, exp), Dir: info.Dir, Env: rt.processEnv(info, exp),

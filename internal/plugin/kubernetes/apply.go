@@ -110,7 +110,7 @@ func resourceOf(o *object) state.Resource {
 func gvkOf(r state.Resource) schema.GroupVersionKind {
 	gv, err := schema.ParseGroupVersion(r.APIVersion)
 	if err != nil {
-		return schema.GroupVersionKind{Kind: r.Kind}
+		gv = schema.GroupVersion{Version: r.APIVersion}
 	}
 	return gv.WithKind(r.Kind)
 }

@@ -156,13 +156,13 @@ func (c *cluster) awaitServed(ctx context.Context, gvk schema.GroupVersionKind) 
 	wait := 20 * time.Millisecond
 	for {
 		c.mapper.Reset()
-		if _, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		_, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		var disc *discovery.ErrGroupDiscoveryFailed
+		switch {
+		case err == nil:
 			return nil
-		} else if !meta.IsNoMatchError(err) && !errors.Is(err, context.Canceled) {
-			var disc *discovery.ErrGroupDiscoveryFailed
-			if !errors.As(err, &disc) {
-				return err
-			}
+		case !meta.IsNoMatchError(err) && !errors.As(err, &disc):
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -190,12 +190,9 @@ func (c *cluster) kindFor(kind, group string) (schema.GroupVersionKind, error) {
 	if err == nil {
 		return gvk, nil
 	}
-	// A kind as manifests spell it (CamelCase) is not a resource name;
-	// ask for its lowercase plural's kind, then by the kind itself.
-	for _, gk := range []schema.GroupKind{{Group: group, Kind: kind}} {
-		if m, merr := c.mapper.RESTMapping(gk); merr == nil {
-			return m.GroupVersionKind, nil
-		}
+	// A kind as manifests spell it (CamelCase) is not a resource name.
+	if m, merr := c.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind}); merr == nil {
+		return m.GroupVersionKind, nil
 	}
 	return schema.GroupVersionKind{}, fmt.Errorf("the cluster serves no kind %q%s: %w", kind, groupText(group), err)
 }

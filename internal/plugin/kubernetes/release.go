@@ -194,16 +194,7 @@ func mark(u *unstructured.Unstructured, stack, component string) {
 // release namespace, and checks that the cluster serves every kind — or
 // that a CRD of the manifests defines it.
 func (r *release) place(objs []*object) error {
-	scopes := map[schema.GroupKind]string{}
-	for _, o := range objs {
-		if o.u.GetKind() != "CustomResourceDefinition" {
-			continue
-		}
-		group, _, _ := unstructured.NestedString(o.u.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(o.u.Object, "spec", "names", "kind")
-		scope, _, _ := unstructured.NestedString(o.u.Object, "spec", "scope")
-		scopes[schema.GroupKind{Group: group, Kind: kind}] = scope
-	}
+	scopes := crdKinds(objs)
 	var errs []error
 	for _, o := range objs {
 		gvk := o.u.GroupVersionKind()
@@ -243,16 +234,18 @@ func (r *release) place(objs []*object) error {
 	return errors.Join(errs...)
 }
 
-// crdDefined reports objects whose kind a CRD of the same deploy defines:
-// the API server cannot validate them before the CRD exists.
-func (r *release) crdDefined() map[schema.GroupKind]bool {
-	out := map[schema.GroupKind]bool{}
-	for _, o := range r.objects {
-		if o.u.GetKind() == "CustomResourceDefinition" {
-			group, _, _ := unstructured.NestedString(o.u.Object, "spec", "group")
-			kind, _, _ := unstructured.NestedString(o.u.Object, "spec", "names", "kind")
-			out[schema.GroupKind{Group: group, Kind: kind}] = true
+// crdKinds are the kinds the CRDs among objs define, with their scope
+// (Namespaced or Cluster).
+func crdKinds(objs []*object) map[schema.GroupKind]string {
+	out := map[schema.GroupKind]string{}
+	for _, o := range objs {
+		if o.u.GetKind() != "CustomResourceDefinition" {
+			continue
 		}
+		group, _, _ := unstructured.NestedString(o.u.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.u.Object, "spec", "names", "kind")
+		scope, _, _ := unstructured.NestedString(o.u.Object, "spec", "scope")
+		out[schema.GroupKind{Group: group, Kind: kind}] = scope
 	}
 	return out
 }
@@ -262,7 +255,9 @@ func (r *release) crdDefined() map[schema.GroupKind]bool {
 // document it comes from. Objects whose CRD this deploy creates, and those
 // that go into a namespace it creates, cannot be checked before.
 func (r *release) validate(ctx context.Context) error {
-	byCRD := r.crdDefined()
+	// The API server cannot validate objects of a kind whose CRD the same
+	// deploy creates.
+	byCRD := crdKinds(r.objects)
 	newNS := map[string]bool{}
 	for _, o := range r.objects {
 		if o.u.GetKind() == "Namespace" && o.u.GroupVersionKind().Group == "" {
@@ -272,7 +267,7 @@ func (r *release) validate(ctx context.Context) error {
 	var mu sync.Mutex
 	var errs []error
 	r.each(ctx, r.objects, func(ctx context.Context, o *object) error {
-		if byCRD[o.u.GroupVersionKind().GroupKind()] {
+		if _, ok := byCRD[o.u.GroupVersionKind().GroupKind()]; ok {
 			return nil
 		}
 		var err error
@@ -639,43 +634,22 @@ func (r *release) prune(ctx context.Context) error {
 		r.logf("nothing to prune")
 		return r.record()
 	}
-	// The last created first: high weights, then kinds in reverse order,
-	// CRDs after everything.
-	sort.Slice(stale, func(i, j int) bool {
-		a, b := stale[i], stale[j]
-		if a.CRD != b.CRD {
-			return b.CRD
-		}
-		if a.Weight != b.Weight {
-			return a.Weight > b.Weight
-		}
-		if ra, rb := kindRank(a.Kind), kindRank(b.Kind); ra != rb {
-			return ra > rb
-		}
-		return resourceKey(a) < resourceKey(b)
-	})
-	objs := make([]*object, 0, len(stale))
+	// Kept objects are only forgotten; the others are deleted as an
+	// undeploy would delete them: the last created first, CRDs last.
 	for _, res := range stale {
 		if res.Keep {
 			r.logf("%s/%s is no longer in the manifests; kept (helm.sh/resource-policy: keep)", strings.ToLower(res.Kind), res.Name)
 			delete(r.inventory, resourceKey(res))
-			continue
 		}
-		objs = append(objs, objectOf(res))
+	}
+	var objs []*object
+	for _, st := range deleteStages(nil, stale) {
+		objs = append(objs, st.Objects...)
 	}
 	if err := r.deleteAll(ctx, objs); err != nil {
 		return err
 	}
 	return r.record()
-}
-
-// objectOf is a recorded resource as an object to delete.
-func objectOf(res state.Resource) *object {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvkOf(res))
-	u.SetNamespace(res.Namespace)
-	u.SetName(res.Name)
-	return &object{u: u, source: "state", crd: res.CRD}
 }
 
 // deleteAll deletes objects, in the order given kind by kind, and waits

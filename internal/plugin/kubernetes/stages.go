@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gantry-dev/gantry/internal/state"
 )
@@ -316,11 +315,7 @@ func weightGroups(objs []*object, reverse bool) []weightGroup {
 // its identity, its weight and whether it is a CRD.
 func recordedObject(r state.Resource) *object {
 	u := &unstructured.Unstructured{Object: map[string]any{}}
-	gv, err := schema.ParseGroupVersion(r.APIVersion)
-	if err != nil {
-		gv = schema.GroupVersion{Version: r.APIVersion}
-	}
-	u.SetGroupVersionKind(gv.WithKind(r.Kind))
+	u.SetGroupVersionKind(gvkOf(r))
 	u.SetName(r.Name)
 	if r.Namespace != "" {
 		u.SetNamespace(r.Namespace)
