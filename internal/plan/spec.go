@@ -127,6 +127,9 @@ type Entry struct {
 	// Objects are what the stage works on, as the plan was built.
 	Stage   string   `json:"stage,omitempty"`
 	Objects []string `json:"objects,omitempty"`
+	// Stages are the ids of all the action's stages, on its first stage's
+	// entry: what it prepares must fit into them.
+	Stages []string `json:"stages,omitempty"`
 }
 
 // Kind is the kind the entry runs as.

@@ -58,6 +58,10 @@ type Call struct {
 	// created, durably, before the plugin goes on (staged plugins).
 	Recorded *state.PluginInstance
 	Keep     func(resources []state.Resource) error
+	// Stages are the ids of the stages the plan runs of the instance's
+	// action, given to its first stage: prepare checks that what it read
+	// fits into them (staged plugins).
+	Stages []string
 }
 
 // Plugin carries out actions.

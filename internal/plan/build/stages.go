@@ -99,6 +99,11 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 		}
 		spec := plan.Entry{Component: name, Action: action, List: list, Index: index, Plugin: s.Name, Key: s.Key,
 			Args: b.maskAll(s.Args), Source: plan.SourceBuiltin, OnFail: s.OnFail, Stage: st.ID, Objects: st.Objects}
+		if i == 0 {
+			for _, later := range fact.Stages[1:] {
+				spec.Stages = append(spec.Stages, later.ID)
+			}
+		}
 		n := el.add(&plan.Node{ID: id + "/" + st.ID, Kind: spec.Kind(), Label: b.in.Mask(stepLabel), Listed: true,
 			Quiet: s.Hidden, Lane: lane, Inputs: inputs, Spec: spec})
 		*el.added = append(*el.added, n.ID)

@@ -32,6 +32,7 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 		Stdout: env.Stream(), Stderr: env.Stream(),
 		Expand:   func(v string) (string, error) { return params.Expand(v, resolver) },
 		Recorded: build.RecordedInstance(rt.recorded(info.Name), spec.Key),
+		Stages:   s.Stages,
 		Keep: func(resources []state.Resource) error {
 			if info.ReadOnly || rt.Recorder == nil {
 				return nil

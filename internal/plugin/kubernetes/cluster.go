@@ -23,6 +23,7 @@ import (
 // dynamic client for every kind, and a mapper from kinds to API resources
 // that learns CRDs created during the deploy when it is reset.
 type cluster struct {
+	rc     *rest.Config
 	dyn    dynamic.Interface
 	disc   discovery.DiscoveryInterface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
@@ -123,7 +124,7 @@ func connect(ctx context.Context, t target, dir string) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
 	}
-	c := &cluster{dyn: dyn, disc: disc, namespace: ns, server: rc.Host,
+	c := &cluster{rc: rc, dyn: dyn, disc: disc, namespace: ns, server: rc.Host,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
 	// The version is the cheapest question: it tells that the cluster is
 	// there and lets gantry in, before anything is read or applied.

@@ -2,90 +2,54 @@ package kubernetes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
-func init() { plugin.Register("kubernetes", kube{}, plugin.ForLists) }
+func init() { plugin.Register("kubernetes", engine{manifests{}}, plugin.ForLists) }
 
-// kube is the kubernetes plugin: an entry of a plugin list, or a folder
-// holding a kustomization, deployed in the stages of seed 004.
-type kube struct{}
+// manifests is the kubernetes plugin's source: an entry's manifest files
+// and folders, CRDs folder and kustomization, or a folder holding a
+// kustomization.
+type manifests struct{}
 
-// stagePrepare is the first stage of every action: it reads the manifests,
-// expands them and checks them against the cluster before anything changes.
-const stagePrepare = "prepare"
-
-// Actions is nil: the plugin serves plugin lists only.
-func (kube) Actions() []string { return nil }
-
-// Validate refuses call and probe steps.
-func (kube) Validate(string, map[string]any) error {
-	return errors.New("kubernetes serves plugin lists only")
-}
-
-// Run is never called: the plan runs the plugin's stages.
-func (kube) Run(context.Context, *plugin.Call) error {
-	return errors.New("internal error: the kubernetes plugin runs in stages, not as one step")
-}
-
-// Stages plans an action from the manifests as they are before parameters
-// are expanded: which hooks, weight groups and CRDs there are does not
-// depend on parameters (prepare checks that it did not).
-func (kube) Stages(req plugin.StagesRequest) ([]plugin.Stage, error) {
-	if req.Action != plugin.ActionDeploy && req.Action != plugin.ActionDelete {
-		return nil, nil // nothing to prepare or clean up before the lists run
-	}
+// plan reads the manifests as written.
+func (manifests) plan(req plugin.StagesRequest) (*planned, error) {
 	cfg, err := parseConfig(req.Entry.Config)
 	if err != nil {
 		return nil, err
 	}
 	objs, err := load(req.Dir, cfg, nil)
-	if err != nil {
-		if req.Action == plugin.ActionDelete {
-			// What was deployed is deleted from the state's record even
-			// when the manifests are gone; only their delete hooks are lost
-			// (prepare says so).
-			objs = nil
-		} else {
-			return nil, err
-		}
-	}
-	var sts []stage
-	var count int
-	if req.Action == plugin.ActionDeploy {
-		sts, count = deployStages(objs, upgrading(req.Recorded)), len(objs)
-	} else {
-		sts, count = deleteStages(objs, recordedResources(req.Recorded)), len(recordedResources(req.Recorded))
-	}
-	prepare := "read the manifests and check them with the cluster"
-	if req.Action == plugin.ActionDelete {
-		prepare = "read what was deployed"
-	}
-	out := []plugin.Stage{{ID: stagePrepare, Label: fmt.Sprintf("%s (%s)", prepare, objectCount(count))}}
-	for _, st := range sts {
-		ps := plugin.Stage{ID: st.ID, Label: st.Label}
-		for _, o := range st.Objects {
-			ps.Objects = append(ps.Objects, o.ref())
-		}
-		out = append(out, ps)
-	}
-	return out, nil
+	return &planned{objs: objs, upgrade: upgrading(req.Recorded)}, err
 }
 
-// RunStage carries out a stage; prepare hands the release to the others.
-func (kube) RunStage(ctx context.Context, c *plugin.Call, st plugin.Stage, prepared any) (any, error) {
-	if st.ID == stagePrepare {
-		return prepare(ctx, c)
+// open reads the manifests with the parameters expanded and connects to
+// the cluster of the config, else of the component's parameters, else of
+// the environment.
+func (manifests) open(ctx context.Context, c *plugin.Call) (*opened, error) {
+	cfg, err := parseConfig(c.Entry.Config)
+	if err != nil {
+		return nil, err
 	}
-	r, ok := prepared.(*release)
-	if !ok || r == nil {
-		return nil, fmt.Errorf("internal error: stage %s ran without its prepare stage", st.ID)
+	objs, err := load(c.Dir, cfg, c.Expand)
+	if err != nil {
+		if c.Action != plugin.ActionDelete {
+			return nil, err
+		}
+		fmt.Fprintf(c.Stdout, "warning: cannot read the manifests, so no delete hooks run: %v\n", err)
+		objs = nil
 	}
-	return nil, r.run(ctx, c, st.ID)
+	var params map[string]string
+	if c.Instance != nil {
+		params = c.Instance.Params
+	}
+	cl, err := connect(ctx, targetOf(cfg, params, c.Env), c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return &opened{planned: planned{objs: objs, upgrade: upgrading(c.Recorded)}, cl: cl, timeout: cfg.Timeout}, nil
 }
 
 func init() { plugin.RegisterEnvironment("kubernetes", reachable) }

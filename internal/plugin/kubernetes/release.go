@@ -24,9 +24,12 @@ import (
 // release is an instance's action once prepared: its objects read,
 // expanded and checked, the cluster connected, and the stages to run.
 type release struct {
-	action string
-	cfg    config
-	cl     *cluster
+	action  string
+	timeout time.Duration
+	cl      *cluster
+	// record is the source's record of the action (a Helm release), nil
+	// for none.
+	rec Record
 	// stages are the action's stages by ID, with their objects.
 	stages map[string]stage
 	// objects are every object of the manifests (deploy).
@@ -64,37 +67,23 @@ func recordedResources(rec *state.PluginInstance) []state.Resource {
 	return rec.Resources
 }
 
-// prepare reads the instance's manifests with its parameters expanded,
+// prepare reads the instance's objects with its parameters expanded,
 // connects to the cluster, fills in namespaces, asks the API server to
 // validate every object (a dry run) and records, before anything is
 // created, every object the deploy may create: nothing is applied unless
 // all of it is valid, and a run killed afterwards leaves nothing unknown.
-func prepare(ctx context.Context, c *plugin.Call) (*release, error) {
-	cfg, err := parseConfig(c.Entry.Config)
+func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
+	in, err := e.src.open(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	r := &release{action: c.Action, cfg: cfg, out: c.Stdout, inventory: map[string]state.Resource{}, keep: c.Keep,
+	r := &release{action: c.Action, timeout: in.timeout, cl: in.cl, rec: in.record, out: c.Stdout,
+		inventory: map[string]state.Resource{}, keep: c.Keep,
 		live: map[*object]*unstructured.Unstructured{}, gone: map[*object]bool{}}
 	for _, res := range recordedResources(c.Recorded) {
 		r.inventory[resourceKey(res)] = res
 	}
-	objs, loadErr := load(c.Dir, cfg, c.Expand)
-	if loadErr != nil {
-		if c.Action != plugin.ActionDelete {
-			return nil, loadErr
-		}
-		r.logf("warning: cannot read the manifests, so no delete hooks run: %v", loadErr)
-		objs = nil
-	}
-	var params map[string]string
-	if c.Instance != nil {
-		params = c.Instance.Params
-	}
-	t := targetOf(cfg, params, c.Env)
-	if r.cl, err = connect(ctx, t, c.Dir); err != nil {
-		return nil, err
-	}
+	objs := in.objs
 	if err := r.place(objs); err != nil {
 		return nil, err
 	}
@@ -107,13 +96,8 @@ func prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		mark(o.u, stack, component)
 	}
 	r.objects = objs
-	var sts []stage
-	if c.Action == plugin.ActionDelete {
-		sts = deleteStages(objs, recordedResources(c.Recorded))
-	} else {
-		sts = deployStages(objs, upgrading(c.Recorded))
-	}
-	if err := checkPlanned(c, cfg, sts); err != nil {
+	sts, _ := stagesOf(c.Action, &in.planned, c.Recorded)
+	if err := checkPlanned(c.Stages, sts); err != nil {
 		return nil, err
 	}
 	r.stages = map[string]stage{}
@@ -122,13 +106,13 @@ func prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	}
 	if c.Action == plugin.ActionDelete {
 		r.logf("%s to delete from %s", objectCount(len(r.inventory)), r.cl.server)
-		return r, nil
+		return r, r.begin(ctx)
 	}
 	if err := r.validate(ctx); err != nil {
 		return nil, err
 	}
 	mode := "install"
-	if upgrading(c.Recorded) {
+	if in.upgrade {
 		mode = "upgrade"
 	}
 	for _, o := range objs {
@@ -139,33 +123,36 @@ func prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		return nil, err
 	}
 	r.logf("%s: %s in namespace %s on %s, all valid", mode, objectCount(len(objs)), r.cl.namespace, r.cl.server)
-	return r, nil
+	return r, r.begin(ctx)
 }
 
-// checkPlanned makes sure the stages after expansion are the planned ones:
-// the plan was built from the manifests before parameters were known, and
-// an object must not land in a stage the plan does not run.
-func checkPlanned(c *plugin.Call, cfg config, sts []stage) error {
-	raw, err := load(c.Dir, cfg, nil)
-	if err != nil {
-		return nil // checked by the expanded load already (or a delete without manifests)
+// begin tells the source's record that the action starts.
+func (r *release) begin(ctx context.Context) error {
+	if r.rec == nil {
+		return nil
 	}
-	var planned []stage
-	if c.Action == plugin.ActionDelete {
-		planned = deleteStages(raw, recordedResources(c.Recorded))
-	} else {
-		planned = deployStages(raw, upgrading(c.Recorded))
+	return r.rec.Begin(ctx)
+}
+
+// checkPlanned makes sure the stages after expansion are among the planned
+// ones: the plan was built from the inputs before parameters were known,
+// and an object must not land in a stage the plan does not run. A planned
+// stage the run has no objects for does nothing.
+func checkPlanned(plannedIDs []string, sts []stage) error {
+	if plannedIDs == nil {
+		return nil // not run from a plan (a test of the stages alone)
 	}
 	ids := map[string]bool{}
-	for _, st := range planned {
-		ids[st.ID] = true
+	for _, id := range plannedIDs {
+		ids[id] = true
 	}
+	var errs []error
 	for _, st := range sts {
 		if !ids[st.ID] {
-			return fmt.Errorf("after expanding parameters the manifests have a stage the plan does not (%s): keep hook and werf.io/weight annotations free of ${...}", st.Label)
+			errs = append(errs, fmt.Errorf("after expanding parameters there is a stage the plan does not have (%s): keep hook and werf.io/weight annotations, and whether an object exists, free of parameters", st.Label))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // mark labels an object as gantry's and says which stack and component
@@ -389,6 +376,8 @@ func (r *release) run(ctx context.Context, c *plugin.Call, id string) error {
 		return r.group(ctx, st.Objects)
 	case id == "prune":
 		return r.prune(ctx)
+	case id == stageFinish && r.rec != nil:
+		return r.rec.Finish(ctx, c.Stdout)
 	case strings.HasPrefix(id, "delete:"), id == "delete-crds":
 		return r.deleteAll(ctx, st.Objects)
 	}
@@ -404,7 +393,7 @@ func (r *release) timeoutOf(o *object) time.Duration {
 	if d, ok := o.timeout(); ok {
 		return d
 	}
-	return r.cfg.Timeout
+	return r.timeout
 }
 
 // applyCRDs applies the CRDs, waits until each is established and until
@@ -554,7 +543,7 @@ func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
 		if o.u.GetNamespace() != "" {
 			name += " (namespace " + o.u.GetNamespace() + ")"
 		}
-		err := r.cl.awaitReady(ctx, o.u, false, r.cfg.Timeout, func(msg string) { r.logf("external %s %s", name, msg) })
+		err := r.cl.awaitReady(ctx, o.u, false, r.timeout, func(msg string) { r.logf("external %s %s", name, msg) })
 		if err != nil {
 			return fmt.Errorf("external dependency %s: %w", name, err)
 		}

@@ -44,7 +44,7 @@ const (
 
 // stageID is a stage id read back: "crds", "namespaces",
 // "hook:<phase>:<ref>", "group:<weight>", "prune", "delete:<weight>",
-// "delete-crds". The ref of a
+// "delete-crds", "finish". The ref of a
 // hook is its planned ref (Kind/name or Kind/namespace/name; names may
 // hold colons, as RBAC's do, so the ref is everything after the phase).
 type stageID struct {
@@ -76,7 +76,7 @@ var stagePhases = []string{eventPreInstall, eventPostInstall, eventPreUpgrade, e
 func parseStageID(s string) (stageID, error) {
 	kind, rest, hasRest := strings.Cut(s, ":")
 	switch kind {
-	case stageCRDs, stagePrune, stageDeleteCRDs, stageNamespaces:
+	case stageCRDs, stagePrune, stageDeleteCRDs, stageNamespaces, stageFinish:
 		if hasRest {
 			break
 		}

@@ -1,0 +1,140 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// engine carries out the stages of seed 004 for the objects of a source:
+// the kubernetes plugin's manifests, or the helm plugin's rendered charts.
+// Nothing in it knows where the objects came from.
+type engine struct{ src source }
+
+// source is where an engine's instances get their objects.
+type source interface {
+	// plan reads an instance's objects as the plan sees them: its inputs
+	// as written, before parameters are expanded. For a delete it returns
+	// what it could alongside an error (the inputs may be gone).
+	plan(req plugin.StagesRequest) (*planned, error)
+	// open reads them for a run, parameters expanded, and connects to the
+	// cluster.
+	open(ctx context.Context, c *plugin.Call) (*opened, error)
+}
+
+// planned is what a source read of an instance for the plan.
+type planned struct {
+	objs []*object
+	// upgrade marks a deploy that upgrades what is there: its hooks are
+	// pre-upgrade and post-upgrade.
+	upgrade bool
+	// finish labels the action's last stage, which the source's record
+	// carries out (a Helm release recorded); "" for none.
+	finish string
+}
+
+// opened is an instance read for a run.
+type opened struct {
+	planned
+	cl      *cluster
+	timeout time.Duration
+	// record is the source's own record of the action; nil for none.
+	record Record
+}
+
+// stagePrepare is the first stage of every action: it reads the inputs,
+// expands them and checks them against the cluster before anything changes.
+const stagePrepare = "prepare"
+
+// stageFinish is the last stage of an action whose source keeps a record
+// of its own.
+const stageFinish = "finish"
+
+// Actions is nil: the engine serves plugin lists only.
+func (engine) Actions() []string { return nil }
+
+// Validate refuses call and probe steps.
+func (engine) Validate(string, map[string]any) error {
+	return errors.New("this plugin serves plugin lists only")
+}
+
+// Run is never called: the plan runs the stages.
+func (engine) Run(context.Context, *plugin.Call) error {
+	return errors.New("internal error: the plugin runs in stages, not as one step")
+}
+
+// Stages plans an action from the inputs as they are before parameters
+// are expanded: which hooks, weight groups and CRDs there are does not
+// depend on parameters (prepare checks that it did not).
+func (e engine) Stages(req plugin.StagesRequest) ([]plugin.Stage, error) {
+	if req.Action != plugin.ActionDeploy && req.Action != plugin.ActionDelete {
+		return nil, nil // nothing to prepare or clean up before the lists run
+	}
+	p, err := e.src.plan(req)
+	if err != nil {
+		if req.Action != plugin.ActionDelete || p == nil {
+			return nil, err
+		}
+		// What was deployed is deleted from the state's record even when
+		// the inputs are gone; only their delete hooks are lost (prepare
+		// says so).
+		p.objs = nil
+	}
+	sts, count := stagesOf(req.Action, p, req.Recorded)
+	prepare := "read the manifests and check them with the cluster"
+	if req.Action == plugin.ActionDelete {
+		prepare = "read what was deployed"
+		count = len(recordedResources(req.Recorded))
+	}
+	out := []plugin.Stage{{ID: stagePrepare, Label: fmt.Sprintf("%s (%s)", prepare, objectCount(count))}}
+	for _, st := range sts {
+		ps := plugin.Stage{ID: st.ID, Label: st.Label}
+		for _, o := range st.Objects {
+			ps.Objects = append(ps.Objects, o.ref())
+		}
+		out = append(out, ps)
+	}
+	return out, nil
+}
+
+// stagesOf lists the stages of an action after prepare, and how many
+// objects the action deploys.
+func stagesOf(action string, p *planned, rec *state.PluginInstance) ([]stage, int) {
+	var sts []stage
+	if action == plugin.ActionDelete {
+		sts = deleteStages(p.objs, recordedResources(rec))
+	} else {
+		sts = deployStages(p.objs, p.upgrade)
+	}
+	if p.finish != "" {
+		sts = append(sts, stage{ID: stageFinish, Label: p.finish})
+	}
+	return sts, len(p.objs)
+}
+
+// RunStage carries out a stage; prepare hands the release to the others.
+// When a stage fails, the source's record is told.
+func (e engine) RunStage(ctx context.Context, c *plugin.Call, st plugin.Stage, prepared any) (any, error) {
+	if st.ID == stagePrepare {
+		return e.prepare(ctx, c)
+	}
+	r, ok := prepared.(*release)
+	if !ok || r == nil {
+		return nil, fmt.Errorf("internal error: stage %s ran without its prepare stage", st.ID)
+	}
+	err := r.run(ctx, c, st.ID)
+	if err != nil && r.rec != nil {
+		// The record says the action failed even when the run is being
+		// cancelled: that is when people look at it.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if rerr := r.rec.Fail(fctx, err); rerr != nil {
+			r.logf("warning: %v", rerr)
+		}
+	}
+	return nil, err
+}
