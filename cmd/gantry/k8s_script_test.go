@@ -41,7 +41,16 @@ func TestKubernetesScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("KUBECONFIG", kubeconfig)
-			env.Setenv("PATH", filepath.Dir(kubectl)+string(os.PathListSeparator)+env.Getenv("PATH"))
+			path := filepath.Dir(kubectl) + string(os.PathListSeparator) + env.Getenv("PATH")
+			if helm := os.Getenv("GANTRY_TEST_HELM"); helm != "" {
+				// The Helm CLI shows what the helm plugin recorded; its
+				// caches and settings stay in the scenario's folder.
+				path = filepath.Dir(helm) + string(os.PathListSeparator) + path
+				for _, v := range []string{"HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME"} {
+					env.Setenv(v, filepath.Join(env.WorkDir, ".helm", strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(v, "HELM_"), "_HOME"))))
+				}
+			}
+			env.Setenv("PATH", path)
 			root, err := filepath.Abs("../..")
 			if err != nil {
 				return err

@@ -92,6 +92,8 @@ func Probe(dir, verb string) (*Implementation, error) {
 		{ImplTerraform, "*.tf"},
 		{ImplHelm, "Chart.yaml"},
 		{ImplHelm, "values.yaml"},
+		{ImplHelm, "values.yaml.template"},
+		{ImplHelm, "values.yaml.gotemplate"},
 		{ImplKubernetes, "kustomization.yaml"},
 	} {
 		if m, _ := filepath.Glob(filepath.Join(dir, probe.glob)); len(m) > 0 {

@@ -65,6 +65,9 @@ const (
 	ListsTerraform = "terraform"
 	// ListsKubernetes is the list of a folder holding a kustomization.
 	ListsKubernetes = "kubernetes"
+	// ListsHelm is the list of a folder holding a chart, or a values file
+	// for one (the Hub's chart components).
+	ListsHelm = "helm"
 )
 
 // Begin prepares a component for its verb. A deploy checks the requirements,

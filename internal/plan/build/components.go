@@ -183,6 +183,36 @@ var probedLists = map[string]struct {
 }{
 	component.ImplTerraform:  {TerraformList, plan.ListsTerraform},
 	component.ImplKubernetes: {KubernetesList, plan.ListsKubernetes},
+	component.ImplHelm:       {HelmList, plan.ListsHelm},
+}
+
+// ProbedList is the plugin list that stands for an implementation a probe
+// found (nil when a plugin list does not carry it out), and the lists
+// value naming it.
+func ProbedList(kind string) ([]*plugin.Spec, string) {
+	p, ok := probedLists[kind]
+	if !ok {
+		return nil, ""
+	}
+	return p.list(), p.lists
+}
+
+// ListOf is the plugin list a lists value names for a probed
+// implementation; nil for the others.
+func ListOf(lists string) []*plugin.Spec {
+	for _, p := range probedLists {
+		if p.lists == lists {
+			return p.list()
+		}
+	}
+	return nil
+}
+
+// HelmList is the plugin list of a folder holding a chart or a values file
+// for one: the helm plugin deploys it, its settings read as the Hub reads
+// them.
+func HelmList() []*plugin.Spec {
+	return []*plugin.Spec{{Name: "helm", Key: "helm"}}
 }
 
 // TerraformList is the plugin list of a folder of *.tf files: the terraform

@@ -180,12 +180,12 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 	var all []lists
 	for _, verb := range verbs {
 		impl := r.implementation(dir, verb)
-		if impl.Impl != nil && impl.Impl.Kind == component.ImplTerraform {
-			r.plugin(dir, "terraform")
+		if impl.Impl == nil {
+			continue
 		}
-		if impl.Impl != nil && impl.Impl.Kind == component.ImplKubernetes {
-			r.plugin(dir, "kubernetes")
-			all = append(all, lists{build.KubernetesList(), []string{plugin.ActionDeploy, plugin.ActionDelete}})
+		if list, _ := build.ProbedList(impl.Impl.Kind); list != nil {
+			r.plugin(dir, list[0].Name)
+			all = append(all, lists{list, []string{plugin.ActionDeploy, plugin.ActionDelete}})
 		}
 	}
 	if c != nil {

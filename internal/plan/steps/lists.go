@@ -55,10 +55,8 @@ func (rt *Runtime) prepareLists(ctx context.Context, env plan.Env, info *plan.Co
 	switch info.Lists {
 	case plan.ListsRecorded:
 		p.plugins, p.setup = plugin.FromRecord(rec.Plugins), plugin.FromRecord(rec.SetupPlugins)
-	case plan.ListsTerraform:
-		p.plugins = build.TerraformList()
-	case plan.ListsKubernetes:
-		p.plugins = build.KubernetesList()
+	case plan.ListsTerraform, plan.ListsKubernetes, plan.ListsHelm:
+		p.plugins = build.ListOf(info.Lists)
 	case plan.ListsManifest:
 		exp := rt.pluginParams(info, b)
 		var err error

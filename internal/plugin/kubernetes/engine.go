@@ -35,6 +35,9 @@ type planned struct {
 	// finish labels the action's last stage, which the source's record
 	// carries out (a Helm release recorded); "" for none.
 	finish string
+	// deferred says why the stages are known only when the action runs;
+	// the plan then has one stage (stageAll) for them.
+	deferred string
 }
 
 // opened is an instance read for a run.
@@ -49,6 +52,10 @@ type opened struct {
 // stagePrepare is the first stage of every action: it reads the inputs,
 // expands them and checks them against the cluster before anything changes.
 const stagePrepare = "prepare"
+
+// stageAll runs every stage after prepare, in order, for an action whose
+// stages the plan could not know.
+const stageAll = "all"
 
 // stageFinish is the last stage of an action whose source keeps a record
 // of its own.
@@ -83,6 +90,18 @@ func (e engine) Stages(req plugin.StagesRequest) ([]plugin.Stage, error) {
 		// the inputs are gone; only their delete hooks are lost (prepare
 		// says so).
 		p.objs = nil
+	}
+	if p.deferred != "" {
+		out := []plugin.Stage{{ID: stagePrepare, Label: "render and check with the cluster"},
+			{ID: stageAll, Label: "deploy in the stages found when it runs (" + p.deferred + ")"}}
+		if req.Action == plugin.ActionDelete {
+			out[0].Label = fmt.Sprintf("read what was deployed (%s)", objectCount(len(recordedResources(req.Recorded))))
+			out[1].Label = "delete in the stages found when it runs (" + p.deferred + ")"
+		}
+		if p.finish != "" {
+			out = append(out, plugin.Stage{ID: stageFinish, Label: p.finish})
+		}
+		return out, nil
 	}
 	sts, count := stagesOf(req.Action, p, req.Recorded)
 	prepare := "read the manifests and check them with the cluster"

@@ -32,6 +32,8 @@ type release struct {
 	rec Record
 	// stages are the action's stages by ID, with their objects.
 	stages map[string]stage
+	// order is the stages' ids in the order they run.
+	order []string
 	// objects are every object of the manifests (deploy).
 	objects []*object
 	// inventory is what the state records the instance created, by
@@ -103,6 +105,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	r.stages = map[string]stage{}
 	for _, st := range sts {
 		r.stages[st.ID] = st
+		r.order = append(r.order, st.ID)
 	}
 	if c.Action == plugin.ActionDelete {
 		r.logf("%s to delete from %s", objectCount(len(r.inventory)), r.cl.server)
@@ -144,6 +147,9 @@ func checkPlanned(plannedIDs []string, sts []stage) error {
 	}
 	ids := map[string]bool{}
 	for _, id := range plannedIDs {
+		if id == stageAll {
+			return nil // the plan runs whatever stages there are
+		}
 		ids[id] = true
 	}
 	var errs []error
@@ -355,6 +361,9 @@ func (r *release) run(ctx context.Context, c *plugin.Call, id string) error {
 	r.mu.Lock()
 	r.out = c.Stdout
 	r.mu.Unlock()
+	if id == stageAll {
+		return r.runAll(ctx, c)
+	}
 	st, ok := r.stages[id]
 	if !ok {
 		r.logf("nothing to do: no object is in this stage any more")
@@ -382,6 +391,21 @@ func (r *release) run(ctx context.Context, c *plugin.Call, id string) error {
 		return r.deleteAll(ctx, st.Objects)
 	}
 	return fmt.Errorf("internal error: unknown stage %s", id)
+}
+
+// runAll runs the stages the plan could not list, in order; the finish
+// stage stays the plan's own.
+func (r *release) runAll(ctx context.Context, c *plugin.Call) error {
+	for _, id := range r.order {
+		if id == stageFinish {
+			continue
+		}
+		r.logf("== %s", r.stages[id].Label)
+		if err := r.run(ctx, c, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // display names an object as kubectl does: deployment/web.

@@ -46,6 +46,10 @@ type Rendered struct {
 	// Finish labels the action's last stage, in which the Record finishes
 	// it; "" when the source keeps no record.
 	Finish string
+	// Deferred says why the plan cannot render the instance (its input is
+	// named by a parameter): the plan then shows one stage that runs the
+	// stages the run finds, in their order. "" when it can.
+	Deferred string
 }
 
 // Opened is an instance rendered for a run.
@@ -128,7 +132,7 @@ func (r rendered) plan(req plugin.StagesRequest) (*planned, error) {
 		return nil, err
 	}
 	objs, perr := parseDocuments(out.Documents)
-	return &planned{objs: objs, upgrade: out.Upgrade, finish: out.Finish}, errors.Join(err, perr)
+	return &planned{objs: objs, upgrade: out.Upgrade, finish: out.Finish, deferred: out.Deferred}, errors.Join(err, perr)
 }
 
 func (r rendered) open(ctx context.Context, c *plugin.Call) (*opened, error) {

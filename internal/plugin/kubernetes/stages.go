@@ -76,7 +76,7 @@ var stagePhases = []string{eventPreInstall, eventPostInstall, eventPreUpgrade, e
 func parseStageID(s string) (stageID, error) {
 	kind, rest, hasRest := strings.Cut(s, ":")
 	switch kind {
-	case stageCRDs, stagePrune, stageDeleteCRDs, stageNamespaces, stageFinish:
+	case stageCRDs, stagePrune, stageDeleteCRDs, stageNamespaces, stageFinish, stageAll:
 		if hasRest {
 			break
 		}

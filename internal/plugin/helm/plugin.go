@@ -1,0 +1,312 @@
+package helm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	rspb "helm.sh/helm/v4/pkg/release/v1"
+
+	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/plugin/kubernetes"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+func init() { plugin.Register("helm", kubernetes.NewPlugin(charts{}), plugin.ForLists) }
+
+// charts is the helm plugin's source for the stage engine.
+type charts struct{}
+
+// instance is what an action of an instance works with once its config,
+// and at run time its environment, are read.
+type instance struct {
+	cfg                config
+	ref                chartRef
+	chartHere          bool
+	release, namespace string
+	// deferred says why the plan cannot render the chart (it is named by
+	// a parameter); "" when it can.
+	deferred string
+}
+
+// resolve reads what an instance deploys. env is the component's
+// environment at run time, nil at plan time.
+func resolve(dir, component string, cfg config, env []string, run bool) (instance, error) {
+	in := instance{cfg: cfg, release: cfg.Release, namespace: cfg.Namespace}
+	get := func(name string) string {
+		if !run {
+			return ""
+		}
+		return envValue(env, name)
+	}
+	in.ref = chartRef{Name: cfg.Chart, Repo: cfg.Repo, Version: cfg.Version}
+	switch {
+	case cfg.Chart != "":
+	case fileExists(filepath.Join(dir, "Chart.yaml")):
+		in.ref.Name, in.chartHere = ".", true
+	case run:
+		in.ref = chartRef{Name: get("HELM_CHART"), Repo: get("HELM_REPO"), Version: get("HELM_CHART_VERSION")}
+		if in.ref.Name == "" {
+			return in, errors.New("no chart: the component folder has no Chart.yaml, the config names no chart, and HELM_CHART is not set (the Hub's way: a parameter with env: HELM_CHART)")
+		}
+	default:
+		in.deferred = "the chart is named by the component's HELM_CHART"
+	}
+	if in.ref.Version == "" {
+		in.ref.Version = get("HELM_CHART_VERSION")
+	}
+	if cfg.Chart == "." {
+		in.chartHere = true
+	}
+	if hasRef(in.ref.Name) || hasRef(in.ref.Version) || hasRef(in.ref.Repo) {
+		in.deferred = "the chart is named by parameters"
+	}
+	if in.release == "" {
+		in.release = get("COMPONENT_NAME")
+	}
+	if in.release == "" {
+		in.release = component
+	}
+	if !hasRef(in.release) {
+		if err := chartutil.ValidateReleaseName(in.release); err != nil {
+			return in, fmt.Errorf("release name %q: %v", in.release, err)
+		}
+	}
+	return in, nil
+}
+
+// Plan renders the chart for the plan with the values as written: values
+// files' templates unrendered, references in set as text, the default
+// capabilities and no cluster lookups (helm template's view).
+func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
+	cfg, err := parseConfig(req.Entry.Config)
+	if err != nil {
+		return nil, err
+	}
+	in, err := resolve(req.Dir, req.Component, cfg, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	out := &kubernetes.Rendered{Finish: "record helm release " + in.release}
+	if req.Action == plugin.ActionDelete {
+		out.Finish = "remove helm release " + in.release + " and its history"
+	}
+	if in.deferred != "" {
+		out.Deferred = in.deferred
+		return out, nil
+	}
+	path, err := locate(req.Dir, in.ref)
+	if err != nil {
+		return out, err
+	}
+	ch, err := loadChart(path)
+	if err != nil {
+		return out, err
+	}
+	vals, err := readValues(req.Dir, valuesFiles(req.Dir, cfg, in.chartHere), true)
+	if err != nil {
+		return out, err
+	}
+	set, _ := setValues(cfg.Set, nil)
+	if m, ok := set.(map[string]any); ok && m != nil {
+		vals = mergeValues(vals, m)
+	}
+	out.Upgrade = upgrading(req.Recorded) || req.Action == plugin.ActionDeploy && installedByHelm(req.Dir, in)
+	ns := in.namespace
+	if ns == "" {
+		ns = "default"
+	}
+	r, err := render(context.Background(), renderRequest{chart: ch, values: vals, release: in.release, namespace: ns,
+		revision: 1, upgrade: out.Upgrade, caps: common.DefaultCapabilities})
+	if err != nil {
+		return out, relative(err, req.Dir, path)
+	}
+	out.Documents = r.docs
+	return out, nil
+}
+
+// installedByHelm reports whether the cluster has a deployed release of the
+// instance that gantry's state does not know: one helm installed, which the
+// deploy adopts as an upgrade. The plan asks the cluster of the config or
+// of the environment, briefly; a cluster it cannot reach is taken to have
+// none (the run checks again and refuses to install over one).
+func installedByHelm(dir string, in instance) bool {
+	if hasRef(in.release) || hasRef(in.namespace) || hasRef(in.cfg.Kubeconfig) || hasRef(in.cfg.Context) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	t := kubernetes.TargetOf(kubernetes.Target{Kubeconfig: in.cfg.Kubeconfig, Context: in.cfg.Context, Namespace: in.namespace}, nil, os.Environ())
+	cl, err := kubernetes.Connect(ctx, t, dir)
+	if err != nil {
+		return false
+	}
+	store, err := releases(cl.Config(), cl.Namespace())
+	if err != nil {
+		return false
+	}
+	hist, err := history(store, in.release)
+	return err == nil && deployedIn(hist)
+}
+
+// Open renders the chart for a run: values files rendered, parameters
+// expanded, the cluster's capabilities and lookups, and the release's
+// revision after the last one Helm's storage holds.
+func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, error) {
+	cfg, err := parseConfig(c.Entry.Config)
+	if err != nil {
+		return nil, err
+	}
+	component := ""
+	var params map[string]string
+	if c.Instance != nil {
+		component, params = c.Instance.Component, c.Instance.Params
+	}
+	in, err := resolve(c.Dir, component, cfg, c.Env, true)
+	if err != nil {
+		return nil, err
+	}
+	t := kubernetes.TargetOf(kubernetes.Target{Kubeconfig: cfg.Kubeconfig, Context: cfg.Context, Namespace: cfg.Namespace}, params, c.Env)
+	if t.Namespace == "" {
+		t.Namespace = envValue(c.Env, "NAMESPACE")
+	}
+	cl, err := kubernetes.Connect(ctx, t, c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	store, err := releases(cl.Config(), cl.Namespace())
+	if err != nil {
+		return nil, err
+	}
+	hist, err := history(store, in.release)
+	if err != nil {
+		return nil, err
+	}
+	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout}
+	out.Finish = "record helm release " + in.release
+	rec := &record{store: store, action: c.Action, hist: hist}
+	out.Record = rec
+	if c.Action == plugin.ActionDelete {
+		out.Finish = "remove helm release " + in.release + " and its history"
+	}
+	docs, rel, err := renderRun(ctx, c, cl, in, hist)
+	if err != nil {
+		if c.Action != plugin.ActionDelete {
+			return nil, err
+		}
+		fmt.Fprintf(c.Stdout, "warning: cannot render the chart, so no delete hooks run: %v\n", err)
+	}
+	out.Documents = docs
+	if c.Action == plugin.ActionDeploy {
+		rec.rel = rel
+		out.Upgrade = upgrading(c.Recorded) || deployedIn(hist)
+		if out.Upgrade && !upgrading(c.Recorded) {
+			fmt.Fprintf(c.Stdout, "release %s was installed by helm (revision %d): upgrading it\n", in.release, lastOf(hist).Version)
+		}
+	}
+	return out, nil
+}
+
+// renderRun renders the chart for a run and makes the release's next
+// revision, pending.
+func renderRun(ctx context.Context, c *plugin.Call, cl *kubernetes.Cluster, in instance, hist []*rspb.Release) ([]kubernetes.Document, *rspb.Release, error) {
+	path, err := locate(c.Dir, in.ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	ch, err := loadChart(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	vals, err := readValues(c.Dir, valuesFiles(c.Dir, in.cfg, in.chartHere), false)
+	if err != nil {
+		return nil, nil, err
+	}
+	set, err := setValues(in.cfg.Set, c.Expand)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config set: %w", err)
+	}
+	if m, ok := set.(map[string]any); ok && m != nil {
+		vals = mergeValues(vals, m)
+	}
+	caps, err := capabilities(cl.Discovery())
+	if err != nil {
+		return nil, nil, err
+	}
+	upgrade := upgrading(c.Recorded) || deployedIn(hist)
+	revision := 1
+	if last := lastOf(hist); last != nil {
+		revision = last.Version + 1
+	}
+	r, err := render(ctx, renderRequest{chart: ch, values: vals, release: in.release, namespace: cl.Namespace(),
+		revision: revision, upgrade: upgrade, caps: caps, rc: cl.Config()})
+	if err != nil {
+		return nil, nil, relative(err, c.Dir, path)
+	}
+	now := time.Now()
+	first := now
+	if len(hist) > 0 && hist[0].Info != nil {
+		first = hist[0].Info.FirstDeployed
+	}
+	status := rcommon.StatusPendingInstall
+	if upgrade {
+		status = rcommon.StatusPendingUpgrade
+	}
+	rel := &rspb.Release{Name: in.release, Namespace: cl.Namespace(), Chart: ch, Config: vals, Manifest: r.manifest,
+		Hooks: r.hooks, Version: revision, ApplyMethod: string(rspb.ApplyMethodServerSideApply),
+		Info: &rspb.Info{FirstDeployed: first, LastDeployed: now, Status: status, Notes: r.notes,
+			Description: "Deploying with gantry"}}
+	return r.docs, rel, nil
+}
+
+// mergeValues applies set values over the files' (helm --set over -f).
+func mergeValues(base, over map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		if bm, ok := out[k].(map[string]any); ok {
+			if om, ok := v.(map[string]any); ok {
+				out[k] = mergeValues(bm, om)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// relative makes a render error name the chart's files from the component
+// folder when the chart is in it.
+func relative(err error, dir, chartPath string) error {
+	rel, rerr := filepath.Rel(dir, chartPath)
+	if rerr != nil || strings.HasPrefix(rel, "..") {
+		return err
+	}
+	return fmt.Errorf("chart %s: %w", filepath.ToSlash(rel), err)
+}
+
+// upgrading reports an instance that created resources before.
+func upgrading(rec *state.PluginInstance) bool { return rec != nil && len(rec.Resources) > 0 }
+
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

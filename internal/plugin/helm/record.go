@@ -1,0 +1,158 @@
+package helm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	rspb "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// releases is Helm's storage of a namespace's releases: Secrets of type
+// helm.sh/release.v1, which helm list and helm history read.
+func releases(rc *rest.Config, namespace string) (*storage.Storage, error) {
+	cs, err := k8s.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
+	}
+	return storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(namespace))), nil
+}
+
+// history is a release's revisions, oldest first; none when it has none.
+func history(s *storage.Storage, name string) ([]*rspb.Release, error) {
+	list, err := s.History(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the history of release %s: %w", name, err)
+	}
+	out := make([]*rspb.Release, 0, len(list))
+	for _, r := range list {
+		switch v := r.(type) {
+		case *rspb.Release:
+			out = append(out, v)
+		case rspb.Release:
+			out = append(out, &v)
+		}
+	}
+	slices.SortFunc(out, func(a, b *rspb.Release) int { return a.Version - b.Version })
+	return out, nil
+}
+
+// deployedIn reports whether a history holds a deployed revision: the
+// release is there, and a deploy upgrades it.
+func deployedIn(hist []*rspb.Release) bool {
+	for _, r := range hist {
+		if r.Info != nil && r.Info.Status == rcommon.StatusDeployed {
+			return true
+		}
+	}
+	return false
+}
+
+// record is the Helm release of one action, kept in Helm's storage as
+// helm install, helm upgrade and helm uninstall keep it: a deploy is a new
+// revision, pending while the stages run, deployed when they all did (the
+// revision before it superseded), failed when one failed; an undeploy
+// marks the release uninstalling and, when everything is deleted, removes
+// its history.
+type record struct {
+	store  *storage.Storage
+	action string
+	// rel is the deploy's new revision; hist the revisions before it.
+	rel  *rspb.Release
+	hist []*rspb.Release
+}
+
+func (r *record) Begin(ctx context.Context) error {
+	if r.rel == nil { // undeploy
+		if last := lastOf(r.hist); last != nil {
+			last.SetStatus(rcommon.StatusUninstalling, "Deletion in progress (or silently failed)")
+			return r.update(last)
+		}
+		return nil
+	}
+	if err := r.store.Create(r.rel); err != nil {
+		return fmt.Errorf("record release %s revision %d: %w", r.rel.Name, r.rel.Version, err)
+	}
+	return nil
+}
+
+func (r *record) Finish(_ context.Context, out io.Writer) error {
+	if r.rel == nil {
+		for _, h := range r.hist {
+			if _, err := r.store.Delete(h.Name, h.Version); err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+				return fmt.Errorf("delete revision %d of release %s: %w", h.Version, h.Name, err)
+			}
+		}
+		if last := lastOf(r.hist); last != nil {
+			fmt.Fprintf(out, "release %s uninstalled (%d revisions removed from helm's history)\n", last.Name, len(r.hist))
+		} else {
+			fmt.Fprintln(out, "no helm release to remove")
+		}
+		return nil
+	}
+	for _, h := range r.hist {
+		if h.Info != nil && h.Info.Status == rcommon.StatusDeployed {
+			h.SetStatus(rcommon.StatusSuperseded, "Superseded by gantry")
+			if err := r.update(h); err != nil {
+				return err
+			}
+		}
+	}
+	desc := "Install complete"
+	if len(r.hist) > 0 {
+		desc = "Upgrade complete"
+	}
+	r.rel.Info.LastDeployed = time.Now()
+	r.rel.SetStatus(rcommon.StatusDeployed, desc)
+	if err := r.update(r.rel); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "release %s revision %d deployed in namespace %s\n", r.rel.Name, r.rel.Version, r.rel.Namespace)
+	return nil
+}
+
+func (r *record) Fail(_ context.Context, err error) error {
+	rel := r.rel
+	if rel == nil {
+		rel = lastOf(r.hist)
+	}
+	if rel == nil {
+		return nil
+	}
+	rel.SetStatus(rcommon.StatusFailed, "gantry: "+firstLine(err.Error()))
+	return r.update(rel)
+}
+
+func (r *record) update(rel *rspb.Release) error {
+	if err := r.store.Update(rel); err != nil {
+		return fmt.Errorf("record release %s revision %d as %s: %w", rel.Name, rel.Version, rel.Info.Status, err)
+	}
+	return nil
+}
+
+func lastOf(hist []*rspb.Release) *rspb.Release {
+	if len(hist) == 0 {
+		return nil
+	}
+	return hist[len(hist)-1]
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

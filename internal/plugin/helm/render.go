@@ -1,0 +1,130 @@
+package helm
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	cutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	rspb "helm.sh/helm/v4/pkg/release/v1"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+
+	"github.com/gantry-dev/gantry/internal/plugin/kubernetes"
+)
+
+// renderRequest is what a chart is rendered with.
+type renderRequest struct {
+	chart              *chart.Chart
+	values             map[string]any
+	release, namespace string
+	revision           int
+	upgrade            bool
+	caps               *common.Capabilities
+	// rc lets templates look objects up in the cluster (Helm's lookup);
+	// nil at plan time, when lookup finds nothing, as in helm template.
+	rc *rest.Config
+}
+
+// rendered is a chart rendered: the documents the stage engine deploys,
+// and what Helm's release record keeps of them.
+type rendered struct {
+	docs     []kubernetes.Document
+	manifest string
+	hooks    []*rspb.Hook
+	notes    string
+}
+
+// render renders a chart as helm install or helm upgrade would: its
+// dependencies enabled by their conditions, the values checked against the
+// chart's schema, the templates executed, NOTES.txt kept apart, the CRDs
+// of crds/ (the chart's and its dependencies') first.
+func render(ctx context.Context, r renderRequest) (*rendered, error) {
+	ch := r.chart
+	if v := ch.Metadata.KubeVersion; v != "" && !chartutil.IsCompatibleRange(v, r.caps.KubeVersion.String()) {
+		return nil, fmt.Errorf("chart %s needs Kubernetes %s; the cluster runs %s", ch.Name(), v, r.caps.KubeVersion.Version)
+	}
+	if err := chartutil.ProcessDependencies(ch, r.values); err != nil {
+		return nil, fmt.Errorf("chart %s: dependencies: %w", ch.Name(), err)
+	}
+	opts := common.ReleaseOptions{Name: r.release, Namespace: r.namespace, Revision: r.revision, IsInstall: !r.upgrade, IsUpgrade: r.upgrade}
+	vals, err := cutil.ToRenderValuesWithSchemaValidation(ch, r.values, opts, r.caps, false)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", ch.Name(), err)
+	}
+	var e engine.Engine
+	if r.rc != nil {
+		e = engine.New(r.rc)
+	}
+	files, err := e.RenderWithContext(ctx, ch, vals)
+	if err != nil {
+		return nil, fmt.Errorf("render chart %s: %w", ch.Name(), err)
+	}
+	out := &rendered{}
+	var notes []string
+	names := make([]string, 0, len(files))
+	for name, text := range files {
+		switch {
+		case strings.HasSuffix(name, "/NOTES.txt"):
+			if name == path.Join(ch.Name(), "templates", "NOTES.txt") {
+				notes = append(notes, text)
+			}
+			delete(files, name)
+		case strings.TrimSpace(text) == "":
+			delete(files, name)
+		default:
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	out.notes = strings.Join(notes, "\n")
+	for _, crd := range ch.CRDObjects() {
+		out.docs = append(out.docs, kubernetes.Document{Name: crd.Filename, Data: crd.File.Data, CRD: true})
+	}
+	for _, name := range names {
+		out.docs = append(out.docs, kubernetes.Document{Name: name, Data: []byte(files[name])})
+	}
+	hooks, manifests, err := releaseutil.SortManifests(files, r.caps.APIVersions, releaseutil.InstallOrder)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", ch.Name(), err)
+	}
+	out.hooks = hooks
+	var b strings.Builder
+	for _, m := range manifests {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", m.Name, m.Content)
+	}
+	out.manifest = b.String()
+	return out, nil
+}
+
+// capabilities are the cluster's, for .Capabilities: its version and the
+// API versions and kinds it serves.
+func capabilities(dc discovery.DiscoveryInterface) (*common.Capabilities, error) {
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("ask the cluster its version: %w", err)
+	}
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, fmt.Errorf("ask the cluster what it serves: %w", err)
+	}
+	set := common.VersionSet{}
+	for _, l := range lists {
+		set = append(set, l.GroupVersion)
+		for _, res := range l.APIResources {
+			set = append(set, l.GroupVersion+"/"+res.Kind)
+		}
+	}
+	return &common.Capabilities{
+		KubeVersion: common.KubeVersion{Version: v.GitVersion, Major: v.Major, Minor: v.Minor},
+		APIVersions: set,
+		HelmVersion: common.DefaultCapabilities.HelmVersion,
+	}, nil
+}
