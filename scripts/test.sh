@@ -27,7 +27,8 @@ fi
 
 # A real, throwaway Kubernetes control plane on loopback (etcd, kube-apiserver,
 # controller-manager, scheduler, kwok as a fake node), for the tests that
-# deploy to a cluster: they read GANTRY_TEST_KUBECONFIG and GANTRY_TEST_KUBECTL.
+# deploy to a cluster: they read GANTRY_TEST_KUBECONFIG, GANTRY_TEST_KUBECTL
+# and GANTRY_TEST_HELM.
 # The binaries are built once into ~/.cache/gantry-k8s (cold: about 12 min).
 # GANTRY_TEST_K8S=0 skips this locally (those tests then skip); in CI
 # (CI=true) the cluster is always built and started.
@@ -60,6 +61,12 @@ if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_K8S:-1}" != "0" ]; then
   export GANTRY_TEST_KUBECONFIG="$k8s_state/kubeconfig"
   GANTRY_TEST_KUBECTL="$(scripts/k8s/build.sh --print-bin)/kubectl"
   export GANTRY_TEST_KUBECTL
+  # The Helm CLI, for the scenarios that check what the helm plugin records
+  # (helm list, helm history); built once into ~/.cache/gantry-helm (cold:
+  # about 7 min).
+  scripts/helm/build.sh
+  GANTRY_TEST_HELM="$(scripts/helm/build.sh --print-bin)"
+  export GANTRY_TEST_HELM
 else
   echo "== GANTRY_TEST_K8S=0: no test cluster; the tests that need one will skip"
 fi

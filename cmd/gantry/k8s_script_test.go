@@ -33,6 +33,9 @@ func testCluster(t testing.TB) (kubeconfig, kubectl string) {
 // its own ($NS) and KUBECONFIG; kubectl is the cluster's own.
 func TestKubernetesScripts(t *testing.T) {
 	kubeconfig, kubectl := testCluster(t)
+	if os.Getenv("CI") == "true" && os.Getenv("GANTRY_TEST_HELM") == "" {
+		t.Fatal("no Helm CLI: GANTRY_TEST_HELM is not set (scripts/test.sh builds it)")
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "../../testdata/k8s",
 		UpdateScripts:       *update,

@@ -442,8 +442,7 @@ func (rt *Runtime) processEnv(info *plan.Component, exp *params.Expanded) []stri
 	if exp != nil {
 		paramEnv = exp.Env()
 	}
-	return component.Environ(rt.OSEnv, rt.KeepTFVars, paramEnv, []string{
-		"COMPONENT_NAME=" + info.Name,
+	vars := []string{
 		"HUB_COMPONENT=" + info.Name,
 		"HUB_PROVIDES=" + rt.Provides.String(),
 		"HUB_STACK_NAME=" + rt.Res.Stack.Meta.Name,
@@ -455,7 +454,14 @@ func (rt *Runtime) processEnv(info *plan.Component, exp *params.Expanded) []stri
 		"SPECVERSION=" + info.SpecVersion,
 		"DEPLOYEDVERSION=" + info.DeployedVersion,
 		"TEMPLATES=" + strings.Join(info.Templates, string(os.PathListSeparator)),
-	})
+	}
+	// COMPONENT_NAME is the component's name unless a parameter sets it,
+	// as the Hub CLI does: Hub components name their Helm release with a
+	// parameter whose env is COMPONENT_NAME.
+	if !slices.ContainsFunc(paramEnv, func(kv string) bool { return strings.HasPrefix(kv, "COMPONENT_NAME=") }) {
+		vars = append(vars, "COMPONENT_NAME="+info.Name)
+	}
+	return component.Environ(rt.OSEnv, rt.KeepTFVars, paramEnv, vars)
 }
 
 // stackEnv is the environment of the stack's own steps (flight groups).

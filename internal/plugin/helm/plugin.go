@@ -94,9 +94,15 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &kubernetes.Rendered{Finish: "record helm release " + in.release}
+	// Without a release in the config, the release is named when the
+	// instance runs (COMPONENT_NAME, which a parameter may set).
+	name := "the helm release"
+	if cfg.Release != "" {
+		name = "helm release " + cfg.Release
+	}
+	out := &kubernetes.Rendered{Finish: "record " + name, What: "the rendered chart's objects"}
 	if req.Action == plugin.ActionDelete {
-		out.Finish = "remove helm release " + in.release + " and its history"
+		out.Finish = "remove " + name + " and its history"
 	}
 	if in.deferred != "" {
 		out.Deferred = in.deferred
@@ -190,9 +196,9 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 		return nil, err
 	}
 	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout}
-	out.Finish = "record helm release " + in.release
 	rec := &record{store: store, action: c.Action, hist: hist}
 	out.Record = rec
+	out.Finish = "record helm release " + in.release
 	if c.Action == plugin.ActionDelete {
 		out.Finish = "remove helm release " + in.release + " and its history"
 	}

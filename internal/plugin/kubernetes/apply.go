@@ -76,8 +76,13 @@ func (c *cluster) get(ctx context.Context, gvk schema.GroupVersionKind, namespac
 	return u, err
 }
 
-// remove deletes an object and its dependents (foreground: the object is
-// gone only when what it owns is); an object already gone is no error.
+// remove deletes an object; one of the built-in kinds that own what they
+// make (a Deployment its ReplicaSets and Pods, a Job its Pods) together
+// with its dependents: foreground, so it is gone only when they are. Other
+// kinds are deleted in the background: foreground deletion waits for the
+// garbage collector, which learns the kinds of a CRD created moments ago
+// only at its next discovery (up to half a minute later), and until then
+// leaves the custom resource there. An object already gone is no error.
 // It reports whether there was something to delete.
 func (c *cluster) remove(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {
 	ri, _, err := c.resource(gvk, namespace)
@@ -88,8 +93,12 @@ func (c *cluster) remove(ctx context.Context, gvk schema.GroupVersionKind, names
 		}
 		return false, err
 	}
-	fg := metav1.DeletePropagationForeground
-	err = ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg})
+	var opts metav1.DeleteOptions
+	if ownsWhatItMakes(gvk) {
+		fg := metav1.DeletePropagationForeground
+		opts.PropagationPolicy = &fg
+	}
+	err = ri.Delete(ctx, name, opts)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -97,6 +106,18 @@ func (c *cluster) remove(ctx context.Context, gvk schema.GroupVersionKind, names
 		return false, err
 	}
 	return true, nil
+}
+
+// ownsWhatItMakes reports the built-in workload kinds, whose controllers
+// make the objects they own.
+func ownsWhatItMakes(gvk schema.GroupVersionKind) bool {
+	switch gvk.Group {
+	case "apps", "batch":
+		return true
+	case "":
+		return gvk.Kind == "ReplicationController"
+	}
+	return false
 }
 
 // resourceOf names an object for the state.

@@ -35,6 +35,9 @@ type planned struct {
 	// finish labels the action's last stage, which the source's record
 	// carries out (a Helm release recorded); "" for none.
 	finish string
+	// what names the inputs in the prepare stage's label: "the manifests",
+	// "the chart".
+	what string
 	// deferred says why the stages are known only when the action runs;
 	// the plan then has one stage (stageAll) for them.
 	deferred string
@@ -104,7 +107,11 @@ func (e engine) Stages(req plugin.StagesRequest) ([]plugin.Stage, error) {
 		return out, nil
 	}
 	sts, count := stagesOf(req.Action, p, req.Recorded)
-	prepare := "read the manifests and check them with the cluster"
+	what := p.what
+	if what == "" {
+		what = "the manifests"
+	}
+	prepare := "read " + what + " and check them with the cluster"
 	if req.Action == plugin.ActionDelete {
 		prepare = "read what was deployed"
 		count = len(recordedResources(req.Recorded))

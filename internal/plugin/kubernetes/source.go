@@ -50,6 +50,8 @@ type Rendered struct {
 	// named by a parameter): the plan then shows one stage that runs the
 	// stages the run finds, in their order. "" when it can.
 	Deferred string
+	// What names the input for the plan: "the chart".
+	What string
 }
 
 // Opened is an instance rendered for a run.
@@ -132,7 +134,7 @@ func (r rendered) plan(req plugin.StagesRequest) (*planned, error) {
 		return nil, err
 	}
 	objs, perr := parseDocuments(out.Documents)
-	return &planned{objs: objs, upgrade: out.Upgrade, finish: out.Finish, deferred: out.Deferred}, errors.Join(err, perr)
+	return &planned{objs: objs, upgrade: out.Upgrade, finish: out.Finish, deferred: out.Deferred, what: out.What}, errors.Join(err, perr)
 }
 
 func (r rendered) open(ctx context.Context, c *plugin.Call) (*opened, error) {
