@@ -57,7 +57,7 @@ func render(ctx context.Context, r renderRequest) (*rendered, error) {
 	opts := common.ReleaseOptions{Name: r.release, Namespace: r.namespace, Revision: r.revision, IsInstall: !r.upgrade, IsUpgrade: r.upgrade}
 	vals, err := cutil.ToRenderValuesWithSchemaValidation(ch, r.values, opts, r.caps, false)
 	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", ch.Name(), err)
+		return nil, fmt.Errorf("chart %s: %s", ch.Name(), flat(err))
 	}
 	var e engine.Engine
 	if r.rc != nil {
@@ -65,7 +65,7 @@ func render(ctx context.Context, r renderRequest) (*rendered, error) {
 	}
 	files, err := e.RenderWithContext(ctx, ch, vals)
 	if err != nil {
-		return nil, fmt.Errorf("render chart %s: %w", ch.Name(), err)
+		return nil, fmt.Errorf("render chart %s: %s", ch.Name(), flat(err))
 	}
 	out := &rendered{}
 	var notes []string
@@ -102,6 +102,12 @@ func render(ctx context.Context, r renderRequest) (*rendered, error) {
 	}
 	out.manifest = b.String()
 	return out, nil
+}
+
+// flat puts a Helm error on one line: its messages run over several, and
+// every line of a plugin's error is a problem of its own to the plan.
+func flat(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 // capabilities are the cluster's, for .Capabilities: its version and the
