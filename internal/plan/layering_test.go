@@ -46,9 +46,11 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-// TestHeavySDKsStayInTheirPlugins: client-go, kustomize and kstatus are
-// compiled only for internal/plugin/kubernetes and the binary, so that the
-// core's tests (go test ./internal/...) build without them.
+// TestHeavySDKsStayInTheirPlugins: client-go, kustomize, kstatus and the
+// Helm SDK are compiled only for internal/plugin/kubernetes,
+// internal/plugin/helm (which builds on the kubernetes plugin's stages) and
+// the binary, so that the core's tests (go test ./internal/...) build
+// without them.
 func TestHeavySDKsStayInTheirPlugins(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
@@ -57,11 +59,12 @@ func TestHeavySDKsStayInTheirPlugins(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	heavy := []string{"k8s.io/", "sigs.k8s.io/kustomize", "github.com/fluxcd/cli-utils"}
+	heavy := []string{"k8s.io/", "sigs.k8s.io/kustomize", "github.com/fluxcd/cli-utils", "helm.sh/"}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		pkg := fields[0]
-		if strings.HasPrefix(pkg, "github.com/gantry-dev/gantry/internal/plugin/kubernetes") {
+		if strings.HasPrefix(pkg, "github.com/gantry-dev/gantry/internal/plugin/kubernetes") ||
+			strings.HasPrefix(pkg, "github.com/gantry-dev/gantry/internal/plugin/helm") {
 			continue
 		}
 		for _, dep := range fields[1:] {
