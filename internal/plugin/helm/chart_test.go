@@ -1,0 +1,290 @@
+package helm
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+)
+
+// writeFiles writes files (slash-separated paths relative to dir) and
+// returns dir.
+func writeFiles(t testing.TB, dir string, files map[string]string) string {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// chartFiles are the files of a minimal chart: Chart.yaml and one
+// ConfigMap template.
+func chartFiles(name, version string) map[string]string {
+	return map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: " + name + "\nversion: " + version + "\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n" +
+			"data:\n  version: {{ .Chart.Version | quote }}\n",
+	}
+}
+
+// writeChart writes a minimal chart folder at dir.
+func writeChart(t testing.TB, dir, name, version string) string {
+	t.Helper()
+	return writeFiles(t, dir, chartFiles(name, version))
+}
+
+// packageChart packages a minimal chart into outDir as helm package does,
+// <name>-<version>.tgz, and returns the package's path.
+func packageChart(t testing.TB, outDir, name, version string) string {
+	t.Helper()
+	src := writeChart(t, t.TempDir(), name, version)
+	ch, err := loader.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := chartutil.Save(ch, outDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(outDir, name+"-"+version+".tgz"); p != want {
+		t.Fatalf("helm saved the package at %s, not %s", p, want)
+	}
+	return p
+}
+
+// writeIndex writes a repository's cached index, <repo>-index.yaml, from
+// chart name → versions; each version's URL is <name>-<version>.tgz
+// (urlBase prefixed when given, as real repositories give full URLs).
+func writeIndex(t testing.TB, cache, repo, urlBase string, entries map[string][]string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nentries:\n")
+	for name, versions := range entries {
+		b.WriteString("  " + name + ":\n")
+		for _, v := range versions {
+			b.WriteString("  - name: " + name + "\n    version: " + v + "\n    urls:\n    - " + urlBase + name + "-" + v + ".tgz\n")
+		}
+	}
+	b.WriteString("generated: \"2024-01-01T00:00:00Z\"\n")
+	writeFiles(t, cache, map[string]string{repo + "-index.yaml": b.String()})
+}
+
+func TestLocateInComponentFolder(t *testing.T) {
+	dir := t.TempDir()
+	writeChart(t, filepath.Join(dir, "chart"), "web", "1.0.0")
+	writeChart(t, filepath.Join(dir, "charts", "api"), "api", "0.1.0")
+	writeChart(t, filepath.Join(dir, ".charts", "hub"), "hub", "0.1.0")
+	packageChart(t, filepath.Join(dir, "charts"), "db", "2.1.0")
+	packageChart(t, filepath.Join(dir, "pkg"), "cache", "3.0.0")
+	// An empty cache: nothing found in the folder must not be found there.
+	t.Setenv("HELM_REPOSITORY_CACHE", t.TempDir())
+
+	tests := []struct {
+		name string
+		ref  chartRef
+		want string // relative to dir
+	}{
+		{name: "folder by path", ref: chartRef{Name: "chart"}, want: "chart"},
+		{name: "folder by ./path", ref: chartRef{Name: "./chart"}, want: "chart"},
+		{name: "the component folder", ref: chartRef{Name: "."}, want: "."},
+		{name: "package by path", ref: chartRef{Name: "pkg/cache-3.0.0.tgz"}, want: "pkg/cache-3.0.0.tgz"},
+		{name: "charts/<name> folder", ref: chartRef{Name: "api"}, want: "charts/api"},
+		{name: "charts/<name> for repo/name", ref: chartRef{Name: "stable/api", Repo: "https://charts.example.com"}, want: "charts/api"},
+		{name: ".charts/<name> folder", ref: chartRef{Name: "hub"}, want: ".charts/hub"},
+		{name: "charts/<name>-<version>.tgz", ref: chartRef{Name: "db", Version: "2.1.0"}, want: "charts/db-2.1.0.tgz"},
+		{name: "version with v", ref: chartRef{Name: "bitnami/db", Version: "v2.1.0"}, want: "charts/db-2.1.0.tgz"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := locate(dir, tt.ref)
+			if err != nil {
+				t.Fatalf("locate: %v", err)
+			}
+			if want := filepath.Join(dir, filepath.FromSlash(tt.want)); got != want {
+				t.Errorf("locate = %s; want %s", got, want)
+			}
+			if tt.ref.Name == "." {
+				return // the folder of the test's charts is no chart
+			}
+			if _, err := loadChart(got); err != nil {
+				t.Errorf("loadChart(%s): %v", got, err)
+			}
+		})
+	}
+}
+
+func TestLocateInRepositoryCache(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("HELM_REPOSITORY_CACHE", cache)
+	writeIndex(t, cache, "stable", "https://charts.example.com/stable/", map[string][]string{
+		"web": {"0.1.0", "0.1.5", "0.2.0", "not-a-version"},
+		"api": {"1.0.0"},
+	})
+	writeIndex(t, cache, "extra", "", map[string][]string{
+		"web":   {"0.3.0"},
+		"ghost": {"1.0.0"},
+	})
+	// A cache file that is not an index, and an index that is not YAML:
+	// both ignored.
+	writeFiles(t, cache, map[string]string{"stable-charts.txt": "web\napi\n", "broken-index.yaml": "entries: [\n"})
+	for _, p := range [][2]string{{"web", "0.1.0"}, {"web", "0.1.5"}, {"web", "0.2.0"}, {"web", "0.3.0"}, {"api", "1.0.0"}} {
+		packageChart(t, cache, p[0], p[1])
+	}
+	dir := t.TempDir()
+
+	tests := []struct {
+		name string
+		ref  chartRef
+		// want is the package's file in the cache; errs substrings of the
+		// error instead.
+		want string
+		errs []string
+	}{
+		{name: "pinned version", ref: chartRef{Name: "web", Version: "0.1.0"}, want: "web-0.1.0.tgz"},
+		{name: "pinned with v", ref: chartRef{Name: "web", Version: "v0.1.5"}, want: "web-0.1.5.tgz"},
+		{name: "tilde range", ref: chartRef{Name: "web", Version: "~0.1"}, want: "web-0.1.5.tgz"},
+		{name: "caret range", ref: chartRef{Name: "web", Version: "^0.2"}, want: "web-0.2.0.tgz"},
+		{name: "range of two bounds", ref: chartRef{Name: "web", Version: ">=0.1.0 <0.3.0"}, want: "web-0.2.0.tgz"},
+		{name: "highest of all indexes", ref: chartRef{Name: "web"}, want: "web-0.3.0.tgz"},
+		{name: "repo/name reads that repo's index", ref: chartRef{Name: "stable/web"}, want: "web-0.2.0.tgz"},
+		{name: "repo/name with version", ref: chartRef{Name: "stable/web", Version: "0.1.0"}, want: "web-0.1.0.tgz"},
+		{name: "the other repo", ref: chartRef{Name: "extra/web"}, want: "web-0.3.0.tgz"},
+		{name: "repo given as URL", ref: chartRef{Name: "api", Repo: "https://charts.example.com/stable"}, want: "api-1.0.0.tgz"},
+		{
+			name: "not in any index",
+			ref:  chartRef{Name: "nope", Version: "1.0.0"},
+			errs: []string{"chart nope 1.0.0 is not on this machine", "no cached index lists it", cache, "gantry does not download charts"},
+		},
+		{
+			name: "version not listed",
+			ref:  chartRef{Name: "web", Version: "9.9.9"},
+			errs: []string{"no cached index lists it", "gantry does not download charts"},
+		},
+		{
+			name: "version listed in another repo only",
+			ref:  chartRef{Name: "extra/web", Version: "0.1.0"},
+			errs: []string{"no cached index lists it"},
+		},
+		{
+			name: "repo with no cached index",
+			ref:  chartRef{Name: "missing/web"},
+			errs: []string{"chart missing/web is not on this machine", "no cached index lists it"},
+		},
+		{
+			name: "index lists it, package missing",
+			ref:  chartRef{Name: "ghost"},
+			errs: []string{"the index lists version 1.0.0 but its package ghost-1.0.0.tgz is not in the cache", "gantry does not download charts", "helm pull"},
+		},
+		{
+			name: "bad version",
+			ref:  chartRef{Name: "web", Version: "one point two"},
+			errs: []string{`version "one point two" is not a version or a range`},
+		},
+		{
+			name: "repo in the message",
+			ref:  chartRef{Name: "nope", Repo: "https://charts.example.com"},
+			errs: []string{"chart nope of https://charts.example.com is not on this machine"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := locate(dir, tt.ref)
+			if len(tt.errs) > 0 {
+				if err == nil {
+					t.Fatalf("locate = %s; want an error", got)
+				}
+				for _, s := range tt.errs {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not hold %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("locate: %v", err)
+			}
+			if want := filepath.Join(cache, tt.want); got != want {
+				t.Errorf("locate = %s; want %s", got, want)
+			}
+			ch, err := loadChart(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := strings.TrimSuffix(strings.TrimPrefix(tt.want, ch.Name()+"-"), ".tgz"); ch.Metadata.Version != v {
+				t.Errorf("the package holds version %s; want %s", ch.Metadata.Version, v)
+			}
+		})
+	}
+}
+
+func TestLocatePrefersComponentFolder(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("HELM_REPOSITORY_CACHE", cache)
+	writeIndex(t, cache, "stable", "", map[string][]string{"web": {"1.0.0"}})
+	packageChart(t, cache, "web", "1.0.0")
+	dir := t.TempDir()
+	writeChart(t, filepath.Join(dir, "charts", "web"), "web", "0.0.1")
+	got, err := locate(dir, chartRef{Name: "stable/web", Version: "1.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "charts", "web"); got != want {
+		t.Errorf("locate = %s; want the component's %s", got, want)
+	}
+}
+
+func TestRepositoryCache(t *testing.T) {
+	t.Setenv("HELM_REPOSITORY_CACHE", "/helm/cache")
+	t.Setenv("XDG_CACHE_HOME", "/xdg")
+	if got := repositoryCache(); got != "/helm/cache" {
+		t.Errorf("with HELM_REPOSITORY_CACHE: %s", got)
+	}
+	t.Setenv("HELM_REPOSITORY_CACHE", "")
+	if got, want := repositoryCache(), filepath.Join("/xdg", "helm", "repository"); got != want {
+		t.Errorf("with XDG_CACHE_HOME: %s; want %s", got, want)
+	}
+	t.Setenv("XDG_CACHE_HOME", "")
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home folder")
+	}
+	if got, want := repositoryCache(), filepath.Join(home, ".cache", "helm", "repository"); got != want {
+		t.Errorf("by default: %s; want %s", got, want)
+	}
+}
+
+func TestLoadChartError(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"broken/Chart.yaml": "apiVersion: v2\nname: broken\n"}) // no version
+	for _, p := range []string{filepath.Join(dir, "absent"), filepath.Join(dir, "broken")} {
+		if _, err := loadChart(p); err == nil || !strings.Contains(err.Error(), "load chart "+p) {
+			t.Errorf("loadChart(%s) = %v; want an error naming it", p, err)
+		}
+	}
+}
+
+func TestChartRefString(t *testing.T) {
+	tests := []struct {
+		ref  chartRef
+		want string
+	}{
+		{chartRef{Name: "web"}, "web"},
+		{chartRef{Name: "web", Version: "1.2.3"}, "web 1.2.3"},
+		{chartRef{Name: "web", Repo: "https://x"}, "web of https://x"},
+		{chartRef{Name: "stable/web", Version: "~1", Repo: "https://x"}, "stable/web ~1 of https://x"},
+	}
+	for _, tt := range tests {
+		if got := tt.ref.String(); got != tt.want {
+			t.Errorf("%#v.String() = %q; want %q", tt.ref, got, tt.want)
+		}
+	}
+}

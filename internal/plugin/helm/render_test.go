@@ -1,0 +1,306 @@
+package helm
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	rspb "helm.sh/helm/v4/pkg/release/v1"
+
+	"github.com/gantry-dev/gantry/internal/plugin/kubernetes"
+)
+
+const crdYAML = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %s.example.com
+spec:
+  group: example.com
+  names: {kind: %s, plural: %s}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
+`
+
+func crd(plural, kind string) string {
+	return strings.NewReplacer("%s.example.com", plural+".example.com", "kind: %s", "kind: "+kind, "plural: %s", "plural: "+plural).Replace(crdYAML)
+}
+
+// demoChart is a chart with CRDs, notes, an empty template, a hook, a
+// partial and a dependency with CRDs and notes of its own.
+func demoChart() map[string]string {
+	return map[string]string{
+		"Chart.yaml": `apiVersion: v2
+name: demo
+version: 0.1.0
+dependencies:
+- name: sub
+  version: 0.1.0
+  condition: sub.enabled
+`,
+		"values.yaml":            "replicas: 1\ngreeting: hello\nsub:\n  enabled: true\n",
+		"crds/crontab.yaml":      crd("crontabs", "CronTab"),
+		"crds/README.md":         "not a manifest",
+		"templates/_helpers.tpl": `{{- define "demo.name" -}}{{ .Release.Name }}-demo{{- end -}}`,
+		"templates/NOTES.txt":    "Thanks for installing {{ .Release.Name }} in {{ .Release.Namespace }}.\n",
+		"templates/empty.yaml":   "{{- if .Values.never }}\napiVersion: v1\nkind: ConfigMap\n{{- end }}\n",
+		"templates/blank.yaml":   "\n\n   \n",
+		"templates/b-config.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ include "demo.name" . }}
+  namespace: {{ .Release.Namespace }}
+data:
+  greeting: {{ .Values.greeting | quote }}
+  upgrade: {{ .Release.IsUpgrade | quote }}
+  revision: {{ .Release.Revision | quote }}
+`,
+		"templates/a-service.yaml": `apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  ports: [{port: 80}]
+`,
+		"templates/hook.yaml": `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-migrate
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-weight: "-5"
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: migrate, image: busybox}]
+`,
+		"charts/sub/Chart.yaml":          "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+		"charts/sub/crds/widgets.yaml":   crd("widgets", "Widget"),
+		"charts/sub/templates/NOTES.txt": "sub notes\n",
+		"charts/sub/templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-sub
+`,
+	}
+}
+
+func loadTestChart(t *testing.T, files map[string]string) string {
+	t.Helper()
+	return writeFiles(t, filepath.Join(t.TempDir(), "chart"), files)
+}
+
+func renderFiles(t *testing.T, files map[string]string, values map[string]any, upgrade bool) (*rendered, error) {
+	t.Helper()
+	ch, err := loader.Load(loadTestChart(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return render(context.Background(), renderRequest{chart: ch, values: values, release: "rel", namespace: "ns",
+		revision: 3, upgrade: upgrade, caps: common.DefaultCapabilities})
+}
+
+func docNames(docs []kubernetes.Document) []string {
+	var out []string
+	for _, d := range docs {
+		name := d.Name
+		if d.CRD {
+			name += " (CRD)"
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+func TestRender(t *testing.T) {
+	r, err := renderFiles(t, demoChart(), map[string]any{"greeting": "hi"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDocs := []string{
+		"demo/crds/crontab.yaml (CRD)",
+		"demo/charts/sub/crds/widgets.yaml (CRD)",
+		"demo/charts/sub/templates/cm.yaml",
+		"demo/templates/a-service.yaml",
+		"demo/templates/b-config.yaml",
+		"demo/templates/hook.yaml",
+	}
+	if got := docNames(r.docs); !slices.Equal(got, wantDocs) {
+		t.Errorf("documents:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantDocs, "\n"))
+	}
+	byName := map[string]string{}
+	for _, d := range r.docs {
+		byName[d.Name] = string(d.Data)
+	}
+	if d := byName["demo/crds/crontab.yaml"]; d != crd("crontabs", "CronTab") {
+		t.Errorf("the CRD is not the file as written:\n%s", d)
+	}
+	cm := byName["demo/templates/b-config.yaml"]
+	for _, s := range []string{"name: rel-demo", "namespace: ns", `greeting: "hi"`, `upgrade: "false"`, `revision: "3"`} {
+		if !strings.Contains(cm, s) {
+			t.Errorf("the ConfigMap does not hold %q (values, release, partials):\n%s", s, cm)
+		}
+	}
+	for name := range byName {
+		if strings.Contains(name, "NOTES") || strings.Contains(name, "empty") || strings.Contains(name, "blank") || strings.Contains(name, "_helpers") {
+			t.Errorf("document %s should not be there", name)
+		}
+	}
+
+	if want := "Thanks for installing rel in ns.\n"; r.notes != want {
+		t.Errorf("notes = %q; want %q (the chart's, not its dependency's)", r.notes, want)
+	}
+
+	if len(r.hooks) != 1 {
+		t.Fatalf("hooks = %d; want 1", len(r.hooks))
+	}
+	h := r.hooks[0]
+	if h.Name != "rel-migrate" || h.Kind != "Job" || h.Path != "demo/templates/hook.yaml" || h.Weight != -5 ||
+		!slices.Equal(h.Events, []rspb.HookEvent{rspb.HookPreInstall, rspb.HookPreUpgrade}) {
+		t.Errorf("hook = %+v", h)
+	}
+
+	for _, s := range []string{"# Source: demo/templates/a-service.yaml", "# Source: demo/templates/b-config.yaml", "# Source: demo/charts/sub/templates/cm.yaml", "kind: Service"} {
+		if !strings.Contains(r.manifest, s) {
+			t.Errorf("manifest does not hold %q:\n%s", s, r.manifest)
+		}
+	}
+	for _, s := range []string{"hook.yaml", "migrate", "Thanks", "CustomResourceDefinition"} {
+		if strings.Contains(r.manifest, s) {
+			t.Errorf("manifest holds %q:\n%s", s, r.manifest)
+		}
+	}
+	if !strings.HasPrefix(r.manifest, "---\n# Source: ") {
+		t.Errorf("manifest does not start as Helm's does:\n%s", r.manifest)
+	}
+}
+
+func TestRenderUpgradeAndDependencyCondition(t *testing.T) {
+	r, err := renderFiles(t, demoChart(), map[string]any{"sub": map[string]any{"enabled": false}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"demo/crds/crontab.yaml (CRD)",
+		"demo/templates/a-service.yaml",
+		"demo/templates/b-config.yaml",
+		"demo/templates/hook.yaml",
+	}
+	if got := docNames(r.docs); !slices.Equal(got, want) {
+		t.Errorf("documents with the dependency disabled:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, d := range r.docs {
+		if d.Name == "demo/templates/b-config.yaml" && !strings.Contains(string(d.Data), `upgrade: "true"`) {
+			t.Errorf("an upgrade renders .Release.IsUpgrade false:\n%s", d.Data)
+		}
+	}
+}
+
+func TestRenderNoNotes(t *testing.T) {
+	files := chartFiles("plain", "1.0.0")
+	r, err := renderFiles(t, files, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.notes != "" || len(r.hooks) != 0 {
+		t.Errorf("notes %q, hooks %v; want none", r.notes, r.hooks)
+	}
+	if got := docNames(r.docs); !slices.Equal(got, []string{"plain/templates/cm.yaml"}) {
+		t.Errorf("documents = %q", got)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	base := chartFiles("web", "1.0.0")
+	with := func(extra map[string]string) map[string]string {
+		m := maps.Clone(base)
+		maps.Copy(m, extra)
+		return m
+	}
+	schema := `{
+  "$schema": "https://json-schema.org/draft-07/schema#",
+  "type": "object",
+  "properties": {"replicas": {"type": "integer"}}
+}`
+	tests := []struct {
+		name   string
+		files  map[string]string
+		values map[string]any
+		errs   []string
+		// bug says why the row is skipped: render does not do it yet (see
+		// the report of the helm plugin's tests).
+		bug string
+	}{
+		{
+			name:  "template error names file and line",
+			files: with(map[string]string{"templates/bad.yaml": "apiVersion: v1\nkind: {{ .Values.kind | required \"kind is required\" }}\n"}),
+			errs:  []string{"render chart web", "templates/bad.yaml:2", "kind is required"},
+		},
+		{
+			name:  "template parse error",
+			files: with(map[string]string{"templates/bad.yaml": "a: 1\nb: {{ .Values.x \n"}),
+			errs:  []string{"render chart web", "templates/bad.yaml:2"},
+		},
+		{
+			name:  "missing nested value",
+			files: with(map[string]string{"templates/bad.yaml": "a: 1\nb: {{ .Values.image.tag }}\n"}),
+			errs:  []string{"templates/bad.yaml:2"},
+		},
+		{
+			name:   "schema violation",
+			files:  with(map[string]string{"values.schema.json": schema, "values.yaml": "replicas: 1\n"}),
+			values: map[string]any{"replicas": "three"},
+			errs:   []string{"chart web", "schema", "replicas"},
+		},
+		{
+			name:  "schema violation by the chart's own values",
+			files: with(map[string]string{"values.schema.json": schema, "values.yaml": "replicas: three\n"}),
+			errs:  []string{"schema"},
+		},
+		{
+			name:  "kubeVersion not met",
+			files: with(map[string]string{"Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\nkubeVersion: \">=1.99.0-0\"\n"}),
+			errs:  []string{"chart web needs Kubernetes >=1.99.0-0; the cluster runs " + common.DefaultCapabilities.KubeVersion.Version},
+		},
+		{
+			name:  "missing dependency",
+			files: with(map[string]string{"Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\ndependencies:\n- name: absent\n  version: 1.0.0\n"}),
+			errs:  []string{"chart web", "missing in charts/ directory: absent"},
+			bug:   "render does not check that Chart.yaml's dependencies are in charts/ (helm install does, action.CheckDependencies)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.bug != "" {
+				t.Skip("known bug: " + tt.bug)
+			}
+			ch, err := loader.Load(loadTestChart(t, tt.files))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = render(context.Background(), renderRequest{chart: ch, values: tt.values, release: "rel", namespace: "ns",
+				revision: 1, caps: common.DefaultCapabilities})
+			if err == nil {
+				t.Fatal("render: no error")
+			}
+			for _, s := range tt.errs {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q\ndoes not hold %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+func TestRenderKubeVersionMet(t *testing.T) {
+	files := chartFiles("web", "1.0.0")
+	files["Chart.yaml"] = "apiVersion: v2\nname: web\nversion: 1.0.0\nkubeVersion: \">=1.16.0-0\"\n"
+	if _, err := renderFiles(t, files, nil, false); err != nil {
+		t.Errorf("a kubeVersion the capabilities meet: %v", err)
+	}
+}

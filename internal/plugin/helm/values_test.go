@@ -1,0 +1,451 @@
+package helm
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestValuesFiles(t *testing.T) {
+	tests := []struct {
+		name      string
+		files     map[string]string
+		cfg       config
+		chartHere bool
+		want      []string
+	}{
+		{name: "nothing", files: map[string]string{"main.tf": ""}, want: nil},
+		{name: "values.yaml alone", files: map[string]string{"values.yaml": ""}, want: []string{"values.yaml"}},
+		{
+			name: "values.yaml first, then values-*.yaml sorted",
+			files: map[string]string{
+				"values-prod.yaml": "", "values-dev.yaml": "", "values.yaml": "", "values-a.yml": "",
+				// not values files
+				"values.yml": "", "other.yaml": "", "values-.yaml": "", "myvalues-x.yaml": "", "values-x.json": "",
+				"values-x.yaml.bak": "", "Chart.lock": "",
+			},
+			want: []string{"values.yaml", "values-a.yml", "values-dev.yaml", "values-prod.yaml"},
+		},
+		{
+			name:  "values-*.yaml without values.yaml",
+			files: map[string]string{"values-b.yaml": "", "values-a.yaml": ""},
+			want:  []string{"values-a.yaml", "values-b.yaml"},
+		},
+		{
+			name: "templates counted by their rendered name",
+			files: map[string]string{
+				"values.yaml.template": "", "values-prod.yaml.gotemplate": "", "values-dev.yaml.template": "",
+				// a template rendered before: counted once
+				"values-dev.yaml": "",
+			},
+			want: []string{"values.yaml", "values-dev.yaml", "values-prod.yaml"},
+		},
+		{
+			name:  "both templates of one file counted once",
+			files: map[string]string{"values.yaml.template": "", "values.yaml.gotemplate": ""},
+			want:  []string{"values.yaml"},
+		},
+		{
+			name:  "folders are not values files",
+			files: map[string]string{"values-x.yaml/a.yaml": "", "values.yaml/b.yaml": "", "values-y.yaml": ""},
+			want:  []string{"values-y.yaml"},
+		},
+		{
+			name:      "chart in the component folder: its values.yaml left out",
+			files:     map[string]string{"Chart.yaml": "", "values.yaml": "", "values-prod.yaml": ""},
+			chartHere: true,
+			want:      []string{"values-prod.yaml"},
+		},
+		{
+			name:      "chart in the component folder: values.yaml's template left out too",
+			files:     map[string]string{"Chart.yaml": "", "values.yaml.template": ""},
+			chartHere: true,
+			want:      nil,
+		},
+		{
+			name:  "config list kept as given",
+			files: map[string]string{"values.yaml": "", "values-prod.yaml": ""},
+			cfg:   config{Values: []string{"values-prod.yaml", "extra/more.yaml", "values.yaml"}},
+			want:  []string{"values-prod.yaml", "extra/more.yaml", "values.yaml"},
+		},
+		{
+			name:  "config empty list: no files",
+			files: map[string]string{"values.yaml": ""},
+			cfg:   config{Values: []string{}},
+			want:  []string{},
+		},
+		{
+			name:      "config list with the chart here",
+			files:     map[string]string{"Chart.yaml": "", "values.yaml": ""},
+			cfg:       config{Values: []string{"values.yaml"}},
+			chartHere: true,
+			want:      []string{"values.yaml"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeFiles(t, t.TempDir(), tt.files)
+			got := valuesFiles(dir, tt.cfg, tt.chartHere)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("valuesFiles (-want +got):\n%s", d)
+			}
+		})
+	}
+	if got := valuesFiles(filepath.Join(t.TempDir(), "absent"), config{}, false); got != nil {
+		t.Errorf("valuesFiles of a missing folder = %q; want none", got)
+	}
+}
+
+func TestReadValues(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		list  []string
+		plan  bool
+		want  map[string]any
+		// errs, when given, are substrings of the error wanted instead.
+		errs []string
+	}{
+		{name: "no files", list: nil, want: map[string]any{}},
+		{
+			name:  "one file",
+			files: map[string]string{"values.yaml": "replicas: 2\nimage: {tag: v1}\n"},
+			list:  []string{"values.yaml"},
+			want:  map[string]any{"replicas": float64(2), "image": map[string]any{"tag": "v1"}},
+		},
+		{
+			name: "later files win, maps merged",
+			files: map[string]string{
+				"values.yaml":      "replicas: 1\nname: web\nimage: {repo: nginx, tag: v1}\nlist: [a, b]\n",
+				"values-prod.yaml": "replicas: 3\nimage: {tag: v2}\nlist: [c]\n",
+				"env/extra.yaml":   "name: web-prod\n",
+			},
+			list: []string{"values.yaml", "values-prod.yaml", "env/extra.yaml"},
+			want: map[string]any{
+				"replicas": float64(3), "name": "web-prod",
+				"image": map[string]any{"repo": "nginx", "tag": "v2"}, "list": []any{"c"},
+			},
+		},
+		{
+			name:  "several YAML documents in a file",
+			files: map[string]string{"values.yaml": "a: 1\n---\nb: 2\n"},
+			list:  []string{"values.yaml"},
+			want:  map[string]any{"a": float64(1), "b": float64(2)},
+		},
+		{
+			name:  "empty file",
+			files: map[string]string{"values.yaml": ""},
+			list:  []string{"values.yaml"},
+			want:  map[string]any{},
+		},
+		{
+			name: "plan reads the template raw",
+			files: map[string]string{
+				"values.yaml.template": "replicas: ${replicas}\nname: web\n",
+				// rendered by an earlier run: the plan reads the template
+				"values.yaml": "replicas: 5\nname: old\n",
+			},
+			list: []string{"values.yaml"},
+			plan: true,
+			want: map[string]any{"replicas": "${replicas}", "name": "web"},
+		},
+		{
+			name:  "plan reads a .gotemplate raw",
+			files: map[string]string{"values-prod.yaml.gotemplate": "host: \"{{ .host }}\"\n"},
+			list:  []string{"values-prod.yaml"},
+			plan:  true,
+			want:  map[string]any{"host": "{{ .host }}"},
+		},
+		{
+			name: "plan ignores a template that is not YAML",
+			files: map[string]string{
+				"values.yaml":               "name: web\n",
+				"values-prod.yaml.template": "{{ range .hosts }}\n- {{ . }}\n{{ end }}\n: : [\n",
+			},
+			list: []string{"values.yaml", "values-prod.yaml"},
+			plan: true,
+			want: map[string]any{"name": "web"},
+		},
+		{
+			name:  "plan reads a file with no template",
+			files: map[string]string{"values.yaml": "name: web\n"},
+			list:  []string{"values.yaml"},
+			plan:  true,
+			want:  map[string]any{"name": "web"},
+		},
+		{
+			name: "run reads the rendered file",
+			files: map[string]string{
+				"values.yaml.template": "replicas: ${replicas}\n",
+				"values.yaml":          "replicas: 3\n",
+			},
+			list: []string{"values.yaml"},
+			want: map[string]any{"replicas": float64(3)},
+		},
+		{
+			name:  "run: a template not rendered",
+			files: map[string]string{"values.yaml.template": "replicas: ${replicas}\n"},
+			list:  []string{"values.yaml"},
+			errs:  []string{"values file values.yaml:"},
+		},
+		{
+			name:  "missing configured file",
+			files: map[string]string{"values.yaml": "a: 1\n"},
+			list:  []string{"values.yaml", "env/missing.yaml"},
+			errs:  []string{"values file env/missing.yaml:"},
+		},
+		{
+			name:  "missing in plan too",
+			files: map[string]string{"values.yaml": "a: 1\n"},
+			list:  []string{"missing.yaml"},
+			plan:  true,
+			errs:  []string{"values file missing.yaml:"},
+		},
+		{
+			name:  "every problem named",
+			files: map[string]string{"bad.yaml": "a: [\n"},
+			list:  []string{"one.yaml", "bad.yaml", "two.yaml"},
+			errs:  []string{"values file one.yaml:", "values file bad.yaml:", "values file two.yaml:"},
+		},
+		{
+			name:  "not YAML at run time",
+			files: map[string]string{"values.yaml": "a: [\n"},
+			list:  []string{"values.yaml"},
+			errs:  []string{"values file values.yaml:"},
+		},
+		{
+			name:  "a list, not a mapping",
+			files: map[string]string{"values.yaml": "- a\n- b\n"},
+			list:  []string{"values.yaml"},
+			errs:  []string{"values file values.yaml:"},
+		},
+		{
+			name:  "a folder",
+			files: map[string]string{"values.yaml/x": ""},
+			list:  []string{"values.yaml"},
+			errs:  []string{"values file values.yaml:"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeFiles(t, t.TempDir(), tt.files)
+			got, err := readValues(dir, tt.list, tt.plan)
+			if len(tt.errs) > 0 {
+				if err == nil {
+					t.Fatalf("readValues = %v; want an error", got)
+				}
+				for _, s := range tt.errs {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not hold %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("readValues: %v", err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("readValues (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestSetValues(t *testing.T) {
+	params := map[string]string{"n": "3", "flag": "true", "name": "web"}
+	expand := func(s string) (string, error) {
+		for k, v := range params {
+			s = strings.ReplaceAll(s, "${"+k+"}", v)
+		}
+		if strings.Contains(s, "${") {
+			return "", errors.New("unknown parameter in " + s)
+		}
+		return s, nil
+	}
+	in := map[string]any{
+		"label":   "x-${n}",
+		"enabled": "${flag}",
+		"name":    "${name}",
+		"plain":   "text",
+		"number":  int64(7),
+		"float":   2.5,
+		"nested":  map[string]any{"deeper": map[string]any{"on": "${flag}", "tag": "v${n}"}},
+		"items":   []any{"${flag}", "a-${name}", map[string]any{"k": "${flag}"}, int64(1), nil, []any{"${name}"}},
+		"null":    nil,
+	}
+	t.Run("no expand", func(t *testing.T) {
+		withRefs := map[string]any{"replicaCount": "${n}", "nested": map[string]any{"a": []any{"#{n + 1}"}}}
+		for _, v := range []map[string]any{in, withRefs, nil} {
+			got, err := setValues(v, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := v
+			if want == nil {
+				want = map[string]any{}
+			}
+			if d := cmp.Diff(any(want), got); d != "" {
+				t.Errorf("setValues with no expand (-want +got):\n%s", d)
+			}
+		}
+	})
+	t.Run("expand", func(t *testing.T) {
+		got, err := setValues(in, expand)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{
+			"label":   "x-3",
+			"enabled": true,
+			"name":    "web",
+			"plain":   "text",
+			"number":  int64(7),
+			"float":   2.5,
+			"nested":  map[string]any{"deeper": map[string]any{"on": true, "tag": "v3"}},
+			"items":   []any{true, "a-web", map[string]any{"k": true}, int64(1), nil, []any{"web"}},
+			"null":    nil,
+		}
+		if d := cmp.Diff(any(want), got); d != "" {
+			t.Errorf("setValues (-want +got):\n%s", d)
+		}
+		if in["enabled"] != "${flag}" || in["nested"].(map[string]any)["deeper"].(map[string]any)["on"] != "${flag}" || in["items"].([]any)[0] != "${flag}" {
+			t.Errorf("setValues changed its input: %v", in)
+		}
+	})
+	for _, tt := range []struct {
+		name string
+		in   any
+		path string
+	}{
+		{name: "top", in: map[string]any{"a": "${missing}"}, path: "a: "},
+		{name: "nested", in: map[string]any{"image": map[string]any{"tag": "${missing}"}}, path: "image: tag: "},
+		{name: "in a list", in: map[string]any{"hosts": []any{"ok", map[string]any{"name": "${missing}"}}}, path: "hosts: [1]: name: "},
+	} {
+		t.Run("error "+tt.name, func(t *testing.T) {
+			_, err := setValues(tt.in, expand)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.HasPrefix(err.Error(), tt.path) || !strings.Contains(err.Error(), "unknown parameter") {
+				t.Errorf("error %q does not start with the key path %q and the expand error", err, tt.path)
+			}
+		})
+	}
+}
+
+// TestSetValuesTyping checks the type a value that is exactly one reference
+// takes from what it expands to; a value with text around the reference
+// stays a string.
+func TestSetValuesTyping(t *testing.T) {
+	tests := []struct {
+		value, expanded string
+		want            any
+		// bug says why the row is skipped: setValues does not do it yet
+		// (see the report of the helm plugin's tests).
+		bug string
+	}{
+		{value: "${n}", expanded: "3", want: int64(3), bug: "integers come out float64 (sigs.k8s.io/yaml)"},
+		{value: " ${n} ", expanded: "3", want: int64(3), bug: "integers come out float64 (sigs.k8s.io/yaml)"},
+		{value: "${n}", expanded: "1000000", want: int64(1000000), bug: "integers come out float64, rendered 1e+06"},
+		{value: "x-${n}", expanded: "x-3", want: "x-3"},
+		{value: "${n}-x", expanded: "3-x", want: "3-x"},
+		{value: "${a}${b}", expanded: "33", want: "33"},
+		{value: "${flag}", expanded: "true", want: true},
+		{value: "${flag}", expanded: "false", want: false},
+		{value: "#{n > 1}", expanded: "true", want: true},
+		{value: "${ratio}", expanded: "1.5", want: 1.5},
+		{value: "${nothing}", expanded: "null", want: nil},
+		{value: "${name}", expanded: "web", want: "web"},
+		{value: "${list}", expanded: "[a, b]", want: "[a, b]"},
+		{value: "${map}", expanded: "{a: 1}", want: "{a: 1}"},
+		{value: "${date}", expanded: "2024-01-02", want: "2024-01-02"},
+		{value: "${tag}", expanded: "", want: "", bug: "empty text comes out null, which removes the key from the chart's values"},
+		{value: "${country}", expanded: "no", want: "no", bug: "YAML 1.1 booleans: no comes out false"},
+		{value: "${mode}", expanded: "on", want: "on", bug: "YAML 1.1 booleans: on comes out true"},
+		{value: "${zip}", expanded: "010", want: "010", bug: "leading zero read as octal: 010 comes out 8"},
+		{value: "${id}", expanded: "0x10", want: "0x10", bug: "0x10 comes out 16"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value+"="+tt.expanded, func(t *testing.T) {
+			if tt.bug != "" {
+				t.Skip("known bug: " + tt.bug)
+			}
+			got, err := setValues(tt.value, func(string) (string, error) { return tt.expanded, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("setValues(%q) with %q (-want +got):\n%s", tt.value, tt.expanded, d)
+			}
+		})
+	}
+}
+
+func TestMergeValues(t *testing.T) {
+	base := map[string]any{
+		"replicas": float64(1),
+		"image":    map[string]any{"repo": "nginx", "tag": "v1"},
+		"list":     []any{"a"},
+		"scalar":   "s",
+		"gone":     "x",
+	}
+	over := map[string]any{
+		"replicas": int64(3),
+		"image":    map[string]any{"tag": "v2", "pull": "Always"},
+		"list":     []any{"b"},
+		"scalar":   map[string]any{"now": "a map"},
+		"gone":     nil,
+		"new":      true,
+	}
+	want := map[string]any{
+		"replicas": int64(3),
+		"image":    map[string]any{"repo": "nginx", "tag": "v2", "pull": "Always"},
+		"list":     []any{"b"},
+		"scalar":   map[string]any{"now": "a map"},
+		"gone":     nil,
+		"new":      true,
+	}
+	got := mergeValues(base, over)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("mergeValues (-want +got):\n%s", d)
+	}
+	if base["image"].(map[string]any)["tag"] != "v1" || len(base) != 5 {
+		t.Errorf("mergeValues changed its base: %v", base)
+	}
+	if d := cmp.Diff(map[string]any{"a": int64(1)}, mergeValues(nil, map[string]any{"a": int64(1)})); d != "" {
+		t.Errorf("over nil base: %s", d)
+	}
+	if d := cmp.Diff(map[string]any{"a": int64(1)}, mergeValues(map[string]any{"a": int64(1)}, nil)); d != "" {
+		t.Errorf("nil over: %s", d)
+	}
+}
+
+func TestSingleRef(t *testing.T) {
+	tests := []struct {
+		s    string
+		want bool
+	}{
+		{"${n}", true},
+		{"#{n + 1}", true},
+		{" ${n} ", true},
+		{"${a.b}", true},
+		{"x-${n}", false},
+		{"${n}-x", false},
+		{"${a}${b}", false},
+		{"${a}-${b}", false},
+		{"#{ {'a': 1}.a }", false},
+		{"n", false},
+		{"", false},
+		{"{n}", false},
+		{"$n", false},
+		{"${n", false},
+	}
+	for _, tt := range tests {
+		if got := singleRef(tt.s); got != tt.want {
+			t.Errorf("singleRef(%q) = %v; want %v", tt.s, got, tt.want)
+		}
+	}
+}
