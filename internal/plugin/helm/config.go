@@ -101,7 +101,7 @@ func parseConfig(v any) (config, error) {
 			}
 			c.Set = sm
 		case "timeout":
-			if s, ok := x.(string); ok && strings.Contains(s, "${") {
+			if s, ok := x.(string); ok && hasRef(s) {
 				continue
 			}
 			d, err := kubernetes.ParseTimeout(x)

@@ -20,6 +20,9 @@ func TestParseConfig(t *testing.T) {
 		// its scalars).
 		yaml string
 		want config
+		// bug says why the row is skipped: parseConfig does not do it yet
+		// (see the report of the helm plugin's tests).
+		bug string
 	}{
 		{name: "nil", in: nil, want: config{Timeout: def}},
 		{name: "empty mapping", in: map[string]any{}, want: config{Timeout: def}},
@@ -78,6 +81,9 @@ timeout: 2m
 		{name: "timeout YAML number", yaml: "timeout: 600", want: config{Timeout: 10 * time.Minute}},
 		{name: "timeout reference left at default", in: map[string]any{"timeout": "${timeout}"}, want: config{Timeout: def}},
 		{name: "timeout reference in text", in: map[string]any{"timeout": "${secs}s"}, want: config{Timeout: def}},
+		{
+			name: "timeout expression left at default", in: map[string]any{"timeout": "#{secs * 2}"}, want: config{Timeout: def},
+		},
 		{name: "chart the component folder", in: map[string]any{"chart": "."}, want: config{Chart: ".", Timeout: def}},
 		{name: "chart a package", in: map[string]any{"chart": "charts/web-1.0.0.tgz"}, want: config{Chart: "charts/web-1.0.0.tgz", Timeout: def}},
 		{name: "chart repo/name", in: map[string]any{"chart": "bitnami/nginx"}, want: config{Chart: "bitnami/nginx", Timeout: def}},
@@ -97,6 +103,9 @@ timeout: 2m
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.bug != "" {
+				t.Skip("known bug: " + tt.bug)
+			}
 			in := tt.in
 			if tt.yaml != "" {
 				if err := yaml.Unmarshal([]byte(tt.yaml), &in); err != nil {

@@ -235,7 +235,9 @@ func renderRun(ctx context.Context, c *plugin.Call, cl *kubernetes.Cluster, in i
 	if err != nil {
 		return nil, nil, err
 	}
-	set, err := setValues(in.cfg.Set, c.Expand)
+	// The runner expanded the entry's config already: expanding again
+	// would expand an escaped $${x}.
+	set, err := setValues(in.cfg.Set, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config set: %w", err)
 	}

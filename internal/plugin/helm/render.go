@@ -51,6 +51,9 @@ func render(ctx context.Context, r renderRequest) (*rendered, error) {
 	if v := ch.Metadata.KubeVersion; v != "" && !chartutil.IsCompatibleRange(v, r.caps.KubeVersion.String()) {
 		return nil, fmt.Errorf("chart %s needs Kubernetes %s; the cluster runs %s", ch.Name(), v, r.caps.KubeVersion.Version)
 	}
+	if err := missingDependencies(ch); err != nil {
+		return nil, fmt.Errorf("chart %s: %w; run helm dependency build", ch.Name(), err)
+	}
 	if err := chartutil.ProcessDependencies(ch, r.values); err != nil {
 		return nil, fmt.Errorf("chart %s: dependencies: %w", ch.Name(), err)
 	}
@@ -102,6 +105,21 @@ func render(ctx context.Context, r renderRequest) (*rendered, error) {
 	}
 	out.manifest = b.String()
 	return out, nil
+}
+
+// missingDependencies names the dependencies Chart.yaml lists that are not
+// in the chart's charts/ folder, which helm install refuses too.
+func missingDependencies(ch *chart.Chart) error {
+	var missing []string
+	for _, r := range ch.Metadata.Dependencies {
+		if !slices.ContainsFunc(ch.Dependencies(), func(d *chart.Chart) bool { return d.Name() == r.Name }) {
+			missing = append(missing, r.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("found in Chart.yaml, but missing in charts/: %s", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // flat puts a Helm error on one line: its messages run over several, and

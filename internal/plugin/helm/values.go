@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gantry-dev/gantry/internal/inputfile"
 )
@@ -136,18 +136,46 @@ func setValues(v any, expand func(string) (string, error)) (any, error) {
 			return nil, err
 		}
 		if singleRef(x) {
-			var typed any
-			if yaml.Unmarshal([]byte(s), &typed) == nil {
-				switch typed.(type) {
-				case bool, float64, int64, nil:
-					return typed, nil
-				}
+			if typed, ok := scalarOf(s); ok {
+				return typed, nil
 			}
 		}
 		return s, nil
 	}
 	return v, nil
 }
+
+// scalarOf types an expanded reference as YAML 1.2 reads a plain scalar:
+// integers as int64 (not float64, which Helm prints as 1e+06), no octal,
+// hex or yes/no booleans (010 and no stay text), and empty text stays text
+// (null would remove the chart's default).
+func scalarOf(s string) (any, bool) {
+	t := strings.TrimSpace(s)
+	switch t {
+	case "true", "True", "TRUE":
+		return true, true
+	case "false", "False", "FALSE":
+		return false, true
+	case "null", "Null", "NULL", "~":
+		return nil, true
+	}
+	if intText.MatchString(t) {
+		if i, err := strconv.ParseInt(t, 10, 64); err == nil {
+			return i, true
+		}
+	}
+	if floatText.MatchString(t) {
+		if f, err := strconv.ParseFloat(t, 64); err == nil {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+var (
+	intText   = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*)$`)
+	floatText = regexp.MustCompile(`^[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$|^[-+]?[0-9]+[eE][-+]?[0-9]+$`)
+)
 
 // singleRef reports a string that is one reference and nothing else.
 func singleRef(s string) bool {
