@@ -1,6 +1,7 @@
 package params
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,7 +117,7 @@ func compileUncached(expr string) (*compiled, error) {
 	}
 	// A cost limit stops runaway comprehensions: parameter values are small.
 	// The cost is tracked so that each evaluation is charged to its budget.
-	prg, err := e.Program(parsed, cel.CostLimit(maxExprCost), cel.EvalOptions(cel.OptTrackCost), cel.CustomDecorator(boundedAdd), cel.InterruptCheckFrequency(100))
+	prg, err := e.Program(parsed, cel.CostLimit(maxExprCost), cel.EvalOptions(cel.OptTrackCost), cel.CustomDecoratorV2(boundedCalls), cel.InterruptCheckFrequency(16))
 	if err != nil {
 		return nil, &ExprError{Expr: expr, Msg: err.Error()}
 	}
@@ -281,14 +282,23 @@ func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 			return "", &ExprError{Expr: expr, Offset: n.offset, Msg: (&UnknownError{Name: n.candidates[0]}).Error()}
 		}
 	}
-	val, details, err := c.prg.Eval(a)
+	// The context stops a comprehension between steps (every 16th) once the
+	// deadline passed or a call found the expression past its bounds: its
+	// steps would go on otherwise, each failing, or making no call at all.
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	a.stop = cancel
+	val, details, err := c.prg.ContextEval(ctx, a)
+	if ctx.Err() == context.DeadlineExceeded {
+		a.slow = true
+	}
 	budget.spendTime(time.Since(start))
 	if details != nil && details.ActualCost() != nil {
 		if berr := budget.spendCost(*details.ActualCost()); berr != nil {
 			return "", berr
 		}
 	}
-	if err != nil || a.iterations > maxIterations || a.slow {
+	if err != nil || a.calls > maxCalls || a.slow {
 		if a.err != nil {
 			return "", a.err
 		}
@@ -298,8 +308,8 @@ func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 		if a.slow {
 			return "", &ExprError{Expr: expr, Msg: fmt.Sprintf("the expression ran longer than %v; expressions are for short computations", exprTime.one)}
 		}
-		if a.iterations > maxIterations {
-			return "", &ExprError{Expr: expr, Msg: fmt.Sprintf("more than %d comprehension steps (map, filter, all, exists…) in one expression; expressions are for short computations", maxIterations)}
+		if a.calls > maxCalls {
+			return "", &ExprError{Expr: expr, Msg: fmt.Sprintf("more than %d function calls in one expression (each step of a map, filter, all or exists makes some); expressions are for short computations", maxCalls)}
 		}
 		return "", &ExprError{Expr: expr, Msg: err.Error()}
 	}
@@ -416,21 +426,23 @@ type activation struct {
 	r      Resolver
 	values map[string]any
 	err    error
-	// iterations counts the steps of the expression's comprehensions (the
-	// interpreter asks "#interrupted" after each), up to maxIterations;
-	// slow is set when they ran past the deadline (exprTime).
-	iterations int
-	deadline   time.Time
-	slow       bool
+	// calls counts the expression's function calls (each asks stepName
+	// before it runs, see boundedCalls), up to maxCalls; slow is set when
+	// they ran past the deadline (exprTime).
+	calls    int
+	stop     context.CancelFunc
+	deadline time.Time
+	slow     bool
 }
 
-// maxIterations bounds the comprehension steps (map, filter, all, exists…)
-// of one expression. The cost limit cannot: cel-go's cost tracker keeps a
-// stack that grows with every step and searches it at each, so n steps
-// take time in n², and a million-element list took hours within the limit.
-// Ten thousand steps take a tenth of a second at worst; parameter values
-// need far fewer.
-const maxIterations = 10_000
+// maxCalls bounds the function calls of one expression, and so the steps
+// of its comprehensions (map, filter, all, exists…), each of which makes a
+// call or more. The cost limit cannot: cel-go's cost tracker kept a stack
+// that grew with every step and was searched at each, so n steps took time
+// in n², and a million-element list took hours within the limit.
+// It still grows in n² (20,000 steps: 0.3 s; 40,000: 1.2 s). Parameter
+// values need far fewer.
+const maxCalls = 20_000
 
 // maxExprSource bounds the text of one expression: each call may handle a
 // value of up to 16 MiB, so the number of calls must be small.
@@ -444,12 +456,16 @@ const maxExprSource = 4096
 
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
-	case "#interrupted":
-		a.iterations++
-		if a.iterations%16 == 0 && time.Now().After(a.deadline) {
+	case stepName:
+		a.calls++
+		if a.calls%16 == 0 && time.Now().After(a.deadline) {
 			a.slow = true
 		}
-		return a.iterations > maxIterations || a.slow, true
+		if a.calls > maxCalls || a.slow {
+			a.stop()
+			return true, true
+		}
+		return false, true
 	case paramsVar:
 		return &lazyMap{get: func(k string) (ref.Val, error) {
 			v, err := a.r.Lookup(k)

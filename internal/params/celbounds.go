@@ -82,28 +82,61 @@ var sizeGuards = []sizeGuard{
 	}},
 }
 
-// boundedAdd makes + check the size of what it would build before building
-// it: the standard library binds + once for every type, so it cannot be
-// redeclared like the functions above, and cel-go's cost of + (a tenth of a
-// unit a byte, on checked expressions only) lets one expression of many
-// terms build gigabytes.
-func boundedAdd(i interpreter.Interpretable) (interpreter.Interpretable, error) {
+// boundedCalls makes every function call count itself against the
+// expression's bounds (stepName, asked of the activation) before it runs, and
+// + check the size of what it would build before building it: the standard
+// library binds + once for every type, so it cannot be redeclared like the
+// functions above, and cel-go's cost of + (a tenth of a unit a byte, on
+// checked expressions only) lets one expression of many terms build
+// gigabytes. Calls are counted because every step of a comprehension that
+// builds or tests something makes one, and cel-go (since v0.27) interrupts
+// comprehensions only through a context, which cannot count.
+func boundedCalls(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
 	call, ok := i.(interpreter.InterpretableCall)
-	if !ok || call.Function() != operators.Add || len(call.Args()) != 2 {
+	if !ok {
 		return i, nil
 	}
-	return &checkedAdd{InterpretableCall: call}, nil
+	return &boundedCall{InterpretableCall: call, add: call.Function() == operators.Add && len(call.Args()) == 2}, nil
 }
 
-type checkedAdd struct{ interpreter.InterpretableCall }
+// stepName is the name a bounded call asks the activation: the answer says
+// whether the expression is past its bounds.
+const stepName = "#step"
 
-func (c *checkedAdd) Eval(act interpreter.Activation) ref.Val {
+type boundedCall struct {
+	interpreter.InterpretableCall
+	add bool
+}
+
+// Exec is how the interpreter runs a call (InterpretableV2).
+func (c *boundedCall) Exec(f *interpreter.ExecutionFrame) ref.Val {
+	if stop, _ := f.ResolveName(stepName); stop == true {
+		return types.NewErr("stopped: the expression is past its bounds")
+	}
+	if !c.add {
+		return c.InterpretableCall.Exec(f)
+	}
 	args := c.Args()
-	l := args[0].Eval(act)
+	return c.checkedAdd(args[0].Exec(f), func() ref.Val { return args[1].Exec(f) })
+}
+
+// Eval is how a caller of the older interface runs it.
+func (c *boundedCall) Eval(act interpreter.Activation) ref.Val {
+	if stop, _ := act.ResolveName(stepName); stop == true {
+		return types.NewErr("stopped: the expression is past its bounds")
+	}
+	if !c.add {
+		return c.InterpretableCall.Eval(act)
+	}
+	args := c.Args()
+	return c.checkedAdd(args[0].Eval(act), func() ref.Val { return args[1].Eval(act) })
+}
+
+func (c *boundedCall) checkedAdd(l ref.Val, right func() ref.Val) ref.Val {
 	if types.IsUnknownOrError(l) {
 		return l
 	}
-	r := args[1].Eval(act)
+	r := right()
 	if types.IsUnknownOrError(r) {
 		return r
 	}
