@@ -49,9 +49,9 @@ func TestKubernetesScripts(t *testing.T) {
 				// The Helm CLI shows what the helm plugin recorded; its
 				// caches and settings stay in the scenario's folder.
 				path = filepath.Dir(helm) + string(os.PathListSeparator) + path
-				for _, v := range []string{"HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME"} {
-					env.Setenv(v, filepath.Join(env.WorkDir, ".helm", strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(v, "HELM_"), "_HOME"))))
-				}
+				env.Setenv("HELM_CACHE_HOME", filepath.Join(env.WorkDir, ".helm", "cache"))
+				env.Setenv("HELM_CONFIG_HOME", filepath.Join(env.WorkDir, ".helm", "config"))
+				env.Setenv("HELM_DATA_HOME", filepath.Join(env.WorkDir, ".helm", "data"))
 			}
 			env.Setenv("PATH", path)
 			root, err := filepath.Abs("../..")

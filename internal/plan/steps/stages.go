@@ -32,7 +32,9 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 		Stdout: env.Stream(), Stderr: env.Stream(),
 		Expand:   func(v string) (string, error) { return params.Expand(v, resolver) },
 		Recorded: build.RecordedInstance(rt.recorded(info.Name), spec.Key),
-		Stages:   s.Stages,
+		// Never nil from a plan: an action whose only stage is its first
+		// has no other stage to run, and prepare must know it.
+		Stages: append([]string{}, s.Stages...),
 		Keep: func(resources []state.Resource) error {
 			if info.ReadOnly || rt.Recorder == nil {
 				return nil

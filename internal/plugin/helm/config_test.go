@@ -20,9 +20,6 @@ func TestParseConfig(t *testing.T) {
 		// its scalars).
 		yaml string
 		want config
-		// bug says why the row is skipped: parseConfig does not do it yet
-		// (see the report of the helm plugin's tests).
-		bug string
 	}{
 		{name: "nil", in: nil, want: config{Timeout: def}},
 		{name: "empty mapping", in: map[string]any{}, want: config{Timeout: def}},
@@ -103,9 +100,6 @@ timeout: 2m
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.bug != "" {
-				t.Skip("known bug: " + tt.bug)
-			}
 			in := tt.in
 			if tt.yaml != "" {
 				if err := yaml.Unmarshal([]byte(tt.yaml), &in); err != nil {
@@ -149,10 +143,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{name: "kubeconfig a mapping", in: map[string]any{"kubeconfig": map[string]any{}}, errs: []string{"config kubeconfig: must be a string"}},
 		{name: "context null", in: map[string]any{"context": nil}, errs: []string{"config context: must be a string"}},
 		{name: "version a list", in: map[string]any{"version": []any{"1"}}, errs: []string{"config version: must be a string; got a list"}},
-		{name: "values a number", in: map[string]any{"values": int64(3)}, errs: []string{"config values: must be a list of files; got the int64 3"}},
-		{name: "values a mapping", in: map[string]any{"values": map[string]any{}}, errs: []string{"config values: must be a list of files; got a mapping"}},
-		{name: "values item a number", in: map[string]any{"values": []any{"a.yaml", 3}}, errs: []string{"config values: item 1 must be a file; got the int 3"}},
-		{name: "values item empty", in: map[string]any{"values": []any{""}}, errs: []string{`config values: item 0 must be a file; got the string ""`}},
+		{name: "values a number", in: map[string]any{"values": int64(3)}, errs: []string{"config values: must be a list of files or folders; got the number 3"}},
+		{name: "values a mapping", in: map[string]any{"values": map[string]any{}}, errs: []string{"config values: must be a list of files or folders; got a mapping"}},
+		{name: "values item a number", in: map[string]any{"values": []any{"a.yaml", 3}}, errs: []string{"config values: item 1 must be a path; got the number 3"}},
+		{name: "values item empty", in: map[string]any{"values": []any{""}}, errs: []string{`config values[0]: the path is empty`}},
 		{name: "values empty string", in: map[string]any{"values": ""}, errs: []string{"config values[0]: the path is empty"}},
 		{name: "values absolute", in: map[string]any{"values": []any{"/etc/values.yaml"}}, errs: []string{`config values[0]: "/etc/values.yaml" is absolute; give a path relative to the component folder`}},
 		{name: "values escaping", in: map[string]any{"values": []any{"values.yaml", "../shared/values.yaml"}}, errs: []string{`config values[1]: "../shared/values.yaml" leaves the component folder`}},
@@ -181,7 +175,7 @@ func TestParseConfigErrors(t *testing.T) {
 				`values[0]: "/abs.yaml" is absolute`,
 				`values[2]: "../up.yaml" leaves the component folder`,
 				"config timeout:",
-				"config set: must be a mapping of values; got the int64 3",
+				"config set: must be a mapping of values; got the number 3",
 				"config namespace: must be a string; got a list",
 				`config chart: "../web" leaves the component folder`,
 			},
@@ -279,12 +273,12 @@ func FuzzParseConfig(f *testing.F) {
 			t.Errorf("timeout %v accepted from %q", c.Timeout, doc)
 		}
 		for _, p := range c.Values {
-			if err := localPath(p); err != nil {
+			if _, err := kubernetes.LocalPath(p); err != nil {
 				t.Errorf("values file %q accepted from %q: %v", p, doc, err)
 			}
 		}
-		if c.Chart != "" && c.Repo == "" && !hasRef(c.Chart) {
-			if err := localPath(c.Chart); err != nil {
+		if c.Chart != "" && c.Repo == "" && !kubernetes.HasRef(c.Chart) {
+			if _, err := kubernetes.LocalPath(c.Chart); err != nil {
 				t.Errorf("chart %q accepted from %q: %v", c.Chart, doc, err)
 			}
 		}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/plugin/kubernetes"
-	"github.com/gantry-dev/gantry/internal/state"
 )
 
 func init() { plugin.Register("helm", kubernetes.NewPlugin(charts{}), plugin.ForLists) }
@@ -44,7 +43,7 @@ func resolve(dir, component string, cfg config, env []string, run bool) (instanc
 		if !run {
 			return ""
 		}
-		return envValue(env, name)
+		return kubernetes.EnvValue(env, name)
 	}
 	in.ref = chartRef{Name: cfg.Chart, Repo: cfg.Repo, Version: cfg.Version}
 	switch {
@@ -65,7 +64,7 @@ func resolve(dir, component string, cfg config, env []string, run bool) (instanc
 	if cfg.Chart == "." {
 		in.chartHere = true
 	}
-	if hasRef(in.ref.Name) || hasRef(in.ref.Version) || hasRef(in.ref.Repo) {
+	if kubernetes.HasRef(in.ref.Name) || kubernetes.HasRef(in.ref.Version) || kubernetes.HasRef(in.ref.Repo) {
 		in.deferred = "the chart is named by parameters"
 	}
 	if in.release == "" {
@@ -74,7 +73,7 @@ func resolve(dir, component string, cfg config, env []string, run bool) (instanc
 	if in.release == "" {
 		in.release = component
 	}
-	if !hasRef(in.release) {
+	if !kubernetes.HasRef(in.release) {
 		if err := chartutil.ValidateReleaseName(in.release); err != nil {
 			return in, fmt.Errorf("release name %q: %v", in.release, err)
 		}
@@ -120,17 +119,14 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 	if err != nil {
 		return out, err
 	}
-	set, _ := setValues(cfg.Set, nil)
-	if m, ok := set.(map[string]any); ok && m != nil {
-		vals = mergeValues(vals, m)
-	}
-	out.Upgrade = upgrading(req.Recorded) || req.Action == plugin.ActionDeploy && installedByHelm(req.Dir, in)
+	vals = mergeValues(vals, cfg.Set)
+	out.Upgrade = kubernetes.Upgrading(req.Recorded) || req.Action == plugin.ActionDeploy && installedByHelm(req.Dir, in)
 	ns := in.namespace
 	if ns == "" {
 		ns = "default"
 	}
 	r, err := render(context.Background(), renderRequest{chart: ch, values: vals, release: in.release, namespace: ns,
-		revision: 1, upgrade: out.Upgrade, caps: common.DefaultCapabilities})
+		revision: 1, upgrade: out.Upgrade, caps: common.DefaultCapabilities, skipSchema: holdsRef(vals)})
 	if err != nil {
 		return out, relative(err, req.Dir, path)
 	}
@@ -144,7 +140,7 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 // of the environment, briefly; a cluster it cannot reach is taken to have
 // none (the run checks again and refuses to install over one).
 func installedByHelm(dir string, in instance) bool {
-	if hasRef(in.release) || hasRef(in.namespace) || hasRef(in.cfg.Kubeconfig) || hasRef(in.cfg.Context) {
+	if kubernetes.HasRef(in.release) || kubernetes.HasRef(in.namespace) || kubernetes.HasRef(in.cfg.Kubeconfig) || kubernetes.HasRef(in.cfg.Context) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -181,7 +177,7 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	}
 	t := kubernetes.TargetOf(kubernetes.Target{Kubeconfig: cfg.Kubeconfig, Context: cfg.Context, Namespace: cfg.Namespace}, params, c.Env)
 	if t.Namespace == "" {
-		t.Namespace = envValue(c.Env, "NAMESPACE")
+		t.Namespace = kubernetes.EnvValue(c.Env, "NAMESPACE")
 	}
 	cl, err := kubernetes.Connect(ctx, t, c.Dir)
 	if err != nil {
@@ -196,13 +192,15 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 		return nil, err
 	}
 	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout}
-	rec := &record{store: store, action: c.Action, hist: hist}
+	rec := &record{store: store, hist: hist}
 	out.Record = rec
+	adopted := !kubernetes.Upgrading(c.Recorded) && deployedIn(hist)
+	out.Upgrade = kubernetes.Upgrading(c.Recorded) || adopted
 	out.Finish = "record helm release " + in.release
 	if c.Action == plugin.ActionDelete {
 		out.Finish = "remove helm release " + in.release + " and its history"
 	}
-	docs, rel, err := renderRun(ctx, c, cl, in, hist)
+	docs, rel, err := renderRun(ctx, c, cl, in, hist, out.Upgrade)
 	if err != nil {
 		if c.Action != plugin.ActionDelete {
 			return nil, err
@@ -212,8 +210,7 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	out.Documents = docs
 	if c.Action == plugin.ActionDeploy {
 		rec.rel = rel
-		out.Upgrade = upgrading(c.Recorded) || deployedIn(hist)
-		if out.Upgrade && !upgrading(c.Recorded) {
+		if adopted {
 			fmt.Fprintf(c.Stdout, "release %s was installed by helm (revision %d): upgrading it\n", in.release, lastOf(hist).Version)
 		}
 	}
@@ -222,7 +219,7 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 
 // renderRun renders the chart for a run and makes the release's next
 // revision, pending.
-func renderRun(ctx context.Context, c *plugin.Call, cl *kubernetes.Cluster, in instance, hist []*rspb.Release) ([]kubernetes.Document, *rspb.Release, error) {
+func renderRun(ctx context.Context, c *plugin.Call, cl *kubernetes.Cluster, in instance, hist []*rspb.Release, upgrade bool) ([]kubernetes.Document, *rspb.Release, error) {
 	path, err := locate(c.Dir, in.ref)
 	if err != nil {
 		return nil, nil, err
@@ -235,20 +232,12 @@ func renderRun(ctx context.Context, c *plugin.Call, cl *kubernetes.Cluster, in i
 	if err != nil {
 		return nil, nil, err
 	}
-	// The runner expanded the entry's config already: expanding again
-	// would expand an escaped $${x}.
-	set, err := setValues(in.cfg.Set, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("config set: %w", err)
-	}
-	if m, ok := set.(map[string]any); ok && m != nil {
-		vals = mergeValues(vals, m)
-	}
+	// The runner expanded the entry's config, set included.
+	vals = mergeValues(vals, in.cfg.Set)
 	caps, err := capabilities(cl.Discovery())
 	if err != nil {
 		return nil, nil, err
 	}
-	upgrade := upgrading(c.Recorded) || deployedIn(hist)
 	revision := 1
 	if last := lastOf(hist); last != nil {
 		revision = last.Version + 1
@@ -300,18 +289,6 @@ func relative(err error, dir, chartPath string) error {
 		return err
 	}
 	return fmt.Errorf("chart %s: %w", filepath.ToSlash(rel), err)
-}
-
-// upgrading reports an instance that created resources before.
-func upgrading(rec *state.PluginInstance) bool { return rec != nil && len(rec.Resources) > 0 }
-
-func envValue(env []string, name string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
 }
 
 func fileExists(p string) bool {

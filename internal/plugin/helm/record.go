@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	rcommon "helm.sh/helm/v4/pkg/release/common"
@@ -66,8 +67,7 @@ func deployedIn(hist []*rspb.Release) bool {
 // marks the release uninstalling and, when everything is deleted, removes
 // its history.
 type record struct {
-	store  *storage.Storage
-	action string
+	store *storage.Storage
 	// rel is the deploy's new revision; hist the revisions before it.
 	rel  *rspb.Release
 	hist []*rspb.Release
@@ -130,7 +130,8 @@ func (r *record) Fail(_ context.Context, err error) error {
 	if rel == nil {
 		return nil
 	}
-	rel.SetStatus(rcommon.StatusFailed, "gantry: "+firstLine(err.Error()))
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	rel.SetStatus(rcommon.StatusFailed, "gantry: "+first)
 	return r.update(rel)
 }
 
@@ -146,13 +147,4 @@ func lastOf(hist []*rspb.Release) *rspb.Release {
 		return nil
 	}
 	return hist[len(hist)-1]
-}
-
-func firstLine(s string) string {
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }

@@ -28,6 +28,10 @@ type renderRequest struct {
 	revision           int
 	upgrade            bool
 	caps               *common.Capabilities
+	// skipSchema leaves the values schema unchecked: the plan's values may
+	// still hold references, which are text where the schema wants a
+	// number (prepare checks the real values).
+	skipSchema bool
 	// rc lets templates look objects up in the cluster (Helm's lookup);
 	// nil at plan time, when lookup finds nothing, as in helm template.
 	rc *rest.Config
@@ -58,7 +62,7 @@ func render(ctx context.Context, r renderRequest) (*rendered, error) {
 		return nil, fmt.Errorf("chart %s: dependencies: %w", ch.Name(), err)
 	}
 	opts := common.ReleaseOptions{Name: r.release, Namespace: r.namespace, Revision: r.revision, IsInstall: !r.upgrade, IsUpgrade: r.upgrade}
-	vals, err := cutil.ToRenderValuesWithSchemaValidation(ch, r.values, opts, r.caps, false)
+	vals, err := cutil.ToRenderValuesWithSchemaValidation(ch, r.values, opts, r.caps, r.skipSchema)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %s", ch.Name(), flat(err))
 	}

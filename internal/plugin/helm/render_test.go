@@ -232,9 +232,6 @@ func TestRenderErrors(t *testing.T) {
 		files  map[string]string
 		values map[string]any
 		errs   []string
-		// bug says why the row is skipped: render does not do it yet (see
-		// the report of the helm plugin's tests).
-		bug string
 	}{
 		{
 			name:  "template error names file and line",
@@ -275,9 +272,6 @@ func TestRenderErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.bug != "" {
-				t.Skip("known bug: " + tt.bug)
-			}
 			ch, err := loader.Load(loadTestChart(t, tt.files))
 			if err != nil {
 				t.Fatal(err)

@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/gantry-dev/gantry/internal/inputfile"
+	"github.com/gantry-dev/gantry/internal/plugin/kubernetes"
 )
 
 // templateSuffixes are the suffixes of a values file's template, which
@@ -101,85 +101,24 @@ func readValues(dir string, files []string, plan bool) (map[string]any, error) {
 	return out, nil
 }
 
-// setValues expands the config's set values over the component's
-// parameters (expand nil: at plan time, left as written). A value that is
-// exactly one reference takes the type of what it expands to, as YAML
-// reads it: replicaCount: ${replicas} is a number.
-func setValues(v any, expand func(string) (string, error)) (any, error) {
+// holdsRef reports whether values still hold a parameter reference (the
+// plan's values: templates unrendered, set unexpanded).
+func holdsRef(v any) bool {
 	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			ev, err := setValues(e, expand)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			out[k] = ev
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			ev, err := setValues(e, expand)
-			if err != nil {
-				return nil, fmt.Errorf("[%d]: %w", i, err)
-			}
-			out[i] = ev
-		}
-		return out, nil
 	case string:
-		if expand == nil {
-			return x, nil
-		}
-		s, err := expand(x)
-		if err != nil {
-			return nil, err
-		}
-		if singleRef(x) {
-			if typed, ok := scalarOf(s); ok {
-				return typed, nil
+		return kubernetes.HasRef(x)
+	case map[string]any:
+		for _, e := range x {
+			if holdsRef(e) {
+				return true
 			}
 		}
-		return s, nil
-	}
-	return v, nil
-}
-
-// scalarOf types an expanded reference as YAML 1.2 reads a plain scalar:
-// integers as int64 (not float64, which Helm prints as 1e+06), no octal,
-// hex or yes/no booleans (010 and no stay text), and empty text stays text
-// (null would remove the chart's default).
-func scalarOf(s string) (any, bool) {
-	t := strings.TrimSpace(s)
-	switch t {
-	case "true", "True", "TRUE":
-		return true, true
-	case "false", "False", "FALSE":
-		return false, true
-	case "null", "Null", "NULL", "~":
-		return nil, true
-	}
-	if intText.MatchString(t) {
-		if i, err := strconv.ParseInt(t, 10, 64); err == nil {
-			return i, true
+	case []any:
+		for _, e := range x {
+			if holdsRef(e) {
+				return true
+			}
 		}
 	}
-	if floatText.MatchString(t) {
-		if f, err := strconv.ParseFloat(t, 64); err == nil {
-			return f, true
-		}
-	}
-	return nil, false
-}
-
-var (
-	intText   = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*)$`)
-	floatText = regexp.MustCompile(`^[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$|^[-+]?[0-9]+[eE][-+]?[0-9]+$`)
-)
-
-// singleRef reports a string that is one reference and nothing else.
-func singleRef(s string) bool {
-	t := strings.TrimSpace(s)
-	return (strings.HasPrefix(t, "${") || strings.HasPrefix(t, "#{")) && strings.HasSuffix(t, "}") &&
-		strings.Count(t, "{") == 1 && strings.Count(t, "}") == 1
+	return false
 }

@@ -1,7 +1,6 @@
 package helm
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -254,136 +253,6 @@ func TestReadValues(t *testing.T) {
 	}
 }
 
-func TestSetValues(t *testing.T) {
-	params := map[string]string{"n": "3", "flag": "true", "name": "web"}
-	expand := func(s string) (string, error) {
-		for k, v := range params {
-			s = strings.ReplaceAll(s, "${"+k+"}", v)
-		}
-		if strings.Contains(s, "${") {
-			return "", errors.New("unknown parameter in " + s)
-		}
-		return s, nil
-	}
-	in := map[string]any{
-		"label":   "x-${n}",
-		"enabled": "${flag}",
-		"name":    "${name}",
-		"plain":   "text",
-		"number":  int64(7),
-		"float":   2.5,
-		"nested":  map[string]any{"deeper": map[string]any{"on": "${flag}", "tag": "v${n}"}},
-		"items":   []any{"${flag}", "a-${name}", map[string]any{"k": "${flag}"}, int64(1), nil, []any{"${name}"}},
-		"null":    nil,
-	}
-	t.Run("no expand", func(t *testing.T) {
-		withRefs := map[string]any{"replicaCount": "${n}", "nested": map[string]any{"a": []any{"#{n + 1}"}}}
-		for _, v := range []map[string]any{in, withRefs, nil} {
-			got, err := setValues(v, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := v
-			if want == nil {
-				want = map[string]any{}
-			}
-			if d := cmp.Diff(any(want), got); d != "" {
-				t.Errorf("setValues with no expand (-want +got):\n%s", d)
-			}
-		}
-	})
-	t.Run("expand", func(t *testing.T) {
-		got, err := setValues(in, expand)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := map[string]any{
-			"label":   "x-3",
-			"enabled": true,
-			"name":    "web",
-			"plain":   "text",
-			"number":  int64(7),
-			"float":   2.5,
-			"nested":  map[string]any{"deeper": map[string]any{"on": true, "tag": "v3"}},
-			"items":   []any{true, "a-web", map[string]any{"k": true}, int64(1), nil, []any{"web"}},
-			"null":    nil,
-		}
-		if d := cmp.Diff(any(want), got); d != "" {
-			t.Errorf("setValues (-want +got):\n%s", d)
-		}
-		if in["enabled"] != "${flag}" || in["nested"].(map[string]any)["deeper"].(map[string]any)["on"] != "${flag}" || in["items"].([]any)[0] != "${flag}" {
-			t.Errorf("setValues changed its input: %v", in)
-		}
-	})
-	for _, tt := range []struct {
-		name string
-		in   any
-		path string
-	}{
-		{name: "top", in: map[string]any{"a": "${missing}"}, path: "a: "},
-		{name: "nested", in: map[string]any{"image": map[string]any{"tag": "${missing}"}}, path: "image: tag: "},
-		{name: "in a list", in: map[string]any{"hosts": []any{"ok", map[string]any{"name": "${missing}"}}}, path: "hosts: [1]: name: "},
-	} {
-		t.Run("error "+tt.name, func(t *testing.T) {
-			_, err := setValues(tt.in, expand)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if !strings.HasPrefix(err.Error(), tt.path) || !strings.Contains(err.Error(), "unknown parameter") {
-				t.Errorf("error %q does not start with the key path %q and the expand error", err, tt.path)
-			}
-		})
-	}
-}
-
-// TestSetValuesTyping checks the type a value that is exactly one reference
-// takes from what it expands to; a value with text around the reference
-// stays a string.
-func TestSetValuesTyping(t *testing.T) {
-	tests := []struct {
-		value, expanded string
-		want            any
-		// bug says why the row is skipped: setValues does not do it yet
-		// (see the report of the helm plugin's tests).
-		bug string
-	}{
-		{value: "${n}", expanded: "3", want: int64(3)},
-		{value: " ${n} ", expanded: "3", want: int64(3)},
-		{value: "${n}", expanded: "1000000", want: int64(1000000)},
-		{value: "x-${n}", expanded: "x-3", want: "x-3"},
-		{value: "${n}-x", expanded: "3-x", want: "3-x"},
-		{value: "${a}${b}", expanded: "33", want: "33"},
-		{value: "${flag}", expanded: "true", want: true},
-		{value: "${flag}", expanded: "false", want: false},
-		{value: "#{n > 1}", expanded: "true", want: true},
-		{value: "${ratio}", expanded: "1.5", want: 1.5},
-		{value: "${nothing}", expanded: "null", want: nil},
-		{value: "${name}", expanded: "web", want: "web"},
-		{value: "${list}", expanded: "[a, b]", want: "[a, b]"},
-		{value: "${map}", expanded: "{a: 1}", want: "{a: 1}"},
-		{value: "${date}", expanded: "2024-01-02", want: "2024-01-02"},
-		{value: "${tag}", expanded: "", want: ""},
-		{value: "${country}", expanded: "no", want: "no"},
-		{value: "${mode}", expanded: "on", want: "on"},
-		{value: "${zip}", expanded: "010", want: "010"},
-		{value: "${id}", expanded: "0x10", want: "0x10"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.value+"="+tt.expanded, func(t *testing.T) {
-			if tt.bug != "" {
-				t.Skip("known bug: " + tt.bug)
-			}
-			got, err := setValues(tt.value, func(string) (string, error) { return tt.expanded, nil })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(tt.want, got); d != "" {
-				t.Errorf("setValues(%q) with %q (-want +got):\n%s", tt.value, tt.expanded, d)
-			}
-		})
-	}
-}
-
 func TestMergeValues(t *testing.T) {
 	base := map[string]any{
 		"replicas": float64(1),
@@ -423,29 +292,21 @@ func TestMergeValues(t *testing.T) {
 	}
 }
 
-func TestSingleRef(t *testing.T) {
-	tests := []struct {
-		s    string
+func TestHoldsRef(t *testing.T) {
+	for _, tt := range []struct {
+		v    any
 		want bool
 	}{
+		{nil, false},
+		{"plain", false},
 		{"${n}", true},
-		{"#{n + 1}", true},
-		{" ${n} ", true},
-		{"${a.b}", true},
-		{"x-${n}", false},
-		{"${n}-x", false},
-		{"${a}${b}", false},
-		{"${a}-${b}", false},
-		{"#{ {'a': 1}.a }", false},
-		{"n", false},
-		{"", false},
-		{"{n}", false},
-		{"$n", false},
-		{"${n", false},
-	}
-	for _, tt := range tests {
-		if got := singleRef(tt.s); got != tt.want {
-			t.Errorf("singleRef(%q) = %v; want %v", tt.s, got, tt.want)
+		{"#{expr}", true},
+		{int64(3), false},
+		{map[string]any{"a": map[string]any{"b": []any{"x", "y-${n}"}}}, true},
+		{map[string]any{"a": []any{"x", 1, true}}, false},
+	} {
+		if got := holdsRef(tt.v); got != tt.want {
+			t.Errorf("holdsRef(%v) = %v; want %v", tt.v, got, tt.want)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func targetOf(cfg config, params map[string]string, env []string) target {
 		t.kubeconfig = params["kubeconfig"]
 	}
 	if t.kubeconfig == "" {
-		t.kubeconfig = envValue(env, "KUBECONFIG")
+		t.kubeconfig = EnvValue(env, "KUBECONFIG")
 	}
 	if t.context == "" {
 		t.context = params["context"]
@@ -59,7 +59,9 @@ func targetOf(cfg config, params map[string]string, env []string) target {
 	return t
 }
 
-func envValue(env []string, name string) string {
+// EnvValue is the value of a variable in an environment (the last one set
+// wins, as for exec), "" when unset.
+func EnvValue(env []string, name string) string {
 	for i := len(env) - 1; i >= 0; i-- {
 		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
 			return v

@@ -70,7 +70,7 @@ func parseConfig(v any) (config, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return c, fmt.Errorf("config must be a mapping with %s; got %s", strings.Join(configFields, ", "), describe(v))
+		return c, fmt.Errorf("config must be a mapping with %s; got %s", strings.Join(configFields, ", "), Describe(v))
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -83,7 +83,7 @@ func parseConfig(v any) (config, error) {
 		x := m[k]
 		switch k {
 		case "manifests":
-			list, err := stringList(x)
+			list, err := StringList(x)
 			if err != nil {
 				fail("manifests: %v", err)
 				continue
@@ -92,7 +92,7 @@ func parseConfig(v any) (config, error) {
 				fail("manifests: the list is empty; give files or folders, or leave manifests out")
 			}
 			for i, p := range list {
-				p, err := localPath(p)
+				p, err := LocalPath(p)
 				if err != nil {
 					fail("manifests[%d]: %v", i, err)
 					continue
@@ -102,10 +102,10 @@ func parseConfig(v any) (config, error) {
 		case "kustomize", "crds":
 			s, ok := x.(string)
 			if !ok || s == "" {
-				fail("%s: must be a folder relative to the component folder; got %s", k, describe(x))
+				fail("%s: must be a folder relative to the component folder; got %s", k, Describe(x))
 				continue
 			}
-			p, err := localPath(s)
+			p, err := LocalPath(s)
 			if err != nil {
 				fail("%s: %v", k, err)
 				continue
@@ -118,10 +118,10 @@ func parseConfig(v any) (config, error) {
 		case "namespace":
 			s, ok := x.(string)
 			if !ok {
-				fail("namespace: must be a string; got %s", describe(x))
+				fail("namespace: must be a string; got %s", Describe(x))
 				continue
 			}
-			if s != "" && !hasRef(s) {
+			if s != "" && !HasRef(s) {
 				if msgs := validation.IsDNS1123Label(s); len(msgs) > 0 {
 					fail("namespace: %q is not a valid namespace name: %s", s, strings.Join(msgs, "; "))
 					continue
@@ -131,7 +131,7 @@ func parseConfig(v any) (config, error) {
 		case "kubeconfig", "context":
 			s, ok := x.(string)
 			if !ok {
-				fail("%s: must be a string; got %s", k, describe(x))
+				fail("%s: must be a string; got %s", k, Describe(x))
 				continue
 			}
 			if k == "kubeconfig" {
@@ -140,7 +140,7 @@ func parseConfig(v any) (config, error) {
 				c.Context = s
 			}
 		case "timeout":
-			if s, ok := x.(string); ok && hasRef(s) {
+			if s, ok := x.(string); ok && HasRef(s) {
 				continue
 			}
 			d, err := parseTimeout(x)
@@ -150,17 +150,23 @@ func parseConfig(v any) (config, error) {
 			}
 			c.Timeout = d
 		default:
-			msg := fmt.Sprintf("unknown config field %q", k)
-			if s := manifest.Suggest(k, configFields); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			}
-			errs = append(errs, fmt.Errorf("%s; expected %s", msg, strings.Join(configFields, ", ")))
+			errs = append(errs, UnknownField(k, configFields))
 		}
 	}
 	if len(errs) == 0 && len(c.Manifests) == 0 && c.Kustomize == "" && c.CRDs == "" {
 		fail("needs manifests (files or folders), kustomize (a folder) or crds (a folder of CRDs)")
 	}
 	return c, errors.Join(errs...)
+}
+
+// UnknownField is the error of a config field that is none of fields,
+// with the one it was probably meant to be.
+func UnknownField(k string, fields []string) error {
+	msg := fmt.Sprintf("unknown config field %q", k)
+	if s := manifest.Suggest(k, fields); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return fmt.Errorf("%s; expected %s", msg, strings.Join(fields, ", "))
 }
 
 // crdsFolder returns the CRDs folder of an instance whose component folder
@@ -180,15 +186,15 @@ func (c config) crdsFolder(dir string) (path string, explicit bool) {
 	return defaultCRDs, false
 }
 
-// hasRef reports whether a config value still holds a parameter reference,
+// HasRef reports whether a config value still holds a parameter reference,
 // which only the run expands.
-func hasRef(s string) bool {
+func HasRef(s string) bool {
 	return strings.Contains(s, "${") || strings.Contains(s, "#{")
 }
 
-// stringList reads a list of non-empty strings; a single string is a list of
+// StringList reads a list of non-empty strings; a single string is a list of
 // one, since "manifests: deploy.yaml" is what people write.
-func stringList(x any) ([]string, error) {
+func StringList(x any) ([]string, error) {
 	switch l := x.(type) {
 	case string:
 		return []string{l}, nil
@@ -199,23 +205,23 @@ func stringList(x any) ([]string, error) {
 		for i, e := range l {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("item %d must be a path; got %s", i, describe(e))
+				return nil, fmt.Errorf("item %d must be a path; got %s", i, Describe(e))
 			}
 			out = append(out, s)
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("must be a list of files or folders; got %s", describe(x))
+	return nil, fmt.Errorf("must be a list of files or folders; got %s", Describe(x))
 }
 
-// localPath checks that p names something inside the component folder and
+// LocalPath checks that p names something inside the component folder and
 // returns it cleaned. A path outside would make the component depend on
 // where it is checked out, and the plan could not say what it reads.
-func localPath(p string) (string, error) {
+func LocalPath(p string) (string, error) {
 	switch {
 	case p == "":
 		return "", errors.New("the path is empty")
-	case hasRef(p):
+	case HasRef(p):
 		return "", fmt.Errorf("%q holds a parameter reference; paths are read when the plan is built, before parameters are expanded, so they must be written out", p)
 	case filepath.IsAbs(p) || strings.HasPrefix(p, "/"):
 		return "", fmt.Errorf("%q is absolute; give a path relative to the component folder", p)
@@ -248,7 +254,7 @@ func parseTimeout(x any) (time.Duration, error) {
 		}
 		return d, nil
 	default:
-		return 0, fmt.Errorf("must be seconds or a duration like \"90s\"; got %s", describe(x))
+		return 0, fmt.Errorf("must be seconds or a duration like \"90s\"; got %s", Describe(x))
 	}
 	return secondsDuration(secs, strconv.FormatFloat(secs, 'g', -1, 64))
 }
@@ -286,8 +292,8 @@ func secondsDuration(secs float64, text string) (time.Duration, error) {
 	return d, nil
 }
 
-// describe names a YAML value's type and shows it, for messages.
-func describe(v any) string {
+// Describe names a YAML value's type and shows it, for messages.
+func Describe(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "nothing (null)"

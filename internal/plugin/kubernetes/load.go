@@ -268,14 +268,14 @@ func (l *loader) document(in input, doc *yaml.Node) {
 func objectsOf(in input, root *yaml.Node, src string, v any) ([]map[string]any, []string, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, nil, fmt.Errorf("%s: a manifest document must be a mapping (one object); got %s", src, describe(v))
+		return nil, nil, fmt.Errorf("%s: a manifest document must be a mapping (one object); got %s", src, Describe(v))
 	}
 	if m["kind"] != "List" {
 		return []map[string]any{m}, []string{src}, nil
 	}
 	items, ok := m["items"].([]any)
 	if !ok && m["items"] != nil {
-		return nil, nil, fmt.Errorf("%s: List: items must be a list of objects; got %s", src, describe(m["items"]))
+		return nil, nil, fmt.Errorf("%s: List: items must be a list of objects; got %s", src, Describe(m["items"]))
 	}
 	itemNodes := listItems(root)
 	var objs []map[string]any
@@ -288,7 +288,7 @@ func objectsOf(in input, root *yaml.Node, src string, v any) ([]map[string]any, 
 		}
 		im, ok := it.(map[string]any)
 		if !ok {
-			errs = append(errs, fmt.Errorf("%s: a List item must be a mapping (one object); got %s", isrc, describe(it)))
+			errs = append(errs, fmt.Errorf("%s: a List item must be a mapping (one object); got %s", isrc, Describe(it)))
 			continue
 		}
 		objs = append(objs, im)
@@ -387,7 +387,7 @@ func (l *loader) checkShape(src string, m map[string]any) bool {
 			if v == nil {
 				l.errorf("%s: %smissing %s; every object needs apiVersion, kind and metadata.name", src, ref, field)
 			} else {
-				l.errorf("%s: %s%s must be a non-empty string; got %s", src, ref, field, describe(v))
+				l.errorf("%s: %s%s must be a non-empty string; got %s", src, ref, field, Describe(v))
 			}
 			ok = false
 		}
@@ -402,13 +402,13 @@ func (l *loader) checkShape(src string, m map[string]any) bool {
 	}
 	meta, isMap := m["metadata"].(map[string]any)
 	if m["metadata"] != nil && !isMap {
-		l.errorf("%s: %smetadata must be a mapping; got %s", src, ref, describe(m["metadata"]))
+		l.errorf("%s: %smetadata must be a mapping; got %s", src, ref, Describe(m["metadata"]))
 		return false
 	}
 	need("metadata.name", meta["name"])
 	if ns, present := meta["namespace"]; present && ns != nil {
 		if _, isStr := ns.(string); !isStr {
-			l.errorf("%s: %smetadata.namespace must be a string; got %s", src, ref, describe(ns))
+			l.errorf("%s: %smetadata.namespace must be a string; got %s", src, ref, Describe(ns))
 			ok = false
 		}
 	}
@@ -419,13 +419,13 @@ func (l *loader) checkShape(src string, m map[string]any) bool {
 		}
 		mm, isMap := x.(map[string]any)
 		if !isMap {
-			l.errorf("%s: %smetadata.%s must be a mapping of strings; got %s", src, ref, f, describe(x))
+			l.errorf("%s: %smetadata.%s must be a mapping of strings; got %s", src, ref, f, Describe(x))
 			ok = false
 			continue
 		}
 		for _, k := range sortedKeys(mm) {
 			if _, isStr := mm[k].(string); !isStr {
-				l.errorf("%s: %smetadata.%s.%s: values must be strings (quote it); got %s", src, ref, f, k, describe(mm[k]))
+				l.errorf("%s: %smetadata.%s.%s: values must be strings (quote it); got %s", src, ref, f, k, Describe(mm[k]))
 				ok = false
 			}
 		}
@@ -483,7 +483,7 @@ const scalarStyles = yaml.TaggedStyle | yaml.DoubleQuotedStyle | yaml.SingleQuot
 // value had been written in its place; any other scalar stays a string, so
 // "image: app:${tag}" never becomes a number. Keys stay strings.
 func (l *loader) expandScalar(in input, n *yaml.Node, isKey bool) {
-	if !hasRef(n.Value) {
+	if !HasRef(n.Value) {
 		return
 	}
 	out, err := l.expand(n.Value)
@@ -639,7 +639,7 @@ func (c *converter) mapping(n *yaml.Node, depth int) (map[string]any, error) {
 			}
 			mm, ok := v.(map[string]any)
 			if !ok {
-				return nil, c.errorf(s, "<< merges mappings; got %s", describe(v))
+				return nil, c.errorf(s, "<< merges mappings; got %s", Describe(v))
 			}
 			for k, x := range mm {
 				if _, set := out[k]; !set {

@@ -22,7 +22,7 @@ func (manifests) plan(req plugin.StagesRequest) (*planned, error) {
 		return nil, err
 	}
 	objs, err := load(req.Dir, cfg, nil)
-	return &planned{objs: objs, upgrade: upgrading(req.Recorded)}, err
+	return &planned{objs: objs, upgrade: Upgrading(req.Recorded)}, err
 }
 
 // open reads the manifests with the parameters expanded and connects to
@@ -49,7 +49,7 @@ func (manifests) open(ctx context.Context, c *plugin.Call) (*opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opened{planned: planned{objs: objs, upgrade: upgrading(c.Recorded)}, cl: cl, timeout: cfg.Timeout}, nil
+	return &opened{planned: planned{objs: objs, upgrade: Upgrading(c.Recorded)}, cl: cl, timeout: cfg.Timeout}, nil
 }
 
 func init() { plugin.RegisterEnvironment("kubernetes", reachable) }

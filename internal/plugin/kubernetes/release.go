@@ -58,9 +58,9 @@ func (r *release) logf(format string, args ...any) {
 	fmt.Fprintf(r.out, format+"\n", args...)
 }
 
-// upgrading reports an instance that created resources before: its deploy
+// Upgrading reports an instance that created resources before: its deploy
 // is an upgrade (pre-upgrade and post-upgrade hooks), not an install.
-func upgrading(rec *state.PluginInstance) bool { return rec != nil && len(rec.Resources) > 0 }
+func Upgrading(rec *state.PluginInstance) bool { return rec != nil && len(rec.Resources) > 0 }
 
 func recordedResources(rec *state.PluginInstance) []state.Resource {
 	if rec == nil {
@@ -89,7 +89,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	if err := r.place(objs); err != nil {
 		return nil, err
 	}
-	stack := envValue(c.Env, "HUB_STACK_NAME")
+	stack := EnvValue(c.Env, "HUB_STACK_NAME")
 	component := ""
 	if c.Instance != nil {
 		component = c.Instance.Component
@@ -143,7 +143,7 @@ func (r *release) begin(ctx context.Context) error {
 // stage the run has no objects for does nothing.
 func checkPlanned(plannedIDs []string, sts []stage) error {
 	if plannedIDs == nil {
-		return nil // not run from a plan (a test of the stages alone)
+		return nil // not run from a plan (a unit test of the stages)
 	}
 	ids := map[string]bool{}
 	for _, id := range plannedIDs {
