@@ -196,6 +196,25 @@ func TestResolveOutputs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "declared but not produced") {
 		t.Errorf("missing output: %v", err)
 	}
+
+	// fromObject takes what the plugin read, reported under the output's
+	// name; a Secret's value is secret whatever the output's name says.
+	objs := &manifest.Component{Outputs: []manifest.Output{
+		{Name: "addr", FromObject: &manifest.ObjectRef{Kind: "Service", Name: "web", Path: ".spec.clusterIP"}},
+		{Name: "dbpass", FromObject: &manifest.ObjectRef{Kind: "secrets", Name: "db", Path: ".data.p"}},
+	}}
+	out, secret, err = ResolveOutputs(objs, map[string]string{"addr": "10.0.0.7", "dbpass": "pw"}, expanded(t, "addr", "param"))
+	if err != nil || out["addr"] != "10.0.0.7" || out["dbpass"] != "pw" {
+		t.Errorf("fromObject outputs: %v, %v", out, err)
+	}
+	if diff := cmp.Diff([]string{"dbpass"}, secret); diff != "" {
+		t.Errorf("secret (-want +got):\n%s", diff)
+	}
+	// Not read: never the parameter of the same name instead.
+	_, _, err = ResolveOutputs(objs, map[string]string{"dbpass": "pw"}, expanded(t, "addr", "param"))
+	if err == nil || !strings.Contains(err.Error(), "output addr: fromObject: nothing read Service/web from the cluster") {
+		t.Errorf("unread fromObject output: %v", err)
+	}
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader in parallel.

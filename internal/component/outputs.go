@@ -15,7 +15,8 @@ import (
 
 // ResolveOutputs computes a component's outputs after its verb succeeded
 // (DESIGN 4.5). A declared output takes, in order: fromTfVar key[/base64][/json]
-// (a raw value file://path is read from the file); else its value expanded over
+// (a raw value file://path is read from the file); else, with fromObject, what
+// the kubernetes or helm plugin read from the cluster; else its value expanded over
 // the raw outputs and the component's parameters; else the raw output of the
 // same name; else the component parameter of that name. Raw outputs that are
 // not declared are kept too. Secret are the outputs declared secret and those
@@ -103,6 +104,13 @@ func resolveOutput(o manifest.Output, raw map[string]string, r params.Resolver, 
 			}
 		}
 		return v, nil
+	}
+	if ref := o.FromObject; ref != nil {
+		// The plugin instance that read it reported it under the output's name.
+		if v, ok := raw[o.Name]; ok {
+			return v, nil
+		}
+		return "", fmt.Errorf("fromObject: nothing read %s/%s from the cluster (the component's deploy has no kubernetes or helm stage that reads outputs)", ref.Kind, ref.Name)
 	}
 	if o.Value != "" {
 		return params.Expand(o.Value, r)

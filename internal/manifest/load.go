@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/gantry-dev/gantry/internal/objpath"
 )
 
 // Manifest kinds.
@@ -299,7 +301,7 @@ func validateStack(s *Stack, diags *Diagnostics) {
 	}
 	validateVerbs(l.Verbs, l.Positions.At("verbs", l.Pos), "lifecycle.verbs", diags)
 	validateReadyConditions(l.ReadyConditions, "lifecycle.readyConditions", diags)
-	validateOutputs(s.Outputs, diags)
+	validateOutputs(s.Outputs, false, diags)
 }
 
 // envNameRE is a name a process environment can carry as a variable.
@@ -336,7 +338,7 @@ func validateComponent(c *Component, diags *Diagnostics) {
 		validateTemplatePaths(c.Templates, diags)
 	}
 	validateComponentLifecycle(&c.Lifecycle, "lifecycle", diags)
-	validateOutputs(c.Outputs, diags)
+	validateOutputs(c.Outputs, true, diags)
 	seen := map[string]string{}
 	checkPluginKeys(c.Plugins, "plugins", seen, diags)
 	checkPluginKeys(c.SetupPlugins, "setupPlugins", seen, diags)
@@ -395,7 +397,9 @@ func validOutputKind(kind string) bool {
 	return kind == "" || kind == "secret" || strings.HasPrefix(kind, "secret/") && len(kind) > len("secret/")
 }
 
-func validateOutputs(outs []Output, diags *Diagnostics) {
+// validateOutputs checks the outputs of a stack or, with component, of a
+// component: only components deploy objects to read outputs from.
+func validateOutputs(outs []Output, component bool, diags *Diagnostics) {
 	seen := map[string]int{}
 	for i, o := range outs {
 		p := itemPath("outputs", i)
@@ -421,6 +425,30 @@ func validateOutputs(outs []Output, diags *Diagnostics) {
 		if o.Value != "" && o.FromTfVar != "" {
 			diags.Errorf(o.Pos, p, "an output takes value or fromTfVar, not both")
 		}
+		if o.FromObject != nil {
+			validateObjectRef(o, component, p+".fromObject", diags)
+		}
+	}
+}
+
+// validateObjectRef checks an output's fromObject: only a component's, alone,
+// with a path kubectl's JSONPath reads; a Secret's
+// values are never declared non-secret.
+func validateObjectRef(o Output, component bool, p string, diags *Diagnostics) {
+	r := o.FromObject
+	if !component {
+		diags.Errorf(r.Pos, p, "a stack output cannot read an object: declare fromObject on the component that deploys it, and read that component's output")
+		return
+	}
+	if o.Value != "" || o.FromTfVar != "" {
+		diags.Errorf(o.Pos, p, "an output takes one of value, fromTfVar and fromObject")
+	}
+	// An empty kind, name or path is the decoder's error already.
+	if _, err := objpath.Parse(r.Path); err != nil && r.Path != "" {
+		diags.Errorf(r.Pos, p+".path", "%v", err)
+	}
+	if o.Secret != nil && !*o.Secret && r.ReadsSecret() {
+		diags.Errorf(o.Pos, p, "output %q reads a Secret and says secret: false: a Secret's values stay secret", o.Name)
 	}
 }
 

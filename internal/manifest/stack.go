@@ -1,6 +1,9 @@
 package manifest
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Stack is a manifest of kind: stack (hub.yaml), Hub v1 format with gantry's
 // extensions.
@@ -120,9 +123,34 @@ type Output struct {
 	Kind        string `yaml:"kind,omitempty"` // "secret" or "secret/<type>" masks the value
 	Value       string `yaml:"value,omitempty"`
 	FromTfVar   string `yaml:"fromTfVar,omitempty"`
+	// FromObject reads the output from an object in the cluster after the
+	// component's kubernetes or helm plugin deployed (components only).
+	FromObject *ObjectRef `yaml:"fromObject,omitempty"`
 	// Secret declares the output secret (true) or not (false) whatever its
 	// name says; nil leaves it to kind and the name.
 	Secret *bool `yaml:"secret,omitempty"`
+}
+
+// ObjectRef names a value of an object in a Kubernetes cluster: the kind as
+// kubectl takes it (Service, service, services, deployment.apps), the
+// object's name and namespace (default: the plugin instance's), and the
+// path of the value (kubectl's JSONPath without filters: .spec.clusterIP).
+type ObjectRef struct {
+	Pos       Pos    `yaml:"-"`
+	Kind      string `yaml:"kind,required"`
+	Name      string `yaml:"name,required"`
+	Namespace string `yaml:"namespace,omitempty"`
+	Path      string `yaml:"path,required"`
+}
+
+// ReadsSecret reports whether the object is a Secret, whose values are
+// secret whatever the output says.
+func (r *ObjectRef) ReadsSecret() bool {
+	if r == nil {
+		return false
+	}
+	k, group, _ := strings.Cut(strings.ToLower(r.Kind), ".")
+	return (k == "secret" || k == "secrets") && group == ""
 }
 
 // IsSecret reports whether the output is secret by its declaration: secret:
@@ -130,6 +158,9 @@ type Output struct {
 // (LooksSecret), as the Hub CLI marks outputs. A value computed from a secret
 // is secret whatever its output says.
 func (o Output) IsSecret() bool {
+	if o.FromObject.ReadsSecret() {
+		return true
+	}
 	if o.Secret != nil {
 		return *o.Secret
 	}

@@ -62,6 +62,21 @@ type Call struct {
 	// action, given to its first stage: prepare checks that what it read
 	// fits into them (staged plugins).
 	Stages []string
+	// Outputs are the component outputs the StageOutputs stage reads from
+	// the cluster, their references expanded.
+	Outputs []ObjectOutput
+}
+
+// ObjectOutput is a component output read from an object in the cluster
+// (an output's fromObject), its references expanded.
+type ObjectOutput struct {
+	// Name is the output's name: the plugin reports the value under it.
+	Name string
+	// Kind is the object's kind as kubectl takes it; Object its name;
+	// Namespace its namespace, "" for the instance's.
+	Kind, Object, Namespace string
+	// Path is the value's path in the object (package objpath).
+	Path string
 }
 
 // Plugin carries out actions.

@@ -39,6 +39,13 @@ type StagesRequest struct {
 	Recorded *state.PluginInstance
 }
 
+// StageOutputs is the stage the plan adds after the last stage of a deploy
+// when the component declares outputs read from objects (fromObject): the
+// plugin reads Call.Outputs from the cluster and reports them. The plan adds
+// it to the last staged instance of the component's list, which the
+// plugin's own stages do not know about.
+const StageOutputs = "outputs"
+
 // Stage is one stage of a staged plugin's action.
 type Stage struct {
 	// ID names the stage among the action's stages; the plugin reads it

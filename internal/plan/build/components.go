@@ -309,6 +309,9 @@ func (b *builder) verbSteps(cp *compPlan, add func(*plan.Node) *plan.Node) (firs
 		Action: info.Action, Reason: info.Reason, Hidden: info.Plugins, Inputs: []string{cp.begin},
 		Spec: plan.Verb{Component: name, Verb: info.Verb}})
 	if !info.Plugins {
+		if info.Verb == plan.VerbDeploy {
+			b.outputsReader(cp) // none: fromObject outputs are an error
+		}
 		return []string{verb.ID}, []string{verb.ID}
 	}
 	seq := b.sequence(verb.ID)
@@ -317,6 +320,7 @@ func (b *builder) verbSteps(cp *compPlan, add func(*plan.Node) *plan.Node) (firs
 	el := &entryLists{b: b, cp: cp, add: add, verbID: verb.ID, added: &entries}
 	switch info.Verb {
 	case plan.VerbDeploy:
+		el.reader = b.outputsReader(cp)
 		then(el.sequence(plan.ListSetup, cp.setup, plugin.ActionPrepare, nil, false, ""))
 		then(el.sequence(plan.ListPlugins, cp.plugins, plugin.ActionDeploy, nil, false, ""))
 		// Instances that left the lists are deleted after the deployment
@@ -372,6 +376,9 @@ type entryLists struct {
 	add    func(*plan.Node) *plan.Node
 	verbID string
 	added  *[]string
+	// reader is the deploy's instance that reads the component's object
+	// outputs after its last stage (nil: none to read).
+	reader *plugin.Spec
 }
 
 // sequence adds a list in order, or backwards, and returns its first and

@@ -87,8 +87,12 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 		}
 		return nil, nil
 	}
+	sts := fact.Stages
+	if s == el.reader && action == plugin.ActionDeploy && list == plan.ListPlugins && len(sts) > 0 {
+		sts = append(sts[:len(sts):len(sts)], b.outputsStage(cp))
+	}
 	var prev, prepare string
-	for i, st := range fact.Stages {
+	for i, st := range sts {
 		stepLabel := label + ": " + st.Label
 		if s.Label != "" {
 			stepLabel = s.Label + ": " + st.Label
@@ -100,7 +104,7 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 		spec := plan.Entry{Component: name, Action: action, List: list, Index: index, Plugin: s.Name, Key: s.Key,
 			Args: b.maskAll(s.Args), Source: plan.SourceBuiltin, OnFail: s.OnFail, Stage: st.ID, Objects: st.Objects}
 		if i == 0 {
-			for _, later := range fact.Stages[1:] {
+			for _, later := range sts[1:] {
 				spec.Stages = append(spec.Stages, later.ID)
 			}
 		}

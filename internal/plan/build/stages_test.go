@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
@@ -73,5 +74,75 @@ func TestStagesErrors(t *testing.T) {
 	_, diags = w.build(t, Options{Verb: plan.VerbDeploy})
 	if !diags.HasErrors() || !strings.Contains(diags.Err().Error(), "component app: plugin staged-fake: app.yaml:3:1: Job/x: bad weight") {
 		t.Errorf("invalid input: %v", diags)
+	}
+}
+
+// TestObjectOutputsStage: a component's fromObject outputs are read by the
+// last staged instance of its deploy, in a stage after its own; the first
+// stage knows of it. Undeploy reads none; a component without a staged
+// instance cannot read them.
+func TestObjectOutputsStage(t *testing.T) {
+	keyed := func(key string) manifest.PluginEntry {
+		e := entry("staged-fake")
+		e.Key = key
+		return e
+	}
+	c := comp("app", keyed("a"), control("parallel", keyed("b"), entry("echo", "x")), entry("echo", "after"))
+	c.Outputs = []manifest.Output{{Name: "host", FromObject: &manifest.ObjectRef{Kind: "Service", Name: "web", Path: ".spec.clusterIP"}},
+		{Name: "plain", Value: "x"},
+		{Name: "pw", FromObject: &manifest.ObjectRef{Kind: "Secret", Name: "db", Namespace: "data", Path: ".data.pw"}}}
+	w := newWorld(c)
+	w.facts.Plugins[PluginKey{"/src/app", "staged-fake"}] = PluginSource{Source: plan.SourceBuiltin}
+	w.facts.Stages = map[StagesKey]StagesFact{}
+	for _, spec := range plugin.Keyed(plugin.Specs(c.Plugins)) {
+		for _, action := range []string{plugin.ActionDeploy, plugin.ActionDelete} {
+			w.facts.Stages[StagesKeyOf("/src/app", action, spec, nil)] = StagesFact{Stages: []plugin.Stage{{ID: "prepare", Label: "read"}, {ID: "group:0", Label: "apply"}}}
+		}
+	}
+	p := w.mustBuild(t, Options{Verb: plan.VerbDeploy})
+	outputs := "app/deploy/plugins/1.0/outputs"
+	n := p.Node(outputs)
+	if n == nil {
+		t.Fatalf("no outputs stage on the last staged instance; entries: %v", entryOrder(p))
+	}
+	if p.Node("app/deploy/plugins/0/outputs") != nil {
+		t.Error("only the last staged instance reads outputs")
+	}
+	e := n.Spec.(plan.Entry)
+	if diff := cmp.Diff([]string{"Service/web", "data/Secret/db"}, e.Objects); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	if n.Label != "deploy staged-fake (b): read outputs host, pw from the cluster" {
+		t.Errorf("label %q", n.Label)
+	}
+	if !p.Precedes("app/deploy/plugins/1.0/group:0", outputs) || !p.Precedes(outputs, "app/deploy/plugins/2") {
+		t.Error("the outputs stage runs after the instance's stages, before the next entry")
+	}
+	if first := p.Node("app/deploy/plugins/1.0/prepare").Spec.(plan.Entry); !cmp.Equal(first.Stages, []string{"group:0", "outputs"}) {
+		t.Errorf("the first stage should list the outputs stage: %v", first.Stages)
+	}
+	if rec := p.Node("app/deploy/record"); !strings.Contains(strings.Join(rec.Inputs, " "), outputs) {
+		t.Errorf("the record step should read the outputs stage: %v", rec.Inputs)
+	}
+
+	// Nothing is read on undeploy.
+	w.before = deployedState("app")
+	p = w.mustBuild(t, Options{Verb: plan.VerbUndeploy})
+	if !strings.Contains(strings.Join(entryOrder(p), "|"), "delete staged-fake (b): apply") {
+		t.Fatalf("undeploy should delete the instances in stages: %v", entryOrder(p))
+	}
+	for _, n := range p.Nodes {
+		if strings.HasSuffix(n.ID, "/outputs") {
+			t.Errorf("undeploy reads outputs: %s", n.ID)
+		}
+	}
+
+	// A component made by its Makefile has nothing to read them with.
+	mk := comp("mk")
+	mk.Outputs = c.Outputs
+	_, diags := newWorld(mk).build(t, Options{Verb: plan.VerbDeploy})
+	if !diags.HasErrors() || !strings.Contains(diags.Err().Error(), "outputs[0].fromObject: component mk: output host reads Service/web from the cluster, but nothing in the component deploys to a cluster") ||
+		!strings.Contains(diags.Err().Error(), "outputs[2].fromObject: component mk: output pw") {
+		t.Errorf("diags: %v", diags)
 	}
 }

@@ -154,6 +154,23 @@ type produced struct {
 	secret   []string
 }
 
+// reportTo is a plugin's Report: what it reports goes into out, its secret
+// values into the masker before anything can print them.
+func (rt *Runtime) reportTo(out *produced) func(values map[string]string, secret []string) {
+	var mu sync.Mutex
+	return func(values map[string]string, secret []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, k := range secret {
+			rt.Masker.Add(values[k])
+			out.secret = append(out.secret, k)
+		}
+		for k, v := range values {
+			out.direct[k] = v
+		}
+	}
+}
+
 // entry carries out one entry of a plugin list: a plugin instance, or a
 // gate, delay or wait, which run as the steps of those kinds do. Its on_fail
 // applies as a step's.
@@ -248,21 +265,9 @@ func (rt *Runtime) instanceRun(ctx context.Context, env plan.Env, info *plan.Com
 	stdout := newCaptureWriter(env.Stream(), rt.Masker, keys)
 	stderr := newCaptureWriter(env.Stream(), rt.Masker, keys)
 	out := &produced{direct: map[string]string{}}
-	var mu sync.Mutex
 	err := p.Run(ctx, &plugin.Call{
 		Action: s.Action, Entry: spec, Instance: inst, Dir: info.Dir, Env: rt.processEnv(info, b.exp),
-		Stdout: stdout, Stderr: stderr,
-		Report: func(values map[string]string, secret []string) {
-			mu.Lock()
-			defer mu.Unlock()
-			for k, v := range values {
-				out.direct[k] = v
-			}
-			for _, k := range secret {
-				rt.Masker.Add(values[k])
-				out.secret = append(out.secret, k)
-			}
-		},
+		Stdout: stdout, Stderr: stderr, Report: rt.reportTo(out),
 	})
 	stdout.Flush()
 	stderr.Flush()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
@@ -52,9 +53,49 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 			return nil
 		},
 	}
+	var reported *produced
+	if s.Stage == plugin.StageOutputs {
+		outs, err := objectOutputs(rt.Res.Component(info.Name), resolver)
+		if err != nil {
+			return plan.Fail(err)
+		}
+		reported = &produced{direct: map[string]string{}}
+		call.Outputs, call.Report = outs, rt.reportTo(reported)
+	}
 	out, err := staged.RunStage(ctx, call, plugin.Stage{ID: s.Stage, Objects: s.Objects}, prepared)
 	if err != nil {
 		return failure(ctx, fmt.Errorf("%s %s: %w", spec.Name, spec.InstanceName(), err))
 	}
+	if reported != nil {
+		// The record step takes the outputs from here; no stage reads
+		// what the outputs stage returns.
+		return plan.OkWith(reported)
+	}
 	return plan.OkWith(out)
+}
+
+// objectOutputs are a component's outputs read from objects (fromObject),
+// their kinds, names and namespaces expanded over the component's
+// parameters.
+func objectOutputs(c *manifest.Component, r params.Resolver) ([]plugin.ObjectOutput, error) {
+	if c == nil {
+		return nil, nil
+	}
+	var out []plugin.ObjectOutput
+	for _, o := range c.Outputs {
+		ref := o.FromObject
+		if ref == nil {
+			continue
+		}
+		var fields [3]string
+		for i, v := range []string{ref.Kind, ref.Name, ref.Namespace} {
+			e, err := params.Expand(v, r)
+			if err != nil {
+				return nil, fmt.Errorf("output %s: fromObject: %w", o.Name, err)
+			}
+			fields[i] = e
+		}
+		out = append(out, plugin.ObjectOutput{Name: o.Name, Kind: fields[0], Object: fields[1], Namespace: fields[2], Path: ref.Path})
+	}
+	return out, nil
 }

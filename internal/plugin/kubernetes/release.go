@@ -361,8 +361,11 @@ func (r *release) run(ctx context.Context, c *plugin.Call, id string) error {
 	r.mu.Lock()
 	r.out = c.Stdout
 	r.mu.Unlock()
-	if id == stageAll {
+	switch id {
+	case stageAll:
 		return r.runAll(ctx, c)
+	case plugin.StageOutputs:
+		return r.readOutputs(ctx, c)
 	}
 	st, ok := r.stages[id]
 	if !ok {
