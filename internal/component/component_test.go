@@ -179,7 +179,7 @@ func TestResolveOutputs(t *testing.T) {
 		{Name: "token", Kind: "secret"},
 	}}
 	raw := map[string]string{"host": "h", "vpc_id": "vpc-1", "cfg_b64": "eyJhIjoxfQ==", "cert_file": "file://" + filepath.Join(dir, "cert.pem"), "token": "t0k3n", "extra": "x"}
-	out, secret, err := ResolveOutputs(c, raw, expanded(t, "db.port", "5432"))
+	out, secret, err := ResolveOutputs(c, raw, nil, expanded(t, "db.port", "5432"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestResolveOutputs(t *testing.T) {
 	if diff := cmp.Diff([]string{"cert", "cert_file", "token"}, secret); diff != "" {
 		t.Errorf("secret (-want +got):\n%s", diff)
 	}
-	_, _, err = ResolveOutputs(&manifest.Component{Outputs: []manifest.Output{{Name: "missing"}}}, nil, expanded(t))
+	_, _, err = ResolveOutputs(&manifest.Component{Outputs: []manifest.Output{{Name: "missing"}}}, nil, nil, expanded(t))
 	if err == nil || !strings.Contains(err.Error(), "declared but not produced") {
 		t.Errorf("missing output: %v", err)
 	}
@@ -202,17 +202,22 @@ func TestResolveOutputs(t *testing.T) {
 	objs := &manifest.Component{Outputs: []manifest.Output{
 		{Name: "addr", FromObject: &manifest.ObjectRef{Kind: "Service", Name: "web", Path: ".spec.clusterIP"}},
 		{Name: "dbpass", FromObject: &manifest.ObjectRef{Kind: "secrets", Name: "db", Path: ".data.p"}},
+		{Name: "dsn", Value: "postgres://u:#{base64.encode(bytes(dbpass))}@h"},
+		{Name: "dsn2", Value: "again ${dsn}"},
+		{Name: "tf", Value: "${tf_key}"},
 	}}
-	out, secret, err = ResolveOutputs(objs, map[string]string{"addr": "10.0.0.7", "dbpass": "pw"}, expanded(t, "addr", "param"))
+	out, secret, err = ResolveOutputs(objs, map[string]string{"addr": "10.0.0.7", "dbpass": "pw", "tf_key": "k"}, []string{"tf_key"}, expanded(t, "addr", "param"))
 	if err != nil || out["addr"] != "10.0.0.7" || out["dbpass"] != "pw" {
 		t.Errorf("fromObject outputs: %v, %v", out, err)
 	}
-	if diff := cmp.Diff([]string{"dbpass"}, secret); diff != "" {
+	// Outputs computed from a secret one are secret, however computed;
+	// so are those reading a raw output the implementation said is secret.
+	if diff := cmp.Diff([]string{"dbpass", "dsn", "dsn2", "tf", "tf_key"}, secret); diff != "" {
 		t.Errorf("secret (-want +got):\n%s", diff)
 	}
 	// Not read: never the parameter of the same name instead.
-	_, _, err = ResolveOutputs(objs, map[string]string{"dbpass": "pw"}, expanded(t, "addr", "param"))
-	if err == nil || !strings.Contains(err.Error(), "output addr: fromObject: nothing read Service/web from the cluster") {
+	_, _, err = ResolveOutputs(objs, map[string]string{"dbpass": "pw", "tf_key": "k"}, nil, expanded(t, "addr", "param"))
+	if err == nil || !strings.Contains(err.Error(), "output addr: fromObject: Service/web was not read from the cluster") {
 		t.Errorf("unread fromObject output: %v", err)
 	}
 }

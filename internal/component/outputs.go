@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,7 +22,9 @@ import (
 // same name; else the component parameter of that name. Raw outputs that are
 // not declared are kept too. Secret are the outputs declared secret and those
 // whose name looks secret.
-func ResolveOutputs(c *manifest.Component, raw map[string]string, exp *params.Expanded) (map[string]string, []string, error) {
+//
+// rawSecret are the raw outputs the implementation reported secret.
+func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []string, exp *params.Expanded) (map[string]string, []string, error) {
 	out := make(map[string]string, len(raw)+len(c.Outputs))
 	for k, v := range raw {
 		out[k] = v
@@ -57,8 +60,20 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, exp *params.Ex
 		}
 	}
 	for k := range raw {
-		if manifest.LooksSecret(k) {
+		if manifest.LooksSecret(k) || slices.Contains(rawSecret, k) {
 			addSecret(k)
+		}
+	}
+	// An output whose value reads a secret output is secret too, however
+	// it transforms it (#{...} may encode it past the masker). Values may
+	// read values: repeat until nothing changes.
+	for changed := true; changed; {
+		changed = false
+		for _, o := range c.Outputs {
+			if o.Value != "" && !isSecret[o.Name] && readsAny(o.Value, isSecret) {
+				addSecret(o.Name)
+				changed = true
+			}
 		}
 	}
 	sort.Strings(secret)
@@ -110,7 +125,7 @@ func resolveOutput(o manifest.Output, raw map[string]string, r params.Resolver, 
 		if v, ok := raw[o.Name]; ok {
 			return v, nil
 		}
-		return "", fmt.Errorf("fromObject: nothing read %s/%s from the cluster (the component's deploy has no kubernetes or helm stage that reads outputs)", ref.Kind, ref.Name)
+		return "", fmt.Errorf("fromObject: %s/%s was not read from the cluster: the stage that reads outputs did not run, or failed", ref.Kind, ref.Name)
 	}
 	if o.Value != "" {
 		return params.Expand(o.Value, r)
@@ -122,6 +137,32 @@ func resolveOutput(o manifest.Output, raw map[string]string, r params.Resolver, 
 		return v.Value, nil
 	}
 	return "", fmt.Errorf("declared but not produced: the implementation printed no %q in an Outputs: block and the component has no parameter of that name (outputs printed: %s)", o.Name, keysOf(raw))
+}
+
+// readsAny reports whether a value's ${...} or #{...} reads one of the
+// names (plain names: an output of the component itself).
+func readsAny(value string, names map[string]bool) bool {
+	t, err := params.Parse(value)
+	if err != nil {
+		return false
+	}
+	for _, p := range t.Parts {
+		switch p.Kind {
+		case params.Ref:
+			if p.Component == "" && names[p.Name] {
+				return true
+			}
+		case params.Expr:
+			for _, cands := range params.ExprNames(p.Text) {
+				for _, n := range cands {
+					if names[n] {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 func keysOf(m map[string]string) string {

@@ -443,8 +443,15 @@ func validateObjectRef(o Output, component bool, p string, diags *Diagnostics) {
 	if o.Value != "" || o.FromTfVar != "" {
 		diags.Errorf(o.Pos, p, "an output takes one of value, fromTfVar and fromObject")
 	}
+	// Whether the value is secret is decided by the kind as written, and
+	// the path is checked as written: neither may come from a parameter.
+	if strings.Contains(r.Kind, "${") || strings.Contains(r.Kind, "#{") {
+		diags.Errorf(r.Pos, p+".kind", "the kind cannot hold ${...} or #{...}: write it out (Service, Secret, deployment.apps)")
+	}
 	// An empty kind, name or path is the decoder's error already.
-	if _, err := objpath.Parse(r.Path); err != nil && r.Path != "" {
+	if strings.Contains(r.Path, "${") || strings.Contains(r.Path, "#{") {
+		diags.Errorf(r.Pos, p+".path", "the path cannot hold ${...} or #{...}: write it out")
+	} else if _, err := objpath.Parse(r.Path); err != nil && r.Path != "" {
 		diags.Errorf(r.Pos, p+".path", "%v", err)
 	}
 	if o.Secret != nil && !*o.Secret && r.ReadsSecret() {

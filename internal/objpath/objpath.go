@@ -56,56 +56,62 @@ func Parse(s string) (Path, error) {
 	if in == "" || in == "." {
 		return p, fmt.Errorf("path %q names no field: expected a path such as .spec.clusterIP", s)
 	}
+	// Characters are counted in the path as written.
+	off := strings.Index(s, in)
 	for i := 0; i < len(in); {
 		switch in[i] {
 		case '.':
 			i++
 			var name strings.Builder
 			for i < len(in) && in[i] != '.' && in[i] != '[' {
-				if in[i] == '\\' && i+1 < len(in) {
+				c := in[i]
+				if c == '\\' && i+1 < len(in) {
 					i++
+					c = in[i]
+				} else if strings.IndexByte(reserved, c) >= 0 {
+					return p, fmt.Errorf("path %q: %q at character %d: quote a field name that holds it (['name']); an output is one value, not a template of several", s, c, off+i+1)
 				}
-				name.WriteByte(in[i])
+				name.WriteByte(c)
 				i++
 			}
 			if name.Len() == 0 {
-				return p, fmt.Errorf("path %q: an empty field name at character %d", s, i)
-			}
-			if err := plainField(name.String()); err != nil {
-				return p, fmt.Errorf("path %q: %w", s, err)
+				return p, fmt.Errorf("path %q: an empty field name at character %d", s, off+i+1)
 			}
 			p.steps = append(p.steps, step{name: name.String(), index: -1})
 		case '[':
+			i++
+			if i < len(in) && (in[i] == '\'' || in[i] == '"') {
+				q := in[i]
+				end := strings.IndexByte(in[i+1:], q)
+				if end < 0 || i+1+end+1 >= len(in) || in[i+1+end+1] != ']' {
+					return p, fmt.Errorf("path %q: a quoted field name at character %d without its closing %c]", s, off+i+1, q)
+				}
+				p.steps = append(p.steps, step{name: in[i+1 : i+1+end], index: -1})
+				i += end + 3
+				continue
+			}
 			end := strings.IndexByte(in[i:], ']')
 			if end < 0 {
 				return p, fmt.Errorf("path %q: a [ without its ]", s)
 			}
-			inner := strings.TrimSpace(in[i+1 : i+end])
+			inner := in[i : i+end]
 			i += end + 1
-			if len(inner) >= 2 && (inner[0] == '\'' || inner[0] == '"') && inner[len(inner)-1] == inner[0] {
-				p.steps = append(p.steps, step{name: inner[1 : len(inner)-1], index: -1})
-				continue
-			}
 			n, err := strconv.Atoi(inner)
-			if err != nil || n < 0 {
-				return p, fmt.Errorf("path %q: [%s] is not a list index (0, 1, ...) or a quoted field name; filters and wildcards select several values, an output is one", s, inner)
+			if err != nil || n < 0 || strings.TrimSpace(inner) != inner || strings.HasPrefix(inner, "+") {
+				return p, fmt.Errorf("path %q: [%s] is not a list index (0, 1, ...) or a quoted field name; filters, wildcards and unions select several values, an output is one", s, inner)
 			}
 			p.steps = append(p.steps, step{index: n})
 		default:
-			return p, fmt.Errorf("path %q: expected . or [ at character %d, found %q", s, i+1, in[i])
+			return p, fmt.Errorf("path %q: expected . or [ at character %d, found %q", s, off+i+1, in[i])
 		}
 	}
 	return p, nil
 }
 
-// plainField refuses the JSONPath operators a field name cannot hold
-// unquoted: they mean something this package does not do.
-func plainField(name string) error {
-	if name == "*" || strings.ContainsAny(name, "?@()*") {
-		return fmt.Errorf("%q: filters and wildcards select several values, an output is one", name)
-	}
-	return nil
-}
+// reserved are the characters an unquoted field name cannot hold: JSONPath
+// gives them meanings (filters, wildcards, unions, templates) that select
+// several values or none, and a name holding them would never match.
+const reserved = "{}[]'\",$*?@() \t\n\r"
 
 // Get follows the path in a value decoded from JSON (maps of string to
 // any, lists of any). It says which step found nothing.

@@ -39,11 +39,11 @@ type StagesRequest struct {
 	Recorded *state.PluginInstance
 }
 
-// StageOutputs is the stage the plan adds after the last stage of a deploy
-// when the component declares outputs read from objects (fromObject): the
-// plugin reads Call.Outputs from the cluster and reports them. The plan adds
-// it to the last staged instance of the component's list, which the
-// plugin's own stages do not know about.
+// StageOutputs is the stage the plan adds after a deploy's plugin list when
+// the component declares outputs read from objects (fromObject): the plugin
+// reads Call.Outputs from the cluster and reports them. It is a stage of the
+// list's last staged instance, after its prepare stage; the plugin's own
+// stages do not list it.
 const StageOutputs = "outputs"
 
 // Stage is one stage of a staged plugin's action.

@@ -323,6 +323,7 @@ func (b *builder) verbSteps(cp *compPlan, add func(*plan.Node) *plan.Node) (firs
 		el.reader = b.outputsReader(cp)
 		then(el.sequence(plan.ListSetup, cp.setup, plugin.ActionPrepare, nil, false, ""))
 		then(el.sequence(plan.ListPlugins, cp.plugins, plugin.ActionDeploy, nil, false, ""))
+		then(el.outputsStep())
 		// Instances that left the lists are deleted after the deployment
 		// (seed 002), the last recorded first.
 		for i := len(cp.vanished) - 1; i >= 0; i-- {
@@ -377,8 +378,10 @@ type entryLists struct {
 	verbID string
 	added  *[]string
 	// reader is the deploy's instance that reads the component's object
-	// outputs after its last stage (nil: none to read).
-	reader *plugin.Spec
+	// outputs after the list (nil: none to read); readerStep its first
+	// stage, once added.
+	reader     *plugin.Spec
+	readerStep readerStep
 }
 
 // sequence adds a list in order, or backwards, and returns its first and

@@ -23,10 +23,10 @@ func objectOutputs(c *manifest.Component) []manifest.Output {
 	return out
 }
 
-// outputsReader picks the instance that reads a deploy's object outputs:
-// the last built-in staged instance (kubernetes, helm) of the component's
-// list, in list order, so that it reads after the component's objects are
-// deployed. nil when the list has none; the component's outputs then
+// outputsReader picks the instance that reads a deploy's object outputs,
+// with the cluster connection its prepare stage opened: the last built-in
+// staged instance (kubernetes, helm) of the component's list, in list
+// order. nil when the list has none; the component's outputs then
 // cannot be read, which is an error.
 func (b *builder) outputsReader(cp *compPlan) *plugin.Spec {
 	if len(objectOutputs(cp.c)) == 0 {
@@ -61,8 +61,36 @@ func (b *builder) outputsReader(cp *compPlan) *plugin.Spec {
 	return last
 }
 
-// outputsStage is the stage the reader adds after its last: it reads the
-// component's object outputs.
+// readerStep is what the outputs stage takes from the reader's first
+// stage.
+type readerStep struct {
+	// id is the instance's step id prefix; prepare its first stage, whose
+	// result the outputs stage reads.
+	id, prepare string
+	spec        plan.Entry
+	lane, label string
+}
+
+// outputsStep adds the stage that reads the component's object outputs,
+// after every entry of the deploy's list (all branches of a parallel): the
+// objects it reads may come from any of them. It runs as a stage of the
+// reader, with what the reader's prepare stage read.
+func (el *entryLists) outputsStep() (first, last []string) {
+	rs := el.readerStep
+	if rs.prepare == "" {
+		return nil, nil
+	}
+	b, cp := el.b, el.cp
+	st := b.outputsStage(cp)
+	spec := rs.spec
+	spec.Stage, spec.Objects, spec.Stages = st.ID, st.Objects, nil
+	n := el.add(&plan.Node{ID: rs.id + "/" + st.ID, Kind: spec.Kind(), Label: b.in.Mask(rs.label + ": " + st.Label), Listed: true,
+		Lane: rs.lane, Inputs: []string{cp.begin, el.verbID, rs.prepare}, Spec: spec})
+	*el.added = append(*el.added, n.ID)
+	return []string{n.ID}, []string{n.ID}
+}
+
+// outputsStage is the stage that reads the component's object outputs.
 func (b *builder) outputsStage(cp *compPlan) plugin.Stage {
 	outs := objectOutputs(cp.c)
 	names := make([]string, len(outs))

@@ -88,9 +88,7 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 		return nil, nil
 	}
 	sts := fact.Stages
-	if s == el.reader && action == plugin.ActionDeploy && list == plan.ListPlugins && len(sts) > 0 {
-		sts = append(sts[:len(sts):len(sts)], b.outputsStage(cp))
-	}
+	reads := s == el.reader && action == plugin.ActionDeploy && list == plan.ListPlugins
 	var prev, prepare string
 	for i, st := range sts {
 		stepLabel := label + ": " + st.Label
@@ -107,12 +105,18 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 			for _, later := range sts[1:] {
 				spec.Stages = append(spec.Stages, later.ID)
 			}
+			if reads {
+				spec.Stages = append(spec.Stages, plugin.StageOutputs)
+			}
 		}
 		n := el.add(&plan.Node{ID: id + "/" + st.ID, Kind: spec.Kind(), Label: b.in.Mask(stepLabel), Listed: true,
 			Quiet: s.Hidden, Lane: lane, Inputs: inputs, Spec: spec})
 		*el.added = append(*el.added, n.ID)
 		if i == 0 {
 			prepare, first = n.ID, []string{n.ID}
+			if reads {
+				el.readerStep = readerStep{id: id, prepare: n.ID, spec: spec, lane: lane, label: label}
+			}
 		} else {
 			b.connect(prev, n.ID, plan.OnSuccess)
 		}

@@ -78,7 +78,8 @@ func TestStagesErrors(t *testing.T) {
 }
 
 // TestObjectOutputsStage: a component's fromObject outputs are read by the
-// last staged instance of its deploy, in a stage after its own; the first
+// last staged instance of its deploy, in a stage after the whole list (its
+// objects may come from any branch of a parallel); the instance's first
 // stage knows of it. Undeploy reads none; a component without a staged
 // instance cannot read them.
 func TestObjectOutputsStage(t *testing.T) {
@@ -115,8 +116,13 @@ func TestObjectOutputsStage(t *testing.T) {
 	if n.Label != "deploy staged-fake (b): read outputs host, pw from the cluster" {
 		t.Errorf("label %q", n.Label)
 	}
-	if !p.Precedes("app/deploy/plugins/1.0/group:0", outputs) || !p.Precedes(outputs, "app/deploy/plugins/2") {
-		t.Error("the outputs stage runs after the instance's stages, before the next entry")
+	for _, before := range []string{"app/deploy/plugins/0/group:0", "app/deploy/plugins/1.0/group:0", "app/deploy/plugins/1.1", "app/deploy/plugins/2"} {
+		if !p.Precedes(before, outputs) {
+			t.Errorf("the outputs stage should run after the whole list, after %s", before)
+		}
+	}
+	if !cmp.Equal(n.Inputs, []string{"app/begin", "app/deploy", "app/deploy/plugins/1.0/prepare"}) {
+		t.Errorf("the outputs stage should read the reader's prepare: %v", n.Inputs)
 	}
 	if first := p.Node("app/deploy/plugins/1.0/prepare").Spec.(plan.Entry); !cmp.Equal(first.Stages, []string{"group:0", "outputs"}) {
 		t.Errorf("the first stage should list the outputs stage: %v", first.Stages)

@@ -153,7 +153,9 @@ func (e engine) RunStage(ctx context.Context, c *plugin.Call, st plugin.Stage, p
 		return nil, fmt.Errorf("internal error: stage %s ran without its prepare stage", st.ID)
 	}
 	err := r.run(ctx, c, st.ID)
-	if err != nil && r.rec != nil {
+	// Outputs are read after the record is finished: what was deployed
+	// stays deployed when one cannot be read.
+	if err != nil && r.rec != nil && st.ID != plugin.StageOutputs {
 		// The record says the action failed even when the run is being
 		// cancelled: that is when people look at it.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

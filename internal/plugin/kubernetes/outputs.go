@@ -30,8 +30,12 @@ func (r *release) readOutputs(ctx context.Context, c *plugin.Call) error {
 	values := map[string]string{}
 	var secret []string
 	var errs []error
+	// One deadline for the stage: outputs that cannot be read do not wait
+	// one after the other.
+	tctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
 	for _, o := range c.Outputs {
-		v, isSecret, err := r.readOutput(ctx, o)
+		v, isSecret, err := r.readOutput(ctx, tctx, o)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("output %s: %w", o.Name, err))
 			continue
@@ -48,8 +52,10 @@ func (r *release) readOutputs(ctx context.Context, c *plugin.Call) error {
 }
 
 // readOutput reads one output, waiting until its object exists and the
-// path has a value.
-func (r *release) readOutput(ctx context.Context, o plugin.ObjectOutput) (string, bool, error) {
+// path has a value, or until tctx (the stage's deadline) ends. Errors the
+// API server may get over (throttling, unavailability, timeouts) are
+// waited out too.
+func (r *release) readOutput(ctx, tctx context.Context, o plugin.ObjectOutput) (string, bool, error) {
 	path, err := objpath.Parse(o.Path)
 	if err != nil {
 		return "", false, err
@@ -75,8 +81,6 @@ func (r *release) readOutput(ctx context.Context, o plugin.ObjectOutput) (string
 		ref = ns + "/" + ref
 	}
 	isSecret := gvk.Group == "" && gvk.Kind == "Secret"
-	tctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
 	wait, waiting := 100*time.Millisecond, ""
 	for {
 		u, err := get(tctx, o.Object, metav1.GetOptions{})
@@ -84,6 +88,8 @@ func (r *release) readOutput(ctx context.Context, o plugin.ObjectOutput) (string
 		switch {
 		case apierrors.IsNotFound(err):
 			why = "it does not exist"
+		case transient(err) && tctx.Err() == nil:
+			why = err.Error()
 		case err != nil && tctx.Err() == nil:
 			return "", isSecret, fmt.Errorf("read %s: %w", ref, err)
 		case err == nil:
@@ -121,6 +127,12 @@ func (r *release) readOutput(ctx context.Context, o plugin.ObjectOutput) (string
 			wait *= 2
 		}
 	}
+}
+
+// transient reports an API error that a later request may not get.
+func transient(err error) bool {
+	return apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) ||
+		apierrors.IsTimeout(err) || apierrors.IsInternalError(err)
 }
 
 // outputText turns a value of an object into an output's text: strings as
