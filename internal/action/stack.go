@@ -1,8 +1,6 @@
 package action
 
 import (
-	"crypto/sha256"
-	"errors"
 	"log/slog"
 	"net/url"
 	"os"
@@ -10,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/elaborate"
-	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan/build"
@@ -102,20 +99,15 @@ func (s *Stack) ReadState() error {
 }
 
 func (s *Stack) readState() (changed bool, err error) {
-	data, err := inputfile.Read(s.StatePath, inputfile.MaxState)
-	sum := sha256.Sum256(data)
+	files, err := state.ReadFiles(s.StatePath)
+	if err != nil {
+		return false, invalid("nothing was run", "%w", err)
+	}
+	sum := files.Sum()
 	if s.read && sum == s.stateSum {
 		return false, nil // read before, unchanged since
 	}
-	var st *state.State
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		err = nil // no state yet
-	case err != nil:
-		return false, invalid("nothing was run", "read state %s: %w", s.StatePath, err)
-	default:
-		st, err = state.Decode(s.StatePath, data)
-	}
+	st, err := files.Decode(s.StatePath)
 	if err != nil {
 		return false, &InvalidError{Err: err, Consequence: "nothing was run"}
 	}

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -9,19 +8,16 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/gantry-dev/gantry/internal/atomicfile"
-	"github.com/gantry-dev/gantry/internal/inputfile"
 )
 
-// ReadFile reads a state file; a missing file gives (nil, nil).
+// ReadFile reads a state: its snapshot and the journal that continues it.
+// A missing state gives (nil, nil).
 func ReadFile(path string) (*State, error) {
-	data, err := inputfile.Read(path, inputfile.MaxState)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	f, err := ReadFiles(path)
 	if err != nil {
-		return nil, fmt.Errorf("read state %s: %w", path, err)
+		return nil, err
 	}
-	return Decode(path, data)
+	return f.Decode(path)
 }
 
 // Decode parses a state document.

@@ -1,20 +1,38 @@
 package state
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 )
 
-// Recorder holds a stack's state in memory during a run and writes it after
-// every change, atomically. Writes are group-committed: changes made while a
-// write is in progress go out together in the next one, so parallel steps do
-// not queue behind each other's fsyncs. Each component's part of the document
-// is encoded only when it changed, so a write costs the same for 10 or 10,000
-// components.
+// Recorder holds a stack's state in memory during a run and makes every
+// change durable: it appends the change to the state's journal (journal.go)
+// and syncs it. Writes are group-committed: changes made while a write is in
+// progress go out together in the next one, so parallel steps do not queue
+// behind each other's syncs. A change costs the same for 10 or 10,000
+// components: each component's part of the document is encoded only when it
+// changed, and only that part is written. The snapshot is rewritten when the
+// run's first change is written, when the journal has grown past the
+// snapshot's size, after a failed write, and when the recorder closes, which
+// then removes the journal.
 type Recorder struct {
 	path string
+	// journal is the open journal, jsize its length, snapSize the length
+	// of the snapshot it continues; appended says a change went into it;
+	// fresh says the next write starts a new snapshot and journal (the
+	// first write, and every write after one that failed: a journal that
+	// failed to sync is never appended to again). The writer alone uses
+	// them, and Close once the writer stopped.
+	journal  *os.File
+	jsize    int64
+	snapSize int
+	appended bool
+	fresh    bool
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -25,9 +43,11 @@ type Recorder struct {
 	names    []string // the keys of frags, sorted
 	buf      []byte   // the last document written
 	dirty    map[string]bool
-	version  uint64 // bumped by every change
-	written  uint64 // the version the file holds
-	err      error  // the last write error, sticky until a write succeeds
+	removed  map[string]bool // components whose records went since the last write
+	version  uint64          // bumped by every change
+	written  uint64          // the version the file holds
+	failed   uint64          // the version the last failed write was to write
+	err      error           // the last write error, sticky until a write succeeds
 	closed   bool
 
 	kick    chan struct{}
@@ -54,6 +74,8 @@ func NewRecorder(path string, st *State) *Recorder {
 		hdrDirty: true,
 		frags:    map[string][]byte{},
 		dirty:    map[string]bool{},
+		removed:  map[string]bool{},
+		fresh:    true,
 		kick:     make(chan struct{}, 1),
 		urgent:   make(chan struct{}, 1),
 		done:     make(chan struct{}),
@@ -118,6 +140,7 @@ func (r *Recorder) RemoveComponent(name string) uint64 {
 		}
 	}
 	delete(r.dirty, name)
+	r.removed[name] = true
 	v := r.bump()
 	r.mu.Unlock()
 	return v
@@ -135,7 +158,7 @@ func (r *Recorder) bump() uint64 {
 }
 
 // Wait blocks until the file holds version v (or a later one), and returns the
-// write error if writing failed.
+// error of the write that was to write it when that write failed.
 func (r *Recorder) Wait(v uint64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -145,7 +168,7 @@ func (r *Recorder) Wait(v uint64) error {
 		case r.urgent <- struct{}{}:
 		default:
 		}
-		for r.written < v && r.err == nil && !r.closed {
+		for r.written < v && r.failed < v && !r.closed {
 			r.cond.Wait()
 		}
 		r.waiters--
@@ -153,7 +176,7 @@ func (r *Recorder) Wait(v uint64) error {
 	if r.written >= v {
 		return nil
 	}
-	if r.err != nil {
+	if r.err != nil && r.failed >= v {
 		return r.err
 	}
 	return fmt.Errorf("state recorder closed before writing")
@@ -167,7 +190,8 @@ func (r *Recorder) Flush() error {
 	return r.Wait(v)
 }
 
-// Close writes what is left and stops the writer.
+// Close writes what is left, stops the writer, and compacts the journal
+// into the snapshot: a state at rest is its snapshot alone.
 func (r *Recorder) Close() error {
 	err := r.Flush()
 	r.mu.Lock()
@@ -175,6 +199,29 @@ func (r *Recorder) Close() error {
 	r.mu.Unlock()
 	close(r.kick)
 	<-r.done
+	if r.journal == nil && err == nil {
+		return nil // nothing was ever written
+	}
+	if r.appended || err != nil || r.journal == nil {
+		r.mu.Lock()
+		data, eerr := r.encodeLocked(true)
+		r.mu.Unlock()
+		if eerr != nil {
+			return eerr
+		}
+		if werr := writeAtomic(r.path, data, 0o600); werr != nil {
+			return werr
+		}
+		err = nil // the snapshot holds every change
+	}
+	if r.journal == nil {
+		return nil
+	}
+	r.journal.Close()
+	if rerr := os.Remove(JournalPath(r.path)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		return fmt.Errorf("remove state journal: %w", rerr)
+	}
+	syncDir(filepath.Dir(JournalPath(r.path)))
 	return err
 }
 
@@ -189,14 +236,22 @@ func (r *Recorder) writer() {
 				break
 			}
 			v := r.version
-			data, err := r.encodeLocked()
+			full := r.fresh || r.jsize > compactAt(r.snapSize)
+			data, err := r.encodeLocked(full)
 			r.mu.Unlock()
 			if err == nil {
-				err = writeAtomic(r.path, data, 0o600)
+				if full {
+					err = r.generation(data)
+				} else {
+					err = r.appendJournal(data)
+				}
 			}
 			r.mu.Lock()
 			if err != nil {
-				r.err = err
+				r.err, r.failed = err, v
+				// What was taken for this write is in no file: the next
+				// write is a whole snapshot, on a journal of its own.
+				r.fresh = true
 			} else {
 				r.err = nil
 				r.written = v
@@ -208,6 +263,73 @@ func (r *Recorder) writer() {
 				break
 			}
 		}
+	}
+}
+
+// compactAt is the journal length past which the next write rewrites the
+// snapshot: past the snapshot's own length, so that the rewrites cost no
+// more than the appends did.
+func compactAt(snapSize int) int64 {
+	return max(1<<20, 2*int64(snapSize))
+}
+
+// generation writes a snapshot and starts the journal that continues it:
+// the snapshot first, so that a crash in between leaves the new snapshot
+// and an old journal, which does not continue it and is ignored.
+func (r *Recorder) generation(snapshot []byte) error {
+	if err := writeAtomic(r.path, snapshot, 0o600); err != nil {
+		return err
+	}
+	jp := JournalPath(r.path)
+	tmp := jp + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("start state journal: %w", err)
+	}
+	head := appendRecord(nil, recBase, []byte(snapshotDigest(snapshot)))
+	_, err = f.Write(head)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = os.Rename(tmp, jp)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("start state journal %s: %w", jp, err)
+	}
+	syncDir(filepath.Dir(jp))
+	if r.journal != nil {
+		r.journal.Close()
+	}
+	r.journal, r.jsize, r.snapSize, r.appended, r.fresh = f, int64(len(head)), len(snapshot), false, false
+	return nil
+}
+
+// appendJournal appends records to the journal and syncs them.
+func (r *Recorder) appendJournal(records []byte) error {
+	if len(records) == 0 {
+		return nil
+	}
+	n, err := r.journal.Write(records)
+	r.jsize += int64(n)
+	if err == nil {
+		err = r.journal.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("write state journal %s: %w", JournalPath(r.path), err)
+	}
+	r.appended = true
+	return nil
+}
+
+// syncDir makes a rename or removal in a folder durable; a folder that
+// cannot be synced (some filesystems refuse) leaves it to the kernel.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
 	}
 }
 
@@ -233,16 +355,27 @@ func (r *Recorder) linger() {
 	}
 }
 
-// encodeLocked renders the document from the cached parts, re-encoding only
-// what changed. It produces the same bytes as Encode.
-func (r *Recorder) encodeLocked() ([]byte, error) {
+// encodeLocked encodes what changed since the last write, re-encoding only
+// the parts that changed: with full, the whole document (the same bytes as
+// Encode); otherwise the journal records of the changes.
+func (r *Recorder) encodeLocked(full bool) ([]byte, error) {
+	var recs []byte
 	if r.hdrDirty {
 		h, err := encodeHeader(r.st)
 		if err != nil {
 			return nil, err
 		}
 		r.header, r.hdrDirty = h, false
+		if !full {
+			recs = appendRecord(recs, recHeader, h)
+		}
 	}
+	for name := range r.removed {
+		if _, back := r.st.Components[name]; !back && !full {
+			recs = appendRecord(recs, recRemove, []byte(name))
+		}
+	}
+	clear(r.removed)
 	for name := range r.dirty {
 		c, ok := r.st.Components[name]
 		if !ok {
@@ -257,8 +390,14 @@ func (r *Recorder) encodeLocked() ([]byte, error) {
 			r.names = slices.Insert(r.names, i, name)
 		}
 		r.frags[name] = b
+		if !full {
+			recs = appendRecord(recs, recComponent, b)
+		}
 	}
 	clear(r.dirty)
+	if !full {
+		return recs, nil
+	}
 	// The writer is the only user of the document until its next write:
 	// one buffer serves every write instead of a new one the state's size.
 	r.buf = assemble(r.buf, r.header, r.frags, r.names)

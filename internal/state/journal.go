@@ -1,0 +1,211 @@
+package state
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/gantry-dev/gantry/internal/inputfile"
+)
+
+// During a run the state is two files: the snapshot (the state document,
+// DESIGN 2.4) and a journal next to it (<state>.journal) that the recorder
+// appends each change to. Appending a record costs the same whatever the
+// size of the stack, where rewriting the document cost its size. The
+// journal starts with the digest of the snapshot it continues; a snapshot
+// rewritten since (the recorder compacts the journal into it, in the
+// background and at the end of a run) no longer matches, and the journal
+// is then ignored: everything in it is in the snapshot.
+//
+// A record is a little-endian uint32 payload length, the payload's CRC-32C,
+// and the payload. A torn last record (a kill -9 while appending) fails its
+// length or its checksum and ends the journal: what came before it stands.
+
+// JournalPath is the journal of a state file.
+func JournalPath(statePath string) string { return statePath + ".journal" }
+
+// Record kinds, the first byte of a payload.
+const (
+	recBase      = 'B' // the snapshot's digest, hex: the journal's first record
+	recHeader    = 'H' // the stack-level fields, as the snapshot's header writes them
+	recComponent = 'C' // one component's record, as the snapshot writes it
+	recRemove    = 'D' // a component's name: its record is gone
+)
+
+// recordHead is the length and checksum before each payload.
+const recordHead = 8
+
+// maxRecord bounds one record: a component's record is a few kilobytes; a
+// length past this is a torn or damaged record, not an allocation to make.
+const maxRecord = 64 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// appendRecord frames a payload of the kind onto buf.
+func appendRecord(buf []byte, kind byte, payload []byte) []byte {
+	var head [recordHead]byte
+	n := len(payload) + 1
+	binary.LittleEndian.PutUint32(head[:4], uint32(n))
+	crc := crc32.Update(crc32.Checksum([]byte{kind}, castagnoli), castagnoli, payload)
+	binary.LittleEndian.PutUint32(head[4:], crc)
+	buf = append(buf, head[:]...)
+	buf = append(buf, kind)
+	return append(buf, payload...)
+}
+
+// record is one payload read back.
+type record struct {
+	kind byte
+	data []byte
+}
+
+// readRecords splits a journal into its records, up to the first that is
+// incomplete or fails its checksum.
+func readRecords(journal []byte) []record {
+	var out []record
+	for len(journal) >= recordHead {
+		n := binary.LittleEndian.Uint32(journal[:4])
+		if n == 0 || n > maxRecord || uint64(len(journal)-recordHead) < uint64(n) {
+			break
+		}
+		payload := journal[recordHead : recordHead+int(n)]
+		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(journal[4:8]) {
+			break
+		}
+		out = append(out, record{kind: payload[0], data: payload[1:]})
+		journal = journal[recordHead+int(n):]
+	}
+	return out
+}
+
+// snapshotDigest is what a journal names its snapshot by.
+func snapshotDigest(snapshot []byte) string {
+	sum := sha256.Sum256(snapshot)
+	return hex.EncodeToString(sum[:])
+}
+
+// Files are a state's snapshot and journal, read together.
+type Files struct {
+	// Snapshot is the state document; nil when there is none.
+	Snapshot []byte
+	// Journal are the changes since, when they continue this snapshot;
+	// nil otherwise.
+	Journal []byte
+}
+
+// Sum tells two readings of a state apart.
+func (f Files) Sum() [32]byte {
+	h := sha256.New()
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(f.Snapshot)))
+	h.Write(n[:])
+	h.Write(f.Snapshot)
+	h.Write(f.Journal)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// ReadFiles reads a state's snapshot and the journal that continues it. A
+// run may compact its journal into a new snapshot between the two reads: a
+// journal that does not continue the snapshot read is read again with the
+// snapshot, until the two match or the journal is known to be older than
+// the snapshot (then the snapshot holds all of it). A missing snapshot
+// gives empty Files and no error.
+func ReadFiles(path string) (Files, error) {
+	for attempt := 0; ; attempt++ {
+		snap, err := inputfile.Read(path, inputfile.MaxState)
+		if errors.Is(err, os.ErrNotExist) {
+			return Files{}, nil
+		}
+		if err != nil {
+			return Files{}, fmt.Errorf("read state %s: %w", path, err)
+		}
+		journal, err := inputfile.Read(JournalPath(path), inputfile.MaxState)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return Files{Snapshot: snap}, nil
+		case err != nil:
+			return Files{}, fmt.Errorf("read state journal %s: %w", JournalPath(path), err)
+		}
+		recs := readRecords(journal)
+		if len(recs) > 0 && recs[0].kind == recBase && string(recs[0].data) == snapshotDigest(snap) {
+			return Files{Snapshot: snap, Journal: journal}, nil
+		}
+		// A journal of another snapshot: an older one (compacted into this
+		// one) or a newer one, written after this snapshot was read.
+		again, err := inputfile.Read(path, inputfile.MaxState)
+		if err != nil || string(again) == string(snap) || attempt == 3 {
+			return Files{Snapshot: snap}, nil
+		}
+	}
+}
+
+// Decode parses a state's files: the snapshot, then each change the journal
+// recorded since.
+func (f Files) Decode(path string) (*State, error) {
+	if f.Snapshot == nil {
+		return nil, nil
+	}
+	s, err := Decode(path, f.Snapshot)
+	if err != nil || f.Journal == nil {
+		return s, err
+	}
+	if err := replay(s, readRecords(f.Journal)); err != nil {
+		return nil, fmt.Errorf("state journal %s: %w", JournalPath(path), err)
+	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("state %s is not valid: %w", path, err)
+	}
+	return s, nil
+}
+
+// replay applies a journal's records to the state of its snapshot.
+func replay(s *State, recs []record) error {
+	for i, rec := range recs {
+		switch rec.kind {
+		case recBase:
+			if i != 0 {
+				return fmt.Errorf("record %d: a second base", i+1)
+			}
+		case recHeader:
+			var h State
+			if err := yaml.UnmarshalWithOptions(rec.data, &h, yaml.DisallowUnknownField()); err != nil {
+				return fmt.Errorf("record %d: %s", i+1, yaml.FormatError(err, false, false))
+			}
+			if h.Version != FormatVersion {
+				return fmt.Errorf("record %d: format version %d; this gantry reads version %d", i+1, h.Version, FormatVersion)
+			}
+			h.Components = s.Components
+			*s = h
+		case recComponent:
+			var doc struct {
+				Components map[string]*Component `yaml:"components"`
+			}
+			data := append([]byte("components:\n"), rec.data...)
+			if err := yaml.UnmarshalWithOptions(data, &doc, yaml.DisallowUnknownField()); err != nil {
+				return fmt.Errorf("record %d: %s", i+1, yaml.FormatError(err, false, false))
+			}
+			if len(doc.Components) != 1 {
+				return fmt.Errorf("record %d: %d components, expected one", i+1, len(doc.Components))
+			}
+			for name, c := range doc.Components {
+				if c == nil {
+					return fmt.Errorf("record %d: component %s has an empty record", i+1, name)
+				}
+				s.Components[name] = c
+			}
+		case recRemove:
+			delete(s.Components, string(rec.data))
+		default:
+			return fmt.Errorf("record %d: unknown kind %q", i+1, rec.kind)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,250 @@
+package state
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// crashCopy copies a running recorder's files, as a kill -9 would leave
+// them, into a folder of their own.
+func crashCopy(t *testing.T, path string) string {
+	t.Helper()
+	dir := t.TempDir()
+	to := filepath.Join(dir, "hub.yaml.state")
+	for _, p := range [][2]string{{path, to}, {JournalPath(path), JournalPath(to)}} {
+		b, err := os.ReadFile(p[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p[1], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return to
+}
+
+func mustRead(t *testing.T, path string) *State {
+	t.Helper()
+	st, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// running starts a recorder on a fresh state file with a fixed clock.
+func running(t *testing.T) (*Recorder, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hub.yaml.state")
+	r := NewRecorder(path, sample())
+	fixed := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r.Now = func() time.Time { return fixed }
+	return r, path
+}
+
+// TestJournalReadsBackWhileRunning: during a run the snapshot and the
+// journal together read back as the recorder's state, whatever changed:
+// components added, changed, removed, and the stack's fields.
+func TestJournalReadsBackWhileRunning(t *testing.T) {
+	r, path := running(t)
+	defer r.Close()
+	steps := []func(){
+		func() { r.UpdateComponent("web", func(c *Component) { c.Status = StatusIncomplete; c.Order = 3 }) },
+		func() {
+			r.UpdateComponent("web", func(c *Component) {
+				c.Status = StatusDeployed
+				c.Outputs = map[string]string{"url": "http://x", "multi": "a\nb: c"}
+			})
+		},
+		func() { r.RemoveComponent("true") },
+		func() {
+			r.UpdateStack(func(s *State) { s.Status = StatusDeployed; s.Outputs = map[string]string{"o": "1"} })
+		},
+		func() {
+			r.RemoveComponent("db")
+			r.UpdateComponent("db", func(c *Component) { c.Status = StatusFailed })
+		},
+	}
+	for i, step := range steps {
+		step()
+		if err := r.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(JournalPath(path)); err != nil {
+			t.Fatalf("step %d: no journal during the run: %v", i, err)
+		}
+		if diff := cmp.Diff(r.Snapshot(), mustRead(t, crashCopy(t, path))); diff != "" {
+			t.Errorf("step %d: read back (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+// TestTornJournalRecord cuts the journal at every byte of its last record:
+// each cut reads back as the state before that record.
+func TestTornJournalRecord(t *testing.T) {
+	r, path := running(t)
+	defer r.Close()
+	if err := r.Wait(r.UpdateComponent("a", func(c *Component) { c.Status = StatusIncomplete })); err != nil {
+		t.Fatal(err)
+	}
+	cut := fileSize(t, JournalPath(path))
+	before := r.Snapshot()
+	if err := r.Wait(r.UpdateComponent("a", func(c *Component) {
+		c.Status = StatusDeployed
+		c.Outputs = map[string]string{"k": "v"}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	after := r.Snapshot()
+	crashed := crashCopy(t, path)
+	journal, err := os.ReadFile(JournalPath(crashed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(after, mustRead(t, crashed)); diff != "" {
+		t.Fatalf("whole journal (-want +got):\n%s", diff)
+	}
+	for n := cut; n < int64(len(journal)); n++ {
+		if err := os.WriteFile(JournalPath(crashed), journal[:n], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadFile(crashed)
+		if err != nil {
+			t.Fatalf("cut at %d: %v", n, err)
+		}
+		if diff := cmp.Diff(before.Components["a"], got.Components["a"]); diff != "" {
+			t.Fatalf("cut at %d of %d: (-want +got):\n%s", n, len(journal), diff)
+		}
+	}
+	// A damaged byte inside the last record is the same as a cut.
+	damaged := append([]byte(nil), journal...)
+	damaged[len(damaged)-3] ^= 0xff
+	if err := os.WriteFile(JournalPath(crashed), damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, crashed); got.Components["a"].Status != StatusIncomplete {
+		t.Errorf("a damaged record was applied: %+v", got.Components["a"])
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// TestJournalOfAnotherSnapshot: a journal that does not continue the
+// snapshot (a crash after the snapshot was rewritten, before the journal
+// was replaced) is ignored: the snapshot has all it had.
+func TestJournalOfAnotherSnapshot(t *testing.T) {
+	r, path := running(t)
+	defer r.Close()
+	if err := r.Wait(r.UpdateComponent("a", func(c *Component) { c.Status = StatusDeployed })); err != nil {
+		t.Fatal(err)
+	}
+	crashed := crashCopy(t, path)
+	rewritten := r.Snapshot()
+	rewritten.Components["a"].Status = StatusFailed
+	data, err := Encode(rewritten)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(crashed, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, crashed); got.Components["a"].Status != StatusFailed {
+		t.Errorf("the old journal was replayed over a newer snapshot: a is %s", got.Components["a"].Status)
+	}
+}
+
+// TestRecorderCompactsAndCloses: a journal grown past its bound is folded
+// into a new snapshot during the run; Close leaves the snapshot alone, the
+// same bytes as Encode.
+func TestRecorderCompactsAndCloses(t *testing.T) {
+	r, path := running(t)
+	big := string(make([]byte, 4096))
+	for i := 0; i < 600; i++ { // about 2.4 MB of records
+		r.UpdateComponent("c", func(c *Component) { c.Status = StatusDeployed; c.Reason = big[:i%4096] + "x"; c.Order = i })
+		if i%50 == 0 {
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := fileSize(t, JournalPath(path)); n > 2*compactAt(int(fileSize(t, path))) {
+		t.Errorf("the journal grew to %d bytes: never compacted", n)
+	}
+	if diff := cmp.Diff(r.Snapshot(), mustRead(t, crashCopy(t, path))); diff != "" {
+		t.Errorf("read back (-want +got):\n%s", diff)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(JournalPath(path)); !os.IsNotExist(err) {
+		t.Errorf("the journal is still there after Close: %v", err)
+	}
+	got, _ := os.ReadFile(path)
+	want, _ := Encode(r.Snapshot())
+	if string(got) != string(want) {
+		t.Error("the snapshot after Close is not what Encode writes")
+	}
+}
+
+// TestFailedJournalWriteStartsAGeneration: after a write to the journal
+// fails, the recorder never appends to it again: the next write is a new
+// snapshot, with the change that failed, and a new journal.
+func TestFailedJournalWriteStartsAGeneration(t *testing.T) {
+	r, path := running(t)
+	if err := r.Wait(r.UpdateComponent("a", func(c *Component) { c.Status = StatusIncomplete })); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	broken := r.journal
+	r.mu.Unlock()
+	broken.Close() // its next write fails
+	if err := r.Wait(r.UpdateComponent("a", func(c *Component) { c.Status = StatusDeployed })); err == nil {
+		t.Fatal("a write to a closed journal did not fail")
+	}
+	if err := r.Wait(r.UpdateComponent("b", func(c *Component) { c.Status = StatusDeployed })); err != nil {
+		t.Fatalf("the write after a failed one: %v", err)
+	}
+	st := mustRead(t, crashCopy(t, path))
+	if st.Components["a"].Status != StatusDeployed || st.Components["b"] == nil {
+		t.Errorf("after the new generation: a %s, b %v", st.Components["a"].Status, st.Components["b"])
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzJournal reads arbitrary journals after a snapshot: never a panic,
+// and a journal that reads is applied in full or not at all.
+func FuzzJournal(f *testing.F) {
+	snap, err := Encode(sample())
+	if err != nil {
+		f.Fatal(err)
+	}
+	base := appendRecord(nil, recBase, []byte(snapshotDigest(snap)))
+	frag, _ := encodeComponent("web", &Component{Status: StatusDeployed, Outputs: map[string]string{"a": "b"}})
+	head, _ := encodeHeader(sample())
+	f.Add(appendRecord(nil, recComponent, frag))
+	f.Add(appendRecord(appendRecord(nil, recHeader, head), recRemove, []byte("db")))
+	f.Add(appendRecord(nil, recComponent, []byte("  x:\n    status: nope\n")))
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, tail []byte) {
+		st, err := Files{Snapshot: snap, Journal: append(append([]byte(nil), base...), tail...)}.Decode("hub.yaml.state")
+		if err == nil && st == nil {
+			t.Fatal("no state and no error")
+		}
+	})
+}
