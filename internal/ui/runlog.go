@@ -82,8 +82,14 @@ func (l *RunLog) StepStarted(n *plan.Node, _ time.Time) {
 	}
 }
 
-// StepFinished logs how steps ended.
+// StepFinished logs how steps ended. A component's end closes its log: a
+// run of 10,000 components would otherwise hold 10,000 descriptors, which
+// every process start copies. A later line (a stack step of the same
+// group) opens it again.
 func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
+	if n.Kind == plan.KindEnd {
+		defer l.closeGroup(groupOf(n))
+	}
 	// A component --resume leaves alone has nothing to log (the events and
 	// the summary say it was unchanged).
 	if r.Cause == plan.CauseNotNeeded || r.Cause == plan.CauseUnchanged {
@@ -111,6 +117,32 @@ func (l *RunLog) Log(n *plan.Node, line string) { l.write(groupOf(n), laned(n, l
 func (l *RunLog) Note(n *plan.Node, note plan.Note) {
 	if note.Kind == plan.NoteOutput {
 		l.write(groupOf(n), fmt.Sprintf("output %s = %s", note.Name, note.Value))
+	}
+}
+
+// closeGroup writes what is buffered for a group and closes its file.
+func (l *RunLog) closeGroup(group string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lf, ok := l.files[group]
+	if !ok {
+		return
+	}
+	if err := lf.w.Flush(); err != nil && l.err == nil {
+		l.err = err
+	}
+	if err := lf.f.Close(); err != nil && l.err == nil {
+		l.err = err
+	}
+	delete(l.files, group)
+	if lf.dirty {
+		// Idle must not flush a closed file.
+		for i, d := range l.dirty {
+			if d == lf {
+				l.dirty = append(l.dirty[:i], l.dirty[i+1:]...)
+				break
+			}
+		}
 	}
 }
 

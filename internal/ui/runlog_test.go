@@ -1,0 +1,49 @@
+package ui
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+)
+
+// TestRunLogClosesAtComponentEnd: a component's log file is closed when its
+// end step finishes, with every line written; a later line opens it again
+// and appends.
+func TestRunLogClosesAtComponentEnd(t *testing.T) {
+	l, err := NewRunLog(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := &plan.Node{ID: "db/deploy", Group: "db", Kind: plan.KindComponent, Label: "deploy db"}
+	end := &plan.Node{ID: "db/end", Group: "db", Kind: plan.KindEnd, Hidden: true}
+	now := time.Now()
+	l.StepStarted(step, now)
+	l.Log(step, "hello")
+	if len(l.files) != 1 {
+		t.Fatalf("open logs: %d", len(l.files))
+	}
+	l.StepFinished(step, plan.Result{Status: plan.OK}, now, now)
+	l.StepFinished(end, plan.Result{Status: plan.OK}, now, now)
+	if len(l.files) != 0 || len(l.dirty) != 0 {
+		t.Fatalf("the log is still open after the component ended: %d open, %d dirty", len(l.files), len(l.dirty))
+	}
+	data, err := os.ReadFile(l.Path("db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "hello") || !strings.Contains(string(data), "<== deploy db: ok") {
+		t.Errorf("log after close:\n%s", data)
+	}
+	l.Log(step, "later")
+	l.Idle()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(l.Path("db"))
+	if got := strings.Count(string(data), "\n"); got != 4 || !strings.HasSuffix(string(data), "later\n") {
+		t.Errorf("log after a later line (%d lines):\n%s", got, data)
+	}
+}
