@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/gantry-dev/gantry/internal/atomicfile"
-	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -21,12 +18,8 @@ import (
 // deploy the locked parameters.
 func (rt *Runtime) setup(s plan.Setup) plan.Result {
 	if s.Elaborate != "" {
-		data, err := elaborate.Marshal(rt.Res.ForWrite(), filepath.Dir(s.Elaborate))
-		if err != nil {
-			return plan.Fail(fmt.Errorf("write %s: %w", s.Elaborate, err))
-		}
-		if err := atomicfile.Write(s.Elaborate, data, 0o644, false); err != nil {
-			return plan.Fail(fmt.Errorf("write %s: %w", s.Elaborate, err))
+		if err := rt.writeElaborated(s.Elaborate); err != nil {
+			return plan.Fail(err)
 		}
 	}
 	rt.Recorder.UpdateStack(func(doc *state.State) {
