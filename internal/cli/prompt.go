@@ -48,15 +48,15 @@ func (p *ttyPrompter) Prompt(param *manifest.Parameter, current string) (string,
 			label += " [" + current + "]"
 		}
 	}
-	fmt.Fprintf(p.out, "%s: ", label)
 	if param.IsSecret() {
-		b, err := term.ReadPassword(int(p.in.Fd()))
+		b, err := readSecret(int(p.in.Fd()), p.out, label+": ")
 		fmt.Fprintln(p.out)
 		if err != nil {
 			return "", err
 		}
 		return string(b), nil
 	}
+	fmt.Fprintf(p.out, "%s: ", label)
 	line, err := p.rd.ReadString('\n')
 	if err != nil && line == "" {
 		return "", err
