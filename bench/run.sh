@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # Benchmarks gantry against GNU make -j on the same DAGs (bench/README.md).
-#   bench/run.sh            every case, N up to 10,000, 5 rounds
-#   bench/run.sh --quick    N up to 1,000, 3 rounds: under 2 minutes
-# Other flags go to the runner (-rounds R, -parallel P, -only TEXT).
-# The last line printed is the headline: ratio_vs_make=<median ratio over the
-# no-op 1,000-node cases>.
+#   bench/run.sh             every case, N up to 10,000, 7 rounds
+#   bench/run.sh --quick     N up to 1,000, 3 rounds
+#   bench/run.sh --ab REV    also measures the gantry of git revision REV (B)
+#                            in the same rounds: B/make and the paired B/A
+# Other flags go to the runner (-rounds R, -parallel P, -only REGEXP,
+# -shapes random,fanout,chain). The last two lines printed are the headline:
+# cost_per_comp_ms=... and ratio_vs_make=<median ratio over the no-op
+# 1,000-node cases>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 args=()
-for a in "$@"; do
-  case "$a" in
+ab=""
+while [ $# -gt 0 ]; do
+  case "$1" in
     --quick) args+=(-quick) ;;
-    *) args+=("$a") ;;
+    --ab)
+      [ $# -ge 2 ] || { echo "run.sh: --ab needs a git revision" >&2; exit 2; }
+      ab="$2"; shift ;;
+    --ab=*) ab="${1#--ab=}" ;;
+    *) args+=("$1") ;;
   esac
+  shift
 done
 
 if ! command -v make >/dev/null 2>&1; then
@@ -28,6 +37,22 @@ work="${BENCH_WORK:-bench/.work}"
 mkdir -p "$work/bin"
 go build -o "$work/bin/gantry" ./cmd/gantry
 go build -o "$work/bin/runner" ./bench/runner
+
+if [ -n "$ab" ]; then
+  # B: the gantry of revision $ab, built from a clean export of that commit
+  # (neither the working tree nor the repository's worktree list is touched).
+  rev="$(git rev-parse --verify --quiet "$ab^{commit}")" || { echo "run.sh: --ab: no such revision: $ab" >&2; exit 2; }
+  src="$(mktemp -d "${TMPDIR:-/tmp}/gantry-ab.XXXXXX")"
+  trap 'rm -rf "$src"' EXIT
+  echo "== building gantry at $ab (${rev:0:12}) into $work/bin/gantry-b" >&2
+  git archive "$rev" | tar -x -C "$src"
+  out="$(cd "$work/bin" && pwd)/gantry-b"
+  (cd "$src" && go build -o "$out" ./cmd/gantry)
+  rm -rf "$src"
+  trap - EXIT
+  args=(-gantry-b "$work/bin/gantry-b" -label-b "$ab = ${rev:0:12}" "${args[@]}")
+fi
+
 # Building writes thousands of files; let the filesystem settle before
 # measuring tools whose runs create files.
 sync

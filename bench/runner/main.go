@@ -1,19 +1,26 @@
 // Command runner runs the benchmark cases of bench/README.md: for each case,
-// gantry and GNU make -j with the same parallelism, alternately, several
-// rounds, and prints one table of medians. Its last line is the headline,
-// ratio_vs_make=<median ratio over the no-op 1,000-node cases>.
+// gantry and GNU make -j with the same parallelism, back to back in every
+// round (the order rotating from round to round), and prints one table. The
+// ratios are paired: each round gives one ratio gantry/make, and the table
+// shows the smallest, the median and the largest of them; the other columns
+// are medians over the rounds. With -gantry-b a second gantry binary (B) runs
+// in the same rounds, and the table adds B/make and the paired B/A.
+//
+// The last two lines are the headline: cost_per_comp_ms=<median over the
+// no-op 1,000-node cases of (gantry − make) / N> and, last,
+// ratio_vs_make=<median over the same cases of their median ratios>.
 //
 // bench/run.sh builds gantry and calls it; run it directly with
 //
-//	go run ./bench/runner -gantry ./gantry [-quick] [-rounds 5] [-parallel 8]
+//	go run ./bench/runner -gantry ./gantry [-gantry-b ./gantry-old] [-quick] [-rounds 7] [-parallel 8] [-only REGEXP] [-shapes random,fanout,chain]
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,62 +35,143 @@ import (
 )
 
 type options struct {
-	gantry   string
+	gantry   string // A
+	gantryB  string // B, or ""
+	labelB   string // what B is, for the header
 	work     string
 	rounds   int
+	quick    bool
 	parallel int
 	only     *regexp.Regexp
+	shapes   []string
+	// out receives the output of every measured command: a file, so that
+	// the commands write to it directly and the runner copies nothing while
+	// they run. It is emptied before each command.
+	out *os.File
 }
 
 // wants reports whether -only selects the case.
 func (o options) wants(name string) bool { return o.only == nil || o.only.MatchString(name) }
 
-// run is one measured command.
-type run struct {
+// gantries are the gantry binaries measured: A, then B in A/B mode.
+func (o options) gantries() []string {
+	if o.gantryB == "" {
+		return []string{o.gantry}
+	}
+	return []string{o.gantry, o.gantryB}
+}
+
+func (o options) ab() bool { return o.gantryB != "" }
+
+// sample is one measured command.
+type sample struct {
 	wall time.Duration
-	rss  int64 // peak resident set, KiB
+	cpu  time.Duration // user + system, the command's and its waited-for descendants'
+	rss  int64         // peak resident set, KiB
+}
+
+// spread is the smallest, median and largest of per-round ratios.
+type spread struct {
+	min, med, max float64
+	ok            bool
+}
+
+func spreadOf(xs []float64) spread {
+	if len(xs) == 0 {
+		return spread{}
+	}
+	return spread{min: slices.Min(xs), med: median(xs), max: slices.Max(xs), ok: true}
+}
+
+func (s spread) String() string {
+	if !s.ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f/%.2f/%.2f", s.min, s.med, s.max)
+}
+
+// stats sums up one tool's rounds of a case.
+type stats struct {
+	wall, cpu time.Duration // medians
+	rss       int64         // the largest peak, KiB
+	vsMake    spread        // per-round ratios to make; !ok without make
+	cost      float64       // median per-round (tool − make) / N, ms; only with make
+}
+
+func statsOf(rs []sample) stats {
+	ws, cs := make([]float64, len(rs)), make([]float64, len(rs))
+	var rss int64
+	for i, r := range rs {
+		ws[i], cs[i] = float64(r.wall), float64(r.cpu)
+		rss = max(rss, r.rss)
+	}
+	return stats{wall: time.Duration(median(ws)), cpu: time.Duration(median(cs)), rss: rss}
 }
 
 // row is one line of the table.
 type row struct {
-	name        string
-	n, p        int
-	gantry, mk  time.Duration // medians; mk is 0 when make has no part
-	rss         int64
-	overheadPer time.Duration
-	noop1000    bool
+	name     string
+	n, p     int
+	deploy   bool    // a fresh deploy measured against make
+	gantries []stats // A, then B in A/B mode
+	make     stats   // when deploy
+	bOverA   spread  // per-round B/A, in A/B mode
+	noop1000 bool
 }
 
 func main() {
 	var o options
-	quick := flag.Bool("quick", false, "N up to 1,000 and 3 rounds (under 2 minutes)")
-	flag.StringVar(&o.gantry, "gantry", "", "gantry binary to measure (required)")
+	flag.BoolVar(&o.quick, "quick", false, "N up to 1,000 and 3 rounds")
+	flag.StringVar(&o.gantry, "gantry", "", "gantry binary to measure (required); A in A/B mode")
+	flag.StringVar(&o.gantryB, "gantry-b", "", "a second gantry binary (B), measured in the same rounds as A and make")
+	flag.StringVar(&o.labelB, "label-b", "", "what the -gantry-b binary is (a revision), for the header")
 	flag.StringVar(&o.work, "work", "bench/.work", "folder for the generated cases (on a real disk, not tmpfs)")
-	flag.IntVar(&o.rounds, "rounds", 0, "rounds per case (default 5, 3 with -quick)")
+	flag.IntVar(&o.rounds, "rounds", 0, "measured rounds per case (default 7, 3 with -quick)")
 	flag.IntVar(&o.parallel, "parallel", 8, "parallelism of both gantry and make")
 	only := flag.String("only", "", "run only the cases whose name matches this regular expression")
+	shapes := flag.String("shapes", strings.Join(casegen.Shapes, ","), "DAG shapes to run, comma-separated (sleep, resume and plan cases are random)")
 	flag.Parse()
+	usage := func(msg string) {
+		if msg != "" {
+			fmt.Fprintln(os.Stderr, "runner:", msg)
+		}
+		fmt.Fprintln(os.Stderr, "usage: runner -gantry PATH [-gantry-b PATH [-label-b TEXT]] [-quick] [-rounds R] [-parallel P] [-only REGEXP] [-shapes S,S]")
+		os.Exit(2)
+	}
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "runner: -only:", err)
-			os.Exit(2)
+			usage("-only: " + err.Error())
 		}
 		o.only = re
 	}
-	if o.gantry == "" {
-		fmt.Fprintln(os.Stderr, "usage: runner -gantry PATH [-quick] [-rounds R] [-parallel P] [-only REGEXP]")
-		os.Exit(2)
+	for _, s := range strings.Split(*shapes, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if !slices.Contains(casegen.Shapes, s) {
+			usage(fmt.Sprintf("-shapes: unknown shape %q (casegen has %s)", s, strings.Join(casegen.Shapes, ", ")))
+		}
+		if !slices.Contains(o.shapes, s) {
+			o.shapes = append(o.shapes, s)
+		}
+	}
+	if o.gantry == "" || flag.NArg() > 0 {
+		usage("")
 	}
 	if o.rounds == 0 {
-		o.rounds = 5
-		if *quick {
+		o.rounds = 7
+		if o.quick {
 			o.rounds = 3
 		}
 	}
-	sizes := []int{10, 100, 1000, 10000}
-	if *quick {
-		sizes = sizes[:3]
+	if o.rounds < 1 {
+		usage("-rounds must be at least 1")
+	}
+	sizes := []int{10, 100, 1000, 5000, 10000}
+	if o.quick {
+		sizes = []int{10, 100, 1000}
 	}
 	if err := benchmark(context.Background(), o, sizes); err != nil {
 		fmt.Fprintln(os.Stderr, "runner:", err)
@@ -92,30 +180,47 @@ func main() {
 }
 
 func benchmark(ctx context.Context, o options, sizes []int) error {
-	abs, err := filepath.Abs(o.gantry)
-	if err != nil {
-		return err
+	for _, p := range []*string{&o.gantry, &o.gantryB} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = abs
 	}
-	o.gantry = abs
 	if _, err := exec.LookPath("make"); err != nil {
 		return errors.New("GNU make is not installed (bench/run.sh installs it)")
 	}
-	fmt.Printf("# %s, %d CPUs, %s; gantry %s; %d rounds, medians\n", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), firstLine("make", "--version"), firstLine(o.gantry, "version"), o.rounds)
-	fmt.Printf("%-22s %6s %3s %11s %11s %6s %16s %10s\n", "case", "N", "P", "gantry_ms", "make_ms", "ratio", "overhead_ms/comp", "gantry_MB")
+	if err := os.MkdirAll(o.work, 0o755); err != nil {
+		return err
+	}
+	out, err := os.CreateTemp(o.work, "runner-output-*.log")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
+	o.out = out
+
+	printHeader(o)
+	cols := columns(o)
+	var head []string
+	for _, c := range cols {
+		head = append(head, c.cell(c.head))
+	}
+	fmt.Println(strings.Join(head, " "))
 	var rows []row
 	emit := func(r row) {
 		rows = append(rows, r)
-		mk, ratio := "-", "-"
-		if r.mk > 0 {
-			mk = ms(r.mk)
-			ratio = fmt.Sprintf("%.2f", float64(r.gantry)/float64(r.mk))
+		var cells []string
+		for _, c := range cols {
+			cells = append(cells, c.cell(c.value(r)))
 		}
-		over := "-"
-		if r.overheadPer > 0 || r.mk > 0 {
-			over = fmt.Sprintf("%.3f", float64(r.overheadPer.Microseconds())/1000)
-		}
-		fmt.Printf("%-22s %6d %3d %11s %11s %6s %16s %10.1f\n", r.name, r.n, r.p, ms(r.gantry), mk, ratio, over, float64(r.rss)/1024)
+		fmt.Println(strings.Join(cells, " "))
 	}
+
 	type spec struct {
 		shape, work string
 		n           int
@@ -123,10 +228,15 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 	var specs []spec
 	for _, n := range sizes {
 		for _, shape := range casegen.Shapes {
-			specs = append(specs, spec{shape, "noop", n})
+			if slices.Contains(o.shapes, shape) {
+				specs = append(specs, spec{shape, "noop", n})
+			}
 		}
 	}
-	specs = append(specs, spec{"random", "sleep", 200})
+	random := slices.Contains(o.shapes, "random")
+	if random {
+		specs = append(specs, spec{"random", "sleep", 200})
+	}
 	for _, s := range specs {
 		name := fmt.Sprintf("%s-%s-%d", s.work, s.shape, s.n)
 		if !o.wants(name) {
@@ -145,17 +255,22 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 		r.noop1000 = s.work == "noop" && s.n == 1000
 		emit(r)
 	}
-	for _, n := range []int{1000, 10000} {
-		if !slices.Contains(sizes, n) {
-			continue
-		}
-		name := fmt.Sprintf("resume-random-%d", n)
-		if o.wants(name) {
+	// Resume and plan work on the random no-op stacks.
+	gantryOnly := []struct {
+		kind string
+		run  func(ctx context.Context, o options, dir, name string, n int) (row, error)
+	}{{"resume", resume}, {"plan", planOnly}}
+	for _, g := range gantryOnly {
+		for _, n := range []int{1000, 10000} {
+			name := fmt.Sprintf("%s-random-%d", g.kind, n)
+			if !random || !slices.Contains(sizes, n) || !o.wants(name) {
+				continue
+			}
 			dir := filepath.Join(o.work, fmt.Sprintf("noop-random-%d", n))
 			if _, err := casegen.Generate(dir, "random", n, 1, "noop"); err != nil {
 				return err
 			}
-			r, err := resume(ctx, o, dir, n)
+			r, err := g.run(ctx, o, dir, name, n)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
@@ -163,107 +278,289 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 			emit(r)
 		}
 	}
-	if name := "plan-random-10000"; slices.Contains(sizes, 10000) && (o.wants(name)) {
-		dir := filepath.Join(o.work, "noop-random-10000")
-		if _, err := casegen.Generate(dir, "random", 10000, 1, "noop"); err != nil {
-			return err
-		}
-		r, err := planOnly(ctx, o, dir, 10000)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		r.name = name
-		emit(r)
-	}
-	var ratios []float64
-	for _, r := range rows {
-		if r.noop1000 && r.mk > 0 {
-			ratios = append(ratios, float64(r.gantry)/float64(r.mk))
-		}
-	}
-	if len(ratios) == 0 {
-		fmt.Println("ratio_vs_make=n/a")
-		return nil
-	}
-	fmt.Printf("ratio_vs_make=%.2f\n", median(ratios))
+	summary(o, rows)
 	return nil
 }
 
-// versusMake runs a fresh deploy and make -j alternately, starting with the
-// other one each round so that neither always runs on a warm cache.
+func printHeader(o options) {
+	rounds := fmt.Sprintf("%d rounds", o.rounds)
+	if o.quick {
+		rounds += " (-quick: N up to 1,000)"
+	}
+	tools := firstLine(o.gantry, "version")
+	if o.ab() {
+		b := o.labelB
+		if b == "" {
+			b = o.gantryB
+		}
+		tools = fmt.Sprintf("A = %s (%s), B = %s (%s)", tools, o.gantry, firstLine(o.gantryB, "version"), b)
+	}
+	load := "?"
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			load = strings.Join(f[:3], " ")
+		}
+	}
+	fmt.Printf("# %s, %d CPUs (load %s), %s; %s; %s\n", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), load, firstLine("make", "--version"), tools, rounds)
+	fmt.Println("# ratios: min/median/max of the per-round ratios (the tools run back to back in each round, the order rotating);")
+	fmt.Println("# _ms, _cpu_ms (user+sys, with the commands' children) and cost_ms/comp ((gantry - make) / N, per round): medians; _MB: the largest peak RSS")
+}
+
+// column is one column of the table.
+type column struct {
+	head  string
+	width int // negative: left-aligned
+	value func(row) string
+}
+
+func (c column) cell(s string) string { return fmt.Sprintf("%*s", c.width, s) }
+
+// col makes a column at least as wide as its heading.
+func col(head string, width int, value func(row) string) column {
+	if len(head) > abs(width) {
+		width = len(head) * (width / abs(width))
+	}
+	return column{head, width, value}
+}
+
+func abs(x int) int { return max(x, -x) }
+
+func columns(o options) []column {
+	cols := []column{
+		{"case", -22, func(r row) string { return r.name }},
+		{"N", 6, func(r row) string { return fmt.Sprint(r.n) }},
+		{"P", 3, func(r row) string { return fmt.Sprint(r.p) }},
+	}
+	names := []string{"gantry"}
+	if o.ab() {
+		names = []string{"A", "B"}
+	}
+	for i, t := range names {
+		cols = append(cols, col(t+"_ms", 10, func(r row) string { return ms(r.gantries[i].wall) }))
+	}
+	cols = append(cols, col("make_ms", 10, func(r row) string { return ifDeploy(r, ms(r.make.wall)) }))
+	for i, t := range names {
+		head := t + "/make"
+		if !o.ab() {
+			head = "ratio(min/med/max)"
+		}
+		cols = append(cols, col(head, 18, func(r row) string { return r.gantries[i].vsMake.String() }))
+	}
+	if o.ab() {
+		cols = append(cols, col("B/A", 18, func(r row) string { return r.bOverA.String() }))
+	}
+	for i, t := range names {
+		cols = append(cols, col(t+"_cpu_ms", 10, func(r row) string { return ms(r.gantries[i].cpu) }))
+	}
+	cols = append(cols, col("make_cpu_ms", 10, func(r row) string { return ifDeploy(r, ms(r.make.cpu)) }))
+	for i, t := range names {
+		head := t + "_cost_ms/comp"
+		if !o.ab() {
+			head = "cost_ms/comp"
+		}
+		cols = append(cols, col(head, 8, func(r row) string { return ifDeploy(r, fmt.Sprintf("%.3f", r.gantries[i].cost)) }))
+	}
+	for i, t := range names {
+		cols = append(cols, col(t+"_MB", 7, func(r row) string { return fmt.Sprintf("%.1f", float64(r.gantries[i].rss)/1024) }))
+	}
+	for i, t := range names {
+		head := t + "_KB/comp"
+		if !o.ab() {
+			head = "KB/comp"
+		}
+		cols = append(cols, col(head, 8, func(r row) string {
+			return ifDeploy(r, fmt.Sprintf("%.1f", float64(r.gantries[i].rss)/float64(r.n)))
+		}))
+	}
+	return cols
+}
+
+func ifDeploy(r row, s string) string {
+	if !r.deploy {
+		return "-"
+	}
+	return s
+}
+
+// summary prints the headline lines, the last one ratio_vs_make.
+func summary(o options, rows []row) {
+	var ratios, costs [2][]float64
+	var bOverA []float64
+	for _, r := range rows {
+		if !r.noop1000 || !r.deploy {
+			continue
+		}
+		for i, g := range r.gantries {
+			ratios[i] = append(ratios[i], g.vsMake.med)
+			costs[i] = append(costs[i], g.cost)
+		}
+		if r.bOverA.ok {
+			bOverA = append(bOverA, r.bOverA.med)
+		}
+	}
+	line := func(key string, xs []float64, format string) {
+		if len(xs) == 0 {
+			fmt.Printf("%s=n/a\n", key)
+			return
+		}
+		fmt.Printf("%s="+format+"\n", key, median(xs))
+	}
+	if o.ab() {
+		line("b_over_a", bOverA, "%.3f")
+		line("b_cost_per_comp_ms", costs[1], "%.3f")
+		line("b_ratio_vs_make", ratios[1], "%.2f")
+	}
+	line("cost_per_comp_ms", costs[0], "%.3f")
+	line("ratio_vs_make", ratios[0], "%.2f")
+}
+
+// order is the order in which k tools run in round r (-1 is the warm-up):
+// rotated by one each round, so that each tool takes each place in turn,
+// and with three tools or more the cycle reversed every other time round,
+// so that each tool also follows each other one as often.
+func order(k, r int) []int {
+	if r < 0 {
+		r = k - 1
+	}
+	base := make([]int, k)
+	for i := range base {
+		base[i] = i
+	}
+	if k >= 3 && (r/k)%2 == 1 {
+		slices.Reverse(base)
+	}
+	s := r % k
+	return append(base[s:], base[:s]...)
+}
+
+// versusMake runs fresh deploys (of A, and B in A/B mode) and make -j back
+// to back in each round, the order rotating from round to round so that no
+// tool always runs first, on a cache the other one warmed, or right after
+// the same other tool.
 func versusMake(ctx context.Context, o options, dir string, c casegen.Case) (row, error) {
 	if err := cleanGantry(dir); err != nil {
 		return row{}, err
 	}
-	var g, m []run
+	gs := o.gantries()
+	k := len(gs) + 1 // make is the last
+	rounds := make([][]sample, k)
 	// Round -1 warms caches (binaries, the case's files) and is not counted.
-	for i := -1; i < o.rounds; i++ {
-		order := []bool{true, false}
-		if i%2 != 0 {
-			order = []bool{false, true}
-		}
-		for _, isGantry := range order {
-			if isGantry {
+	for r := -1; r < o.rounds; r++ {
+		for _, t := range order(k, r) {
+			var s sample
+			var err error
+			if t < len(gs) {
 				if err := forgetState(dir); err != nil {
 					return row{}, err
 				}
-				r, err := measure(ctx, dir, o.gantry, "deploy", "--parallel", fmt.Sprint(o.parallel), "hub.yaml")
-				if err != nil {
-					return row{}, err
-				}
-				if i >= 0 {
-					g = append(g, r)
-				}
+				s, err = measure(ctx, o, dir, gs[t], "deploy", "--parallel", fmt.Sprint(o.parallel), "hub.yaml")
 			} else {
-				r, err := measure(ctx, dir, "make", "-s", "-j", fmt.Sprint(o.parallel), "-f", "Makefile", "all")
-				if err != nil {
-					return row{}, err
-				}
-				if i >= 0 {
-					m = append(m, r)
-				}
+				s, err = measure(ctx, o, dir, "make", "-s", "-j", fmt.Sprint(o.parallel), "-f", "Makefile", "all")
+			}
+			if err != nil {
+				return row{}, err
+			}
+			if r >= 0 {
+				rounds[t] = append(rounds[t], s)
 			}
 		}
 	}
-	gw, mw := medianWall(g), medianWall(m)
-	crit := time.Duration(c.CriticalPath * float64(time.Second))
-	return row{n: c.N, p: o.parallel, gantry: gw, mk: mw, rss: maxRSS(g), overheadPer: (gw - crit) / time.Duration(c.N)}, nil
+	mk := rounds[k-1]
+	rw := row{n: c.N, p: o.parallel, deploy: true, make: statsOf(mk)}
+	for t := range gs {
+		st := statsOf(rounds[t])
+		st.vsMake = spreadOf(ratios(rounds[t], mk))
+		diffs := make([]float64, len(mk))
+		for i := range mk {
+			diffs[i] = float64(rounds[t][i].wall-mk[i].wall) / float64(time.Millisecond) / float64(c.N)
+		}
+		st.cost = median(diffs)
+		rw.gantries = append(rw.gantries, st)
+	}
+	if len(gs) == 2 {
+		rw.bOverA = spreadOf(ratios(rounds[1], rounds[0]))
+	}
+	return rw, nil
+}
+
+// ratios are the per-round ratios of a's wall times to b's.
+func ratios(a, b []sample) []float64 {
+	xs := make([]float64, len(a))
+	for i := range a {
+		xs[i] = float64(a[i].wall) / float64(b[i].wall)
+	}
+	return xs
+}
+
+// gantryRounds measures a gantry command (of A, and B in A/B mode,
+// alternately) in dir, after an uncounted warm-up round; prepare(t) runs
+// before each command of gantry t, unmeasured.
+func gantryRounds(ctx context.Context, o options, dir string, n, p int, prepare func(t int) error, args ...string) (row, error) {
+	gs := o.gantries()
+	rounds := make([][]sample, len(gs))
+	for r := -1; r < o.rounds; r++ {
+		for _, t := range order(len(gs), r) {
+			if err := prepare(t); err != nil {
+				return row{}, err
+			}
+			s, err := measure(ctx, o, dir, gs[t], args...)
+			if err != nil {
+				return row{}, err
+			}
+			if r >= 0 {
+				rounds[t] = append(rounds[t], s)
+			}
+		}
+	}
+	rw := row{n: n, p: p}
+	for t := range gs {
+		rw.gantries = append(rw.gantries, statsOf(rounds[t]))
+	}
+	if len(gs) == 2 {
+		rw.bOverA = spreadOf(ratios(rounds[1], rounds[0]))
+	}
+	return rw, nil
 }
 
 // resume measures a redeploy with --resume of a deployed, unchanged stack:
-// every component is skipped by its fingerprint.
-func resume(ctx context.Context, o options, dir string, n int) (row, error) {
+// every component is skipped by its fingerprint. Each gantry resumes from
+// the state its own deploy wrote, restored before every round, so that
+// every round starts from the same state and A and B each read their own.
+func resume(ctx context.Context, o options, dir, name string, n int) (row, error) {
 	if err := cleanGantry(dir); err != nil {
 		return row{}, err
 	}
-	if _, err := measure(ctx, dir, o.gantry, "deploy", "--parallel", fmt.Sprint(o.parallel), "hub.yaml"); err != nil {
+	saved := filepath.Join(o.work, ".states", name)
+	if err := os.RemoveAll(saved); err != nil {
 		return row{}, err
 	}
-	var rs []run
-	for i := 0; i < o.rounds; i++ {
-		r, err := measure(ctx, dir, o.gantry, "deploy", "--resume", "--parallel", fmt.Sprint(o.parallel), "hub.yaml")
-		if err != nil {
-			return row{}, err
-		}
-		rs = append(rs, r)
-	}
-	return row{n: n, p: o.parallel, gantry: medianWall(rs), rss: maxRSS(rs)}, nil
-}
-
-// planOnly measures elaborate + lock + plan of a stack, from its hub.yaml.
-func planOnly(ctx context.Context, o options, dir string, n int) (row, error) {
-	var rs []run
-	for i := 0; i < o.rounds; i++ {
+	defer func() {
+		os.RemoveAll(saved)
+		os.Remove(filepath.Dir(saved)) // when empty
+	}()
+	for t, g := range o.gantries() {
 		if err := forgetState(dir); err != nil {
 			return row{}, err
 		}
-		r, err := measure(ctx, dir, o.gantry, "plan", "hub.yaml")
-		if err != nil {
+		if _, err := measure(ctx, o, dir, g, "deploy", "--parallel", fmt.Sprint(o.parallel), "hub.yaml"); err != nil {
 			return row{}, err
 		}
-		rs = append(rs, r)
+		if err := copyState(dir, filepath.Join(saved, fmt.Sprint(t))); err != nil {
+			return row{}, err
+		}
 	}
-	return row{n: n, p: 1, gantry: medianWall(rs), rss: maxRSS(rs)}, nil
+	restore := func(t int) error {
+		if err := removeState(dir); err != nil {
+			return err
+		}
+		return copyState(filepath.Join(saved, fmt.Sprint(t)), dir)
+	}
+	return gantryRounds(ctx, o, dir, n, o.parallel, restore, "deploy", "--resume", "--parallel", fmt.Sprint(o.parallel), "hub.yaml")
+}
+
+// planOnly measures elaborate + lock + plan of a stack, from its hub.yaml.
+func planOnly(ctx context.Context, o options, dir, name string, n int) (row, error) {
+	return gantryRounds(ctx, o, dir, n, 1, func(int) error { return forgetState(dir) }, "plan", "hub.yaml")
 }
 
 // cleanGantry removes everything gantry runs left in a case.
@@ -280,52 +577,110 @@ func cleanGantry(dir string) error {
 // reusing recently freed inodes, and creating files right after a mass
 // deletion costs many times more).
 func forgetState(dir string) error {
-	for _, p := range []string{"hub.yaml.state", "hub.yaml.state.lock", "hub.yaml.elaborate"} {
-		if err := os.RemoveAll(filepath.Join(dir, p)); err != nil {
+	if err := removeState(dir); err != nil {
+		return err
+	}
+	return removeGlobs(dir, "hub.yaml.state.lock", "hub.yaml.elaborate", ".hub.yaml.elaborate.tmp*")
+}
+
+// removeState removes the state document, its journal and what an
+// interrupted write of either left.
+func removeState(dir string) error {
+	return removeGlobs(dir, "hub.yaml.state", "hub.yaml.state.journal", "hub.yaml.state.journal.tmp*", ".hub.yaml.state.tmp*")
+}
+
+func removeGlobs(dir string, patterns ...string) error {
+	for _, p := range patterns {
+		matches, err := filepath.Glob(filepath.Join(dir, p))
+		if err != nil {
 			return err
+		}
+		for _, m := range matches {
+			if err := os.RemoveAll(m); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// measure runs a command in dir and returns its wall time and peak memory;
-// a failure returns the end of its output.
-func measure(ctx context.Context, dir, name string, args ...string) (run, error) {
+// copyState copies the state document and its journal, where they exist,
+// from one folder to another, synced so that the copy's write-back does not
+// fall into the next measured run.
+func copyState(from, to string) error {
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	copied := 0
+	for _, f := range []string{"hub.yaml.state", "hub.yaml.state.journal"} {
+		err := copyFile(filepath.Join(from, f), filepath.Join(to, f))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		copied++
+	}
+	if copied == 0 {
+		return fmt.Errorf("no state in %s", from)
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// measure runs a command in dir and returns its wall time, CPU time and
+// peak memory; a failure returns the end of its output.
+func measure(ctx context.Context, o options, dir, name string, args ...string) (sample, error) {
+	if err := o.out.Truncate(0); err != nil {
+		return sample{}, err
+	}
+	if _, err := o.out.Seek(0, io.SeekStart); err != nil {
+		return sample{}, err
+	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = o.out, o.out
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		tail := out.String()
+		tail, _ := os.ReadFile(o.out.Name())
 		if len(tail) > 2000 {
 			tail = tail[len(tail)-2000:]
 		}
-		return run{}, fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, tail)
+		return sample{}, fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, tail)
 	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss
+	s := sample{wall: wall}
+	// The rusage of wait4: the command's own and that of the descendants it
+	// waited for (make's and gantry's components).
+	if ps := cmd.ProcessState; ps != nil {
+		s.cpu = ps.UserTime() + ps.SystemTime()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			s.rss = ru.Maxrss
+		}
 	}
-	return run{wall: wall, rss: rss}, nil
-}
-
-func medianWall(rs []run) time.Duration {
-	ws := make([]float64, len(rs))
-	for i, r := range rs {
-		ws[i] = float64(r.wall)
-	}
-	return time.Duration(median(ws))
-}
-
-func maxRSS(rs []run) int64 {
-	var m int64
-	for _, r := range rs {
-		m = max(m, r.rss)
-	}
-	return m
+	return s, nil
 }
 
 func median(xs []float64) float64 {
