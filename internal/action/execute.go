@@ -149,7 +149,7 @@ func (r *record) savePlan() error {
 		return fmt.Errorf("save the plan: %w", err)
 	}
 	defer f.Close()
-	return r.shown.WriteJSON(f)
+	return r.shown.EncodeJSON(f, false)
 }
 
 // reshow replaces the plans the run shows and saves: the stack's plan is

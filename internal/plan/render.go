@@ -172,8 +172,14 @@ type jsonEdge struct {
 // WriteJSON writes the plan's nodes with their specs, its edges (failure
 // edges have kind "failure", completion edges "complete") and what its
 // components' steps share.
-func (p *Plan) WriteJSON(w io.Writer) error {
-	jp := jsonPlan{Stack: p.Stack, Verb: p.Verb, Nodes: []jsonNode{}, Edges: []jsonEdge{}, Orphans: append([]string{}, p.Orphans...), Components: p.Components}
+func (p *Plan) WriteJSON(w io.Writer) error { return p.EncodeJSON(w, true) }
+
+// EncodeJSON writes the plan as WriteJSON does, indented or on one line
+// (the run folder's copy: at 10,000 components indenting cost a third of
+// a --resume's CPU).
+func (p *Plan) EncodeJSON(w io.Writer, indent bool) error {
+	jp := jsonPlan{Stack: p.Stack, Verb: p.Verb, Nodes: make([]jsonNode, 0, len(p.Nodes)), Edges: make([]jsonEdge, 0, len(p.Edges)),
+		Orphans: append([]string{}, p.Orphans...), Components: p.Components}
 	if jp.Components == nil {
 		jp.Components = map[string]*Component{}
 	}
@@ -186,7 +192,9 @@ func (p *Plan) WriteJSON(w io.Writer) error {
 		jp.Edges = append(jp.Edges, jsonEdge{From: e.From, To: e.To, Kind: e.Kind.String()})
 	}
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	if indent {
+		enc.SetIndent("", "  ")
+	}
 	return enc.Encode(jp)
 }
 
