@@ -20,11 +20,15 @@ func ReadFile(path string) (*State, error) {
 	return f.Decode(path)
 }
 
-// Decode parses a state document.
+// Decode parses a state document: as Encode writes it with decodeFast, and
+// anything else (a hand edit) with goccy, whose messages point at the fault.
 func Decode(path string, data []byte) (*State, error) {
-	s := &State{}
-	if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
-		return nil, fmt.Errorf("%s", positioned(path, yaml.FormatError(err, false, false)))
+	s, ok := decodeFast(data)
+	if !ok {
+		s = &State{}
+		if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
+			return nil, fmt.Errorf("%s", positioned(path, yaml.FormatError(err, false, false)))
+		}
 	}
 	if s.Version != FormatVersion {
 		return nil, fmt.Errorf("state %s has format version %d; this gantry reads version %d", path, s.Version, FormatVersion)
