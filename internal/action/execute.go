@@ -240,9 +240,11 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 		ctx = component.WithRegistry(ctx, registry)
 	}
 	if !readOnly {
-		s := st.State
-		if s == nil {
-			s = state.New(st.Res.Stack.Meta.Name)
+		// The recorder changes its state while steps read the state as the
+		// run found it (rt.Before, unlocked): it gets a copy of its own.
+		s := state.New(st.Res.Stack.Meta.Name)
+		if st.State != nil {
+			s = st.State.Clone()
 		}
 		rt.Recorder = state.NewRecorder(rt.StatePath, s)
 	}

@@ -157,7 +157,25 @@ func (c *Component) ParameterMap() map[string]string {
 	return m
 }
 
-// Clone returns a deep copy, for writing a snapshot while the run goes on.
+// clonePlugins copies recorded plugin instances down to their children and
+// resources, which the recorder sets in place.
+func clonePlugins(list []PluginInstance) []PluginInstance {
+	if list == nil {
+		return nil
+	}
+	out := make([]PluginInstance, len(list))
+	for i, p := range list {
+		p.Args = append([]string(nil), p.Args...)
+		p.OnFail = append([]string(nil), p.OnFail...)
+		p.Resources = append([]Resource(nil), p.Resources...)
+		p.Children = clonePlugins(p.Children)
+		out[i] = p
+	}
+	return out
+}
+
+// Clone returns a deep copy: the recorder's own, while the run reads the
+// state as it found it.
 func (s *State) Clone() *State {
 	c := *s
 	c.Parameters = cloneMap(s.Parameters)
@@ -178,8 +196,8 @@ func (s *State) Clone() *State {
 		cc.Outputs = cloneMap(v.Outputs)
 		cc.SecretOutputs = append([]string(nil), v.SecretOutputs...)
 		cc.Provides = append([]string(nil), v.Provides...)
-		cc.Plugins = append([]PluginInstance(nil), v.Plugins...)
-		cc.SetupPlugins = append([]PluginInstance(nil), v.SetupPlugins...)
+		cc.Plugins = clonePlugins(v.Plugins)
+		cc.SetupPlugins = clonePlugins(v.SetupPlugins)
 		c.Components[k] = &cc
 	}
 	return &c

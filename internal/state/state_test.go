@@ -122,3 +122,25 @@ func TestUnlockNeverBreaksAHeldLock(t *testing.T) {
 		t.Fatalf("unlock of a stale record: %+v %v", res, err)
 	}
 }
+
+// TestCloneIsDeep: the recorder works on a clone while the run reads the
+// original without a lock; no change to the clone may reach the original,
+// down to nested plugin instances' resources.
+func TestCloneIsDeep(t *testing.T) {
+	s := sample()
+	s.Component("db").Plugins = []PluginInstance{{Name: "pinned", Children: []PluginInstance{{Name: "kubernetes", Key: "k", Resources: []Resource{{Kind: "Service", Name: "a"}}}}}}
+	c := s.Clone()
+	c.Component("new").Status = StatusIncomplete
+	c.Components["db"].Plugins[0].Children[0].Resources[0].Name = "changed"
+	c.Components["db"].Plugins[0].Children[0].Resources = nil
+	c.Components["db"].Outputs["db.host"] = "changed"
+	if _, ok := s.Components["new"]; ok {
+		t.Error("a component added to the clone is in the original")
+	}
+	if got := s.Components["db"].Plugins[0].Children[0].Resources; len(got) != 1 || got[0].Name != "a" {
+		t.Errorf("the original's nested resources changed: %+v", got)
+	}
+	if s.Components["db"].Outputs["db.host"] != "localhost" {
+		t.Error("the original's outputs changed")
+	}
+}
