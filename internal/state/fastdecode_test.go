@@ -15,30 +15,15 @@ import (
 
 // goccyDecode is what Decode did before decodeFast: goccy alone, without the
 // checks that follow it.
-func goccyDecode(data []byte) (*State, error) {
-	s := &State{}
-	if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func goccyDecode(data []byte) (*State, error) { return decodeYAML(data) }
 
 // oldDecode is Decode as it was: goccy, then the same checks.
 func oldDecode(path string, data []byte) (*State, error) {
-	s, err := goccyDecode(data)
+	s, err := decodeYAML(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s", positioned(path, yaml.FormatError(err, false, false)))
 	}
-	if s.Version != FormatVersion {
-		return nil, fmt.Errorf("state %s has format version %d; this gantry reads version %d", path, s.Version, FormatVersion)
-	}
-	if s.Components == nil {
-		s.Components = map[string]*Component{}
-	}
-	if err := s.check(); err != nil {
-		return nil, fmt.Errorf("state %s is not valid: %w", path, err)
-	}
-	return s, nil
+	return checked(path, s)
 }
 
 // sameState compares decoded states strictly: NaN equals NaN, and times must

@@ -23,13 +23,26 @@ func ReadFile(path string) (*State, error) {
 // Decode parses a state document: as Encode writes it with decodeFast, and
 // anything else (a hand edit) with goccy, whose messages point at the fault.
 func Decode(path string, data []byte) (*State, error) {
-	s, ok := decodeFast(data)
-	if !ok {
-		s = &State{}
-		if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
-			return nil, fmt.Errorf("%s", positioned(path, yaml.FormatError(err, false, false)))
-		}
+	s, err := decodeDoc(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s", positioned(path, err.Error()))
 	}
+	return checked(path, s)
+}
+
+// decodeYAML parses a state document with goccy, the one parser of every
+// document decodeFast does not take.
+func decodeYAML(data []byte) (*State, error) {
+	s := &State{}
+	if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checked refuses a decoded state of another format version or one a hand
+// edit broke, and gives it its components' map.
+func checked(path string, s *State) (*State, error) {
 	if s.Version != FormatVersion {
 		return nil, fmt.Errorf("state %s has format version %d; this gantry reads version %d", path, s.Version, FormatVersion)
 	}

@@ -166,6 +166,22 @@ func (f Files) Decode(path string) (*State, error) {
 	return s, nil
 }
 
+// componentOnlyHeader heads a component's record to make a document of it.
+var componentOnlyHeader, _ = encodeHeader(&State{Version: FormatVersion})
+
+// decodeDoc parses a document or part of one as Decode does, without its
+// checks: decodeFast, else goccy.
+func decodeDoc(data []byte) (*State, error) {
+	if s, ok := decodeFast(data); ok {
+		return s, nil
+	}
+	s, err := decodeYAML(data)
+	if err != nil {
+		return nil, errors.New(yaml.FormatError(err, false, false))
+	}
+	return s, nil
+}
+
 // replay applies a journal's records to the state of its snapshot.
 func replay(s *State, recs []record) error {
 	for i, rec := range recs {
@@ -175,22 +191,21 @@ func replay(s *State, recs []record) error {
 				return fmt.Errorf("record %d: a second base", i+1)
 			}
 		case recHeader:
-			var h State
-			if err := yaml.UnmarshalWithOptions(rec.data, &h, yaml.DisallowUnknownField()); err != nil {
-				return fmt.Errorf("record %d: %s", i+1, yaml.FormatError(err, false, false))
+			h, err := decodeDoc(rec.data)
+			if err != nil {
+				return fmt.Errorf("record %d: %w", i+1, err)
 			}
 			if h.Version != FormatVersion {
 				return fmt.Errorf("record %d: format version %d; this gantry reads version %d", i+1, h.Version, FormatVersion)
 			}
 			h.Components = s.Components
-			*s = h
+			*s = *h
 		case recComponent:
-			var doc struct {
-				Components map[string]*Component `yaml:"components"`
-			}
-			data := append([]byte("components:\n"), rec.data...)
-			if err := yaml.UnmarshalWithOptions(data, &doc, yaml.DisallowUnknownField()); err != nil {
-				return fmt.Errorf("record %d: %s", i+1, yaml.FormatError(err, false, false))
+			// A component's record is its part of the document: read as
+			// the document it would be alone.
+			doc, err := decodeDoc(assemble(nil, componentOnlyHeader, map[string][]byte{"": rec.data}, []string{""}))
+			if err != nil {
+				return fmt.Errorf("record %d: %w", i+1, err)
 			}
 			if len(doc.Components) != 1 {
 				return fmt.Errorf("record %d: %d components, expected one", i+1, len(doc.Components))
