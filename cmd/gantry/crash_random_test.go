@@ -61,15 +61,7 @@ func crashRandomWrite(t *testing.T, dir, hub string) {
 		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
 		"comp/deploy":             "#!/bin/sh\n: > '" + filepath.Join(dir, "done") + "'/\"$COMPONENT_NAME\"\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFilesIn(t, dir, files)
 	if err := os.Chmod(filepath.Join(dir, "comp/deploy"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -42,15 +42,7 @@ func k8sStack(t *testing.T, files map[string]string) (string, string) {
 	for k, v := range files {
 		all[k] = v
 	}
-	for name, content := range all {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFilesIn(t, dir, all)
 	return dir, ns
 }
 

@@ -101,6 +101,13 @@ func (s *ptySession) wait() int {
 func writeFiles(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	writeFilesIn(t, dir, files)
+	return dir
+}
+
+// writeFilesIn writes files, by path relative to dir, into dir.
+func writeFilesIn(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -110,7 +117,6 @@ func writeFiles(t *testing.T, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }
 
 const promptStack = `version: 1

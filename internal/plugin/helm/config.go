@@ -3,6 +3,7 @@ package helm
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -57,11 +58,7 @@ func parseConfig(v any) (config, error) {
 	if !ok {
 		return c, fmt.Errorf("config must be a mapping with %s; got %s", strings.Join(configFields, ", "), kubernetes.Describe(v))
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf("config "+format, args...)) }
 	for _, k := range keys {
