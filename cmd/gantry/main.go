@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
@@ -12,7 +13,11 @@ import (
 	"github.com/gantry-dev/gantry/internal/cli"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run is the whole command; its deferred profile writers run before main
+// exits with its code.
+func run() int {
 	// A run's heap is small and short-lived; collecting it at the default
 	// pace cost more CPU than the rest of the executor. A soft limit keeps
 	// the stacks of thousands of components from growing to five times
@@ -27,18 +32,25 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(softMemoryLimit())
 	}
-	// GANTRY_CPUPROFILE=file profiles a whole command (bench/README.md).
+	// GANTRY_CPUPROFILE=file profiles a whole command's CPU and
+	// GANTRY_ALLOCPROFILE=file its allocations (bench/README.md).
 	if path := os.Getenv("GANTRY_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)
-		if err == nil && pprof.StartCPUProfile(f) == nil {
-			code := cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-			pprof.StopCPUProfile()
-			f.Close()
-			os.Exit(code)
+		if err != nil || pprof.StartCPUProfile(f) != nil {
+			fmt.Fprintf(os.Stderr, "gantry: cannot profile to %s\n", path)
+			return 2
 		}
-		fmt.Fprintf(os.Stderr, "gantry: cannot profile to %s\n", path)
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
-	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	code := cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	if path := os.Getenv("GANTRY_ALLOCPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			runtime.GC() // the profile counts allocations up to the last collection
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
+	return code
 }
 
 // softMemoryLimit is a quarter of the machine's memory, at least 256 MiB.
