@@ -40,6 +40,19 @@ stop_k8s() {
     k8s_state=""
   fi
 }
+pg_state=""
+stop_pg() {
+  if [ -n "$pg_state" ]; then
+    scripts/pg/stop.sh "$pg_state" >/dev/null || true
+    rm -rf "$pg_state"
+    pg_state=""
+  fi
+}
+# One EXIT trap for everything started below (a second `trap ... EXIT` would
+# replace the first); INT and TERM exit so that it runs.
+trap 'stop_pg; stop_k8s' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_K8S:-1}" != "0" ]; then
   if [ "${GANTRY_TEST_K8S:-1}" = "0" ]; then
     echo "== CI=true: GANTRY_TEST_K8S=0 is ignored, CI always starts the test cluster"
@@ -53,9 +66,6 @@ if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_K8S:-1}" != "0" ]; then
   done
   scripts/k8s/build.sh
   k8s_state=$(mktemp -d "${TMPDIR:-/tmp}/gantry-test-k8s.XXXXXX")
-  trap stop_k8s EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
   echo "== starting the test cluster in $k8s_state"
   scripts/k8s/start.sh "$k8s_state"
   export GANTRY_TEST_KUBECONFIG="$k8s_state/kubeconfig"
@@ -69,6 +79,27 @@ if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_K8S:-1}" != "0" ]; then
   export GANTRY_TEST_HELM
 else
   echo "== GANTRY_TEST_K8S=0: no test cluster; the tests that need one will skip"
+fi
+
+# A real, throwaway PostgreSQL server on loopback (Debian's postgresql
+# package, installed when missing), for the state backend's tests: they read
+# GANTRY_TEST_POSTGRES (the DSN of the database gantry_test) and
+# GANTRY_TEST_PGDIR (the server's folder: scripts/pg/restart.sh restarts it
+# mid-run; DIR/admin_dsn is the superuser's DSN). GANTRY_TEST_POSTGRES=0 skips
+# this locally (those tests then skip); in CI (CI=true) it always starts.
+if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_POSTGRES:-1}" != "0" ]; then
+  if [ "${GANTRY_TEST_POSTGRES:-1}" = "0" ]; then
+    echo "== CI=true: GANTRY_TEST_POSTGRES=0 is ignored, CI always starts the test database"
+  fi
+  pg_state=$(mktemp -d "${TMPDIR:-/tmp}/gantry-test-pg.XXXXXX")
+  echo "== starting the test database in $pg_state"
+  scripts/pg/start.sh "$pg_state" | grep -v '^export '   # the DSN holds a password
+  GANTRY_TEST_POSTGRES=$(cat "$pg_state/dsn")
+  export GANTRY_TEST_POSTGRES
+  export GANTRY_TEST_PGDIR="$pg_state"
+else
+  echo "== GANTRY_TEST_POSTGRES=0: no test database; the tests that need one will skip"
+  unset GANTRY_TEST_POSTGRES GANTRY_TEST_PGDIR   # "0" is not a DSN
 fi
 
 echo "== go test"

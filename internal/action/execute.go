@@ -269,7 +269,7 @@ func (r *record) close() *Outcome {
 func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *steps.Runtime, readOnly bool, o execOptions) error {
 	// A run inside a run of the same stack (gantry invoke from a component)
 	// is part of the outer run, whose registry and lock cover it.
-	if os.Getenv("GANTRY_STATE") != rt.StatePath {
+	if os.Getenv("GANTRY_STATE") != rt.StateLocation {
 		registry, err := openRegistry(rt, b.facts.Leftovers)
 		if err != nil {
 			return err
@@ -284,7 +284,11 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 		if st.State != nil {
 			s = st.State.Clone()
 		}
-		rt.Recorder = state.NewRecorder(rt.StatePath, s)
+		w, err := st.Store.Writer(ctx)
+		if err != nil {
+			return fmt.Errorf("record the run in the state %s: %w", st.Store, err)
+		}
+		rt.Recorder = state.Record(w, s)
 	}
 	err := r.execute(ctx, b.plan, rt, o)
 	if rt.Recorder != nil {

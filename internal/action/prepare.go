@@ -179,6 +179,7 @@ func runtime(st *Stack, b *built, runID string, keepTFVars bool) *steps.Runtime 
 		Dirs:          workspace.For(statePath),
 		RunID:         runID,
 		StatePath:     statePath,
+		StateLocation: st.Location(),
 		ElaboratePath: elab,
 		StackDir:      stackDir,
 		OSEnv:         os.Environ(),

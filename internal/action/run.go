@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	osuser "os/user"
 	"path/filepath"
 	"time"
 
@@ -81,7 +82,7 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	// Without a state there is nothing to undeploy — unless the installation
 	// handler's prepare fetches it.
 	if verb == plan.VerbUndeploy && st.State == nil && st.Res.Stack.Meta.InstallationHandler == nil {
-		return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.StatePath)}
+		return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.Store)}
 	}
 	r := &stackRun{st: st, pl: newPlanner(st, o.Warn, consequence), keepTFVars: o.KeepTFVars}
 	r.lockParams = func() error {
@@ -93,7 +94,7 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	}
 	r.noState = func() error {
 		if verb == plan.VerbUndeploy {
-			return &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.StatePath)}
+			return &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.Store)}
 		}
 		return nil
 	}
@@ -180,7 +181,7 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 		r.rebuild = true
 		r.opts.EnvironmentLater = false
 	}
-	relocked, release, err := r.locked(b, runID, command)
+	relocked, release, err := r.locked(ctx, b, runID, command)
 	if err != nil {
 		if rec != nil {
 			finish()
@@ -217,12 +218,12 @@ func handlerRuntime(st *Stack, b *built, p *plan.Plan) *steps.Runtime {
 // changed it — and builds the plan again when it changed or a killed run left
 // processes, which the plan's first step then waits for. The function it
 // returns releases the lock.
-func (r *stackRun) locked(b *built, runID, command string) (*built, func(), error) {
+func (r *stackRun) locked(ctx context.Context, b *built, runID, command string) (*built, func(), error) {
 	if r.nested {
 		return b, func() {}, nil
 	}
 	st := r.st
-	held, err := acquire(st, runID, command)
+	held, err := acquire(ctx, st, runID, command)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -244,7 +245,7 @@ func (r *stackRun) locked(b *built, runID, command string) (*built, func(), erro
 	if err != nil {
 		return fail(err)
 	}
-	slog.Debug("state locked", "state", st.StatePath, "run", runID, "changed", changed, "leftovers", left)
+	slog.Debug("state locked", "state", st.Store.String(), "run", runID, "changed", changed, "leftovers", left)
 	if changed || left || r.rebuild {
 		// Parameters are locked again only when the state they came from
 		// changed: a deploy would ask the person at the terminal again.
@@ -264,14 +265,22 @@ func (r *stackRun) locked(b *built, runID, command string) (*built, func(), erro
 	return b, func() { held.Release() }, nil
 }
 
-// acquire takes the state's lock for a run.
-func acquire(st *Stack, runID, command string) (*state.Lock, error) {
+// acquire takes the state's lock for a run, waiting for it as the source
+// said (--lock-timeout).
+func acquire(ctx context.Context, st *Stack, runID, command string) (state.Lock, error) {
 	host, _ := os.Hostname()
-	held, err := state.Acquire(st.StatePath, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: command, Since: time.Now().UTC()})
-	if le, ok := err.(*state.LockedError); ok {
-		return nil, &LockedError{LockedError: le, StatePath: st.StatePath}
+	user := ""
+	if u, err := osuser.Current(); err == nil {
+		user = u.Username
 	}
-	return held, err
+	held, err := st.Store.Lock(ctx, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: command, User: user, Since: time.Now().UTC()}, st.lockOpts)
+	if le, ok := err.(*state.LockedError); ok {
+		return nil, &LockedError{LockedError: le, StatePath: st.Store.String()}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock the state %s: %w", st.Store, err)
+	}
+	return held, nil
 }
 
 // leftovers reports whether a killed run left processes that still live,

@@ -1,10 +1,9 @@
 package action
 
 import (
+	"context"
 	"log/slog"
-	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/elaborate"
@@ -19,11 +18,14 @@ type Source struct {
 	// Manifest is the stack manifest (hub.yaml) or an elaborated file.
 	Manifest    string
 	ParamsFiles []string
-	// StatePath is the state (a path or file://PATH); "" for
-	// <manifest>.state next to the manifest.
+	// StatePath is the state: a path, file://PATH or a backend's URL
+	// (postgres://...); "" for <manifest>.state next to the manifest.
 	StatePath string
 	// Env overrides the environment for fromEnv (-e NAME=VALUE).
 	Env map[string]string
+	// Lock says how long a run waits for the state's lock that another
+	// run holds (--lock-timeout), and who hears of the wait.
+	Lock state.LockOptions
 }
 
 // Terminal is what an action may use of the person at the terminal; the
@@ -42,15 +44,22 @@ func (t Terminal) Interactive() bool { return t.Input != nil }
 // parameters.
 type Stack struct {
 	Res *elaborate.Result
-	// StatePath is the state file; State what it held when last read (nil
-	// before the first run).
+	// StatePath is the state as given (a path, or a backend's URL, which
+	// may hold a password: messages name Store); Store is where it lives;
+	// State what it held when last read (nil before the first run).
 	StatePath string
+	Store     state.Store
 	State     *state.State
-	Locked    *params.Locked
-	Graph     *build.Graph
-	env       map[string]string
-	stateSum  [32]byte
-	read      bool
+	// anchor is the state file, or for a database the file the state
+	// would be: the workspace (.gantry) lies next to it, and the state
+	// records component folders relative to its folder.
+	anchor   string
+	lockOpts state.LockOptions
+	Locked   *params.Locked
+	Graph    *build.Graph
+	env      map[string]string
+	stateSum [32]byte
+	read     bool
 }
 
 // DefaultStatePath is <manifest>.state next to the manifest given; for an
@@ -71,14 +80,15 @@ func Load(src Source, consequence string) (*Stack, error) {
 	if err := diagsError(diags, consequence); err != nil {
 		return nil, err
 	}
-	st := &Stack{Res: res, StatePath: src.StatePath, env: src.Env}
+	st := &Stack{Res: res, StatePath: src.StatePath, env: src.Env, lockOpts: src.Lock}
 	if st.StatePath == "" {
 		st.StatePath = DefaultStatePath(src.Manifest)
 	}
 	var err error
-	if st.StatePath, err = StatePathOf(st.StatePath); err != nil {
+	if st.Store, st.anchor, err = OpenState(st.StatePath, src.Manifest, res.Stack.Meta.Name); err != nil {
 		return nil, err
 	}
+	st.StatePath = strings.TrimPrefix(st.StatePath, "file://")
 	if err := st.ReadState(); err != nil {
 		return nil, err
 	}
@@ -99,7 +109,7 @@ func (s *Stack) ReadState() error {
 }
 
 func (s *Stack) readState() (changed bool, err error) {
-	files, err := state.ReadFiles(s.StatePath)
+	files, err := s.Store.Read(context.Background())
 	if err != nil {
 		return false, invalid("nothing was run", "%w", err)
 	}
@@ -107,40 +117,40 @@ func (s *Stack) readState() (changed bool, err error) {
 	if s.read && sum == s.stateSum {
 		return false, nil // read before, unchanged since
 	}
-	st, err := files.Decode(s.StatePath)
+	st, err := files.Decode(s.Store.String())
 	if err != nil {
 		return false, &InvalidError{Err: err, Consequence: "nothing was run"}
 	}
 	if st != nil && st.Stack != "" && st.Stack != s.Res.Stack.Meta.Name {
-		return false, invalid("nothing was run", "state %s belongs to stack %q, not %q; point -s at this stack's state", s.StatePath, st.Stack, s.Res.Stack.Meta.Name)
+		return false, invalid("nothing was run", "state %s belongs to stack %q, not %q; point -s at this stack's state", s.Store, st.Stack, s.Res.Stack.Meta.Name)
 	}
 	changed = s.read
 	s.State, s.stateSum, s.read = st, sum, true
 	return changed, nil
 }
 
-// StatePathOf accepts a path or a file:// URL (DESIGN section 8).
-func StatePathOf(p string) (string, error) {
-	switch {
-	case strings.HasPrefix(p, "file://"):
-		return strings.TrimPrefix(p, "file://"), nil
-	case strings.HasPrefix(p, "postgres://"), strings.HasPrefix(p, "postgresql://"):
-		return "", invalid("nothing was run", "--state %s: the PostgreSQL state backend is not part of this build yet; use a file", redactURL(p))
-	case strings.Contains(p, "://"):
-		return "", invalid("nothing was run", "--state %q: expected a file path or file://PATH", p)
-	}
-	return p, nil
-}
-
-// redactURL hides the password of a connection URL.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "*****")
-			return u.String()
+// OpenState opens the state at a location (a path, file://PATH or a
+// backend's URL, DESIGN section 8) for the stack named stack ("" when the
+// command has no manifest), and returns the file its workspace lies next
+// to: the state file itself, or for a database <manifest>.state next to
+// the manifest (hub.yaml.state in the current folder without one).
+func OpenState(location, manifestPath, stack string) (state.Store, string, error) {
+	if !state.IsURL(location) || strings.HasPrefix(location, "file://") {
+		p := strings.TrimPrefix(location, "file://")
+		if p == "" {
+			return nil, "", invalid("nothing was run", "--state %q: expected a file path, file://PATH or postgres://...", location)
 		}
+		return state.NewFileStore(p), absPath(p), nil
 	}
-	return s
+	store, err := state.Open(context.Background(), location, stack)
+	if err != nil {
+		return nil, "", invalid("nothing was run", "%w", err)
+	}
+	anchor := "hub.yaml.state"
+	if manifestPath != "" {
+		anchor = DefaultStatePath(manifestPath)
+	}
+	return store, absPath(anchor), nil
 }
 
 // LockParams locks the top-level parameters with the OS environment, -e
@@ -199,11 +209,15 @@ func declaredOutputs(res *elaborate.Result) map[string][]string {
 	return m
 }
 
-// AbsStatePath is the state's absolute path.
-func (s *Stack) AbsStatePath() string {
-	p, err := filepath.Abs(s.StatePath)
-	if err != nil {
+// AbsStatePath is the state file's absolute path, or for a database the
+// file the state would be (OpenState): the workspace lies next to it.
+func (s *Stack) AbsStatePath() string { return s.anchor }
+
+// Location is the state as processes are given it (GANTRY_STATE): the
+// state file's absolute path, or the backend's URL as given.
+func (s *Stack) Location() string {
+	if state.IsURL(s.StatePath) && !strings.HasPrefix(s.StatePath, "file://") {
 		return s.StatePath
 	}
-	return p
+	return s.anchor
 }

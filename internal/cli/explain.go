@@ -61,19 +61,24 @@ masked unless --show-secrets.`,
 			default:
 				return usageError("--output %q: expected text, json or yaml", output)
 			}
-			statePath, err := action.StatePathOf(statePath)
+			store, anchor, err := action.OpenState(stateOrEnv(statePath, "hub.yaml.state"), "", "")
 			if err != nil {
 				return a.failure(err)
 			}
+			defer store.Close()
 			if runs {
-				return writeRuns(a.stdout, statePath, 20)
+				return writeRuns(a.stdout, anchor, 20)
 			}
-			st, err := state.ReadFile(statePath)
+			files, err := store.Read(cmd.Context())
+			if err != nil {
+				return withCode(ExitInvalid, err)
+			}
+			st, err := files.Decode(store.String())
 			if err != nil {
 				return withCode(ExitInvalid, err)
 			}
 			if st == nil {
-				return withCode(ExitInvalid, fmt.Errorf("no state at %s (deploy first, or point -s at the state file)", statePath))
+				return withCode(ExitInvalid, fmt.Errorf("no state at %s (deploy first, or point -s at the state)", store))
 			}
 			if comp != "" {
 				if _, ok := st.Components[comp]; !ok {
@@ -106,7 +111,7 @@ masked unless --show-secrets.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&statePath, "state", "s", "hub.yaml.state", "state file")
+	cmd.Flags().StringVarP(&statePath, "state", "s", "", "state: a file, file://PATH or postgres://... (default: $GANTRY_STATE when it is a postgres:// URL, else hub.yaml.state)")
 	cmd.Flags().StringVarP(&comp, "component", "c", "", "only this component")
 	cmd.Flags().StringVar(&output, "output", "text", "text, json or yaml")
 	cmd.Flags().BoolVar(&showSecrets, "show-secrets", false, "print secret values")

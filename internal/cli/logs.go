@@ -65,10 +65,11 @@ run id from 'gantry explain --runs', or a prefix of one; without it, the latest 
   gantry logs 20261121T1914 -c api`,
 		Args: argsRange(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			statePath, err := action.StatePathOf(statePath)
+			store, statePath, err := action.OpenState(stateOrEnv(statePath, "hub.yaml.state"), "", "")
 			if err != nil {
 				return a.failure(err)
 			}
+			store.Close() // the runs are files next to the state, or to where it would be
 			runs, err := ui.ListRuns(runsDir(statePath))
 			if err != nil {
 				return err
@@ -113,7 +114,7 @@ run id from 'gantry explain --runs', or a prefix of one; without it, the latest 
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&statePath, "state", "s", "hub.yaml.state", "state file; its runs are in .gantry/runs next to it")
+	cmd.Flags().StringVarP(&statePath, "state", "s", "", "state file (default hub.yaml.state); its runs are in .gantry/runs next to it")
 	cmd.Flags().StringVarP(&comp, "component", "c", "", "only this component's log")
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -13,6 +14,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
+	"github.com/gantry-dev/gantry/internal/state"
 )
 
 // runFlags are the flags of deploy and undeploy.
@@ -31,6 +33,7 @@ type runFlags struct {
 	force         bool
 	output        string
 	osEnvironment string
+	lockTimeout   time.Duration
 }
 
 func (f *runFlags) register(cmd *cobra.Command, verb string) {
@@ -52,6 +55,7 @@ func (f *runFlags) register(cmd *cobra.Command, verb string) {
 	fl.BoolVar(&f.force, "force", false, "after a mandatory component fails, go on with independent components")
 	fl.StringVar(&f.output, "output", "text", "text, or json for one event per line")
 	fl.StringVar(&f.osEnvironment, "os-environment", "", "\"everything\" keeps TF_VAR_* variables in components' environment")
+	fl.DurationVar(&f.lockTimeout, "lock-timeout", 0, "wait up to this long (30s, 10m) for the state's lock another run holds, instead of failing at once")
 }
 
 func (f *runFlags) selection() build.Selection {
@@ -123,10 +127,14 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 	if f.osEnvironment != "" && f.osEnvironment != "everything" {
 		return usageError("--os-environment %q: expected everything", f.osEnvironment)
 	}
+	if f.lockTimeout < 0 {
+		return usageError("--lock-timeout %s: expected a duration of 0 or more (30s, 10m)", f.lockTimeout)
+	}
 	src, err := f.source(args)
 	if err != nil {
 		return err
 	}
+	src.Lock = state.LockOptions{Timeout: f.lockTimeout, Waiting: a.lockWaiting}
 	if f.dryRun {
 		if f.parallel < 0 {
 			return usageError("--parallel %d: expected a positive number", f.parallel)
@@ -186,4 +194,14 @@ func (a *app) runEnd(out *action.Outcome, err error) error {
 		return silentExit(ExitFailed)
 	}
 	return nil
+}
+
+// lockWaiting tells the person waiting for the state's lock who holds it,
+// each time the holder changes.
+func (a *app) lockWaiting(h *state.Holder) {
+	if h == nil {
+		fmt.Fprintln(a.stderr, "waiting for the state's lock, held by another gantry run")
+		return
+	}
+	fmt.Fprintf(a.stderr, "waiting for the state's lock, held by %s\n", h)
 }

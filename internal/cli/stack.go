@@ -30,7 +30,7 @@ func (f *stackFlags) said() string {
 }
 
 func (f *stackFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.statePath, "state", "s", "", "state file (default: <manifest>.state next to the manifest)")
+	cmd.Flags().StringVarP(&f.statePath, "state", "s", "", "state: a file, file://PATH or postgres://... (default: $GANTRY_STATE when it is a postgres:// URL, else <manifest>.state next to the manifest)")
 	cmd.Flags().StringArrayVarP(&f.env, "env", "e", nil, "NAME=VALUE: environment for fromEnv (repeat or separate with commas)")
 }
 
@@ -40,7 +40,22 @@ func (f *stackFlags) source(args []string) (action.Source, error) {
 	if err != nil {
 		return action.Source{}, err
 	}
-	return action.Source{Manifest: args[0], ParamsFiles: args[1:], StatePath: f.statePath, Env: env}, nil
+	return action.Source{Manifest: args[0], ParamsFiles: args[1:], StatePath: stateOrEnv(f.statePath, ""), Env: env}, nil
+}
+
+// stateOrEnv is the state a command was given (-s), else GANTRY_STATE when
+// it names a database (a team's shared state, set once in the shell or CI),
+// else def. A file path in GANTRY_STATE is the state of the run a component
+// runs in, set by gantry itself: a stack deployed from inside a component
+// keeps its own state file.
+func stateOrEnv(flag, def string) string {
+	if flag != "" {
+		return flag
+	}
+	if env := os.Getenv("GANTRY_STATE"); state.IsURL(env) && !strings.HasPrefix(env, "file://") {
+		return env
+	}
+	return def
 }
 
 // envOverrides parses -e flags: NAME=VALUE, several per flag separated by

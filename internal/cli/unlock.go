@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -26,7 +27,12 @@ its record names: two runs would then write the state at once. Stop that run.`,
 			if force {
 				fmt.Fprintln(a.stderr, "warning: --force no longer breaks a lock: a lock that is held is never broken")
 			}
-			res, err := state.Unlock(statePath)
+			store, _, err := action.OpenState(stateOrEnv(statePath, "hub.yaml.state"), "", "")
+			if err != nil {
+				return a.failure(err)
+			}
+			defer store.Close()
+			res, err := store.Unlock(cmd.Context())
 			var le *state.LockedError
 			if errors.As(err, &le) {
 				return withCode(ExitLocked, fmt.Errorf("%w; it is held: stop that run first (a lock that is held is never broken)", le))
@@ -38,12 +44,12 @@ its record names: two runs would then write the state at once. Stop that run.`,
 			case res.Stale != nil:
 				fmt.Fprintf(a.stdout, "removed the stale lock of %s\n", res.Stale)
 			default:
-				fmt.Fprintf(a.stdout, "%s is not locked\n", statePath)
+				fmt.Fprintf(a.stdout, "%s is not locked\n", store)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&statePath, "state", "s", "hub.yaml.state", "state file")
+	cmd.Flags().StringVarP(&statePath, "state", "s", "", "state: a file, file://PATH or postgres://... (default: $GANTRY_STATE when it is a postgres:// URL, else hub.yaml.state)")
 	cmd.Flags().BoolVar(&force, "force", false, "no effect: a lock that is held is never broken")
 	_ = cmd.Flags().MarkHidden("force")
 	return cmd

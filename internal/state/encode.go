@@ -176,6 +176,13 @@ func (e *encoder) resources(in int, list []Resource) {
 	}
 }
 
+// Assemble joins a state's stack-level fields and its components' records
+// (names sorted) into the state document, as a backend that keeps them
+// apart reads them back.
+func Assemble(header []byte, frags map[string][]byte, names []string) []byte {
+	return assemble(nil, header, frags, names)
+}
+
 // assemble joins the header and the components' fragments in name order,
 // into buf when it is large enough.
 func assemble(buf, header []byte, frags map[string][]byte, names []string) []byte {

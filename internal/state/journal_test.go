@@ -208,8 +208,8 @@ func TestFailedJournalWriteStartsAGeneration(t *testing.T) {
 	if err := r.Wait(r.UpdateComponent("a", func(c *Component) { c.Status = StatusIncomplete })); err != nil {
 		t.Fatal(err)
 	}
-	r.mu.Lock()
-	broken := r.journal
+	r.mu.Lock() // the writer is idle after Wait; the lock orders the read after its write
+	broken := r.w.(*fileWriter).journal
 	r.mu.Unlock()
 	broken.Close() // its next write fails
 	if err := r.Wait(r.UpdateComponent("a", func(c *Component) { c.Status = StatusDeployed })); err == nil {

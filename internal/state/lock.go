@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,11 +20,16 @@ type Holder struct {
 	PID     int       `json:"pid"`
 	RunID   string    `json:"runId"`
 	Command string    `json:"command"`
+	User    string    `json:"user,omitempty"`
 	Since   time.Time `json:"since"`
 }
 
 func (h Holder) String() string {
-	return fmt.Sprintf("%s (pid %d on %s, run %s) since %s", h.Command, h.PID, h.Host, h.RunID, h.Since.Format(time.RFC3339))
+	who := ""
+	if h.User != "" {
+		who = ", user " + h.User
+	}
+	return fmt.Sprintf("%s (pid %d on %s%s, run %s) since %s", h.Command, h.PID, h.Host, who, h.RunID, h.Since.Format(time.RFC3339))
 }
 
 // LockedError is returned when another run holds the lock.
@@ -39,8 +45,8 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("state %s is locked by %s", e.Path, e.Holder)
 }
 
-// Lock is a held state lock.
-type Lock struct {
+// fileLock is a held lock of a state file.
+type fileLock struct {
 	fl   *flock.Flock
 	path string
 }
@@ -52,25 +58,64 @@ func LockPath(statePath string) string { return statePath + ".lock" }
 // naming the holder. The lock is an flock on <state>.lock, which the kernel
 // releases when the holder dies, so a run killed with SIGKILL never leaves the
 // stack locked; the file also records who holds it.
-func Acquire(statePath string, h Holder) (*Lock, error) {
+func Acquire(statePath string, h Holder) (Lock, error) {
+	return acquireFile(context.Background(), statePath, h, LockOptions{})
+}
+
+// lockPoll is how often a run waiting for a state file's lock tries it
+// again: flock has no wait with a deadline, and a run that waits for
+// another one has minutes to spare, not microseconds.
+const lockPoll = 100 * time.Millisecond
+
+// acquireFile takes the lock, waiting up to o.Timeout for a holder to let
+// it go.
+func acquireFile(ctx context.Context, statePath string, h Holder, o LockOptions) (Lock, error) {
 	lp := LockPath(statePath)
 	fl := flock.New(lp)
-	ok, err := fl.TryLock()
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", lp, err)
+	var deadline time.Time
+	if o.Timeout > 0 {
+		deadline = time.Now().Add(o.Timeout)
 	}
-	if !ok {
-		return nil, &LockedError{Path: statePath, Holder: readHolder(lp)}
+	var told *Holder
+	for {
+		ok, err := fl.TryLock()
+		if err != nil {
+			return nil, fmt.Errorf("lock %s: %w", lp, err)
+		}
+		if ok {
+			break
+		}
+		holder := readHolder(lp)
+		if deadline.IsZero() || !time.Now().Before(deadline) {
+			return nil, &LockedError{Path: statePath, Holder: holder}
+		}
+		if o.Waiting != nil && (told == nil || holder != nil && *holder != *told) {
+			o.Waiting(holder)
+			if holder == nil {
+				holder = &Holder{}
+			}
+			told = holder
+		}
+		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
 	}
 	// The flock belongs to flock's own descriptor; writing the record through
 	// another one leaves the lock alone.
 	data, _ := json.Marshal(h)
 	_ = os.WriteFile(lp, append(data, '\n'), 0o600)
-	return &Lock{fl: fl, path: lp}, nil
+	return &fileLock{fl: fl, path: lp}, nil
 }
 
+// Lost is nil: the kernel keeps an flock while its holder lives.
+func (l *fileLock) Lost() <-chan struct{} { return nil }
+
 // Release gives the lock up and removes the holder record.
-func (l *Lock) Release() error {
+func (l *fileLock) Release() error {
 	if l == nil {
 		return nil
 	}

@@ -1,38 +1,30 @@
 package state
 
 import (
-	"errors"
+	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 )
 
 // Recorder holds a stack's state in memory during a run and makes every
-// change durable: it appends the change to the state's journal (journal.go)
-// and syncs it. Writes are group-committed: changes made while a write is in
-// progress go out together in the next one, so parallel steps do not queue
-// behind each other's syncs. A change costs the same for 10 or 10,000
-// components: each component's part of the document is encoded only when it
-// changed, and only that part is written. The snapshot is rewritten when the
-// run's first change is written, when the journal has grown past the
-// snapshot's size, after a failed write, and when the recorder closes, which
-// then removes the journal.
+// change durable through its store's Writer: the file backend appends it to
+// the state's journal (journal.go) and syncs it. Writes are
+// group-committed: changes made while a write is in progress go out
+// together in the next one, so parallel steps do not queue behind each
+// other's syncs. A change costs the same for 10 or 10,000 components: each
+// component's part of the document is encoded only when it changed, and
+// only that part is written. The whole state is written by the run's first
+// write, when the writer asks to compact, after a failed write, and, by
+// the file backend, when the recorder closes.
 type Recorder struct {
-	path string
-	// journal is the open journal, jsize its length, snapSize the length
-	// of the snapshot it continues; appended says a change went into it;
-	// fresh says the next write starts a new snapshot and journal (the
-	// first write, and every write after one that failed: a journal that
-	// failed to sync is never appended to again). The writer alone uses
-	// them, and Close once the writer stopped.
-	journal  *os.File
-	jsize    int64
-	snapSize int
-	appended bool
-	fresh    bool
+	w Writer
+	// fresh says the next write is a full one (the first write, and every
+	// write after one that failed: a journal that failed to sync is never
+	// appended to again); dirty says the last write failed. The writer
+	// goroutine alone uses them, and Close once it stopped.
+	fresh bool
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -45,7 +37,7 @@ type Recorder struct {
 	dirty    map[string]bool
 	removed  map[string]bool // components whose records went since the last write
 	version  uint64          // bumped by every change
-	written  uint64          // the version the file holds
+	written  uint64          // the version the store holds
 	failed   uint64          // the version the last failed write was to write
 	err      error           // the last write error, sticky until a write succeeds
 	closed   bool
@@ -66,10 +58,16 @@ type Recorder struct {
 // short enough that the file is never more than a moment behind.
 const DefaultLinger = 2 * time.Millisecond
 
-// NewRecorder starts recording st to the file at path.
+// NewRecorder starts recording st to the state file at path.
 func NewRecorder(path string, st *State) *Recorder {
+	w, _ := NewFileStore(path).Writer(context.Background())
+	return Record(w, st)
+}
+
+// Record starts recording st through a store's writer.
+func Record(w Writer, st *State) *Recorder {
 	r := &Recorder{
-		path:     path,
+		w:        w,
 		st:       st,
 		hdrDirty: true,
 		frags:    map[string][]byte{},
@@ -89,9 +87,6 @@ func NewRecorder(path string, st *State) *Recorder {
 	go r.writer()
 	return r
 }
-
-// Path is the state file.
-func (r *Recorder) Path() string { return r.path }
 
 // View calls fn with the state; fn must not keep or change it.
 func (r *Recorder) View(fn func(*State)) {
@@ -190,8 +185,8 @@ func (r *Recorder) Flush() error {
 	return r.Wait(v)
 }
 
-// Close writes what is left, stops the writer, and compacts the journal
-// into the snapshot: a state at rest is its snapshot alone.
+// Close writes what is left, stops the writer, and brings the state to rest
+// (the file backend compacts its journal into the snapshot).
 func (r *Recorder) Close() error {
 	err := r.Flush()
 	r.mu.Lock()
@@ -199,30 +194,17 @@ func (r *Recorder) Close() error {
 	r.mu.Unlock()
 	close(r.kick)
 	<-r.done
-	if r.journal == nil && err == nil {
-		return nil // nothing was ever written
-	}
-	if r.appended || err != nil || r.journal == nil {
+	final := func() (Batch, error) {
 		r.mu.Lock()
-		data, eerr := r.encodeLocked(true)
-		r.mu.Unlock()
-		if eerr != nil {
-			return eerr
-		}
-		if werr := writeAtomic(r.path, data, 0o600); werr != nil {
-			return werr
-		}
-		err = nil // the snapshot holds every change
+		defer r.mu.Unlock()
+		return r.encodeLocked(true)
 	}
-	if r.journal == nil {
-		return nil
+	if ferr := r.w.Finish(context.Background(), final, err != nil); ferr != nil {
+		return ferr
 	}
-	r.journal.Close()
-	if rerr := os.Remove(JournalPath(r.path)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-		return fmt.Errorf("remove state journal: %w", rerr)
-	}
-	syncDir(filepath.Dir(JournalPath(r.path)))
-	return err
+	// Finish wrote the whole state when a write had failed: it holds
+	// every change.
+	return nil
 }
 
 func (r *Recorder) writer() {
@@ -236,25 +218,21 @@ func (r *Recorder) writer() {
 				break
 			}
 			v := r.version
-			full := r.fresh || r.jsize > compactAt(r.snapSize)
-			data, err := r.encodeLocked(full)
+			b, err := r.encodeLocked(r.fresh || r.w.Compact())
 			r.mu.Unlock()
 			if err == nil {
-				if full {
-					err = r.generation(data)
-				} else {
-					err = r.appendJournal(data)
-				}
+				err = r.w.Write(context.Background(), b)
 			}
 			r.mu.Lock()
 			if err != nil {
 				r.err, r.failed = err, v
-				// What was taken for this write is in no file: the next
-				// write is a whole snapshot, on a journal of its own.
+				// What was taken for this write is in no store: the next
+				// write is a whole one, on a journal of its own.
 				r.fresh = true
 			} else {
 				r.err = nil
 				r.written = v
+				r.fresh = false
 			}
 			r.cond.Broadcast()
 			stop := err != nil || r.written == r.version
@@ -263,73 +241,6 @@ func (r *Recorder) writer() {
 				break
 			}
 		}
-	}
-}
-
-// compactAt is the journal length past which the next write rewrites the
-// snapshot: past the snapshot's own length, so that the rewrites cost no
-// more than the appends did.
-func compactAt(snapSize int) int64 {
-	return max(1<<20, 2*int64(snapSize))
-}
-
-// generation writes a snapshot and starts the journal that continues it:
-// the snapshot first, so that a crash in between leaves the new snapshot
-// and an old journal, which does not continue it and is ignored.
-func (r *Recorder) generation(snapshot []byte) error {
-	if err := writeAtomic(r.path, snapshot, 0o600); err != nil {
-		return err
-	}
-	jp := JournalPath(r.path)
-	tmp := jp + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("start state journal: %w", err)
-	}
-	head := appendRecord(nil, recBase, []byte(snapshotDigest(snapshot)))
-	_, err = f.Write(head)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = os.Rename(tmp, jp)
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("start state journal %s: %w", jp, err)
-	}
-	syncDir(filepath.Dir(jp))
-	if r.journal != nil {
-		r.journal.Close()
-	}
-	r.journal, r.jsize, r.snapSize, r.appended, r.fresh = f, int64(len(head)), len(snapshot), false, false
-	return nil
-}
-
-// appendJournal appends records to the journal and syncs them.
-func (r *Recorder) appendJournal(records []byte) error {
-	if len(records) == 0 {
-		return nil
-	}
-	n, err := r.journal.Write(records)
-	r.jsize += int64(n)
-	if err == nil {
-		err = r.journal.Sync()
-	}
-	if err != nil {
-		return fmt.Errorf("write state journal %s: %w", JournalPath(r.path), err)
-	}
-	r.appended = true
-	return nil
-}
-
-// syncDir makes a rename or removal in a folder durable; a folder that
-// cannot be synced (some filesystems refuse) leaves it to the kernel.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 }
 
@@ -356,23 +267,21 @@ func (r *Recorder) linger() {
 }
 
 // encodeLocked encodes what changed since the last write, re-encoding only
-// the parts that changed: with full, the whole document (the same bytes as
-// Encode); otherwise the journal records of the changes.
-func (r *Recorder) encodeLocked(full bool) ([]byte, error) {
-	var recs []byte
+// the parts that changed: with full, the whole state (its Snapshot the same
+// bytes as Encode).
+func (r *Recorder) encodeLocked(full bool) (Batch, error) {
+	b := Batch{Full: full}
 	if r.hdrDirty {
 		h, err := encodeHeader(r.st)
 		if err != nil {
-			return nil, err
+			return Batch{}, err
 		}
 		r.header, r.hdrDirty = h, false
-		if !full {
-			recs = appendRecord(recs, recHeader, h)
-		}
+		b.Header = h
 	}
 	for name := range r.removed {
-		if _, back := r.st.Components[name]; !back && !full {
-			recs = appendRecord(recs, recRemove, []byte(name))
+		if _, back := r.st.Components[name]; !back {
+			b.Removed = append(b.Removed, name)
 		}
 	}
 	clear(r.removed)
@@ -381,25 +290,29 @@ func (r *Recorder) encodeLocked(full bool) ([]byte, error) {
 		if !ok {
 			continue
 		}
-		b, err := encodeComponent(name, c)
+		f, err := encodeComponent(name, c)
 		if err != nil {
-			return nil, err
+			return Batch{}, err
 		}
 		if _, had := r.frags[name]; !had {
 			i, _ := slices.BinarySearch(r.names, name)
 			r.names = slices.Insert(r.names, i, name)
 		}
-		r.frags[name] = b
-		if !full {
-			recs = appendRecord(recs, recComponent, b)
-		}
+		r.frags[name] = f
+		b.Components = append(b.Components, Fragment{Name: name, Data: f})
 	}
 	clear(r.dirty)
 	if !full {
-		return recs, nil
+		return b, nil
+	}
+	b.Header, b.Removed = r.header, nil
+	b.Components = make([]Fragment, len(r.names))
+	for i, name := range r.names {
+		b.Components[i] = Fragment{Name: name, Data: r.frags[name]}
 	}
 	// The writer is the only user of the document until its next write:
 	// one buffer serves every write instead of a new one the state's size.
 	r.buf = assemble(r.buf, r.header, r.frags, r.names)
-	return r.buf, nil
+	b.Snapshot = r.buf
+	return b, nil
 }

@@ -114,7 +114,7 @@ func TestUnlockNeverBreaksAHeldLock(t *testing.T) {
 	if _, err := Acquire(path, Holder{}); !errors.As(err, &le) {
 		t.Fatalf("the held lock was broken: %v", err)
 	}
-	if err := l.fl.Unlock(); err != nil { // the holder dies without releasing
+	if err := l.(*fileLock).fl.Unlock(); err != nil { // the holder dies without releasing
 		t.Fatal(err)
 	}
 	res, err := Unlock(path)

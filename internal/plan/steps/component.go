@@ -447,7 +447,7 @@ func (rt *Runtime) processEnv(info *plan.Component, exp *params.Expanded) []stri
 		"HUB_PROVIDES=" + rt.Provides.String(),
 		"HUB_STACK_NAME=" + rt.Res.Stack.Meta.Name,
 		"HUB_DEPLOYMENT_ID=" + rt.Locked.DeploymentID,
-		"GANTRY_STATE=" + rt.StatePath,
+		"GANTRY_STATE=" + rt.StateLocation,
 		"GANTRY_ELABORATE=" + rt.ElaboratePath,
 		"GANTRY_RUN_ID=" + rt.RunID,
 		"GANTRY_VERB=" + info.Verb,
@@ -469,7 +469,7 @@ func (rt *Runtime) stackEnv() []string {
 	return component.Environ(rt.OSEnv, rt.KeepTFVars, []string{
 		"HUB_STACK_NAME=" + rt.Res.Stack.Meta.Name,
 		"HUB_PROVIDES=" + rt.Provides.String(),
-		"GANTRY_STATE=" + rt.StatePath,
+		"GANTRY_STATE=" + rt.StateLocation,
 		"GANTRY_ELABORATE=" + rt.ElaboratePath,
 		"GANTRY_RUN_ID=" + rt.RunID,
 	})

@@ -42,9 +42,14 @@ type Runtime struct {
 	Provides *Capabilities
 	Dirs     workspace.Workspace
 	RunID    string
-	// StatePath and ElaboratePath are given to processes (GANTRY_STATE,
-	// GANTRY_ELABORATE), absolute; StackDir is where stack-level steps run.
+	// StatePath is the state file, absolute, or for a database the file
+	// it would be: the workspace lies next to it and component folders are
+	// recorded relative to its folder. StateLocation (the file, or the
+	// database's URL) and ElaboratePath are given to processes
+	// (GANTRY_STATE, GANTRY_ELABORATE); StackDir is where stack-level
+	// steps run.
 	StatePath     string
+	StateLocation string
 	ElaboratePath string
 	StackDir      string
 	OSEnv         []string

@@ -1,0 +1,166 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// FileStore is the state as a file (the snapshot) and its journal, locked
+// with a lock file next to them: the embedded default.
+type FileStore struct {
+	path string
+}
+
+// NewFileStore is the store of the state file at path.
+func NewFileStore(path string) *FileStore { return &FileStore{path: path} }
+
+// Path is the state file.
+func (s *FileStore) Path() string { return s.path }
+
+func (s *FileStore) String() string { return s.path }
+
+// Read reads the snapshot and the journal that continues it.
+func (s *FileStore) Read(context.Context) (Files, error) { return ReadFiles(s.path) }
+
+// Lock takes the lock file's flock (lock.go).
+func (s *FileStore) Lock(ctx context.Context, h Holder, o LockOptions) (Lock, error) {
+	return acquireFile(ctx, s.path, h, o)
+}
+
+// Unlock clears a stale holder record (lock.go).
+func (s *FileStore) Unlock(context.Context) (UnlockResult, error) { return Unlock(s.path) }
+
+// Writer starts a run's writes: the first batch is a full one, which
+// rewrites the snapshot and starts the journal.
+func (s *FileStore) Writer(context.Context) (Writer, error) { return &fileWriter{path: s.path}, nil }
+
+// Close has nothing to release.
+func (s *FileStore) Close() error { return nil }
+
+// fileWriter appends batches to the journal (journal.go) and rewrites the
+// snapshot on a full batch: the snapshot first, then a journal that names
+// it, so that a crash in between leaves the new snapshot and an old
+// journal, which does not continue it and is ignored.
+type fileWriter struct {
+	path    string
+	journal *os.File
+	// jsize is the journal's length, snapSize the length of the snapshot
+	// it continues; appended says a batch went into it.
+	jsize    int64
+	snapSize int
+	appended bool
+}
+
+// Compact asks for a full batch once the journal has grown past twice the
+// snapshot's length (at least a MiB), so that rewriting the snapshot costs
+// no more than the appends did and a reader replays little.
+func (w *fileWriter) Compact() bool { return w.jsize > compactAt(w.snapSize) }
+
+// compactAt is the journal length past which the snapshot is rewritten.
+func compactAt(snapSize int) int64 { return max(1<<20, 2*int64(snapSize)) }
+
+func (w *fileWriter) Write(_ context.Context, b Batch) error {
+	if b.Full {
+		return w.generation(b.Snapshot)
+	}
+	recs := journalRecords(b)
+	if len(recs) == 0 {
+		return nil
+	}
+	n, err := w.journal.Write(recs)
+	w.jsize += int64(n)
+	if err != nil {
+		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), err)
+	}
+	if err := w.journal.Sync(); err != nil {
+		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), err)
+	}
+	w.appended = true
+	return nil
+}
+
+// journalRecords frames a batch's changes as journal records: the header,
+// the removals, then the components.
+func journalRecords(b Batch) []byte {
+	var recs []byte
+	if b.Header != nil {
+		recs = appendRecord(recs, recHeader, b.Header)
+	}
+	for _, name := range b.Removed {
+		recs = appendRecord(recs, recRemove, []byte(name))
+	}
+	for _, f := range b.Components {
+		recs = appendRecord(recs, recComponent, f.Data)
+	}
+	return recs
+}
+
+func (w *fileWriter) generation(snapshot []byte) error {
+	if err := writeAtomic(w.path, snapshot, 0o600); err != nil {
+		return err
+	}
+	jp := JournalPath(w.path)
+	tmp := jp + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("start state journal: %w", err)
+	}
+	head := appendRecord(nil, recBase, []byte(snapshotDigest(snapshot)))
+	_, err = f.Write(head)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = os.Rename(tmp, jp)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("start state journal %s: %w", jp, err)
+	}
+	syncDir(filepath.Dir(jp))
+	if w.journal != nil {
+		w.journal.Close()
+	}
+	w.journal, w.jsize, w.snapSize, w.appended = f, int64(len(head)), len(snapshot), false
+	return nil
+}
+
+// Finish compacts the journal into the snapshot and removes it: a state at
+// rest is its snapshot alone.
+func (w *fileWriter) Finish(_ context.Context, final func() (Batch, error), dirty bool) error {
+	if w.journal == nil && !dirty {
+		return nil // nothing was ever written
+	}
+	if w.appended || dirty || w.journal == nil {
+		b, err := final()
+		if err != nil {
+			return err
+		}
+		if err := writeAtomic(w.path, b.Snapshot, 0o600); err != nil {
+			return err
+		}
+	}
+	if w.journal == nil {
+		return nil
+	}
+	w.journal.Close()
+	w.journal = nil
+	if err := os.Remove(JournalPath(w.path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove state journal: %w", err)
+	}
+	syncDir(filepath.Dir(JournalPath(w.path)))
+	return nil
+}
+
+// syncDir makes a rename or removal in a folder durable; a folder that
+// cannot be synced (some filesystems refuse) leaves it to the kernel.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}

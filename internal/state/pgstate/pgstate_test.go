@@ -1,0 +1,239 @@
+package pgstate
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/state/pgstate/pgtest"
+)
+
+func open(t *testing.T, url, stack string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), url, stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s.(*Store)
+}
+
+func holder(run string) state.Holder {
+	return state.Holder{Host: "h", PID: 1, RunID: run, Command: "gantry deploy", Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func sample() *state.State {
+	s := state.New("demo")
+	s.Status = state.StatusDeployed
+	s.Parameters = map[string]string{"hub.deploymentId": "d1"}
+	for _, n := range []string{"db", "web", "api"} {
+		c := s.Component(n)
+		c.Status = state.StatusDeployed
+		c.Outputs = map[string]string{"url": "http://" + n}
+	}
+	return s
+}
+
+// read decodes what the store holds now.
+func read(t *testing.T, s *Store) *state.State {
+	t.Helper()
+	f, err := s.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Decode(s.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestRecordAndReadBack: a run's changes written through the recorder read
+// back as the state the recorder holds, document for document the same as
+// the file backend writes, and a component removed is gone.
+func TestRecordAndReadBack(t *testing.T) {
+	url := pgtest.Database(t)
+	s := open(t, url, "demo")
+	l, err := s.Lock(context.Background(), holder("r1"), state.LockOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	w, err := s.Writer(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := state.Record(w, sample())
+	r.UpdateComponent("web", func(c *state.Component) { c.Status = state.StatusFailed; c.Reason = "boom" })
+	if err := r.Wait(r.RemoveComponent("api")); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(r.Snapshot(), read(t, open(t, url, "demo"))); diff != "" {
+		t.Errorf("read back during the run (-want +got):\n%s", diff)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := open(t, url, "").Read(context.Background()) // the only stack
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := state.Encode(r.Snapshot())
+	if string(f.Snapshot) != string(want) {
+		t.Errorf("the document read back is not what the file backend writes:\n%s\nwant:\n%s", f.Snapshot, want)
+	}
+}
+
+// TestLockHeldWaitedForAndUnlocked: a second run is told who holds the lock
+// and fails at once, or waits for it; unlock never breaks a live lock and
+// clears a stale holder record.
+func TestLockHeldWaitedForAndUnlocked(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	a, b := open(t, url, "demo"), open(t, url, "demo")
+	la, err := a.Lock(ctx, holder("r1"), state.LockOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *state.LockedError
+	if _, err := b.Lock(ctx, holder("r2"), state.LockOptions{}); !errors.As(err, &le) || le.Holder == nil || le.Holder.RunID != "r1" {
+		t.Fatalf("second lock: %v", err)
+	}
+	if _, err := b.Unlock(ctx); !errors.As(err, &le) || le.Holder.RunID != "r1" {
+		t.Fatalf("unlock of a live lock: %v", err)
+	}
+	// Waiting: the holder lets go once the waiter has been told about it.
+	told := make(chan *state.Holder, 1)
+	got := make(chan error, 1)
+	go func() {
+		l, err := b.Lock(ctx, holder("r2"), state.LockOptions{Timeout: time.Minute, Waiting: func(h *state.Holder) { told <- h }})
+		if err == nil {
+			err = l.Release()
+		}
+		got <- err
+	}()
+	if h := <-told; h == nil || h.RunID != "r1" {
+		t.Fatalf("the waiter was told of %v", h)
+	}
+	if err := la.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("the waiter: %v", err)
+	}
+	// A holder record whose session is gone is stale.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO gantry_locks (stack, run_id, holder, session_pid) VALUES ('demo', 'r9', '{"runId":"r9","host":"gone"}', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Unlock(ctx)
+	if err != nil || res.Stale == nil || res.Stale.RunID != "r9" {
+		t.Fatalf("unlock of a stale record: %+v %v", res, err)
+	}
+	if res, err := a.Unlock(ctx); err != nil || res.Stale != nil {
+		t.Fatalf("unlock again: %+v %v", res, err)
+	}
+}
+
+// TestLostLockWritesNothing: a run whose lock session ended (the server
+// killed it) hears of it, and once another run took the lock its writes
+// are refused rather than written over the other run's state.
+func TestLostLockWritesNothing(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	keepAlive = 20 * time.Millisecond
+	defer func() { keepAlive = 5 * time.Second }()
+	a, b := open(t, url, "demo"), open(t, url, "demo")
+	la, err := a.Lock(ctx, holder("r1"), state.LockOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wa, err := a.Writer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := state.Record(wa, sample())
+	if err := r.Wait(r.UpdateStack(func(*state.State) {})); err != nil {
+		t.Fatal(err)
+	}
+	pid := la.(*lock).conn.PgConn().PID()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-la.Lost():
+	case <-time.After(time.Minute):
+		t.Fatal("the lost lock was not noticed")
+	}
+	lb, err := b.Lock(ctx, holder("r2"), state.LockOptions{})
+	if err != nil {
+		t.Fatalf("the lock after the first run lost it: %v", err)
+	}
+	defer lb.Release()
+	err = r.Wait(r.UpdateStack(func(s *state.State) { s.Status = state.StatusFailed }))
+	if err == nil || !strings.Contains(err.Error(), "no longer holds the stack's lock") {
+		t.Fatalf("a write after the lock was lost: %v", err)
+	}
+	if err := r.Close(); err == nil {
+		t.Error("closing the recorder wrote the state without the lock")
+	}
+	if st := read(t, b); st.Status != state.StatusDeployed {
+		t.Errorf("the other run's state was written over: status %q", st.Status)
+	}
+}
+
+// TestSchemaMigratesOnceAndRefusesNewer: the schema is created by the first
+// gantry that connects, left alone by the next, and a newer one is refused.
+func TestSchemaMigratesOnceAndRefusesNewer(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		if _, err := open(t, url, "demo").Read(ctx); err != nil {
+			t.Fatalf("read %d: %v", i+1, err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `UPDATE gantry_schema SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open(t, url, "demo").Read(ctx); err == nil || !strings.Contains(err.Error(), "use a newer gantry") {
+		t.Fatalf("a newer schema: %v", err)
+	}
+}
+
+// TestPasswordNeverShown: errors and names of a store hide its password.
+func TestPasswordNeverShown(t *testing.T) {
+	const pw = "s3cr3t-pw-42"
+	s := open(t, "postgres://u:"+pw+"@127.0.0.1:1/db?sslmode=disable&connect_timeout=2", "demo")
+	_, err := s.Read(context.Background())
+	if err == nil {
+		t.Fatal("read from a closed port succeeded")
+	}
+	for _, text := range []string{err.Error(), s.String()} {
+		if strings.Contains(text, pw) {
+			t.Errorf("the password shows: %s", text)
+		}
+	}
+	if _, err := Open(context.Background(), "postgres://u:"+pw+"@h/db?sslmode=bogus", "x"); err == nil || strings.Contains(err.Error(), pw) {
+		t.Errorf("a bad URL: %v", err)
+	}
+}

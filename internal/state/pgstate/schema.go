@@ -1,0 +1,85 @@
+package pgstate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// migrations are the schema's versions, each applied once, in order, in
+// one transaction with the version it brings (gantry_schema). A database
+// whose schema is newer than this gantry knows is refused, not changed.
+var migrations = []string{
+	// 1: a row per stack (its stack-level fields), a row per component
+	// (its record), who holds each stack's lock, and the check every
+	// write makes that its run still holds it.
+	`CREATE TABLE gantry_stacks (
+		stack   text PRIMARY KEY,
+		header  bytea NOT NULL,
+		updated timestamptz NOT NULL DEFAULT now()
+	);
+	CREATE TABLE gantry_components (
+		stack  text NOT NULL REFERENCES gantry_stacks (stack) ON DELETE CASCADE,
+		name   text NOT NULL,
+		record bytea NOT NULL,
+		PRIMARY KEY (stack, name)
+	);
+	CREATE TABLE gantry_locks (
+		stack       text PRIMARY KEY,
+		run_id      text NOT NULL,
+		holder      jsonb NOT NULL,
+		session_pid integer NOT NULL,
+		since       timestamptz NOT NULL DEFAULT now()
+	);
+	CREATE FUNCTION gantry_fence(p_stack text, p_run text) RETURNS void
+	LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM 1 FROM gantry_locks WHERE stack = p_stack AND run_id = p_run FOR SHARE;
+		IF NOT FOUND THEN
+			RAISE EXCEPTION 'the lock of stack % is no longer held by run %', p_stack, p_run
+				USING ERRCODE = 'GL001';
+		END IF;
+	END $$;`,
+}
+
+// schemaLockKey serializes gantry processes migrating the same database.
+const schemaLockKey int64 = 0x67616e7472790001 // "gantry" 0001
+
+// errFenced is the SQLSTATE gantry_fence raises.
+const errFenced = "GL001"
+
+// migrate brings the database's schema to the newest version this gantry
+// knows.
+func migrate(ctx context.Context, conn *pgx.Conn) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS gantry_schema (version integer NOT NULL)`); err != nil {
+			return err
+		}
+		var version int
+		err := tx.QueryRow(ctx, `SELECT version FROM gantry_schema`).Scan(&version)
+		switch {
+		case err == pgx.ErrNoRows:
+			if _, err := tx.Exec(ctx, `INSERT INTO gantry_schema (version) VALUES (0)`); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		}
+		if version > len(migrations) {
+			return fmt.Errorf("the database's gantry schema is version %d; this gantry knows up to version %d: use a newer gantry", version, len(migrations))
+		}
+		for v := version; v < len(migrations); v++ {
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("schema version %d: %w", v+1, err)
+			}
+		}
+		if version < len(migrations) {
+			_, err = tx.Exec(ctx, `UPDATE gantry_schema SET version = $1`, len(migrations))
+		}
+		return err
+	})
+}

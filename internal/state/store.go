@@ -1,0 +1,172 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A Store is where one stack's state lives: a file with its journal
+// (FileStore), or a database (DESIGN section 8). Every backend keeps the
+// same document and takes the same changes (Batch); the Recorder writes
+// through any of them.
+type Store interface {
+	// String names the store in messages: a path, or a URL whose password
+	// is hidden.
+	String() string
+	// Read returns the state as it is now: its document and the changes
+	// recorded since (Files.Decode reads them). No state gives empty Files.
+	Read(ctx context.Context) (Files, error)
+	// Lock takes the stack's lock for a run, at once or within
+	// o.Timeout, or fails with a *LockedError naming the holder.
+	Lock(ctx context.Context, h Holder, o LockOptions) (Lock, error)
+	// Unlock clears a lock whose holder is gone; it never breaks a lock
+	// whose holder is alive.
+	Unlock(ctx context.Context) (UnlockResult, error)
+	// Writer starts writing a run's changes.
+	Writer(ctx context.Context) (Writer, error)
+	// Close releases what the store holds open (connections).
+	Close() error
+}
+
+// A Lock is a held lock.
+type Lock interface {
+	// Lost is closed when the lock is known to be lost (a database
+	// session that ended); nil when it cannot be lost while the process
+	// lives.
+	Lost() <-chan struct{}
+	// Release gives the lock up.
+	Release() error
+}
+
+// LockOptions tune Store.Lock.
+type LockOptions struct {
+	// Timeout is how long to wait for a lock another run holds; 0 fails
+	// at once.
+	Timeout time.Duration
+	// Waiting is called when the lock is found held and whenever its
+	// holder changes while waiting; nil when nobody is told.
+	Waiting func(holder *Holder)
+}
+
+// A Batch is what one durable write carries: the changes since the last
+// write, or, when Full, the whole state.
+type Batch struct {
+	// Full says the batch replaces the whole state: Snapshot is the
+	// document, Header its stack-level fields and Components every
+	// component's record. A full batch starts a new journal generation:
+	// one after a failed write never appends to the journal that failed.
+	Full     bool
+	Snapshot []byte
+	// Header is the stack-level fields as the document writes them; nil
+	// when they did not change.
+	Header []byte
+	// Components are the records that changed (all of them when Full),
+	// each as the document writes it.
+	Components []Fragment
+	// Removed are the components whose records are gone.
+	Removed []string
+}
+
+// A Fragment is one component's record as the document writes it.
+type Fragment struct {
+	Name string
+	Data []byte
+}
+
+// A Writer makes a run's changes durable, in the order written. The
+// Recorder calls it from one goroutine.
+type Writer interface {
+	// Write makes a batch durable before it returns.
+	Write(ctx context.Context, b Batch) error
+	// Compact says the next batch should be a full one (a journal grown
+	// long).
+	Compact() bool
+	// Finish brings the state to rest once the run's last batch is
+	// written: final gives the whole state, for a backend that compacts
+	// its journal into it; dirty says the last write failed, so that the
+	// state written may lack changes. It ends the Writer.
+	Finish(ctx context.Context, final func() (Batch, error), dirty bool) error
+}
+
+// Opener opens a store of a backend from its location (a URL) for the stack
+// named stack ("" when the command has no manifest: the backend finds the
+// one stack it holds, or asks for its name).
+type Opener func(ctx context.Context, location, stack string) (Store, error)
+
+var (
+	backendsMu sync.Mutex
+	backends   = map[string]Opener{}
+)
+
+// RegisterBackend adds a backend for the URL schemes given. Backends with
+// heavy dependencies register from their own packages, which the gantry
+// command imports.
+func RegisterBackend(open Opener, schemes ...string) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	for _, s := range schemes {
+		backends[s] = open
+	}
+}
+
+// IsURL tells a location that names a backend by its scheme from a file
+// path.
+func IsURL(location string) bool {
+	scheme, _, ok := strings.Cut(location, "://")
+	return ok && scheme != "" && !strings.ContainsAny(scheme, `/\`)
+}
+
+// Open opens the store at a location: a file path, file://PATH, or the URL
+// of a registered backend.
+func Open(ctx context.Context, location, stack string) (Store, error) {
+	if !IsURL(location) {
+		return NewFileStore(location), nil
+	}
+	scheme, rest, _ := strings.Cut(location, "://")
+	if scheme == "file" {
+		return NewFileStore(rest), nil
+	}
+	backendsMu.Lock()
+	open := backends[scheme]
+	var known []string
+	for s := range backends {
+		known = append(known, s+"://")
+	}
+	backendsMu.Unlock()
+	if open == nil {
+		sort.Strings(known)
+		return nil, fmt.Errorf("--state %s: no state backend for %s://; expected a file path, file://PATH or %s", Redact(location), scheme, strings.Join(known, ", "))
+	}
+	return open(ctx, location, stack)
+}
+
+// Redact hides the password of a connection URL, for messages.
+func Redact(location string) string {
+	if !IsURL(location) {
+		return location
+	}
+	u, err := url.Parse(location)
+	if err != nil {
+		// A URL too broken to parse may still hold a password.
+		scheme, _, _ := strings.Cut(location, "://")
+		return scheme + "://(a URL that does not parse)"
+	}
+	// A placeholder the URL's encoding leaves alone, then the stars.
+	const hidden = "gantryHiddenPassword"
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), hidden)
+		}
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", hidden)
+		u.RawQuery = q.Encode()
+	}
+	return strings.ReplaceAll(u.String(), hidden, "*****")
+}
