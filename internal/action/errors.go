@@ -59,7 +59,11 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("%v\nwait for it to finish; if that run is gone, 'gantry unlock -s %s' removes a stale lock", e.LockedError, e.StatePath)
+	where := e.StatePath
+	if state.IsURL(where) {
+		where = "URL" // the URL shown hides its password: it cannot be pasted
+	}
+	return fmt.Sprintf("%v\nwait for it to finish, or for it with --lock-timeout; if that run is gone, 'gantry unlock -s %s' removes a stale lock", e.LockedError, where)
 }
 
 // IsInvalid reports whether err is invalid input.

@@ -129,6 +129,7 @@ func openRecord(ws workspace.Workspace, runID string, shown *plan.Plan, masker *
 	}
 	r.eventsFile, err = os.OpenFile(filepath.Join(runLog.Dir(), "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
+		r.waitPlan()
 		_ = runLog.Close()
 		return nil, err
 	}
@@ -269,7 +270,7 @@ func (r *record) close() *Outcome {
 func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *steps.Runtime, readOnly bool, o execOptions) error {
 	// A run inside a run of the same stack (gantry invoke from a component)
 	// is part of the outer run, whose registry and lock cover it.
-	if os.Getenv("GANTRY_STATE") != rt.StateLocation {
+	if !insideRunOf(rt.StateLocation, st.Res.Stack.Meta.Name) {
 		registry, err := openRegistry(rt, b.facts.Leftovers)
 		if err != nil {
 			return err
@@ -338,3 +339,12 @@ func halt(plans []*plan.Plan, eo *engine.Outcome) (*plan.Node, bool) {
 }
 
 func durationMS(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
+
+// insideRunOf reports whether this process runs inside a run of the stack
+// named stack on the state at location — gantry invoke, or a gantry deploy
+// of the same stack, from one of its components — whose registry and lock
+// cover it. GANTRY_STATE alone does not say so: a team sets it to the
+// database's URL in every shell.
+func insideRunOf(location, stack string) bool {
+	return os.Getenv("GANTRY_RUN_ID") != "" && os.Getenv("GANTRY_STATE") == location && os.Getenv("HUB_STACK_NAME") == stack
+}

@@ -32,7 +32,7 @@ func (a *Invoke) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	noState := func() error { return invalid(consequence, "no state at %s: deploy the stack first", st.StatePath) }
+	noState := func() error { return invalid(consequence, "no state at %s: deploy the stack first", st.Store) }
 	if st.State == nil && (a.Nested || st.Res.Stack.Meta.InstallationHandler == nil) {
 		return nil, noState()
 	}

@@ -33,7 +33,7 @@ func (a *Plan) Run(ctx context.Context) (*plan.Plan, error) {
 	pl := newPlanner(st, a.Warn, consequence)
 	if a.Verb == plan.VerbUndeploy {
 		if st.State == nil && st.Res.Stack.Meta.InstallationHandler == nil {
-			return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.StatePath)}
+			return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.Store)}
 		}
 		st.LockedFromState()
 	} else if err := st.LockParams(a.Terminal, false, pl.warnOnce, consequence); err != nil {

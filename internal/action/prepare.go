@@ -102,6 +102,11 @@ func stackMasker(st *Stack) *secret.Masker {
 		}
 	}
 	m.Add(StateSecrets(st.State)...)
+	// The state's URL, which components get in GANTRY_STATE, may hold a
+	// password: a script that prints its environment must not show it.
+	if s, ok := st.Store.(interface{ Secrets() []string }); ok {
+		m.Add(s.Secrets()...)
+	}
 	return m
 }
 

@@ -97,7 +97,7 @@ func Load(src Source, consequence string) (*Stack, error) {
 		return nil, err
 	}
 	st.Graph = g
-	slog.Debug("stack loaded", "stack", res.Stack.Meta.Name, "components", len(res.Components), "state", st.StatePath, "recorded", st.State != nil)
+	slog.Debug("stack loaded", "stack", res.Stack.Meta.Name, "components", len(res.Components), "state", st.Store.String(), "recorded", st.State != nil)
 	return st, nil
 }
 
@@ -130,27 +130,53 @@ func (s *Stack) readState() (changed bool, err error) {
 }
 
 // OpenState opens the state at a location (a path, file://PATH or a
-// backend's URL, DESIGN section 8) for the stack named stack ("" when the
-// command has no manifest), and returns the file its workspace lies next
-// to: the state file itself, or for a database <manifest>.state next to
-// the manifest (hub.yaml.state in the current folder without one).
+// backend's URL, DESIGN section 8; or the Hub CLI's list of them,
+// "hub.yaml.state,other.state", every one of them written) for the stack
+// named stack ("" when the command has no manifest), and returns the file
+// its workspace lies next to: the (first) state file, or for a database
+// <manifest>.state next to the manifest (hub.yaml.state in the current
+// folder without one).
 func OpenState(location, manifestPath, stack string) (state.Store, string, error) {
+	locations := state.SplitLocations(location)
+	var stores state.Mirror
+	anchor := ""
+	for _, l := range locations {
+		s, file, err := openOne(l, stack)
+		if err != nil {
+			stores.Close()
+			return nil, "", err
+		}
+		stores = append(stores, s)
+		if anchor == "" {
+			anchor = file
+		}
+	}
+	if anchor == "" {
+		anchor = "hub.yaml.state"
+		if manifestPath != "" {
+			anchor = DefaultStatePath(manifestPath)
+		}
+	}
+	if len(stores) == 1 {
+		return stores[0], absPath(anchor), nil
+	}
+	return stores, absPath(anchor), nil
+}
+
+// openOne opens one location; file is its path for a file, "" otherwise.
+func openOne(location, stack string) (s state.Store, file string, err error) {
 	if !state.IsURL(location) || strings.HasPrefix(location, "file://") {
 		p := strings.TrimPrefix(location, "file://")
 		if p == "" {
 			return nil, "", invalid("nothing was run", "--state %q: expected a file path, file://PATH or postgres://...", location)
 		}
-		return state.NewFileStore(p), absPath(p), nil
+		return state.NewFileStore(p), p, nil
 	}
-	store, err := state.Open(context.Background(), location, stack)
+	s, err = state.Open(context.Background(), location, stack)
 	if err != nil {
 		return nil, "", invalid("nothing was run", "%w", err)
 	}
-	anchor := "hub.yaml.state"
-	if manifestPath != "" {
-		anchor = DefaultStatePath(manifestPath)
-	}
-	return store, absPath(anchor), nil
+	return s, "", nil
 }
 
 // LockParams locks the top-level parameters with the OS environment, -e
@@ -214,10 +240,11 @@ func declaredOutputs(res *elaborate.Result) map[string][]string {
 func (s *Stack) AbsStatePath() string { return s.anchor }
 
 // Location is the state as processes are given it (GANTRY_STATE): the
-// state file's absolute path, or the backend's URL as given.
+// state file's absolute path, or the backend's URL as given but for the
+// stack it names (a stack deployed from inside a component is another).
 func (s *Stack) Location() string {
 	if state.IsURL(s.StatePath) && !strings.HasPrefix(s.StatePath, "file://") {
-		return s.StatePath
+		return state.WithoutStack(s.StatePath)
 	}
 	return s.anchor
 }

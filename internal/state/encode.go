@@ -22,17 +22,29 @@ import (
 
 // Encode renders a state document; the same state always gives the same bytes.
 func Encode(s *State) ([]byte, error) {
+	b, err := FullBatch(s)
+	return b.Snapshot, err
+}
+
+// FullBatch is the whole of a state as a store's Writer takes it: the
+// document, and its header and component records apart.
+func FullBatch(s *State) (Batch, error) {
 	header, err := encodeHeader(s)
 	if err != nil {
-		return nil, err
+		return Batch{}, err
 	}
 	frags := make(map[string][]byte, len(s.Components))
 	for name, c := range s.Components {
 		if frags[name], err = encodeComponent(name, c); err != nil {
-			return nil, err
+			return Batch{}, err
 		}
 	}
-	return assemble(nil, header, frags, slices.Sorted(maps.Keys(frags))), nil
+	names := slices.Sorted(maps.Keys(frags))
+	b := Batch{Full: true, Header: header, Snapshot: assemble(nil, header, frags, names), Components: make([]Fragment, len(names))}
+	for i, name := range names {
+		b.Components[i] = Fragment{Name: name, Data: frags[name]}
+	}
+	return b, nil
 }
 
 // encodeHeader renders the stack-level fields (everything but components).

@@ -138,6 +138,9 @@ func Open(ctx context.Context, location, stack string) (Store, error) {
 		known = append(known, s+"://")
 	}
 	backendsMu.Unlock()
+	if open == nil && scheme == "s3" {
+		return nil, errNoS3(location)
+	}
 	if open == nil {
 		sort.Strings(known)
 		return nil, fmt.Errorf("--state %s: no state backend for %s://; expected a file path, file://PATH or %s", Redact(location), scheme, strings.Join(known, ", "))
@@ -164,9 +167,25 @@ func Redact(location string) string {
 		}
 	}
 	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", hidden)
+	if q.Has("password") || q.Has("sslpassword") {
+		for _, k := range []string{"password", "sslpassword"} {
+			if q.Has(k) {
+				q.Set(k, hidden)
+			}
+		}
 		u.RawQuery = q.Encode()
 	}
 	return strings.ReplaceAll(u.String(), hidden, "*****")
+}
+
+// WithoutStack is a backend's URL without the stack it names (?stack=).
+func WithoutStack(location string) string {
+	u, err := url.Parse(location)
+	if err != nil || !u.Query().Has("stack") {
+		return location
+	}
+	q := u.Query()
+	q.Del("stack")
+	u.RawQuery = q.Encode()
+	return u.String()
 }

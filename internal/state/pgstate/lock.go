@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -19,11 +20,11 @@ const lockPoll = 250 * time.Millisecond
 
 // keepAlive is how often a held lock's session is checked: a session that
 // died took the advisory lock with it. A variable for the tests.
-var keepAlive = 5 * time.Second
+var keepAlive = time.Second
 
-// lockKey is the advisory lock of a stack: a 64-bit hash of its name, so
+// LockKey is the advisory lock of a stack: a 64-bit hash of its name, so
 // that stacks in one database lock apart.
-func lockKey(stack string) int64 {
+func LockKey(stack string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte("gantry-stack\x00" + stack))
 	return int64(h.Sum64())
@@ -33,19 +34,25 @@ func lockKey(stack string) int64 {
 // pg_locks shows a bigint key as its high and low halves.
 const advisoryHeld = `SELECT coalesce((SELECT pid FROM pg_locks
 	WHERE locktype = 'advisory' AND granted AND objsubid = 1
+	  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
 	  AND classid = (($1::bigint >> 32) & 4294967295)::bigint::oid
 	  AND objid = ($1::bigint & 4294967295)::bigint::oid LIMIT 1), 0)`
 
 // lock is a stack's advisory lock, held by a session of its own for the
 // whole run.
 type lock struct {
-	s        *Store
-	conn     *pgx.Conn
-	stack    string
-	lost     chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
-	lostOnce sync.Once
+	s     *Store
+	stack string
+	runID string
+	mu    sync.Mutex
+	conn  *pgx.Conn // the session holding the advisory lock
+
+	lost        chan struct{}
+	nudge       chan struct{} // a write found the lock session gone: check now
+	stop        chan struct{}
+	done        chan struct{}
+	lostOnce    sync.Once
+	releaseOnce sync.Once
 }
 
 // Lock takes the stack's session advisory lock, at once or within
@@ -63,7 +70,7 @@ func (s *Store) Lock(ctx context.Context, h state.Holder, o state.LockOptions) (
 		conn.Close(context.Background())
 		return nil, err
 	}
-	key := lockKey(s.stack)
+	key := LockKey(s.stack)
 	var deadline time.Time
 	if o.Timeout > 0 {
 		deadline = time.Now().Add(o.Timeout)
@@ -99,6 +106,11 @@ func (s *Store) Lock(ctx context.Context, h state.Holder, o state.LockOptions) (
 		case <-t.C:
 		}
 	}
+	// A client cut off by the network keeps its session, and the lock, on
+	// the server until TCP gives up (hours): a session idle past this ends,
+	// and the lock with it. The watcher's pings keep a live run's busy.
+	// (PostgreSQL 14 and later; older servers keep the default.)
+	_, _ = conn.Exec(ctx, `SET idle_session_timeout = '30s'`)
 	data, _ := json.Marshal(h)
 	_, err = conn.Exec(ctx, `INSERT INTO gantry_locks (stack, run_id, holder, session_pid, since)
 		VALUES ($1, $2, $3, pg_backend_pid(), now())
@@ -107,10 +119,10 @@ func (s *Store) Lock(ctx context.Context, h state.Holder, o state.LockOptions) (
 	if err != nil {
 		return fail(fmt.Errorf("record the state's lock holder in %s: %w", s.redacted, s.scrub(err)))
 	}
+	l := &lock{s: s, conn: conn, stack: s.stack, runID: h.RunID, lost: make(chan struct{}), nudge: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	s.mu.Lock()
-	s.runID = h.RunID
+	s.runID, s.held = h.RunID, l
 	s.mu.Unlock()
-	l := &lock{s: s, conn: conn, stack: s.stack, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.watch()
 	return l, nil
 }
@@ -119,7 +131,7 @@ func (s *Store) Lock(ctx context.Context, h state.Holder, o state.LockOptions) (
 // that holds the advisory lock; nil when that session did not say.
 func (s *Store) holder(ctx context.Context, conn *pgx.Conn) (*state.Holder, error) {
 	var pid int32
-	if err := conn.QueryRow(ctx, advisoryHeld, lockKey(s.stack)).Scan(&pid); err != nil {
+	if err := conn.QueryRow(ctx, advisoryHeld, LockKey(s.stack)).Scan(&pid); err != nil {
 		return nil, fmt.Errorf("read the state's lock in %s: %w", s.redacted, s.scrub(err))
 	}
 	var data []byte
@@ -137,8 +149,11 @@ func (s *Store) holder(ctx context.Context, conn *pgx.Conn) (*state.Holder, erro
 	return &h, nil
 }
 
-// watch checks the lock's session now and then: when it is gone, the
-// advisory lock went with it and Lost says so.
+// watch checks the lock's session now and then. A session that died (a
+// server restart, a network cut) took the advisory lock with it: the lock
+// is taken back on a new session as soon as the database answers, unless
+// another run took it meanwhile — then Lost says so, and the fence refuses
+// this run's writes.
 func (l *lock) watch() {
 	defer close(l.done)
 	t := time.NewTicker(keepAlive)
@@ -148,14 +163,87 @@ func (l *lock) watch() {
 		case <-l.stop:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), keepAlive)
-			err := l.conn.Ping(ctx)
-			cancel()
-			if err != nil {
-				l.lostOnce.Do(func() { close(l.lost) })
-				return
-			}
+		case <-l.nudge:
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), max(keepAlive, time.Second))
+		err := l.currentConn().Ping(ctx)
+		cancel()
+		if err == nil {
+			continue
+		}
+		if !l.regain() {
+			l.lostOnce.Do(func() { close(l.lost) })
+			return
+		}
+	}
+}
+
+// errTaken says another run holds the stack's lock, or held it since.
+var errTaken = errors.New("another run took the stack's lock")
+
+// regain takes the lock back on a new session, retrying while the
+// database is away; false when another run took it, or the database
+// stayed away past outage.
+func (l *lock) regain() bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-l.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := l.s.retry(ctx, "take the state's lock back", func() error {
+		conn, err := l.s.connect(ctx)
+		if err != nil {
+			return err
+		}
+		_, _ = conn.Exec(ctx, `SET idle_session_timeout = '30s'`)
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, LockKey(l.stack)).Scan(&ok); err != nil {
+			conn.Close(context.Background())
+			return err
+		}
+		if !ok {
+			conn.Close(context.Background())
+			return errTaken
+		}
+		// The holder record still names this run: nobody locked the stack
+		// in between (a run that did rewrote or removed it).
+		tag, err := conn.Exec(ctx, `UPDATE gantry_locks SET session_pid = pg_backend_pid() WHERE stack = $1 AND run_id = $2`, l.stack, l.runID)
+		if err == nil && tag.RowsAffected() != 1 {
+			err = errTaken
+		}
+		if err != nil {
+			conn.Close(context.Background())
+			return err
+		}
+		l.mu.Lock()
+		old := l.conn
+		l.conn = conn
+		l.mu.Unlock()
+		old.Close(context.Background())
+		return nil
+	})
+	if err != nil {
+		slog.Warn("the state's lock is lost: this run starts nothing more and writes nothing more to the state", "state", l.s.redacted, "err", l.s.scrub(err))
+		return false
+	}
+	return true
+}
+
+func (l *lock) currentConn() *pgx.Conn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.conn
+}
+
+// check asks the watcher to check the lock's session now.
+func (l *lock) check() {
+	select {
+	case l.nudge <- struct{}{}:
+	default:
 	}
 }
 
@@ -165,12 +253,18 @@ func (l *lock) Lost() <-chan struct{} { return l.lost }
 // Release removes the holder record and ends the session, which releases
 // the advisory lock.
 func (l *lock) Release() error {
-	close(l.stop)
+	l.releaseOnce.Do(func() { close(l.stop) })
 	<-l.done
 	ctx, cancel := context.WithTimeout(context.Background(), defaultConnectTimeout)
 	defer cancel()
-	_, err := l.conn.Exec(ctx, `DELETE FROM gantry_locks WHERE stack = $1 AND session_pid = pg_backend_pid()`, l.stack)
-	l.conn.Close(ctx)
+	conn := l.currentConn()
+	_, err := conn.Exec(ctx, `DELETE FROM gantry_locks WHERE stack = $1 AND session_pid = pg_backend_pid()`, l.stack)
+	conn.Close(ctx)
+	select {
+	case <-l.lost:
+		return nil // nothing of it was left to release
+	default:
+	}
 	if err != nil {
 		return fmt.Errorf("release the state's lock in %s: %w", l.s.redacted, l.s.scrub(err))
 	}
@@ -191,17 +285,20 @@ func (s *Store) Unlock(ctx context.Context) (state.UnlockResult, error) {
 	s.mu.Lock()
 	s.stack = stack
 	s.mu.Unlock()
-	var pid int32
-	if err := conn.QueryRow(ctx, advisoryHeld, lockKey(stack)).Scan(&pid); err != nil {
+	// Holding the lock while the record goes: a run that takes it in
+	// between would otherwise lose its own record.
+	var free bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, LockKey(stack)).Scan(&free); err != nil {
 		return state.UnlockResult{}, fmt.Errorf("read the state's lock in %s: %w", s.redacted, s.scrub(err))
 	}
-	if pid != 0 {
+	if !free {
 		h, err := s.holder(ctx, conn)
 		if err != nil {
 			return state.UnlockResult{}, err
 		}
 		return state.UnlockResult{}, &state.LockedError{Path: s.redacted, Holder: h}
 	}
+	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, LockKey(stack))
 	var data []byte
 	err = conn.QueryRow(ctx, `DELETE FROM gantry_locks WHERE stack = $1 RETURNING holder`, stack).Scan(&data)
 	if errors.Is(err, pgx.ErrNoRows) {

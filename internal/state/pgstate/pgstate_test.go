@@ -145,19 +145,36 @@ func TestLockHeldWaitedForAndUnlocked(t *testing.T) {
 	}
 }
 
-// TestLostLockWritesNothing: a run whose lock session ended (the server
-// killed it) hears of it, and once another run took the lock its writes
-// are refused rather than written over the other run's state.
-func TestLostLockWritesNothing(t *testing.T) {
+// lockSession is the backend pid of the session holding a lock.
+func lockSession(l state.Lock) uint32 { return l.(*lock).currentConn().PgConn().PID() }
+
+// terminate ends a backend, as a server restart or a network cut does.
+func terminate(t *testing.T, url string, pid uint32) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLockTakenBackAfterItsSessionDied: a run whose lock session died (a
+// server restart) takes the lock back on a new session, writes on, and a
+// second run still finds the stack locked by it.
+func TestLockTakenBackAfterItsSessionDied(t *testing.T) {
 	url := pgtest.Database(t)
 	ctx := context.Background()
 	keepAlive = 20 * time.Millisecond
-	defer func() { keepAlive = 5 * time.Second }()
-	a, b := open(t, url, "demo"), open(t, url, "demo")
+	defer func() { keepAlive = time.Second }()
+	a := open(t, url, "demo")
 	la, err := a.Lock(ctx, holder("r1"), state.LockOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer la.Release()
 	wa, err := a.Writer(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -166,23 +183,54 @@ func TestLostLockWritesNothing(t *testing.T) {
 	if err := r.Wait(r.UpdateStack(func(*state.State) {})); err != nil {
 		t.Fatal(err)
 	}
-	pid := la.(*lock).conn.PgConn().PID()
-	conn, err := pgx.Connect(ctx, url)
+	old := lockSession(la)
+	terminate(t, url, old)
+	// The write waits for the lock to be taken back, then goes through.
+	if err := r.Wait(r.UpdateComponent("web", func(c *state.Component) { c.Reason = "after" })); err != nil {
+		t.Fatalf("a write after the lock session died: %v", err)
+	}
+	if lockSession(la) == old {
+		t.Error("the write went through on the dead session's lock")
+	}
+	var le *state.LockedError
+	if _, err := open(t, url, "demo").Lock(ctx, holder("r2"), state.LockOptions{}); !errors.As(err, &le) || le.Holder == nil || le.Holder.RunID != "r1" {
+		t.Fatalf("a second run after the lock was taken back: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, a).Components["web"].Reason; got != "after" {
+		t.Errorf("web's reason = %q", got)
+	}
+}
+
+// TestLostLockWritesNothing: a run whose lock session ended and whose lock
+// another run took meanwhile writes nothing over that run's state.
+func TestLostLockWritesNothing(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	keepAlive = time.Hour // the run does not notice before the other run locks
+	defer func() { keepAlive = time.Second }()
+	a, b := open(t, url, "demo"), open(t, url, "demo")
+	la, err := a.Lock(ctx, holder("r1"), state.LockOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+	defer la.Release()
+	wa, err := a.Writer(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-la.Lost():
-	case <-time.After(time.Minute):
-		t.Fatal("the lost lock was not noticed")
+	r := state.Record(wa, sample())
+	if err := r.Wait(r.UpdateStack(func(*state.State) {})); err != nil {
+		t.Fatal(err)
 	}
-	lb, err := b.Lock(ctx, holder("r2"), state.LockOptions{})
-	if err != nil {
-		t.Fatalf("the lock after the first run lost it: %v", err)
+	terminate(t, url, lockSession(la))
+	var lb state.Lock
+	for lb == nil { // the advisory lock goes when the backend has exited
+		if lb, err = b.Lock(ctx, holder("r2"), state.LockOptions{Timeout: time.Minute}); err != nil {
+			t.Fatalf("the lock after the first run lost it: %v", err)
+		}
 	}
 	defer lb.Release()
 	err = r.Wait(r.UpdateStack(func(s *state.State) { s.Status = state.StatusFailed }))

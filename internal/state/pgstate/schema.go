@@ -32,13 +32,24 @@ var migrations = []string{
 		session_pid integer NOT NULL,
 		since       timestamptz NOT NULL DEFAULT now()
 	);
-	CREATE FUNCTION gantry_fence(p_stack text, p_run text) RETURNS void
+	CREATE FUNCTION gantry_fence(p_stack text, p_run text, p_key bigint) RETURNS void
 	LANGUAGE plpgsql AS $$
+	DECLARE
+		v_pid integer;
 	BEGIN
-		PERFORM 1 FROM gantry_locks WHERE stack = p_stack AND run_id = p_run FOR SHARE;
+		SELECT session_pid INTO v_pid FROM gantry_locks
+			WHERE stack = p_stack AND run_id = p_run FOR SHARE;
 		IF NOT FOUND THEN
 			RAISE EXCEPTION 'the lock of stack % is no longer held by run %', p_stack, p_run
 				USING ERRCODE = 'GL001';
+		END IF;
+		IF NOT EXISTS (SELECT 1 FROM pg_locks
+			WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND pid = v_pid
+			  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			  AND classid = ((p_key >> 32) & 4294967295)::oid
+			  AND objid = (p_key & 4294967295)::oid) THEN
+			RAISE EXCEPTION 'the lock session of run % on stack % is gone', p_run, p_stack
+				USING ERRCODE = 'GL002';
 		END IF;
 	END $$;`,
 }
@@ -46,12 +57,22 @@ var migrations = []string{
 // schemaLockKey serializes gantry processes migrating the same database.
 const schemaLockKey int64 = 0x67616e7472790001 // "gantry" 0001
 
-// errFenced is the SQLSTATE gantry_fence raises.
-const errFenced = "GL001"
+// The SQLSTATEs gantry_fence raises: another run took the lock (the run
+// must stop writing), or the run's lock session is gone and not taken back
+// yet (a server restart: the write waits for it).
+const (
+	errFenced     = "GL001"
+	errLockRegain = "GL002"
+)
 
 // migrate brings the database's schema to the newest version this gantry
-// knows.
+// knows. A schema that is current is only read: a role that may not create
+// tables reads and writes states all the same.
 func migrate(ctx context.Context, conn *pgx.Conn) error {
+	var current int
+	if err := conn.QueryRow(ctx, `SELECT version FROM gantry_schema`).Scan(&current); err == nil && current == len(migrations) {
+		return nil
+	}
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLockKey); err != nil {
 			return err

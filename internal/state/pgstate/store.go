@@ -37,11 +37,13 @@ type Store struct {
 	redacted string
 	cfg      *pgx.ConnConfig
 	secret   string // the password, scrubbed from every error
+	secret2  string // the client key's password (sslpassword)
 
 	mu    sync.Mutex
 	conn  *pgx.Conn // reads and writes; the lock has a session of its own
 	stack string    // "" until found (a command without a manifest)
 	runID string    // the run whose lock this store holds
+	held  *lock
 }
 
 // Open opens the state of the stack named stack in the database at a
@@ -58,6 +60,9 @@ func Open(_ context.Context, location, stack string) (state.Store, error) {
 	q := u.Query()
 	if q.Has("password") {
 		s.secret = q.Get("password")
+	}
+	if q.Has("sslpassword") {
+		s.secret2 = q.Get("sslpassword")
 	}
 	named := q.Get(stackParam)
 	q.Del(stackParam)
@@ -82,13 +87,32 @@ func Open(_ context.Context, location, stack string) (state.Store, error) {
 
 func (s *Store) String() string { return s.redacted }
 
+// Secrets are what the store's URL holds that no output may show: its
+// password.
+func (s *Store) Secrets() []string {
+	var out []string
+	for _, secret := range []string{s.secret, s.secret2} {
+		if secret != "" {
+			out = append(out, secret)
+		}
+	}
+	return out
+}
+
 // scrub removes the password from an error's text: drivers quote what
 // they were given.
 func (s *Store) scrub(err error) error {
-	if err == nil || s.secret == "" || !strings.Contains(err.Error(), s.secret) {
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	for _, secret := range s.Secrets() {
+		text = strings.ReplaceAll(text, secret, "*****")
+	}
+	if text == err.Error() {
 		return err
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), s.secret, "*****"))
+	return errors.New(text)
 }
 
 // connect opens a session with the schema migrated.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -33,7 +34,33 @@ func (s *Store) Writer(context.Context) (state.Writer, error) {
 // Compact is never needed: each component's row is replaced in place.
 func (w *writer) Compact() bool { return false }
 
+// Write writes a batch in one transaction, retried while the database is
+// away (outage): every statement replaces rows whole, so a batch whose
+// commit may or may not have happened before the connection broke is
+// written again as it is.
 func (w *writer) Write(ctx context.Context, b state.Batch) error {
+	err := w.s.retry(ctx, "write the state", func() error { return w.write(ctx, b) })
+	if err == nil {
+		return nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == errFenced {
+		return fmt.Errorf("the state in %s was not written: this run no longer holds the stack's lock (%s)", w.s.redacted, pe.Message)
+	}
+	if errors.Is(err, errLost) {
+		return fmt.Errorf("the state in %s was not written: %w", w.s.redacted, err)
+	}
+	return fmt.Errorf("write the state to %s: %w", w.s.redacted, w.s.scrub(err))
+}
+
+func (w *writer) write(ctx context.Context, b state.Batch) error {
+	if w.s.lockLost() {
+		return errLost
+	}
+	// A write that hangs (a network cut the kernel has not noticed) is
+	// given up and tried again on a new connection.
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
 	conn, err := w.s.session(ctx)
 	if err != nil {
 		return err
@@ -42,7 +69,7 @@ func (w *writer) Write(ctx context.Context, b state.Batch) error {
 	q.Queue(`BEGIN`)
 	// A run whose lock was lost (its session ended, another run took it)
 	// writes nothing over the other run's state.
-	q.Queue(`SELECT gantry_fence($1, $2)`, w.stack, w.runID)
+	q.Queue(`SELECT gantry_fence($1, $2, $3)`, w.stack, w.runID, LockKey(w.stack))
 	if b.Header != nil {
 		q.Queue(`INSERT INTO gantry_stacks (stack, header, updated) VALUES ($1, $2, now())
 			ON CONFLICT (stack) DO UPDATE SET header = $2, updated = now()`, w.stack, b.Header)
@@ -64,17 +91,25 @@ func (w *writer) Write(ctx context.Context, b state.Batch) error {
 	}
 	q.Queue(`COMMIT`)
 	err = conn.SendBatch(ctx, &q).Close()
-	if err == nil {
-		return nil
+	if err != nil {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) {
+			pe = nil
+			// A connection that broke is opened again by the next attempt.
+			w.s.dropSession(conn)
+		} else if pe.Code == errLockRegain {
+			w.s.checkLock()
+		}
+		if pe != nil && conn.PgConn().TxStatus() != 'I' {
+			// The server failed a statement: the rest of the pipeline
+			// was skipped, COMMIT among them, and the transaction left
+			// open and aborted. Roll it back so the session can be used.
+			if _, rerr := conn.Exec(ctx, `ROLLBACK`); rerr != nil {
+				w.s.dropSession(conn)
+			}
+		}
 	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == errFenced {
-		return fmt.Errorf("the state in %s was not written: this run no longer holds the stack's lock (%s)", w.s.redacted, pe.Message)
-	}
-	// A transaction that failed is rolled back; a connection that broke is
-	// opened again by the next write, which the recorder makes a full one.
-	w.s.dropSession(conn)
-	return fmt.Errorf("write the state to %s: %w", w.s.redacted, w.s.scrub(err))
+	return err
 }
 
 // Finish has nothing to compact: every batch went to its rows. After a
@@ -89,4 +124,36 @@ func (w *writer) Finish(ctx context.Context, final func() (state.Batch, error), 
 		return err
 	}
 	return w.Write(ctx, b)
+}
+
+// writeTimeout bounds one attempt at a write.
+const writeTimeout = 30 * time.Second
+
+// errLost ends a run's writes once its lock is known lost.
+var errLost = errors.New("this run no longer holds the stack's lock: another run took it, or the database stayed away too long")
+
+// lockLost reports whether the lock the store took is known lost.
+func (s *Store) lockLost() bool {
+	s.mu.Lock()
+	l := s.held
+	s.mu.Unlock()
+	if l == nil {
+		return false
+	}
+	select {
+	case <-l.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// checkLock has the lock's watcher check its session now.
+func (s *Store) checkLock() {
+	s.mu.Lock()
+	l := s.held
+	s.mu.Unlock()
+	if l != nil {
+		l.check()
+	}
 }

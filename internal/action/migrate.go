@@ -1,0 +1,111 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// Migrate copies a stack's state from one location to another (a file and
+// a PostgreSQL database, either way), both locked meanwhile. A state at the
+// destination of another stack is refused, and so is a newer one unless
+// Force; the source is left as it was.
+type Migrate struct {
+	From, To string
+	Force    bool
+	Lock     state.LockOptions
+}
+
+// Migrated is what a migration did.
+type Migrated struct {
+	Stack      string
+	Components int
+	From, To   string
+	// Same says the destination held this very state already.
+	Same bool
+}
+
+// Run carries out the copy.
+func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
+	const consequence = "nothing was copied"
+	from, _, err := OpenState(m.From, "", "")
+	if err != nil {
+		return nil, err
+	}
+	defer from.Close()
+	st, err := readStore(ctx, from)
+	if err != nil {
+		return nil, &InvalidError{Err: err, Consequence: consequence}
+	}
+	if st == nil {
+		return nil, invalid(consequence, "no state at %s", from)
+	}
+	to, _, err := OpenState(m.To, "", st.Stack)
+	if err != nil {
+		return nil, err
+	}
+	defer to.Close()
+	host, _ := os.Hostname()
+	h := state.Holder{Host: host, PID: os.Getpid(), RunID: newRunID(), Command: "gantry state migrate", Since: time.Now().UTC()}
+	for _, s := range []state.Store{from, to} {
+		l, err := s.Lock(ctx, h, m.Lock)
+		if le, ok := err.(*state.LockedError); ok {
+			return nil, &LockedError{LockedError: le, StatePath: s.String()}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lock the state %s: %w", s, err)
+		}
+		defer l.Release()
+	}
+	// Read again under the locks: a run may have ended meanwhile.
+	if st, err = readStore(ctx, from); err != nil || st == nil {
+		return nil, invalid(consequence, "the state at %s changed while it was being locked: %v", from, err)
+	}
+	there, err := readStore(ctx, to)
+	if err != nil {
+		return nil, &InvalidError{Err: err, Consequence: consequence}
+	}
+	out := &Migrated{Stack: st.Stack, Components: len(st.Components), From: from.String(), To: to.String()}
+	if there != nil {
+		switch {
+		case there.Stack != st.Stack:
+			return nil, invalid(consequence, "%s holds the state of stack %q, not %q", to, there.Stack, st.Stack)
+		case there.Updated.After(st.Updated) && !m.Force:
+			return nil, invalid(consequence, "%s holds a newer state of stack %q (updated %s; %s was updated %s): --force overwrites it",
+				to, st.Stack, there.Updated.Format(time.RFC3339), from, st.Updated.Format(time.RFC3339))
+		}
+	}
+	b, err := state.FullBatch(st)
+	if err != nil {
+		return nil, err
+	}
+	if there != nil {
+		if same, err := state.Encode(there); err == nil && string(same) == string(b.Snapshot) {
+			out.Same = true
+			return out, nil
+		}
+	}
+	w, err := to.Writer(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("write the state to %s: %w", to, err)
+	}
+	if err := w.Write(ctx, b); err != nil {
+		return nil, err
+	}
+	if err := w.Finish(ctx, func() (state.Batch, error) { return b, nil }, false); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readStore reads and decodes a store's state; nil when there is none.
+func readStore(ctx context.Context, s state.Store) (*state.State, error) {
+	files, err := s.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return files.Decode(s.String())
+}

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gantry-dev/gantry/internal/action"
+)
+
+func newStateCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "state",
+		Short: "Work on a stack's state: move it between backends",
+		Args:  argsRange(0, 0),
+	}
+	cmd.AddCommand(newStateMigrateCmd(a))
+	return cmd
+}
+
+func newStateMigrateCmd(a *app) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "migrate FROM TO",
+		Short: "Copy a stack's state from one backend to another",
+		Long: `migrate copies a stack's state from FROM to TO — a state file and a PostgreSQL
+database (postgres://...), either way — with both locked meanwhile. A state of
+another stack at TO is refused, and so is a newer one (its last change later
+than FROM's) unless --force. FROM is left as it was: point -s (or GANTRY_STATE)
+at TO from now on, and remove FROM when you no longer need it.`,
+		Example: `  gantry state migrate hub.yaml.state 'postgres://gantry@db:5432/platform?sslmode=require'
+  gantry state migrate 'postgres://gantry@db/platform?stack=dev' dev.state`,
+		Args: argsRange(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, err := (&action.Migrate{From: args[0], To: args[1], Force: force}).Run(cmd.Context())
+			if err != nil {
+				return a.failure(err)
+			}
+			if out.Same {
+				fmt.Fprintf(a.stdout, "%s holds this state of stack %s already: nothing to copy\n", out.To, out.Stack)
+				return nil
+			}
+			fmt.Fprintf(a.stdout, "copied the state of stack %s (%d components) from %s to %s\n", out.Stack, out.Components, out.From, out.To)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite a newer state at TO")
+	return cmd
+}

@@ -1,0 +1,159 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Mirror is a state kept in several stores at once, as the Hub CLI's
+// `-s hub.yaml.state,...` list does: read from the first, every change
+// written to all of them, and all of them locked.
+type Mirror []Store
+
+func (m Mirror) String() string {
+	names := make([]string, len(m))
+	for i, s := range m {
+		names[i] = s.String()
+	}
+	return strings.Join(names, ",")
+}
+
+// Secrets are the secrets of the stores' locations.
+func (m Mirror) Secrets() []string {
+	var out []string
+	for _, s := range m {
+		if x, ok := s.(interface{ Secrets() []string }); ok {
+			out = append(out, x.Secrets()...)
+		}
+	}
+	return out
+}
+
+// Read reads the first store.
+func (m Mirror) Read(ctx context.Context) (Files, error) { return m[0].Read(ctx) }
+
+// Lock locks every store, in order; a store found locked releases the
+// others.
+func (m Mirror) Lock(ctx context.Context, h Holder, o LockOptions) (Lock, error) {
+	var held mirrorLock
+	for _, s := range m {
+		l, err := s.Lock(ctx, h, o)
+		if err != nil {
+			held.Release()
+			return nil, err
+		}
+		held = append(held, l)
+	}
+	return held, nil
+}
+
+// Unlock clears the stale locks of every store; a live lock anywhere is
+// reported after the others were tried.
+func (m Mirror) Unlock(ctx context.Context) (UnlockResult, error) {
+	var res UnlockResult
+	var errs []error
+	for _, s := range m {
+		r, err := s.Unlock(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if res.Stale == nil {
+			res.Stale = r.Stale
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// Writer writes every batch to every store.
+func (m Mirror) Writer(ctx context.Context) (Writer, error) {
+	var w mirrorWriter
+	for _, s := range m {
+		sw, err := s.Writer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		w = append(w, sw)
+	}
+	return w, nil
+}
+
+// Close closes every store.
+func (m Mirror) Close() error {
+	var errs []error
+	for _, s := range m {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}
+
+type mirrorLock []Lock
+
+// Lost is the first store's: the file backend's locks are never lost.
+func (l mirrorLock) Lost() <-chan struct{} {
+	for _, x := range l {
+		if c := x.Lost(); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+func (l mirrorLock) Release() error {
+	var errs []error
+	for i := len(l) - 1; i >= 0; i-- {
+		errs = append(errs, l[i].Release())
+	}
+	return errors.Join(errs...)
+}
+
+type mirrorWriter []Writer
+
+func (w mirrorWriter) Write(ctx context.Context, b Batch) error {
+	for _, x := range w {
+		if err := x.Write(ctx, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w mirrorWriter) Compact() bool {
+	for _, x := range w {
+		if x.Compact() {
+			return true
+		}
+	}
+	return false
+}
+
+func (w mirrorWriter) Finish(ctx context.Context, final func() (Batch, error), dirty bool) error {
+	var errs []error
+	for _, x := range w {
+		errs = append(errs, x.Finish(ctx, final, dirty))
+	}
+	return errors.Join(errs...)
+}
+
+// SplitLocations splits a Hub CLI state list (`hub.yaml.state,s3://...`)
+// into its locations. A postgres:// URL is one location: libpq URLs list
+// hosts with commas.
+func SplitLocations(location string) []string {
+	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") || !strings.Contains(location, ",") {
+		return []string{location}
+	}
+	var out []string
+	for _, l := range strings.Split(location, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// errNoS3 refuses the Hub CLI's s3:// state locations by name.
+func errNoS3(location string) error {
+	return fmt.Errorf("--state %s: gantry does not keep states in S3; use a file path, file://PATH or postgres://... (docs/state.md)", Redact(location))
+}

@@ -1,0 +1,78 @@
+package pgstate
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// outage is how long a run waits for the database to come back (a server
+// restart, a network cut) before a write or the lock counts as failed:
+// meanwhile the components running go on, and those about to start wait
+// for their in-flight record to be written. A variable for the tests.
+var outage = 10 * time.Minute
+
+// Backoff between attempts: quick at first (a restart takes a second),
+// then every few seconds.
+const (
+	firstRetry = 50 * time.Millisecond
+	lastRetry  = 5 * time.Second
+)
+
+// transient tells an error worth retrying — the connection, a server
+// shutting down or starting, a lock session not taken back yet — from one
+// that will not pass by itself.
+func transient(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, errLost) {
+		return false
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return true // not the server's answer: the connection failed
+	}
+	switch {
+	case pe.Code == errLockRegain,
+		strings.HasPrefix(pe.Code, "08"),  // connection exceptions
+		strings.HasPrefix(pe.Code, "57P"), // shutting down, starting up
+		pe.Code == "53300",                // too many connections
+		pe.Code == "40001", pe.Code == "40P01":
+		return true
+	}
+	return false
+}
+
+// retry runs op until it succeeds, fails for good, or the database stayed
+// away longer than outage; the first failure and the recovery are logged.
+func (s *Store) retry(ctx context.Context, what string, op func() error) error {
+	deadline := time.Now().Add(outage)
+	delay := firstRetry
+	var since time.Time
+	for {
+		err := op()
+		if err == nil {
+			if !since.IsZero() {
+				slog.Warn("the state database is back", "state", s.redacted, "doing", what, "after", time.Since(since).Round(time.Millisecond))
+			}
+			return nil
+		}
+		if !transient(ctx, err) || time.Now().After(deadline) {
+			return err
+		}
+		if since.IsZero() {
+			since = time.Now()
+			slog.Warn("the state database cannot be reached; retrying", "state", s.redacted, "doing", what, "err", s.scrub(err), "for up to", outage)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay = min(2*delay, lastRetry)
+	}
+}
