@@ -4,6 +4,9 @@
 #   bench/run.sh --quick     N up to 1,000, 3 rounds
 #   bench/run.sh --ab REV    also measures the gantry of git revision REV (B)
 #                            in the same rounds: B/make and the paired B/A
+#   bench/run.sh --postgres  also measures the PostgreSQL state backend against
+#                            the file backend (1,000 no-op components), on a
+#                            throwaway server (scripts/pg/start.sh)
 # Other flags go to the runner (-rounds R, -parallel P, -only REGEXP,
 # -shapes random,fanout,chain). The last two lines printed are the headline:
 # cost_per_comp_ms=... and ratio_vs_make=<median ratio over the no-op
@@ -13,9 +16,11 @@ cd "$(dirname "$0")/.."
 
 args=()
 ab=""
+postgres=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) args+=(-quick) ;;
+    --postgres) postgres=1 ;;
     --ab)
       [ $# -ge 2 ] || { echo "run.sh: --ab needs a git revision" >&2; exit 2; }
       ab="$2"; shift ;;
@@ -53,8 +58,16 @@ if [ -n "$ab" ]; then
   args=(-gantry-b "$work/bin/gantry-b" -label-b "$ab = ${rev:0:12}" "${args[@]}")
 fi
 
+if [ -n "$postgres" ]; then
+  pgdir="$(mktemp -d "${TMPDIR:-/tmp}/gantry-bench-pg.XXXXXX")"
+  trap 'scripts/pg/stop.sh "$pgdir" >/dev/null || true; rm -rf "$pgdir"' EXIT
+  scripts/pg/start.sh "$pgdir" | grep -v '^export ' >&2   # the DSN holds a password
+  args=(-postgres "$(cat "$pgdir/dsn")" "${args[@]}")
+fi
+
 # Building writes thousands of files; let the filesystem settle before
 # measuring tools whose runs create files.
 sync
 sleep 3
-exec "$work/bin/runner" -gantry "$work/bin/gantry" -work "$work" "${args[@]}"
+# (Not exec: the trap stops the benchmark's database afterwards.)
+"$work/bin/runner" -gantry "$work/bin/gantry" -work "$work" "${args[@]}"

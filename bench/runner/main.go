@@ -129,6 +129,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 0, "measured rounds per case (default 7, 3 with -quick)")
 	flag.IntVar(&o.parallel, "parallel", 8, "parallelism of both gantry and make")
 	only := flag.String("only", "", "run only the cases whose name matches this regular expression")
+	postgres := flag.String("postgres", "", "a PostgreSQL DSN: also measure the PostgreSQL state backend against the file backend (bench/run.sh --postgres starts a server)")
 	shapes := flag.String("shapes", strings.Join(casegen.Shapes, ","), "DAG shapes to run, comma-separated (sleep, resume and plan cases are random)")
 	flag.Parse()
 	usage := func(msg string) {
@@ -176,6 +177,12 @@ func main() {
 	if err := benchmark(context.Background(), o, sizes); err != nil {
 		fmt.Fprintln(os.Stderr, "runner:", err)
 		os.Exit(1)
+	}
+	if *postgres != "" {
+		if err := pgState(context.Background(), o, *postgres, 1000); err != nil {
+			fmt.Fprintln(os.Stderr, "runner: postgres:", err)
+			os.Exit(1)
+		}
 	}
 }
 

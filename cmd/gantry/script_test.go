@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -18,7 +19,10 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/cli"
+	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/state/pgstate/pgtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script from the actual output")
@@ -34,9 +38,32 @@ func TestMain(m *testing.M) {
 // TestScripts runs the end-to-end scenarios of testdata/script: one txtar file
 // per scenario with its inputs, commands and expected output.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
+	testscript.Run(t, scriptParams(nil))
+}
+
+// TestScriptsOnPostgres runs the same scenarios with the state in
+// PostgreSQL: GANTRY_STATE names a database of the scenario's own, which is
+// every command's default -s. A scenario about the state file itself (its
+// bytes, its journal, its lock file) says [pgstate] skip.
+func TestScriptsOnPostgres(t *testing.T) {
+	dsn := pgtest.Server(t)
+	testscript.Run(t, scriptParams(func(env *testscript.Env) error {
+		db, drop, err := pgtest.NewDatabase(dsn)
+		if err != nil {
+			return err
+		}
+		env.Defer(drop)
+		env.Setenv("GANTRY_STATE", db)
+		return nil
+	}))
+}
+
+// scriptParams are the scenarios' parameters; more adds to their setup,
+// and a scenario can tell it by the condition [pgstate].
+func scriptParams(more func(env *testscript.Env) error) testscript.Params {
+	return testscript.Params{
 		Dir:                 "../../testdata/script",
-		UpdateScripts:       *update,
+		UpdateScripts:       *update && more == nil,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
@@ -46,15 +73,53 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("REPO", root)
+			if more != nil {
+				return more(env)
+			}
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "pgstate" {
+				return more != nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":  cmdExitCode,
 			"copydir":   cmdCopyDir,
 			"waitfile":  cmdWaitFile,
 			"httpserve": cmdHTTPServe,
+			"statedoc":  cmdStateDoc,
 		},
-	})
+	}
+}
+
+// cmdStateDoc writes the state document of the scenario's stack to FILE,
+// from whichever backend holds it (GANTRY_STATE, else hub.yaml.state): a
+// scenario checks what the state records the same way on both.
+//
+//	statedoc current.state
+func cmdStateDoc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: statedoc FILE")
+	}
+	location := ts.Getenv("GANTRY_STATE")
+	if location == "" {
+		location = ts.MkAbs("hub.yaml.state")
+	}
+	store, _, err := action.OpenState(location, "", "")
+	ts.Check(err)
+	defer store.Close()
+	files, err := store.Read(context.Background())
+	ts.Check(err)
+	st, err := files.Decode(store.String())
+	ts.Check(err)
+	if st == nil {
+		ts.Fatalf("no state at %s", store)
+	}
+	doc, err := state.Encode(st)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), doc, 0o600))
 }
 
 // cmdExitCode runs a command and checks its exit code:
