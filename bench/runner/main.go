@@ -44,6 +44,7 @@ type options struct {
 	parallel int
 	only     *regexp.Regexp
 	shapes   []string
+	postgres string // a DSN: measure the PostgreSQL state backend too
 	// out receives the output of every measured command: a file, so that
 	// the commands write to it directly and the runner copies nothing while
 	// they run. It is emptied before each command.
@@ -174,15 +175,10 @@ func main() {
 	if o.quick {
 		sizes = []int{10, 100, 1000}
 	}
+	o.postgres = *postgres
 	if err := benchmark(context.Background(), o, sizes); err != nil {
 		fmt.Fprintln(os.Stderr, "runner:", err)
 		os.Exit(1)
-	}
-	if *postgres != "" {
-		if err := pgState(context.Background(), o, *postgres, 1000); err != nil {
-			fmt.Fprintln(os.Stderr, "runner: postgres:", err)
-			os.Exit(1)
-		}
 	}
 }
 
@@ -283,6 +279,11 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 			}
 			r.name = name
 			emit(r)
+		}
+	}
+	if o.postgres != "" {
+		if err := pgState(ctx, o, o.postgres, 1000); err != nil {
+			return fmt.Errorf("postgres: %w", err)
 		}
 	}
 	summary(o, rows)
