@@ -23,43 +23,29 @@ import (
 // so that the others, which run in parallel, keep theirs.
 func TestPostgresScripts(t *testing.T) {
 	dsn := pgtest.Server(t)
-	testscript.Run(t, testscript.Params{
-		Dir:                 "../../testdata/pg",
-		UpdateScripts:       *update,
-		RequireExplicitExec: true,
-		RequireUniqueNames:  true,
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("NO_COLOR", "1")
-			root, err := filepath.Abs("../..")
-			if err != nil {
-				return err
-			}
-			env.Setenv("REPO", root)
-			db, drop, err := pgtest.NewDatabase(dsn)
-			if err != nil {
-				return err
-			}
-			env.Defer(drop)
-			u, _ := url.Parse(db)
-			pw, _ := u.User.Password()
-			env.Setenv("PGSTATE", db)
-			env.Setenv("PGPASSWORD_TEXT", pw)
-			return nil
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitCode,
-			"waitfile": cmdWaitFile,
-			"pgserve":  cmdPGServe,
-			"pgsteal":  cmdPGSteal,
-		},
+	p := scriptParams("../../testdata/pg", func(env *testscript.Env) error {
+		db, drop, err := pgtest.NewDatabase(dsn)
+		if err != nil {
+			return err
+		}
+		env.Defer(drop)
+		u, _ := url.Parse(db)
+		pw, _ := u.User.Password()
+		env.Setenv("PGSTATE", db)
+		env.Setenv("PGPASSWORD_TEXT", pw)
+		return nil
 	})
+	p.Cmds["pgserve"] = cmdPGServe
+	p.Cmds["pgsteal"] = cmdPGSteal
+	testscript.Run(t, p)
 }
 
 // cmdPGServe starts a PostgreSQL server of the scenario's own
 // (scripts/pg/start.sh), sets $PGOWN to its DSN, $PGADMIN to its
-// superuser's, $PGPASSWORD_TEXT to its password and $PGDIR to its folder (scripts/pg/restart.sh $PGDIR
-// restarts it), and stops and removes it when the scenario ends. The folder
-// is not in $WORK, which the server's user may not enter.
+// superuser's, $PGPASSWORD_TEXT to its password and $PGDIR to its folder
+// (scripts/pg/restart.sh $PGDIR restarts it), and stops and removes it when
+// the scenario ends. The folder is not in $WORK, which the server's user may
+// not enter.
 //
 //	pgserve
 func cmdPGServe(ts *testscript.TestScript, neg bool, args []string) {

@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 // TestScripts runs the end-to-end scenarios of testdata/script: one txtar file
 // per scenario with its inputs, commands and expected output.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, scriptParams(nil))
+	testscript.Run(t, scriptParams("../../testdata/script", nil))
 }
 
 // TestScriptsOnPostgres runs the same scenarios with the state in
@@ -47,7 +47,7 @@ func TestScripts(t *testing.T) {
 // bytes, its journal, its lock file) says [pgstate] skip.
 func TestScriptsOnPostgres(t *testing.T) {
 	dsn := pgtest.Server(t)
-	testscript.Run(t, scriptParams(func(env *testscript.Env) error {
+	testscript.Run(t, scriptParams("../../testdata/script", func(env *testscript.Env) error {
 		db, drop, err := pgtest.NewDatabase(dsn)
 		if err != nil {
 			return err
@@ -58,11 +58,11 @@ func TestScriptsOnPostgres(t *testing.T) {
 	}))
 }
 
-// scriptParams are the scenarios' parameters; more adds to their setup,
-// and a scenario can tell it by the condition [pgstate].
-func scriptParams(more func(env *testscript.Env) error) testscript.Params {
+// scriptParams are the parameters of the scenarios in dir; more adds to
+// their setup, and a scenario can tell it by the condition [pgstate].
+func scriptParams(dir string, more func(env *testscript.Env) error) testscript.Params {
 	return testscript.Params{
-		Dir:                 "../../testdata/script",
+		Dir:                 dir,
 		UpdateScripts:       *update && more == nil,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,

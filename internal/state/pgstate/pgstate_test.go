@@ -145,6 +145,27 @@ func TestLockHeldWaitedForAndUnlocked(t *testing.T) {
 	}
 }
 
+// startRun locks the store for a run and records sample() through it,
+// written once.
+func startRun(t *testing.T, s *Store, run string) (state.Lock, *state.Recorder) {
+	t.Helper()
+	l, err := s.Lock(context.Background(), holder(run), state.LockOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Writer(context.Background())
+	if err != nil {
+		l.Release()
+		t.Fatal(err)
+	}
+	r := state.Record(w, sample())
+	if err := r.Wait(r.UpdateStack(func(*state.State) {})); err != nil {
+		l.Release()
+		t.Fatal(err)
+	}
+	return l, r
+}
+
 // lockSession is the backend pid of the session holding a lock.
 func lockSession(l state.Lock) uint32 { return l.(*lock).currentConn().PgConn().PID() }
 
@@ -170,19 +191,8 @@ func TestLockTakenBackAfterItsSessionDied(t *testing.T) {
 	keepAlive = 20 * time.Millisecond
 	defer func() { keepAlive = time.Second }()
 	a := open(t, url, "demo")
-	la, err := a.Lock(ctx, holder("r1"), state.LockOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	la, r := startRun(t, a, "r1")
 	defer la.Release()
-	wa, err := a.Writer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := state.Record(wa, sample())
-	if err := r.Wait(r.UpdateStack(func(*state.State) {})); err != nil {
-		t.Fatal(err)
-	}
 	old := lockSession(la)
 	terminate(t, url, old)
 	// The write waits for the lock to be taken back, then goes through.
@@ -212,25 +222,13 @@ func TestLostLockWritesNothing(t *testing.T) {
 	keepAlive = time.Hour // the run does not notice before the other run locks
 	defer func() { keepAlive = time.Second }()
 	a, b := open(t, url, "demo"), open(t, url, "demo")
-	la, err := a.Lock(ctx, holder("r1"), state.LockOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	la, r := startRun(t, a, "r1")
 	defer la.Release()
-	wa, err := a.Writer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := state.Record(wa, sample())
-	if err := r.Wait(r.UpdateStack(func(*state.State) {})); err != nil {
-		t.Fatal(err)
-	}
 	terminate(t, url, lockSession(la))
-	var lb state.Lock
-	for lb == nil { // the advisory lock goes when the backend has exited
-		if lb, err = b.Lock(ctx, holder("r2"), state.LockOptions{Timeout: time.Minute}); err != nil {
-			t.Fatalf("the lock after the first run lost it: %v", err)
-		}
+	// The advisory lock goes when the terminated backend has exited.
+	lb, err := b.Lock(ctx, holder("r2"), state.LockOptions{Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("the lock after the first run lost it: %v", err)
 	}
 	defer lb.Release()
 	err = r.Wait(r.UpdateStack(func(s *state.State) { s.Status = state.StatusFailed }))
