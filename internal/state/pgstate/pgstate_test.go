@@ -238,6 +238,14 @@ func TestLostLockWritesNothing(t *testing.T) {
 	if err := r.Close(); err == nil {
 		t.Error("closing the recorder wrote the state without the lock")
 	}
+	// Asked to look, the watcher finds the session gone and the lock
+	// another run's, and says so at once rather than retrying.
+	la.(*lock).check()
+	select {
+	case <-la.Lost():
+	case <-time.After(time.Minute):
+		t.Error("the lock another run took was not reported lost")
+	}
 	if st := read(t, b); st.Status != state.StatusDeployed {
 		t.Errorf("the other run's state was written over: status %q", st.Status)
 	}

@@ -27,7 +27,7 @@ const (
 // shutting down or starting, a lock session not taken back yet — from one
 // that will not pass by itself.
 func transient(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, errLost) {
+	if ctx.Err() != nil || errors.Is(err, errLost) || errors.Is(err, errTaken) {
 		return false
 	}
 	var pe *pgconn.PgError
