@@ -186,7 +186,7 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 func TestLockedStateIsRefused(t *testing.T) {
 	dir := writeStack(t, twoComponents)
 	inDir(t, dir)
-	held, err := state.Acquire("hub.yaml.state", state.Holder{Host: "h", PID: os.Getpid(), RunID: "other", Command: "test", Since: time.Now()})
+	held, err := state.NewFileStore("hub.yaml.state").Lock(context.Background(), state.Holder{Host: "h", PID: os.Getpid(), RunID: "other", Command: "test", Since: time.Now()}, state.LockOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ type LockedError struct {
 
 func (e *LockedError) Error() string {
 	where := e.StatePath
-	if state.IsURL(where) {
+	if state.IsDatabase(where) {
 		where = "URL" // the URL shown hides its password: it cannot be pasted
 	}
 	return fmt.Sprintf("%v\nwait for it to finish, or for it with --lock-timeout; if that run is gone, 'gantry unlock -s %s' removes a stale lock", e.LockedError, where)

@@ -3,7 +3,6 @@ package action
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/state"
@@ -48,15 +47,11 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 		return nil, err
 	}
 	defer to.Close()
-	host, _ := os.Hostname()
-	h := state.Holder{Host: host, PID: os.Getpid(), RunID: newRunID(), Command: "gantry state migrate", Since: time.Now().UTC()}
+	runID := newRunID()
 	for _, s := range []state.Store{from, to} {
-		l, err := s.Lock(ctx, h, m.Lock)
-		if le, ok := err.(*state.LockedError); ok {
-			return nil, &LockedError{LockedError: le, StatePath: s.String()}
-		}
+		l, err := lockStore(ctx, s, runID, "gantry state migrate", m.Lock)
 		if err != nil {
-			return nil, fmt.Errorf("lock the state %s: %w", s, err)
+			return nil, err
 		}
 		defer l.Release()
 	}

@@ -268,17 +268,23 @@ func (r *stackRun) locked(ctx context.Context, b *built, runID, command string) 
 // acquire takes the state's lock for a run, waiting for it as the source
 // said (--lock-timeout).
 func acquire(ctx context.Context, st *Stack, runID, command string) (state.Lock, error) {
+	return lockStore(ctx, st.Store, runID, command, st.lockOpts)
+}
+
+// lockStore takes a store's lock for this process, as the run runID of
+// command.
+func lockStore(ctx context.Context, s state.Store, runID, command string, o state.LockOptions) (state.Lock, error) {
 	host, _ := os.Hostname()
 	user := ""
 	if u, err := osuser.Current(); err == nil {
 		user = u.Username
 	}
-	held, err := st.Store.Lock(ctx, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: command, User: user, Since: time.Now().UTC()}, st.lockOpts)
+	held, err := s.Lock(ctx, state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: command, User: user, Since: time.Now().UTC()}, o)
 	if le, ok := err.(*state.LockedError); ok {
-		return nil, &LockedError{LockedError: le, StatePath: st.Store.String()}
+		return nil, &LockedError{LockedError: le, StatePath: s.String()}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lock the state %s: %w", st.Store, err)
+		return nil, fmt.Errorf("lock the state %s: %w", s, err)
 	}
 	return held, nil
 }

@@ -165,7 +165,7 @@ func OpenState(location, manifestPath, stack string) (state.Store, string, error
 
 // openOne opens one location; file is its path for a file, "" otherwise.
 func openOne(location, stack string) (s state.Store, file string, err error) {
-	if !state.IsURL(location) || strings.HasPrefix(location, "file://") {
+	if !state.IsDatabase(location) {
 		p := strings.TrimPrefix(location, "file://")
 		if p == "" {
 			return nil, "", invalid("nothing was run", "--state %q: expected a file path, file://PATH or postgres://...", location)
@@ -243,7 +243,7 @@ func (s *Stack) AbsStatePath() string { return s.anchor }
 // state file's absolute path, or the backend's URL as given but for the
 // stack it names (a stack deployed from inside a component is another).
 func (s *Stack) Location() string {
-	if state.IsURL(s.StatePath) && !strings.HasPrefix(s.StatePath, "file://") {
+	if state.IsDatabase(s.StatePath) {
 		return state.WithoutStack(s.StatePath)
 	}
 	return s.anchor

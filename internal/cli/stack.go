@@ -52,7 +52,7 @@ func stateOrEnv(flag, def string) string {
 	if flag != "" {
 		return flag
 	}
-	if env := os.Getenv("GANTRY_STATE"); state.IsURL(env) && !strings.HasPrefix(env, "file://") {
+	if env := os.Getenv("GANTRY_STATE"); state.IsDatabase(env) {
 		return env
 	}
 	return def

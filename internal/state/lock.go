@@ -54,55 +54,31 @@ type fileLock struct {
 // LockPath is the lock file of a state file.
 func LockPath(statePath string) string { return statePath + ".lock" }
 
-// Acquire takes the lock of a state file at once, or fails with a *LockedError
-// naming the holder. The lock is an flock on <state>.lock, which the kernel
-// releases when the holder dies, so a run killed with SIGKILL never leaves the
-// stack locked; the file also records who holds it.
-func Acquire(statePath string, h Holder) (Lock, error) {
-	return acquireFile(context.Background(), statePath, h, LockOptions{})
-}
-
 // lockPoll is how often a run waiting for a state file's lock tries it
 // again: flock has no wait with a deadline, and a run that waits for
 // another one has minutes to spare, not microseconds.
 const lockPoll = 100 * time.Millisecond
 
-// acquireFile takes the lock, waiting up to o.Timeout for a holder to let
-// it go.
+// acquireFile takes the lock of a state file, at once or within o.Timeout,
+// or fails with a *LockedError naming the holder. The lock is an flock on
+// <state>.lock, which the kernel releases when the holder dies, so a run
+// killed with SIGKILL never leaves the stack locked; the file also records
+// who holds it.
 func acquireFile(ctx context.Context, statePath string, h Holder, o LockOptions) (Lock, error) {
 	lp := LockPath(statePath)
 	fl := flock.New(lp)
-	var deadline time.Time
-	if o.Timeout > 0 {
-		deadline = time.Now().Add(o.Timeout)
-	}
-	var told *Holder
-	for {
+	err := WaitLock(ctx, statePath, o, lockPoll, func() (bool, *Holder, error) {
 		ok, err := fl.TryLock()
 		if err != nil {
-			return nil, fmt.Errorf("lock %s: %w", lp, err)
+			return false, nil, fmt.Errorf("lock %s: %w", lp, err)
 		}
 		if ok {
-			break
+			return true, nil, nil
 		}
-		holder := readHolder(lp)
-		if deadline.IsZero() || !time.Now().Before(deadline) {
-			return nil, &LockedError{Path: statePath, Holder: holder}
-		}
-		if o.Waiting != nil && (told == nil || holder != nil && *holder != *told) {
-			o.Waiting(holder)
-			if holder == nil {
-				holder = &Holder{}
-			}
-			told = holder
-		}
-		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
+		return false, readHolder(lp), nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// The flock belongs to flock's own descriptor; writing the record through
 	// another one leaves the lock alone.

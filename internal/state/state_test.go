@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -74,14 +75,19 @@ func TestRecorderReportsWriteErrors(t *testing.T) {
 	_ = r.Close()
 }
 
+// lockFile takes a state file's lock at once.
+func lockFile(path string, h Holder) (Lock, error) {
+	return NewFileStore(path).Lock(context.Background(), h, LockOptions{})
+}
+
 func TestLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hub.yaml.state")
 	h := Holder{Host: "h", PID: os.Getpid(), RunID: "r1", Command: "deploy", Since: time.Unix(0, 0).UTC()}
-	l, err := Acquire(path, h)
+	l, err := lockFile(path, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Acquire(path, Holder{})
+	_, err = lockFile(path, Holder{})
 	le, ok := err.(*LockedError)
 	if !ok || le.Holder == nil || le.Holder.RunID != "r1" {
 		t.Fatalf("second acquire: %v", err)
@@ -89,7 +95,7 @@ func TestLock(t *testing.T) {
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	l2, err := Acquire(path, h)
+	l2, err := lockFile(path, h)
 	if err != nil {
 		t.Fatalf("acquire after release: %v", err)
 	}
@@ -99,11 +105,43 @@ func TestLock(t *testing.T) {
 	}
 }
 
+// TestLockWaits: with a timeout, a second run waits for a held state file
+// lock, is told who holds it, and takes it once the holder lets go; without
+// one, or past it, it fails naming the holder.
+func TestLockWaits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.yaml.state")
+	held, err := lockFile(path, Holder{Host: "h", PID: 1, RunID: "r1", Command: "gantry deploy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	o := LockOptions{Timeout: time.Minute, Waiting: func(h *Holder) {
+		told = append(told, h.RunID)
+		held.Release() // the holder ends once the waiter has been told
+	}}
+	l, err := NewFileStore(path).Lock(context.Background(), Holder{RunID: "r2"}, o)
+	if err != nil {
+		t.Fatalf("waiting for the lock: %v", err)
+	}
+	if len(told) != 1 || told[0] != "r1" {
+		t.Errorf("the waiter was told of %v, want [r1]", told)
+	}
+	// A wait that ends before the holder lets go fails naming the holder.
+	o = LockOptions{Timeout: time.Nanosecond}
+	var le *LockedError
+	if _, err := NewFileStore(path).Lock(context.Background(), Holder{RunID: "r3"}, o); !errors.As(err, &le) || le.Holder == nil || le.Holder.RunID != "r2" {
+		t.Fatalf("a wait past its timeout: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestUnlockNeverBreaksAHeldLock: whatever host the record names, a lock
 // whose flock is held is refused; a stale record is cleared.
 func TestUnlockNeverBreaksAHeldLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hub.yaml.state")
-	l, err := Acquire(path, Holder{Host: "another-host", PID: 1, RunID: "r1", Command: "gantry deploy", Since: time.Now()})
+	l, err := lockFile(path, Holder{Host: "another-host", PID: 1, RunID: "r1", Command: "gantry deploy", Since: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +149,7 @@ func TestUnlockNeverBreaksAHeldLock(t *testing.T) {
 	if _, err := Unlock(path); !errors.As(err, &le) || le.Holder.Host != "another-host" {
 		t.Fatalf("unlock of a held lock: %v", err)
 	}
-	if _, err := Acquire(path, Holder{}); !errors.As(err, &le) {
+	if _, err := lockFile(path, Holder{}); !errors.As(err, &le) {
 		t.Fatalf("the held lock was broken: %v", err)
 	}
 	if err := l.(*fileLock).fl.Unlock(); err != nil { // the holder dies without releasing

@@ -121,6 +121,12 @@ func IsURL(location string) bool {
 	return ok && scheme != "" && !strings.ContainsAny(scheme, `/\`)
 }
 
+// IsDatabase tells the location of a database backend (postgres://...)
+// from a file's: a path or file://PATH.
+func IsDatabase(location string) bool {
+	return IsURL(location) && !strings.HasPrefix(location, "file://")
+}
+
 // Open opens the store at a location: a file path, file://PATH, or the URL
 // of a registered backend.
 func Open(ctx context.Context, location, stack string) (Store, error) {

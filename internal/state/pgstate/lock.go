@@ -71,40 +71,19 @@ func (s *Store) Lock(ctx context.Context, h state.Holder, o state.LockOptions) (
 		return nil, err
 	}
 	key := LockKey(s.stack)
-	var deadline time.Time
-	if o.Timeout > 0 {
-		deadline = time.Now().Add(o.Timeout)
-	}
-	var told *state.Holder
-	for {
+	err = state.WaitLock(ctx, s.redacted, o, lockPoll, func() (bool, *state.Holder, error) {
 		var ok bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
-			return fail(fmt.Errorf("lock the state in %s: %w", s.redacted, s.scrub(err)))
+			return false, nil, fmt.Errorf("lock the state in %s: %w", s.redacted, s.scrub(err))
 		}
 		if ok {
-			break
+			return true, nil, nil
 		}
 		holder, err := s.holder(ctx, conn)
-		if err != nil {
-			return fail(err)
-		}
-		if deadline.IsZero() || !time.Now().Before(deadline) {
-			return fail(&state.LockedError{Path: s.redacted, Holder: holder})
-		}
-		if o.Waiting != nil && (told == nil || holder != nil && *holder != *told) {
-			o.Waiting(holder)
-			if holder == nil {
-				holder = &state.Holder{}
-			}
-			told = holder
-		}
-		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fail(ctx.Err())
-		case <-t.C:
-		}
+		return false, holder, err
+	})
+	if err != nil {
+		return fail(err)
 	}
 	// A client cut off by the network keeps its session, and the lock, on
 	// the server until TCP gives up (hours): a session idle past this ends,
@@ -259,6 +238,12 @@ func (l *lock) Release() error {
 	defer cancel()
 	conn := l.currentConn()
 	_, err := conn.Exec(ctx, `DELETE FROM gantry_locks WHERE stack = $1 AND session_pid = pg_backend_pid()`, l.stack)
+	// Unlocked here, not by the session's end: the server ends a closed
+	// session a moment later, and a run (or unlock) trying the lock at
+	// once would find it still held.
+	if err == nil {
+		_, err = conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, LockKey(l.stack))
+	}
 	conn.Close(ctx)
 	select {
 	case <-l.lost:
