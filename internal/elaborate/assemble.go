@@ -43,7 +43,18 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 		out.Requires = appendUnique(out.Requires, s.Requires...)
 		declaredProvides = appendUnique(declaredProvides, s.Provides...)
 		mergeLifecycle(&out.Lifecycle, &s.Lifecycle, l == chain[0], out.Components)
+		if s.Platform != nil {
+			if out.Platform == nil {
+				out.Platform = &manifest.Platform{Pos: s.Platform.Pos}
+			}
+			out.Platform.Provides = appendUnique(out.Platform.Provides, s.Platform.Provides...)
+		}
 		out.Outputs = mergeOutputs(out.Outputs, s.Outputs)
+	}
+	for _, l := range chain {
+		// The outputs params files declare come after the stacks', as the
+		// Hub merges them.
+		out.Outputs = mergeOutputs(out.Outputs, l.outputs)
 	}
 	out.Meta.FromStack = ""
 
@@ -116,6 +127,17 @@ func mergeMeta(dst, src *manifest.Meta) {
 	}
 	if src.Version != "" {
 		dst.Version = src.Version
+	}
+	for _, f := range []struct{ dst, src *string }{
+		{&dst.Origin, &src.Origin}, {&dst.Kind, &src.Kind}, {&dst.Title, &src.Title},
+		{&dst.Maturity, &src.Maturity}, {&dst.License, &src.License}, {&dst.Icon, &src.Icon},
+	} {
+		if *f.src != "" {
+			*f.dst = *f.src
+		}
+	}
+	if src.Source != nil {
+		dst.Source = src.Source
 	}
 	for k, v := range src.Annotations {
 		if dst.Annotations == nil {
@@ -317,6 +339,8 @@ func loadComponent(ref *manifest.ComponentRef, i int, file string, docs []*manif
 	// stack entry — a missing folder, a missing file, or what is wrong
 	// with the file that is there (empty, a directory, unreadable).
 	switch fi, err := os.Stat(ref.Source.Dir); {
+	case err != nil && ref.Source.Git != nil:
+		diags.Errorf(ref.Source.Pos, field, "component %q: directory %s not found; it comes from %s: run gantry pull to fetch it", ref.Name, ref.Source.Dir, ref.Source.Git.Remote)
 	case err != nil:
 		diags.Errorf(ref.Source.Pos, field, "component %q: directory %s not found", ref.Name, ref.Source.Dir)
 	case !fi.IsDir():
@@ -430,7 +454,9 @@ func check(s *manifest.Stack, diags *manifest.Diagnostics) {
 	}
 	for i, o := range s.Outputs {
 		if comp, _, ok := strings.Cut(o.Name, ":"); ok && !known[comp] {
-			diags.Errorf(o.Pos, manifest.ItemPath("outputs", i)+".name", "%s", unknown(comp))
+			// The Hub CLI leaves such an output without a value: stacks
+			// derived from a bigger one often keep its list of outputs.
+			diags.Warnf(o.Pos, manifest.ItemPath("outputs", i)+".name", "%s: the output will have no value", unknown(comp))
 		}
 	}
 }

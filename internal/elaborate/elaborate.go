@@ -83,8 +83,9 @@ func (r *Result) Component(name string) *manifest.Component {
 
 // level is one stack of a fromStack chain with what belongs to it.
 type level struct {
-	stack  *manifest.Stack
-	params [][]manifest.Parameter // params files, in order
+	stack   *manifest.Stack
+	params  [][]manifest.Parameter // params files, in order
+	outputs []manifest.Output      // the params files' stack outputs, in order
 }
 
 // Elaborate assembles the stack at path. Every problem of every file is returned
@@ -107,9 +108,10 @@ func elaborate(path string, docs []*manifest.Node, opts Options) (*Result, manif
 	}
 	own := chain[len(chain)-1]
 	for _, pf := range opts.ParamsFiles {
-		ps, ds := manifest.LoadParams(pf)
+		ps, outs, ds := manifest.LoadParams(pf)
 		diags = append(diags, ds...)
 		own.params = append(own.params, ps)
+		own.outputs = append(own.outputs, outs...)
 		files = append(files, pf)
 	}
 	// Assemble even when a file had errors, so that the problems of component
@@ -167,9 +169,10 @@ func loadChain(path string, docs []*manifest.Node, diags *manifest.Diagnostics) 
 		}
 		l := &level{stack: s}
 		if paramsFile != "" {
-			ps, ds := manifest.LoadParams(paramsFile)
+			ps, outs, ds := manifest.LoadParams(paramsFile)
 			*diags = append(*diags, ds...)
 			l.params = append(l.params, ps)
+			l.outputs = outs
 		}
 		chain = append([]*level{l}, chain...)
 		if s.Meta.FromStack == "" {

@@ -26,21 +26,49 @@ type Component struct {
 	SetupPlugins []PluginEntry `yaml:"setupPlugins,omitempty"`
 }
 
-// ComponentMeta describes a component.
+// ComponentMeta describes a component: the Hub's metadata fields in the
+// Hub's order and gantry's image.
 type ComponentMeta struct {
-	Pos         Pos            `yaml:"-"`
-	Name        string         `yaml:"name,omitempty"`
-	Brief       string         `yaml:"brief,omitempty"`
-	Description string         `yaml:"description,omitempty"`
-	Version     string         `yaml:"version,omitempty"`
-	Image       string         `yaml:"image,omitempty"`
-	Annotations map[string]any `yaml:"annotations,omitempty"`
+	Pos  Pos    `yaml:"-"`
+	Name string `yaml:"name,omitempty"`
+	// Origin is the component's name in the library it comes from and Kind
+	// its kind there (the Hub sets both when it elaborates: the name of the
+	// source folder); outputs are visible under them too.
+	Origin      string          `yaml:"origin,omitempty"`
+	Kind        string          `yaml:"kind,omitempty"`
+	Title       string          `yaml:"title,omitempty"`
+	Brief       string          `yaml:"brief,omitempty"`
+	Description string          `yaml:"description,omitempty"`
+	Version     string          `yaml:"version,omitempty"`
+	Maturity    string          `yaml:"maturity,omitempty"`
+	License     string          `yaml:"license,omitempty"`
+	Icon        string          `yaml:"icon,omitempty"`
+	Source      *SourceLocation `yaml:"source,omitempty"`
+	Image       string          `yaml:"image,omitempty"`
+	Annotations map[string]any  `yaml:"annotations,omitempty"`
+	// The component library's catalog fields, which the Hub CLI ignores:
+	// accepted, not kept.
+	Category string   `yaml:"-" accept:"category"`
+	Keywords []string `yaml:"-" accept:"keywords"`
+	Licence  string   `yaml:"-" accept:"licence"` // the library's other spelling of license
+	Disabled bool     `yaml:"-" accept:"disabled"`
 }
 
-// Templates lists the files rendered before each verb.
+// Templates lists the files rendered before each verb: Files and
+// Directories with Kind, and Extra targets with kinds of their own.
 type Templates struct {
+	Pos         Pos              `yaml:"-"`
+	Kind        string           `yaml:"kind,omitempty"` // curly (default), mustache or go
+	Files       []string         `yaml:"files,omitempty"`
+	Directories []string         `yaml:"directories,omitempty"`
+	Extra       []TemplateTarget `yaml:"extra,omitempty"`
+}
+
+// TemplateTarget is one more set of templates of a kind: a component can
+// render curly files and go templates in the same verb.
+type TemplateTarget struct {
 	Pos         Pos      `yaml:"-"`
-	Kind        string   `yaml:"kind,omitempty"` // curly (default), mustache or go
+	Kind        string   `yaml:"kind,omitempty"`
 	Files       []string `yaml:"files,omitempty"`
 	Directories []string `yaml:"directories,omitempty"`
 }
@@ -65,6 +93,22 @@ type ComponentLifecycle struct {
 	OnChange               *InjectionPoint        `yaml:"on_change,omitempty"`
 	ServiceDiscoveryAttach *ServiceDiscoveryPoint `yaml:"service_discovery_attach,omitempty"`
 	ServiceDiscoveryDetach *ServiceDiscoveryPoint `yaml:"service_discovery_detach,omitempty"`
+	// Options tune what gantry gives the component's processes.
+	Options *LifecycleOptions `yaml:"options,omitempty"`
+}
+
+// LifecycleOptions are the Hub's lifecycle.options.
+type LifecycleOptions struct {
+	Pos Pos `yaml:"-"`
+	// Random sizes HUB_RANDOM, the one-time pad a component encrypts its
+	// secret outputs with.
+	Random *RandomOption `yaml:"random,omitempty"`
+}
+
+// RandomOption is lifecycle.options.random.
+type RandomOption struct {
+	Pos   Pos `yaml:"-"`
+	Bytes int `yaml:"bytes,omitempty"`
 }
 
 // InjectionPoint is a standard Skopos injection point: steps of any type.

@@ -69,7 +69,12 @@ func structInfoOf(t reflect.Type) *structInfo {
 			continue
 		}
 		tag := f.Tag.Get("yaml")
-		if tag == "-" || !f.IsExported() {
+		if tag == "-" {
+			// accept:"name" reads a field that is not written back: one the
+			// Hub CLI ignores and drops from what it elaborates.
+			tag = f.Tag.Get("accept")
+		}
+		if tag == "" || !f.IsExported() {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")

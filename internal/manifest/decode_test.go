@@ -41,7 +41,8 @@ func TestDecodeStackDiagnostics(t *testing.T) {
 			`hub.yaml:4:12: outputs[0]: unknown field "naem" (did you mean "name"?)`,
 			`hub.yaml:4:12: outputs[0]: missing required field "name"`,
 		}},
-		{"ready condition needs one of url and dns", header + "lifecycle: {readyConditions: [{waitSeconds: 3}]}\n", []string{`hub.yaml:4:32: lifecycle.readyConditions[0]: a ready condition needs exactly one of url or dns`}},
+		{"ready condition needs something to check", header + "lifecycle: {readyConditions: [{waitSeconds: 3}]}\n", []string{`hub.yaml:4:32: lifecycle.readyConditions[0]: a ready condition needs url, dns or pauseSeconds`}},
+		{"catalog field misspelt", "version: 1\nkind: stack\nmeta: {name: c, categroy: x}\n", []string{`hub.yaml:3:17: meta: unknown field "categroy" (did you mean "category"?)`}},
 		{"version missing", "kind: stack\nmeta: {name: s}\n", []string{`hub.yaml:1:1: version: missing required field "version" (expected 1)`}},
 		{"not a mapping", "- a\n- b\n", []string{`hub.yaml:1:1: expected a manifest of kind: stack (a mapping), got a list`}},
 	}

@@ -120,22 +120,25 @@ func DecodeComponent(doc *Node, diags *Diagnostics) *Component {
 }
 
 // LoadParams reads a params file: documents of kind: parameters, mappings with a
-// parameters: list, or plain lists of parameters. The parameters of all its
-// documents are returned in order, flattened.
-func LoadParams(path string) ([]Parameter, Diagnostics) {
+// parameters: list (and the Hub's outputs: list of stack outputs), or plain
+// lists of parameters. The parameters of all its documents are returned in
+// order, flattened, and its outputs.
+func LoadParams(path string) ([]Parameter, []Output, Diagnostics) {
 	docs, diags := ParseFile(path)
 	if diags.HasErrors() {
-		return nil, diags
+		return nil, nil, diags
 	}
-	out := DecodeParams(docs, &diags)
-	return out, diags
+	ps, outs := DecodeParams(docs, &diags)
+	return ps, outs, diags
 }
 
-// DecodeParams decodes the documents of a params file.
-func DecodeParams(docs []*Node, diagsp *Diagnostics) []Parameter {
+// DecodeParams decodes the documents of a params file: its parameters and
+// its stack outputs.
+func DecodeParams(docs []*Node, diagsp *Diagnostics) ([]Parameter, []Output) {
 	diags := *diagsp
 	defer func() { *diagsp = diags }()
 	var out []Parameter
+	var outputs []Output
 	d := decoder{diags: &diags}
 	for i, doc := range docs {
 		field := "parameters"
@@ -155,16 +158,19 @@ func DecodeParams(docs []*Node, diagsp *Diagnostics) []Parameter {
 				Version    int         `yaml:"version"`
 				Kind       string      `yaml:"kind"`
 				Parameters []Parameter `yaml:"parameters"`
+				Outputs    []Output    `yaml:"outputs"`
 			}
 			d.decode(doc, reflectOf(&f), "")
 			ps = f.Parameters
+			validateOutputs(f.Outputs, false, &diags)
+			outputs = append(outputs, f.Outputs...)
 		default:
 			d.expect(doc, "", "a params document (a mapping with parameters: or a list of parameters)")
 			continue
 		}
 		out = append(out, flattenAll(ps, field, &diags)...)
 	}
-	return out
+	return out, outputs
 }
 
 // checkHeader verifies the version and kind of a document before it is decoded,
@@ -278,8 +284,11 @@ func validateStack(s *Stack, diags *Diagnostics) {
 		} else {
 			seen[c.Name] = i
 		}
-		if c.Source.Dir == "" && c.Source.Pos.Line != 0 {
-			diags.Errorf(c.Source.Pos, path+".source.dir", "expected a directory, got an empty string")
+		switch {
+		case c.Source.Dir == "" && c.Source.Git != nil:
+			c.Source.Dir = c.Source.Git.Folder(c.Name)
+		case c.Source.Dir == "" && c.Source.Pos.Line != 0:
+			diags.Errorf(c.Source.Pos, path+".source", "expected dir (a folder) or git (a repository gantry pull fetches), got neither")
 		}
 		for j, dep := range c.Depends {
 			if dep == c.Name {
@@ -365,8 +374,8 @@ func validateComponentLifecycle(l *ComponentLifecycle, path string, diags *Diagn
 func validateReadyConditions(rcs []ReadyCondition, path string, diags *Diagnostics) {
 	for i, rc := range rcs {
 		p := itemPath(path, i)
-		if (rc.URL == "") == (rc.DNS == "") {
-			diags.Errorf(rc.Pos, p, "a ready condition needs exactly one of url or dns")
+		if rc.URL == "" && rc.DNS == "" && rc.PauseSeconds == 0 {
+			diags.Errorf(rc.Pos, p, "a ready condition needs url, dns or pauseSeconds")
 		}
 		if rc.WaitSeconds < 0 || rc.PauseSeconds < 0 {
 			diags.Errorf(rc.Pos, p, "waitSeconds and pauseSeconds cannot be negative")

@@ -28,6 +28,9 @@ type Parameter struct {
 	FromFile    string      `yaml:"fromFile,omitempty"`
 	Env         string      `yaml:"env,omitempty"`
 	Parameters  []Parameter `yaml:"parameters,omitempty"`
+	// Type is a note some Hub components write; the Hub CLI ignores it and
+	// so does gantry (values are strings).
+	Type string `yaml:"-" accept:"type"`
 
 	// Secret declares the value secret (true) or not (false) whatever its
 	// name says; nil leaves it to the name (LooksSecret).

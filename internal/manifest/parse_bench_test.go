@@ -25,7 +25,7 @@ func BenchmarkLoadParams(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		docs, diags := ParseBytes("params.yaml", data)
-		ps := DecodeParams(docs, &diags)
+		ps, _ := DecodeParams(docs, &diags)
 		if diags.HasErrors() || len(ps) != 50_000 {
 			b.Fatalf("got %d parameters, %v", len(ps), diags)
 		}

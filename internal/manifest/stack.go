@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 )
 
@@ -19,17 +20,53 @@ type Stack struct {
 	Lifecycle  StackLifecycle `yaml:"lifecycle,omitempty"`
 	Parameters []Parameter    `yaml:"parameters,omitempty"`
 	Outputs    []Output       `yaml:"outputs,omitempty"`
+	// Platform is what a platform stack provides to the stacks deployed on
+	// it (the Hub's platform.provides).
+	Platform *Platform `yaml:"platform,omitempty"`
+	// Extensions is SuperHub's section for its UI; the Hub CLI ignores it.
+	Extensions any `yaml:"-" accept:"extensions"`
 }
 
-// Meta describes a stack.
+// Folder is where the Hub reads a component whose entry names a repository
+// and no dir: the sub-folder of the clone, which is localDir or the
+// component's name.
+func (g *GitRepo) Folder(component string) string {
+	clone := g.LocalDir
+	if clone == "" {
+		clone = component
+	}
+	return filepath.Join(clone, filepath.FromSlash(g.SubDir))
+}
+
+// Platform is a stack's platform section.
+type Platform struct {
+	Pos      Pos      `yaml:"-"`
+	Provides []string `yaml:"provides,omitempty"`
+}
+
+// Meta describes a stack: the Hub's metadata fields in its order, and
+// gantry's installation handler.
 type Meta struct {
-	Pos         Pos            `yaml:"-"`
-	Name        string         `yaml:"name,required"`
-	Brief       string         `yaml:"brief,omitempty"`
-	Description string         `yaml:"description,omitempty"`
-	Version     string         `yaml:"version,omitempty"`
-	FromStack   string         `yaml:"fromStack,omitempty"`
-	Annotations map[string]any `yaml:"annotations,omitempty"`
+	Pos         Pos             `yaml:"-"`
+	Name        string          `yaml:"name,required"`
+	Origin      string          `yaml:"origin,omitempty"`
+	Kind        string          `yaml:"kind,omitempty"`
+	Title       string          `yaml:"title,omitempty"`
+	Brief       string          `yaml:"brief,omitempty"`
+	Description string          `yaml:"description,omitempty"`
+	Version     string          `yaml:"version,omitempty"`
+	Maturity    string          `yaml:"maturity,omitempty"`
+	License     string          `yaml:"license,omitempty"`
+	Icon        string          `yaml:"icon,omitempty"`
+	Source      *SourceLocation `yaml:"source,omitempty"`
+	FromStack   string          `yaml:"fromStack,omitempty"`
+	Annotations map[string]any  `yaml:"annotations,omitempty"`
+	// The component library's catalog fields, which the Hub CLI ignores:
+	// accepted, not kept.
+	Category string   `yaml:"-" accept:"category"`
+	Keywords []string `yaml:"-" accept:"keywords"`
+	Licence  string   `yaml:"-" accept:"licence"` // the library's other spelling of license
+	Disabled bool     `yaml:"-" accept:"disabled"`
 	// InstallationHandler is called with prepare before a command that
 	// changes the stack and finalize after it (sow).
 	InstallationHandler *InstallationHandler `yaml:"installationHandler,omitempty"`
@@ -62,14 +99,38 @@ type ComponentRef struct {
 	Name      string    `yaml:"name,required"`
 	Source    Source    `yaml:"source,required"`
 	Depends   []string  `yaml:"depends,omitempty"`
+	// Annotations are the Hub's free-form notes on a component entry.
+	Annotations map[string]string `yaml:"annotations,omitempty"`
 	// Lifecycle overrides the component manifest's lifecycle field by field.
 	Lifecycle *ComponentLifecycle `yaml:"lifecycle,omitempty"`
 }
 
-// Source says where a component's files are.
+// Source says where a component's files are: Dir, filled from Git by
+// gantry pull when Git is given.
 type Source struct {
-	Pos Pos    `yaml:"-"`
-	Dir string `yaml:"dir,required"`
+	Pos Pos      `yaml:"-"`
+	Dir string   `yaml:"dir,omitempty"`
+	Git *GitRepo `yaml:"git,omitempty"`
+}
+
+// SourceLocation is where a stack's or a component's sources live, in its
+// metadata (the Hub's meta.source).
+type SourceLocation struct {
+	Pos Pos      `yaml:"-"`
+	Dir string   `yaml:"dir,omitempty"`
+	Git *GitRepo `yaml:"git,omitempty"`
+}
+
+// GitRepo is a folder of a Git repository: Remote at Ref (a branch or tag;
+// the remote's default branch when empty), SubDir of it.
+type GitRepo struct {
+	Pos    Pos    `yaml:"-"`
+	Remote string `yaml:"remote,required"`
+	Ref    string `yaml:"ref,omitempty"`
+	SubDir string `yaml:"subDir,omitempty"`
+	// LocalDir is where the Hub keeps the clone; gantry reads it as the
+	// folder to pull into when the entry has no dir.
+	LocalDir string `yaml:"localDir,omitempty"`
 }
 
 // StackLifecycle holds the stack's ordering, optionality, requirement tuning and
@@ -99,7 +160,9 @@ type RequiresTuning struct {
 // ReadyCondition is something that must answer before a component (or the
 // stack) counts as ready.
 type ReadyCondition struct {
-	Pos          Pos    `yaml:"-"`
+	Pos Pos `yaml:"-"`
+	// DNS and URL may both be given: the name must resolve, then the URL
+	// answer, as the Hub checks them.
 	DNS          string `yaml:"dns,omitempty"`
 	URL          string `yaml:"url,omitempty"`
 	WaitSeconds  int    `yaml:"waitSeconds,omitempty"`
@@ -121,8 +184,11 @@ type Output struct {
 	Brief       string `yaml:"brief,omitempty"`
 	Description string `yaml:"description,omitempty"`
 	Kind        string `yaml:"kind,omitempty"` // "secret" or "secret/<type>" masks the value
-	Value       string `yaml:"value,omitempty"`
-	FromTfVar   string `yaml:"fromTfVar,omitempty"`
+	// Icon is a catalog field of the component library the Hub CLI
+	// ignores: accepted, not kept.
+	Icon      string `yaml:"-" accept:"icon"`
+	Value     string `yaml:"value,omitempty"`
+	FromTfVar string `yaml:"fromTfVar,omitempty"`
 	// FromObject reads the output from an object in the cluster after the
 	// component's kubernetes or helm plugin deployed (components only).
 	FromObject *ObjectRef `yaml:"fromObject,omitempty"`

@@ -17,7 +17,7 @@ type httpPlugin struct{}
 func (httpPlugin) Actions() []string { return []string{"get_wait", "get"} }
 
 func (httpPlugin) Validate(action string, args map[string]any) error {
-	if err := allowedArgs(args, "url", "interval", "status"); err != nil {
+	if err := allowedArgs(args, "url", "interval"); err != nil {
 		return err
 	}
 	if _, err := stringArg(args, "url"); err != nil {
@@ -31,7 +31,8 @@ var httpClient = &http.Client{
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
-// StatusError is an answer of 4xx or 5xx.
+// StatusError is an answer whose status is not good enough: 4xx or 5xx for
+// a probe, 5xx for a Hub ready condition.
 type StatusError struct {
 	URL    string
 	Status string
@@ -41,6 +42,12 @@ func (e *StatusError) Error() string { return fmt.Sprintf("GET %s: %s", e.URL, e
 
 // GetOK asks url once and reports an answer of 4xx or 5xx as a *StatusError.
 func GetOK(ctx context.Context, url string) (status string, err error) {
+	return GetBelow(ctx, url, 400)
+}
+
+// GetBelow asks url once and reports an answer whose status code is limit or
+// more as a *StatusError.
+func GetBelow(ctx context.Context, url string, limit int) (status string, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
@@ -51,7 +58,7 @@ func GetOK(ctx context.Context, url string) (status string, err error) {
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
-	if resp.StatusCode >= 400 {
+	if resp.StatusCode >= limit {
 		return "", &StatusError{URL: url, Status: resp.Status}
 	}
 	return resp.Status, nil

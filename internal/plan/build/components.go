@@ -1,6 +1,7 @@
 package build
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -500,10 +501,14 @@ func stepSpec(st *manifest.Step) plan.Step {
 func readyLabel(conds []manifest.ReadyCondition) string {
 	var parts []string
 	for _, c := range conds {
+		if c.PauseSeconds > 0 {
+			parts = append(parts, fmt.Sprintf("pause %ds", c.PauseSeconds))
+		}
+		if c.DNS != "" {
+			parts = append(parts, "dns "+c.DNS)
+		}
 		if c.URL != "" {
 			parts = append(parts, c.URL)
-		} else {
-			parts = append(parts, "dns "+c.DNS)
 		}
 	}
 	return "ready: " + strings.Join(parts, ", ")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -122,59 +123,91 @@ func pause(res plan.Result, label string, env plan.Env) bool {
 	return err == nil && strings.HasPrefix(strings.ToLower(strings.TrimSpace(answer)), "c")
 }
 
-// Defaults of ready conditions: how long to wait in all, and between attempts.
+// Defaults of ready conditions, as the Hub CLI's: how long to wait for each
+// check in all. Between attempts gantry waits a second (the Hub ten).
 const (
-	defaultReadyWait  = 300 * time.Second
-	defaultReadyPause = time.Second
+	defaultReadyWait = 1200 * time.Second
+	readyInterval    = time.Second
 )
 
-// ready waits until every ready condition holds, one after the other, with
-// the http and dns probes: a line per attempt while it waits, which is the
-// live line of the display.
+// ready waits until every ready condition holds, one after the other, as the
+// Hub CLI checks them: pauseSeconds first, then the name (its port dropped)
+// resolves, then the URL answers with a status below 500; each check waits
+// up to waitSeconds. A line per attempt while it waits is the live line of
+// the display.
 func (rt *Runtime) ready(ctx context.Context, env plan.Env, n *plan.Node, s plan.Ready) plan.Result {
 	x, err := rt.expander(env, s.Component)
 	if err != nil {
 		return plan.Fail(err)
 	}
 	for _, c := range s.Conditions {
-		target := c.URL
-		if target == "" {
-			target = c.DNS
+		if c.Pause > 0 {
+			env.Logf("pausing %ds before checking", c.Pause)
+			t := time.NewTimer(time.Duration(c.Pause) * time.Second)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return plan.Fail(errors.New("interrupted while pausing"))
+			case <-t.C:
+			}
 		}
-		target, err := x.expand(target)
-		if err != nil {
-			return plan.Fail(err)
-		}
-		wait, every := defaultReadyWait, defaultReadyPause
+		wait := defaultReadyWait
 		if c.Wait > 0 {
 			wait = time.Duration(c.Wait) * time.Second
 		}
-		if c.Pause > 0 {
-			every = time.Duration(c.Pause) * time.Second
-		}
-		name, action, what := "http", "get_wait", target
-		args := map[string]any{"url": target, "interval": every.Seconds()}
-		if c.URL == "" {
-			name, action, what = "dns", "resolve_wait", "dns "+target
-			args = map[string]any{"name": target, "interval": every.Seconds()}
-		}
-		p, _ := plugin.Lookup(name)
-		err = p.Run(ctx, &plugin.Call{Action: action, Args: args, Stdout: io.Discard, Stderr: io.Discard, Timeout: wait,
-			Attempt: func(elapsed time.Duration, err error) {
-				env.Logf("waiting for %s (%s of %s): %s", what, elapsed.Round(time.Second), wait, short(err))
-			}})
-		if we, ok := plugin.IsWaitError(err); ok {
-			return plan.Fail(fmt.Errorf("%s not ready after %s: %s", what, wait, short(we.Last)))
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return plan.Fail(fmt.Errorf("interrupted while waiting for %s", what))
+		if c.DNS != "" {
+			name, err := x.expand(c.DNS)
+			if err != nil {
+				return plan.Fail(err)
 			}
-			return plan.Fail(err)
+			if i := strings.Index(name, ":"); i > 0 {
+				name = name[:i]
+			}
+			if r := rt.readyCheck(ctx, env, "dns "+name, wait, func(ctx context.Context) error {
+				_, err := net.DefaultResolver.LookupHost(ctx, name)
+				return err
+			}); r != nil {
+				return *r
+			}
 		}
-		env.Logf("%s is ready", what)
+		if c.URL != "" {
+			url, err := x.expand(c.URL)
+			if err != nil {
+				return plan.Fail(err)
+			}
+			if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+				return plan.Fail(fmt.Errorf("a ready condition's url must be http:// or https://, got %q", url))
+			}
+			if r := rt.readyCheck(ctx, env, url, wait, func(ctx context.Context) error {
+				_, err := plugin.GetBelow(ctx, url, 500)
+				return err
+			}); r != nil {
+				return *r
+			}
+		}
 	}
 	return plan.Ok()
+}
+
+// readyCheck tries until try succeeds or wait passes: nil when what is
+// ready, else the step's failure.
+func (rt *Runtime) readyCheck(ctx context.Context, env plan.Env, what string, wait time.Duration, try func(context.Context) error) *plan.Result {
+	err := plugin.Wait(ctx, wait, readyInterval, try, func(elapsed time.Duration, err error) {
+		env.Logf("waiting for %s (%s of %s): %s", what, elapsed.Round(time.Second), wait, short(err))
+	})
+	var r plan.Result
+	switch we, ok := plugin.IsWaitError(err); {
+	case ok:
+		r = plan.Fail(fmt.Errorf("%s not ready after %s: %s", what, wait, short(we.Last)))
+	case err != nil && ctx.Err() != nil:
+		r = plan.Fail(fmt.Errorf("interrupted while waiting for %s", what))
+	case err != nil:
+		r = plan.Fail(err)
+	default:
+		env.Logf("%s is ready", what)
+		return nil
+	}
+	return &r
 }
 
 // short is a probe's error as a ready condition says it: an HTTP status
