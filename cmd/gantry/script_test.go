@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 		"gantry": func() int {
 			return cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		},
+		"hubsecrets": hubSecrets,
 	}))
 }
 

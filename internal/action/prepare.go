@@ -180,7 +180,7 @@ func runtime(st *Stack, b *built, runID string, keepTFVars bool) *steps.Runtime 
 		Outputs:       build.NewOutputIndex(st.Res, st.Graph, st.State),
 		Before:        st.State,
 		Masker:        b.masker,
-		Provides:      steps.NewCapabilities(build.InitialProvides(st.Res, st.State, env)...),
+		Provides:      steps.NewCapabilities(build.InitialProvides(st.Res, nil, env)...),
 		Dirs:          workspace.For(statePath),
 		RunID:         runID,
 		StatePath:     statePath,
@@ -191,6 +191,7 @@ func runtime(st *Stack, b *built, runID string, keepTFVars bool) *steps.Runtime 
 		KeepTFVars:    keepTFVars,
 		Now:           time.Now,
 	}
+	rt.Provides.AddDeployed(st.State)
 	rt.SeedDirSums(b.facts.DirSums)
 	return rt
 }

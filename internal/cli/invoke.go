@@ -157,7 +157,9 @@ func (a *app) componentParams(st *action.Stack, comp string) (*params.Expanded, 
 				values[i] = &params.Value{Name: p.Name, Value: p.Value, Env: p.Env}
 			}
 			locked := params.FromState(st.Res.Stack.Meta.Name, st.State.DeploymentID, st.State.Parameters)
-			return params.Recorded(comp, values, outputs, locked), c, nil
+			exp := params.Recorded(comp, values, outputs, locked)
+			exp.SetProvides(build.StaticProvides(st.Res, st.Graph, st.State, comp))
+			return exp, c, nil
 		}
 	}
 	if err := a.lockParams(st, "nothing was rendered"); err != nil {

@@ -17,10 +17,13 @@ import (
 // db.host is {{ .db.host }} and auth-service.key is {{ .auth_service.key }});
 // param "name" and output "component" "name" reach anything in scope. A
 // missing key is an error at its file:line:col. r serves param and output.
+// Values are trimmed of leading and trailing white space, as the Hub CLI
+// trims them.
 func renderGo(name, src string, exp *params.Expanded, r params.Resolver, lookup []string) (string, error) {
 	funcs := funcMap()
-	funcs["param"] = func(n string) (string, error) { return r.Lookup(n) }
-	funcs["output"] = func(c, n string) (string, error) { return r.Output(c, n) }
+	tr := trimmingResolver{r}
+	funcs["param"] = func(n string) (string, error) { return tr.Lookup(n) }
+	funcs["output"] = func(c, n string) (string, error) { return tr.Output(c, n) }
 	if len(lookup) == 0 {
 		lookup = []string{filepath.Dir(name)}
 	}

@@ -12,7 +12,9 @@ import (
 // are configuration files, not web pages), {{#name}}…{{/name}} keeps its body
 // when the value is true-ish (not "", "false" or "0"), {{^name}}…{{/name}}
 // when it is not, and {{! comments }} vanish. Dotted names are parameter
-// names, so {{db.host}} is the parameter db.host.
+// names, so {{db.host}} is the parameter db.host. Values are trimmed, and
+// {{name/base64}} encodes one (base64, unbase64, json, yaml), as in curly
+// templates.
 func renderMustache(name, src string, r params.Resolver) (string, error) {
 	b := &cappedBuffer{max: renderLimits.rendered}
 	type section struct {
@@ -31,9 +33,16 @@ func renderMustache(name, src string, r params.Resolver) (string, error) {
 		}
 		return nil
 	}
+	var start int
+	positioned := func(err error) error {
+		if err == nil {
+			return nil
+		}
+		return &TemplateError{Pos: posAt(name, src, start), Msg: err.Error()}
+	}
 	i := 0
 	for i < len(src) {
-		start := strings.Index(src[i:], "{{")
+		start = strings.Index(src[i:], "{{")
 		if start < 0 {
 			if emitting() {
 				if err := write(i, src[i:]); err != nil {
@@ -63,10 +72,26 @@ func renderMustache(name, src string, r params.Resolver) (string, error) {
 			sigil = tag[0]
 			tag = strings.TrimSpace(tag[1:])
 		}
+		// {{name}} is the value trimmed of leading and trailing white
+		// space; {{name/base64}} (or another encoding) encodes the value
+		// as it is, as the Hub CLI's mustache kind does.
 		lookup := func() (string, error) {
-			v, err := r.Lookup(tag)
+			n, encodings := tag, []string(nil)
+			if sigil == 0 || sigil == '&' {
+				if i := strings.IndexByte(tag, '/'); i > 0 {
+					n, encodings = tag[:i], strings.Split(tag[i+1:], "/")
+				}
+			}
+			v, err := r.Lookup(n)
+			if err == nil && len(encodings) > 0 {
+				v, err = params.Encode(v, encodings)
+				if err != nil {
+					err = fmt.Errorf("{{%s}}: %w", tag, err)
+				}
+				return v, positioned(err)
+			}
 			if err != nil {
-				return "", &TemplateError{Pos: posAt(name, src, start), Msg: err.Error()}
+				return "", positioned(err)
 			}
 			return params.Trimmed(v), nil
 		}

@@ -163,18 +163,27 @@ func KindOf(path, declared string) string {
 // template chain for lookupfile and lookupdir (the component's folder first).
 // Every error is returned, joined.
 func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded, lookup []string) ([]Rendered, error) {
-	files, err := TemplateFiles(dir, t)
-	if err != nil {
-		return nil, err
+	if t == nil {
+		return nil, nil
 	}
-	declared := ""
-	if t != nil {
-		declared = t.Kind
+	// The files and directories of templates:, then those of each of its
+	// extra targets, each with its kind.
+	type kindFile struct{ kind, path string }
+	var files []kindFile
+	for _, target := range append([]manifest.Templates{*t}, extraTargets(t)...) {
+		paths, err := TemplateFiles(dir, &target)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range paths {
+			files = append(files, kindFile{KindOf(f, target.Kind), f})
+		}
 	}
 	var out []Rendered
 	var errs []error
-	for _, f := range files {
-		r, err := RenderFile(f, KindOf(f, declared), exp, lookup)
+	for _, kf := range files {
+		f := kf.path
+		r, err := RenderFile(f, kf.kind, exp, lookup)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -190,6 +199,15 @@ func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded
 		out = append(out, r)
 	}
 	return out, errors.Join(errs...)
+}
+
+// extraTargets are templates.extra as sets of templates of their own.
+func extraTargets(t *manifest.Templates) []manifest.Templates {
+	out := make([]manifest.Templates, len(t.Extra))
+	for i, e := range t.Extra {
+		out[i] = manifest.Templates{Pos: e.Pos, Kind: e.Kind, Files: e.Files, Directories: e.Directories}
+	}
+	return out
 }
 
 // RenderFile renders one template file of the given kind next to itself,
@@ -276,11 +294,14 @@ func withSuggestion(err error, exp *params.Expanded) error {
 	return err
 }
 
-// renderCurly substitutes ${name} (with encodings) and #{expr}; a value of only
-// spaces substitutes nothing. The whole render shares one budget: each
+// renderCurly substitutes ${name} (with encodings) and #{expr}. As the Hub
+// CLI does, ${name} substitutes the value trimmed of leading and trailing
+// white space, and ${name/encoding} encodes the value as it is; an
+// expression reads trimmed values. The whole render shares one budget: each
 // substitution is bounded, and so is their sum.
 func renderCurly(name, src string, r params.Resolver) (string, error) {
-	r = params.WithBudget(trimmingResolver{r}, params.NewBudget())
+	budget := params.NewBudget()
+	raw, trimmed := params.WithBudget(r, budget), params.WithBudget(trimmingResolver{r}, budget)
 	t, err := params.Parse(src)
 	if err != nil {
 		var se *params.SyntaxError
@@ -294,6 +315,10 @@ func renderCurly(name, src string, r params.Resolver) (string, error) {
 		v := p.Text
 		if p.Kind != params.Literal {
 			one := &params.Template{Src: src, Parts: []params.Part{p}}
+			r := trimmed
+			if p.Kind == params.Ref && len(p.Encodings) > 0 {
+				r = raw
+			}
 			var err error
 			if v, err = one.Eval(r); err != nil {
 				return "", &TemplateError{Pos: posAt(name, src, p.Offset), Msg: err.Error()}
@@ -306,11 +331,17 @@ func renderCurly(name, src string, r params.Resolver) (string, error) {
 	return b.String(), nil
 }
 
-// trimmingResolver makes values of only spaces empty (seed 000).
+// trimmingResolver gives values trimmed of leading and trailing white space
+// (params.Trimmed).
 type trimmingResolver struct{ params.Resolver }
 
 func (t trimmingResolver) Lookup(name string) (string, error) {
 	v, err := t.Resolver.Lookup(name)
+	return params.Trimmed(v), err
+}
+
+func (t trimmingResolver) Output(comp, name string) (string, error) {
+	v, err := t.Resolver.Output(comp, name)
 	return params.Trimmed(v), err
 }
 

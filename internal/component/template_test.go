@@ -37,18 +37,20 @@ func expanded(t testing.TB, kv ...string) *params.Expanded {
 
 func TestRenderString(t *testing.T) {
 	exp := expanded(t, "db.host", "db.local", "db.port", "5432", "tls.enabled", "true", "off", "false",
-		"auth-service.key", "k-1", "blank", " ", "text", "line1\\nline2")
+		"auth-service.key", "k-1", "blank", " ", "text", "line1\\nline2", "padded", "  padded  ")
 	tests := []struct {
 		name, kind, src, want, err string
 	}{
 		{"curly", "curly", "host=${db.host}:${db.port}", "host=db.local:5432", ""},
 		{"curly encodings", "curly", "${db.host/base64} ${text/json} ${db.port/yaml}", "ZGIubG9jYWw= \"line1\\nline2\" \"5432\"", ""},
-		{"curly expression", "curly", "#{db.port + 1}", "5433", ""},
+		{"curly expression", "curly", "#{int(db.port) + 1}", "5433", ""},
+		{"curly trims", "curly", "[${padded}] [#{padded + '!'}] [${padded/base64}]", "[padded] [padded!] [ICBwYWRkZWQgIA==]", ""},
 		{"curly blank is empty", "curly", "[${blank}]", "[]", ""},
 		{"curly escapes", "curly", "$${db.host}", "${db.host}", ""},
 		{"curly unknown", "curly", "a\nb ${nope}", "", "t.tmpl:2:3: unknown parameter \"nope\""},
 		{"mustache", "mustache", "{{db.host}}:{{ db.port }} {{{db.host}}} {{&db.port}}", "db.local:5432 db.local 5432", ""},
 		{"mustache sections", "mustache", "{{#tls.enabled}}tls{{/tls.enabled}}{{^off}} plain{{/off}}{{#off}}never{{/off}}{{! note}}", "tls plain", ""},
+		{"mustache trims", "mustache", "[{{padded}}] [{{padded/base64}}] [{{{padded}}}]", "[padded] [ICBwYWRkZWQgIA==] [padded]", ""},
 		{"mustache no html escaping", "mustache", "{{text}}", "line1\nline2", ""},
 		{"mustache unknown", "mustache", "x\n  {{nope}}", "", "t.tmpl:2:3: unknown parameter \"nope\""},
 		{"mustache unclosed", "mustache", "{{#tls.enabled}}x", "", "t.tmpl:1:1: section \"tls.enabled\" is not closed"},
@@ -56,6 +58,7 @@ func TestRenderString(t *testing.T) {
 		{"go nested keys", "go", "{{ .db.host }}:{{ .db.port }} {{ .auth_service.key }}", "db.local:5432 k-1", ""},
 		{"go functions", "go", `{{ .db.host | upper }} {{ default "x" .blank }} {{ param "auth-service.key" | b64enc }} {{ add .db.port 1 }}`, "DB.LOCAL x ay0x 5433", ""},
 		{"go sprig order", "go", `{{ replace "." "-" .db.host }} {{ trimPrefix "db." .db.host }} {{ contains "loc" .db.host }} {{ list 1 2 | join "," }}`, "db-local local true 1,2", ""},
+		{"go trims", "go", `[{{ .padded }}] [{{ param "padded" }}]`, "[padded] [padded]", ""},
 		{"go indent", "go", "a:\n{{ .text | indent 2 }}", "a:\n  line1\n  line2", ""},
 		{"go unknown key", "go", "ok\n{{ .db.nope }}", "", "t.tmpl:2:6: unknown parameter \"nope\""},
 		{"go until is bounded", "go", "{{ range until 100000000000 }}x{{ end }}", "", "until: 100000000000 is more than 100000"},

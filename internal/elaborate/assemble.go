@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -20,7 +21,6 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 	own := chain[len(chain)-1].stack
 	out := &manifest.Stack{Pos: own.Pos, File: own.File, Version: 1, Kind: manifest.KindStack}
 	index := map[string]int{}
-	var declaredProvides []string
 	productDirs := map[string]string{}
 	var sourceDirs []string
 	for i := len(chain) - 1; i >= 0; i-- {
@@ -40,21 +40,17 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 			index[ref.Name] = len(out.Components)
 			out.Components = append(out.Components, ref)
 		}
-		out.Requires = appendUnique(out.Requires, s.Requires...)
-		declaredProvides = appendUnique(declaredProvides, s.Provides...)
-		mergeLifecycle(&out.Lifecycle, &s.Lifecycle, l == chain[0], out.Components)
+		mergeLifecycle(&out.Lifecycle, &s.Lifecycle, l == chain[0], out.Components, diags)
 		if s.Platform != nil {
 			if out.Platform == nil {
 				out.Platform = &manifest.Platform{Pos: s.Platform.Pos}
 			}
 			out.Platform.Provides = appendUnique(out.Platform.Provides, s.Platform.Provides...)
 		}
-		out.Outputs = mergeOutputs(out.Outputs, s.Outputs)
-	}
-	for _, l := range chain {
-		// The outputs params files declare come after the stacks', as the
-		// Hub merges them.
-		out.Outputs = mergeOutputs(out.Outputs, l.outputs)
+		// The outputs a stack's params files declare come after the
+		// stack's, before those of a derived stack, as the Hub merges them.
+		out.Outputs = mergeStackOutputs(out.Outputs, s.Outputs)
+		out.Outputs = mergeStackOutputs(out.Outputs, l.outputs)
 	}
 	out.Meta.FromStack = ""
 
@@ -68,14 +64,19 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 		}
 	}
 
-	params := newParamSet(diags)
+	params := newParamSet(out.Components, diags)
 	for i, c := range comps {
 		if c == nil {
 			continue
 		}
 		for _, p := range c.Parameters {
+			// Only user parameters come to the top level (those reading
+			// fromEnv or fromFile are user parameters), qualified with the
+			// component and without its env, as the Hub CLI brings them.
+			userIfFrom(&p)
 			if p.Kind == manifest.KindUser {
 				p.Component = out.Components[i].Name
+				p.Env = ""
 				params.add(p)
 			}
 		}
@@ -93,17 +94,87 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 	out.Parameters = params.sorted()
 	applyEnv(out, opts.Env)
 
-	out.Requires, out.Provides = requiresAndProvides(out, comps, declaredProvides)
+	out.Requires, out.Provides = requiresAndProvides(chain, out.Components, comps)
 	check(out, diags)
 	if diags.HasErrors() {
 		return nil
 	}
+	markSecretOutputs(out.Outputs)
 	for i, c := range comps {
 		if c != nil {
-			c.Meta.Name = out.Components[i].Name
+			completeComponent(c, out.Components[i].Name)
 		}
 	}
 	return res
+}
+
+// defaultVerbs are the verbs of a component that lists none.
+var defaultVerbs = []string{"deploy", "undeploy"}
+
+// completeComponent fills in a component's manifest as the Hub CLI's
+// elaborate does: meta.origin and meta.kind default to the name the
+// component's own manifest gives it (its kind: components of the same kind
+// do not see each other's outputs), lifecycle.verbs to deploy and undeploy,
+// and outputs whose names look secret get kind: secret. Then meta.name
+// becomes the stack's name for it.
+func completeComponent(c *manifest.Component, name string) {
+	if c.Meta.Origin == "" {
+		c.Meta.Origin = c.Meta.Name
+	}
+	if c.Meta.Kind == "" {
+		c.Meta.Kind = c.Meta.Name
+	}
+	c.Meta.Name = name
+	if len(c.Lifecycle.Verbs) == 0 {
+		c.Lifecycle.Verbs = append([]string(nil), defaultVerbs...)
+	}
+	if len(c.Outputs) > 0 {
+		c.Outputs = append([]manifest.Output(nil), c.Outputs...)
+		markSecretOutputs(c.Outputs)
+	}
+}
+
+// markSecretOutputs gives kind: secret to the outputs without a kind whose
+// names look secret by the Hub CLI's rule (hubLooksSecret), as its
+// elaborate marks them; an output declared secret: false is left alone.
+func markSecretOutputs(outs []manifest.Output) {
+	for i := range outs {
+		o := &outs[i]
+		if o.Kind == "" && hubLooksSecret(o.Name) && (o.Secret == nil || *o.Secret) {
+			o.Kind = "secret"
+		}
+	}
+}
+
+// hubSecretSuffixes end the names the Hub CLI takes for secrets.
+var hubSecretSuffixes = func() []string {
+	var out []string
+	for _, w := range []string{"password", "secret", "key", "cert", "token", "cookie"} {
+		out = append(out, "."+w, "_"+w, strings.ToUpper(w[:1])+w[1:], strings.ToUpper(w))
+	}
+	return out
+}()
+
+// hubLooksSecret is the Hub CLI's LooksLikeSecret, to the letter: the name
+// (up to a "|" qualifier that is not its first character) ends with one of
+// the 24 suffixes .password _password Password PASSWORD, and the same for
+// secret, key, cert, token and cookie; cloud.sshKey is not a secret. A
+// "component:" prefix is part of the name. gantry masks more (secret.Named:
+// a dash before the word, the bare word, a prefix ignored); this rule only
+// decides which outputs the elaborated manifest marks kind: secret.
+func hubLooksSecret(name string) bool {
+	if i := strings.IndexByte(name, '|'); i > 0 {
+		name = name[:i]
+	}
+	if name == "cloud.sshKey" {
+		return false
+	}
+	for _, suf := range hubSecretSuffixes {
+		if strings.HasSuffix(name, suf) {
+			return true
+		}
+	}
+	return false
 }
 
 func joinDir(base, dir string) string {
@@ -147,96 +218,43 @@ func mergeMeta(dst, src *manifest.Meta) {
 	}
 }
 
-// mergeLifecycle merges a stack's lifecycle into the accumulated one of its
-// bases: lists are unioned, scalars of the derived stack win, requirement tuning
-// follows seed 000, and flight groups append their steps. Positions follow the
-// items so that messages point at the file that wrote them.
-func mergeLifecycle(dst, src *manifest.StackLifecycle, root bool, comps []manifest.ComponentRef) {
-	if dst.Positions == nil {
-		dst.Positions = manifest.Positions{}
-	}
-	if src.Pos.Line != 0 {
-		dst.Pos = src.Pos
-	}
-	for k, p := range src.Positions {
-		if !strings.Contains(k, "[") {
-			dst.Positions[k] = p
+// mergeStackOutputs merges a stack's outputs (or a params file's) into those
+// of its base, as the Hub CLI does: an output of a name the base has
+// replaces it in place field by field (what it sets wins, the rest is the
+// base's), the others are appended.
+func mergeStackOutputs(dst, src []manifest.Output) []manifest.Output {
+	dst = append([]manifest.Output(nil), dst...)
+	for _, o := range src {
+		i := 0
+		for i < len(dst) && dst[i].Name != o.Name {
+			i++
 		}
-	}
-	union := func(field string, dl *[]string, sl []string) {
-		for i, v := range sl {
-			if containsString(*dl, v) {
-				continue
-			}
-			dst.Positions[manifest.ItemPath(field, len(*dl))] = src.Positions.At(manifest.ItemPath(field, i), src.Pos)
-			*dl = append(*dl, v)
+		if i == len(dst) {
+			dst = append(dst, o)
+			continue
 		}
-	}
-	union("verbs", &dst.Verbs, src.Verbs)
-	switch {
-	case len(src.Order) > 0:
-		dst.Order = nil
-		union("order", &dst.Order, src.Order)
-		// Duplicates are errors of the file, so keep them for check to report.
-		for i, v := range src.Order {
-			if i >= len(dst.Order) || dst.Order[i] != v {
-				dst.Order = append([]string(nil), src.Order...)
-				for j := range src.Order {
-					dst.Positions[manifest.ItemPath("order", j)] = src.Positions.At(manifest.ItemPath("order", j), src.Pos)
-				}
-				break
+		cur := &dst[i]
+		cur.Pos = o.Pos
+		for _, f := range []struct{ dst, src *string }{
+			{&cur.Value, &o.Value}, {&cur.FromTfVar, &o.FromTfVar}, {&cur.Kind, &o.Kind},
+			{&cur.Brief, &o.Brief}, {&cur.Description, &o.Description},
+		} {
+			if *f.src != "" {
+				*f.dst = *f.src
 			}
 		}
-	case len(dst.Order) > 0:
-		// A base order extended by the components the derived stack adds.
-		for _, c := range comps {
-			if !containsString(dst.Order, c.Name) {
-				dst.Positions[manifest.ItemPath("order", len(dst.Order))] = c.Pos
-				dst.Order = append(dst.Order, c.Name)
-			}
+		if o.FromObject != nil {
+			cur.FromObject = o.FromObject
+		}
+		if o.Secret != nil {
+			cur.Secret = o.Secret
 		}
 	}
-	union("mandatory", &dst.Mandatory, src.Mandatory)
-	union("optional", &dst.Optional, src.Optional)
-	if root {
-		union("requires.optional", &dst.Requires.Optional, src.Requires.Optional)
-	} else if len(src.Requires.Optional) > 0 {
-		dst.Requires.Optional = mergeTuning(dst.Requires.Optional, src.Requires.Optional)
-		for i, e := range dst.Requires.Optional {
-			for j, se := range src.Requires.Optional {
-				if se == e {
-					dst.Positions[manifest.ItemPath("requires.optional", i)] = src.Positions.At(manifest.ItemPath("requires.optional", j), src.Pos)
-				}
-			}
-		}
-	}
-	if src.Parallel > 0 {
-		dst.Parallel = src.Parallel
-	}
-	dst.ReadyConditions = append(dst.ReadyConditions, src.ReadyConditions...)
-	if src.TeardownOrphans != "" {
-		dst.TeardownOrphans = src.TeardownOrphans
-	}
-	dst.PreFlight = mergeFlight(dst.PreFlight, src.PreFlight)
-	dst.PostFlight = mergeFlight(dst.PostFlight, src.PostFlight)
-	dst.PostTeardown = mergeFlight(dst.PostTeardown, src.PostTeardown)
+	return dst
 }
 
-func mergeFlight(dst, src *manifest.FlightGroup) *manifest.FlightGroup {
-	switch {
-	case src == nil:
-		return dst
-	case dst == nil:
-		g := *src
-		return &g
-	}
-	g := *dst
-	g.Pos = src.Pos
-	g.SkipStandardSteps = g.SkipStandardSteps || src.SkipStandardSteps
-	g.Steps = append(append([]manifest.Step(nil), dst.Steps...), src.Steps...)
-	return &g
-}
-
+// mergeOutputs merges outputs by name: a later one replaces an earlier one
+// whole (a template's outputs under a component's).
 func mergeOutputs(dst, src []manifest.Output) []manifest.Output {
 	for _, o := range src {
 		replaced := false
@@ -355,31 +373,95 @@ func loadComponent(ref *manifest.ComponentRef, i int, file string, docs []*manif
 	return nil
 }
 
-// requiresAndProvides computes the stack's requirements: those it declares, then
-// every component requirement not provided by an earlier component or a base
-// stack; and its provides: those declared plus every component's.
-func requiresAndProvides(s *manifest.Stack, comps []*manifest.Component, declaredProvides []string) (requires, provides []string) {
-	requires = append([]string(nil), s.Requires...)
-	provided := map[string]bool{}
-	for _, p := range declaredProvides {
-		provided[p] = true
-	}
-	provides = append([]string(nil), declaredProvides...)
-	for _, c := range comps {
-		if c == nil {
-			continue
+// requiresAndProvides computes the stack's requires and provides as the Hub
+// CLI does, stack by stack of the fromStack chain, base-most first. At each
+// stack, its components are those it declares that no derived stack
+// declares again. Its provides are its base's, those it declares and those
+// of its components and of its base's, sorted. Its requires are its base's
+// requires, then, sorted, what it declares that its base does not provide
+// and what its components require (walking its own lifecycle.order, or its
+// components when it has none) that neither its base nor an earlier
+// component of its provides. A base providing kubernetes provides kubectl,
+// and so does a component.
+func requiresAndProvides(chain []*level, refs []manifest.ComponentRef, comps []*manifest.Component) (requires, provides []string) {
+	byName := map[string]*manifest.Component{}
+	for i, c := range comps {
+		if c != nil {
+			byName[refs[i].Name] = c
 		}
-		for _, r := range c.Requires {
-			if !provided[r] {
-				requires = appendUnique(requires, r)
+	}
+	last := map[string]int{} // the last stack of the chain declaring a component
+	for k, l := range chain {
+		for _, ref := range l.stack.Components {
+			last[ref.Name] = k
+		}
+	}
+	for k, l := range chain {
+		s := l.stack
+		provided := map[string]bool{}
+		provide := func(p string) {
+			provided[p] = true
+			if p == "kubernetes" {
+				provided["kubectl"] = true
 			}
 		}
-		for _, p := range c.Provides {
-			provided[p] = true
+		for _, p := range provides {
+			provide(p)
 		}
-		provides = appendUnique(provides, c.Provides...)
+		unmet := map[string]bool{}
+		need := func(r string) {
+			if !provided[r] {
+				unmet[r] = true
+			}
+		}
+		for _, r := range s.Requires {
+			need(r)
+		}
+		order := s.Lifecycle.Order
+		if len(order) == 0 {
+			for _, ref := range s.Components {
+				order = append(order, ref.Name)
+			}
+		}
+		for _, name := range order {
+			c := byName[name]
+			if c == nil || last[name] > k {
+				continue
+			}
+			for _, r := range c.Requires {
+				need(r)
+			}
+			for _, p := range c.Provides {
+				provide(p)
+			}
+		}
+		requires = appendUnique(requires, sortedKeys(unmet)...)
+		all := map[string]bool{}
+		for _, p := range provides {
+			all[p] = true
+		}
+		for _, p := range s.Provides {
+			all[p] = true
+		}
+		for name, c := range byName {
+			if last[name] <= k {
+				for _, p := range c.Provides {
+					all[p] = true
+				}
+			}
+		}
+		provides = sortedKeys(all)
 	}
 	return requires, provides
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // check validates what only the merged stack can tell: references between

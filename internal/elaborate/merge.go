@@ -6,34 +6,52 @@ import (
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
-// paramSet merges parameters in assembly order by the rules of seed 000:
-// kind: user beats tech; later non-empty value, default, fromEnv, env and brief
-// overwrite, as does a later secret: true or false; an unqualified parameter
-// also merges into every earlier qualified parameter of the same name.
+// paramSet merges parameters in assembly order by the rules of seed 000, as
+// the Hub CLI's elaborate merges them: kind: user beats tech; later
+// non-empty value, default, fromEnv, env and brief overwrite, as does a
+// later secret: true or false; empty: allow is dropped once a merge leaves a
+// value; an unqualified parameter also merges into every earlier parameter
+// of the same name qualified for a component of the stack.
 type paramSet struct {
-	list      []*manifest.Parameter
-	index     map[string]*manifest.Parameter   // by qualified name
-	qualified map[string][]*manifest.Parameter // qualified parameters by plain name, in order
-	diags     *manifest.Diagnostics
+	list       []*manifest.Parameter
+	index      map[string]*manifest.Parameter   // by qualified name
+	qualified  map[string][]*manifest.Parameter // qualified parameters by plain name, in order
+	components map[string]bool                  // the stack's components
+	diags      *manifest.Diagnostics
 }
 
-func newParamSet(diags *manifest.Diagnostics) *paramSet {
-	return &paramSet{
-		index:     map[string]*manifest.Parameter{},
-		qualified: map[string][]*manifest.Parameter{},
-		diags:     diags,
+func newParamSet(components []manifest.ComponentRef, diags *manifest.Diagnostics) *paramSet {
+	s := &paramSet{
+		index:      map[string]*manifest.Parameter{},
+		qualified:  map[string][]*manifest.Parameter{},
+		components: map[string]bool{},
+		diags:      diags,
+	}
+	for _, c := range components {
+		s.components[c.Name] = true
+	}
+	return s
+}
+
+// userIfFrom gives kind: user to a parameter without a kind that reads
+// fromEnv or fromFile, as the Hub CLI does before it merges parameters; no
+// other parameter gets a kind it does not declare.
+func userIfFrom(p *manifest.Parameter) {
+	if p.Kind == "" && (p.FromEnv != "" || p.FromFile != "") {
+		p.Kind = manifest.KindUser
 	}
 }
 
 func (s *paramSet) add(p manifest.Parameter) {
+	userIfFrom(&p)
 	q := p.QName()
 	if cur, ok := s.index[q]; ok {
-		mergeParameter(cur, &p)
+		s.merge(cur, &p)
 	} else {
 		np := p
 		s.list = append(s.list, &np)
 		s.index[q] = &np
-		if np.Component != "" {
+		if np.Component != "" && s.components[np.Component] {
 			s.qualified[np.Name] = append(s.qualified[np.Name], &np)
 		}
 	}
@@ -45,7 +63,16 @@ func (s *paramSet) add(p manifest.Parameter) {
 			s.diags.Warnf(p.Pos, "", "parameter %q overrides the value of %q given at %s (%s → %s)",
 				p.Name, cur.QName(), cur.Origin.FileLine(), shown(cur, string(cur.Value)), shown(cur, string(p.Value)))
 		}
-		mergeParameter(cur, &p)
+		s.merge(cur, &p)
+	}
+}
+
+// merge merges add into cur; a merge that leaves a value drops empty: allow,
+// as the Hub CLI's does (a parameter given once keeps it).
+func (s *paramSet) merge(cur, add *manifest.Parameter) {
+	mergeParameter(cur, add)
+	if cur.Value != "" {
+		cur.Empty = ""
 	}
 }
 
@@ -96,22 +123,14 @@ func mergeParameter(cur, add *manifest.Parameter) {
 	}
 }
 
-// sorted returns the merged parameters sorted by qualified name, unqualified
-// before qualified ones of the same name; top-level parameters without a kind
-// are user parameters.
+// sorted returns the merged parameters sorted by qualified name
+// (name|component), byte by byte as the Hub CLI sorts them: a parameter
+// keeps the kind it was given (none when it has none).
 func (s *paramSet) sorted() []manifest.Parameter {
 	out := make([]manifest.Parameter, len(s.list))
 	for i, p := range s.list {
 		out[i] = *p
-		if out[i].Kind == "" {
-			out[i].Kind = manifest.KindUser
-		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Name != out[j].Name {
-			return out[i].Name < out[j].Name
-		}
-		return out[i].Component < out[j].Component
-	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].QName() < out[j].QName() })
 	return out
 }

@@ -31,41 +31,66 @@ func TestParamSetMerge(t *testing.T) {
 			want: []manifest.Parameter{param("a", "", "user", "")},
 		},
 		{
-			name: "empty kind becomes user at the top level",
+			name: "a parameter without a kind keeps none",
 			in:   []manifest.Parameter{param("a", "", "", "1")},
-			want: []manifest.Parameter{param("a", "", "user", "1")},
+			want: []manifest.Parameter{param("a", "", "", "1")},
+		},
+		{
+			name: "fromEnv or fromFile without a kind makes a user parameter",
+			in:   []manifest.Parameter{{Name: "e", FromEnv: "E"}, {Name: "f", FromFile: "f.txt"}, {Name: "t", Kind: "tech", FromEnv: "T"}},
+			want: []manifest.Parameter{{Name: "e", Kind: "user", FromEnv: "E"}, {Name: "f", Kind: "user", FromFile: "f.txt"}, {Name: "t", Kind: "tech", FromEnv: "T"}},
 		},
 		{
 			name: "later non-empty value wins, empty keeps",
 			in:   []manifest.Parameter{param("a", "", "", "1"), param("a", "", "", "2"), param("a", "", "", "")},
-			want: []manifest.Parameter{param("a", "", "user", "2")},
+			want: []manifest.Parameter{param("a", "", "", "2")},
+		},
+		{
+			name: "empty: allow given once stays",
+			in:   []manifest.Parameter{{Name: "a", Value: "x", Empty: "allow"}},
+			want: []manifest.Parameter{{Name: "a", Value: "x", Empty: "allow"}},
+		},
+		{
+			name: "empty: allow dropped by a merge that leaves a value",
+			in:   []manifest.Parameter{{Name: "a", Empty: "allow"}, {Name: "a", Value: "x"}, {Name: "b", Value: "x", Empty: "allow"}, {Name: "b", Brief: "B"}},
+			want: []manifest.Parameter{{Name: "a", Value: "x"}, {Name: "b", Value: "x", Brief: "B"}},
+		},
+		{
+			name: "empty: allow kept by a merge without a value",
+			in:   []manifest.Parameter{{Name: "a", Empty: "allow"}, {Name: "a", Brief: "A"}},
+			want: []manifest.Parameter{{Name: "a", Brief: "A", Empty: "allow"}},
 		},
 		{
 			name:      "unqualified merges into earlier qualified, with a warning when the value changes",
 			in:        []manifest.Parameter{param("a", "x", "user", "1"), param("a", "y", "user", ""), param("a", "", "", "2")},
-			want:      []manifest.Parameter{param("a", "", "user", "2"), param("a", "x", "user", "2"), param("a", "y", "user", "2")},
+			want:      []manifest.Parameter{param("a", "", "", "2"), param("a", "x", "user", "2"), param("a", "y", "user", "2")},
 			wantWarns: 1,
+		},
+		{
+			name: "unqualified does not merge into a parameter qualified for another stack's component",
+			in:   []manifest.Parameter{param("a", "nope", "user", "1"), param("a", "", "", "2")},
+			want: []manifest.Parameter{param("a", "", "", "2"), param("a", "nope", "user", "1")},
 		},
 		{
 			name: "qualified after unqualified is left alone",
 			in:   []manifest.Parameter{param("a", "", "", "2"), param("a", "x", "user", "1")},
-			want: []manifest.Parameter{param("a", "", "user", "2"), param("a", "x", "user", "1")},
+			want: []manifest.Parameter{param("a", "", "", "2"), param("a", "x", "user", "1")},
 		},
 		{
 			name: "same value: no warning",
 			in:   []manifest.Parameter{param("a", "x", "user", "1"), param("a", "", "", "1")},
-			want: []manifest.Parameter{param("a", "", "user", "1"), param("a", "x", "user", "1")},
+			want: []manifest.Parameter{param("a", "", "", "1"), param("a", "x", "user", "1")},
 		},
 		{
-			name: "sorted by name, unqualified first",
-			in:   []manifest.Parameter{param("b", "", "", "1"), param("a", "z", "user", "1"), param("a", "c", "user", "1"), param("a", "", "", "")},
-			want: []manifest.Parameter{param("a", "", "user", ""), param("a", "c", "user", "1"), param("a", "z", "user", "1"), param("b", "", "user", "1")},
+			name: "sorted by qualified name, byte by byte",
+			in:   []manifest.Parameter{param("b", "", "", "1"), param("a", "z", "user", "1"), param("a", "c", "user", "1"), param("a", "", "", ""), param("a.b", "", "", "1"), param("ab", "", "", "1")},
+			want: []manifest.Parameter{param("a", "", "", ""), param("a.b", "", "", "1"), param("ab", "", "", "1"), param("a", "c", "user", "1"), param("a", "z", "user", "1"), param("b", "", "", "1")},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var diags manifest.Diagnostics
-			s := newParamSet(&diags)
+			s := newParamSet([]manifest.ComponentRef{{Name: "c"}, {Name: "x"}, {Name: "y"}, {Name: "z"}}, &diags)
 			for _, p := range tt.in {
 				s.add(p)
 			}

@@ -2,49 +2,70 @@ package elaborate
 
 import "strings"
 
-// mergeTuning merges the lifecycle.requires.optional entries of a derived stack
-// into those of its base, by the rules of seed 000:
+// mergeTuning merges the lifecycle.requires.optional entries of a derived
+// stack with those of its base as the Hub CLI does (agilestacks/hub
+// mergeRequiresTuning), to the letter. The entries are read newest first
+// (the derived stack's from its last, then the base's from its last), each
+// entry counted once, and an entry is kept unless a newer one overrides it:
 //
-//	req        supersedes all prior req:component (optional for everyone)
-//	req:comp   supersedes a prior req (optional for that component only)
-//	:          erases all prior tuning
-//	req:       erases all prior tuning of req
-//	:comp      erases all prior tuning of comp
-//	otherwise  the entry is appended
+//	req        optional for every component; dropped when a newer req:comp
+//	           was kept, or a newer req: erased req
+//	req:comp   optional for comp; dropped when a newer plain req was kept, or
+//	           a newer req: erased req
+//	:          erases everything older (and is not kept)
+//	req:       erases the older entries of req (and is not kept)
+//	:comp      meant to erase the older entries of comp, but the Hub compares
+//	           the component with ":comp", colon included, so it erases
+//	           nothing; it is not kept. gantry keeps that quirk, so that a
+//	           stack elaborates as it does with the Hub.
+//
+// The kept entries are returned oldest first.
 func mergeTuning(base, derived []string) []string {
-	out := append([]string(nil), base...)
-	remove := func(drop func(req, comp string, qualified bool) bool) {
-		kept := out[:0]
-		for _, e := range out {
-			req, comp, qualified := strings.Cut(e, ":")
-			if !drop(req, comp, qualified) {
-				kept = append(kept, e)
-			}
-		}
-		out = kept
-	}
-	for _, e := range derived {
+	newestFirst := appendUnique(nil, reversed(derived)...)
+	newestFirst = appendUnique(newestFirst, reversed(base)...)
+	var kept, erasedReq, erasedComp []string
+	for _, e := range newestFirst {
 		req, comp, qualified := strings.Cut(e, ":")
 		switch {
-		case qualified && req == "" && comp == "":
-			out = out[:0]
-			continue
-		case qualified && comp == "":
-			remove(func(r, _ string, _ bool) bool { return r == req })
-			continue
-		case qualified && req == "":
-			remove(func(_, c string, q bool) bool { return q && c == comp })
-			continue
 		case !qualified:
-			remove(func(r, _ string, q bool) bool { return q && r == req })
+			if containsString(erasedReq, req) || hasPrefixed(kept, req+":") {
+				continue
+			}
+		case req == "" && comp == "":
+			return reversed(kept)
+		case comp == "":
+			erasedReq = append(erasedReq, req)
+			continue
+		case req == "":
+			// The Hub records ":comp" here, colon included, and looks
+			// for the bare component below: never found.
+			erasedComp = append(erasedComp, ":"+comp)
+			continue
 		default:
-			remove(func(r, _ string, q bool) bool { return !q && r == req })
+			if containsString(erasedComp, comp) || containsString(erasedReq, req) || containsString(kept, req) {
+				continue
+			}
 		}
-		if !containsString(out, e) {
-			out = append(out, e)
-		}
+		kept = append(kept, e)
+	}
+	return reversed(kept)
+}
+
+func reversed(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[len(list)-1-i] = s
 	}
 	return out
+}
+
+func hasPrefixed(list []string, prefix string) bool {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func containsString(list []string, s string) bool {

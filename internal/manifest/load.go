@@ -286,7 +286,7 @@ func validateStack(s *Stack, diags *Diagnostics) {
 		}
 		switch {
 		case c.Source.Dir == "" && c.Source.Git != nil:
-			c.Source.Dir = c.Source.Git.Folder(c.Name)
+			c.Source.Dir, c.Source.FromGit = c.Source.Git.Folder(c.Name), true
 		case c.Source.Dir == "" && c.Source.Pos.Line != 0:
 			diags.Errorf(c.Source.Pos, path+".source", "expected dir (a folder) or git (a repository gantry pull fetches), got neither")
 		}
@@ -307,6 +307,11 @@ func validateStack(s *Stack, diags *Diagnostics) {
 	}
 	if _, given := l.Positions["parallel"]; (l.Parallel < 0 || given && l.Parallel == 0) && !diags.hasError("lifecycle.parallel") {
 		diags.Errorf(l.Positions.At("parallel", l.Pos), "lifecycle.parallel", "expected a positive number of components to run at once, got %d", l.Parallel)
+	}
+	if l.Bare != "" && l.Bare != EmptyAllow {
+		// The Hub CLI only warns (its schema lists allow alone), and a
+		// stack's bare has no effect on a kind: stack.
+		diags.Warnf(l.Positions.At("bare", l.Pos), "lifecycle.bare", "expected %q, got %q (the only value the Hub CLI recognizes is allow)", EmptyAllow, l.Bare)
 	}
 	validateVerbs(l.Verbs, l.Positions.At("verbs", l.Pos), "lifecycle.verbs", diags)
 	validateReadyConditions(l.ReadyConditions, "lifecycle.readyConditions", diags)
@@ -338,13 +343,11 @@ func validateComponentName(name string, pos Pos, field string, diags *Diagnostic
 
 func validateComponent(c *Component, diags *Diagnostics) {
 	validateComponentName(c.Meta.Name, c.Meta.Pos, "meta.name", diags)
-	if c.Templates != nil {
-		switch c.Templates.Kind {
-		case "", "curly", "mustache", "go":
-		default:
-			diags.Errorf(c.Templates.Pos, "templates.kind", "expected \"curly\", \"mustache\" or \"go\", got %q", c.Templates.Kind)
+	if t := c.Templates; t != nil {
+		validateTemplateTarget(t.Pos, t.Kind, t.Files, t.Directories, "templates", diags)
+		for i, e := range t.Extra {
+			validateTemplateTarget(e.Pos, e.Kind, e.Files, e.Directories, itemPath("templates.extra", i), diags)
 		}
-		validateTemplatePaths(c.Templates, diags)
 	}
 	validateComponentLifecycle(&c.Lifecycle, "lifecycle", diags)
 	validateOutputs(c.Outputs, true, diags)
@@ -354,6 +357,9 @@ func validateComponent(c *Component, diags *Diagnostics) {
 }
 
 func validateComponentLifecycle(l *ComponentLifecycle, path string, diags *Diagnostics) {
+	if o := l.Options; o != nil && o.Random != nil && (o.Random.Bytes < 0 || o.Random.Bytes > maxPadBytes) {
+		diags.Errorf(o.Random.Pos, path+".options.random.bytes", "expected a size of the one-time pad HUB_RANDOM from 1 to %d bytes, got %d", maxPadBytes, o.Random.Bytes)
+	}
 	if l.Bare != "" && l.Bare != EmptyAllow {
 		diags.Errorf(l.Pos, path+".bare", "expected %q, got %q", EmptyAllow, l.Bare)
 	}
@@ -382,6 +388,10 @@ func validateReadyConditions(rcs []ReadyCondition, path string, diags *Diagnosti
 		}
 	}
 }
+
+// maxPadBytes bounds lifecycle.options.random.bytes: the pad's base64 must
+// fit in one environment variable (component.MaxPadBytes).
+const maxPadBytes = 64 << 10
 
 // verbRE is a custom verb: it names a make target and a script (verb.sh).
 var verbRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)

@@ -111,6 +111,9 @@ type Source struct {
 	Pos Pos      `yaml:"-"`
 	Dir string   `yaml:"dir,omitempty"`
 	Git *GitRepo `yaml:"git,omitempty"`
+	// FromGit says Dir was not written but taken from Git, as the Hub
+	// does: the sub-folder of a clone named after the component.
+	FromGit bool `yaml:"-"`
 }
 
 // SourceLocation is where a stack's or a component's sources live, in its
@@ -136,8 +139,11 @@ type GitRepo struct {
 // StackLifecycle holds the stack's ordering, optionality, requirement tuning and
 // Skopos application lifecycle.
 type StackLifecycle struct {
-	Pos             Pos              `yaml:"-"`
-	Positions       Positions        `yaml:"-"`
+	Pos       Pos       `yaml:"-"`
+	Positions Positions `yaml:"-"`
+	// Bare is the Hub's lifecycle.bare: "allow" lets an application stack
+	// run without an implementation; gantry keeps it for the Hub.
+	Bare            string           `yaml:"bare,omitempty"`
 	Verbs           []string         `yaml:"verbs,omitempty"`
 	Order           []string         `yaml:"order,omitempty"`
 	Mandatory       []string         `yaml:"mandatory,omitempty"`
@@ -145,10 +151,13 @@ type StackLifecycle struct {
 	Requires        RequiresTuning   `yaml:"requires,omitempty"`
 	Parallel        int              `yaml:"parallel,omitempty"`
 	ReadyConditions []ReadyCondition `yaml:"readyConditions,omitempty"`
-	TeardownOrphans string           `yaml:"teardown_orphans,omitempty"`
-	PreFlight       *FlightGroup     `yaml:"pre_flight,omitempty"`
-	PostFlight      *FlightGroup     `yaml:"post_flight,omitempty"`
-	PostTeardown    *FlightGroup     `yaml:"post_teardown,omitempty"`
+	// Options are the Hub's lifecycle.options of an application stack;
+	// a derived stack (fromStack) drops them, as the Hub does.
+	Options         *LifecycleOptions `yaml:"options,omitempty"`
+	TeardownOrphans string            `yaml:"teardown_orphans,omitempty"`
+	PreFlight       *FlightGroup      `yaml:"pre_flight,omitempty"`
+	PostFlight      *FlightGroup      `yaml:"post_flight,omitempty"`
+	PostTeardown    *FlightGroup      `yaml:"post_teardown,omitempty"`
 }
 
 // RequiresTuning softens requirements (seed 000 "Optional requirements").

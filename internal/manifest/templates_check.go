@@ -5,23 +5,29 @@ import (
 	"path/filepath"
 )
 
-// validateTemplatePaths refuses templates.files patterns and
-// templates.directories that name something outside the component: an
-// absolute path or one that climbs out with "..". Templates are confined to
+// validateTemplateTarget checks a set of templates (templates:, or one of
+// its extra targets, at field): its kind, and its files patterns and
+// directories, which must name something inside the component: not an
+// absolute path nor one that climbs out with "..". Templates are confined to
 // their component; links that lead out are caught when the files are listed.
-func validateTemplatePaths(t *Templates, diags *Diagnostics) {
-	check := func(field string, list []string) {
+func validateTemplateTarget(pos Pos, kind string, files, dirs []string, field string, diags *Diagnostics) {
+	switch kind {
+	case "", "curly", "mustache", "go":
+	default:
+		diags.Errorf(pos, field+".kind", "expected \"curly\", \"mustache\" or \"go\", got %q", kind)
+	}
+	check := func(f string, list []string) {
 		for i, p := range list {
 			if !filepath.IsLocal(filepath.FromSlash(p)) {
-				diags.Errorf(t.Pos, fmt.Sprintf("%s[%d]", field, i), "expected a path inside the component folder (relative, not climbing out with ..), got %q", p)
+				diags.Errorf(pos, fmt.Sprintf("%s[%d]", f, i), "expected a path inside the component folder (relative, not climbing out with ..), got %q", p)
 			}
 		}
 	}
-	check("templates.files", t.Files)
-	for i, p := range t.Files {
+	check(field+".files", files)
+	for i, p := range files {
 		if _, err := filepath.Match(p, ""); err != nil {
-			diags.Errorf(t.Pos, fmt.Sprintf("templates.files[%d]", i), "malformed pattern %q: %v", p, err)
+			diags.Errorf(pos, fmt.Sprintf("%s.files[%d]", field, i), "malformed pattern %q: %v", p, err)
 		}
 	}
-	check("templates.directories", t.Directories)
+	check(field+".directories", dirs)
 }

@@ -263,6 +263,8 @@ func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 	a := &activation{r: r, values: map[string]any{}, deadline: deadline}
 	// Resolve every identifier chain up front: unknown names get a clear error
 	// (with a caret) instead of CEL's "no such attribute", and cycles surface.
+	// Every value is a string, as parameter values are: flag == 'true',
+	// int(port) + 1.
 	for _, n := range c.names {
 		found := false
 		for _, cand := range n.candidates {
@@ -274,7 +276,7 @@ func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			a.values[cand] = typed(v)
+			a.values[cand] = v
 			found = true
 			break
 		}
@@ -328,38 +330,6 @@ func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 		return "", &ExprError{Expr: expr, Msg: fmt.Sprintf("the result would be larger than %s", sizeText(MaxValueSize))}
 	}
 	return format(val)
-}
-
-// typed gives a parameter value its natural CEL type: integers and booleans
-// written canonically become int and bool, everything else stays a string.
-func typed(v string) any {
-	if v == "true" || v == "false" {
-		return v == "true"
-	}
-	if canonicalInt(v) {
-		if i, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return i
-		}
-	}
-	return v
-}
-
-func canonicalInt(s string) bool {
-	if s == "" {
-		return false
-	}
-	if s[0] == '-' {
-		s = s[1:]
-	}
-	if s == "" || len(s) > 1 && s[0] == '0' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // format renders a CEL result as a parameter value: strings as they are,
@@ -472,7 +442,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 			if err != nil {
 				return nil, err
 			}
-			return types.DefaultTypeAdapter.NativeToValue(typed(v)), nil
+			return types.String(v), nil
 		}, fail: a.fail}, true
 	case outputsVar:
 		return &lazyMap{get: func(comp string) (ref.Val, error) {
@@ -481,7 +451,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 				if err != nil {
 					return nil, err
 				}
-				return types.DefaultTypeAdapter.NativeToValue(typed(v)), nil
+				return types.String(v), nil
 			}, fail: a.fail}, nil
 		}, fail: a.fail}, true
 	}

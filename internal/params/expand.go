@@ -78,6 +78,14 @@ func (e *Expanded) IsSecret(name string) bool {
 	return manifest.LooksSecret(name)
 }
 
+// SetProvides sets what hub.provides is for the component: the
+// capabilities known when its verb runs.
+func (e *Expanded) SetProvides(provides string) {
+	if e.x != nil {
+		e.x.in.Provides = provides
+	}
+}
+
 // Get returns the parameter named name, or nil.
 func (e *Expanded) Get(name string) *Value { return e.byName[name] }
 
@@ -90,8 +98,9 @@ func (e *Expanded) Map() map[string]string {
 	return m
 }
 
-// Env returns the NAME=value pairs of parameters with env:, in manifest order.
-// A value of only spaces is an empty value (seed 000).
+// Env returns the NAME=value pairs of parameters with env:, in manifest order,
+// each value trimmed of leading and trailing white space as the Hub CLI does
+// (so a value of only spaces is empty, seed 000).
 func (e *Expanded) Env() []string {
 	var env []string
 	for _, v := range e.Values {
@@ -102,18 +111,16 @@ func (e *Expanded) Env() []string {
 	return env
 }
 
-// Trimmed makes a value of only spaces empty, as the Hub CLI does for
-// templates and the environment.
-func Trimmed(v string) string {
-	if strings.TrimSpace(v) == "" {
-		return ""
-	}
-	return v
-}
+// Trimmed is a value as the environment and templates get it: without
+// leading and trailing white space, as the Hub CLI gives it (a value of only
+// spaces is empty). Values keep their spaces everywhere else: in expansions,
+// outputs and the state.
+func Trimmed(v string) string { return strings.TrimSpace(v) }
 
 type expander struct {
 	in      ComponentInput
 	name    string
+	kind    string // the component's meta.kind: outputs of its kind are hidden
 	locals  map[string]*Value
 	links   map[*Value]evalState
 	diags   manifest.Diagnostics
@@ -130,6 +137,10 @@ type expander struct {
 // does the manifest's value or default apply. Parameters see the ones above them.
 func ExpandComponent(in ComponentInput) (*Expanded, manifest.Diagnostics) {
 	x := &expander{in: in, name: in.Component.Meta.Name, locals: map[string]*Value{}, links: map[*Value]evalState{}}
+	x.kind = in.Component.Meta.Kind
+	if x.kind == "" && in.Outputs != nil {
+		x.kind = in.Outputs.Kind(x.name)
+	}
 	out := &Expanded{Component: x.name, byName: map[string]*Value{}, x: x}
 	for i := range in.Component.Parameters {
 		p := &in.Component.Parameters[i]
@@ -167,12 +178,10 @@ func (x *expander) expand(p *manifest.Parameter) *Value {
 			x.fail(v, err)
 			return v
 		}
+		// What a value or default expands to is the value, empty or not
+		// (the Hub CLI checks only parameters that have none).
 		v.Value, v.Source = s, src
 		v.Secret = v.Secret || x.secrets
-		if s != "" || p.AllowsEmpty() {
-			return v
-		}
-		x.diags.Errorf(v.Pos, "", "component %s: parameter %q is empty (its value %q expanded to nothing); allow it with empty: allow", x.name, p.Name, raw)
 		return v
 	}
 	if p.AllowsEmpty() {
@@ -229,11 +238,14 @@ func (x *expander) global(name string) (string, string, error) {
 		return x.topLevel(v)
 	}
 	for _, dep := range x.in.Depends {
+		if x.in.Outputs.hidden(dep, x.kind) {
+			continue
+		}
 		if r := x.in.Outputs.get(dep, name); r.found {
 			return x.output(r, name)
 		}
 	}
-	if r := x.in.Outputs.plain(name, x.name); r.found {
+	if r := x.in.Outputs.plain(name, x.name, x.kind); r.found {
 		return x.output(r, name)
 	}
 	if v := l.Get(name); v != nil {
@@ -314,6 +326,13 @@ func (r *compResolver) Lookup(name string) (string, error) {
 func (r *compResolver) Budget() *Budget { return r.x.in.Locked.budget }
 
 func (r *compResolver) Output(component, name string) (string, error) {
+	if r.x.in.Outputs.hidden(component, r.x.kind) {
+		hint := fmt.Sprintf("%s is of the same kind as %s (meta.kind %s): a component does not see the outputs of components of its kind", component, r.x.name, r.x.kind)
+		if component == r.x.name {
+			hint = fmt.Sprintf("a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.x.kind)
+		}
+		return "", &UnknownError{Name: name, Component: component, Hint: hint}
+	}
 	res := r.x.in.Outputs.get(component, name)
 	if !res.found {
 		if r.x.in.Outputs.Known(component) {
@@ -337,6 +356,9 @@ func Recorded(component string, values []*Value, outputs *OutputIndex, locked *L
 		name:   component,
 		locals: map[string]*Value{},
 		links:  map[*Value]evalState{},
+	}
+	if outputs != nil {
+		x.kind = outputs.Kind(component)
 	}
 	if x.in.Locked == nil {
 		x.in.Locked = &Locked{index: map[string]*Value{}, budget: NewBudget()}

@@ -114,15 +114,80 @@ func TestExpandErrors(t *testing.T) {
 	text := strings.Join(got, "\n")
 	for _, want := range []string{
 		`parameter "missing" has no value`,
-		`parameter "emptied" is empty`,
 		`parameter "bad": unknown parameter "nope"`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("missing error %q in:\n%s", want, text)
 		}
 	}
-	if len(got) != 3 {
-		t.Errorf("want 3 errors, got %d:\n%s", len(got), text)
+	if len(got) != 2 {
+		t.Errorf("want 2 errors, got %d:\n%s", len(got), text)
+	}
+}
+
+// TestExpandValueToEmpty: a value or default that expands to nothing is the
+// value; only a parameter with neither must find one in scope.
+func TestExpandValueToEmpty(t *testing.T) {
+	exp, diags := expandFixture(t, "  - {name: e, kind: tech, empty: allow}\n", `  - {name: emptied, value: "${e}"}
+  - {name: cel, value: "#{e}"}
+  - {name: defaulted, default: "${e}"}
+  - {name: spaced, value: "  x  ", env: SPACED}
+`, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	for _, n := range []string{"emptied", "cel", "defaulted"} {
+		if v := exp.Get(n); v.Value != "" {
+			t.Errorf("%s = %q, want empty", n, v.Value)
+		}
+	}
+	// Values keep their spaces; the environment gets them trimmed.
+	if v := exp.Get("spaced"); v.Value != "  x  " {
+		t.Errorf("spaced = %q", v.Value)
+	}
+	if env := strings.Join(exp.Env(), ","); env != "SPACED=x" {
+		t.Errorf("env = %q, want SPACED=x", env)
+	}
+}
+
+// TestExpandHidesOutputsOfItsKind: a component does not see the outputs of
+// components of its kind (meta.kind), plain or qualified, through depends
+// or not; components of another kind see them.
+func TestExpandHidesOutputsOfItsKind(t *testing.T) {
+	x := NewOutputIndex([]string{"base", "svc1", "svc2", "consumer"})
+	for _, c := range []string{"base", "svc1", "svc2"} {
+		x.Declare(c, []string{"endpoint"})
+		x.Set(c, map[string]string{"endpoint": c + ".example"}, nil)
+	}
+	x.SetKind("base", "base")
+	x.SetKind("svc1", "svc")
+	x.SetKind("svc2", "svc")
+	x.SetKind("consumer", "consumer")
+	l, _ := Lock(LockInput{Stack: stackFrom(t, ""), DeploymentID: "id"})
+	svc2 := componentFrom(t, "svc2", "  - {name: endpoint}\n")
+	svc2.Meta.Kind = "svc"
+	exp, diags := ExpandComponent(ComponentInput{Locked: l, Component: svc2, Depends: []string{"svc1"}, Outputs: x})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	if v := exp.Get("endpoint"); v.Value != "base.example" {
+		t.Errorf("svc2 endpoint = %q from %s, want base.example", v.Value, v.Source)
+	}
+	// Qualified: unknown, with the reason.
+	_, diags = ExpandComponent(ComponentInput{Locked: l, Component: componentFrom(t, "svc2", `  - {name: peer, value: "${svc1:endpoint}"}
+`), Outputs: x})
+	if !diags.HasErrors() || !strings.Contains(diags.Err().Error(), "unknown output svc1:endpoint; svc1 is of the same kind as svc2 (meta.kind svc)") {
+		t.Errorf("want svc1:endpoint hidden from svc2 (its kind from the index), got %v", diags)
+	}
+	// Another kind sees every instance; the latest in deploy order wins.
+	exp, diags = ExpandComponent(ComponentInput{Locked: l, Component: componentFrom(t, "consumer", `  - {name: endpoint}
+  - {name: first, value: "${svc1:endpoint}"}
+`), Outputs: x})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	if a, b := exp.Get("endpoint").Value, exp.Get("first").Value; a != "svc2.example" || b != "svc1.example" {
+		t.Errorf("consumer: endpoint = %q, first = %q", a, b)
 	}
 }
 

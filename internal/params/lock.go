@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/inputfile"
@@ -151,9 +152,11 @@ type locker struct {
 }
 
 // Lock locks the top-level parameters (seed 000 "Deploy" 1-3): values from the
-// manifests, else fromEnv, fromFile, a prompt (user parameters on a terminal),
-// default, the state (with a warning), "" with empty: allow; then expressions
-// are evaluated. Every error and warning is collected.
+// manifests, else, for user parameters, fromEnv, fromFile, a prompt (on a
+// terminal), default; else the state (with a warning); else "" — with
+// empty: allow, or with a warning for a parameter that is not kind: user,
+// else an error. Then expressions are evaluated. Every error and warning is
+// collected.
 func Lock(in LockInput) (*Locked, manifest.Diagnostics) {
 	if in.Env == nil {
 		in.Env = os.LookupEnv
@@ -229,13 +232,25 @@ func (lk *locker) errorf(v *Value, format string, args ...any) {
 	lk.state[v] = failed
 }
 
-// source finds where a parameter's value comes from.
+// source finds where a parameter's value comes from. As in the Hub CLI, only
+// kind: user parameters are looked for beyond their value (fromEnv,
+// fromFile, a prompt, their default) and must have one; any other parameter
+// without a value is empty, with a warning, and its default is not used
+// (a warning says so). The state fills an empty value of either.
 func (lk *locker) source(p *manifest.Parameter) {
 	v := &Value{Name: p.Name, Component: p.Component, Env: p.Env, Pos: p.Origin, Secret: p.IsSecret(), Link: p.Kind == manifest.KindLink}
 	if v.Pos.File == "" {
 		v.Pos = p.Pos
 	}
 	lk.add(v)
+	user := isUser(p)
+	if p.Default != "" && !user {
+		but := ""
+		if p.Kind != "" {
+			but = " but kind: " + p.Kind
+		}
+		lk.diags.Warnf(v.Pos, "", "parameter %q default %s won't be used as the parameter is not kind: user%s", v.QName(), shownValue(v, string(p.Default)), but)
+	}
 	fromManifest := func(s string, src string) {
 		t, err := Parse(s)
 		if err != nil {
@@ -251,15 +266,22 @@ func (lk *locker) source(p *manifest.Parameter) {
 		fromManifest(string(p.Value), v.Pos.FileLine())
 		return
 	}
-	if v.Link {
-		if p.Default != "" {
-			fromManifest(string(p.Default), SourceDefault)
-			return
+	current := lk.in.State[v.QName()]
+	if !user {
+		switch {
+		case current != "" && !v.Link:
+			v.Value, v.Source = current, SourceState
+			lk.diags.Warnf(v.Pos, "", "parameter %q has no value; using the one from the last run (state)", v.QName())
+		case p.AllowsEmpty():
+			v.Source = v.Pos.FileLine()
+		default:
+			v.Source = v.Pos.FileLine()
+			hint := ""
+			if p.FromEnv != "" || p.FromFile != "" {
+				hint = "; fromEnv and fromFile are read for kind: user parameters only"
+			}
+			lk.diags.Warnf(v.Pos, "", "parameter %q has no value: it is empty (only kind: user parameters must have one)%s", v.QName(), hint)
 		}
-		if !p.AllowsEmpty() {
-			lk.errorf(v, "a link parameter needs a value")
-		}
-		v.Source = v.Pos.FileLine()
 		return
 	}
 	if p.FromEnv != "" {
@@ -278,8 +300,7 @@ func (lk *locker) source(p *manifest.Parameter) {
 		v.Value, v.Source = strings.TrimSuffix(string(b), "\n"), "file:"+path
 		return
 	}
-	current := lk.in.State[v.QName()]
-	if lk.in.Prompt != nil && p.Kind == manifest.KindUser && p.Default == "" {
+	if lk.in.Prompt != nil && p.Default == "" {
 		s, err := lk.in.Prompt.Prompt(p, current)
 		if err != nil {
 			lk.errorf(v, "prompt: %v", err)
@@ -313,6 +334,26 @@ func (lk *locker) source(p *manifest.Parameter) {
 		return
 	}
 	lk.errorf(v, "no value: %s", missingHint(p))
+}
+
+// isUser reports whether a top-level parameter is a user parameter: kind:
+// user, or no kind with fromEnv or fromFile (the Hub CLI makes those user
+// parameters when it elaborates).
+func isUser(p *manifest.Parameter) bool {
+	return p.Kind == manifest.KindUser || p.Kind == "" && (p.FromEnv != "" || p.FromFile != "")
+}
+
+// shownValue quotes a value for a message: a secret's is not shown, and a
+// long one is cut.
+func shownValue(v *Value, s string) string {
+	if v.Secret || manifest.LooksSecret(v.Name) {
+		return "(secret)"
+	}
+	const max = 100
+	if r := []rune(s); len(r) > max+2 {
+		s = string(r[:max]) + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // filePath expands $VARS and ~ in fromFile; a relative path is relative to the

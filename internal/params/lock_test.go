@@ -69,10 +69,10 @@ func TestLockSources(t *testing.T) {
 		{name: "missing fromFile is an error", yaml: p, env: env("DIR", "/nonexistent"), wantErr: "fromFile $DIR/token: no such file"},
 		{name: "prompt", yaml: "  - {name: p, kind: user}\n", prompt: fakePrompter{"p": "typed"}, wantValue: "typed", wantSource: "prompt"},
 		{name: "no prompt when a default exists", yaml: "  - {name: p, kind: user, default: d}\n", prompt: fakePrompter{"p": "typed"}, wantValue: "d", wantSource: "default"},
-		{name: "no prompt for tech", yaml: "  - {name: p, kind: tech}\n", prompt: fakePrompter{"p": "typed"}, wantErr: "no value"},
+		{name: "no prompt for tech", yaml: "  - {name: p, kind: tech}\n", prompt: fakePrompter{"p": "typed"}, wantValue: "", wantSource: "hub.yaml:5", wantWarn: true},
 		{name: "prompt answered empty keeps state", yaml: "  - {name: p, kind: user}\n", prompt: fakePrompter{}, state: map[string]string{"p": "old"}, wantValue: "old", wantSource: "state"},
 		{name: "default", yaml: "  - {name: p, kind: user, fromEnv: P_ENV, default: d}\n", env: env(), wantValue: "d", wantSource: "default"},
-		{name: "default beats state", yaml: "  - {name: p, default: d}\n", state: map[string]string{"p": "old"}, wantValue: "d", wantSource: "default"},
+		{name: "default beats state", yaml: "  - {name: p, kind: user, default: d}\n", state: map[string]string{"p": "old"}, wantValue: "d", wantSource: "default"},
 		{name: "state fills empty with a warning", yaml: "  - {name: p, fromEnv: P_ENV}\n", env: env(), state: map[string]string{"p": "old"}, wantValue: "old", wantSource: "state", wantWarn: true},
 		{name: "empty allow", yaml: "  - {name: p, empty: allow}\n", wantValue: "", wantSource: "hub.yaml:5"},
 		{name: "nothing is an error", yaml: "  - {name: p, fromEnv: P_ENV}\n", env: env(), wantErr: `parameter "p": no value: export P_ENV, give it a value or a default, pass it in a params file or allow it to be empty with empty: allow`},
@@ -103,7 +103,7 @@ func TestLockSources(t *testing.T) {
 func TestLockExpressions(t *testing.T) {
 	s := stackFrom(t, `  - {name: dns.domain, value: example.com}
   - {name: api.host, value: "api.${dns.domain}"}
-  - {name: api.url, value: "https://${api.host}:#{port + 1}"}
+  - {name: api.url, value: "https://${api.host}:#{int(port) + 1}"}
   - {name: port, value: 8442}
   - {name: api.host, component: web, value: "web.${dns.domain}"}
   - {name: api.url, component: web, value: "https://${api.host}"}
@@ -174,5 +174,59 @@ func TestLinkCyclesAreFoundAtLock(t *testing.T) {
 	errs := diags.Errors()
 	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "parameter cycle: x → y → x") {
 		t.Fatalf("want the link cycle x → y → x, got %v", diags)
+	}
+}
+
+// TestLockNonUserParameters: as in the Hub CLI, only kind: user parameters
+// take their default (and fromEnv, fromFile) and must have a value; any other
+// without a value is empty, with a warning, and a default it has is not used,
+// with a warning too.
+func TestLockNonUserParameters(t *testing.T) {
+	s := stackFrom(t, `  - {name: tech, kind: tech, default: d}
+  - {name: nokind, default: d}
+  - {name: lnk, kind: link, default: "${tech}"}
+  - {name: given, kind: tech, value: x, default: d}
+  - {name: allowed, kind: tech, empty: allow}
+  - {name: fromenv, kind: tech, fromEnv: F}
+  - {name: user.env, fromEnv: F}
+  - {name: stated, kind: tech}
+  - {name: db.password, kind: tech, value: x, default: hunter2}
+  - {name: user, kind: user, default: ud}
+`)
+	l, diags := Lock(LockInput{Stack: s, Env: env("F", "from-env"), State: map[string]string{"stated": "old"}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	values := map[string]string{}
+	for _, v := range l.Values() {
+		values[v.QName()] = v.Value
+	}
+	wantValues := map[string]string{
+		"tech": "", "nokind": "", "lnk": "", "given": "x", "allowed": "", "fromenv": "",
+		"user.env": "from-env", "stated": "old", "db.password": "x", "user": "ud",
+	}
+	for name, want := range wantValues {
+		if values[name] != want {
+			t.Errorf("%s = %q, want %q", name, values[name], want)
+		}
+	}
+	var got []string
+	for _, d := range diags.Warnings() {
+		got = append(got, d.String())
+	}
+	want := []string{
+		`hub.yaml:5:6: warning: parameter "tech" default "d" won't be used as the parameter is not kind: user but kind: tech`,
+		`hub.yaml:5:6: warning: parameter "tech" has no value: it is empty (only kind: user parameters must have one)`,
+		`hub.yaml:6:6: warning: parameter "nokind" default "d" won't be used as the parameter is not kind: user`,
+		`hub.yaml:6:6: warning: parameter "nokind" has no value: it is empty (only kind: user parameters must have one)`,
+		`hub.yaml:7:6: warning: parameter "lnk" default "${tech}" won't be used as the parameter is not kind: user but kind: link`,
+		`hub.yaml:7:6: warning: parameter "lnk" has no value: it is empty (only kind: user parameters must have one)`,
+		`hub.yaml:8:6: warning: parameter "given" default "d" won't be used as the parameter is not kind: user but kind: tech`,
+		`hub.yaml:10:6: warning: parameter "fromenv" has no value: it is empty (only kind: user parameters must have one); fromEnv and fromFile are read for kind: user parameters only`,
+		`hub.yaml:12:6: warning: parameter "stated" has no value; using the one from the last run (state)`,
+		`hub.yaml:13:6: warning: parameter "db.password" default (secret) won't be used as the parameter is not kind: user but kind: tech`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }

@@ -16,6 +16,7 @@ type OutputIndex struct {
 	byName  map[string][]int             // declared plain output -> sorted positions
 	values  map[string]map[string]string // component -> output -> value, once known
 	secrets map[string]bool              // component:output
+	kinds   map[string]string            // component -> its meta.kind
 	// visible tells whether a producer's outputs can be seen by the asking
 	// component: only components that finish before it starts.
 	visible func(producer, asking string) bool
@@ -35,6 +36,7 @@ func NewOutputIndex(order []string) *OutputIndex {
 		byName:  map[string][]int{},
 		values:  map[string]map[string]string{},
 		secrets: map[string]bool{},
+		kinds:   map[string]string{},
 	}
 	for i, c := range order {
 		x.pos[c] = i
@@ -62,6 +64,35 @@ func (x *OutputIndex) Declare(comp string, names []string) {
 		l[i] = p
 		x.byName[n] = l
 	}
+}
+
+// SetKind records a component's kind (its meta.kind). As in the Hub CLI, a
+// component does not see the outputs of the components of its own kind:
+// neither by their plain names nor qualified. Several instances of one
+// component (stack entries with the same source) have the same kind, so one
+// never reads another's outputs.
+func (x *OutputIndex) SetKind(comp, kind string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.kinds[comp] = kind
+}
+
+// Kind returns the kind recorded for comp.
+func (x *OutputIndex) Kind(comp string) string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.kinds[comp]
+}
+
+// hidden reports whether the outputs of producer are hidden from a component
+// of kind asking.
+func (x *OutputIndex) hidden(producer, asking string) bool {
+	if asking == "" {
+		return false
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.kinds[producer] == asking
 }
 
 // Set replaces the known outputs of a component; secret names the ones to mask.
@@ -122,9 +153,10 @@ func (x *OutputIndex) get(comp, name string) outputResult {
 	return outputResult{comp: comp}
 }
 
-// plain resolves a plain output name for the component asking: the latest
-// component before it in deploy order that declares the name.
-func (x *OutputIndex) plain(name, asking string) outputResult {
+// plain resolves a plain output name for the component asking, of kind
+// kind: the latest component before it in deploy order that declares the
+// name, among those of another kind.
+func (x *OutputIndex) plain(name, asking, kind string) outputResult {
 	x.mu.RLock()
 	p, ok := x.pos[asking]
 	l := x.byName[name]
@@ -135,7 +167,7 @@ func (x *OutputIndex) plain(name, asking string) outputResult {
 	i := sort.SearchInts(l, p) - 1
 	for ; i >= 0; i-- {
 		comp := x.comps[l[i]]
-		if x.visible != nil && ok && !x.visible(comp, asking) {
+		if x.visible != nil && ok && !x.visible(comp, asking) || x.hidden(comp, kind) {
 			continue
 		}
 		r := x.get(comp, name)

@@ -41,3 +41,11 @@ const (
 	// KindFinalize records how the run left the stack (hidden).
 	KindFinalize Kind = "finalize"
 )
+
+// Steps of gantry pull, which fetches components' sources from Git.
+const (
+	// KindClone clones a repository at a ref, or updates a clone.
+	KindClone Kind = "clone"
+	// KindPlace puts a folder of a clone where a component's sources go.
+	KindPlace Kind = "place"
+)

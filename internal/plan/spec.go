@@ -56,6 +56,9 @@ type Component struct {
 	// Templates is the template chain, the component's folder first: where
 	// lookupfile looks.
 	Templates []string `json:"templates,omitempty"`
+	// DroppedRequires are requirements of clouds the environment does not
+	// enable, dropped as the Hub CLI drops them.
+	DroppedRequires []string `json:"droppedRequires,omitempty"`
 }
 
 // Where a component's plugin lists come from.

@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -18,7 +19,7 @@ import (
 func (b *builder) checkRequirements(cp *compPlan) {
 	name := cp.info.Name
 	for _, req := range cp.c.Requires {
-		if b.provides[req] || IsOptionalRequirement(b.res.Stack, req, name) {
+		if b.provides[req] || IsOptionalRequirement(b.res.Stack, req, name) || slices.Contains(cp.info.DroppedRequires, req) {
 			continue
 		}
 		provided := containsName(b.res.Stack.Provides, req)

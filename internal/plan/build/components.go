@@ -94,6 +94,13 @@ func (b *builder) prepare(name, verb string, orphan bool) *compPlan {
 		b.diags.Errorf(cp.pos, "", "component %s is made of plugin lists, whose plugins have the actions deploy and delete only: it has no verb %q", name, verb)
 		return nil
 	}
+	if cp.c != nil {
+		for _, r := range cp.c.Requires {
+			if CloudOmitted(b.f.Clouds, r) {
+				info.DroppedRequires = append(info.DroppedRequires, r)
+			}
+		}
+	}
 	if verb == plan.VerbDeploy && cp.c != nil {
 		b.checkRequirements(cp)
 		b.checkParameters(cp)

@@ -36,6 +36,9 @@ type Facts struct {
 	// capability whose check is not a tool on PATH (kubernetes: no
 	// kubeconfig reaches a cluster).
 	EnvironmentWhy map[string]string
+	// Clouds are the clouds the environment enables (DetectClouds): the
+	// requirements of other clouds are dropped, as the Hub CLI drops them.
+	Clouds []string
 	// DirSums digest the folders of deployed components, for --resume's
 	// prediction of what is unchanged; "" where the folder could not be read.
 	DirSums map[string]string

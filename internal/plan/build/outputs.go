@@ -10,8 +10,9 @@ import (
 )
 
 // NewOutputIndex returns the outputs index of a stack: every component's
-// declared outputs, the values recorded in the state, and plain names visible
-// only from a producer's descendants in the graph.
+// declared outputs, the values recorded in the state, plain names visible
+// only from a producer's descendants in the graph, and each component's kind
+// (a component does not see the outputs of its kind).
 func NewOutputIndex(res *elaborate.Result, g *Graph, st *state.State) *params.OutputIndex {
 	x := params.NewOutputIndex(g.Order)
 	x.SetVisibility(g.IsAncestor)
@@ -21,6 +22,7 @@ func NewOutputIndex(res *elaborate.Result, g *Graph, st *state.State) *params.Ou
 			names = append(names, o.Name)
 		}
 		x.Declare(c.Meta.Name, names)
+		x.SetKind(c.Meta.Name, c.Meta.Kind)
 	}
 	if st != nil {
 		for name, c := range st.Components {

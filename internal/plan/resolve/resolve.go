@@ -103,7 +103,11 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 			r.steps(stackDir, g.Steps)
 		}
 	}
+	r.f.Clouds = build.DetectClouds(os.Environ())
 	for _, c := range build.RequiredEnvironment(res) {
+		if build.CloudOmitted(r.f.Clouds, c) {
+			continue // not checked: the requirement is dropped
+		}
 		if check, ok := plugin.Environment(c); ok {
 			ctx, cancel := context.WithTimeout(context.Background(), environmentTimeout)
 			err := check(ctx, os.Environ())

@@ -35,6 +35,10 @@ func (rt *Runtime) Runner(n *plan.Node) (plan.Runner, error) {
 		run = func(ctx context.Context, env plan.Env) plan.Result { return leftovers(ctx, env, s) }
 	case plan.Setup:
 		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.setup(s) }
+	case plan.Clone:
+		run = func(ctx context.Context, env plan.Env) plan.Result { return clone(ctx, env, s) }
+	case plan.Place:
+		run = func(ctx context.Context, env plan.Env) plan.Result { return place(ctx, env, s) }
 	case plan.Finalize:
 		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.finalize(env) }
 	default:

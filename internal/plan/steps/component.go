@@ -84,7 +84,7 @@ func (rt *Runtime) begin(s plan.Begin) plan.Result {
 	data := &begun{exp: exp, fingerprint: fp}
 	rec := rt.recorded(info.Name)
 	if info.Resume && !info.ForceReplace && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint == fp {
-		rt.Provides.Add(rec.Provides...)
+		rt.Provides.AddFor(info.Name, rec.Provides...)
 		return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged, Data: data}
 	}
 	return plan.OkWith(data)
@@ -99,8 +99,12 @@ func (rt *Runtime) checkRequirements(name string, c *manifest.Component) (plan.R
 			return plan.Skip(plan.CauseByDesign, fmt.Sprintf("%s is not set to a true value", cond)), true
 		}
 	}
+	var dropped []string
+	if info := rt.Plan.Components[name]; info != nil {
+		dropped = info.DroppedRequires
+	}
 	for _, req := range c.Requires {
-		if rt.Provides.Has(req) {
+		if rt.Provides.Has(req) || slices.Contains(dropped, req) {
 			continue
 		}
 		if build.IsOptionalRequirement(rt.Res.Stack, req, name) {
@@ -148,7 +152,11 @@ func (rt *Runtime) beginRecorded(info *plan.Component) plan.Result {
 			rt.Masker.Add(p.Value)
 		}
 	}
-	return plan.OkWith(&begun{exp: params.Recorded(info.Name, values, rt.Outputs, rt.Locked)})
+	exp := params.Recorded(info.Name, values, rt.Outputs, rt.Locked)
+	// hub.provides is what is provided now: the state's capabilities less
+	// those of the components this run undeployed already.
+	exp.SetProvides(rt.Provides.String())
+	return plan.OkWith(&begun{exp: exp})
 }
 
 // verb carries out a component's verb: its implementation, or for a
@@ -172,15 +180,20 @@ func (rt *Runtime) verb(ctx context.Context, env plan.Env, n *plan.Node, s plan.
 		return failure(ctx, err)
 	}
 	var raw map[string]string
-	var provides []string
+	var provides, rawSecret []string
 	// A bare component (lifecycle.bare: allow) has no process: its outputs
 	// come from its parameters alone.
 	if info.Implementation != nil {
+		pad, padText, err := component.NewPad(padBytes(c))
+		if err != nil {
+			return plan.Fail(err)
+		}
+		rt.Masker.Add(padText)
 		stdout := newCaptureWriter(env.Stream(), rt.Masker, secretKeys(c))
-		err := component.Run(ctx, component.Process{
+		err = component.Run(ctx, component.Process{
 			Args:   info.Implementation,
 			Dir:    info.Dir,
-			Env:    rt.processEnv(info, b.exp),
+			Env:    append(rt.processEnv(info, b.exp), component.PadEnv+"="+padText),
 			Stdout: stdout,
 			Stderr: env.Stream(),
 		})
@@ -192,14 +205,36 @@ func (rt *Runtime) verb(ctx context.Context, env plan.Env, n *plan.Node, s plan.
 			return plan.Fail(err)
 		}
 		raw, provides = stdout.capture.Outputs(), stdout.capture.Provides()
+		if text := raw[component.SecretsKey]; text != "" && info.Verb == plan.VerbDeploy {
+			secrets, err := component.DecodeSecrets(text, pad)
+			if err != nil {
+				return plan.Fail(fmt.Errorf("decrypt the secrets output: %w", err))
+			}
+			// The text is of no use without the pad, which is gone.
+			delete(raw, component.SecretsKey)
+			for k, v := range secrets {
+				rt.Masker.Add(v)
+				raw[k] = v
+				rawSecret = append(rawSecret, k)
+			}
+			sort.Strings(rawSecret)
+		}
 	}
 	if info.Verb != plan.VerbDeploy || info.ReadOnly {
 		return plan.Ok()
 	}
-	if err := rt.recordOutputs(env, info, c, b, raw, nil, provides, nil); err != nil {
+	if err := rt.recordOutputs(env, info, c, b, raw, rawSecret, provides, nil); err != nil {
 		return plan.Fail(err)
 	}
 	return plan.Ok()
+}
+
+// padBytes is the size of the component's one-time pad (HUB_RANDOM).
+func padBytes(c *manifest.Component) int {
+	if c != nil && c.Lifecycle.Options != nil && c.Lifecycle.Options.Random != nil {
+		return c.Lifecycle.Options.Random.Bytes
+	}
+	return component.DefaultPadBytes
 }
 
 // failure is the result of a process or plugin that failed; one the run's
@@ -264,7 +299,7 @@ func (rt *Runtime) recordOutputs(env plan.Env, info *plan.Component, c *manifest
 	}
 	provides := append(append([]string(nil), c.Provides...), dynamicProvides...)
 	rt.Outputs.Set(info.Name, outputs, secret)
-	rt.Provides.Add(provides...)
+	rt.Provides.AddFor(info.Name, provides...)
 	keys := make([]string, 0, len(outputs))
 	for k := range outputs {
 		keys = append(keys, k)
@@ -388,6 +423,7 @@ func (rt *Runtime) recordDone(info *plan.Component) {
 	})
 	if info.Verb == plan.VerbUndeploy {
 		rt.Outputs.Set(info.Name, nil, nil)
+		rt.Provides.Remove(info.Name)
 	}
 }
 

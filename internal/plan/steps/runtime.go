@@ -157,25 +157,76 @@ func (rt *Runtime) RecordDir(dir string) string {
 // environment's, the state's, and those of components as they finish. An
 // environment capability not known yet is looked for when asked about: an
 // installation handler's prepare may have put its tool on PATH since the
-// run started.
+// run started. What a component provides is known with the component, and
+// goes when it is undeployed: the next component undeployed no longer sees
+// it (as the Hub CLI erases a component's provides).
 type Capabilities struct {
-	mu  sync.Mutex
-	set map[string]bool
+	mu    sync.Mutex
+	set   map[string]bool
+	fixed map[string]bool            // the environment's and the stack's: never removed
+	by    map[string]map[string]bool // capability -> components providing it
 }
 
-// NewCapabilities starts from the given capabilities.
+// NewCapabilities starts from the given capabilities, which no component
+// removes.
 func NewCapabilities(initial ...string) *Capabilities {
-	c := &Capabilities{set: map[string]bool{}}
+	c := &Capabilities{set: map[string]bool{}, fixed: map[string]bool{}, by: map[string]map[string]bool{}}
 	c.Add(initial...)
 	return c
 }
 
-// Add records capabilities.
+// Add records capabilities that no component removes.
 func (c *Capabilities) Add(caps ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range caps {
 		c.set[p] = true
+		c.fixed[p] = true
+	}
+}
+
+// AddFor records capabilities comp provides.
+func (c *Capabilities) AddFor(comp string, caps ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range caps {
+		c.set[p] = true
+		if c.by[p] == nil {
+			c.by[p] = map[string]bool{}
+		}
+		c.by[p][comp] = true
+	}
+}
+
+// AddDeployed records the capabilities of the components the state records
+// deployed.
+func (c *Capabilities) AddDeployed(st *state.State) {
+	if st == nil {
+		return
+	}
+	for _, name := range st.ComponentOrder() {
+		if rc := st.Components[name]; rc != nil && rc.Status == state.StatusDeployed {
+			c.AddFor(name, rc.Provides...)
+		}
+	}
+}
+
+// Remove forgets what comp provides: a capability stays known while
+// something else provides it.
+func (c *Capabilities) Remove(comp string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for p, comps := range c.by {
+		if !comps[comp] {
+			continue
+		}
+		delete(comps, comp)
+		if len(comps) == 0 {
+			delete(c.by, p)
+			if !c.fixed[p] {
+				delete(c.set, p)
+			}
+		}
 	}
 }
 

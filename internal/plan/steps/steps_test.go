@@ -239,3 +239,23 @@ func TestProbeAttemptsShow(t *testing.T) {
 		t.Errorf("no attempt lines: %q", env.lines)
 	}
 }
+
+// TestCapabilitiesOfUndeployedComponentsGo: what a component provides goes
+// when it is undeployed, unless something else provides it too; the
+// environment's and the stack's stay.
+func TestCapabilitiesOfUndeployedComponentsGo(t *testing.T) {
+	caps := NewCapabilities("stack-cap")
+	caps.AddFor("a", "cap-a", "shared", "stack-cap")
+	caps.AddFor("b", "cap-b", "shared")
+	if got := caps.String(); got != "cap-a cap-b shared stack-cap" {
+		t.Fatalf("all: %q", got)
+	}
+	caps.Remove("b")
+	if got := caps.String(); got != "cap-a shared stack-cap" {
+		t.Errorf("after b: %q", got)
+	}
+	caps.Remove("a")
+	if got := caps.String(); got != "stack-cap" {
+		t.Errorf("after a: %q", got)
+	}
+}

@@ -1,0 +1,34 @@
+package plan
+
+// Clone clones Remote at Ref (a branch or a tag; the remote's default branch
+// when empty) into Into, a folder that does not exist or is empty; with
+// Update, Into is a clone already and is brought up to date (a fast-forward
+// pull) instead.
+type Clone struct {
+	Remote string `json:"remote"`
+	Ref    string `json:"ref,omitempty"`
+	Into   string `json:"into"`
+	Update bool   `json:"update,omitempty"`
+	// Force empties Into first when it holds something.
+	Force bool `json:"force,omitempty"`
+}
+
+// Kind is KindClone.
+func (Clone) Kind() Kind { return KindClone }
+
+// Place puts SubDir of the clone its input step made into Dir, a
+// component's folder: Dir is replaced when it holds sources an earlier pull
+// placed there from the same repository folder, or with Force whatever it
+// holds; a folder of other files is left alone and the step fails.
+type Place struct {
+	Component string `json:"component"`
+	Clone     string `json:"clone"` // the folder the input step cloned into
+	Remote    string `json:"remote"`
+	Ref       string `json:"ref,omitempty"`
+	SubDir    string `json:"subDir,omitempty"`
+	Dir       string `json:"dir"`
+	Force     bool   `json:"force,omitempty"`
+}
+
+// Kind is KindPlace.
+func (Place) Kind() Kind { return KindPlace }
