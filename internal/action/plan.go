@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -70,18 +71,46 @@ type Validated struct {
 }
 
 // Run validates the stack.
+//
+// Every problem of every class is reported at once: validate goes on past
+// broken manifests (without the components they leave out) to the graph,
+// past a cycle to the parameters, and builds the plan (implementations,
+// requirements, component parameters) when the graph has no cycle and the
+// parameters could be locked.
 func (a *Validate) Run(ctx context.Context) (*Validated, error) {
 	const consequence = "the stack is not valid"
-	st, err := Load(a.Source, consequence)
+	st, diags, err := load(a.Source, true)
 	if err != nil {
 		return nil, err
 	}
-	pl := newPlanner(st, a.Warn, consequence)
-	if err := st.LockParams(Terminal{}, true, pl.warnOnce, consequence); err != nil {
+	if st == nil {
+		return nil, &InvalidError{Diags: diags, Consequence: consequence}
+	}
+	var warned manifest.Diagnostics
+	collect := func(err error) error {
+		var ie *InvalidError
+		if errors.As(err, &ie) && ie.Err == nil {
+			diags = append(diags, ie.Diags...)
+			return nil
+		}
+		return err
+	}
+	pl := newPlanner(st, func(ds manifest.Diagnostics) { warned = append(warned, ds...) }, consequence)
+	if err := collect(st.LockParams(Terminal{}, true, pl.warnOnce, consequence)); err != nil {
 		return nil, err
 	}
-	if _, err := pl.build(build.Options{Verb: plan.VerbDeploy}, resolve.Options{Verbs: []string{plan.VerbDeploy}, Handler: true}); err != nil {
-		return nil, err
+	// The plan needs a graph without cycles and the parameters locked; the
+	// components left out of a partial stack are reported already.
+	if st.partsSound && !st.graphBroken && st.Locked != nil {
+		if _, err := pl.build(build.Options{Verb: plan.VerbDeploy}, resolve.Options{Verbs: []string{plan.VerbDeploy}, Handler: true}); collect(err) != nil {
+			return nil, err
+		}
+	}
+	if diags.HasErrors() {
+		return nil, &InvalidError{Diags: append(diags, warned...), Consequence: consequence}
+	}
+	if a.Warn != nil {
+		a.Warn(append(diags, warned...))
 	}
 	return &Validated{Stack: st.Res.Stack.Meta.Name, Components: len(st.Res.Components), Parameters: len(st.Res.Stack.Parameters)}, nil
 }

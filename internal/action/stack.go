@@ -55,11 +55,15 @@ type Stack struct {
 	// records component folders relative to its folder.
 	anchor   string
 	lockOpts state.LockOptions
-	Locked   *params.Locked
-	Graph    *build.Graph
-	env      map[string]string
-	stateSum [32]byte
-	read     bool
+	// For gantry validate, which goes on past errors: partsSound says
+	// elaborate's errors (if any) were all about the components it left
+	// out; graphBroken that the graph has a cycle.
+	partsSound, graphBroken bool
+	Locked                  *params.Locked
+	Graph                   *build.Graph
+	env                     map[string]string
+	stateSum                [32]byte
+	read                    bool
 }
 
 // DefaultStatePath is <manifest>.state next to the manifest given; for an
@@ -74,31 +78,47 @@ func IsElaborated(path string) bool { return strings.HasSuffix(path, elaborate.S
 // Load elaborates the stack (or reads an elaborated file), reads its state
 // and builds its component graph. Invalid input is an *InvalidError.
 func Load(src Source, consequence string) (*Stack, error) {
-	// -e acts as the environment when parameters are locked (source env:VAR),
-	// not as values written into the manifest.
-	res, diags := elaborate.Load(src.Manifest, elaborate.Options{ParamsFiles: src.ParamsFiles})
-	if err := diagsError(diags, consequence); err != nil {
+	st, diags, err := load(src, false)
+	if err == nil {
+		err = diagsError(diags, consequence)
+	}
+	if err != nil {
 		return nil, err
 	}
-	st := &Stack{Res: res, StatePath: src.StatePath, env: src.Env, lockOpts: src.Lock}
+	return st, nil
+}
+
+// load is Load; with partial it goes on past invalid input as far as it
+// can, returning every problem found on the way with what could be loaded
+// (nil when not even the stack could be read): the stack without the
+// components that could not be read, its graph even with a cycle.
+func load(src Source, partial bool) (*Stack, manifest.Diagnostics, error) {
+	// -e acts as the environment when parameters are locked (source env:VAR),
+	// not as values written into the manifest.
+	res, diags := elaborate.Load(src.Manifest, elaborate.Options{ParamsFiles: src.ParamsFiles, Partial: partial})
+	if res == nil || diags.HasErrors() && !partial {
+		return nil, diags, nil
+	}
+	st := &Stack{Res: res, StatePath: src.StatePath, env: src.Env, lockOpts: src.Lock, partsSound: res.Sound || !diags.HasErrors()}
 	if st.StatePath == "" {
 		st.StatePath = DefaultStatePath(src.Manifest)
 	}
 	var err error
 	if st.Store, st.anchor, err = OpenState(st.StatePath, src.Manifest, res.Stack.Meta.Name); err != nil {
-		return nil, err
+		return nil, diags, err
 	}
 	st.StatePath = strings.TrimPrefix(st.StatePath, "file://")
 	if err := st.ReadState(); err != nil {
-		return nil, err
+		return nil, diags, err
 	}
-	g, diags := build.BuildGraph(res)
-	if err := diagsError(diags, consequence); err != nil {
-		return nil, err
+	g, gdiags := build.BuildGraph(res)
+	diags = append(diags, gdiags...)
+	if gdiags.HasErrors() && !partial {
+		return nil, diags, nil
 	}
-	st.Graph = g
+	st.Graph, st.graphBroken = g, gdiags.HasErrors()
 	slog.Debug("stack loaded", "stack", res.Stack.Meta.Name, "components", len(res.Components), "state", st.Store.String(), "recorded", st.State != nil)
-	return st, nil
+	return st, diags, nil
 }
 
 // ReadState reads the state again, refusing one that belongs to another
@@ -203,6 +223,11 @@ func (s *Stack) LockParams(term Terminal, lenient bool, warn func(manifest.Diagn
 	in.Lenient = lenient
 	locked, diags := params.Lock(in)
 	if err := diagsError(diags, consequence); err != nil {
+		if lenient {
+			// gantry validate goes on with what could be locked, to
+			// report the components' problems too.
+			s.Locked = locked
+		}
 		return err
 	}
 	if warn != nil {

@@ -97,7 +97,11 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 	out.Requires, out.Provides = requiresAndProvides(chain, out.Components, comps)
 	check(out, diags)
 	if diags.HasErrors() {
-		return nil
+		if !opts.Partial {
+			return nil
+		}
+		res = withoutBroken(res, *diags)
+		comps = res.Components
 	}
 	markSecretOutputs(out.Outputs)
 	for i, c := range comps {
@@ -105,6 +109,67 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 			completeComponent(c, out.Components[i].Name)
 		}
 	}
+	return res
+}
+
+// withoutBroken leaves out of a result with errors the components whose
+// manifests could not be read or have errors, and every mention of them, so
+// that what comes after elaborate checks the rest without repeating their
+// problems in other words. The result is Sound when every error was about
+// them: in their manifests, or at their stack entries (their folders).
+func withoutBroken(res *Result, diags manifest.Diagnostics) *Result {
+	s := res.Stack
+	broken := map[string]bool{}
+	for _, d := range diags.Errors() {
+		broken[d.Pos.File] = true
+	}
+	gone, goneFiles := map[string]bool{}, map[string]bool{}
+	var refs []manifest.ComponentRef
+	var comps []*manifest.Component
+	for i, ref := range s.Components {
+		var c *manifest.Component
+		if i < len(res.Components) {
+			c = res.Components[i]
+		}
+		if c == nil || broken[c.File] {
+			gone[ref.Name] = true
+			res.Left = append(res.Left, ref.Name)
+			if c != nil {
+				goneFiles[c.File] = true
+			}
+			continue
+		}
+		refs = append(refs, ref)
+		comps = append(comps, c)
+	}
+	res.Sound = true
+	for _, d := range diags.Errors() {
+		about := goneFiles[d.Pos.File]
+		for name := range gone {
+			about = about || strings.Contains(d.Msg, fmt.Sprintf("component %q:", name))
+		}
+		res.Sound = res.Sound && about
+	}
+	if len(gone) == 0 {
+		return res
+	}
+	keep := func(list []string) []string {
+		var out []string
+		for _, n := range list {
+			if !gone[n] {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	for i := range refs {
+		refs[i].Depends = keep(refs[i].Depends)
+	}
+	s.Components = refs
+	s.Lifecycle.Order = keep(s.Lifecycle.Order)
+	s.Lifecycle.Mandatory = keep(s.Lifecycle.Mandatory)
+	s.Lifecycle.Optional = keep(s.Lifecycle.Optional)
+	res.Components = comps
 	return res
 }
 

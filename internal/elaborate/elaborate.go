@@ -20,6 +20,11 @@ type Options struct {
 	ParamsFiles []string
 	// Env overrides the value of every parameter whose fromEnv is the key (-e K=V).
 	Env map[string]string
+	// Partial returns what could be assembled even when there are errors
+	// (gantry validate goes on to the graph and the parameters, to report
+	// every problem at once): the components whose manifests could not be
+	// read are left out, and so are the references to them.
+	Partial bool
 }
 
 // Result is an elaborated stack: the merged stack document and one component
@@ -42,6 +47,13 @@ type Result struct {
 	// TemplateDirs are, by component, the folders of its template chain,
 	// nearest first.
 	TemplateDirs map[string][]string
+
+	// Left are the components a partial result (Options.Partial) left out
+	// because their manifests could not be read or have errors; Sound says
+	// that every error was theirs, so that the rest is a stack that can be
+	// checked further.
+	Left  []string
+	Sound bool
 
 	indexMu sync.Mutex
 	index   map[string]*manifest.Component
@@ -124,7 +136,7 @@ func elaborate(path string, docs []*manifest.Node, opts Options) (*Result, manif
 		res.Files = files
 		res.Dir = filepath.Dir(path)
 	}
-	if diags.HasErrors() {
+	if diags.HasErrors() && !opts.Partial {
 		return nil, diags
 	}
 	return res, diags
