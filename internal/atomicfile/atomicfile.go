@@ -37,6 +37,10 @@ func Write(path string, data []byte, mode os.FileMode, durable bool) error {
 	}
 	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
 		return fmt.Errorf("%s is a directory, not a file", target)
+	} else if err == nil && !fi.Mode().IsRegular() {
+		// A device, a pipe or a socket (-o /dev/null, /dev/stdout): a file
+		// renamed over it would take its place; write to it instead.
+		return writeSpecial(target, data)
 	}
 	dir, base := filepath.Dir(target), filepath.Base(target)
 	removeStale(dir, base)
@@ -134,4 +138,17 @@ func stale(rest string, e os.DirEntry) bool {
 	}
 	fi, err := e.Info()
 	return err == nil && time.Since(fi.ModTime()) > staleAge
+}
+
+// writeSpecial writes data to a file that is not a regular one.
+func writeSpecial(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -147,3 +147,18 @@ func TestWriteRemovesWhatKilledWritesLeft(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteDevice writes to /dev/null without replacing it: a rename over
+// it would have made it a regular file for every program of the machine.
+func TestWriteDevice(t *testing.T) {
+	fi, err := os.Stat(os.DevNull)
+	if err != nil || fi.Mode()&os.ModeDevice == 0 {
+		t.Skipf("no device at %s", os.DevNull)
+	}
+	if err := Write(os.DevNull, []byte("x"), 0o644, true); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode()&os.ModeDevice == 0 {
+		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, fi.Mode(), err)
+	}
+}

@@ -26,32 +26,15 @@ type Component struct {
 	SetupPlugins []PluginEntry `yaml:"setupPlugins,omitempty"`
 }
 
-// ComponentMeta describes a component: the Hub's metadata fields in the
-// Hub's order and gantry's image.
+// ComponentMeta describes a component: its name, the Hub's metadata fields
+// in its order, and gantry's image.
 type ComponentMeta struct {
-	Pos  Pos    `yaml:"-"`
-	Name string `yaml:"name,omitempty"`
-	// Origin is the component's name in the library it comes from and Kind
-	// its kind there (the Hub sets both when it elaborates: the name of the
-	// source folder); outputs are visible under them too.
-	Origin      string          `yaml:"origin,omitempty"`
-	Kind        string          `yaml:"kind,omitempty"`
-	Title       string          `yaml:"title,omitempty"`
-	Brief       string          `yaml:"brief,omitempty"`
-	Description string          `yaml:"description,omitempty"`
-	Version     string          `yaml:"version,omitempty"`
-	Maturity    string          `yaml:"maturity,omitempty"`
-	License     string          `yaml:"license,omitempty"`
-	Icon        string          `yaml:"icon,omitempty"`
-	Source      *SourceLocation `yaml:"source,omitempty"`
-	Image       string          `yaml:"image,omitempty"`
-	Annotations map[string]any  `yaml:"annotations,omitempty"`
-	// The component library's catalog fields, which the Hub CLI ignores:
-	// accepted, not kept.
-	Category string   `yaml:"-" accept:"category"`
-	Keywords []string `yaml:"-" accept:"keywords"`
-	Licence  string   `yaml:"-" accept:"licence"` // the library's other spelling of license
-	Disabled bool     `yaml:"-" accept:"disabled"`
+	Pos         Pos    `yaml:"-"`
+	Name        string `yaml:"name,omitempty"`
+	HubMeta     `yaml:",inline"`
+	Image       string         `yaml:"image,omitempty"`
+	Annotations map[string]any `yaml:"annotations,omitempty"`
+	Catalog     `yaml:",inline"`
 }
 
 // Templates lists the files rendered before each verb: Files and

@@ -39,7 +39,7 @@ var (
 
 type fieldInfo struct {
 	name     string
-	index    int
+	index    []int // reflect's path: an inline struct's fields are its own
 	required bool
 }
 
@@ -58,13 +58,22 @@ func structInfoOf(t reflect.Type) *structInfo {
 		return si.(*structInfo)
 	}
 	si := &structInfo{byName: map[string]int{}, posIdx: -1, recIdx: -1}
+	si.addFields(t, nil)
+	structCache.Store(t, si)
+	return si
+}
+
+// addFields adds the fields of t, whose path from the decoded struct is
+// prefix; a field tagged ",inline" (a struct two manifests share) adds its
+// own fields.
+func (si *structInfo) addFields(t reflect.Type, prefix []int) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if f.Name == "Pos" && f.Type == posType {
+		if prefix == nil && f.Name == "Pos" && f.Type == posType {
 			si.posIdx = i
 			continue
 		}
-		if f.Name == "Positions" && f.Type == positionsType {
+		if prefix == nil && f.Name == "Positions" && f.Type == positionsType {
 			si.recIdx = i
 			continue
 		}
@@ -78,15 +87,18 @@ func structInfoOf(t reflect.Type) *structInfo {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
+		index := append(append([]int(nil), prefix...), i)
+		if name == "" && opts == "inline" && f.Type.Kind() == reflect.Struct {
+			si.addFields(f.Type, index)
+			continue
+		}
 		if name == "" {
 			continue
 		}
 		si.byName[name] = len(si.fields)
-		si.fields = append(si.fields, fieldInfo{name: name, index: i, required: strings.Contains(opts, "required")})
+		si.fields = append(si.fields, fieldInfo{name: name, index: index, required: strings.Contains(opts, "required")})
 		si.names = append(si.names, name)
 	}
-	structCache.Store(t, si)
-	return si
 }
 
 func childPath(path, key string) string {
@@ -281,7 +293,7 @@ func (d *decoder) decodeStruct(n *Node, v reflect.Value, path string) {
 			}
 			d.errorf(pos, childPath(path, e.Key), "%q must not be empty", e.Key)
 		}
-		d.decode(e.Value, v.Field(f.index), childPath(path, e.Key))
+		d.decode(e.Value, v.FieldByIndex(f.index), childPath(path, e.Key))
 	}
 	d.checkRequired(n, si, seen, path)
 }

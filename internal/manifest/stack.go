@@ -38,17 +38,12 @@ func (g *GitRepo) Folder(component string) string {
 	return filepath.Join(clone, filepath.FromSlash(g.SubDir))
 }
 
-// Platform is a stack's platform section.
-type Platform struct {
-	Pos      Pos      `yaml:"-"`
-	Provides []string `yaml:"provides,omitempty"`
-}
-
-// Meta describes a stack: the Hub's metadata fields in its order, and
-// gantry's installation handler.
-type Meta struct {
-	Pos         Pos             `yaml:"-"`
-	Name        string          `yaml:"name,required"`
+// HubMeta are the Hub CLI's metadata fields that stacks and components
+// share, those after the name, in the Hub's order. Origin is a component's
+// name in the library it comes from and Kind its kind there (elaborate sets
+// both from the component file's name): instances of one kind do not see
+// each other's outputs.
+type HubMeta struct {
 	Origin      string          `yaml:"origin,omitempty"`
 	Kind        string          `yaml:"kind,omitempty"`
 	Title       string          `yaml:"title,omitempty"`
@@ -59,14 +54,32 @@ type Meta struct {
 	License     string          `yaml:"license,omitempty"`
 	Icon        string          `yaml:"icon,omitempty"`
 	Source      *SourceLocation `yaml:"source,omitempty"`
-	FromStack   string          `yaml:"fromStack,omitempty"`
-	Annotations map[string]any  `yaml:"annotations,omitempty"`
-	// The component library's catalog fields, which the Hub CLI ignores:
-	// accepted, not kept.
+}
+
+// Catalog are the fields the Hub's component library writes for its
+// catalog, which the Hub CLI ignores: accepted, not kept.
+type Catalog struct {
 	Category string   `yaml:"-" accept:"category"`
 	Keywords []string `yaml:"-" accept:"keywords"`
 	Licence  string   `yaml:"-" accept:"licence"` // the library's other spelling of license
 	Disabled bool     `yaml:"-" accept:"disabled"`
+}
+
+// Platform is a stack's platform section.
+type Platform struct {
+	Pos      Pos      `yaml:"-"`
+	Provides []string `yaml:"provides,omitempty"`
+}
+
+// Meta describes a stack: its name, the Hub's metadata fields in its order,
+// and gantry's installation handler.
+type Meta struct {
+	Pos         Pos    `yaml:"-"`
+	Name        string `yaml:"name,required"`
+	HubMeta     `yaml:",inline"`
+	FromStack   string         `yaml:"fromStack,omitempty"`
+	Annotations map[string]any `yaml:"annotations,omitempty"`
+	Catalog     `yaml:",inline"`
 	// InstallationHandler is called with prepare before a command that
 	// changes the stack and finalize after it (sow).
 	InstallationHandler *InstallationHandler `yaml:"installationHandler,omitempty"`
