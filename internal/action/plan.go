@@ -75,11 +75,16 @@ type Validated struct {
 // Every problem of every class is reported at once: validate goes on past
 // broken manifests (without the components they leave out) to the graph,
 // past a cycle to the parameters, and builds the plan (implementations,
-// requirements, component parameters) when the graph has no cycle and the
-// parameters could be locked.
+// requirements, component parameters) when the manifests are sound, the
+// graph has no cycle and the parameters could be locked.
 func (a *Validate) Run(ctx context.Context) (*Validated, error) {
 	const consequence = "the stack is not valid"
 	st, diags, err := load(a.Source, true)
+	if err != nil && diags.HasErrors() {
+		// The state could not be read: say so with the rest.
+		diags.Errorf(manifest.Pos{File: a.Source.StatePath}, "", "%v", err)
+		return nil, &InvalidError{Diags: diags, Consequence: consequence}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +106,10 @@ func (a *Validate) Run(ctx context.Context) (*Validated, error) {
 	}
 	// The plan needs a graph without cycles and the parameters locked; the
 	// components left out of a partial stack are reported already.
-	if st.partsSound && !st.graphBroken && st.Locked != nil {
+	// A stack without the components elaborate left out would report
+	// problems of theirs in other words (an output nothing gives any
+	// more): the plan waits until the manifests are sound.
+	if st.elaborated && !st.graphBroken && st.Locked != nil {
 		if _, err := pl.build(build.Options{Verb: plan.VerbDeploy}, resolve.Options{Verbs: []string{plan.VerbDeploy}, Handler: true}); collect(err) != nil {
 			return nil, err
 		}

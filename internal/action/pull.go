@@ -28,6 +28,9 @@ type Pull struct {
 	Warn    func(manifest.Diagnostics)
 }
 
+// DefaultPullParallel is how many repositories a pull clones at once.
+const DefaultPullParallel = 4
+
 // Pulled is what a pull did.
 type Pulled struct {
 	Stack   string
@@ -47,22 +50,28 @@ func (p *Pull) Run(ctx context.Context) (*Pulled, error) {
 		p.Warn(diags)
 	}
 	stack := chain[len(chain)-1]
-	var sources []build.PullSource
-	index := map[string]int{}
+	// A derived stack's entry replaces its base's, git or not.
+	entries := map[string]build.PullSource{}
+	var names []string
+	var keep []string
 	for _, s := range chain {
-		base := filepath.Dir(s.File)
+		root := absJoin(filepath.Dir(s.File), ".")
+		keep = append(keep, absJoin(root, filepath.Base(s.File)), absJoin(root, DefaultStatePath(filepath.Base(s.File))), absJoin(root, ".gantry"))
 		for _, ref := range s.Components {
-			if ref.Source.Git == nil {
-				continue
+			if _, seen := entries[ref.Name]; !seen {
+				names = append(names, ref.Name)
 			}
-			src := build.PullSource{Component: ref.Name, Pos: ref.Source.Pos, Git: *ref.Source.Git,
-				Dir: absJoin(base, ref.Source.Dir), FromGit: ref.Source.FromGit}
-			if i, ok := index[ref.Name]; ok { // a derived stack's entry wins
-				sources[i] = src
-				continue
+			src := build.PullSource{Component: ref.Name, Pos: ref.Source.Pos, Root: root}
+			if ref.Source.Git != nil {
+				src.Git, src.Dir, src.FromGit = *ref.Source.Git, absJoin(root, ref.Source.Dir), ref.Source.FromGit
 			}
-			index[ref.Name] = len(sources)
-			sources = append(sources, src)
+			entries[ref.Name] = src
+		}
+	}
+	var sources []build.PullSource
+	for _, n := range names {
+		if e := entries[n]; e.Git.Remote != "" {
+			sources = append(sources, e)
 		}
 	}
 	out := &Pulled{Stack: stack.Meta.Name}
@@ -71,17 +80,17 @@ func (p *Pull) Run(ctx context.Context) (*Pulled, error) {
 	}
 	scratch, err := os.MkdirTemp("", "gantry-pull-")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("make a folder for the clones: %w", err)
 	}
 	defer os.RemoveAll(scratch)
-	pl, diags := build.PullPlan(stack.Meta.Name, sources, build.PullOptions{Scratch: scratch, Force: p.Force, IsClone: isClone})
+	pl, diags := build.PullPlan(stack.Meta.Name, sources, build.PullOptions{Scratch: scratch, Force: p.Force, Keep: keep, IsClone: isClone})
 	if err := diagsError(diags, consequence); err != nil {
 		return nil, err
 	}
 	out.Plan = pl
 	parallel := p.Parallel
 	if parallel < 1 {
-		parallel = 4
+		parallel = DefaultPullParallel
 	}
 	display := ui.NewAsync(p.Display)
 	eo, err := engine.Run(ctx, pl, &steps.Runtime{}, engine.Options{Parallel: parallel, Force: true, Observer: display})
@@ -90,7 +99,9 @@ func (p *Pull) Run(ctx context.Context) (*Pulled, error) {
 		return nil, err
 	}
 	for _, n := range pl.Nodes {
-		if n.Kind == plan.KindPlace || n.Kind == plan.KindClone && n.Component != "" {
+		// A folder is pulled by a place step, or by a clone step of its own
+		// (shared clones have no component).
+		if n.Kind == plan.KindPlace || (n.Kind == plan.KindClone && n.Component != "") {
 			out.Folders++
 			if eo.Results[n.ID].Status != plan.OK {
 				out.Failed++

@@ -55,10 +55,10 @@ type Stack struct {
 	// records component folders relative to its folder.
 	anchor   string
 	lockOpts state.LockOptions
-	// For gantry validate, which goes on past errors: partsSound says
-	// elaborate's errors (if any) were all about the components it left
-	// out; graphBroken that the graph has a cycle.
-	partsSound, graphBroken bool
+	// For gantry validate, which goes on past errors: elaborated says
+	// elaborate found no errors (none of the stack's, no component left
+	// out); graphBroken that the graph has a cycle.
+	elaborated, graphBroken bool
 	Locked                  *params.Locked
 	Graph                   *build.Graph
 	env                     map[string]string
@@ -99,7 +99,7 @@ func load(src Source, partial bool) (*Stack, manifest.Diagnostics, error) {
 	if res == nil || diags.HasErrors() && !partial {
 		return nil, diags, nil
 	}
-	st := &Stack{Res: res, StatePath: src.StatePath, env: src.Env, lockOpts: src.Lock, partsSound: res.Sound || !diags.HasErrors()}
+	st := &Stack{Res: res, StatePath: src.StatePath, env: src.Env, lockOpts: src.Lock, elaborated: !diags.HasErrors()}
 	if st.StatePath == "" {
 		st.StatePath = DefaultStatePath(src.Manifest)
 	}

@@ -53,6 +53,6 @@ an interrupted pull leaves the old sources or the new ones.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&force, "force", "f", false, "replace folders that hold files an earlier pull did not put there")
-	cmd.Flags().IntVar(&parallel, "parallel", 4, "repositories to clone at once")
+	cmd.Flags().IntVar(&parallel, "parallel", action.DefaultPullParallel, "repositories to clone at once")
 	return cmd
 }

@@ -50,8 +50,10 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 		}
 		out[o.Name] = v
 		resolved[o.Name] = v
-		// exp.IsSecret covers names that look secret and parameters holding secrets.
-		if o.IsSecret() || exp.IsSecret(o.Name) {
+		// exp.IsSecret covers names that look secret and parameters holding
+		// secrets; an output read from a raw output the implementation
+		// reported secret (HUB_RANDOM's secrets) is secret whatever its name.
+		if o.IsSecret() || exp.IsSecret(o.Name) || RawKey(o) != "" && slices.Contains(rawSecret, RawKey(o)) {
 			addSecret(o.Name)
 			// The raw output a secret comes from is just as secret.
 			if raw := RawKey(o); raw != "" && raw != o.Name {

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
 // The Hub CLI gives every component's process a one-time pad, HUB_RANDOM
@@ -21,7 +23,7 @@ const (
 	DefaultPadBytes = 128
 	// MaxPadBytes bounds the pad: its base64 must fit in one environment
 	// variable (Linux takes 128 KiB per string).
-	MaxPadBytes = 64 << 10
+	MaxPadBytes = manifest.MaxPadBytes
 )
 
 // NewPad returns a pad of n random bytes and its text for the environment.
@@ -44,7 +46,13 @@ func NewPad(n int) ([]byte, string, error) {
 // padding). The text must be exactly as long as the pad, as the Hub
 // requires.
 func DecodeSecrets(text string, pad []byte) (map[string]string, error) {
-	data, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(strings.TrimSpace(text), "="))
+	text = strings.TrimRight(strings.TrimSpace(text), "=")
+	// Measured before it is decoded: the output may be as large as a
+	// capture keeps.
+	if n := base64.RawStdEncoding.DecodedLen(len(text)); n != len(pad) {
+		return nil, fmt.Errorf("the secrets output is %d bytes, the one-time pad (HUB_RANDOM) %d: encrypt with all of it", n, len(pad))
+	}
+	data, err := base64.RawStdEncoding.DecodeString(text)
 	if err != nil {
 		return nil, fmt.Errorf("the secrets output is not base64: %w", err)
 	}

@@ -33,7 +33,7 @@ func TestDecodeSecrets(t *testing.T) {
 	}{
 		{"two values", encrypt(t, "db.password = s3cret\ntoken = \"abc\"\n", pad), map[string]string{"db.password": "s3cret", "token": "abc"}, ""},
 		{"empty", encrypt(t, "", pad), map[string]string{}, ""},
-		{"not base64", "!!!", nil, "not base64"},
+		{"not base64", strings.Repeat("!", base64.RawStdEncoding.EncodedLen(64)), nil, "not base64"},
 		{"wrong length", base64.RawStdEncoding.EncodeToString([]byte("short")), nil, "is 5 bytes, the one-time pad (HUB_RANDOM) 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -115,15 +115,14 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 // withoutBroken leaves out of a result with errors the components whose
 // manifests could not be read or have errors, and every mention of them, so
 // that what comes after elaborate checks the rest without repeating their
-// problems in other words. The result is Sound when every error was about
-// them: in their manifests, or at their stack entries (their folders).
+// problems in other words.
 func withoutBroken(res *Result, diags manifest.Diagnostics) *Result {
 	s := res.Stack
 	broken := map[string]bool{}
 	for _, d := range diags.Errors() {
 		broken[d.Pos.File] = true
 	}
-	gone, goneFiles := map[string]bool{}, map[string]bool{}
+	gone := map[string]bool{}
 	var refs []manifest.ComponentRef
 	var comps []*manifest.Component
 	for i, ref := range s.Components {
@@ -133,22 +132,10 @@ func withoutBroken(res *Result, diags manifest.Diagnostics) *Result {
 		}
 		if c == nil || broken[c.File] {
 			gone[ref.Name] = true
-			res.Left = append(res.Left, ref.Name)
-			if c != nil {
-				goneFiles[c.File] = true
-			}
 			continue
 		}
 		refs = append(refs, ref)
 		comps = append(comps, c)
-	}
-	res.Sound = true
-	for _, d := range diags.Errors() {
-		about := goneFiles[d.Pos.File]
-		for name := range gone {
-			about = about || strings.Contains(d.Msg, fmt.Sprintf("component %q:", name))
-		}
-		res.Sound = res.Sound && about
 	}
 	if len(gone) == 0 {
 		return res

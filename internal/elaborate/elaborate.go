@@ -48,13 +48,6 @@ type Result struct {
 	// nearest first.
 	TemplateDirs map[string][]string
 
-	// Left are the components a partial result (Options.Partial) left out
-	// because their manifests could not be read or have errors; Sound says
-	// that every error was theirs, so that the rest is a stack that can be
-	// checked further.
-	Left  []string
-	Sound bool
-
 	indexMu sync.Mutex
 	index   map[string]*manifest.Component
 	indexed int // len(Components) when index was built

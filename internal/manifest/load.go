@@ -284,6 +284,9 @@ func validateStack(s *Stack, diags *Diagnostics) {
 		} else {
 			seen[c.Name] = i
 		}
+		if c.Source.Git != nil {
+			validateGit(c.Source.Git, path+".source.git", diags)
+		}
 		switch {
 		case c.Source.Dir == "" && c.Source.Git != nil:
 			c.Source.Dir, c.Source.FromGit = c.Source.Git.Folder(c.Name), true
@@ -357,8 +360,8 @@ func validateComponent(c *Component, diags *Diagnostics) {
 }
 
 func validateComponentLifecycle(l *ComponentLifecycle, path string, diags *Diagnostics) {
-	if o := l.Options; o != nil && o.Random != nil && (o.Random.Bytes < 0 || o.Random.Bytes > maxPadBytes) {
-		diags.Errorf(o.Random.Pos, path+".options.random.bytes", "expected a size of the one-time pad HUB_RANDOM from 1 to %d bytes, got %d", maxPadBytes, o.Random.Bytes)
+	if o := l.Options; o != nil && o.Random != nil && (o.Random.Bytes < 0 || o.Random.Bytes > MaxPadBytes) {
+		diags.Errorf(o.Random.Pos, path+".options.random.bytes", "expected a size of the one-time pad HUB_RANDOM of at most %d bytes (0: the default, 128), got %d", MaxPadBytes, o.Random.Bytes)
 	}
 	if l.Bare != "" && l.Bare != EmptyAllow {
 		diags.Errorf(l.Pos, path+".bare", "expected %q, got %q", EmptyAllow, l.Bare)
@@ -389,9 +392,33 @@ func validateReadyConditions(rcs []ReadyCondition, path string, diags *Diagnosti
 	}
 }
 
-// maxPadBytes bounds lifecycle.options.random.bytes: the pad's base64 must
-// fit in one environment variable (component.MaxPadBytes).
-const maxPadBytes = 64 << 10
+// gitRefRE is a ref gantry pull passes to git: a branch or a tag name, never
+// something git could take for an option.
+var gitRefRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./+@-]*$`)
+
+// validateGit checks a component's Git source: what gantry pull hands to
+// git and the folders it writes must be what they look like.
+func validateGit(g *GitRepo, path string, diags *Diagnostics) {
+	if strings.HasPrefix(g.Remote, "-") || strings.ContainsAny(g.Remote, " \t\n") {
+		diags.Errorf(g.Pos, path+".remote", "expected a repository URL or path, got %q", g.Remote)
+	}
+	if g.Ref != "" && (!gitRefRE.MatchString(g.Ref) || strings.Contains(g.Ref, "..")) {
+		diags.Errorf(g.Pos, path+".ref", "expected a branch or tag name, got %q", g.Ref)
+	}
+	for _, f := range []struct{ field, dir, inside string }{
+		{"subDir", g.SubDir, "the repository"},
+		{"localDir", g.LocalDir, "the stack's folder"},
+	} {
+		if f.dir != "" && !filepath.IsLocal(filepath.FromSlash(f.dir)) {
+			diags.Errorf(g.Pos, path+"."+f.field, "expected a folder inside %s (relative, not climbing out with ..), got %q", f.inside, f.dir)
+		}
+	}
+}
+
+// MaxPadBytes bounds lifecycle.options.random.bytes: the base64 of the
+// one-time pad HUB_RANDOM must fit in one environment variable (Linux takes
+// 128 KiB per string).
+const MaxPadBytes = 64 << 10
 
 // verbRE is a custom verb: it names a make target and a script (verb.sh).
 var verbRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)

@@ -32,3 +32,12 @@ type Place struct {
 
 // Kind is KindPlace.
 func (Place) Kind() Kind { return KindPlace }
+
+// RefText is how messages name a ref: " (REF)", or nothing for the
+// remote's default branch.
+func RefText(ref string) string {
+	if ref == "" {
+		return ""
+	}
+	return " (" + ref + ")"
+}

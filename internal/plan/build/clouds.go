@@ -25,8 +25,9 @@ func IsCloud(req string) bool {
 }
 
 // DetectClouds returns the clouds environ enables, sorted: those of
-// GANTRY_CLOUDS (a comma-separated list, the Hub's --clouds) when it is
-// set, else those whose credentials variables are present.
+// GANTRY_CLOUDS (a comma-separated list, the Hub's --clouds; unknown names
+// are ignored) when it names any, else those whose credentials variables
+// are present.
 func DetectClouds(environ []string) []string {
 	var out []string
 	present := map[string]bool{}
@@ -35,7 +36,9 @@ func DetectClouds(environ []string) []string {
 		present[k] = true
 		if k == "GANTRY_CLOUDS" {
 			for _, c := range strings.Split(v, ",") {
-				if c = strings.ToLower(strings.TrimSpace(c)); c != "" && !slices.Contains(out, c) {
+				// An unknown name enables nothing: a typo must not drop
+				// every cloud requirement.
+				if c = strings.ToLower(strings.TrimSpace(c)); IsCloud(c) && !slices.Contains(out, c) {
 					out = append(out, c)
 				}
 			}

@@ -17,6 +17,7 @@ func TestDetectClouds(t *testing.T) {
 		{"gcp brings gcs", []string{"GOOGLE_APPLICATION_CREDENTIALS=/k.json"}, []string{"gcp", "gcs"}},
 		{"azure and aws", []string{"AZURE_TENANT_ID=t", "AWS_ACCESS_KEY_ID=k"}, []string{"aws", "azure"}},
 		{"GANTRY_CLOUDS wins", []string{"AWS_PROFILE=dev", "GANTRY_CLOUDS= Azure ,gcp"}, []string{"azure", "gcp", "gcs"}},
+		{"a typo enables nothing", []string{"GANTRY_CLOUDS=awz"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := DetectClouds(tc.environ); !slices.Equal(got, tc.want) {

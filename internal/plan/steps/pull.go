@@ -20,11 +20,10 @@ import (
 const PullMarker = ".gantry-pull"
 
 // git runs the git CLI, never prompting for credentials (a pull in CI or at
-// night must fail, not hang), its output on the step's log.
-func git(ctx context.Context, env plan.Env, dir string, args ...string) error {
-	out := env.Stream()
+// night must fail, not hang), its output on out.
+func git(ctx context.Context, out io.Writer, dir string, args ...string) error {
 	return component.Run(ctx, component.Process{
-		Args:   append([]string{"git"}, args...),
+		Args:   append([]string{"git", "-c", "advice.detachedHead=false"}, args...),
 		Dir:    dir,
 		Env:    append(os.Environ(), "GIT_TERMINAL_PROMPT=0"),
 		Stdout: out,
@@ -33,47 +32,87 @@ func git(ctx context.Context, env plan.Env, dir string, args ...string) error {
 }
 
 // clone clones a repository at a ref, or updates a clone with a
-// fast-forward pull.
+// fast-forward pull. A clone replacing a folder (Force) is made beside it
+// and swapped in: a failed clone leaves the folder as it was.
 func clone(ctx context.Context, env plan.Env, s plan.Clone) plan.Result {
 	if s.Update {
-		args := []string{"pull", "--ff-only", "origin"}
-		if s.Ref != "" {
-			args = append(args, s.Ref)
-		}
-		if err := git(ctx, env, s.Into, args...); err != nil {
-			return plan.Fail(fmt.Errorf("update %s from %s: %w", s.Into, s.Remote, err))
-		}
-		return plan.Ok()
+		return update(ctx, env, s)
 	}
-	switch empty, err := emptyDir(s.Into); {
+	empty, err := emptyDir(s.Into)
+	switch {
 	case err != nil:
-		return plan.Fail(err)
+		return plan.Fail(fmt.Errorf("read %s: %w", s.Into, err))
 	case !empty && !s.Force:
 		return plan.Fail(fmt.Errorf("%s is not empty and not a Git clone: --force replaces what it holds", s.Into))
-	case !empty:
-		if err := os.RemoveAll(s.Into); err != nil {
-			return plan.Fail(err)
-		}
 	}
 	if err := os.MkdirAll(filepath.Dir(s.Into), 0o755); err != nil {
-		return plan.Fail(err)
+		return plan.Fail(fmt.Errorf("make the folder of %s: %w", s.Into, err))
+	}
+	into := s.Into
+	if !empty {
+		tmp, err := os.MkdirTemp(filepath.Dir(s.Into), "."+filepath.Base(s.Into)+".pull-")
+		if err != nil {
+			return plan.Fail(fmt.Errorf("make a folder beside %s: %w", s.Into, err))
+		}
+		defer os.RemoveAll(tmp)
+		into = filepath.Join(tmp, "clone")
 	}
 	args := []string{"clone", "--depth", "1", "--single-branch", "--no-tags"}
 	if s.Ref != "" {
 		args = append(args, "--branch", s.Ref)
 	}
-	args = append(args, "--", s.Remote, s.Into)
-	if err := git(ctx, env, filepath.Dir(s.Into), args...); err != nil {
-		return plan.Fail(fmt.Errorf("clone %s%s: %w", s.Remote, refText(s.Ref), err))
+	args = append(args, "--", s.Remote, into)
+	if err := git(ctx, env.Stream(), filepath.Dir(into), args...); err != nil {
+		return plan.Fail(fmt.Errorf("clone %s%s: %w", s.Remote, plan.RefText(s.Ref), err))
+	}
+	if into != s.Into {
+		if err := swapIn(into, s.Into); err != nil {
+			return plan.Fail(err)
+		}
 	}
 	return plan.Ok()
 }
 
-func refText(ref string) string {
-	if ref == "" {
-		return ""
+// update fast-forwards a clone, which must be a clone of the remote the
+// stack names: a folder cloned from elsewhere (somebody's own work) is left
+// alone.
+func update(ctx context.Context, env plan.Env, s plan.Clone) plan.Result {
+	var origin strings.Builder
+	if err := git(ctx, &origin, s.Into, "remote", "get-url", "origin"); err != nil || strings.TrimSpace(origin.String()) != s.Remote {
+		return plan.Fail(fmt.Errorf("%s is a Git clone, but not of %s (its origin: %s): --force replaces it",
+			s.Into, s.Remote, strings.TrimSpace(firstLine(origin.String()))))
 	}
-	return " at " + ref
+	args := []string{"pull", "--ff-only", "origin"}
+	if s.Ref != "" {
+		args = append(args, s.Ref)
+	}
+	if err := git(ctx, env.Stream(), s.Into, args...); err != nil {
+		return plan.Fail(fmt.Errorf("update %s from %s: %w", s.Into, s.Remote, err))
+	}
+	return plan.Ok()
+}
+
+// swapIn puts the folder from in place of to: to is renamed aside, from
+// renamed in, and what was there removed; an interrupted swap leaves the old
+// folder or the new one.
+func swapIn(from, to string) error {
+	old := ""
+	if _, err := os.Lstat(to); err == nil {
+		old = from + ".old"
+		if err := os.Rename(to, old); err != nil {
+			return fmt.Errorf("move %s aside: %w", to, err)
+		}
+	}
+	if err := os.Rename(from, to); err != nil {
+		if old != "" {
+			_ = os.Rename(old, to)
+		}
+		return fmt.Errorf("put the new %s in place: %w", to, err)
+	}
+	if old != "" {
+		_ = os.RemoveAll(old)
+	}
+	return nil
 }
 
 // emptyDir reports whether dir is missing or empty.
@@ -95,76 +134,71 @@ func emptyDir(dir string) (bool, error) {
 
 // place puts a sub-folder of a clone in a component's folder: built beside
 // it, then swapped in, so that an interrupted pull leaves the old sources
-// or the new ones, never half of each.
+// or the new ones, never half of each. The sub-folder must be a folder of
+// the clone, links resolved: a repository cannot make pull copy files from
+// elsewhere.
 func place(ctx context.Context, env plan.Env, s plan.Place) plan.Result {
-	src := filepath.Join(s.Clone, filepath.FromSlash(s.SubDir))
-	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
-		return plan.Fail(fmt.Errorf("%s%s has no folder %s", s.Remote, refText(s.Ref), s.SubDir))
+	src, err := cloneFolder(s.Clone, s.SubDir)
+	if err != nil {
+		return plan.Fail(fmt.Errorf("%s%s: %w", s.Remote, plan.RefText(s.Ref), err))
 	}
-	marker := fmt.Sprintf("remote: %s\nref: %s\nsubDir: %s\n", s.Remote, s.Ref, s.SubDir)
+	marker := fmt.Sprintf("remote: %s\nsubDir: %s\n", s.Remote, s.SubDir)
 	empty, err := emptyDir(s.Dir)
 	if err != nil {
-		return plan.Fail(err)
+		return plan.Fail(fmt.Errorf("read %s: %w", s.Dir, err))
 	}
 	if !empty && !s.Force {
 		prev, err := os.ReadFile(filepath.Join(s.Dir, PullMarker))
-		if err != nil || !sameOrigin(string(prev), marker) {
+		if err != nil || !strings.HasPrefix(string(prev), marker) {
 			return plan.Fail(fmt.Errorf("%s holds files gantry pull did not put there: --force replaces them", s.Dir))
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(s.Dir), 0o755); err != nil {
-		return plan.Fail(err)
+		return plan.Fail(fmt.Errorf("make the folder of %s: %w", s.Dir, err))
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(s.Dir), "."+filepath.Base(s.Dir)+".pull-")
 	if err != nil {
-		return plan.Fail(err)
+		return plan.Fail(fmt.Errorf("make a folder beside %s: %w", s.Dir, err))
 	}
 	defer os.RemoveAll(tmp)
 	if err := copyTree(ctx, src, tmp); err != nil {
 		return plan.Fail(fmt.Errorf("copy %s: %w", s.SubDir, err))
 	}
+	marker += "ref: " + s.Ref + "\n"
 	if commit, err := headCommit(s.Clone); err == nil {
 		marker += "commit: " + commit + "\n"
 	}
 	if err := os.WriteFile(filepath.Join(tmp, PullMarker), []byte(marker), 0o644); err != nil {
-		return plan.Fail(err)
+		return plan.Fail(fmt.Errorf("write %s: %w", PullMarker, err))
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return plan.Fail(err)
 	}
-	old := ""
-	if _, err := os.Lstat(s.Dir); err == nil {
-		old = tmp + ".old"
-		if err := os.Rename(s.Dir, old); err != nil {
-			return plan.Fail(err)
-		}
-	}
-	if err := os.Rename(tmp, s.Dir); err != nil {
-		if old != "" {
-			_ = os.Rename(old, s.Dir)
-		}
+	if err := swapIn(tmp, s.Dir); err != nil {
 		return plan.Fail(err)
 	}
-	if old != "" {
-		_ = os.RemoveAll(old)
-	}
-	env.Logf("%s%s %s placed in %s", s.Remote, refText(s.Ref), s.SubDir, s.Dir)
+	env.Logf("%s%s %s placed in %s", s.Remote, plan.RefText(s.Ref), s.SubDir, s.Dir)
 	return plan.Ok()
 }
 
-// sameOrigin compares the origin lines of two markers (the commit may
-// differ: that is what a pull updates).
-func sameOrigin(prev, cur string) bool {
-	origin := func(m string) string {
-		var keep []string
-		for _, l := range strings.Split(m, "\n") {
-			if l != "" && !strings.HasPrefix(l, "commit:") {
-				keep = append(keep, l)
-			}
-		}
-		return strings.Join(keep, "\n")
+// cloneFolder resolves sub inside the clone, links included, and requires a
+// folder there.
+func cloneFolder(clone, sub string) (string, error) {
+	root, err := filepath.EvalSymlinks(clone)
+	if err != nil {
+		return "", err
 	}
-	return origin(prev) == origin(cur)
+	src, err := filepath.EvalSymlinks(filepath.Join(clone, filepath.FromSlash(sub)))
+	if err != nil {
+		return "", fmt.Errorf("no folder %s", sub)
+	}
+	if rel, err := filepath.Rel(root, src); err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return "", fmt.Errorf("%s leads out of the repository", sub)
+	}
+	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a folder", sub)
+	}
+	return src, nil
 }
 
 // headCommit reads the commit a clone is at, from its .git folder.
