@@ -1,5 +1,10 @@
 package plan
 
+import (
+	"net/url"
+	"strings"
+)
+
 // Clone clones Remote at Ref (a branch or a tag; the remote's default branch
 // when empty) into Into, a folder that does not exist or is empty; with
 // Update, Into is a clone already and is brought up to date (a fast-forward
@@ -40,4 +45,15 @@ func RefText(ref string) string {
 		return ""
 	}
 	return " (" + ref + ")"
+}
+
+// RemoteText is how messages, labels and files name a repository: its URL
+// without the credentials it may carry (https://TOKEN@host/...).
+func RemoteText(remote string) string {
+	u, err := url.Parse(remote)
+	if err != nil || u.User == nil {
+		return remote
+	}
+	u.User = url.User("***")
+	return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
 }

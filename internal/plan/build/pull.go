@@ -58,9 +58,9 @@ func PullPlan(stack string, sources []PullSource, o PullOptions) (*plan.Plan, ma
 	clones := map[string]string{} // remote and ref -> clone step id
 	addClone := func(s PullSource, into string, update bool) string {
 		id := fmt.Sprintf("clone/%d", len(p.Nodes))
-		label := "clone " + s.Git.Remote + plan.RefText(s.Git.Ref)
+		label := "clone " + plan.RemoteText(s.Git.Remote) + plan.RefText(s.Git.Ref)
 		if update {
-			label = "update from " + s.Git.Remote + plan.RefText(s.Git.Ref)
+			label = "update from " + plan.RemoteText(s.Git.Remote) + plan.RefText(s.Git.Ref)
 		}
 		p.Add(&plan.Node{ID: id, Kind: plan.KindClone, Label: label, Component: s.Component, Group: s.Component,
 			Spec: plan.Clone{Remote: s.Git.Remote, Ref: s.Git.Ref, Into: into, Update: update, Force: o.Force && !update}})
@@ -75,7 +75,7 @@ func PullPlan(stack string, sources []PullSource, o PullOptions) (*plan.Plan, ma
 		if t, dup := targets[dir]; dup {
 			if t.Git.Remote != s.Git.Remote || t.Git.Ref != s.Git.Ref || t.Git.SubDir != s.Git.SubDir {
 				diags.Errorf(s.Pos, "source.git", "component %q pulls %s%s into %s, which component %q pulls %s%s into",
-					s.Component, s.Git.Remote, plan.RefText(s.Git.Ref), dir, t.Component, t.Git.Remote, plan.RefText(t.Git.Ref))
+					s.Component, plan.RemoteText(s.Git.Remote), plan.RefText(s.Git.Ref), dir, t.Component, plan.RemoteText(t.Git.Remote), plan.RefText(t.Git.Ref))
 			}
 			continue
 		}
@@ -98,7 +98,7 @@ func PullPlan(stack string, sources []PullSource, o PullOptions) (*plan.Plan, ma
 			clones[key] = cid
 		}
 		id := "place/" + s.Component
-		p.Add(&plan.Node{ID: id, Kind: plan.KindPlace, Label: "place " + s.Git.SubDir + " from " + s.Git.Remote + plan.RefText(s.Git.Ref),
+		p.Add(&plan.Node{ID: id, Kind: plan.KindPlace, Label: "place " + s.Git.SubDir + " from " + plan.RemoteText(s.Git.Remote) + plan.RefText(s.Git.Ref),
 			Component: s.Component, Group: s.Component, Inputs: []string{cid},
 			Spec: plan.Place{Component: s.Component, Clone: p.Node(cid).Spec.(plan.Clone).Into, Remote: s.Git.Remote, Ref: s.Git.Ref,
 				SubDir: s.Git.SubDir, Dir: dir, Force: o.Force}})

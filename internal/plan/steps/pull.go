@@ -21,14 +21,24 @@ const PullMarker = ".gantry-pull"
 
 // git runs the git CLI, never prompting for credentials (a pull in CI or at
 // night must fail, not hang), its output on out.
+// An error says how git ended, not its arguments: a remote's URL may carry
+// credentials.
 func git(ctx context.Context, out io.Writer, dir string, args ...string) error {
-	return component.Run(ctx, component.Process{
+	err := component.Run(ctx, component.Process{
 		Args:   append([]string{"git", "-c", "advice.detachedHead=false"}, args...),
 		Dir:    dir,
 		Env:    append(os.Environ(), "GIT_TERMINAL_PROMPT=0"),
 		Stdout: out,
 		Stderr: out,
 	})
+	var ee *component.ExitError
+	switch {
+	case errors.As(err, &ee) && ee.Signal != "":
+		return fmt.Errorf("git %s was killed by %s", args[0], ee.Signal)
+	case errors.As(err, &ee):
+		return fmt.Errorf("git %s exited with status %d", args[0], ee.Code)
+	}
+	return err
 }
 
 // clone clones a repository at a ref, or updates a clone with a
@@ -63,7 +73,7 @@ func clone(ctx context.Context, env plan.Env, s plan.Clone) plan.Result {
 	}
 	args = append(args, "--", s.Remote, into)
 	if err := git(ctx, env.Stream(), filepath.Dir(into), args...); err != nil {
-		return plan.Fail(fmt.Errorf("clone %s%s: %w", s.Remote, plan.RefText(s.Ref), err))
+		return plan.Fail(fmt.Errorf("clone %s%s: %w", plan.RemoteText(s.Remote), plan.RefText(s.Ref), err))
 	}
 	if into != s.Into {
 		if err := swapIn(into, s.Into); err != nil {
@@ -80,14 +90,14 @@ func update(ctx context.Context, env plan.Env, s plan.Clone) plan.Result {
 	var origin strings.Builder
 	if err := git(ctx, &origin, s.Into, "remote", "get-url", "origin"); err != nil || strings.TrimSpace(origin.String()) != s.Remote {
 		return plan.Fail(fmt.Errorf("%s is a Git clone, but not of %s (its origin: %s): --force replaces it",
-			s.Into, s.Remote, strings.TrimSpace(firstLine(origin.String()))))
+			s.Into, plan.RemoteText(s.Remote), plan.RemoteText(strings.TrimSpace(firstLine(origin.String())))))
 	}
 	args := []string{"pull", "--ff-only", "origin"}
 	if s.Ref != "" {
 		args = append(args, s.Ref)
 	}
 	if err := git(ctx, env.Stream(), s.Into, args...); err != nil {
-		return plan.Fail(fmt.Errorf("update %s from %s: %w", s.Into, s.Remote, err))
+		return plan.Fail(fmt.Errorf("update %s from %s: %w", s.Into, plan.RemoteText(s.Remote), err))
 	}
 	return plan.Ok()
 }
@@ -140,9 +150,9 @@ func emptyDir(dir string) (bool, error) {
 func place(ctx context.Context, env plan.Env, s plan.Place) plan.Result {
 	src, err := cloneFolder(s.Clone, s.SubDir)
 	if err != nil {
-		return plan.Fail(fmt.Errorf("%s%s: %w", s.Remote, plan.RefText(s.Ref), err))
+		return plan.Fail(fmt.Errorf("%s%s: %w", plan.RemoteText(s.Remote), plan.RefText(s.Ref), err))
 	}
-	marker := fmt.Sprintf("remote: %s\nsubDir: %s\n", s.Remote, s.SubDir)
+	marker := fmt.Sprintf("remote: %s\nsubDir: %s\n", plan.RemoteText(s.Remote), s.SubDir)
 	empty, err := emptyDir(s.Dir)
 	if err != nil {
 		return plan.Fail(fmt.Errorf("read %s: %w", s.Dir, err))
@@ -177,7 +187,7 @@ func place(ctx context.Context, env plan.Env, s plan.Place) plan.Result {
 	if err := swapIn(tmp, s.Dir); err != nil {
 		return plan.Fail(err)
 	}
-	env.Logf("%s%s %s placed in %s", s.Remote, plan.RefText(s.Ref), s.SubDir, s.Dir)
+	env.Logf("%s%s %s placed in %s", plan.RemoteText(s.Remote), plan.RefText(s.Ref), s.SubDir, s.Dir)
 	return plan.Ok()
 }
 
