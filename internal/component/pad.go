@@ -43,21 +43,21 @@ func NewPad(n int) ([]byte, string, error) {
 
 // DecodeSecrets decrypts the secrets raw output with the pad the process
 // had, and parses the "key = value" lines it holds (what follows a NUL is
-// padding). The text must be exactly as long as the pad, as the Hub
-// requires.
-func DecodeSecrets(text string, pad []byte) (map[string]string, error) {
+// padding): outputs, and capabilities of "provides = a,b" lines. The text
+// must be exactly as long as the pad, as the Hub requires.
+func DecodeSecrets(text string, pad []byte) (map[string]string, []string, error) {
 	text = strings.TrimRight(strings.TrimSpace(text), "=")
 	// Measured before it is decoded: the output may be as large as a
 	// capture keeps.
 	if n := base64.RawStdEncoding.DecodedLen(len(text)); n != len(pad) {
-		return nil, fmt.Errorf("the secrets output is %d bytes, the one-time pad (HUB_RANDOM) %d: encrypt with all of it", n, len(pad))
+		return nil, nil, fmt.Errorf("the secrets output is %d bytes, the one-time pad (HUB_RANDOM) %d: encrypt with all of it", n, len(pad))
 	}
 	data, err := base64.RawStdEncoding.DecodeString(text)
 	if err != nil {
-		return nil, fmt.Errorf("the secrets output is not base64: %w", err)
+		return nil, nil, fmt.Errorf("the secrets output is not base64: %w", err)
 	}
 	if len(data) != len(pad) {
-		return nil, fmt.Errorf("the secrets output is %d bytes, the one-time pad (HUB_RANDOM) %d: encrypt with all of it", len(data), len(pad))
+		return nil, nil, fmt.Errorf("the secrets output is %d bytes, the one-time pad (HUB_RANDOM) %d: encrypt with all of it", len(data), len(pad))
 	}
 	for i := range data {
 		data[i] ^= pad[i]
@@ -73,7 +73,7 @@ func DecodeSecrets(text string, pad []byte) (map[string]string, error) {
 		}
 	}
 	if err := c.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c.Outputs(), nil
+	return c.Outputs(), c.Provides(), nil
 }

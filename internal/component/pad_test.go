@@ -3,6 +3,7 @@ package component
 import (
 	"encoding/base64"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,23 +30,25 @@ func TestDecodeSecrets(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
 		want       map[string]string
+		provides   []string
 		err        string
 	}{
-		{"two values", encrypt(t, "db.password = s3cret\ntoken = \"abc\"\n", pad), map[string]string{"db.password": "s3cret", "token": "abc"}, ""},
-		{"empty", encrypt(t, "", pad), map[string]string{}, ""},
-		{"not base64", strings.Repeat("!", base64.RawStdEncoding.EncodedLen(64)), nil, "not base64"},
-		{"wrong length", base64.RawStdEncoding.EncodeToString([]byte("short")), nil, "is 5 bytes, the one-time pad (HUB_RANDOM) 64"},
+		{"two values", encrypt(t, "db.password = s3cret\ntoken = \"abc\"\n", pad), map[string]string{"db.password": "s3cret", "token": "abc"}, nil, ""},
+		{"provides", encrypt(t, "provides = vault,etcd\n", pad), map[string]string{}, []string{"vault", "etcd"}, ""},
+		{"empty", encrypt(t, "", pad), map[string]string{}, nil, ""},
+		{"not base64", strings.Repeat("!", base64.RawStdEncoding.EncodedLen(64)), nil, nil, "not base64"},
+		{"wrong length", base64.RawStdEncoding.EncodeToString([]byte("short")), nil, nil, "is 5 bytes, the one-time pad (HUB_RANDOM) 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := DecodeSecrets(tc.text, pad)
+			got, provides, err := DecodeSecrets(tc.text, pad)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
 				}
 				return
 			}
-			if err != nil || !maps.Equal(got, tc.want) {
-				t.Fatalf("DecodeSecrets = %v, %v; want %v", got, err, tc.want)
+			if err != nil || !maps.Equal(got, tc.want) || !slices.Equal(provides, tc.provides) {
+				t.Fatalf("DecodeSecrets = %v, %v, %v; want %v, %v", got, provides, err, tc.want, tc.provides)
 			}
 		})
 	}

@@ -206,12 +206,13 @@ func (rt *Runtime) verb(ctx context.Context, env plan.Env, n *plan.Node, s plan.
 		}
 		raw, provides = stdout.capture.Outputs(), stdout.capture.Provides()
 		if text := raw[component.SecretsKey]; text != "" && info.Verb == plan.VerbDeploy {
-			secrets, err := component.DecodeSecrets(text, pad)
+			secrets, secretProvides, err := component.DecodeSecrets(text, pad)
 			if err != nil {
 				return plan.Fail(fmt.Errorf("decrypt the secrets output: %w", err))
 			}
 			// The text is of no use without the pad, which is gone.
 			delete(raw, component.SecretsKey)
+			provides = append(provides, secretProvides...)
 			for k, v := range secrets {
 				rt.Masker.Add(v)
 				raw[k] = v
