@@ -169,7 +169,10 @@ func startRun(t *testing.T, s *Store, run string) (state.Lock, *state.Recorder) 
 // lockSession is the backend pid of the session holding a lock.
 func lockSession(l state.Lock) uint32 { return l.(*lock).currentConn().PgConn().PID() }
 
-// terminate ends a backend, as a server restart or a network cut does.
+// terminate ends a backend, as a server restart or a network cut does, and
+// waits until it is gone: until then its advisory locks still show as held
+// (pg_terminate_backend alone only signals it, and a loaded machine may
+// take its time).
 func terminate(t *testing.T, url string, pid uint32) {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), url)
@@ -177,8 +180,13 @@ func terminate(t *testing.T, url string, pid uint32) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), `SELECT pg_terminate_backend($1)`, pid); err != nil {
+	var gone bool
+	// The timeout (ms) is a bound against a hang, not a measure of speed.
+	if err := conn.QueryRow(context.Background(), `SELECT pg_terminate_backend($1, 600000)`, pid).Scan(&gone); err != nil {
 		t.Fatal(err)
+	}
+	if !gone {
+		t.Fatalf("backend %d did not end", pid)
 	}
 }
 
@@ -203,7 +211,11 @@ func TestLockTakenBackAfterItsSessionDied(t *testing.T) {
 		t.Error("the write went through on the dead session's lock")
 	}
 	var le *state.LockedError
-	if _, err := open(t, url, "demo").Lock(ctx, holder("r2"), state.LockOptions{}); !errors.As(err, &le) || le.Holder == nil || le.Holder.RunID != "r1" {
+	l2, err := open(t, url, "demo").Lock(ctx, holder("r2"), state.LockOptions{})
+	if err == nil {
+		l2.Release()
+	}
+	if !errors.As(err, &le) || le.Holder == nil || le.Holder.RunID != "r1" {
 		t.Fatalf("a second run after the lock was taken back: %v", err)
 	}
 	if err := r.Close(); err != nil {
