@@ -26,7 +26,9 @@ components take folders of it; git never prompts for credentials.
 
 pull replaces a folder it filled before (it leaves a .gantry-pull file there) and
 never one that holds other files, unless --force. A folder is swapped in whole:
-an interrupted pull leaves the old sources or the new ones.`,
+an interrupted pull leaves the old sources or the new ones. pull changes nothing
+outside the folder of the stack that lists the component, never that folder
+itself nor one holding a stack file or the state.`,
 		Example: `  gantry pull hub.yaml
   gantry pull hub.yaml --force`,
 		Args: argsRange(1, 1),
