@@ -30,7 +30,9 @@ type planner struct {
 }
 
 func newPlanner(st *Stack, warn func(manifest.Diagnostics), consequence string) *planner {
-	return &planner{st: st, warn: warn, said: map[string]bool{}, consequence: consequence}
+	pl := &planner{st: st, warn: warn, said: map[string]bool{}, consequence: consequence}
+	pl.warnOnce(st.warnings)
+	return pl
 }
 
 // built is a plan with what it was built from.

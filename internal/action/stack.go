@@ -55,6 +55,9 @@ type Stack struct {
 	// records component folders relative to its folder.
 	anchor   string
 	lockOpts state.LockOptions
+	// warnings are what loading found to warn about: a command's planner
+	// shows them.
+	warnings manifest.Diagnostics
 	// For gantry validate, which goes on past errors: elaborated says
 	// elaborate found no errors (none of the stack's, no component left
 	// out); graphBroken that the graph has a cycle.
@@ -85,6 +88,7 @@ func Load(src Source, consequence string) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.warnings = diags.Warnings()
 	return st, nil
 }
 

@@ -83,10 +83,12 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 	}
 	for _, l := range chain {
 		for _, p := range l.stack.Parameters {
+			warnStackEnv(p, diags)
 			params.add(p)
 		}
 		for _, pf := range l.params {
 			for _, p := range pf {
+				warnStackEnv(p, diags)
 				params.add(p)
 			}
 		}
@@ -602,5 +604,14 @@ func applyEnv(s *manifest.Stack, env map[string]string) {
 		if v, ok := env[p.FromEnv]; ok && p.FromEnv != "" {
 			p.Value = manifest.Scalar(v)
 		}
+	}
+}
+
+// warnStackEnv says that env: on a stack or params-file parameter sets
+// nothing, as the Hub CLI warns: only a component's parameters set its
+// processes' environment.
+func warnStackEnv(p manifest.Parameter, diags *manifest.Diagnostics) {
+	if p.Env != "" {
+		diags.Warnf(p.Pos, "", "parameter %q specifies env: %s on the stack or a params file, where it sets nothing: give env to the component's parameter", p.QName(), p.Env)
 	}
 }
