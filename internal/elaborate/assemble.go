@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/secret"
 )
 
 // assemble merges a chain of stacks (base-most first), loads the component
@@ -189,46 +190,15 @@ func completeComponent(c *manifest.Component, name string) {
 }
 
 // markSecretOutputs gives kind: secret to the outputs without a kind whose
-// names look secret by the Hub CLI's rule (hubLooksSecret), as its
+// names look secret by the Hub CLI's rule (secret.HubNamed), as its
 // elaborate marks them; an output declared secret: false is left alone.
 func markSecretOutputs(outs []manifest.Output) {
 	for i := range outs {
 		o := &outs[i]
-		if o.Kind == "" && hubLooksSecret(o.Name) && (o.Secret == nil || *o.Secret) {
+		if o.Kind == "" && secret.HubNamed(o.Name) && (o.Secret == nil || *o.Secret) {
 			o.Kind = "secret"
 		}
 	}
-}
-
-// hubSecretSuffixes end the names the Hub CLI takes for secrets.
-var hubSecretSuffixes = func() []string {
-	var out []string
-	for _, w := range []string{"password", "secret", "key", "cert", "token", "cookie"} {
-		out = append(out, "."+w, "_"+w, strings.ToUpper(w[:1])+w[1:], strings.ToUpper(w))
-	}
-	return out
-}()
-
-// hubLooksSecret is the Hub CLI's LooksLikeSecret, to the letter: the name
-// (up to a "|" qualifier that is not its first character) ends with one of
-// the 24 suffixes .password _password Password PASSWORD, and the same for
-// secret, key, cert, token and cookie; cloud.sshKey is not a secret. A
-// "component:" prefix is part of the name. gantry masks more (secret.Named:
-// a dash before the word, the bare word, a prefix ignored); this rule only
-// decides which outputs the elaborated manifest marks kind: secret.
-func hubLooksSecret(name string) bool {
-	if i := strings.IndexByte(name, '|'); i > 0 {
-		name = name[:i]
-	}
-	if name == "cloud.sshKey" {
-		return false
-	}
-	for _, suf := range hubSecretSuffixes {
-		if strings.HasSuffix(name, suf) {
-			return true
-		}
-	}
-	return false
 }
 
 func joinDir(base, dir string) string {

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/secret"
 )
 
 // paramSet merges parameters in assembly order by the rules of seed 000, as
@@ -61,7 +62,7 @@ func (s *paramSet) add(p manifest.Parameter) {
 	for _, cur := range s.qualified[p.Name] {
 		if p.Value != "" && cur.Value != "" && p.Value != cur.Value {
 			s.diags.Warnf(p.Pos, "", "parameter %q overrides the value of %q given at %s (%s → %s)",
-				p.Name, cur.QName(), cur.Origin.FileLine(), shown(cur, string(cur.Value)), shown(cur, string(p.Value)))
+				p.Name, cur.QName(), cur.Origin.FileLine(), secret.Shown(string(cur.Value), cur.IsSecret()), secret.Shown(string(p.Value), cur.IsSecret()))
 		}
 		s.merge(cur, &p)
 	}
@@ -77,13 +78,6 @@ func (s *paramSet) merge(cur, add *manifest.Parameter) {
 }
 
 // shown masks values of parameters whose name looks secret.
-func shown(p *manifest.Parameter, v string) string {
-	if p.IsSecret() {
-		return "*****"
-	}
-	return "\"" + v + "\""
-}
-
 func mergeParameter(cur, add *manifest.Parameter) {
 	switch {
 	case add.Kind == "":

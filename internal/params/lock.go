@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/secret"
 )
 
 // Names of the implicit parameters.
@@ -249,7 +249,7 @@ func (lk *locker) source(p *manifest.Parameter) {
 		if p.Kind != "" {
 			but = " but kind: " + p.Kind
 		}
-		lk.diags.Warnf(v.Pos, "", "parameter %q default %s won't be used as the parameter is not kind: user%s", v.QName(), shownValue(v, string(p.Default)), but)
+		lk.diags.Warnf(v.Pos, "", "parameter %q default %s won't be used as the parameter is not kind: user%s", v.QName(), secret.Shown(string(p.Default), v.Secret || manifest.LooksSecret(v.Name)), but)
 	}
 	fromManifest := func(s string, src string) {
 		t, err := Parse(s)
@@ -341,19 +341,6 @@ func (lk *locker) source(p *manifest.Parameter) {
 // parameters when it elaborates).
 func isUser(p *manifest.Parameter) bool {
 	return p.Kind == manifest.KindUser || p.Kind == "" && (p.FromEnv != "" || p.FromFile != "")
-}
-
-// shownValue quotes a value for a message: a secret's is not shown, and a
-// long one is cut.
-func shownValue(v *Value, s string) string {
-	if v.Secret || manifest.LooksSecret(v.Name) {
-		return "(secret)"
-	}
-	const max = 100
-	if r := []rune(s); len(r) > max+2 {
-		s = string(r[:max]) + "..."
-	}
-	return strconv.Quote(s)
 }
 
 // filePath expands $VARS and ~ in fromFile; a relative path is relative to the

@@ -224,7 +224,7 @@ func TestLockNonUserParameters(t *testing.T) {
 		`hub.yaml:8:6: warning: parameter "given" default "d" won't be used as the parameter is not kind: user but kind: tech`,
 		`hub.yaml:10:6: warning: parameter "fromenv" has no value: it is empty (only kind: user parameters must have one); fromEnv and fromFile are read for kind: user parameters only`,
 		`hub.yaml:12:6: warning: parameter "stated" has no value; using the one from the last run (state)`,
-		`hub.yaml:13:6: warning: parameter "db.password" default (secret) won't be used as the parameter is not kind: user but kind: tech`,
+		`hub.yaml:13:6: warning: parameter "db.password" default ***** won't be used as the parameter is not kind: user but kind: tech`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)

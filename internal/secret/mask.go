@@ -4,12 +4,26 @@ package secret
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
 
 // Mask is what a secret is shown as.
 const Mask = "*****"
+
+// Shown is how a message shows a value: Mask for a secret, else quoted and
+// cut past 100 characters.
+func Shown(v string, secret bool) string {
+	if secret {
+		return Mask
+	}
+	const max = 100
+	if r := []rune(v); len(r) > max+2 {
+		v = string(r[:max]) + "..."
+	}
+	return strconv.Quote(v)
+}
 
 // MinLength is the shortest value masked anywhere in other text. Shorter
 // secrets are masked only as whole words (between characters that are not

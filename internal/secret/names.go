@@ -46,3 +46,28 @@ func Named(name string) bool {
 	}
 	return false
 }
+
+// HubNamed is the Hub CLI's LooksLikeSecret to the letter, for what must
+// match the Hub's output (the outputs an elaborated manifest marks kind:
+// secret): the name, up to a "|" qualifier that is not its first
+// character, ends with one of the words after a dot or an underscore,
+// capitalised or in capitals; a "component:" prefix is part of the name,
+// and the bare word or a dash does not count. Named, which masks, takes
+// more.
+func HubNamed(name string) bool {
+	if i := strings.IndexByte(name, '|'); i > 0 {
+		name = name[:i]
+	}
+	if notSecretNames[name] {
+		return false
+	}
+	for _, w := range secretWords {
+		title := strings.ToUpper(w[:1]) + w[1:]
+		for _, suffix := range []string{"." + w, "_" + w, title, strings.ToUpper(w)} {
+			if strings.HasSuffix(name, suffix) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,11 +1,11 @@
-package elaborate
+package secret
 
 import "testing"
 
-// TestHubLooksSecret checks the rule the elaborated manifest marks secret
-// outputs by against the names verified with the Hub CLI (agilestacks/hub
-// 65b7e58): its LooksLikeSecret.
-func TestHubLooksSecret(t *testing.T) {
+// TestHubNamed checks the rule the elaborated manifest marks secret outputs
+// by against the names verified with the Hub CLI (agilestacks/hub 65b7e58):
+// its LooksLikeSecret.
+func TestHubNamed(t *testing.T) {
 	for name, want := range map[string]bool{
 		// Verified with hub elaborate.
 		"api.password": true, "api.token": true, "someKey": true, "db_secret": true, "TLSCERT": true,
@@ -17,8 +17,8 @@ func TestHubLooksSecret(t *testing.T) {
 		// A |qualifier is not part of the name; a component: prefix is.
 		"db.password|db": true, "cloud.sshKey|vm": false, "vm:cloud.sshKey": true, "a:password": false,
 	} {
-		if got := hubLooksSecret(name); got != want {
-			t.Errorf("hubLooksSecret(%q) = %v, want %v", name, got, want)
+		if got := HubNamed(name); got != want {
+			t.Errorf("HubNamed(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
