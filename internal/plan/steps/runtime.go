@@ -162,7 +162,6 @@ func (rt *Runtime) RecordDir(dir string) string {
 // it (as the Hub CLI erases a component's provides).
 type Capabilities struct {
 	mu    sync.Mutex
-	set   map[string]bool
 	fixed map[string]bool            // the environment's and the stack's: never removed
 	by    map[string]map[string]bool // capability -> components providing it
 }
@@ -170,7 +169,7 @@ type Capabilities struct {
 // NewCapabilities starts from the given capabilities, which no component
 // removes.
 func NewCapabilities(initial ...string) *Capabilities {
-	c := &Capabilities{set: map[string]bool{}, fixed: map[string]bool{}, by: map[string]map[string]bool{}}
+	c := &Capabilities{fixed: map[string]bool{}, by: map[string]map[string]bool{}}
 	c.Add(initial...)
 	return c
 }
@@ -180,7 +179,6 @@ func (c *Capabilities) Add(caps ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range caps {
-		c.set[p] = true
 		c.fixed[p] = true
 	}
 }
@@ -190,7 +188,6 @@ func (c *Capabilities) AddFor(comp string, caps ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range caps {
-		c.set[p] = true
 		if c.by[p] == nil {
 			c.by[p] = map[string]bool{}
 		}
@@ -223,9 +220,6 @@ func (c *Capabilities) Remove(comp string) {
 		delete(comps, comp)
 		if len(comps) == 0 {
 			delete(c.by, p)
-			if !c.fixed[p] {
-				delete(c.set, p)
-			}
 		}
 	}
 }
@@ -234,7 +228,7 @@ func (c *Capabilities) Remove(comp string) {
 // an environment capability.
 func (c *Capabilities) Has(p string) bool {
 	c.mu.Lock()
-	known := c.set[p]
+	known := c.fixed[p] || c.by[p] != nil
 	c.mu.Unlock()
 	if known || !build.IsEnvironmentCapability(p) {
 		return known
@@ -253,9 +247,14 @@ func (c *Capabilities) Has(p string) bool {
 func (c *Capabilities) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	l := make([]string, 0, len(c.set))
-	for p := range c.set {
+	l := make([]string, 0, len(c.fixed)+len(c.by))
+	for p := range c.fixed {
 		l = append(l, p)
+	}
+	for p := range c.by {
+		if !c.fixed[p] {
+			l = append(l, p)
+		}
 	}
 	sort.Strings(l)
 	return strings.Join(l, " ")
