@@ -184,11 +184,14 @@ func (rt *Runtime) verb(ctx context.Context, env plan.Env, n *plan.Node, s plan.
 	// A bare component (lifecycle.bare: allow) has no process: its outputs
 	// come from its parameters alone.
 	if info.Implementation != nil {
+		// The pad is not given to the masker (one more secret per component
+		// would rebuild its replacer for every component of a large run):
+		// the secrets output it encrypts is masked instead (secretKeys), so
+		// a log holding the pad never holds the text to decrypt with it.
 		pad, padText, err := component.NewPad(padBytes(c))
 		if err != nil {
 			return plan.Fail(err)
 		}
-		rt.Masker.Add(padText)
 		stdout := newCaptureWriter(env.Stream(), rt.Masker, secretKeys(c))
 		err = component.Run(ctx, component.Process{
 			Args:   info.Implementation,
@@ -263,9 +266,10 @@ func (rt *Runtime) render(ctx context.Context, env plan.Env, info *plan.Componen
 }
 
 // secretKeys are the raw output keys whose values are secret: a capture
-// masks them as soon as it sees them.
+// masks them as soon as it sees them. The secrets output (HUB_RANDOM's) is
+// one of them.
 func secretKeys(c *manifest.Component) map[string]bool {
-	keys := map[string]bool{}
+	keys := map[string]bool{component.SecretsKey: true}
 	if c == nil {
 		return keys
 	}
