@@ -178,6 +178,9 @@ func (p *Plan) WriteJSON(w io.Writer) error { return p.EncodeJSON(w, true) }
 // (the run folder's copy: at 10,000 components indenting cost a third of
 // a --resume's CPU).
 func (p *Plan) EncodeJSON(w io.Writer, indent bool) error {
+	if !indent {
+		return p.streamJSON(w)
+	}
 	jp := jsonPlan{Stack: p.Stack, Verb: p.Verb, Nodes: make([]jsonNode, 0, len(p.Nodes)), Edges: make([]jsonEdge, 0, len(p.Edges)),
 		Orphans: append([]string{}, p.Orphans...), Components: p.Components}
 	if jp.Components == nil {

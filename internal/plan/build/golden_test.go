@@ -2,6 +2,7 @@ package build_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -76,6 +77,21 @@ func TestGoldenPlans(t *testing.T) {
 					".txt":  func(b *bytes.Buffer) error { return p.WriteText(b, plan.RenderOptions{}) },
 					".json": func(b *bytes.Buffer) error { return p.WriteJSON(b) },
 					".dot":  func(b *bytes.Buffer) error { return p.WriteDOT(b) },
+				}
+				// The run folder's copy is written a piece at a time, on
+				// one line: the same JSON.
+				var indented, compact, want bytes.Buffer
+				if err := p.EncodeJSON(&indented, true); err != nil {
+					t.Fatal(err)
+				}
+				if err := p.EncodeJSON(&compact, false); err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Compact(&want, indented.Bytes()); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want.String()+"\n", compact.String()); diff != "" {
+					t.Errorf("the compact plan differs from the indented one (-want +got):\n%s", diff)
 				}
 				for ext, render := range renders {
 					var b bytes.Buffer
