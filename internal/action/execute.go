@@ -289,7 +289,9 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 		if err != nil {
 			return fmt.Errorf("record the run in the state %s: %w", st.Store, err)
 		}
-		rt.Recorder = state.Record(w, s)
+		// A state the store holds as gantry wrote it is continued, not
+		// written whole again before the first component.
+		rt.Recorder = state.RecordFrom(w, s, st.files.Base(st.State))
 	}
 	err := r.execute(ctx, b.plan, rt, o)
 	if rt.Recorder != nil {

@@ -66,6 +66,7 @@ type Stack struct {
 	Graph                   *build.Graph
 	env                     map[string]string
 	stateSum                [32]byte
+	files                   state.Files // what State was decoded from
 	read                    bool
 }
 
@@ -149,7 +150,7 @@ func (s *Stack) readState() (changed bool, err error) {
 		return false, invalid("nothing was run", "state %s belongs to stack %q, not %q; point -s at this stack's state", s.Store, st.Stack, s.Res.Stack.Meta.Name)
 	}
 	changed = s.read
-	s.State, s.stateSum, s.read = st, sum, true
+	s.State, s.stateSum, s.read, s.files = st, sum, true, files
 	return changed, nil
 }
 

@@ -23,7 +23,11 @@ func (s *FileStore) Path() string { return s.path }
 func (s *FileStore) String() string { return s.path }
 
 // Read reads the snapshot and the journal that continues it.
-func (s *FileStore) Read(context.Context) (Files, error) { return ReadFiles(s.path) }
+func (s *FileStore) Read(context.Context) (Files, error) {
+	f, err := ReadFiles(s.path)
+	f.Continuable = err == nil
+	return f, err
+}
 
 // Lock takes the lock file's flock (lock.go).
 func (s *FileStore) Lock(ctx context.Context, h Holder, o LockOptions) (Lock, error) {
@@ -70,6 +74,13 @@ func (w *fileWriter) Write(_ context.Context, b Batch) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	if w.journal == nil {
+		// The run's first write continues the snapshot as it is.
+		if b.Base == "" {
+			return fmt.Errorf("write state journal %s: no snapshot to continue", JournalPath(w.path))
+		}
+		return w.start(b.Base, b.BaseSize, recs)
+	}
 	n, err := w.journal.Write(recs)
 	w.jsize += int64(n)
 	if err != nil {
@@ -102,13 +113,20 @@ func (w *fileWriter) generation(snapshot []byte) error {
 	if err := writeAtomic(w.path, snapshot, 0o600); err != nil {
 		return err
 	}
+	return w.start(snapshotDigest(snapshot), len(snapshot), nil)
+}
+
+// start begins a journal that continues the snapshot of the digest, with
+// recs after its base record, in a file of its own renamed into place: a
+// journal is never seen without its base.
+func (w *fileWriter) start(digest string, snapSize int, recs []byte) error {
 	jp := JournalPath(w.path)
 	tmp := jp + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("start state journal: %w", err)
 	}
-	head := appendRecord(nil, recBase, []byte(snapshotDigest(snapshot)))
+	head := append(appendRecord(nil, recBase, []byte(digest)), recs...)
 	_, err = f.Write(head)
 	if err == nil {
 		err = f.Sync()
@@ -125,7 +143,7 @@ func (w *fileWriter) generation(snapshot []byte) error {
 	if w.journal != nil {
 		w.journal.Close()
 	}
-	w.journal, w.jsize, w.snapSize, w.appended = f, int64(len(head)), len(snapshot), false
+	w.journal, w.jsize, w.snapSize, w.appended = f, int64(len(head)), snapSize, len(recs) > 0
 	return nil
 }
 

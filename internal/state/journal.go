@@ -97,6 +97,10 @@ type Files struct {
 	// Journal are the changes since, when they continue this snapshot;
 	// nil otherwise.
 	Journal []byte
+	// Continuable says a run's writer may continue these files as they
+	// are (Base): the store read them whole and alone, and holds nothing
+	// else a run's first write would have to replace.
+	Continuable bool
 }
 
 // Sum tells two readings of a state apart.

@@ -32,7 +32,13 @@ func (m Mirror) Secrets() []string {
 }
 
 // Read reads the first store.
-func (m Mirror) Read(ctx context.Context) (Files, error) { return m[0].Read(ctx) }
+func (m Mirror) Read(ctx context.Context) (Files, error) {
+	f, err := m[0].Read(ctx)
+	// Every store is written the same batches: none may start from what
+	// only the first one holds.
+	f.Continuable = false
+	return f, err
+}
 
 // Lock locks every store, in order; a store found locked releases the
 // others.

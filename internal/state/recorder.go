@@ -41,6 +41,9 @@ type Recorder struct {
 	failed   uint64          // the version the last failed write was to write
 	err      error           // the last write error, sticky until a write succeeds
 	closed   bool
+	// base is what the store held when recording began, until a write
+	// succeeds (RecordFrom).
+	base *Base
 
 	kick    chan struct{}
 	urgent  chan struct{} // a Wait began: stop lingering
@@ -64,8 +67,14 @@ func NewRecorder(path string, st *State) *Recorder {
 	return Record(w, st)
 }
 
-// Record starts recording st through a store's writer.
-func Record(w Writer, st *State) *Recorder {
+// Record starts recording st through a store's writer; its first write
+// writes the whole state.
+func Record(w Writer, st *State) *Recorder { return RecordFrom(w, st, nil) }
+
+// RecordFrom starts recording st, which base holds as the store has it
+// (Files.Base), through the store's writer: the first write carries only
+// what changed since. A nil base is Record.
+func RecordFrom(w Writer, st *State, base *Base) *Recorder {
 	r := &Recorder{
 		w:        w,
 		st:       st,
@@ -80,8 +89,13 @@ func Record(w Writer, st *State) *Recorder {
 		Now:      time.Now,
 		Linger:   DefaultLinger,
 	}
-	for name := range st.Components {
-		r.dirty[name] = true
+	if base != nil {
+		r.base, r.fresh = base, false
+		r.header, r.frags, r.names = base.header, base.frags, base.names
+	} else {
+		for name := range st.Components {
+			r.dirty[name] = true
+		}
 	}
 	r.cond = sync.NewCond(&r.mu)
 	go r.writer()
@@ -233,6 +247,7 @@ func (r *Recorder) writer() {
 				r.err = nil
 				r.written = v
 				r.fresh = false
+				r.base = nil
 			}
 			r.cond.Broadcast()
 			stop := err != nil || r.written == r.version
@@ -303,6 +318,9 @@ func (r *Recorder) encodeLocked(full bool) (Batch, error) {
 	}
 	clear(r.dirty)
 	if !full {
+		if r.base != nil {
+			b.Base, b.BaseSize = r.base.digest, r.base.size
+		}
 		return b, nil
 	}
 	b.Header, b.Removed = r.header, nil

@@ -70,6 +70,12 @@ type Batch struct {
 	Components []Fragment
 	// Removed are the components whose records are gone.
 	Removed []string
+	// Base names the state as the store held it when the run began, on
+	// the batches of a recorder started from it (RecordFrom) until one is
+	// written: a writer that has written nothing yet continues that state
+	// instead of one written whole. BaseSize is its length.
+	Base     string
+	BaseSize int
 }
 
 // A Fragment is one component's record as the document writes it.
