@@ -11,6 +11,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/workspace"
 )
 
 // Source names a stack, its params files and its state.
@@ -98,6 +99,7 @@ func Load(src Source, consequence string) (*Stack, error) {
 // (nil when not even the stack could be read): the stack without the
 // components that could not be read, its graph even with a cycle.
 func load(src Source, partial bool) (*Stack, manifest.Diagnostics, error) {
+	manifest.SetParseCache(parseCacheDir(src))
 	// -e acts as the environment when parameters are locked (source env:VAR),
 	// not as values written into the manifest.
 	res, diags := elaborate.Load(src.Manifest, elaborate.Options{ParamsFiles: src.ParamsFiles, Partial: partial})
@@ -124,6 +126,26 @@ func load(src Source, partial bool) (*Stack, manifest.Diagnostics, error) {
 	st.Graph, st.graphBroken = g, gdiags.HasErrors()
 	slog.Debug("stack loaded", "stack", res.Stack.Meta.Name, "components", len(res.Components), "state", st.Store.String(), "recorded", st.State != nil)
 	return st, diags, nil
+}
+
+// parseCacheDir is where the trees of the stack's large YAML files are
+// kept (manifest.SetParseCache): in the workspace next to its state file,
+// with the stack's other records, not in a folder of the user's where a
+// params file's values would end up far from the stack. GANTRY_PARSE_CACHE=off
+// turns it off.
+func parseCacheDir(src Source) string {
+	if os.Getenv("GANTRY_PARSE_CACHE") == "off" {
+		return ""
+	}
+	// The workspace OpenState anchors: the first state file, else the
+	// manifest's default state path.
+	anchor := DefaultStatePath(src.Manifest)
+	if src.StatePath != "" {
+		if first := state.SplitLocations(src.StatePath)[0]; !state.IsDatabase(first) {
+			anchor = first
+		}
+	}
+	return workspace.For(strings.TrimPrefix(anchor, "file://")).ParseCache()
 }
 
 // ReadState reads the state again, refusing one that belongs to another

@@ -25,7 +25,7 @@ func ParseFile(path string) ([]*Node, Diagnostics) {
 	if err != nil {
 		return nil, Diagnostics{{Pos: Pos{File: path}, Msg: readError(err)}}
 	}
-	return ParseBytes(path, data)
+	return parseCached(path, data)
 }
 
 // readError says why a file could not be read, for a message that names it.

@@ -36,3 +36,7 @@ func (w Workspace) ExportDir(comp string) string { return filepath.Join(w.Root, 
 func (w Workspace) Registry(statePath string) string {
 	return filepath.Join(w.Root, filepath.Base(statePath)+".running")
 }
+
+// ParseCache holds the parsed trees of the stack's large YAML files
+// (manifest.SetParseCache); deleting it is always safe.
+func (w Workspace) ParseCache() string { return filepath.Join(w.Root, "cache", "yaml") }
