@@ -102,7 +102,7 @@ func load(src Source, partial bool) (*Stack, manifest.Diagnostics, error) {
 	manifest.SetParseCache(parseCacheDir(src))
 	// -e acts as the environment when parameters are locked (source env:VAR),
 	// not as values written into the manifest.
-	res, diags := elaborate.Load(src.Manifest, elaborate.Options{ParamsFiles: src.ParamsFiles, Partial: partial})
+	res, diags := elaborateSource(&src, partial)
 	if res == nil || diags.HasErrors() && !partial {
 		return nil, diags, nil
 	}

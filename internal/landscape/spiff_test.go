@@ -1,0 +1,83 @@
+package landscape
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEvaluate runs spiff in its child: stubs, state, and issues with
+// their paths.
+func TestEvaluate(t *testing.T) {
+	jobs := []Job{
+		{Template: Doc{Name: "t.yaml", Data: []byte("a: (( merge ))\nb: (( a \"-x\" ))\n")}, Stubs: []Doc{{Name: "s.yaml", Data: []byte("a: v\n")}}},
+		{Template: Doc{Name: "s.yaml", Data: []byte("k: (( &state(merge || \"new\") ))\n")}, State: &Doc{Name: "st.yaml", Data: []byte("k: old\n")}, WantState: true},
+		{Template: Doc{Name: "bad.yaml", Data: []byte("x:\n  z: (( nothere ))\n")}},
+	}
+	res, err := Evaluate(context.Background(), jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res[0].JSON); got != `{"a":"v","b":"v-x"}` {
+		t.Errorf("stub: got %s", got)
+	}
+	if got := string(res[1].JSON); got != `{"k":"old"}` || !strings.Contains(string(res[1].State), "k: old") {
+		t.Errorf("state: got %s, state %q", got, res[1].State)
+	}
+	if len(res[2].Issues) != 1 || strings.Join(res[2].Issues[0].Path, ".") != "x.z" || !strings.Contains(res[2].Issues[0].Msg, "nothere") {
+		t.Errorf("issues: got %+v", res[2].Issues)
+	}
+}
+
+// TestEvaluateBounds: a template that loops for long (and grows its
+// memory) ends with an error naming the bound; gantry goes on.
+func TestEvaluateBounds(t *testing.T) {
+	defer func(d time.Duration, m uint64) { EvalTimeout, EvalMemory = d, m }(EvalTimeout, EvalMemory)
+	EvalTimeout = time.Second
+	loop := Job{Template: Doc{Name: "loop.yaml", Data: []byte("l: (( sum[[1..300000000]|0|s,i|->s + i] ))\n")}}
+	start := time.Now()
+	_, err := Evaluate(context.Background(), []Job{loop})
+	if err == nil || !strings.Contains(err.Error(), "took longer") && !strings.Contains(err.Error(), "memory") {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("stopped only after %s", d)
+	}
+}
+
+// TestIssuePositions maps spiff's node paths to file:line:col.
+func TestIssuePositions(t *testing.T) {
+	dir := t.TempDir()
+	p := dir + "/d.yaml"
+	writeFile(t, p, "a:\n  list:\n    - name: one\n      v: 1\n    - x: (( y ))\n")
+	pos := newPositions()
+	for _, tc := range []struct {
+		path      []string
+		line, col int
+	}{
+		{[]string{"a", "list", "[1]", "x"}, 5, 7},
+		{[]string{"a", "list", "one", "v"}, 4, 7},
+		{[]string{"a", "missing"}, 1, 1},
+	} {
+		got := pos.at(p, tc.path)
+		if got.Line != tc.line || got.Col != tc.col {
+			t.Errorf("%v: got %d:%d, want %d:%d", tc.path, got.Line, got.Col, tc.line, tc.col)
+		}
+	}
+}
+
+// FuzzEvaluate feeds spiff templates and stubs through the child: an error
+// or a result, never a crash or a hang of gantry.
+func FuzzEvaluate(f *testing.F) {
+	f.Add("a: (( b ))\n", "b: 1\n")
+	f.Add("a: (( &state(merge) ))\n", "")
+	f.Add("<<: (( merge ))\n", "x: [1, 2]\n")
+	f.Add("f: (( |x|->_(x) ))\nv: (( f(1) ))\n", "")
+	defer func(d time.Duration) { EvalTimeout = d }(EvalTimeout)
+	EvalTimeout = 5 * time.Second
+	f.Fuzz(func(t *testing.T, tmpl, stub string) {
+		_, _ = Evaluate(context.Background(), []Job{{Template: Doc{Name: "t.yaml", Data: []byte(tmpl)},
+			Stubs: []Doc{{Name: "s.yaml", Data: []byte(stub)}}, State: &Doc{Name: "st.yaml", Data: []byte(stub)}, WantState: true}})
+	})
+}
