@@ -48,6 +48,7 @@ type Events struct {
 	mu  sync.Mutex
 	w   *bufio.Writer
 	enc *json.Encoder
+	buf []byte // one event's line (appendEvent)
 	run string
 }
 
@@ -75,6 +76,11 @@ func (e *Events) Emit(ev Event) {
 		ev.Time = time.Now().UTC()
 	}
 	ev.Run = e.run
+	if line, ok := appendEvent(e.buf[:0], &ev); ok {
+		e.buf = line
+		_, _ = e.w.Write(line)
+		return
+	}
 	_ = e.enc.Encode(ev)
 }
 
