@@ -91,6 +91,8 @@ type level struct {
 	stack   *manifest.Stack
 	params  [][]manifest.Parameter // params files, in order
 	outputs []manifest.Output      // the params files' stack outputs, in order
+	// nest flattened the nested stacks of the top stack (nil without).
+	nest *nester
 }
 
 // Elaborate assembles the stack at path. Every problem of every file is returned
@@ -112,6 +114,24 @@ func elaborate(path string, docs []*manifest.Node, opts Options) (*Result, manif
 		files = append(files, l.stack.File)
 	}
 	own := chain[len(chain)-1]
+	var pc manifest.ParamsConfig
+	for _, pf := range opts.ParamsFiles {
+		// Parse problems are said once, by LoadParams below.
+		docs, ds := manifest.ParseFile(pf)
+		if ds.HasErrors() {
+			continue
+		}
+		c := manifest.DecodeParamsConfig(docs, &diags)
+		pc.Config = append(pc.Config, c.Config...)
+		pc.Resources = append(pc.Resources, c.Resources...)
+	}
+	if needsNesting(chain, pc) {
+		// Nested stacks become leaves before assembly, so that everything
+		// after elaborate sees one flat stack (the solution).
+		own.nest = nest(chain, pc, &diags)
+		own.params = append(own.params, own.nest.params)
+		files = append(files, own.nest.files...)
+	}
 	for _, pf := range opts.ParamsFiles {
 		ps, outs, ds := manifest.LoadParams(pf)
 		diags = append(diags, ds...)

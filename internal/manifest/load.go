@@ -159,6 +159,9 @@ func DecodeParams(docs []*Node, diagsp *Diagnostics) ([]Parameter, []Output) {
 				Kind       string      `yaml:"kind"`
 				Parameters []Parameter `yaml:"parameters"`
 				Outputs    []Output    `yaml:"outputs"`
+				// Read by DecodeParamsConfig.
+				Config    *Node `yaml:"-" accept:"config"`
+				Resources *Node `yaml:"-" accept:"resources"`
 			}
 			d.decode(doc, reflectOf(&f), "")
 			ps = f.Parameters
@@ -288,6 +291,9 @@ func validateStack(s *Stack, diags *Diagnostics) {
 			validateGit(c.Source.Git, path+".source.git", diags)
 		}
 		switch {
+		case c.Source.Stack != "" && (c.Source.Dir != "" || c.Source.Git != nil):
+			diags.Errorf(c.Source.Pos, path+".source.stack", "a nested stack takes neither dir nor git: give stack alone")
+		case c.Source.Stack != "":
 		case c.Source.Dir == "" && c.Source.Git != nil:
 			c.Source.Dir, c.Source.FromGit = c.Source.Git.Folder(c.Name), true
 		case c.Source.Dir == "" && c.Source.Pos.Line != 0:

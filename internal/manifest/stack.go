@@ -25,6 +25,9 @@ type Stack struct {
 	Platform *Platform `yaml:"platform,omitempty"`
 	// Extensions is SuperHub's section for its UI; the Hub CLI ignores it.
 	Extensions any `yaml:"-" accept:"extensions"`
+	// Config is the interface of a stack used as a component of another
+	// (DESIGN 2.7); elaborate makes it concrete, so it is not written back.
+	Config *ConfigSpec `yaml:"-" accept:"config"`
 }
 
 // Folder is where the Hub reads a component whose entry names a repository
@@ -116,6 +119,12 @@ type ComponentRef struct {
 	Annotations map[string]string `yaml:"annotations,omitempty"`
 	// Lifecycle overrides the component manifest's lifecycle field by field.
 	Lifecycle *ComponentLifecycle `yaml:"lifecycle,omitempty"`
+	// Config are the values passed to a nested stack (source.stack), kept
+	// as written so that spread can say where each came from.
+	Config *Node `yaml:"-" accept:"config"`
+	// Up names the nested stack that governs a leaf of the solution
+	// elaborate extracts ("web", "web.edge"); empty at the top.
+	Up string `yaml:"up,omitempty"`
 }
 
 // Source says where a component's files are: Dir, filled from Git by
@@ -124,6 +133,8 @@ type Source struct {
 	Pos Pos      `yaml:"-"`
 	Dir string   `yaml:"dir,omitempty"`
 	Git *GitRepo `yaml:"git,omitempty"`
+	// Stack makes the component a nested stack: the folder of its hub.yaml.
+	Stack string `yaml:"stack,omitempty"`
 	// FromGit says Dir was not written but taken from Git, as the Hub
 	// does: the sub-folder of a clone named after the component.
 	FromGit bool `yaml:"-"`

@@ -1,0 +1,263 @@
+package elaborate
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+// MaxNestingDepth bounds how deep stacks may nest (source.stack), so that a
+// runaway chain of folders is an error rather than a hang.
+const MaxNestingDepth = 32
+
+// Implicit parameters every leaf of a nesting gets, qualified with its name.
+const (
+	HSizeParameter      = "hub.hsize"
+	ResilienceParameter = "hub.resilience"
+)
+
+// nester flattens nested stacks (source.stack) into the leaves of the
+// solution (DESIGN 2.7): one component per leaf, named by its path, with
+// concrete config substituted and up naming the stack that governs it.
+type nester struct {
+	diags     *manifest.Diagnostics
+	resources map[string]manifest.Resource
+	root      string
+	// configs are, by leaf, the config of its level, for the
+	// ${config.…} of its component manifest.
+	configs map[string]*levelConfig
+	// params are the nested stacks' parameters, qualified with their leaves.
+	params []manifest.Parameter
+	files  []string
+}
+
+// frame is one stack on the way down, for cycle messages.
+type frame struct {
+	abs  string
+	name string
+}
+
+// needsNesting reports whether the stack uses nesting at all; stacks that
+// do not elaborate exactly as before.
+func needsNesting(chain []*level, pc manifest.ParamsConfig) bool {
+	if len(pc.Config) > 0 || chain[len(chain)-1].stack.Config != nil {
+		return true
+	}
+	for _, l := range chain {
+		for _, c := range l.stack.Components {
+			if c.Source.Stack != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nest flattens the chain's nested stacks in place: the top stack's config
+// comes from the params files' config: sections and its own defaults.
+func nest(chain []*level, pc manifest.ParamsConfig, diags *manifest.Diagnostics) *nester {
+	own := chain[len(chain)-1].stack
+	n := &nester{diags: diags, root: own.Meta.Name, configs: map[string]*levelConfig{}}
+	if len(pc.Resources) > 0 {
+		n.resources = map[string]manifest.Resource{}
+		for _, r := range pc.Resources {
+			n.resources[r.Name] = r
+		}
+	}
+	given := &givenConfig{}
+	for _, c := range pc.Config {
+		readGiven(c, given, nil, n.root+".config", diags)
+	}
+	cfg := resolveConfig(own, given, n.root, nil, n.resources, diags)
+	abs, _ := filepath.Abs(own.File)
+	for _, l := range chain {
+		l.stack.Components = n.level(l.stack, cfg, "", n.root, []frame{{abs: abs, name: n.root}}, &l.stack.Parameters)
+		expandLists(l.stack, n.leavesOf(l.stack))
+	}
+	for i := range own.Parameters {
+		n.substitute(&own.Parameters[i], cfg, "parameters")
+	}
+	return n
+}
+
+// leafIndex maps, per level, a role name to the leaves it stands for.
+type leafIndex map[string][]string
+
+func (n *nester) leavesOf(s *manifest.Stack) leafIndex {
+	idx := leafIndex{}
+	for _, c := range s.Components {
+		role := c.Name
+		if c.Up != "" {
+			role, _, _ = strings.Cut(c.Name, ".")
+		}
+		idx[role] = append(idx[role], c.Name)
+	}
+	return idx
+}
+
+// level flattens the components of s, a stack instance whose leaves are
+// named prefix+role and whose full path is path. It returns the leaves and
+// adds the stack's parameters, qualified for its leaves, to params.
+func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string, stack []frame, params *[]manifest.Parameter) []manifest.ComponentRef {
+	base := filepath.Dir(s.File)
+	up := strings.TrimSuffix(prefix, ".")
+	var out []manifest.ComponentRef
+	roles := leafIndex{}
+	for i, ref := range s.Components {
+		field := manifest.ItemPath("components", i)
+		if ref.Source.Stack == "" {
+			leaf := ref
+			leaf.Name = prefix + ref.Name
+			leaf.Up = up
+			if prefix != "" && leaf.Source.Dir != "" && !filepath.IsAbs(leaf.Source.Dir) {
+				leaf.Source.Dir, _ = filepath.Abs(filepath.Join(base, leaf.Source.Dir))
+			}
+			n.configs[leaf.Name] = cfg
+			n.implicit(leaf.Name, ref.Pos, cfg.hsize[ref.Name], cfg.resilience)
+			roles[ref.Name] = []string{leaf.Name}
+			out = append(out, leaf)
+			continue
+		}
+		child := n.child(s, ref, field, cfg, prefix, path, stack)
+		for _, c := range child {
+			roles[ref.Name] = append(roles[ref.Name], c.Name)
+		}
+		out = append(out, child...)
+	}
+	// Depends name roles of this level: a leaf, or all the leaves of a
+	// nested stack; a nested stack's depends hold for each of its leaves.
+	k := 0
+	for i, ref := range s.Components {
+		var deps []string
+		for j, d := range ref.Depends {
+			leaves, ok := roles[d]
+			if !ok {
+				if prefix != "" {
+					n.diags.Errorf(ref.Positions.At(manifest.ItemPath("depends", j), ref.Pos), path+"."+manifest.ItemPath(manifest.ItemPath("components", i)+".depends", j), "unknown component %q", d)
+				} else {
+					deps = append(deps, d) // check says it, with a suggestion
+				}
+				continue
+			}
+			deps = append(deps, leaves...)
+		}
+		for range roles[ref.Name] {
+			if ref.Source.Stack != "" {
+				out[k].Depends = append(append([]string(nil), deps...), out[k].Depends...)
+			} else {
+				out[k].Depends = deps
+			}
+			k++
+		}
+	}
+	if prefix != "" {
+		for _, p := range s.Parameters {
+			n.substitute(&p, cfg, path+".parameters")
+			targets := roles[p.Component]
+			if p.Component == "" {
+				targets = nil
+				for _, c := range s.Components {
+					if c.Source.Stack == "" {
+						targets = append(targets, prefix+c.Name)
+					}
+				}
+			} else if len(targets) == 0 {
+				n.diags.Warnf(p.Pos, path+".parameters", "parameter %q is qualified for unknown component %q", p.Name, p.Component)
+			}
+			for _, t := range targets {
+				q := p
+				q.Component = t
+				*params = append(*params, q)
+			}
+		}
+	}
+	return out
+}
+
+// child loads and flattens the nested stack ref names.
+func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field string, cfg *levelConfig, prefix, path string, stack []frame) []manifest.ComponentRef {
+	at := ref.Source.Pos
+	dir := ref.Source.Stack
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(filepath.Dir(s.File), dir)
+	}
+	file := filepath.Join(dir, "hub.yaml")
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		file = dir
+	}
+	abs, _ := filepath.Abs(file)
+	childPath := path + "." + ref.Name
+	for i, f := range stack {
+		if f.abs == abs {
+			var names []string
+			for _, g := range stack[i:] {
+				names = append(names, g.name)
+			}
+			names = append(names, ref.Name)
+			n.diags.Errorf(at, field+".source.stack", "nested stack cycle: %s (%s includes itself)", strings.Join(names, " → "), ref.Source.Stack)
+			return nil
+		}
+	}
+	if len(stack) >= MaxNestingDepth {
+		n.diags.Errorf(at, field+".source.stack", "%s: stacks nest deeper than %d levels", childPath, MaxNestingDepth)
+		return nil
+	}
+	if _, err := os.Stat(file); err != nil {
+		n.diags.Errorf(at, field+".source.stack", "nested stack %q: no hub.yaml in %s", ref.Name, dir)
+		return nil
+	}
+	cs, ds := manifest.LoadStack(file)
+	*n.diags = append(*n.diags, ds...)
+	if cs == nil {
+		return nil
+	}
+	n.files = append(n.files, file)
+	if cs.Meta.FromStack != "" {
+		n.diags.Errorf(cs.Meta.Pos, childPath+".meta.fromStack", "a nested stack cannot extend a base stack (fromStack) yet")
+	}
+	given := &givenConfig{}
+	readGiven(ref.Config, given, cfg, childPath+".config", n.diags)
+	// Scale detail given to this role by the enclosing level is outer:
+	// it beats what the component passes and the stack's defaults.
+	for role, rs := range cfg.detail[ref.Name] {
+		if given.scale == nil {
+			given.scale = map[string]*manifest.RoleScale{}
+		}
+		given.scale[role] = mergeScale(given.scale[role], rs)
+	}
+	inherited := cfg.resilience
+	ccfg := resolveConfig(cs, given, childPath, &inherited, n.resources, n.diags)
+	return n.level(cs, ccfg, prefix+ref.Name+".", childPath, append(stack, frame{abs: abs, name: ref.Name}), &n.params)
+}
+
+// implicit gives a leaf its instances and resilience as parameters.
+func (n *nester) implicit(leaf string, pos manifest.Pos, hsize, resilience int) {
+	n.params = append(n.params,
+		manifest.Parameter{Pos: pos, Origin: pos, Name: HSizeParameter, Component: leaf, Kind: manifest.KindTech, Value: manifest.Scalar(strconv.Itoa(hsize))},
+		manifest.Parameter{Pos: pos, Origin: pos, Name: ResilienceParameter, Component: leaf, Kind: manifest.KindTech, Value: manifest.Scalar(strconv.Itoa(resilience))},
+	)
+}
+
+// expandLists makes the top stack's lifecycle lists name leaves: a nested
+// stack in order, mandatory or optional stands for all its leaves.
+func expandLists(s *manifest.Stack, idx leafIndex) {
+	expand := func(list []string) []string {
+		if list == nil {
+			return nil
+		}
+		var out []string
+		for _, name := range list {
+			if leaves, ok := idx[name]; ok {
+				out = append(out, leaves...)
+			} else {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	l := &s.Lifecycle
+	l.Order, l.Mandatory, l.Optional = expand(l.Order), expand(l.Mandatory), expand(l.Optional)
+}

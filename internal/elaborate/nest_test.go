@@ -1,0 +1,112 @@
+package elaborate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+// writeFiles lays out files (path → content) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const nestComp = "version: 1\nkind: component\nmeta: {name: comp}\nparameters:\n  - name: who\n"
+
+func TestNestedSpread(t *testing.T) {
+	inner := "version: 1\nkind: stack\nmeta: {name: inner}\nconfig:\n  parameter:\n    a: {type: string, default: inner-a}\n    b: {type: string, default: inner-b}\n" +
+		"components:\n  - name: leaf\n    source: {dir: ../comp}\nparameters:\n  - name: who\n    value: \"${config.parameter.a}-${config.parameter.b}\"\n"
+	tests := []struct {
+		name   string
+		passed string // the config: the top passes to inner
+		want   string // who|mid.leaf
+		errs   []string
+	}{
+		{name: "inner defaults fill", passed: "{}", want: "inner-a-inner-b"},
+		{name: "outer value wins", passed: "{parameter: {a: outer}}", want: "outer-inner-b"},
+		{name: "unknown field", passed: "{parameter: {c: x}}", errs: []string{`top.mid.config.parameter.c: unknown field "c"`}},
+		{name: "wrong type", passed: "{parameter: {a: [1]}}", errs: []string{"top.mid.config.parameter.a: expected a string, got"}},
+		{name: "unknown section", passed: "{paramter: {}}", errs: []string{`top.mid.config.paramter: unknown field "paramter" (did you mean "parameter"?)`}},
+		{name: "outputs refused", passed: "{parameter: {a: \"${x:y}\"}}", errs: []string{"config values cannot read outputs"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{
+				"hub.yaml":                "version: 1\nkind: stack\nmeta: {name: top}\ncomponents:\n  - name: mid\n    source: {stack: inner}\n    config: " + tt.passed + "\n",
+				"inner/hub.yaml":          inner,
+				"comp/hub-component.yaml": nestComp,
+			})
+			res, diags := Elaborate(filepath.Join(dir, "hub.yaml"), Options{})
+			if len(tt.errs) > 0 {
+				got := diagText(diags.Errors())
+				for _, e := range tt.errs {
+					if !strings.Contains(got, e) {
+						t.Errorf("errors %q lack %q", got, e)
+					}
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			if len(res.Components) != 1 || res.Components[0].Meta.Name != "mid.leaf" || res.Stack.Components[0].Up != "mid" {
+				t.Fatalf("solution: %+v", res.Stack.Components)
+			}
+			got := ""
+			for _, p := range res.Stack.Parameters {
+				if p.Name == "who" && p.Component == "mid.leaf" {
+					got = string(p.Value)
+				}
+			}
+			if got != tt.want {
+				t.Errorf("who|mid.leaf = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNestingDepthBounded(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"comp/hub-component.yaml": nestComp}
+	path := ""
+	for i := 0; i <= MaxNestingDepth+1; i++ {
+		files[filepath.Join(path, "hub.yaml")] = "version: 1\nkind: stack\nmeta: {name: s}\ncomponents:\n  - name: n\n    source: {stack: n}\n"
+		path = filepath.Join(path, "n")
+	}
+	writeFiles(t, dir, files)
+	_, diags := Elaborate(filepath.Join(dir, "hub.yaml"), Options{})
+	if got := diagText(diags.Errors()); !strings.Contains(got, "stacks nest deeper than 32 levels") {
+		t.Fatalf("errors: %s", got)
+	}
+}
+
+func TestSubstituteConfigKeepsOtherReferences(t *testing.T) {
+	cfg := &levelConfig{values: map[string]configValue{"config.parameter.port": {text: "80"}}}
+	var diags manifest.Diagnostics
+	got, ok := substituteConfig("${host}:${config.parameter.port}/$${x}#{int(config.parameter.port) * 2}", cfg, manifest.Pos{}, "f", &diags)
+	if want := "${host}:80/$${x}160"; !ok || got != want || diags.HasErrors() {
+		t.Fatalf("got %q %v %v, want %q", got, ok, diags, want)
+	}
+}
+
+// diagText joins diagnostics, one a line, for substring checks.
+func diagText(ds manifest.Diagnostics) string {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.String() + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,242 @@
+package elaborate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+)
+
+// configValue is one concrete config value of a stack instance and where it
+// came from (for messages and gantry params).
+type configValue struct {
+	text string // as ${config.…} substitutes it: scalars as written, lists and maps as JSON
+	pos  manifest.Pos
+	from string // "given" or "default of NAME"
+}
+
+// givenConfig are the values passed to a stack instance: by the component
+// that references it, or at the top by params files. Later entries of a
+// section win (params files in command-line order).
+type givenConfig struct {
+	parameter  map[string]givenValue
+	resource   map[string]givenValue
+	scale      map[string]*manifest.RoleScale
+	resilience *givenValue
+}
+
+// givenValue is a value as passed, expressions already evaluated over the
+// enclosing stack's config.
+type givenValue struct {
+	node *manifest.Node
+	text string // the expanded text when node held an expression
+	expr bool
+	pos  manifest.Pos
+}
+
+// levelConfig is the concrete config of one stack instance after spread.
+type levelConfig struct {
+	values     map[string]configValue // "config.parameter.port" → value
+	hsize      map[string]int         // by role
+	detail     map[string]map[string]*manifest.RoleScale
+	resilience int
+}
+
+// Lookup resolves ${config.…} for params.Expand.
+func (c *levelConfig) Lookup(name string) (string, error) {
+	if v, ok := c.values[name]; ok {
+		return v.text, nil
+	}
+	var known []string
+	for k := range c.values {
+		known = append(known, k)
+	}
+	return "", &params.UnknownError{Name: name, Suggestion: manifest.Suggest(name, known)}
+}
+
+// Output refuses ${component:output}: config is data known before anything runs.
+func (c *levelConfig) Output(component, name string) (string, error) {
+	return "", fmt.Errorf("config values cannot read outputs (${%s:%s})", component, name)
+}
+
+// readGiven reads a config mapping as passed (a component's config: or a
+// params file's), expanding expressions over enclosing (nil at the top,
+// where values must be data). path is the full path of the mapping.
+func readGiven(n *manifest.Node, into *givenConfig, enclosing *levelConfig, path string, diags *manifest.Diagnostics) {
+	if n == nil || n.Kind == manifest.NullNode {
+		return
+	}
+	if n.Kind != manifest.MapNode {
+		diags.Errorf(n.Pos, path, "expected a mapping of parameter, resource, scale, resilience, got %s", n.Describe())
+		return
+	}
+	sections := []string{"parameter", "resource", "scale", "resilience"}
+	for _, e := range n.Entries {
+		p := path + "." + e.Key
+		switch e.Key {
+		case "parameter", "resource":
+			m := &into.parameter
+			if e.Key == "resource" {
+				m = &into.resource
+			}
+			if e.Value.Kind == manifest.NullNode {
+				continue
+			}
+			if e.Value.Kind != manifest.MapNode {
+				diags.Errorf(e.Value.Pos, p, "expected a mapping of field names to values, got %s", e.Value.Describe())
+				continue
+			}
+			if *m == nil {
+				*m = map[string]givenValue{}
+			}
+			for _, f := range e.Value.Entries {
+				(*m)[f.Key] = readValue(f.Value, enclosing, p+"."+f.Key, diags)
+			}
+		case "scale":
+			var sc map[string]*manifest.RoleScale
+			manifest.DecodeInto(e.Value, &sc, p, diags)
+			if into.scale == nil {
+				into.scale = map[string]*manifest.RoleScale{}
+			}
+			for role, rs := range sc {
+				into.scale[role] = mergeScale(into.scale[role], rs)
+			}
+		case "resilience":
+			v := readValue(e.Value, enclosing, p, diags)
+			into.resilience = &v
+		default:
+			msg := fmt.Sprintf("unknown field %q", e.Key)
+			if s := manifest.Suggest(e.Key, sections); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			} else {
+				msg += " (expected one of parameter, resource, scale, resilience)"
+			}
+			diags.Errorf(e.KeyPos, p, "%s", msg)
+		}
+	}
+}
+
+// mergeScale lays over on base: what over sets wins, recursively through
+// detail (over is the outer level).
+func mergeScale(base, over *manifest.RoleScale) *manifest.RoleScale {
+	if base == nil {
+		return over
+	}
+	if over == nil {
+		return base
+	}
+	out := *base
+	if over.HSize != nil {
+		out.HSize = over.HSize
+	}
+	if len(over.Detail) > 0 {
+		out.Detail = map[string]*manifest.RoleScale{}
+		for k, v := range base.Detail {
+			out.Detail[k] = v
+		}
+		for k, v := range over.Detail {
+			out.Detail[k] = mergeScale(out.Detail[k], v)
+		}
+	}
+	return &out
+}
+
+// readValue evaluates a passed value: a string with ${…} or #{…} is
+// expanded over the enclosing stack's config.
+func readValue(n *manifest.Node, enclosing *levelConfig, path string, diags *manifest.Diagnostics) givenValue {
+	v := givenValue{node: n, pos: n.Pos}
+	if n.Kind != manifest.ScalarNode || n.Type != manifest.StringScalar || !strings.ContainsAny(n.Value, "$#") {
+		return v
+	}
+	t, err := params.Parse(n.Value)
+	if err != nil || t.IsLiteral() {
+		if err != nil {
+			diags.Errorf(n.Pos, path, "%v", err)
+		}
+		return v
+	}
+	if enclosing == nil {
+		diags.Errorf(n.Pos, path, "a config value at the top must be data, got the expression %q", n.Value)
+		return v
+	}
+	s, err := t.Eval(enclosing)
+	if err != nil {
+		diags.Errorf(n.Pos, path, "%v", err)
+		return v
+	}
+	v.text, v.expr = s, true
+	return v
+}
+
+// checkType checks a passed value against a field's type and returns its
+// text for substitution.
+func checkType(v givenValue, typ, path string, diags *manifest.Diagnostics) (string, bool) {
+	n := v.node
+	if v.expr {
+		// An expression's result is text: it must read as the type.
+		ok := true
+		switch typ {
+		case "number":
+			_, err := strconv.ParseFloat(v.text, 64)
+			ok = err == nil
+		case "bool":
+			ok = v.text == "true" || v.text == "false"
+		case "list", "map":
+			var x any
+			ok = json.Unmarshal([]byte(v.text), &x) == nil
+		}
+		if !ok {
+			diags.Errorf(v.pos, path, "expected a %s, got %q", typ, v.text)
+		}
+		return v.text, ok
+	}
+	ok := false
+	switch typ {
+	case "string":
+		ok = n.Kind == manifest.ScalarNode && n.Type == manifest.StringScalar
+	case "number":
+		ok = n.Kind == manifest.ScalarNode && (n.Type == manifest.IntScalar || n.Type == manifest.FloatScalar)
+	case "bool":
+		ok = n.Kind == manifest.ScalarNode && n.Type == manifest.BoolScalar
+	case "list":
+		ok = n.Kind == manifest.SeqNode
+	case "map":
+		ok = n.Kind == manifest.MapNode
+	default: // a resource type: the name of a registered resource
+		ok = n.Kind == manifest.ScalarNode && n.Type == manifest.StringScalar && n.Value != ""
+		if !ok {
+			diags.Errorf(n.Pos, path, "expected the name of a registered %s resource, got %s", typ, n.Describe())
+			return "", false
+		}
+	}
+	if !ok {
+		diags.Errorf(n.Pos, path, "expected a %s, got %s", typ, n.Describe())
+		return "", false
+	}
+	return nodeText(n), true
+}
+
+// nodeText is a value as ${config.…} substitutes it.
+func nodeText(n *manifest.Node) string {
+	if n.Kind == manifest.ScalarNode {
+		return n.Value
+	}
+	b, err := json.Marshal(n.Interface())
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// validParameterType reports whether typ is a type of config parameters.
+func validParameterType(typ string) bool {
+	for _, t := range manifest.ParameterTypes {
+		if t == typ {
+			return true
+		}
+	}
+	return false
+}

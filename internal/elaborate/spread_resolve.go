@@ -1,0 +1,156 @@
+package elaborate
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+// resolveConfig makes one stack instance's config concrete (seed 003
+// "Order of consideration of defaults"): a given value beats this level's
+// default, and defaults become concrete here, before anything is passed
+// down. path is the instance's full path (shop, shop.web); resources, when
+// registered, are checked by name and type.
+func resolveConfig(s *manifest.Stack, given *givenConfig, path string, inherited *int, resources map[string]manifest.Resource, diags *manifest.Diagnostics) *levelConfig {
+	spec := s.Config
+	if spec == nil {
+		spec = &manifest.ConfigSpec{}
+	}
+	if given == nil {
+		given = &givenConfig{}
+	}
+	out := &levelConfig{values: map[string]configValue{}, hsize: map[string]int{}, detail: map[string]map[string]*manifest.RoleScale{}}
+	owner := s.Meta.Name
+	section := func(name string, fields map[string]*manifest.ConfigField, vals map[string]givenValue, resource bool) {
+		base := path + ".config." + name
+		for _, k := range manifest.SortedKeys(vals) {
+			if _, ok := fields[k]; !ok {
+				v := vals[k]
+				msg := fmt.Sprintf("unknown field %q", k)
+				if sg := manifest.Suggest(k, manifest.SortedKeys(fields)); sg != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", sg)
+				} else if len(fields) > 0 {
+					msg += fmt.Sprintf(" (%s declares %v)", owner, manifest.SortedKeys(fields))
+				} else {
+					msg += fmt.Sprintf(" (%s declares no config.%s)", owner, name)
+				}
+				diags.Errorf(v.pos, base+"."+k, "%s", msg)
+			}
+		}
+		for _, k := range manifest.SortedKeys(fields) {
+			f := fields[k]
+			fp := base + "." + k
+			if f == nil {
+				continue
+			}
+			if !resource && !validParameterType(f.Type) {
+				diags.Errorf(f.Pos, fp+".type", "expected one of string, number, bool, list, map, got %q", f.Type)
+				continue
+			}
+			if resource && f.Default != nil {
+				diags.Errorf(f.Default.Pos, fp+".default", "a resource takes no default: resources are registered per environment (resources: in a params file) and passed by name")
+			}
+			key := "config." + name + "." + k
+			if v, ok := vals[k]; ok {
+				if text, ok := checkType(v, f.Type, fp, diags); ok {
+					if resource {
+						checkResource(text, f.Type, v.pos, fp, resources, diags)
+					}
+					out.values[key] = configValue{text: text, pos: v.pos, from: "given"}
+				}
+				continue
+			}
+			if !resource && f.Default != nil {
+				if text, ok := checkType(givenValue{node: f.Default, pos: f.Default.Pos}, f.Type, fp+".default", diags); ok {
+					out.values[key] = configValue{text: text, pos: f.Default.Pos, from: "default of " + owner}
+				}
+				continue
+			}
+			if !f.Optional {
+				diags.Errorf(f.Pos, fp, "missing required field %q: %s declares it without a default and no value was passed (give it in the referencing component's config: or, at the top, in a params file's config:)", k, owner)
+			}
+		}
+	}
+	section("parameter", spec.Parameter, given.parameter, false)
+	section("resource", spec.Resource, given.resource, true)
+
+	// Scale: given beats this level's default, else 1.
+	roles := map[string]bool{}
+	var roleNames []string
+	for _, c := range s.Components {
+		roles[c.Name] = true
+		roleNames = append(roleNames, c.Name)
+	}
+	checkRoles := func(sc map[string]*manifest.RoleScale, where string) {
+		for _, r := range manifest.SortedKeys(sc) {
+			if !roles[r] {
+				pos := manifest.Pos{File: s.File}
+				if sc[r] != nil {
+					pos = sc[r].Pos
+				}
+				msg := fmt.Sprintf("unknown role %q", r)
+				if sg := manifest.Suggest(r, roleNames); sg != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", sg)
+				}
+				diags.Errorf(pos, where+"."+r, "%s: %s has components %v", msg, owner, roleNames)
+			}
+		}
+	}
+	checkRoles(spec.Scale, path+".config.scale")
+	checkRoles(given.scale, path+".config.scale")
+	for _, c := range s.Components {
+		rs := mergeScale(spec.Scale[c.Name], given.scale[c.Name])
+		h := 1
+		if rs != nil && rs.HSize != nil {
+			h = *rs.HSize
+			if h < 0 {
+				diags.Errorf(rs.Pos, path+".config.scale."+c.Name+".hsize", "expected a number of instances (0 or more), got %d", h)
+			}
+		}
+		out.hsize[c.Name] = h
+		out.values["config.scale."+c.Name+".hsize"] = configValue{text: strconv.Itoa(h), from: "scale"}
+		if rs != nil && len(rs.Detail) > 0 {
+			if c.Source.Stack == "" {
+				diags.Errorf(rs.Pos, path+".config.scale."+c.Name+".detail", "role %q is a component, not a nested stack: detail has nothing to descend into", c.Name)
+			} else {
+				out.detail[c.Name] = rs.Detail
+			}
+		}
+	}
+
+	// Resilience: given, else what the
+	// enclosing level has (passed down), which beats this level's default.
+	switch {
+	case inherited != nil:
+		out.resilience = *inherited
+	case spec.Resilience != nil && spec.Resilience.Default != nil:
+		out.resilience = *spec.Resilience.Default
+	}
+	if v := given.resilience; v != nil {
+		if text, ok := checkType(*v, "number", path+".config.resilience", diags); ok {
+			if n, err := strconv.Atoi(text); err == nil && n >= 0 {
+				out.resilience = n
+			} else {
+				diags.Errorf(v.pos, path+".config.resilience", "expected a whole number of 0 or more, got %s", text)
+			}
+		}
+	}
+	out.values["config.resilience"] = configValue{text: strconv.Itoa(out.resilience), from: "resilience"}
+	return out
+}
+
+// checkResource checks a resource reference against the registered
+// resources, when a params file registers any.
+func checkResource(name, typ string, pos manifest.Pos, path string, resources map[string]manifest.Resource, diags *manifest.Diagnostics) {
+	if resources == nil {
+		return
+	}
+	r, ok := resources[name]
+	switch {
+	case !ok:
+		diags.Errorf(pos, path, "resource %q is not registered (resources: in a params file registers it)", name)
+	case r.Type != typ:
+		diags.Errorf(pos, path, "resource %q is a %s, expected a %s", name, r.Type, typ)
+	}
+}
