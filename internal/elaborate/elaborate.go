@@ -32,7 +32,7 @@ type Options struct {
 type Result struct {
 	Stack      *manifest.Stack
 	Components []*manifest.Component
-	// Files are every file read, for fingerprints and messages.
+	// Files are every file read, each once, for fingerprints and messages.
 	Files []string
 	// Dir is the folder of the stack manifest, where stack-level steps run;
 	// an elaborated file written elsewhere records it.
@@ -143,10 +143,21 @@ func elaborate(path string, docs []*manifest.Node, opts Options) (*Result, manif
 	// manifests are reported together with those of the stack.
 	res := assemble(chain, opts, &diags)
 	if res != nil {
-		for _, c := range res.Components {
-			files = append(files, c.File)
+		// Components sharing a folder share its manifest: each file once.
+		seen := make(map[string]bool, len(files))
+		res.Files = files[:0]
+		for _, f := range files {
+			if !seen[f] {
+				seen[f] = true
+				res.Files = append(res.Files, f)
+			}
 		}
-		res.Files = files
+		for _, c := range res.Components {
+			if !seen[c.File] {
+				seen[c.File] = true
+				res.Files = append(res.Files, c.File)
+			}
+		}
 		res.Dir = filepath.Dir(path)
 	}
 	if diags.HasErrors() && !opts.Partial {
