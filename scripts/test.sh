@@ -16,6 +16,28 @@ if ! command -v tmux >/dev/null 2>&1; then
   fi
 fi
 
+# The report's browser tests (internal/report/browsertest) drive headless
+# Chromium, Debian's chromium package, installed when missing; they read its
+# path from GANTRY_TEST_CHROMIUM. GANTRY_TEST_BROWSER=0 skips them locally;
+# in CI (CI=true) they always run.
+if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_BROWSER:-1}" != "0" ]; then
+  if [ "${GANTRY_TEST_BROWSER:-1}" = "0" ]; then
+    echo "== CI=true: GANTRY_TEST_BROWSER=0 is ignored, CI always runs the browser tests"
+  fi
+  if GANTRY_TEST_CHROMIUM=$(scripts/browser/ensure.sh); then
+    export GANTRY_TEST_CHROMIUM
+    echo "== browser for the report's tests: $GANTRY_TEST_CHROMIUM"
+  elif [ "${CI:-}" = "true" ]; then
+    echo "no browser for the report's tests, and CI=true needs one"; exit 1
+  else
+    echo "== no browser: the report's browser tests will skip"
+    unset GANTRY_TEST_CHROMIUM
+  fi
+else
+  echo "== GANTRY_TEST_BROWSER=0: no browser; the report's browser tests will skip"
+  unset GANTRY_TEST_CHROMIUM
+fi
+
 echo "== go vet"
 go vet ./...
 

@@ -26,32 +26,39 @@ type Plan struct {
 
 // Run builds the plan. A stack with nothing to undeploy is a *Nothing.
 func (a *Plan) Run(ctx context.Context) (*plan.Plan, error) {
+	p, _, _, err := a.build()
+	return p, err
+}
+
+// build loads the stack, locks its parameters and builds the plan: the
+// plan shown, the stack and what it was built with.
+func (a *Plan) build() (*plan.Plan, *Stack, *built, error) {
 	const consequence = "nothing was run"
 	st, err := Load(a.Source, consequence)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	pl := newPlanner(st, a.Warn, consequence)
 	if a.Verb == plan.VerbUndeploy {
 		if st.State == nil && st.Res.Stack.Meta.InstallationHandler == nil {
-			return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.Store)}
+			return nil, nil, nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.Store)}
 		}
 		st.LockedFromState()
 	} else if err := st.LockParams(a.Terminal, false, pl.warnOnce, consequence); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	b, err := pl.build(build.Options{Verb: a.Verb, Selection: a.Selection, Resume: a.Resume, Force: a.Force,
 		EnvironmentLater: st.Res.Stack.Meta.InstallationHandler != nil},
 		resolve.Options{Verbs: []string{a.Verb}, Resume: a.Resume, Handler: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if h := b.facts.Handler; h != nil {
 		stack := st.Res.Stack.Meta.Name
 		return build.Shown(b.plan, build.HandlerPlan(stack, a.Verb, h, build.HandlerPrepare, b.masker.Text),
-			build.HandlerPlan(stack, a.Verb, h, build.HandlerFinalize, b.masker.Text)), nil
+			build.HandlerPlan(stack, a.Verb, h, build.HandlerFinalize, b.masker.Text)), st, b, nil
 	}
-	return b.plan, nil
+	return b.plan, st, b, nil
 }
 
 // Validate checks everything a deploy checks before it runs anything, and

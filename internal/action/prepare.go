@@ -67,6 +67,7 @@ func (pl *planner) build(opts build.Options, ro resolve.Options) (*built, error)
 	if err := diagsError(diags, pl.consequence); err != nil {
 		return nil, err
 	}
+	linkComponents(p, st.Graph)
 	slog.Debug("plan built", "verb", opts.Verb, "steps", len(p.Nodes), "edges", len(p.Edges),
 		"resolve", resolved.Sub(start).Round(time.Microsecond), "build", time.Since(resolved).Round(time.Microsecond),
 		"leftovers", facts.Leftovers != nil, "handler", facts.Handler != nil)
@@ -104,6 +105,12 @@ func stackMasker(st *Stack) *secret.Masker {
 		}
 	}
 	m.Add(StateSecrets(st.State)...)
+	// Secret resources a params file registers (nested stacks): their
+	// values reach leaves through parameters, but a component may print
+	// one however it came by it.
+	if st.Res != nil {
+		m.Add(st.Res.SecretResources()...)
+	}
 	// The state's URL, which components get in GANTRY_STATE, may hold a
 	// password: a script that prints its environment must not show it.
 	if s, ok := st.Store.(interface{ Secrets() []string }); ok {

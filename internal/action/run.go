@@ -205,7 +205,9 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 	}
 	runErr := rec.executeStack(ctx, st, b, runtime(st, b, runID, r.keepTFVars), r.readOnly, o)
 	finish()
-	return rec.close(), runErr
+	out := rec.close()
+	writeReport(st, b, out)
+	return out, runErr
 }
 
 // handlerRuntime is the world of the installation handler's plans.

@@ -65,34 +65,9 @@ run id from 'gantry explain --runs', or a prefix of one; without it, the latest 
   gantry logs 20261121T1914 -c api`,
 		Args: argsRange(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, statePath, err := action.OpenState(stateOrEnv(statePath, "hub.yaml.state"), "", "")
-			if err != nil {
-				return a.failure(err)
-			}
-			store.Close() // the runs are files next to the state, or to where it would be
-			runs, err := ui.ListRuns(runsDir(statePath))
+			run, err := a.findRun(statePath, args)
 			if err != nil {
 				return err
-			}
-			if len(runs) == 0 {
-				return usageError("no runs recorded in %s", relPath(runsDir(statePath)))
-			}
-			run := runs[0]
-			if len(args) == 1 {
-				var found []ui.RunInfo
-				for _, r := range runs {
-					if strings.HasPrefix(r.ID, args[0]) {
-						found = append(found, r)
-					}
-				}
-				switch len(found) {
-				case 0:
-					return usageError("no run %q (gantry explain --runs lists them)", args[0])
-				case 1:
-					run = found[0]
-				default:
-					return usageError("%q matches %d runs; give more of the id", args[0], len(found))
-				}
 			}
 			names, paths := ui.Logs(run.Dir)
 			if comp != "" {
@@ -117,6 +92,41 @@ run id from 'gantry explain --runs', or a prefix of one; without it, the latest 
 	cmd.Flags().StringVarP(&statePath, "state", "s", "", "state file (default hub.yaml.state); its runs are in .gantry/runs next to it")
 	cmd.Flags().StringVarP(&comp, "component", "c", "", "only this component's log")
 	return cmd
+}
+
+// findRun finds the run args name (a run id or a prefix of one), or
+// without it the latest, among the runs of the stack whose state is at
+// statePath (hub.yaml.state, or GANTRY_STATE, when empty). No run, or a
+// name that matches none or several, is bad usage.
+func (a *app) findRun(statePath string, args []string) (ui.RunInfo, error) {
+	store, statePath, err := action.OpenState(stateOrEnv(statePath, "hub.yaml.state"), "", "")
+	if err != nil {
+		return ui.RunInfo{}, a.failure(err)
+	}
+	store.Close() // the runs are files next to the state, or to where it would be
+	runs, err := ui.ListRuns(runsDir(statePath))
+	if err != nil {
+		return ui.RunInfo{}, fmt.Errorf("list the runs in %s: %w", relPath(runsDir(statePath)), err)
+	}
+	if len(runs) == 0 {
+		return ui.RunInfo{}, usageError("no runs recorded in %s", relPath(runsDir(statePath)))
+	}
+	if len(args) == 0 {
+		return runs[0], nil
+	}
+	var found []ui.RunInfo
+	for _, r := range runs {
+		if strings.HasPrefix(r.ID, args[0]) {
+			found = append(found, r)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return ui.RunInfo{}, usageError("no run %q (gantry explain --runs lists them)", args[0])
+	case 1:
+		return found[0], nil
+	}
+	return ui.RunInfo{}, usageError("%q matches %d runs; give more of the id", args[0], len(found))
 }
 
 func copyFile(w io.Writer, path string) error {

@@ -33,7 +33,8 @@ func newParamsCmd(a *app) *cobra.Command {
 		Long: `params locks the stack's parameters as deploy would — environment, params files,
 state, defaults — and prints each value with its source: the file:line of the
 winning definition, env:VAR, file:PATH, default, prompt, state or
-output:COMPONENT. With -c it shows one component's expanded parameters; outputs
+output:COMPONENT; for a leaf of a nested stack whose value reads config, the
+level whose value or default won (hub.yaml:12 (default of shop)). With -c it shows one component's expanded parameters; outputs
 of components that have not run yet show as pending. Secrets are masked unless
 --show-secrets.`,
 		Example: `  gantry params hub.yaml
@@ -77,6 +78,10 @@ of components that have not run yet show as pending. Secrets are masked unless
 				r := paramRow{Name: v.Name, Component: v.Component, Source: v.Source}
 				if comp != "" {
 					r.Component = comp
+				}
+				// A leaf of a nested stack: say which level's config won.
+				if s, ok := st.Res.SpreadSource(manifest.QualifiedName(v.Name, r.Component), v.Source); ok {
+					r.Source = s
 				}
 				switch {
 				case v.Pending != "":

@@ -104,6 +104,7 @@ survives crashes.`,
 		newInvokeCmd(a),
 		newRenderCmd(a),
 		newLogsCmd(a),
+		newReportCmd(a),
 		newPullCmd(a),
 	)
 	return root

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
+	"github.com/gantry-dev/gantry/internal/report"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -156,7 +159,21 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 	} else {
 		out, err = (&action.Undeploy{RunOptions: opts}).Run(ctx)
 	}
+	if err == nil && f.output != "json" {
+		a.printReport(out)
+	}
 	return a.runEnd(out, err)
+}
+
+// printReport says where the run's report is, after where its logs are,
+// or how to write it when the run did not (a very large run).
+func (a *app) printReport(out *action.Outcome) {
+	path := filepath.Join(out.LogDir, report.ReportFile)
+	if _, err := os.Stat(path); err == nil {
+		fmt.Fprintf(a.stdout, "report: %s\n", relPath(path))
+	} else if _, err := os.Stat(filepath.Join(out.LogDir, report.PlanFile)); err == nil {
+		fmt.Fprintf(a.stdout, "report: gantry report %s writes it\n", out.RunID)
+	}
 }
 
 // interrupted says what an interrupt does, on stderr (the display may be

@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -49,17 +51,49 @@ func Fingerprint(verb, dirSum string, exp *params.Expanded, upstream map[string]
 // contents and symlink targets, rendered templates and tool caches left out
 // (deploys write them).
 func DirSum(dir string) (string, error) {
-	h := sha256.New()
-	if err := hashDir(h, dir); err != nil {
+	d, err := DigestDir(dir, nil)
+	if err != nil {
 		return "", err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return d.Sum, nil
+}
+
+// DirDigest is a component folder's digest: Sum goes into the fingerprint,
+// Files says which files made it (a short digest per file, by path relative
+// to the folder, slash-separated), so that a plan can name the files that
+// changed.
+type DirDigest struct {
+	Sum   string
+	Files map[string]string
+}
+
+// DirKey is the key under which a folder's digest with these exclusions is
+// kept: components sharing a folder and its exclusions read it once.
+func DirKey(dir string, exclude []string) string {
+	if len(exclude) == 0 {
+		return dir
+	}
+	return dir + "\x00" + strings.Join(exclude, "\x00")
+}
+
+// DigestDir digests the files of a component's folder as DirSum does,
+// leaving out those an exclude glob matches (lifecycle.fingerprint.exclude):
+// without exclusions its Sum is DirSum's, so fingerprints recorded before
+// exclusions existed still match.
+func DigestDir(dir string, exclude []string) (*DirDigest, error) {
+	h := sha256.New()
+	files := map[string]string{}
+	if err := hashDir(h, dir, exclude, files); err != nil {
+		return nil, err
+	}
+	return &DirDigest{Sum: hex.EncodeToString(h.Sum(nil)), Files: files}, nil
 }
 
 // ignoredDirs hold caches and VCS data, not the component's definition.
 var ignoredDirs = map[string]bool{".git": true, ".terraform": true, "node_modules": true, ".gantry": true}
 
-func hashDir(h io.Writer, dir string) error {
+// hashDir writes the folder's files to h and a digest of each into files.
+func hashDir(h io.Writer, dir string, exclude []string, files map[string]string) error {
 	if dir == "" {
 		return nil
 	}
@@ -68,36 +102,90 @@ func hashDir(h io.Writer, dir string) error {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if path != dir && ignoredDirs[d.Name()] {
+			if path != dir && (ignoredDirs[d.Name()] || Excluded(exclude, rel)) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if isRenderedTemplate(path) || isGantryFile(d.Name()) {
+		if isRenderedTemplate(path) || isGantryFile(d.Name()) || Excluded(exclude, rel) {
 			return nil
 		}
 		info, err := d.Info()
 		if err != nil {
 			return err
 		}
+		fh := sha256.New()
+		w := io.MultiWriter(h, fh)
 		if d.Type()&fs.ModeSymlink != 0 {
 			target, _ := os.Readlink(path)
-			fmt.Fprintf(h, "link %q %q\n", filepath.ToSlash(rel), target)
+			fmt.Fprintf(w, "link %q %q\n", rel, target)
+			files[rel] = shortSum(fh)
 			return nil
 		}
 		if !info.Mode().IsRegular() {
 			return nil
 		}
-		fmt.Fprintf(h, "file %q %o %d\n", filepath.ToSlash(rel), info.Mode().Perm(), info.Size())
+		fmt.Fprintf(w, "file %q %o %d\n", rel, info.Mode().Perm(), info.Size())
 		f, err := os.Open(path)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		_, err = io.Copy(h, f)
-		return err
+		if _, err = io.Copy(w, f); err != nil {
+			return err
+		}
+		files[rel] = shortSum(fh)
+		return nil
 	})
+}
+
+// shortSum is the first 64 bits of a digest, in hex: enough to tell a
+// change, short enough to keep one per file and parameter in the state.
+func shortSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)[:8]) }
+
+// Digest is a short salted digest of the parts: what the state records of
+// a parameter or an output instead of its value.
+func Digest(salt string, parts ...string) string {
+	h := sha256.New()
+	io.WriteString(h, salt)
+	for _, p := range parts {
+		h.Write([]byte{0})
+		io.WriteString(h, p)
+	}
+	return shortSum(h)
+}
+
+// Excluded reports whether a glob of lifecycle.fingerprint.exclude matches
+// a path relative to the component's folder (slash-separated): a glob
+// without a slash matches a file or folder name at any depth ("*.pid"),
+// one with a slash the whole path ("run/*.pid"); a folder that matches is
+// left out with all it holds, and "dir/**" matches everything below dir.
+func Excluded(globs []string, rel string) bool {
+	for _, g := range globs {
+		if strings.HasSuffix(g, "/**") {
+			prefix := strings.TrimSuffix(g, "/**")
+			if ok, _ := path.Match(prefix, rel); ok {
+				return true
+			}
+			if i := strings.Count(prefix, "/") + 1; strings.Count(rel, "/") >= i {
+				parts := strings.SplitN(rel, "/", i+1)
+				if ok, _ := path.Match(prefix, strings.Join(parts[:i], "/")); ok {
+					return true
+				}
+			}
+			continue
+		}
+		target := rel
+		if !strings.Contains(g, "/") {
+			target = path.Base(rel)
+		}
+		if ok, _ := path.Match(g, target); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // isRenderedTemplate reports whether path is the output of a template next to it.

@@ -18,6 +18,16 @@ type RenderOptions struct {
 	EdgeStyle func(from, to string) string
 	// EdgeLabel gives an edge's label, "" for none.
 	EdgeLabel func(from, to string) string
+	// NodeStyle gives a node's style: "" for plain, "dashed" for a dashed
+	// border, "bold" for a thick one.
+	NodeStyle func(name string) string
+}
+
+func (o RenderOptions) nodeStyle(n string) string {
+	if o.NodeStyle == nil {
+		return ""
+	}
+	return o.NodeStyle(n)
 }
 
 func (o RenderOptions) label(n string) string {
@@ -73,7 +83,11 @@ func (g *Graph) WriteDOT(w io.Writer, name string, o RenderOptions) error {
 	fmt.Fprintf(&b, "digraph %s {\n  rankdir=LR;\n  node [shape=box];\n", dotQuote(name))
 	o.eachNode(g,
 		func(indent, n string) {
-			fmt.Fprintf(&b, "%s%s [label=%s];\n", indent, dotQuote(n), dotQuote(o.label(n)))
+			style := ""
+			if s := o.nodeStyle(n); s != "" {
+				style = ", style=" + s
+			}
+			fmt.Fprintf(&b, "%s%s [label=%s%s];\n", indent, dotQuote(n), dotQuote(o.label(n)), style)
 		},
 		func(i int, c string) { fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotQuote(c)) },
 		func() { b.WriteString("  }\n") })
@@ -124,6 +138,14 @@ func (g *Graph) WriteMermaid(w io.Writer, o RenderOptions) error {
 			}
 		}
 		fmt.Fprintf(&b, "  %s %s%s %s\n", ids[e[0]], arrow, label, ids[e[1]])
+	}
+	for _, n := range g.names {
+		switch o.nodeStyle(n) {
+		case "dashed":
+			fmt.Fprintf(&b, "  style %s stroke-dasharray: 5 5\n", ids[n])
+		case "bold":
+			fmt.Fprintf(&b, "  style %s stroke-width: 3px\n", ids[n])
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -48,6 +48,11 @@ type Result struct {
 	// nearest first.
 	TemplateDirs map[string][]string
 
+	// spread and secretResources come from nested stacks (SpreadSource,
+	// SecretResources).
+	spread          map[string][]*spreadRead
+	secretResources []string
+
 	indexMu sync.Mutex
 	index   map[string]*manifest.Component
 	indexed int // len(Components) when index was built
@@ -65,7 +70,8 @@ const (
 // WithStack returns a copy of r whose stack manifest is s (the components
 // and folders are shared).
 func (r *Result) WithStack(s *manifest.Stack) *Result {
-	return &Result{Stack: s, Components: r.Components, Files: r.Files, Dir: r.Dir, SourceDirs: r.SourceDirs, ProductDirs: r.ProductDirs, TemplateDirs: r.TemplateDirs}
+	return &Result{Stack: s, Components: r.Components, Files: r.Files, Dir: r.Dir, SourceDirs: r.SourceDirs, ProductDirs: r.ProductDirs, TemplateDirs: r.TemplateDirs,
+		spread: r.spread, secretResources: r.secretResources}
 }
 
 // Component returns the component named name, or nil.
@@ -159,6 +165,9 @@ func elaborate(path string, docs []*manifest.Node, opts Options) (*Result, manif
 			}
 		}
 		res.Dir = filepath.Dir(path)
+		if own.nest != nil {
+			res.spread, res.secretResources = own.nest.spread, own.nest.secretResources
+		}
 	}
 	if diags.HasErrors() && !opts.Partial {
 		return nil, diags

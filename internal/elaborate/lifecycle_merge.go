@@ -19,8 +19,8 @@ import (
 //   - requires.optional: mergeTuning;
 //   - options: dropped, as the Hub drops them.
 //
-// gantry's own fields: the derived stack's parallel and teardown_orphans
-// win, flight groups append their steps, and a base order is extended by
+// gantry's own fields: the derived stack's parallel, teardown_orphans,
+// timeout and retries win, flight groups append their steps, and a base order is extended by
 // the components a derived stack without an order adds. The root of the
 // chain (root) is taken as it is. Positions follow the items, so that
 // messages point at the file that wrote them.
@@ -100,6 +100,12 @@ func mergeLifecycle(dst, src *manifest.StackLifecycle, root bool, comps []manife
 	}
 	if src.TeardownOrphans != "" {
 		dst.TeardownOrphans = src.TeardownOrphans
+	}
+	if src.Timeout != nil {
+		dst.Timeout = src.Timeout
+	}
+	if src.Retries != nil {
+		dst.Retries = src.Retries
 	}
 	dst.PreFlight = mergeFlight(base.PreFlight, src.PreFlight)
 	dst.PostFlight = mergeFlight(base.PostFlight, src.PostFlight)

@@ -32,6 +32,13 @@ type nester struct {
 	// params are the nested stacks' parameters, qualified with their leaves.
 	params []manifest.Parameter
 	files  []string
+	// spread is what the leaves' parameters read from config, by
+	// name|leaf, for gantry params.
+	spread map[string][]*spreadRead
+	// resourceParams are the resource parameters added to params.
+	resourceParams map[string]bool
+	// secretResources are the values of the secret registered resources.
+	secretResources []string
 }
 
 // frame is one stack on the way down, for cycle messages.
@@ -65,11 +72,14 @@ func nest(chain []*level, pc manifest.ParamsConfig, diags *manifest.Diagnostics)
 		n.resources = map[string]manifest.Resource{}
 		for _, r := range pc.Resources {
 			n.resources[r.Name] = r
+			if r.IsSecret() && r.Value != "" {
+				n.secretResources = append(n.secretResources, r.Value)
+			}
 		}
 	}
 	given := &givenConfig{}
 	for _, c := range pc.Config {
-		readGiven(c, given, nil, n.root+".config", diags)
+		readGiven(c, given, nil, "", n.root+".config", diags)
 	}
 	cfg := resolveConfig(own, given, n.root, nil, n.resources, diags)
 	abs, _ := filepath.Abs(own.File)
@@ -78,7 +88,8 @@ func nest(chain []*level, pc manifest.ParamsConfig, diags *manifest.Diagnostics)
 		expandLists(l.stack, n.leavesOf(l.stack))
 	}
 	for i := range own.Parameters {
-		n.substitute(&own.Parameters[i], cfg, "parameters")
+		p := &own.Parameters[i]
+		n.record(p.QName(), n.substitute(p, cfg, "parameters"))
 	}
 	return n
 }
@@ -116,7 +127,7 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 				leaf.Source.Dir, _ = filepath.Abs(filepath.Join(base, leaf.Source.Dir))
 			}
 			n.configs[leaf.Name] = cfg
-			n.implicit(leaf.Name, ref.Pos, cfg.hsize[ref.Name], cfg.resilience)
+			n.implicit(leaf.Name, ref.Name, ref.Pos, cfg)
 			roles[ref.Name] = []string{leaf.Name}
 			out = append(out, leaf)
 			continue
@@ -155,7 +166,7 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 	}
 	if prefix != "" {
 		for _, p := range s.Parameters {
-			n.substitute(&p, cfg, path+".parameters")
+			read := n.substitute(&p, cfg, path+".parameters")
 			targets := roles[p.Component]
 			if p.Component == "" {
 				targets = nil
@@ -171,6 +182,7 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 				q := p
 				q.Component = t
 				*params = append(*params, q)
+				n.record(q.QName(), read)
 			}
 		}
 	}
@@ -219,7 +231,7 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 		n.diags.Errorf(cs.Meta.Pos, childPath+".meta.fromStack", "a nested stack cannot extend a base stack (fromStack) yet")
 	}
 	given := &givenConfig{}
-	readGiven(ref.Config, given, cfg, childPath+".config", n.diags)
+	readGiven(ref.Config, given, cfg, s.Meta.Name, childPath+".config", n.diags)
 	// Scale detail given to this role by the enclosing level is outer:
 	// it beats what the component passes and the stack's defaults.
 	for role, rs := range cfg.detail[ref.Name] {
@@ -228,17 +240,20 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 		}
 		given.scale[role] = mergeScale(given.scale[role], rs)
 	}
-	inherited := cfg.resilience
-	ccfg := resolveConfig(cs, given, childPath, &inherited, n.resources, n.diags)
+	ccfg := resolveConfig(cs, given, childPath, cfg, n.resources, n.diags)
 	return n.level(cs, ccfg, prefix+ref.Name+".", childPath, append(stack, frame{abs: abs, name: ref.Name}), &n.params)
 }
 
-// implicit gives a leaf its instances and resilience as parameters.
-func (n *nester) implicit(leaf string, pos manifest.Pos, hsize, resilience int) {
+// implicit gives a leaf (of role) its instances and resilience as
+// parameters, and records the levels they came from.
+func (n *nester) implicit(leaf, role string, pos manifest.Pos, cfg *levelConfig) {
 	n.params = append(n.params,
-		manifest.Parameter{Pos: pos, Origin: pos, Name: HSizeParameter, Component: leaf, Kind: manifest.KindTech, Value: manifest.Scalar(strconv.Itoa(hsize))},
-		manifest.Parameter{Pos: pos, Origin: pos, Name: ResilienceParameter, Component: leaf, Kind: manifest.KindTech, Value: manifest.Scalar(strconv.Itoa(resilience))},
+		manifest.Parameter{Pos: pos, Origin: pos, Name: HSizeParameter, Component: leaf, Kind: manifest.KindTech, Value: manifest.Scalar(strconv.Itoa(cfg.hsize[role]))},
+		manifest.Parameter{Pos: pos, Origin: pos, Name: ResilienceParameter, Component: leaf, Kind: manifest.KindTech, Value: manifest.Scalar(strconv.Itoa(cfg.resilience))},
 	)
+	for name, field := range map[string]string{HSizeParameter: "config.scale." + role + ".hsize", ResilienceParameter: "config.resilience"} {
+		n.record(manifest.QualifiedName(name, leaf), &spreadRead{def: pos.FileLine(), value: []configRef{{name: field, value: cfg.values[field], whole: true}}})
+	}
 }
 
 // expandLists makes the top stack's lifecycle lists name leaves: a nested

@@ -1,6 +1,7 @@
 package elaborate
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -11,18 +12,42 @@ import (
 // over config alone in a parameter's value and default with the level's
 // concrete config, leaving every other reference for the lock. A reference
 // to a config field the level does not have is an error: when the config is
-// concrete, everything that reads it must be (seed 003 rule 1).
-func (n *nester) substitute(p *manifest.Parameter, cfg *levelConfig, field string) {
-	for _, v := range []*manifest.Scalar{&p.Value, &p.Default} {
-		if out, ok := substituteConfig(string(*v), cfg, p.Pos, field+"."+p.Name, n.diags); ok {
-			*v = manifest.Scalar(out)
+// concrete, everything that reads it must be (seed 003 rule 1). It returns
+// what the value read, for gantry params (nil when it read no config).
+func (n *nester) substitute(p *manifest.Parameter, cfg *levelConfig, field string) *spreadRead {
+	var read *spreadRead
+	for i, v := range []*manifest.Scalar{&p.Value, &p.Default} {
+		var used []configRef
+		out, ok := n.substituteConfig(string(*v), cfg, p.Pos, field+"."+p.Name, &used)
+		if !ok {
+			continue
+		}
+		*v = manifest.Scalar(out)
+		if read == nil {
+			read = &spreadRead{def: p.Pos.FileLine()}
+		}
+		if i == 0 {
+			read.value = used
+		} else {
+			read.dflt = used
 		}
 	}
+	return read
+}
+
+// configRef is one config field a value read, with where its value came
+// from.
+type configRef struct {
+	name  string // "config.parameter.port"
+	value configValue
+	whole bool // the reference was the whole value
 }
 
 // substituteConfig is substitute for one value; ok is false when it has no
-// config references (or a problem was reported).
-func substituteConfig(src string, cfg *levelConfig, pos manifest.Pos, field string, diags *manifest.Diagnostics) (string, bool) {
+// config references. A reference that cannot be resolved is reported here,
+// once, and left in the value as literal text, so that the lock (which
+// knows no config) does not report it again; nothing runs either way.
+func (n *nester) substituteConfig(src string, cfg *levelConfig, pos manifest.Pos, field string, used *[]configRef) (string, bool) {
 	if !strings.Contains(src, "config.") {
 		return src, false
 	}
@@ -32,15 +57,34 @@ func substituteConfig(src string, cfg *levelConfig, pos manifest.Pos, field stri
 	}
 	var b strings.Builder
 	changed := false
+	fail := func(text string, err error) {
+		if !errors.Is(err, errReported) {
+			n.diags.Errorf(pos, field, "%s: %v", text, err)
+		}
+		b.WriteString(escape(text))
+		changed = true
+	}
 	for _, part := range t.Parts {
 		switch part.Kind {
 		case params.Literal:
 			// Keep escapes escaped: the lock parses the value again.
-			s := strings.ReplaceAll(part.Text, "${", "$${")
-			b.WriteString(strings.ReplaceAll(s, "#{", "##{"))
+			b.WriteString(escape(part.Text))
 		case params.Ref:
+			text := "${" + part.Text + "}"
 			if part.Component != "" || !strings.HasPrefix(part.Name, "config.") {
-				b.WriteString("${" + part.Text + "}")
+				b.WriteString(text)
+				continue
+			}
+			if ref, from, ok, err := n.resourceValue(cfg, part); ok {
+				if err != nil {
+					fail(text, err)
+					continue
+				}
+				*used = append(*used, configRef{name: part.Name, value: from, whole: len(t.Parts) == 1})
+				// Left for the lock, which marks what reads a secret
+				// resource secret and masks it.
+				b.WriteString(ref)
+				changed = true
 				continue
 			}
 			v, err := cfg.Lookup(part.Name)
@@ -48,26 +92,46 @@ func substituteConfig(src string, cfg *levelConfig, pos manifest.Pos, field stri
 				v, err = params.Encode(v, part.Encodings)
 			}
 			if err != nil {
-				diags.Errorf(pos, field, "${%s} is left unresolved: %v", part.Text, err)
-				return src, false
-			}
-			b.WriteString(v)
-			changed = true
-		case params.Expr:
-			if !onlyConfig(part.Text) {
-				b.WriteString("#{" + part.Text + "}")
+				fail(text, err)
 				continue
 			}
-			v, err := params.Expand("#{"+part.Text+"}", cfg)
-			if err != nil {
-				diags.Errorf(pos, field, "#{%s} is left unresolved: %v", part.Text, err)
-				return src, false
+			*used = append(*used, configRef{name: part.Name, value: cfg.values[part.Name], whole: len(t.Parts) == 1 && len(part.Encodings) == 0})
+			// Config is data: what it holds is never read as a reference.
+			b.WriteString(escape(v))
+			changed = true
+		case params.Expr:
+			text := "#{" + part.Text + "}"
+			if !onlyConfig(part.Text) {
+				b.WriteString(text)
+				continue
 			}
-			b.WriteString(v)
+			v, err := params.Expand(text, cfg)
+			if err != nil {
+				fail(text, err)
+				continue
+			}
+			for _, cands := range params.ExprNames(part.Text) {
+				for _, c := range cands {
+					if cv, ok := cfg.values[c]; ok {
+						*used = append(*used, configRef{name: c, value: cv})
+						break
+					}
+				}
+			}
+			b.WriteString(escape(v))
 			changed = true
 		}
 	}
 	return b.String(), changed
+}
+
+// escape makes text literal for the lock, which parses values again.
+func escape(s string) string {
+	if !strings.ContainsAny(s, "$#") {
+		return s
+	}
+	s = strings.ReplaceAll(s, "${", "$${")
+	return strings.ReplaceAll(s, "#{", "##{")
 }
 
 // onlyConfig reports whether an expression reads config fields alone.
@@ -96,7 +160,8 @@ func (n *nester) substituteComponents(refs []manifest.ComponentRef, comps []*man
 			continue
 		}
 		for j := range c.Parameters {
-			n.substitute(&c.Parameters[j], cfg, refs[i].Name+".parameters")
+			p := &c.Parameters[j]
+			n.record(manifest.QualifiedName(p.Name, refs[i].Name), n.substitute(p, cfg, refs[i].Name+".parameters"))
 		}
 	}
 }

@@ -96,9 +96,34 @@ func TestNestingDepthBounded(t *testing.T) {
 func TestSubstituteConfigKeepsOtherReferences(t *testing.T) {
 	cfg := &levelConfig{values: map[string]configValue{"config.parameter.port": {text: "80"}}}
 	var diags manifest.Diagnostics
-	got, ok := substituteConfig("${host}:${config.parameter.port}/$${x}#{int(config.parameter.port) * 2}", cfg, manifest.Pos{}, "f", &diags)
+	n := &nester{diags: &diags}
+	var used []configRef
+	got, ok := n.substituteConfig("${host}:${config.parameter.port}/$${x}#{int(config.parameter.port) * 2}", cfg, manifest.Pos{}, "f", &used)
 	if want := "${host}:80/$${x}160"; !ok || got != want || diags.HasErrors() {
 		t.Fatalf("got %q %v %v, want %q", got, ok, diags, want)
+	}
+}
+
+func TestSpreadSourceNamesTheWinningLevel(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"hub.yaml": "version: 1\nkind: stack\nmeta: {name: top}\nconfig:\n  parameter:\n    a: {type: string, default: top-a}\n" +
+			"components:\n  - name: mid\n    source: {stack: inner}\n    config: {parameter: {a: \"${config.parameter.a}\"}}\n",
+		"inner/hub.yaml": "version: 1\nkind: stack\nmeta: {name: inner}\nconfig:\n  parameter:\n    a: {type: string, default: inner-a}\n" +
+			"components:\n  - name: leaf\n    source: {dir: ../comp}\nparameters:\n  - name: who\n    value: \"${config.parameter.a}\"\n",
+		"comp/hub-component.yaml": nestComp,
+	})
+	res, diags := Elaborate(filepath.Join(dir, "hub.yaml"), Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	def := filepath.Join(dir, "inner/hub.yaml") + ":11"
+	got, ok := res.SpreadSource("who|mid.leaf", def)
+	if want := filepath.Join(dir, "hub.yaml") + ":6 (default of top)"; !ok || got != want {
+		t.Fatalf("SpreadSource = %q %v, want %q", got, ok, want)
+	}
+	if _, ok := res.SpreadSource("who|mid.leaf", "env:WHO"); ok {
+		t.Fatal("a value from the environment is not config's")
 	}
 }
 

@@ -2,6 +2,7 @@ package elaborate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,7 +16,9 @@ import (
 type configValue struct {
 	text string // as ${config.…} substitutes it: scalars as written, lists and maps as JSON
 	pos  manifest.Pos
-	from string // "given" or "default of NAME"
+	// from names the level whose value won: "default of NAME", "given by
+	// NAME" (the stack whose component passed it) or "given at the top".
+	from string
 }
 
 // givenConfig are the values passed to a stack instance: by the component
@@ -35,26 +38,104 @@ type givenValue struct {
 	text string // the expanded text when node held an expression
 	expr bool
 	pos  manifest.Pos
+	by   string // the stack that passed it; "" at the top
+	// origin is where the value came from when it only passes on one of
+	// the enclosing level's ("${config.parameter.x}"): that level's value
+	// or default won, not the passing.
+	origin *configValue
+}
+
+// givenFrom says who gave a value, for gantry params.
+func (v givenValue) givenFrom() string {
+	if v.by == "" {
+		return "given at the top"
+	}
+	return "given by " + v.by
 }
 
 // levelConfig is the concrete config of one stack instance after spread.
 type levelConfig struct {
+	owner      string                 // the stack's meta.name, for messages
 	values     map[string]configValue // "config.parameter.port" → value
 	hsize      map[string]int         // by role
 	detail     map[string]map[string]*manifest.RoleScale
 	resilience int
+	// unset are the fields declared without a default that no level gave,
+	// true for an optional one: a reference to one says so rather than
+	// "unknown", and one to a missing required field is not reported again.
+	unset map[string]bool
+	// resources are the registered resources the resource fields name, by
+	// field ("config.resource.cert"); a leaf reads one's value with
+	// ${config.resource.cert.value}.
+	resources map[string]manifest.Resource
 }
+
+// errReported stands for a problem already reported (a required field
+// without a value), so that one mistake gives one message.
+var errReported = errors.New("reported")
+
+// resourceValueSuffix ends a reference to a resource field's registered
+// value rather than its name.
+const resourceValueSuffix = ".value"
 
 // Lookup resolves ${config.…} for params.Expand.
 func (c *levelConfig) Lookup(name string) (string, error) {
 	if v, ok := c.values[name]; ok {
 		return v.text, nil
 	}
-	var known []string
-	for k := range c.values {
-		known = append(known, k)
+	if !strings.HasPrefix(name, "config.") {
+		return "", &params.UnknownError{Name: name, Hint: "config values read only the enclosing stack's config (${config.…})"}
 	}
-	return "", &params.UnknownError{Name: name, Suggestion: manifest.Suggest(name, known)}
+	field, isValue := strings.CutSuffix(name, resourceValueSuffix)
+	if !isValue || !strings.HasPrefix(field, "config.resource.") {
+		field = name
+	}
+	if optional, ok := c.unset[field]; ok {
+		if !optional {
+			return "", errReported
+		}
+		return "", fmt.Errorf("%s is optional, not given: %s declares it without a default and no level passed a value (give it a default, or pass it where %[2]s is used)", field, c.owner)
+	}
+	if isValue && field != name {
+		if _, ok := c.values[field]; ok {
+			// A value would reach the text it is substituted into, and a
+			// secret one would show there: only a leaf's parameter reads
+			// it, as a reference the lock resolves and masks.
+			return "", fmt.Errorf("a resource's value is read only by a ${%s} reference in a leaf's parameter (not in #{…} nor in a config value passed down)", name)
+		}
+	}
+	// A prefix that is a field (a map or list) lets an expression try it.
+	for p := name; ; {
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+		if _, ok := c.values[p]; ok {
+			return "", &params.UnknownError{Name: name}
+		}
+	}
+	// Suggest by the last segment among the fields of the same section:
+	// whole names share too long a prefix to tell anything apart.
+	section, last := "", name
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		section, last = name[:i+1], name[i+1:]
+	}
+	var known []string
+	for _, m := range []map[string]bool{keys(c.values), c.unset} {
+		for k := range m {
+			if rest, ok := strings.CutPrefix(k, section); ok && !strings.Contains(rest, ".") {
+				known = append(known, rest)
+			}
+		}
+	}
+	msg := fmt.Sprintf("%s has no field %s", c.owner, strings.TrimPrefix(name, "config."))
+	if s := manifest.Suggest(last, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", "${"+section+s+"}")
+	}
+	// Not an UnknownError: an expression stops at this message rather than
+	// trying the name's prefixes, which are sections, not fields.
+	return "", errors.New(msg)
 }
 
 // Output refuses ${component:output}: config is data known before anything runs.
@@ -65,7 +146,8 @@ func (c *levelConfig) Output(component, name string) (string, error) {
 // readGiven reads a config mapping as passed (a component's config: or a
 // params file's), expanding expressions over enclosing (nil at the top,
 // where values must be data). path is the full path of the mapping.
-func readGiven(n *manifest.Node, into *givenConfig, enclosing *levelConfig, path string, diags *manifest.Diagnostics) {
+// by names the stack whose component passes the values ("" at the top).
+func readGiven(n *manifest.Node, into *givenConfig, enclosing *levelConfig, by, path string, diags *manifest.Diagnostics) {
 	if n == nil || n.Kind == manifest.NullNode {
 		return
 	}
@@ -93,7 +175,7 @@ func readGiven(n *manifest.Node, into *givenConfig, enclosing *levelConfig, path
 				*m = map[string]givenValue{}
 			}
 			for _, f := range e.Value.Entries {
-				(*m)[f.Key] = readValue(f.Value, enclosing, p+"."+f.Key, diags)
+				(*m)[f.Key] = readValue(f.Value, enclosing, by, p+"."+f.Key, diags)
 			}
 		case "scale":
 			var sc map[string]*manifest.RoleScale
@@ -105,7 +187,7 @@ func readGiven(n *manifest.Node, into *givenConfig, enclosing *levelConfig, path
 				into.scale[role] = mergeScale(into.scale[role], rs)
 			}
 		case "resilience":
-			v := readValue(e.Value, enclosing, p, diags)
+			v := readValue(e.Value, enclosing, by, p, diags)
 			into.resilience = &v
 		default:
 			msg := fmt.Sprintf("unknown field %q", e.Key)
@@ -130,7 +212,8 @@ func mergeScale(base, over *manifest.RoleScale) *manifest.RoleScale {
 	}
 	out := *base
 	if over.HSize != nil {
-		out.HSize = over.HSize
+		// The position goes with the hsize, for gantry params.
+		out.HSize, out.Pos = over.HSize, over.Pos
 	}
 	if len(over.Detail) > 0 {
 		out.Detail = map[string]*manifest.RoleScale{}
@@ -146,8 +229,8 @@ func mergeScale(base, over *manifest.RoleScale) *manifest.RoleScale {
 
 // readValue evaluates a passed value: a string with ${…} or #{…} is
 // expanded over the enclosing stack's config.
-func readValue(n *manifest.Node, enclosing *levelConfig, path string, diags *manifest.Diagnostics) givenValue {
-	v := givenValue{node: n, pos: n.Pos}
+func readValue(n *manifest.Node, enclosing *levelConfig, by, path string, diags *manifest.Diagnostics) givenValue {
+	v := givenValue{node: n, pos: n.Pos, by: by}
 	if n.Kind != manifest.ScalarNode || n.Type != manifest.StringScalar || !strings.ContainsAny(n.Value, "$#") {
 		return v
 	}
@@ -164,10 +247,19 @@ func readValue(n *manifest.Node, enclosing *levelConfig, path string, diags *man
 	}
 	s, err := t.Eval(enclosing)
 	if err != nil {
-		diags.Errorf(n.Pos, path, "%v", err)
+		if !errors.Is(err, errReported) {
+			diags.Errorf(n.Pos, path, "%v", err)
+		}
 		return v
 	}
 	v.text, v.expr = s, true
+	if len(t.Parts) == 1 {
+		if p := t.Parts[0]; p.Kind == params.Ref && p.Component == "" && len(p.Encodings) == 0 {
+			if o, ok := enclosing.values[p.Name]; ok {
+				v.origin = &o
+			}
+		}
+	}
 	return v
 }
 
@@ -239,4 +331,13 @@ func validParameterType(typ string) bool {
 		}
 	}
 	return false
+}
+
+// keys is the set of a map's keys.
+func keys[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }

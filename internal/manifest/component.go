@@ -78,6 +78,12 @@ type ComponentLifecycle struct {
 	ServiceDiscoveryDetach *ServiceDiscoveryPoint `yaml:"service_discovery_detach,omitempty"`
 	// Options tune what gantry gives the component's processes.
 	Options *LifecycleOptions `yaml:"options,omitempty"`
+	// Timeout bounds each attempt of the component's verb; Retries tries a
+	// failed verb again. The stack's lifecycle gives defaults.
+	Timeout *Duration `yaml:"timeout,omitempty"`
+	Retries *Retries  `yaml:"retries,omitempty"`
+	// Fingerprint tunes which files of the folder make the fingerprint.
+	Fingerprint *FingerprintOptions `yaml:"fingerprint,omitempty"`
 }
 
 // LifecycleOptions are the Hub's lifecycle.options.

@@ -63,6 +63,23 @@ type Resource struct {
 	Name  string `yaml:"name,required"`
 	Type  string `yaml:"type,required"`
 	Value string `yaml:"value,omitempty"`
+	// Secret declares the value secret (true) or not (false) whatever the
+	// type says; nil leaves it to the type (IsSecret).
+	Secret *bool `yaml:"secret,omitempty"`
+}
+
+// secretResourceTypes are the resource types whose values are secret unless
+// a registration says secret: false. A certificate is registered with its
+// private key (as Kumori's are), so it is one of them.
+var secretResourceTypes = map[string]bool{"secret": true, "certificate": true}
+
+// IsSecret reports whether the resource's value must be masked wherever it
+// could show: its secret: flag, else its type.
+func (r *Resource) IsSecret() bool {
+	if r.Secret != nil {
+		return *r.Secret
+	}
+	return secretResourceTypes[r.Type]
 }
 
 // ParamsConfig is what a params file gives a stack besides parameters: the

@@ -182,6 +182,10 @@ type StackLifecycle struct {
 	PreFlight       *FlightGroup      `yaml:"pre_flight,omitempty"`
 	PostFlight      *FlightGroup      `yaml:"post_flight,omitempty"`
 	PostTeardown    *FlightGroup      `yaml:"post_teardown,omitempty"`
+	// Timeout and Retries are the defaults of every component's verb: a
+	// component manifest's, then a component entry's, take their place.
+	Timeout *Duration `yaml:"timeout,omitempty"`
+	Retries *Retries  `yaml:"retries,omitempty"`
 }
 
 // RequiresTuning softens requirements (seed 000 "Optional requirements").

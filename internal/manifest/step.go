@@ -57,6 +57,10 @@ type Step struct {
 	Message string         // gate
 	Seconds float64        // delay: duration; probe: timeout
 	Logfile string         // probe
+	// Timeout bounds each attempt of an exec or call step; Retries tries
+	// it again when it fails.
+	Timeout *Duration
+	Retries *Retries
 }
 
 // Has reports whether the step's on_fail list holds action.
@@ -164,9 +168,11 @@ func (s *Step) decodeExec(d *decoder, v *Node, p string) {
 			Arguments []string   `yaml:"arguments,required"`
 			Label     string     `yaml:"label"`
 			OnFail    onFailList `yaml:"on_fail"`
+			Timeout   *Duration  `yaml:"timeout"`
+			Retries   *Retries   `yaml:"retries"`
 		}
 		d.decode(v, reflectOf(&f), p)
-		s.Args, s.Label, s.OnFail = f.Arguments, f.Label, f.OnFail
+		s.Args, s.Label, s.OnFail, s.Timeout, s.Retries = f.Arguments, f.Label, f.OnFail, f.Timeout, f.Retries
 		if v.Get("arguments") == nil {
 			return // reported as a missing required field
 		}
@@ -191,9 +197,12 @@ func (s *Step) decodeCall(d *decoder, v *Node, p string) {
 		Arguments map[string]any `yaml:"arguments"`
 		Label     string         `yaml:"label"`
 		OnFail    onFailList     `yaml:"on_fail"`
+		Timeout   *Duration      `yaml:"timeout"`
+		Retries   *Retries       `yaml:"retries"`
 	}
 	d.decode(v, reflectOf(&f), p)
 	s.Plugin, s.Action, s.Params, s.Label, s.OnFail = f.Plugin, f.Action, f.Arguments, f.Label, f.OnFail
+	s.Timeout, s.Retries = f.Timeout, f.Retries
 }
 
 func (s *Step) decodeProbe(d *decoder, v *Node, p string) {
@@ -334,6 +343,12 @@ func (s Step) MarshalYAML() (any, error) {
 	}
 	if len(s.OnFail) > 0 {
 		add("on_fail", s.OnFail)
+	}
+	if s.Timeout != nil {
+		add("timeout", *s.Timeout)
+	}
+	if s.Retries != nil {
+		add("retries", *s.Retries)
 	}
 	return yaml.MapSlice{{Key: string(s.Type), Value: body}}, nil
 }

@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// TestLayering keeps the core light: the plan types, the executor and the
-// displays import no YAML, no expression language and no process code —
-// only the plan leaf and small helpers of their own — so that they compile in
-// seconds and know nothing of manifests or processes (DESIGN 11).
+// TestLayering keeps the core light: the plan types, the executor, the
+// displays and the report import no YAML, no expression language and no
+// process code — only the plan leaf and small helpers of their own — so
+// that they compile in seconds and know nothing of manifests or processes
+// (DESIGN 11).
 func TestLayering(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
@@ -18,6 +19,8 @@ func TestLayering(t *testing.T) {
 		"github.com/gantry-dev/gantry/internal/plan":   {"dag"},
 		"github.com/gantry-dev/gantry/internal/engine": {"plan", "dag", "lines"},
 		"github.com/gantry-dev/gantry/internal/ui":     {"plan", "dag", "lines", "secret"},
+		// The report reads a run's folder: no manifest, no state.
+		"github.com/gantry-dev/gantry/internal/report": {"plan", "dag", "lines", "secret", "ui", "atomicfile"},
 	}
 	forbidden := []string{"os/exec", "goccy/go-yaml", "google/cel-go", "gopkg.in/yaml"}
 	for pkg, own := range allowed {

@@ -45,7 +45,11 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 		if n.Hidden {
 			continue
 		}
-		b.WriteString("    " + Title(n) + "\n")
+		b.WriteString("    " + Title(n))
+		if l := limitsOf(n).String(); l != "" {
+			b.WriteString(" [" + l + "]")
+		}
+		b.WriteString("\n")
 	}
 	if len(p.Orphans) > 0 {
 		b.WriteString("orphans (in the state, no longer in the stack; left alone as teardown_orphans is none):\n")

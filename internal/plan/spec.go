@@ -18,6 +18,12 @@ type Component struct {
 	// Action and Reason predict what the run does to the component.
 	Action string `json:"action"`
 	Reason string `json:"reason,omitempty"`
+	// Change says how a deploy finds the component against its last deploy:
+	// new, unchanged, or changed and what changed.
+	Change *Change `json:"change,omitempty"`
+	// FingerprintExclude are globs of files of its folder left out of its
+	// fingerprint (lifecycle.fingerprint.exclude).
+	FingerprintExclude []string `json:"fingerprintExclude,omitempty"`
 	// Dir is the component's folder, absolute.
 	Dir string `json:"dir"`
 	// After are the components it runs after, in deploy order: their
@@ -26,6 +32,11 @@ type Component struct {
 	// Depends is the manifest's depends list, in its order: dep:name lookups
 	// follow it.
 	Depends []string `json:"depends,omitempty"`
+	// Links say why the component runs after components of After, keyed by
+	// their names: a depends, a requirement another provides, an output it
+	// reads. A component of After that is only in Depends needs no entry
+	// (its link is the depends).
+	Links map[string][]Link `json:"links,omitempty"`
 	// Order is the component's position in the deploy order.
 	Order int `json:"order"`
 	// FromState is set for a component the stack no longer lists: only the
@@ -91,6 +102,9 @@ func (Begin) Kind() Kind { return KindBegin }
 type Verb struct {
 	Component string `json:"component"`
 	Verb      string `json:"verb"`
+	// Limits are the verb's timeout and retries (lifecycle.timeout,
+	// lifecycle.retries).
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Kind is KindComponent.
@@ -190,6 +204,7 @@ type Step struct {
 	Message   string         `json:"message,omitempty"`   // gate
 	Seconds   float64        `json:"seconds,omitempty"`   // delay: duration; probe: timeout
 	Logfile   string         `json:"logfile,omitempty"`   // probe
+	Limits    *Limits        `json:"limits,omitempty"`    // exec, call: timeout and retries
 }
 
 // Injected is a lifecycle step injected at a point of a component's plan, or

@@ -120,6 +120,7 @@ func encodeComponent(name string, c *Component) ([]byte, error) {
 	e.strList(in, "secretOutputs", c.SecretOutputs)
 	e.strList(in, "provides", c.Provides)
 	e.optStr(in, "fingerprint", c.Fingerprint)
+	e.inputs(in, c.Inputs)
 	e.optStr(in, "specVersion", c.SpecVersion)
 	e.plugins(in, "plugins", c.Plugins)
 	e.plugins(in, "setupPlugins", c.SetupPlugins)
@@ -128,6 +129,19 @@ func encodeComponent(name string, c *Component) ([]byte, error) {
 		return nil, fmt.Errorf("encode state of %s: %w", name, e.err)
 	}
 	return e.buf, nil
+}
+
+// inputs writes what a fingerprint was made of; verb is always written, so
+// that goccy never reads an empty mapping back as nil.
+func (e *encoder) inputs(in int, i *Inputs) {
+	if i == nil {
+		return
+	}
+	e.key(in, "inputs")
+	e.field(in+2, "verb")
+	e.str(i.Verb)
+	e.strMap(in+2, "outputs", i.Outputs)
+	e.strMap(in+2, "files", i.Files)
 }
 
 // plugins writes a recorded plugin list, children nested.

@@ -560,14 +560,17 @@ func (p *fastParser) component(c *Component) bool {
 		case "fingerprint":
 			idx = 13
 			c.Fingerprint, ok = p.scalar(rest)
-		case "specVersion":
+		case "inputs":
 			idx = 14
+			c.Inputs, ok = p.inputs(rest)
+		case "specVersion":
+			idx = 15
 			c.SpecVersion, ok = p.scalar(rest)
 		case "plugins":
-			idx = 15
+			idx = 16
 			c.Plugins, ok = p.plugins(rest, 6)
 		case "setupPlugins":
-			idx = 16
+			idx = 17
 			c.SetupPlugins, ok = p.plugins(rest, 6)
 		}
 		if idx <= last || !ok {
@@ -576,6 +579,37 @@ func (p *fastParser) component(c *Component) bool {
 		last = idx
 	}
 	return order
+}
+
+// inputs reads what a component's fingerprint was made of, at indent 6:
+// verb first, then the maps the encoder writes when not empty.
+func (p *fastParser) inputs(rest string) (*Inputs, bool) {
+	if !p.open(rest) || p.ind != 6 || !strings.HasPrefix(p.text, "verb:") {
+		return nil, false
+	}
+	in := &Inputs{}
+	var ok bool
+	if in.Verb, ok = p.scalar(p.text[len("verb:"):]); !ok {
+		return nil, false
+	}
+	last := 0
+	for p.ind == 6 {
+		name, rest := field(p.text)
+		idx := -1
+		switch name {
+		case "outputs":
+			idx = 1
+			in.Outputs, ok = p.strMap(rest, 8)
+		case "files":
+			idx = 2
+			in.Files, ok = p.strMap(rest, 8)
+		}
+		if idx <= last || !ok {
+			return nil, false
+		}
+		last = idx
+	}
+	return in, true
 }
 
 // parameters reads a component's parameters, their dashes at indent in.

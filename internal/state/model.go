@@ -57,13 +57,31 @@ type Component struct {
 	SecretOutputs []string          `yaml:"secretOutputs,omitempty"`
 	Provides      []string          `yaml:"provides,omitempty"`
 	Fingerprint   string            `yaml:"fingerprint,omitempty"`
-	SpecVersion   string            `yaml:"specVersion,omitempty"`
+	// Inputs are what Fingerprint was made of, as digests: a plan compares
+	// them with the current ones to say what changed. Optional: states
+	// written before it have none, and their plans say only "changed".
+	Inputs      *Inputs `yaml:"inputs,omitempty"`
+	SpecVersion string  `yaml:"specVersion,omitempty"`
 	// Plugins and SetupPlugins are the component's plugin lists as its last
 	// deploy ran them (expanded, with their structure), recorded before they
 	// ran: an undeploy, or the teardown of an orphan, deletes what was
 	// deployed even when the manifest changed or the run failed half-way.
 	Plugins      []PluginInstance `yaml:"plugins,omitempty"`
 	SetupPlugins []PluginInstance `yaml:"setupPlugins,omitempty"`
+}
+
+// Inputs is what a component's fingerprint was made of, beyond the
+// parameters the record holds already: each part as a short digest, never
+// a value. Upstream outputs (which may be secret) are digested with the
+// deployment id as salt; files with their name, mode and size.
+type Inputs struct {
+	Verb string `yaml:"verb"`
+	// Outputs are digests of the upstream outputs read, by
+	// "component:output".
+	Outputs map[string]string `yaml:"outputs,omitempty"`
+	// Files are digests of the files of the component's folder, by path
+	// relative to it (slash-separated).
+	Files map[string]string `yaml:"files,omitempty"`
 }
 
 // Parameter is an expanded component parameter as it was used.
@@ -196,6 +214,11 @@ func (s *State) Clone() *State {
 		cc.Outputs = cloneMap(v.Outputs)
 		cc.SecretOutputs = append([]string(nil), v.SecretOutputs...)
 		cc.Provides = append([]string(nil), v.Provides...)
+		if v.Inputs != nil {
+			// Recorded whole, never changed in place: sharing the maps is safe.
+			in := *v.Inputs
+			cc.Inputs = &in
+		}
 		cc.Plugins = clonePlugins(v.Plugins)
 		cc.SetupPlugins = clonePlugins(v.SetupPlugins)
 		c.Components[k] = &cc

@@ -30,7 +30,7 @@ type world struct {
 func newWorld(comps ...*manifest.Component) *world {
 	w := &world{res: &elaborate.Result{Stack: &manifest.Stack{File: "/src/hub.yaml", Meta: manifest.Meta{Name: "test"}}, Dir: "/src"},
 		facts: &Facts{WorkDir: "/work", Implementations: map[ImplKey]Implementation{}, SpecVersions: map[string]Version{"/src": {}},
-			Plugins: map[PluginKey]PluginSource{}, Scripts: map[ScriptKey]bool{}, Environment: map[string]bool{}, DirSums: map[string]string{}}}
+			Plugins: map[PluginKey]PluginSource{}, Scripts: map[ScriptKey]bool{}, Environment: map[string]bool{}, DirSums: map[string]*component.DirDigest{}}}
 	for _, c := range comps {
 		dir := "/src/" + c.Meta.Name
 		w.res.Stack.Components = append(w.res.Stack.Components, manifest.ComponentRef{Name: c.Meta.Name, Source: manifest.Source{Dir: dir}})

@@ -264,8 +264,10 @@ func (b *builder) addComponent(cp *compPlan) {
 	if cp.c != nil && !info.ReadOnly {
 		lc = EffectiveLifecycle(cp.c, cp.ref)
 		info.ForceReplace = lc.ForceReplace != nil && *lc.ForceReplace
+		info.FingerprintExclude = FingerprintExclude(&lc)
 	}
 	info.Action, info.Reason = b.predictAction(cp)
+	verbLimits := b.verbLimits(&lc)
 	var vars map[string]any
 	if cp.c != nil {
 		vars = stepvars.For(b.res, b.in.Locked, cp.c, b.model)
@@ -278,7 +280,7 @@ func (b *builder) addComponent(cp *compPlan) {
 	for _, point := range points {
 		switch point {
 		case verbPoint:
-			then(b.verbSteps(cp, add))
+			then(b.verbSteps(cp, add, verbLimits))
 		case readyPoint:
 			if len(lc.ReadyConditions) > 0 {
 				n := add(&plan.Node{ID: name + "/ready", Kind: plan.KindReady, Label: readyLabel(lc.ReadyConditions),
@@ -310,12 +312,17 @@ func (b *builder) addComponent(cp *compPlan) {
 // and last of them. A script, Makefile or bare component has one step; one
 // made of plugin lists has a step that prepares the lists, a step per entry
 // and a step that records what they produced.
-func (b *builder) verbSteps(cp *compPlan, add func(*plan.Node) *plan.Node) (first, last []string) {
+func (b *builder) verbSteps(cp *compPlan, add func(*plan.Node) *plan.Node, limits *plan.Limits) (first, last []string) {
 	info, name := cp.info, cp.info.Name
 	id := name + "/" + info.Verb
+	if info.Plugins {
+		// The verb of plugin lists only prepares them; the entries do the
+		// work. Limits on entries are not supported yet.
+		limits = nil
+	}
 	verb := add(&plan.Node{ID: id, Kind: plan.KindComponent, Label: info.Verb + " " + name, Verb: info.Verb,
 		Action: info.Action, Reason: info.Reason, Hidden: info.Plugins, Inputs: []string{cp.begin},
-		Spec: plan.Verb{Component: name, Verb: info.Verb}})
+		Spec: plan.Verb{Component: name, Verb: info.Verb, Limits: limits}})
 	if !info.Plugins {
 		if info.Verb == plan.VerbDeploy {
 			b.outputsReader(cp) // none: fromObject outputs are an error
@@ -502,7 +509,7 @@ func stepLabel(st *manifest.Step) string {
 // stepSpec is an injected step as plan data.
 func stepSpec(st *manifest.Step) plan.Step {
 	return plan.Step{Type: string(st.Type), Label: st.Label, OnFail: st.OnFail, Args: st.Args, Plugin: st.Plugin, Action: st.Action,
-		Arguments: st.Params, Message: st.Message, Seconds: st.Seconds, Logfile: st.Logfile}
+		Arguments: st.Params, Message: st.Message, Seconds: st.Seconds, Logfile: st.Logfile, Limits: StepLimits(st)}
 }
 
 func readyLabel(conds []manifest.ReadyCondition) string {
@@ -529,7 +536,8 @@ func readyConditions(conds []manifest.ReadyCondition) []plan.ReadyCondition {
 	return out
 }
 
-// predictAction says what the run will do to a component, for the plan.
+// predictAction says what the run will do to a component, for the plan,
+// and for a deploy how the component differs from its last deploy.
 func (b *builder) predictAction(cp *compPlan) (string, string) {
 	info, rec := cp.info, cp.recorded
 	switch {
@@ -543,34 +551,54 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 		}
 		return plan.VerbUndeploy, ""
 	case rec != nil && rec.Status == state.StatusDeployed:
-		if info.Resume && b.predictUnchanged(cp) {
+		info.Change = b.predictChange(cp)
+		unchanged := info.Change != nil && info.Change.Status == plan.ChangeUnchanged
+		switch {
+		case info.Resume && unchanged && !info.ForceReplace:
 			return "unchanged", ""
+		case info.ForceReplace && info.Change != nil:
+			return "redeploy", "force_replace; " + info.Change.String()
+		case info.ForceReplace:
+			return "redeploy", "force_replace"
 		}
-		return "redeploy", ""
+		return "redeploy", info.Change.String()
 	}
-	return plan.VerbDeploy, ""
+	if info.Verb != plan.VerbDeploy {
+		return plan.VerbDeploy, ""
+	}
+	info.Change = &plan.Change{Status: plan.ChangeNew}
+	if rec != nil && rec.Status != "" && rec.Status != state.StatusUndeployed {
+		return plan.VerbDeploy, "not deployed: its last run left it " + rec.Status
+	}
+	return plan.VerbDeploy, plan.ChangeNew
 }
 
-// predictUnchanged computes the component's fingerprint with the outputs the
-// state knows; the run computes it again with the outputs it produces.
-func (b *builder) predictUnchanged(cp *compPlan) bool {
+// predictChange computes the component's fingerprint with the outputs the
+// state knows, and when it differs from the recorded one, what changed;
+// the run computes it again with the outputs it produces. nil when it
+// cannot tell (the folder cannot be read, a parameter does not expand).
+func (b *builder) predictChange(cp *compPlan) *plan.Change {
 	info := cp.info
-	if info.ForceReplace || cp.c == nil {
-		return false
+	if cp.c == nil {
+		return nil
 	}
 	exp, diags := params.ExpandComponent(params.ComponentInput{Locked: b.in.Locked, Component: cp.c, Depends: info.Depends, Outputs: b.outputs, Provides: b.providesString()})
 	if diags.HasErrors() {
-		return false
+		return nil
 	}
-	sum, ok := b.f.DirSums[info.Dir]
-	if !ok || sum == "" {
-		return false
+	dir := b.f.DirSums[component.DirKey(info.Dir, info.FingerprintExclude)]
+	if dir == nil || dir.Sum == "" {
+		return nil
 	}
 	upstream := make(map[string]map[string]string, len(info.After))
 	for _, d := range info.After {
 		upstream[d] = b.outputs.Values(d)
 	}
-	return component.Fingerprint(info.Verb, sum, exp, upstream) == cp.recorded.Fingerprint
+	if component.Fingerprint(info.Verb, dir.Sum, exp, upstream) == cp.recorded.Fingerprint {
+		return &plan.Change{Status: plan.ChangeUnchanged}
+	}
+	now := Inputs(info.Verb, b.in.Locked.DeploymentID, dir, upstream)
+	return &plan.Change{Status: plan.ChangeChanged, Details: Changes(cp.recorded, exp, now)}
 }
 
 // pluginSource is where a plugin of the component's lists comes from.

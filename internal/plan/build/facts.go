@@ -39,9 +39,11 @@ type Facts struct {
 	// Clouds are the clouds the environment enables (DetectClouds): the
 	// requirements of other clouds are dropped, as the Hub CLI drops them.
 	Clouds []string
-	// DirSums digest the folders of deployed components, for --resume's
-	// prediction of what is unchanged; "" where the folder could not be read.
-	DirSums map[string]string
+	// DirSums digest the folders of deployed components (by
+	// component.DirKey: folder and exclusions), for the plan's prediction
+	// of what is unchanged and what changed; nil where the folder could not
+	// be read.
+	DirSums map[string]*component.DirDigest
 	// RealDirs are the component folders with their links resolved, by
 	// folder: two components whose folders are one folder must not run at
 	// once. A folder that cannot be resolved is missing (its own path

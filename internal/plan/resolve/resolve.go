@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,8 +33,9 @@ type Options struct {
 	// Verbs are the verbs whose implementations the plan needs (deploy,
 	// undeploy, or a custom verb).
 	Verbs []string
-	// Resume digests the folders of deployed components, for the plan's
-	// prediction of what is unchanged.
+	// Resume is the run's --resume. The folders of deployed components are
+	// digested for every deploy plan, which says what changed with or
+	// without it.
 	Resume bool
 	// StateDir is the folder of the state file: folders the state records
 	// are relative to it.
@@ -74,7 +76,7 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 		Plugins:         map[build.PluginKey]build.PluginSource{},
 		Scripts:         map[build.ScriptKey]bool{},
 		Environment:     map[string]bool{},
-		DirSums:         map[string]string{},
+		DirSums:         map[string]*component.DirDigest{},
 		RealDirs:        map[string]string{},
 		Stages:          map[build.StagesKey]build.StagesFact{},
 		EnvironmentWhy:  map[string]string{},
@@ -217,13 +219,17 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 		v, err := readSpecVersion(product)
 		r.f.SpecVersions[product] = build.Version{Version: v, Err: errText(err)}
 	}
-	if r.o.Resume && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint != "" {
-		if _, done := r.f.DirSums[dir]; !done {
-			sum, err := component.DirSum(dir)
+	// A deploy plan says whether a deployed component changed, --resume or
+	// not: its folder's digest is needed, and the run reuses it.
+	if c != nil && slices.Contains(verbs, plan.VerbDeploy) && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint != "" {
+		lc := build.EffectiveLifecycle(c, ref)
+		key := component.DirKey(dir, build.FingerprintExclude(&lc))
+		if _, done := r.f.DirSums[key]; !done {
+			d, err := component.DigestDir(dir, build.FingerprintExclude(&lc))
 			if err != nil {
-				sum = ""
+				d = nil
 			}
-			r.f.DirSums[dir] = sum
+			r.f.DirSums[key] = d
 		}
 	}
 }

@@ -14,7 +14,9 @@ func (rt *Runtime) Runner(n *plan.Node) (plan.Runner, error) {
 	case plan.Begin:
 		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.begin(s) }
 	case plan.Verb:
-		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.verb(ctx, env, n, s) }
+		run = func(ctx context.Context, env plan.Env) plan.Result {
+			return limited(ctx, env, s.Limits, func(ctx context.Context, env plan.Env) plan.Result { return rt.verb(ctx, env, n, s) })
+		}
 	case plan.Entry:
 		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.entry(ctx, env, n, s) }
 	case plan.Record:

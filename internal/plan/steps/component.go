@@ -24,6 +24,7 @@ import (
 type begun struct {
 	exp         *params.Expanded
 	fingerprint string
+	inputs      *state.Inputs
 }
 
 // begunOf reads the data of the component's begin, an input of every step
@@ -77,11 +78,11 @@ func (rt *Runtime) begin(s plan.Begin) plan.Result {
 			rt.Masker.Add(v.Value)
 		}
 	}
-	fp, err := rt.fingerprint(info, exp)
+	fp, inputs, err := rt.fingerprint(info, exp)
 	if err != nil {
 		return plan.Fail(fmt.Errorf("fingerprint: %w", err))
 	}
-	data := &begun{exp: exp, fingerprint: fp}
+	data := &begun{exp: exp, fingerprint: fp, inputs: inputs}
 	rec := rt.recorded(info.Name)
 	if info.Resume && !info.ForceReplace && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint == fp {
 		rt.Provides.AddFor(info.Name, rec.Provides...)
@@ -321,7 +322,7 @@ func (rt *Runtime) recordOutputs(env plan.Env, info *plan.Component, c *manifest
 		rc.Outputs = outputs
 		rc.SecretOutputs = secret
 		rc.Provides = provides
-		rc.Fingerprint = b.fingerprint
+		rc.Fingerprint, rc.Inputs = b.fingerprint, b.inputs
 		plugin.CarryResources(instances, rc.Plugins, rc.SetupPlugins)
 		plugin.CarryResources(setup, rc.Plugins, rc.SetupPlugins)
 		rc.Plugins, rc.SetupPlugins = instances, setup
@@ -423,7 +424,7 @@ func (rt *Runtime) recordDone(info *plan.Component) {
 		c.Finished = now
 		c.Reason = ""
 		if info.Verb == plan.VerbUndeploy {
-			c.Outputs, c.SecretOutputs, c.Provides, c.Fingerprint = nil, nil, nil, ""
+			c.Outputs, c.SecretOutputs, c.Provides, c.Fingerprint, c.Inputs = nil, nil, nil, "", nil
 		}
 	})
 	if info.Verb == plan.VerbUndeploy {

@@ -75,7 +75,8 @@ func (x *expander) expandArgs(args map[string]any) (map[string]any, error) {
 // injected runs an injected lifecycle step (seed 001) — exec, call, probe,
 // gate or delay — and applies its on_fail.
 func (rt *Runtime) injected(ctx context.Context, env plan.Env, n *plan.Node, s plan.Injected) plan.Result {
-	res := rt.runInjected(ctx, env, s)
+	// Retries come before on_fail: it applies to the last attempt.
+	res := limited(ctx, env, s.Step.Limits, func(ctx context.Context, env plan.Env) plan.Result { return rt.runInjected(ctx, env, s) })
 	if res.Status != plan.Failed {
 		return res
 	}

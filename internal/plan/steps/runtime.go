@@ -65,58 +65,61 @@ type Runtime struct {
 	model     map[string]any
 }
 
-// SeedDirSums gives the run the folder digests the plan was built with: a
-// thousand components made from one folder read it once.
-func (rt *Runtime) SeedDirSums(sums map[string]string) {
+// SeedDirSums gives the run the folder digests the plan was built with
+// (by component.DirKey): a thousand components made from one folder read
+// it once.
+func (rt *Runtime) SeedDirSums(sums map[string]*component.DirDigest) {
 	rt.cacheMu.Lock()
 	defer rt.cacheMu.Unlock()
-	for dir, sum := range sums {
-		if sum == "" {
+	for key, d := range sums {
+		if d == nil || d.Sum == "" {
 			continue
 		}
 		if rt.dirSums == nil {
 			rt.dirSums = map[string]*dirSumEntry{}
 		}
-		e := &dirSumEntry{sum: sum}
+		e := &dirSumEntry{d: d}
 		e.once.Do(func() {})
-		rt.dirSums[dir] = e
+		rt.dirSums[key] = e
 	}
 }
 
 type dirSumEntry struct {
 	once sync.Once
-	sum  string
+	d    *component.DirDigest
 	err  error
 }
 
-// dirSum is component.DirSum once per folder and run. A run sees each folder
-// as it was when first used.
-func (rt *Runtime) dirSum(dir string) (string, error) {
+// dirSum is component.DigestDir once per folder, exclusions and run. A run
+// sees each folder as it was when first used.
+func (rt *Runtime) dirSum(dir string, exclude []string) (*component.DirDigest, error) {
+	key := component.DirKey(dir, exclude)
 	rt.cacheMu.Lock()
-	e, ok := rt.dirSums[dir]
+	e, ok := rt.dirSums[key]
 	if !ok {
 		e = &dirSumEntry{}
 		if rt.dirSums == nil {
 			rt.dirSums = map[string]*dirSumEntry{}
 		}
-		rt.dirSums[dir] = e
+		rt.dirSums[key] = e
 	}
 	rt.cacheMu.Unlock()
-	e.once.Do(func() { e.sum, e.err = component.DirSum(dir) })
-	return e.sum, e.err
+	e.once.Do(func() { e.d, e.err = component.DigestDir(dir, exclude) })
+	return e.d, e.err
 }
 
-// fingerprint is a component's fingerprint in this run.
-func (rt *Runtime) fingerprint(info *plan.Component, exp *params.Expanded) (string, error) {
-	sum, err := rt.dirSum(info.Dir)
+// fingerprint is a component's fingerprint in this run, and what it is
+// made of as the state records it.
+func (rt *Runtime) fingerprint(info *plan.Component, exp *params.Expanded) (string, *state.Inputs, error) {
+	d, err := rt.dirSum(info.Dir, info.FingerprintExclude)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	upstream := make(map[string]map[string]string, len(info.After))
-	for _, d := range info.After {
-		upstream[d] = rt.Outputs.Values(d)
+	for _, dep := range info.After {
+		upstream[dep] = rt.Outputs.Values(dep)
 	}
-	return component.Fingerprint(info.Verb, sum, exp, upstream), nil
+	return component.Fingerprint(info.Verb, d.Sum, exp, upstream), build.Inputs(info.Verb, rt.Locked.DeploymentID, d, upstream), nil
 }
 
 // comp is the plan's record of a component.

@@ -1,0 +1,69 @@
+package action
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan/steps"
+	"github.com/gantry-dev/gantry/internal/report"
+)
+
+// autoReportMax is the most components a run writes its report for when
+// it ends. Writing it reads the run's events and every component's log:
+// at 1,000 components about a tenth of a second on a small machine, 3% of
+// a run of no-op components; past this size the report is written when
+// asked for (gantry report), and the run's end stays as quick as it was.
+const autoReportMax = 2000
+
+// writeReport keeps the run's parameters in its folder (masked, with where
+// each value came from) and writes the run's report there, report.html
+// (internal/report), unless the run has more than autoReportMax
+// components. A report that cannot be written is a warning: the run is
+// what it is, and gantry report can write it again from the folder.
+func writeReport(st *Stack, b *built, out *Outcome) {
+	if out == nil || out.LogDir == "" || out.Plan == nil {
+		return
+	}
+	start := time.Now()
+	if err := report.SaveParams(out.LogDir, runParams(st, b, out)); err != nil {
+		slog.Warn("the run's parameters could not be kept for its report", "run", out.RunID, "err", err)
+	}
+	if n := len(out.Plan.Components); n > autoReportMax {
+		slog.Debug("report not written: gantry report writes it", "run", out.RunID, "components", n, "max", autoReportMax)
+		return
+	}
+	path, err := report.WriteRun(out.LogDir, out.Plan)
+	if err != nil {
+		slog.Warn("the run's report could not be written (gantry report writes it from the run's folder)", "run", out.RunID, "err", err)
+		return
+	}
+	slog.Debug("report written", "file", path, "took", time.Since(start).Round(time.Microsecond))
+}
+
+// runParams are the parameters of a run as its report shows them: the
+// stack's locked ones, and each component's as its begin step expanded
+// them; secrets masked.
+func runParams(st *Stack, b *built, out *Outcome) *report.Params {
+	mask := b.masker.Text
+	p := &report.Params{Stack: []report.Param{}, Components: map[string][]report.Param{}}
+	if st.Locked != nil {
+		for _, v := range st.Locked.Values() {
+			p.Stack = append(p.Stack, report.NewParam(v.Name, v.Component, v.Value, v.Source, v.Env, v.Secret, mask))
+		}
+	}
+	if out.Engine == nil {
+		return p
+	}
+	for name := range out.Plan.Components {
+		values := steps.ExpandedParameters(out.Engine.Results[name+"/begin"].Data)
+		if len(values) == 0 {
+			continue
+		}
+		ps := make([]report.Param, len(values))
+		for i, v := range values {
+			ps[i] = report.NewParam(v.Name, "", v.Value, v.Source, v.Env, v.Secret, mask)
+		}
+		p.Components[name] = ps
+	}
+	return p
+}

@@ -1,0 +1,144 @@
+package build
+
+import (
+	"maps"
+	"slices"
+	"sort"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/state"
+)
+
+// FingerprintExclude are the globs a lifecycle leaves out of its
+// component's fingerprint.
+func FingerprintExclude(lc *manifest.ComponentLifecycle) []string {
+	if lc == nil || lc.Fingerprint == nil {
+		return nil
+	}
+	return lc.Fingerprint.Exclude
+}
+
+// Inputs is what a fingerprint is made of besides the parameters, as the
+// state records it: the verb, a salted digest of each upstream output, a
+// digest of each file of the folder.
+func Inputs(verb, salt string, dir *component.DirDigest, upstream map[string]map[string]string) *state.Inputs {
+	in := &state.Inputs{Verb: verb}
+	for c, outs := range upstream {
+		for k, v := range outs {
+			if in.Outputs == nil {
+				in.Outputs = map[string]string{}
+			}
+			in.Outputs[c+":"+k] = component.Digest(salt, c, k, v)
+		}
+	}
+	if dir != nil && len(dir.Files) > 0 {
+		in.Files = dir.Files
+	}
+	return in
+}
+
+// Changes says what differs between a component's last deploy (its
+// record) and now: parameters (old and new values, masked where either is
+// secret), upstream outputs, files (the component manifest named as such),
+// the verb. A record without inputs (an older state) can tell parameters
+// only; when they are all the same, it says it cannot tell more.
+func Changes(rec *state.Component, exp *params.Expanded, now *state.Inputs) []plan.ChangeDetail {
+	var out []plan.ChangeDetail
+	out = append(out, paramChanges(rec.Parameters, exp)...)
+	old := rec.Inputs
+	if old == nil {
+		if len(out) == 0 {
+			out = append(out, plan.ChangeDetail{Kind: plan.ChangeUnknown, What: "changed"})
+		}
+		return out
+	}
+	if old.Verb != now.Verb {
+		out = append(out, plan.ChangeDetail{Kind: plan.ChangeVerb, What: "changed", Old: old.Verb, New: now.Verb})
+	}
+	out = append(out, mapChanges(plan.ChangeOutput, old.Outputs, now.Outputs)...)
+	for _, d := range mapChanges(plan.ChangeFile, old.Files, now.Files) {
+		if d.Name == manifest.ComponentManifestFile {
+			d.Kind, d.Name = plan.ChangeManifest, ""
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// paramChanges compares the recorded parameters with the expanded ones.
+func paramChanges(recorded []state.Parameter, exp *params.Expanded) []plan.ChangeDetail {
+	type value struct {
+		v, env string
+		secret bool
+	}
+	old := make(map[string]value, len(recorded))
+	for _, p := range recorded {
+		old[p.Name] = value{p.Value, p.Env, p.Secret || manifest.LooksSecret(p.Name)}
+	}
+	now := map[string]value{}
+	if exp != nil {
+		for _, v := range exp.Values {
+			now[v.Name] = value{v.Value, v.Env, v.Secret || manifest.LooksSecret(v.Name)}
+		}
+	}
+	show := func(v value, secret bool) string {
+		if secret {
+			return plan.Masked
+		}
+		if v.v == "" {
+			return `""`
+		}
+		return v.v
+	}
+	var out []plan.ChangeDetail
+	for _, name := range slices.Sorted(maps.Keys(now)) {
+		n := now[name]
+		o, had := old[name]
+		secret := n.secret || had && o.secret
+		switch {
+		case !had:
+			out = append(out, plan.ChangeDetail{Kind: plan.ChangeParameter, Name: name, What: "added", New: show(n, secret)})
+		case o.v != n.v:
+			out = append(out, plan.ChangeDetail{Kind: plan.ChangeParameter, Name: name, What: "changed", Old: show(o, secret), New: show(n, secret)})
+		case o.env != n.env:
+			out = append(out, plan.ChangeDetail{Kind: plan.ChangeParameter, Name: name, What: "changed", Old: "env " + o.env, New: "env " + n.env})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(old)) {
+		if _, ok := now[name]; !ok {
+			out = append(out, plan.ChangeDetail{Kind: plan.ChangeParameter, Name: name, What: "removed"})
+		}
+	}
+	return out
+}
+
+// mapChanges compares two maps of digests by name.
+func mapChanges(kind string, old, now map[string]string) []plan.ChangeDetail {
+	var out []plan.ChangeDetail
+	names := make([]string, 0, len(old)+len(now))
+	for k := range old {
+		names = append(names, k)
+	}
+	for k := range now {
+		if _, ok := old[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		o, had := old[k]
+		n, has := now[k]
+		switch {
+		case !had:
+			out = append(out, plan.ChangeDetail{Kind: kind, Name: k, What: "added"})
+		case !has:
+			out = append(out, plan.ChangeDetail{Kind: kind, Name: k, What: "removed"})
+		case o != n:
+			out = append(out, plan.ChangeDetail{Kind: kind, Name: k, What: "changed"})
+		}
+	}
+	return out
+}

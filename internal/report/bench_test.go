@@ -1,0 +1,127 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/ui"
+)
+
+// bigRun writes the folder of a run of n components in a random DAG (each
+// after up to 3 earlier ones), each logging a few lines and printing an
+// output, through the observers a run writes its folder with.
+func bigRun(b *testing.B, n int) (string, *plan.Plan) {
+	b.Helper()
+	r := rand.New(rand.NewSource(1))
+	p := plan.New("big", plan.VerbDeploy)
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("c%04d", i)
+		c := names[i]
+		p.Add(&plan.Node{ID: c + "/begin", Kind: plan.KindBegin, Component: c, Group: c, Hidden: true, Critical: true, Spec: plan.Begin{Component: c}})
+		p.Add(&plan.Node{ID: c + "/deploy", Kind: plan.KindComponent, Label: "deploy " + c, Component: c, Group: c, Action: "deploy", Critical: true, Spec: plan.Verb{Component: c, Verb: "deploy"}})
+		p.Add(&plan.Node{ID: c + "/end", Kind: plan.KindEnd, Component: c, Group: c, Hidden: true, Critical: true, Spec: plan.End{Component: c}})
+		must(p.Connect(c+"/begin", c+"/deploy", plan.OnSuccess))
+		must(p.Connect(c+"/deploy", c+"/end", plan.OnComplete))
+		info := &plan.Component{Name: c, Verb: "deploy", Action: "deploy"}
+		seen := map[int]bool{}
+		for k := 0; i > 0 && k < 1+r.Intn(3); k++ {
+			if j := r.Intn(i); !seen[j] {
+				seen[j] = true
+				info.After = append(info.After, names[j])
+				must(p.Connect(names[j]+"/end", c+"/begin", plan.OnSuccess))
+			}
+		}
+		info.Depends = info.After
+		p.Components[c] = info
+	}
+	dir := filepath.Join(b.TempDir(), "run")
+	runLog, err := ui.NewRunLog(dir)
+	must(err)
+	f, err := os.Create(filepath.Join(dir, EventsFile))
+	must(err)
+	events := ui.NewEvents(f, "run")
+	tracker := ui.NewTracker(p)
+	obs := ui.Masked{Masker: secret.NewMasker(), Next: ui.Multi{tracker, runLog, events}}
+	t0 := time.Now()
+	events.Emit(ui.Event{Time: t0, Event: "run_started", Stack: p.Stack, Verb: p.Verb, Components: ui.Components(tracker.Components())})
+	end := map[string]time.Time{}
+	for i, c := range names {
+		start := t0
+		for _, up := range p.Components[c].After {
+			if end[up].After(start) {
+				start = end[up]
+			}
+		}
+		at := start.Add(time.Duration(r.Intn(5)) * time.Millisecond)
+		for _, id := range []string{c + "/begin", c + "/deploy", c + "/end"} {
+			n := p.Node(id)
+			obs.StepStarted(n, at)
+			took := time.Millisecond
+			if n.Kind == plan.KindComponent {
+				took = time.Duration(10+r.Intn(90)) * time.Millisecond
+				for k := 0; k < 4; k++ {
+					obs.Log(n, fmt.Sprintf("%s: line %d of its work", c, k))
+				}
+				obs.Note(n, plan.Note{Kind: plan.NoteOutput, Name: c + ".url", Value: "http://" + c})
+			}
+			obs.StepFinished(n, plan.Ok(), at, at.Add(took))
+			at = at.Add(took)
+		}
+		end[c] = at
+		if i%100 == 0 {
+			runLog.Idle()
+		}
+	}
+	events.Emit(ui.Event{Event: "run_finished", Stack: p.Stack, Verb: p.Verb, Status: "ok", Components: ui.Components(tracker.Components())})
+	events.Flush()
+	must(f.Close())
+	must(runLog.Close())
+	pf, err := os.Create(filepath.Join(dir, PlanFile))
+	must(err)
+	bw := bufio.NewWriter(pf)
+	must(p.EncodeJSON(bw, false))
+	must(bw.Flush())
+	must(pf.Close())
+	return dir, p
+}
+
+// BenchmarkWriteRun1000 is what a run of 1,000 components adds at its end:
+// its report, from its folder and the plan at hand.
+func BenchmarkWriteRun1000(b *testing.B) {
+	dir, p := bigRun(b, 1000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := WriteRun(dir, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if fi, err := os.Stat(filepath.Join(dir, ReportFile)); err == nil {
+		b.ReportMetric(float64(fi.Size())/1e6, "MB")
+	}
+}
+
+// BenchmarkLoadRun1000 is gantry report's reading of a run of 1,000
+// components, its plan read back from plan.json.
+func BenchmarkLoadRun1000(b *testing.B) {
+	dir, _ := bigRun(b, 1000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := LoadRun(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

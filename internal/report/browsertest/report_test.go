@@ -1,0 +1,230 @@
+package browsertest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/gantry-dev/gantry/internal/report"
+)
+
+// TestFailedRunReport opens the report of a run whose mandatory db failed:
+// db is drawn failed and shown first, its log's failing line on top; a
+// click on another component shows that one; the timeline and the search
+// find what they should; and the page holds no secret.
+func TestFailedRunReport(t *testing.T) {
+	ctx := browser(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, failingStack)
+	runDir := deploy(t, dir, 2)
+	page := filepath.Join(runDir, report.ReportFile)
+	open(t, ctx, page)
+
+	var failed, selected int
+	var details, failing string
+	if err := chromedp.Run(ctx,
+		chromedp.Evaluate(`document.querySelectorAll('#graph-root .node.st-failed[data-name="db"]').length`, &failed),
+		chromedp.Evaluate(`document.querySelectorAll('#graph-root .node.sel[data-name="db"]').length`, &selected),
+		chromedp.Text(`#details h2`, &details, chromedp.ByQuery),
+		chromedp.Text(`#failing`, &failing, chromedp.ByQuery),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if failed != 1 || selected != 1 {
+		t.Errorf("db drawn failed %d times and selected %d times, want once each", failed, selected)
+	}
+	if !strings.HasPrefix(details, "db") || !strings.Contains(details, "failed") {
+		t.Errorf("the details show %q, want db, failed", details)
+	}
+	if !strings.Contains(failing, "ERROR: connection refused to db.local:5432") {
+		t.Errorf("the failing lines are %q, want the line that says why", failing)
+	}
+	screenshot(t, ctx, "failed-run")
+
+	// A click on a box shows that component.
+	var clicked, log string
+	if err := chromedp.Run(ctx,
+		chromedp.Click(`#graph-root [data-name="cache"] rect`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#graph-root .node.sel[data-name="cache"]`, chromedp.ByQuery),
+		chromedp.Text(`#details h2`, &clicked, chromedp.ByQuery),
+		chromedp.Text(`#log-lines`, &log, chromedp.ByQuery),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(clicked, "cache") || !strings.Contains(clicked, "deployed") || !strings.Contains(clicked, "optional") {
+		t.Errorf("after a click on cache the details show %q", clicked)
+	}
+	if !strings.Contains(log, "cache warming") || !strings.Contains(log, "cache ready") {
+		t.Errorf("cache's log shows %q", log)
+	}
+	screenshot(t, ctx, "clicked-cache")
+
+	// The timeline has a row per component and stack group, the critical
+	// path marked.
+	var rows, comps, critical int
+	if err := chromedp.Run(ctx,
+		chromedp.Click(`#tabs button[data-tab="timeline"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#tl-rows .tl-row`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('#tl-rows .tl-row:not(.step)').length`, &rows),
+		chromedp.Evaluate(`window.gantryReport.data.components.length`, &comps),
+		chromedp.Evaluate(`document.querySelectorAll('#tl-rows .tl-bar.crit').length`, &critical),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if rows != comps || comps < 4 || critical == 0 {
+		t.Errorf("the timeline has %d component rows for %d components and groups, and %d bars on the critical path", rows, comps, critical)
+	}
+	screenshot(t, ctx, "timeline")
+
+	// The search finds the failing line in the logs, and leads to it.
+	var hits string
+	if err := chromedp.Run(ctx,
+		chromedp.Click(`#tabs button[data-tab="graph"]`, chromedp.ByQuery),
+		chromedp.SendKeys(`#search`, "refused", chromedp.ByQuery),
+		chromedp.WaitVisible(`#search-results .hit[data-n]`, chromedp.ByQuery),
+		chromedp.Text(`#search-results`, &hits, chromedp.ByQuery),
+		chromedp.Click(`#search-results .hit[data-n]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#log-lines .ln.flash`, chromedp.ByQuery),
+		chromedp.Text(`#details h2`, &details, chromedp.ByQuery),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(hits, "db:") || !strings.Contains(hits, "connection refused") {
+		t.Errorf("the search shows %q", hits)
+	}
+	if !strings.HasPrefix(details, "db") {
+		t.Errorf("the search hit led to %q, want db", details)
+	}
+
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "Sup3r-Secret-Pw") {
+		t.Error("the report holds the secret")
+	}
+	var shown string
+	eval(t, ctx, `document.body.innerText`, &shown)
+	if strings.Contains(shown, "Sup3r-Secret-Pw") {
+		t.Error("the page shows the secret")
+	}
+}
+
+// TestPlanPage opens the page of a plan (gantry plan --output html): each
+// component with what would happen to it, and why.
+func TestPlanPage(t *testing.T) {
+	ctx := browser(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, failingStack)
+	m, err := planModel(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "plan.html")
+	if err := report.WriteFile(page, m); err != nil {
+		t.Fatal(err)
+	}
+	open(t, ctx, page)
+	var boxes, timelineHidden int
+	var summary string
+	if err := chromedp.Run(ctx,
+		chromedp.Evaluate(`document.querySelectorAll('#graph-root .node.st-deploy').length`, &boxes),
+		chromedp.Evaluate(`document.getElementById('tab-timeline').hidden ? 1 : 0`, &timelineHidden),
+		chromedp.Click(`#tabs button[data-tab="summary"]`, chromedp.ByQuery),
+		chromedp.Text(`#summary`, &summary, chromedp.ByQuery),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if boxes != 4 || timelineHidden != 1 {
+		t.Errorf("%d boxes to deploy (want 4), timeline hidden %d (want 1)", boxes, timelineHidden)
+	}
+	for _, want := range []string{"what would run, and why", "db.password", "*****", "hub.yaml:"} {
+		if !strings.Contains(strings.ToLower(summary), want) {
+			t.Errorf("the summary lacks %q:\n%s", want, summary)
+		}
+	}
+	screenshot(t, ctx, "plan")
+}
+
+// TestLargeRunReport opens the report of a run of 1,000 components: it is
+// drawn in under 2 seconds (first paint, by the Performance API, from the
+// page's navigation), and its size is reported. The bound is the one the
+// report is asked to keep; the figures are logged.
+func TestLargeRunReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("deploys 1,000 components")
+	}
+	ctx := browser(t)
+	dir := t.TempDir()
+	largeStack(t, dir, 1000)
+	start := time.Now()
+	runDir := deploy(t, dir, 8)
+	ran := time.Since(start)
+	start = time.Now()
+	page, err := report.WriteRun(runDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := time.Since(start)
+	fi, err := os.Stat(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open(t, ctx, page)
+	var perf struct {
+		FCP   float64 `json:"fcp"`
+		Ready float64 `json:"ready"`
+		Nodes int     `json:"nodes"`
+	}
+	const measure = `(() => {
+		const fcp = performance.getEntriesByName('first-contentful-paint')[0];
+		const ready = performance.getEntriesByName('gantry-ready')[0];
+		return {fcp: fcp ? fcp.startTime : -1, ready: ready ? ready.startTime : -1,
+			nodes: document.querySelectorAll('#graph-root [data-i]').length};
+	})()`
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		eval(t, ctx, measure, &perf)
+		if perf.FCP >= 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("1,000 components: the run took %s; the report is %.1f MB (%d bytes), written in %s (from the run's folder); first contentful paint %.0f ms, drawn (gantry-ready) at %.0f ms; %d boxes drawn",
+		ran.Round(time.Millisecond), float64(fi.Size())/(1<<20), fi.Size(), written.Round(time.Millisecond), perf.FCP, perf.Ready, perf.Nodes)
+	if perf.FCP < 0 || perf.FCP > 2000 || perf.Ready > 2000 {
+		t.Errorf("first paint at %.0f ms, drawn at %.0f ms: want both under 2 s", perf.FCP, perf.Ready)
+	}
+	if perf.Nodes == 0 {
+		t.Error("no box is drawn")
+	}
+	screenshot(t, ctx, "large-run-overview")
+	// It stays usable: a click on a box shows its component.
+	var details string
+	if err := chromedp.Run(ctx,
+		chromedp.Evaluate(`window.gantryReport.select('c0500')`, nil),
+		chromedp.Text(`#details h2`, &details, chromedp.ByQuery),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(details, "c0500") {
+		t.Errorf("the details show %q, want c0500", details)
+	}
+	screenshot(t, ctx, "large-run")
+	// The timeline draws the rows in view, not a thousand.
+	var rows int
+	if err := chromedp.Run(ctx,
+		chromedp.Click(`#tabs button[data-tab="timeline"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#tl-rows .tl-row`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('#tl-rows .tl-row').length`, &rows),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if rows == 0 || rows > 200 {
+		t.Errorf("the timeline drew %d rows, want those in view", rows)
+	}
+	screenshot(t, ctx, "large-run-timeline")
+}

@@ -1,0 +1,229 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/ui"
+)
+
+// Files of a run's folder the report reads (besides the logs and
+// ParamsFile), and the one it writes.
+const (
+	PlanFile    = "plan.json"
+	EventsFile  = "events.jsonl"
+	SummaryFile = "summary.txt"
+	ReportFile  = "report.html"
+)
+
+// stepRun is what the events say of one step.
+type stepRun struct {
+	started, ended time.Time
+	status         string
+	reason         string
+	warning        string
+}
+
+// runFacts are what a run's events say: when it ran, how each step and
+// component ended, the outputs components produced.
+type runFacts struct {
+	id       string
+	started  time.Time
+	finished time.Time
+	status   string
+	steps    map[string]*stepRun
+	// comps are the components' and groups' lines of run_finished (or
+	// run_started when the run did not finish).
+	comps   map[string]ui.ComponentJSON
+	order   []string
+	outputs map[string][]Output
+}
+
+// LoadRun reads the folder of a run and makes the model of its report.
+func LoadRun(dir string) (*Model, error) {
+	f, err := os.Open(filepath.Join(dir, PlanFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s is not the folder of a run: it has no %s", dir, PlanFile)
+		}
+		return nil, fmt.Errorf("read the run's plan: %w", err)
+	}
+	p, err := plan.ReadJSON(bufio.NewReaderSize(f, 1<<16))
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, PlanFile), err)
+	}
+	return LoadRunOf(dir, p)
+}
+
+// LoadRunOf makes the model of the report of the run whose folder is dir
+// and whose plan (the one its plan.json holds) is p: the run that just
+// ended has it at hand, and need not read it back.
+func LoadRunOf(dir string, p *plan.Plan) (*Model, error) {
+	// The logs are read while the events are: both take time at a
+	// thousand components.
+	groups := groupsOf(p)
+	logs := make([]*Log, len(groups))
+	logsRead := make(chan error, 1)
+	go func() { logsRead <- readLogs(dir, groups, logs) }()
+	facts, err := readEvents(filepath.Join(dir, EventsFile))
+	if err == nil {
+		facts.id = filepath.Base(dir)
+	}
+	var params *Params
+	if err == nil {
+		params, err = readParams(dir)
+	}
+	if lerr := <-logsRead; err == nil {
+		err = lerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := assemble(p, params, facts)
+	if b, err := os.ReadFile(filepath.Join(dir, SummaryFile)); err == nil {
+		m.Summary = string(b)
+	}
+	byName := make(map[string]*Log, len(groups))
+	for i, g := range groups {
+		byName[g] = logs[i]
+	}
+	for _, c := range m.Components {
+		c.Log = byName[c.Name]
+	}
+	return m, nil
+}
+
+// groupsOf lists the groups of a plan's steps, each once: the components
+// and the stack-level groups, whose logs a run keeps.
+func groupsOf(p *plan.Plan) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range p.Nodes {
+		if g := componentOf(n); !seen[g] {
+			seen[g] = true
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// event is the part of an event line the report reads.
+type event struct {
+	Time       time.Time          `json:"time"`
+	Event      string             `json:"event"`
+	Step       string             `json:"step"`
+	Component  string             `json:"component"`
+	Status     string             `json:"status"`
+	Reason     string             `json:"reason"`
+	Warning    string             `json:"warning"`
+	Name       string             `json:"name"`
+	Value      *string            `json:"value"`
+	Secret     bool               `json:"secret"`
+	Components []ui.ComponentJSON `json:"components"`
+}
+
+// logEvent starts the lines of log events, which the report skips: the
+// logs are read from their files.
+var logEvent = []byte(`"event":"log"`)
+
+// readEvents reads a run's events. A run that was killed may have left a
+// last line cut short: it is ignored.
+func readEvents(path string) (*runFacts, error) {
+	facts := &runFacts{status: "unfinished", steps: map[string]*stepRun{}, comps: map[string]ui.ComponentJSON{}, outputs: map[string][]Output{}}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return facts, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the run's events: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 256<<10), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if bytes.Contains(line[:min(len(line), 80)], logEvent) {
+			continue
+		}
+		var ev event
+		if json.Unmarshal(line, &ev) != nil {
+			continue
+		}
+		facts.add(&ev)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read the run's events %s: %w", path, err)
+	}
+	return facts, nil
+}
+
+// add takes one event in.
+func (r *runFacts) add(ev *event) {
+	step := func() *stepRun {
+		s := r.steps[ev.Step]
+		if s == nil {
+			s = &stepRun{}
+			r.steps[ev.Step] = s
+		}
+		return s
+	}
+	switch ev.Event {
+	case "run_started":
+		r.started = ev.Time
+		r.setComponents(ev.Components)
+	case "run_finished":
+		r.finished, r.status = ev.Time, ev.Status
+		r.setComponents(ev.Components)
+	case "step_started":
+		step().started = ev.Time
+	case "step_finished":
+		s := step()
+		s.ended, s.status, s.reason, s.warning = ev.Time, ev.Status, ev.Reason, ev.Warning
+	case "output":
+		if ev.Value != nil && ev.Component != "" {
+			r.setOutput(ev.Component, maskedOutput(ev.Name, *ev.Value, ev.Secret))
+		}
+	}
+}
+
+// setOutput keeps a component's output; one printed again replaces the
+// value printed before.
+func (r *runFacts) setOutput(comp string, o Output) {
+	outs := r.outputs[comp]
+	for i := range outs {
+		if outs[i].Name == o.Name {
+			outs[i] = o
+			return
+		}
+	}
+	r.outputs[comp] = append(outs, o)
+}
+
+func (r *runFacts) setComponents(comps []ui.ComponentJSON) {
+	for _, c := range comps {
+		if _, ok := r.comps[c.Name]; !ok {
+			r.order = append(r.order, c.Name)
+		}
+		r.comps[c.Name] = c
+	}
+}
+
+// maskedOutput is an output as the report keeps it: the events hold
+// secret values masked already; a name that says the value is secret
+// masks it too.
+func maskedOutput(name, value string, isSecret bool) Output {
+	if isSecret || secret.Named(name) {
+		return Output{Name: name, Value: secret.Mask, Secret: true}
+	}
+	return Output{Name: name, Value: value}
+}
