@@ -78,6 +78,8 @@ func limitsOf(n *Node) *Limits {
 		return s.Limits
 	case Injected:
 		return s.Step.Limits
+	case Entry:
+		return s.Limits
 	}
 	return nil
 }

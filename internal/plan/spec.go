@@ -150,6 +150,9 @@ type Entry struct {
 	// Stages are the ids of all the action's stages, on its first stage's
 	// entry: what it prepares must fit into them.
 	Stages []string `json:"stages,omitempty"`
+	// Limits are the component's timeout and retries, applied to each
+	// entry that runs a plugin (not to gates, delays, waits or stages).
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Kind is the kind the entry runs as.

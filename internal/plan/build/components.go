@@ -315,14 +315,15 @@ func (b *builder) addComponent(cp *compPlan) {
 func (b *builder) verbSteps(cp *compPlan, add func(*plan.Node) *plan.Node, limits *plan.Limits) (first, last []string) {
 	info, name := cp.info, cp.info.Name
 	id := name + "/" + info.Verb
+	verbLimits := limits
 	if info.Plugins {
 		// The verb of plugin lists only prepares them; the entries do the
-		// work. Limits on entries are not supported yet.
-		limits = nil
+		// work, each within the component's limits.
+		verbLimits = nil
 	}
 	verb := add(&plan.Node{ID: id, Kind: plan.KindComponent, Label: info.Verb + " " + name, Verb: info.Verb,
 		Action: info.Action, Reason: info.Reason, Hidden: info.Plugins, Inputs: []string{cp.begin},
-		Spec: plan.Verb{Component: name, Verb: info.Verb, Limits: limits}})
+		Spec: plan.Verb{Component: name, Verb: info.Verb, Limits: verbLimits}})
 	if !info.Plugins {
 		if info.Verb == plan.VerbDeploy {
 			b.outputsReader(cp) // none: fromObject outputs are an error
@@ -332,7 +333,7 @@ func (b *builder) verbSteps(cp *compPlan, add func(*plan.Node) *plan.Node, limit
 	seq := b.sequence(verb.ID)
 	then := seq.then
 	var entries []string
-	el := &entryLists{b: b, cp: cp, add: add, verbID: verb.ID, added: &entries}
+	el := &entryLists{b: b, cp: cp, add: add, verbID: verb.ID, added: &entries, limits: limits}
 	switch info.Verb {
 	case plan.VerbDeploy:
 		el.reader = b.outputsReader(cp)
@@ -392,6 +393,9 @@ type entryLists struct {
 	add    func(*plan.Node) *plan.Node
 	verbID string
 	added  *[]string
+	// limits are the component's timeout and retries, for each entry that
+	// runs a plugin.
+	limits *plan.Limits
 	// reader is the deploy's instance that reads the component's object
 	// outputs after the list (nil: none to read); readerStep its first
 	// stage, once added.
@@ -465,6 +469,9 @@ func (el *entryLists) step(list string, s *plugin.Spec, action string, index []i
 	}
 	spec := plan.Entry{Component: name, Action: action, List: list, Index: index, Plugin: s.Name, Key: s.Key,
 		Args: b.maskAll(s.Args), Source: source, OnFail: s.OnFail}
+	if spec.Kind() == plan.KindPlugin {
+		spec.Limits = el.limits
+	}
 	n := el.add(&plan.Node{ID: id, Kind: spec.Kind(), Label: b.in.Mask(label), Listed: true, Quiet: s.Hidden, Lane: lane,
 		Inputs: []string{cp.begin, el.verbID}, Spec: spec})
 	*el.added = append(*el.added, n.ID)

@@ -203,7 +203,8 @@ func (rt *Runtime) entry(ctx context.Context, env plan.Env, n *plan.Node, s plan
 	case plan.KindProbe:
 		res = rt.entryWait(ctx, env, info, b, spec)
 	default:
-		res = rt.instanceRun(ctx, env, info, b, s, spec)
+		// Retries come before on_fail: it applies to the last attempt.
+		res = limited(ctx, env, s.Limits, func(ctx context.Context, env plan.Env) plan.Result { return rt.instanceRun(ctx, env, info, b, s, spec) })
 	}
 	if res.Status == plan.Failed {
 		return onFail(res, s.OnFail, n.Label, env)
