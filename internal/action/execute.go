@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/component"
@@ -136,7 +137,7 @@ func openRecord(ws workspace.Workspace, runID string, shown *plan.Plan, masker *
 	r.tracker = ui.NewTracker(shown)
 	r.fileEvents = ui.NewEvents(r.eventsFile, runID)
 	r.observers = ui.Multi{r.tracker, runLog, r.fileEvents}
-	started := ui.Event{Event: "run_started", Stack: shown.Stack, Verb: shown.Verb, Components: ui.Components(r.tracker.Components()), LogDir: runLog.Dir()}
+	started := ui.Event{Event: "run_started", Stack: shown.Stack, Verb: shown.Verb, Components: ui.Components(r.tracker.Components()), LogDir: eventDir(runLog.Dir())}
 	r.fileEvents.Emit(started)
 	if display != nil {
 		if d := display.Start(&Started{Plan: shown, Tracker: r.tracker, RunID: runID, LogDir: runLog.Dir(), Event: started}); d != nil {
@@ -249,7 +250,7 @@ func (r *record) close() *Outcome {
 	}
 	out.Halt, out.NothingRan = halt(r.plans, r.engine)
 	out.Event = ui.Event{Event: "run_finished", Stack: r.shown.Stack, Verb: r.shown.Verb, Status: out.Status, DurationMS: durationMS(out.Duration),
-		Components: ui.Components(out.Components), LogDir: r.runLog.Dir()}
+		Components: ui.Components(out.Components), LogDir: eventDir(r.runLog.Dir())}
 	r.fileEvents.Emit(out.Event)
 	r.fileEvents.Flush()
 	r.eventsFile.Close()
@@ -338,6 +339,20 @@ func halt(plans []*plan.Plan, eo *engine.Outcome) (*plan.Node, bool) {
 		}
 	}
 	return stopper, nothing
+}
+
+// eventDir is the run folder as the events give it (docs/events.md): relative
+// to the working directory when it is below it, as the display shows it,
+// else absolute.
+func eventDir(dir string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return dir
+	}
+	if rel, err := filepath.Rel(wd, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return dir
 }
 
 func durationMS(d time.Duration) *int64 { v := d.Milliseconds(); return &v }

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -57,8 +58,16 @@ func bigRun(b *testing.B, n int) (string, *plan.Plan) {
 	obs := ui.Masked{Masker: secret.NewMasker(), Next: ui.Multi{tracker, runLog, events}}
 	t0 := time.Now()
 	events.Emit(ui.Event{Time: t0, Event: "run_started", Stack: p.Stack, Verb: p.Verb, Components: ui.Components(tracker.Components())})
+	// The steps' times first, then their events in the order of those
+	// times, as the executor gives them.
+	type fed struct {
+		at, started time.Time
+		n           *plan.Node
+		start       bool
+	}
+	var feed []fed
 	end := map[string]time.Time{}
-	for i, c := range names {
+	for _, c := range names {
 		start := t0
 		for _, up := range p.Components[c].After {
 			if end[up].After(start) {
@@ -68,20 +77,34 @@ func bigRun(b *testing.B, n int) (string, *plan.Plan) {
 		at := start.Add(time.Duration(r.Intn(5)) * time.Millisecond)
 		for _, id := range []string{c + "/begin", c + "/deploy", c + "/end"} {
 			n := p.Node(id)
-			obs.StepStarted(n, at)
 			took := time.Millisecond
 			if n.Kind == plan.KindComponent {
 				took = time.Duration(10+r.Intn(90)) * time.Millisecond
+			}
+			feed = append(feed, fed{at, at, n, true}, fed{at.Add(took), at, n, false})
+			at = at.Add(took)
+		}
+		end[c] = at
+	}
+	sort.SliceStable(feed, func(i, j int) bool { return feed[i].at.Before(feed[j].at) })
+	var now time.Time
+	events.SetClock(func() time.Time { return now })
+	for i, f := range feed {
+		n, c := f.n, f.n.Component
+		now = f.at
+		switch {
+		case !f.start:
+			obs.StepFinished(n, plan.Ok(), f.started, f.at)
+		default:
+			obs.StepStarted(n, f.at)
+			if n.Kind == plan.KindComponent {
 				for k := 0; k < 4; k++ {
 					obs.Log(n, fmt.Sprintf("%s: line %d of its work", c, k))
 				}
 				obs.Note(n, plan.Note{Kind: plan.NoteOutput, Name: c + ".url", Value: "http://" + c})
 			}
-			obs.StepFinished(n, plan.Ok(), at, at.Add(took))
-			at = at.Add(took)
 		}
-		end[c] = at
-		if i%100 == 0 {
+		if i%600 == 0 {
 			runLog.Idle()
 		}
 	}

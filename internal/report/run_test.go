@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -102,18 +103,37 @@ func fakeRun(t testing.TB) (dir string, p *plan.Plan) {
 			outputs: []plan.Note{{Kind: plan.NoteOutput, Name: "cache.url", Value: "redis://cache"}, {Kind: plan.NoteOutput, Name: "cache.token", Value: "T0ken-Value", Secret: true}}},
 		{id: "cache/end", start: 900, end: 901, result: plan.Ok()},
 	}
+	// The executor's events, in the order of their times: a step's start
+	// with its lines and outputs, its end; a skipped step has only its end.
+	type fed struct {
+		ms    int
+		step  fakeStep
+		start bool
+	}
+	var feed []fed
 	for _, s := range steps {
-		n := p.Node(s.id)
 		if s.result.Status != plan.Skipped {
-			obs.StepStarted(n, at(s.start))
+			feed = append(feed, fed{s.start, s, true})
 		}
+		feed = append(feed, fed{s.end, s, false})
+	}
+	sort.SliceStable(feed, func(i, j int) bool { return feed[i].ms < feed[j].ms })
+	var now time.Time
+	events.SetClock(func() time.Time { return now })
+	for _, f := range feed {
+		n, s := p.Node(f.step.id), f.step
+		now = at(f.ms)
+		if !f.start {
+			obs.StepFinished(n, s.result, at(s.start), at(s.end))
+			continue
+		}
+		obs.StepStarted(n, at(s.start))
 		for _, l := range s.lines {
 			obs.Log(n, l)
 		}
 		for _, o := range s.outputs {
 			obs.Note(n, o)
 		}
-		obs.StepFinished(n, s.result, at(s.start), at(s.end))
 	}
 	events.Emit(ui.Event{Time: at(905), Event: "run_finished", Stack: p.Stack, Verb: p.Verb, Status: "failed", Components: ui.Components(tracker.Components())})
 	events.Flush()

@@ -44,18 +44,40 @@ type ComponentJSON struct {
 
 // Events writes the JSON event stream, one event per line. Lines are
 // buffered until the run goes idle (Idle) or Flush.
+//
+// The stream keeps two promises (docs/events.md): a step_started comes
+// before every step_finished of the same step — a step the run skipped
+// without starting it gets one at the moment it was skipped — and times
+// never go backwards in stream order. Events reach the stream from several
+// goroutines, each stamped when it happened, so one stamped a moment
+// before the event written ahead of it is written with that event's time.
 type Events struct {
 	mu  sync.Mutex
 	w   *bufio.Writer
 	enc *json.Encoder
 	buf []byte // one event's line (appendEvent)
 	run string
+	// last is the time of the event written last.
+	last time.Time
+	// running are the steps started and not yet finished.
+	running map[string]struct{}
+	// now stamps the events that come without a time.
+	now func() time.Time
 }
 
 // NewEvents writes events to w.
 func NewEvents(w io.Writer, runID string) *Events {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	return &Events{w: bw, enc: json.NewEncoder(bw), run: runID}
+	return &Events{w: bw, enc: json.NewEncoder(bw), run: runID, running: map[string]struct{}{}, now: time.Now}
+}
+
+// SetClock makes the events that come without a time (log lines, outputs)
+// take it from now instead of the wall clock: for a run replayed or
+// simulated, whose other events carry times of their own.
+func (e *Events) SetClock(now func() time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.now = now
 }
 
 // Idle writes the buffered events.
@@ -72,31 +94,60 @@ func (e *Events) Flush() {
 func (e *Events) Emit(ev Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.emit(ev)
+}
+
+// emit writes one event; e.mu is held.
+func (e *Events) emit(ev Event) {
 	if ev.Time.IsZero() {
-		ev.Time = time.Now().UTC()
+		ev.Time = e.now().UTC()
+	}
+	if ev.Time.Before(e.last) {
+		ev.Time = e.last
 	}
 	ev.Run = e.run
 	if line, ok := appendEvent(e.buf[:0], &ev); ok {
 		e.buf = line
 		_, _ = e.w.Write(line)
+		e.last = ev.Time
 		return
 	}
-	_ = e.enc.Encode(ev)
+	// An event encoding/json refuses (a time past year 9999) is not
+	// written, and sets no time for those after it.
+	if e.enc.Encode(ev) == nil {
+		e.last = ev.Time
+	}
 }
 
 func ms(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
 
 // StepStarted emits step_started.
 func (e *Events) StepStarted(n *plan.Node, at time.Time) {
-	e.Emit(Event{Time: at.UTC(), Event: "step_started", Step: n.ID, Kind: string(n.Kind), Label: n.Label, Component: n.Component})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.running[n.ID] = struct{}{}
+	e.emit(stepStarted(n, at))
 }
 
-// StepFinished emits step_finished (not for failure paths that were not taken).
+func stepStarted(n *plan.Node, at time.Time) Event {
+	return Event{Time: at.UTC(), Event: "step_started", Step: n.ID, Kind: string(n.Kind), Label: n.Label, Component: n.Component}
+}
+
+// StepFinished emits step_finished (not for failure paths that were not
+// taken), after a step_started for a step that was skipped without
+// starting.
 func (e *Events) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
 	if r.Cause == plan.CauseNotNeeded {
 		return
 	}
-	e.Emit(Event{Time: ended.UTC(), Event: "step_finished", Step: n.ID, Kind: string(n.Kind), Label: n.Label, Component: n.Component,
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.running[n.ID]; ok {
+		delete(e.running, n.ID)
+	} else {
+		e.emit(stepStarted(n, started))
+	}
+	e.emit(Event{Time: ended.UTC(), Event: "step_finished", Step: n.ID, Kind: string(n.Kind), Label: n.Label, Component: n.Component,
 		Status: r.Status.String(), DurationMS: ms(ended.Sub(started)), Reason: r.Reason, Warning: r.Warning})
 }
 
