@@ -27,6 +27,10 @@ type Source struct {
 	// Lock says how long a run waits for the state's lock that another
 	// run holds (--lock-timeout), and who hears of the wait.
 	Lock state.LockOptions
+	// GraphOnly says the caller needs the component graph and no more
+	// (gantry order): a sow landscape's deployment manifests, stubs and
+	// plugin lists are not worked out, as sow's order does not.
+	GraphOnly bool
 }
 
 // Terminal is what an action may use of the person at the terminal; the

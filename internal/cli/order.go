@@ -22,7 +22,7 @@ func newOrderCmd(a *app) *cobra.Command {
   gantry order hub.yaml -c api -a`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := a.loadStack(args, &stackFlags{consequence: "no order"})
+			st, err := a.loadStack(args, &stackFlags{consequence: "no order", graphOnly: true})
 			if err != nil {
 				return err
 			}

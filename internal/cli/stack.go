@@ -20,6 +20,9 @@ type stackFlags struct {
 	env       []string
 	// consequence ends the error report: what the command did not do.
 	consequence string
+	// graphOnly says the command reads the component graph and no more
+	// (order): a sow landscape's deployment manifests are not evaluated.
+	graphOnly bool
 }
 
 func (f *stackFlags) said() string {
@@ -40,7 +43,7 @@ func (f *stackFlags) source(args []string) (action.Source, error) {
 	if err != nil {
 		return action.Source{}, err
 	}
-	return action.Source{Manifest: args[0], ParamsFiles: args[1:], StatePath: stateOrEnv(f.statePath, ""), Env: env}, nil
+	return action.Source{Manifest: args[0], ParamsFiles: args[1:], StatePath: stateOrEnv(f.statePath, ""), Env: env, GraphOnly: f.graphOnly}, nil
 }
 
 // stateOrEnv is the state a command was given (-s), else GANTRY_STATE when

@@ -47,6 +47,10 @@ type Result struct {
 	// TemplateDirs are, by component, the folders of its template chain,
 	// nearest first.
 	TemplateDirs map[string][]string
+	// DeployedVersions are, by component, the spec version its own records
+	// say it was deployed with, where they live beside gantry's state (a
+	// sow landscape's state/<component>/SPEC-VERSION); "" is never set.
+	DeployedVersions map[string]string
 
 	// spread and secretResources come from nested stacks (SpreadSource,
 	// SecretResources).
@@ -71,7 +75,7 @@ const (
 // and folders are shared).
 func (r *Result) WithStack(s *manifest.Stack) *Result {
 	return &Result{Stack: s, Components: r.Components, Files: r.Files, Dir: r.Dir, SourceDirs: r.SourceDirs, ProductDirs: r.ProductDirs, TemplateDirs: r.TemplateDirs,
-		spread: r.spread, secretResources: r.secretResources}
+		DeployedVersions: r.DeployedVersions, spread: r.spread, secretResources: r.secretResources}
 }
 
 // Component returns the component named name, or nil.

@@ -11,83 +11,58 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/gantry-dev/gantry/internal/component"
 )
 
-// runner runs plugin lists of one component by sow's plugin contract.
+// runner runs entries of one component's plugin lists by sow's plugin
+// contract (sow's exec_plugin): one entry at a time, each a step of the
+// plan.
 type runner struct {
 	l      *Landscape
 	c      *Component
 	action string
-	// docVar names the document the list comes from (DEPLOYMENTJSON, or
-	// COMPONENTJSON for component.plugins); doc is that document.
-	docVar string
-	doc    any
-	docRaw []byte
-	env    []string // the process environment, before sow's variables
-	vars   []string // sow's variables of the component
-	stdout io.Writer
-	stderr io.Writer
-	// script is the component's action script (or the crop's lib/action),
-	// "" without one; funcs are the shell functions it defines.
+	// docVar names the document the entries come from (DEPLOYMENTJSON, or
+	// COMPONENTJSON for component.plugins); doc is that document, docRaw
+	// its JSON and docFile the file holding it (DEPLOYMEMT).
+	docVar  string
+	doc     any
+	docRaw  []byte
+	docFile string
+	env     []string // the process environment, before sow's variables
+	vars    []string // sow's variables of the component
+	stdout  io.Writer
+	stderr  io.Writer
+	// scripts are the action scripts (the crop's lib/action, the
+	// component's action); funcs the shell functions they define.
 	scripts []string
 	funcs   map[string]bool
-	// ran are the external instances a deploy ran, for plugins.json.
-	mu  sync.Mutex
-	ran []ranInstance
+	// record keeps an external instance a deploy ran or a delete removed
+	// in sow's records (plugins.json).
+	record func(action, key string, spec map[string]any) error
 }
 
-type ranInstance struct {
-	key  string
-	spec map[string]any
-}
-
-// list runs a plugin list, backwards when reverse.
-func (r *runner) list(ctx context.Context, entries []any, reverse bool) error {
-	order := entries
-	if reverse {
-		order = make([]any, len(entries))
-		for i, e := range entries {
-			order[len(entries)-1-i] = e
-		}
-	}
-	for _, e := range order {
-		if err := r.one(ctx, e, r.stdout, r.stderr); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// one runs one entry.
-func (r *runner) one(ctx context.Context, e any, stdout, stderr io.Writer) error {
-	c, err := parseEntry(e)
-	if err != nil {
-		return err
-	}
-	if !c.Hidden {
-		fmt.Fprintf(stdout, "Plugin: %s[%s]\n", c.Name, r.action)
-	}
+// one runs one entry that is no control plugin: a built-in of an action
+// script, echo or fail, a shell function of an action script, or an
+// external plugin.
+func (r *runner) one(ctx context.Context, c *call) error {
 	if r.funcs["BUILTIN_"+c.Name] {
+		r.header(c, "builtin")
 		spec, _ := json.Marshal(c.Spec)
-		return r.shell(ctx, stdout, stderr, nil, "BUILTIN_"+c.Name, r.action, string(spec), r.docVar)
+		return r.shell(ctx, r.stdout, r.stderr, nil, "BUILTIN_"+c.Name, r.action, string(spec), r.docVar)
 	}
 	switch c.Name {
 	case "echo":
-		fmt.Fprintln(stdout, strings.Join(c.Args, " "))
+		r.header(c, "builtin")
+		fmt.Fprintln(r.stdout, strings.Join(c.Args, " "))
 		return nil
 	case "fail":
+		r.header(c, "builtin")
 		msg := strings.Join(c.Args, " ")
-		fmt.Fprintln(stderr, msg)
+		fmt.Fprintln(r.stderr, "Error: "+msg)
 		return fmt.Errorf("plugin fail: %s", msg)
-	case "pinned":
-		return r.sequence(ctx, c.Children, false, stdout, stderr)
-	case "unpinned":
-		return r.sequence(ctx, c.Children, r.action == "delete" || r.action == "cleanup", stdout, stderr)
-	case "parallel":
-		return r.parallel(ctx, c.Children, stdout, stderr)
+	case "pinned", "unpinned", "parallel":
+		return fmt.Errorf("%s is a step of the plan's structure, not an entry to run", c.Name)
 	}
 	c.resolveKey()
 	if c.Config == nil && c.Path != "" {
@@ -98,102 +73,93 @@ func (r *runner) one(ctx context.Context, e any, stdout, stderr io.Writer) error
 		c.Config = v
 	}
 	if r.funcs[c.Name] {
+		r.header(c, c.Name)
 		cfg := "{}"
 		if c.Config != nil {
 			b, _ := json.Marshal(c.Config)
 			cfg = string(b)
 		}
-		extra := append(r.instanceVars(c), "PLUGINCONFIGJSON="+cfg)
-		return r.shell(ctx, stdout, stderr, extra, c.Name, append([]string{r.action}, c.Args...)...)
+		extra, err := r.instanceVars(c)
+		if err != nil {
+			return err
+		}
+		return r.shell(ctx, r.stdout, r.stderr, append(extra, "PLUGINCONFIGJSON="+cfg), c.Name, append([]string{r.action}, c.Args...)...)
 	}
+	return r.external(ctx, c)
+}
+
+// external runs an executable plugin for an instance whose key and config
+// are resolved, and records it in sow's records.
+func (r *runner) external(ctx context.Context, c *call) error {
 	exe := r.lookupPlugin(c.Name)
 	if exe == "" {
-		return fmt.Errorf("no action function or plugin with name '%s' found (looked for plugins/%s/plugin in the component, its greenhouses, the landscape and gantry's sow library)", c.Name, c.Name)
+		return fmt.Errorf("no action function or plugin with name '%s' found (looked for plugins/%s/plugin in the greenhouses, the component, the landscape and gantry's sow tool root)", c.Name, c.Name)
 	}
+	r.header(c, exe)
 	if err := os.MkdirAll(filepath.Join(r.l.GenDir(r.c.Name), c.Key), 0o755); err != nil {
 		return fmt.Errorf("create the instance's folder: %w", err)
 	}
-	env := component.Environ(r.env, true, r.vars, r.instanceVars(c))
-	err = component.Run(ctx, component.Process{Args: append([]string{exe, r.action}, c.Args...), Dir: r.c.Dir, Env: env, Stdout: stdout, Stderr: stderr})
+	spec := map[string]any{"name": c.Name, "path": c.Path, "config": c.Config, "args": c.Args}
+	// sow records an instance before it deploys it and forgets it after
+	// it deleted it: a failed deploy is deleted later like a vanished one.
+	if r.action == "deploy" {
+		if err := r.record(r.action, c.Key, spec); err != nil {
+			return fmt.Errorf("record instance %s: %w", c.Key, err)
+		}
+	}
+	inst, err := r.instanceVars(c)
+	if err != nil {
+		return err
+	}
+	env := component.Environ(r.env, true, r.vars, inst)
+	err = component.Run(ctx, component.Process{Args: append([]string{exe, r.action}, c.Args...), Dir: r.c.Dir, Env: env, Stdout: r.stdout, Stderr: r.stderr})
 	if err != nil {
 		return fmt.Errorf("plugin %s{%s} %s: %w", c.Name, c.Key, r.action, err)
 	}
-	if r.action == "deploy" || r.action == "delete" {
-		r.mu.Lock()
-		r.ran = append(r.ran, ranInstance{key: c.Key, spec: map[string]any{"name": c.Name, "path": c.Path, "config": c.Config, "args": c.Args}})
-		r.mu.Unlock()
+	if r.action == "delete" {
+		if err := r.record(r.action, c.Key, spec); err != nil {
+			return fmt.Errorf("forget instance %s: %w", c.Key, err)
+		}
 	}
 	return nil
 }
 
-// instanceVars are the variables of one instance: its key and config. The
-// config file is always there, empty when the instance has none, so that
-// a plugin never reads a file named by an empty variable.
-func (r *runner) instanceVars(c *call) []string {
+// header is sow's line before an entry runs; a name starting with - hides
+// it.
+func (r *runner) header(c *call, what string) {
+	if c.Hidden {
+		return
+	}
+	if c.Key == "" || c.Key == c.Name {
+		fmt.Fprintf(r.stdout, "Plugin: %s[%s] (%s)\n", c.Name, r.action, what)
+	} else {
+		fmt.Fprintf(r.stdout, "Plugin: %s[%s]{%s} (%s)\n", c.Name, r.action, c.Key, what)
+	}
+}
+
+// instanceVars are the variables of one instance: its key, its config and
+// the document it was taken from. The config file is always there, empty
+// when the instance has none, so that a plugin never reads a file named
+// by an empty variable.
+func (r *runner) instanceVars(c *call) ([]string, error) {
 	gen := r.l.GenDir(r.c.Name)
-	cfgFile := filepath.Join(gen, "pluginconfig-"+c.Key+".json")
+	if err := os.MkdirAll(gen, 0o755); err != nil {
+		return nil, err
+	}
+	cfgFile := filepath.Join(gen, "pluginconfig-"+strings.ReplaceAll(c.Key, "/", "_")+".json")
 	var data []byte
 	if c.Config != nil {
 		data, _ = json.Marshal(c.Config)
 	}
-	_ = os.MkdirAll(gen, 0o755)
-	_ = os.WriteFile(cfgFile, data, 0o600)
-	dep := filepath.Join(gen, "deployment.json")
-	_ = os.WriteFile(dep, r.docRaw, 0o600)
-	return []string{"PLUGININSTANCE=" + c.Key, "PLUGINCONFIG=" + cfgFile, "DEPLOYMEMT=" + dep, "DEPLOYMENT=" + dep}
+	if err := os.WriteFile(cfgFile, data, 0o600); err != nil {
+		return nil, fmt.Errorf("write the instance's config: %w", err)
+	}
+	return []string{"PLUGININSTANCE=" + c.Key, "PLUGINCONFIG=" + cfgFile, "DEPLOYMEMT=" + r.docFile, "DEPLOYMENT=" + r.docFile}, nil
 }
 
-func (r *runner) sequence(ctx context.Context, entries []any, reverse bool, stdout, stderr io.Writer) error {
-	order := entries
-	if reverse {
-		order = make([]any, len(entries))
-		for i, e := range entries {
-			order[len(entries)-1-i] = e
-		}
-	}
-	for _, e := range order {
-		if err := r.one(ctx, e, stdout, stderr); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// parallel runs the entries at once; each one's output is shown when it
-// ends, whole, as sow shows it.
-func (r *runner) parallel(ctx context.Context, entries []any, stdout, stderr io.Writer) error {
-	type done struct {
-		out, errb bytes.Buffer
-		err       error
-	}
-	res := make([]*done, len(entries))
-	var wg sync.WaitGroup
-	for i, e := range entries {
-		res[i] = &done{}
-		wg.Add(1)
-		go func(d *done, e any) {
-			defer wg.Done()
-			d.err = r.one(ctx, e, &d.out, &d.errb)
-		}(res[i], e)
-	}
-	wg.Wait()
-	var errs []error
-	for _, d := range res {
-		stdout.Write(d.out.Bytes())
-		stderr.Write(d.errb.Bytes())
-		if d.err != nil {
-			errs = append(errs, d.err)
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%d parallel task(s) failed: %w", len(errs), errors.Join(errs...))
-	}
-	return nil
-}
-
-// lookupPlugin finds plugins/<name>/plugin: in the component, its
-// greenhouse and those around it (nearest first), the landscape, and
-// gantry's sow tool root.
+// lookupPlugin finds plugins/<name>/plugin: in the component (a component
+// may replace a plugin, seed 002), its greenhouse and those around it
+// (nearest first), the landscape, and gantry's sow tool root.
 func (r *runner) lookupPlugin(name string) string {
 	if strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
 		return ""
@@ -210,15 +176,11 @@ func (r *runner) lookupPlugin(name string) string {
 	return ""
 }
 
-// loadScripts finds the action scripts (the crop's lib/action, then the
-// component's action) and the shell functions they define.
+// loadScripts finds the action scripts and the shell functions they
+// define.
 func (r *runner) loadScripts(ctx context.Context) error {
 	r.funcs = map[string]bool{}
-	for _, p := range []string{filepath.Join(r.l.RootProductDir(), "lib", "action"), filepath.Join(r.c.Dir, "action")} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			r.scripts = append(r.scripts, p)
-		}
-	}
+	r.scripts = r.l.actionScripts(r.c)
 	if len(r.scripts) == 0 {
 		return nil
 	}
@@ -234,13 +196,12 @@ func (r *runner) loadScripts(ctx context.Context) error {
 	return nil
 }
 
-// hasFunc reports whether the action script defines a function.
+// hasFunc reports whether the action scripts define a function.
 func (r *runner) hasFunc(name string) bool { return r.funcs[name] }
 
-// shell calls a function of the action script.
+// shell calls a function of the action scripts.
 func (r *runner) shell(ctx context.Context, stdout, stderr io.Writer, extra []string, fn string, args ...string) error {
-	script := `"$@"`
-	if err := r.runBash(ctx, stdout, stderr, extra, script, append([]string{fn}, args...)...); err != nil {
+	if err := r.runBash(ctx, stdout, stderr, extra, `"$@"`, append([]string{fn}, args...)...); err != nil {
 		return fmt.Errorf("%s %s: %w", fn, r.action, err)
 	}
 	return nil
@@ -250,7 +211,9 @@ func (r *runner) shell(ctx context.Context, stdout, stderr io.Writer, extra []st
 // the document in its variable, then the command.
 func (r *runner) runBash(ctx context.Context, stdout, stderr io.Writer, extra []string, command string, args ...string) error {
 	var b strings.Builder
-	b.WriteString("set -e\nsource \"$SOWLIB/utils\"\n")
+	// The document is read from its file, not handed in the environment:
+	// a large manifest would not fit there (the reason sow moved to files).
+	fmt.Fprintf(&b, "set -e\nsource \"$SOWLIB/utils\"\n%s=\"$(cat \"$DEPLOYMEMT\")\"\n", r.docVar)
 	for _, s := range r.scripts {
 		fmt.Fprintf(&b, "source %q\n", s)
 	}
@@ -259,6 +222,7 @@ func (r *runner) runBash(ctx context.Context, stdout, stderr io.Writer, extra []
 	if err != nil {
 		return errors.New("action scripts need bash, which is not on PATH")
 	}
-	env := component.Environ(r.env, true, r.vars, []string{r.docVar + "=" + string(r.docRaw)}, extra)
+	vars := []string{"DEPLOYMEMT=" + r.docFile, "DEPLOYMENT=" + r.docFile}
+	env := component.Environ(r.env, true, r.vars, vars, extra)
 	return component.Run(ctx, component.Process{Args: append([]string{bash, "-c", b.String(), "sow-action"}, args...), Dir: r.c.Dir, Env: env, Stdout: stdout, Stderr: stderr})
 }

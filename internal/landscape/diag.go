@@ -24,6 +24,12 @@ func newPositions() *positions { return &positions{trees: map[string]*yaml.Node{
 // at returns the position of path in file: the deepest node of the path
 // that exists there, or the file alone when it cannot be read.
 func (p *positions) at(file string, path []string) manifest.Pos {
+	pos, _ := p.find(file, path)
+	return pos
+}
+
+// find is at, and whether the whole path is in the file.
+func (p *positions) find(file string, path []string) (manifest.Pos, bool) {
 	pos := manifest.Pos{File: file}
 	p.mu.Lock()
 	root, ok := p.trees[file]
@@ -36,7 +42,7 @@ func (p *positions) at(file string, path []string) manifest.Pos {
 	}
 	p.mu.Unlock()
 	if root == nil {
-		return pos
+		return pos, false
 	}
 	n := root
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
@@ -46,7 +52,7 @@ func (p *positions) at(file string, path []string) manifest.Pos {
 	for _, step := range path {
 		next, keyNode := child(n, step)
 		if next == nil {
-			break
+			return pos, false
 		}
 		n = next
 		if keyNode != nil {
@@ -55,7 +61,7 @@ func (p *positions) at(file string, path []string) manifest.Pos {
 			pos.Line, pos.Col = n.Line, n.Column
 		}
 	}
-	return pos
+	return pos, true
 }
 
 // child steps from n to its entry named step: a key of a mapping, or an

@@ -1,6 +1,7 @@
 package landscape
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -17,101 +18,171 @@ type call struct {
 	Path   string
 	Config any
 	Args   []string
-	// Children are the entries of pinned, unpinned and parallel.
-	Children []any
-	// Spec is the entry as the execution spec sow hands built-ins: name
-	// and args, or the object's fields beside the name.
+	// Children are the entries of pinned, unpinned and parallel, as
+	// written (a plugin list of their own).
+	Children any
+	// Spec is the entry as the execution spec sow hands built-ins: its
+	// name and args, or the object's fields beside the name.
 	Spec map[string]any
+	// KeyUnknown says the key depends on a value a plan could not
+	// evaluate (Unresolved).
+	KeyUnknown bool
 }
+
+// errUnresolved says a plugin list depends on values that are not known
+// yet: a plan cannot tell its entries.
+var errUnresolved = errors.New("depends on values not known before the run")
 
 // control plugins take a list of plugin entries.
 func isControl(name string) bool { return name == "pinned" || name == "unpinned" || name == "parallel" }
 
-// parseEntry reads one entry of a plugin list: "name", "name: arg",
-// "name: [args]" or "name: {key, path, config, args}".
-func parseEntry(e any) (*call, error) {
-	var name string
-	var val any
-	switch x := e.(type) {
+// keyless are sow's built-in plugins: they have no instance.
+func keyless(name string) bool { return name == "echo" || name == "fail" || isControl(name) }
+
+// specs normalizes a plugin list as sow reads one (getPluginList): a list,
+// or a single entry; each entry a name, a list [name, args...], a mapping
+// with a name field (an execution spec), or a mapping of plugin names (in
+// key order) to an argument, a list of arguments or an object of key,
+// path, config and args. The result are execution specs: name and fields.
+func specs(list any) ([]map[string]any, error) {
+	var entries []any
+	switch v := list.(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		entries = v
 	case string:
-		name = x
-	case map[string]any:
-		if len(x) != 1 {
+		if v == Unresolved {
+			return nil, errUnresolved
+		}
+		entries = []any{v}
+	default:
+		entries = []any{v}
+	}
+	var out []map[string]any
+	for i, e := range entries {
+		switch x := e.(type) {
+		case string:
+			if x == Unresolved {
+				return nil, errUnresolved
+			}
+			out = append(out, map[string]any{"name": x, "args": []any{}})
+		case []any:
+			if len(x) == 0 {
+				return nil, fmt.Errorf("entry %d: an empty list is no plugin", i)
+			}
+			out = append(out, map[string]any{"name": x[0], "args": append([]any{}, x[1:]...)})
+		case map[string]any:
+			if _, ok := x["name"]; ok {
+				out = append(out, x)
+				continue
+			}
 			keys := make([]string, 0, len(x))
 			for k := range x {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
-			return nil, fmt.Errorf("a plugin entry names exactly one plugin, got %s", strings.Join(keys, ", "))
+			if len(keys) == 0 {
+				return nil, fmt.Errorf("entry %d: an empty mapping is no plugin", i)
+			}
+			for _, k := range keys {
+				switch v := x[k].(type) {
+				case []any:
+					out = append(out, map[string]any{"name": k, "args": v})
+				case map[string]any:
+					m := map[string]any{"name": k}
+					for f, fv := range v {
+						if f != "name" {
+							m[f] = fv
+						}
+					}
+					out = append(out, m)
+				default:
+					out = append(out, map[string]any{"name": k, "args": []any{v}})
+				}
+			}
+		default:
+			return nil, fmt.Errorf("entry %d: expected a plugin name, a list or a mapping, got %s", i, describe(e))
 		}
-		for k, v := range x {
-			name, val = k, v
-		}
-	default:
-		return nil, fmt.Errorf("expected a plugin name or a mapping of one plugin name to its arguments, got %s", describe(e))
 	}
-	c := &call{Name: name, Spec: map[string]any{"name": name}}
+	return out, nil
+}
+
+// callOf reads an execution spec. A spec with Unresolved values reads as
+// far as it can: a name that is not known is errUnresolved, a key that is
+// not known sets KeyUnknown.
+func callOf(spec map[string]any) (*call, error) {
+	name, ok := spec["name"].(string)
+	switch {
+	case ok && name == Unresolved:
+		return nil, errUnresolved
+	case !ok:
+		return nil, fmt.Errorf("expected a plugin name, got %s", describe(spec["name"]))
+	}
+	c := &call{Name: name, Spec: spec}
 	if strings.HasPrefix(name, "-") {
 		c.Hidden, c.Name = true, name[1:]
 	}
 	if c.Name == "" {
-		return nil, fmt.Errorf("a plugin entry with an empty name")
+		return nil, errors.New("a plugin entry with an empty name")
 	}
-	switch v := val.(type) {
+	var err error
+	if c.Key, err = field(spec, "key"); err == errUnresolved {
+		c.KeyUnknown = true
+	} else if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", c.Name, err)
+	}
+	if c.Path, err = field(spec, "path"); err == errUnresolved {
+		c.KeyUnknown = c.KeyUnknown || c.Key == ""
+	} else if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", c.Name, err)
+	}
+	c.Config = spec["config"]
+	args := spec["args"]
+	if isControl(c.Name) {
+		c.Children = args
+		return c, nil
+	}
+	switch a := args.(type) {
 	case nil:
 	case []any:
-		if isControl(c.Name) {
-			c.Children = v
-		} else {
-			for _, a := range v {
-				s, err := scalar(a)
-				if err != nil {
-					return nil, fmt.Errorf("plugin %s: argument: %w", c.Name, err)
-				}
-				c.Args = append(c.Args, s)
-			}
-		}
-		c.Spec["args"] = v
-	case map[string]any:
-		for k, f := range v {
-			c.Spec[k] = f
-		}
-		c.Key, _ = v["key"].(string)
-		c.Path, _ = v["path"].(string)
-		c.Config = v["config"]
-		switch a := v["args"].(type) {
-		case nil:
-		case []any:
-			if isControl(c.Name) {
-				c.Children = a
-				break
-			}
-			for _, x := range a {
-				s, err := scalar(x)
-				if err != nil {
-					return nil, fmt.Errorf("plugin %s: argument: %w", c.Name, err)
-				}
-				c.Args = append(c.Args, s)
-			}
-		default:
-			s, err := scalar(a)
+		for _, x := range a {
+			s, err := scalar(x)
 			if err != nil {
-				return nil, fmt.Errorf("plugin %s: args: %w", c.Name, err)
+				return nil, fmt.Errorf("plugin %s: argument: %w", c.Name, err)
 			}
-			c.Args = []string{s}
+			c.Args = append(c.Args, s)
 		}
+	default:
+		s, err := scalar(a)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: args: %w", c.Name, err)
+		}
+		c.Args = []string{s}
+	}
+	if c.Key == "" && c.Path == "" && !c.KeyUnknown && len(c.Args) > 0 && (c.Args[0] == Unresolved || args == Unresolved) {
+		c.KeyUnknown = true
+	}
+	return c, nil
+}
+
+// field is a string field of a spec, "" when absent.
+func field(spec map[string]any, name string) (string, error) {
+	switch v := spec[name].(type) {
+	case nil:
+		return "", nil
+	case string:
+		if v == Unresolved {
+			return "", errUnresolved
+		}
+		return v, nil
 	default:
 		s, err := scalar(v)
 		if err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", c.Name, err)
+			return "", fmt.Errorf("%s: %w", name, err)
 		}
-		c.Args = []string{s}
-		c.Spec["args"] = []any{s}
+		return s, nil
 	}
-	if isControl(c.Name) && val != nil && c.Children == nil {
-		return nil, fmt.Errorf("plugin %s takes a list of plugin entries", c.Name)
-	}
-	return c, nil
 }
 
 // resolveKey applies sow's key rules to an external plugin or shell
@@ -156,6 +227,125 @@ func (c *call) resolveKey() {
 	}
 }
 
+// shape is an entry of a plugin list as a plan knows it: the plugin, its
+// instance key (where it has one and it is known), and for pinned,
+// unpinned and parallel the entries they hold.
+type shape struct {
+	Name       string   `json:"name"`
+	Hidden     bool     `json:"hidden,omitempty"`
+	Key        string   `json:"key,omitempty"`
+	KeyUnknown bool     `json:"keyUnknown,omitempty"`
+	Children   []*shape `json:"children,omitempty"`
+}
+
+// shapeOf is the shape of a plugin list. It is errUnresolved (wrapped
+// with where) when the entries themselves are not known.
+func shapeOf(list any) ([]*shape, error) {
+	ss, err := specs(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*shape, 0, len(ss))
+	for i, s := range ss {
+		c, err := callOf(s)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		sh := &shape{Name: c.Name, Hidden: c.Hidden}
+		switch {
+		case isControl(c.Name):
+			if sh.Children, err = shapeOf(c.Children); err != nil {
+				return nil, fmt.Errorf("entry %d (%s): %w", i, c.Name, err)
+			}
+		case keyless(c.Name):
+		case c.KeyUnknown:
+			sh.KeyUnknown = true
+		default:
+			c.resolveKey()
+			sh.Key = c.Key
+		}
+		out = append(out, sh)
+	}
+	return out, nil
+}
+
+// fits checks that a list evaluated now has the shape a plan was built
+// from: the same plugins in the same places, with the keys the plan knew.
+func fits(planned, now []*shape, where string) error {
+	if len(planned) != len(now) {
+		return fmt.Errorf("%s: the plan has %d entries, the manifest now %d", orTop(where), len(planned), len(now))
+	}
+	for i, p := range planned {
+		n := now[i]
+		at := where + "[" + strconv.Itoa(i) + "]"
+		switch {
+		case p.Name != n.Name:
+			return fmt.Errorf("%s: the plan runs %s there, the manifest now %s", at, p.title(), n.title())
+		case !p.KeyUnknown && p.Key != n.Key:
+			return fmt.Errorf("%s: the plan runs instance %s, the manifest now %s", at, p.title(), n.title())
+		}
+		if err := fits(p.Children, n.Children, at+"."+p.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func orTop(where string) string {
+	if where == "" {
+		return "plugins"
+	}
+	return where
+}
+
+// title is the entry as plans name it: the plugin, and its instance key
+// when that says more.
+func (s *shape) title() string {
+	if s.Key != "" && s.Key != s.Name {
+		return s.Name + "{" + s.Key + "}"
+	}
+	return s.Name
+}
+
+// keys are the instance keys a list's shape names.
+func keysOf(list []*shape, into map[string]bool) (unknown bool) {
+	for _, s := range list {
+		if s.KeyUnknown {
+			unknown = true
+		}
+		if s.Key != "" {
+			into[s.Key] = true
+		}
+		if keysOf(s.Children, into) {
+			unknown = true
+		}
+	}
+	return unknown
+}
+
+// callAt is the entry at a position of a plugin list: each index descends
+// into the entries of a control plugin.
+func callAt(list any, at []int) (*call, error) {
+	var c *call
+	for depth, i := range at {
+		ss, err := specs(list)
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 || i >= len(ss) {
+			return nil, fmt.Errorf("the list has no entry %v", at[:depth+1])
+		}
+		if c, err = callOf(ss[i]); err != nil {
+			return nil, err
+		}
+		list = c.Children
+	}
+	if c == nil {
+		return nil, errors.New("no position given")
+	}
+	return c, nil
+}
+
 // scalar is an argument as the plugin gets it: text.
 func scalar(v any) (string, error) {
 	switch x := v.(type) {
@@ -183,6 +373,12 @@ func describe(v any) string {
 		return "a list"
 	case nil:
 		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64, int64, int:
+		return "a number"
 	}
 	return fmt.Sprintf("%T", v)
 }

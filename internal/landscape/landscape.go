@@ -24,6 +24,7 @@ const (
 	templatesDir   = "templates"
 	greenhouses    = "greenhouses"
 	componentFile  = "component.yaml"
+	templateFile   = "template.yaml"
 	deploymentFile = "deployment.yaml"
 	exportFile     = "export.yaml"
 	specVersion    = "SPEC-VERSION"
@@ -34,12 +35,25 @@ const (
 // configuration (gen/config.json) and its components, by name.
 type Landscape struct {
 	Root string // the landscape folder, absolute
+	// Graph says only the component graph was read (Options.Graph).
+	Graph bool
 	// Config is the effective installation configuration as JSON: the
 	// acre.yaml processed with the crop's acre.yaml as template.
 	Config     []byte
 	Products   []*Product
 	Components []*Component // sorted by name
+	Templates  []*Template  // sorted by name
 	byName     map[string]*Component
+	templates  map[string]*Template
+}
+
+// Options say how much of a landscape Open reads.
+type Options struct {
+	// Graph reads what the component graph needs and no more (gantry
+	// order): the configuration, the components, whether they are active
+	// and what they import. Stubs are not looked up and no deployment
+	// manifest is evaluated, as sow's order does not.
+	Graph bool
 }
 
 // Product is an installation source: the crop, or a greenhouse in it.
@@ -59,14 +73,37 @@ type Component struct {
 	Product *Product
 	File    string // its component.yaml
 	// Meta is the effective component.yaml (COMPONENTJSON), as JSON.
-	Meta     []byte
-	Active   bool
-	Imports  []Import
-	Stubs    []string // resolved stub files, in component.stubs order
+	Meta    []byte
+	Active  bool
+	Imports []Import
+	// StubRefs are component.stubs as written; Stubs the files they name
+	// with the stubs of the template chain first (sow's order), found
+	// unless Options.Graph.
+	StubRefs []stubRef
+	Stubs    []string
 	Template string
+	// TemplatePos is where component.template is; Chain the templates it
+	// names, the nearest first.
+	TemplatePos manifest.Pos
+	Chain       []*Template
 	// Setup is component.plugins: run with prepare before the deployment
 	// is evaluated and with cleanup after the deletion.
 	Setup []any
+	// Deployed says sow's state folder records a deploy (state.info);
+	// DeployedVersion is then the product's spec version it was made with
+	// ("0" without a record of one).
+	Deployed        bool
+	DeployedVersion string
+	// Plan is the component's plugin lists as the plan runs them, worked
+	// out from its deployment manifest when the landscape was opened (not
+	// with Options.Graph).
+	Plan *planned
+}
+
+// stubRef is a stub named by a component.yaml or template.yaml.
+type stubRef struct {
+	Name string
+	Pos  manifest.Pos
 }
 
 // Import is an import of a component: the label its exports appear under.
@@ -77,6 +114,9 @@ type Import struct {
 
 // Component returns the component called name, or nil.
 func (l *Landscape) Component(name string) *Component { return l.byName[name] }
+
+// ConfigFile is gen/config.json, the effective configuration.
+func (l *Landscape) ConfigFile() string { return filepath.Join(l.Root, "gen", "config.json") }
 
 // Dirs are sow's folders of a component at the landscape's root.
 func (l *Landscape) GenDir(comp string) string    { return filepath.Join(l.Root, "gen", comp) }
@@ -113,10 +153,10 @@ func IsLandscape(path string) (string, bool) {
 // components, each component.yaml evaluated with the configuration as stub.
 // Every problem found is returned; the landscape is nil when there are
 // errors.
-func Open(ctx context.Context, root string) (*Landscape, manifest.Diagnostics) {
+func Open(ctx context.Context, root string, opts Options) (*Landscape, manifest.Diagnostics) {
 	var diags manifest.Diagnostics
 	pos := newPositions()
-	l := &Landscape{Root: root, byName: map[string]*Component{}}
+	l := &Landscape{Root: root, Graph: opts.Graph, byName: map[string]*Component{}, templates: map[string]*Template{}}
 	acre := filepath.Join(root, AcreFile)
 	acreData, err := readFile(acre)
 	if err != nil {
@@ -147,6 +187,7 @@ func Open(ctx context.Context, root string) (*Landscape, manifest.Diagnostics) {
 	}
 	l.findProducts(l.RootProductDir(), mainProduct, nil, &diags)
 	l.findComponents(&diags)
+	l.findTemplates(&diags)
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -154,6 +195,23 @@ func Open(ctx context.Context, root string) (*Landscape, manifest.Diagnostics) {
 	// Imports are checked even when some component.yaml failed, so that
 	// every problem is reported at once.
 	l.checkImports(&diags)
+	l.chainTemplates(&diags)
+	if diags.HasErrors() || opts.Graph {
+		if diags.HasErrors() {
+			return nil, diags
+		}
+		return l, diags
+	}
+	for _, c := range l.Components {
+		if c.Active {
+			l.resolveStubs(c, &diags)
+			l.readDeployed(c, &diags)
+		}
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	l.planComponents(ctx, pos, &diags)
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -218,19 +276,39 @@ func (l *Landscape) findComponents(diags *manifest.Diagnostics) {
 
 // evalComponents evaluates every component.yaml with the configuration and
 // the env node (COMPONENT, PRODUCT) as stubs, in one child process.
+// Each template.yaml is evaluated with the configuration as stub, in the
+// same child process.
 func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *manifest.Diagnostics) {
-	jobs := make([]Job, len(l.Components))
-	for i, c := range l.Components {
+	jobs := make([]Job, 0, len(l.Components)+len(l.Templates))
+	for _, c := range l.Components {
 		data, err := readFile(c.File)
 		if err != nil {
 			diags.Errorf(manifest.Pos{File: c.File}, "", "read: %v", err)
 			continue
 		}
 		env, _ := json.Marshal(map[string]any{"env": map[string]string{"COMPONENT": c.Name, "PRODUCT": c.Product.Name}})
-		jobs[i] = Job{Template: Doc{Name: c.File, Data: data}, Stubs: []Doc{
-			{Name: filepath.Join(l.Root, "gen", "config.json"), Data: l.Config},
-			{Name: "env", Data: env},
-		}}
+		// sow's stubs of a component.yaml: every lib/templates/component.yaml
+		// of the tool, the landscape, the component and its products (the
+		// crop's first), then the configuration and the env node.
+		var stubs []Doc
+		for _, f := range l.componentStubs(c) {
+			data, err := readFile(f)
+			if err != nil {
+				diags.Errorf(manifest.Pos{File: f}, "", "read: %v", err)
+				continue
+			}
+			stubs = append(stubs, Doc{Name: f, Data: data})
+		}
+		stubs = append(stubs, Doc{Name: l.ConfigFile(), Data: l.Config}, Doc{Name: "env", Data: env})
+		jobs = append(jobs, Job{Template: Doc{Name: c.File, Data: data}, Stubs: stubs})
+	}
+	for _, t := range l.Templates {
+		data, err := readFile(t.File)
+		if err != nil {
+			diags.Errorf(manifest.Pos{File: t.File}, "", "read: %v", err)
+			continue
+		}
+		jobs = append(jobs, Job{Template: Doc{Name: t.File, Data: data}, Stubs: []Doc{{Name: l.ConfigFile(), Data: l.Config}}})
 	}
 	if diags.HasErrors() {
 		return
@@ -248,6 +326,38 @@ func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *m
 		c.Meta = results[i].JSON
 		l.readMeta(c, pos, diags)
 	}
+	for i, t := range l.Templates {
+		res := results[len(l.Components)+i]
+		if len(res.Issues) > 0 {
+			*diags = append(*diags, pos.diagnostics(res.Issues, "template.yaml")...)
+			continue
+		}
+		t.Meta = res.JSON
+		l.readTemplateMeta(t, pos, diags)
+	}
+}
+
+// componentStubs are the lib/templates/component.yaml files sow gives a
+// component.yaml as stubs, in its order.
+func (l *Landscape) componentStubs(c *Component) []string {
+	dirs := productDirs(c)
+	// sow looks in the products from the crop inwards, then the component,
+	// the landscape and the tool; every file found goes in front.
+	var order []string
+	for i := len(dirs) - 1; i >= 0; i-- {
+		order = append(order, dirs[i])
+	}
+	order = append(order, c.Dir, l.Root, sowRoot())
+	var out []string
+	for _, d := range order {
+		if d == "" {
+			continue
+		}
+		if f := filepath.Join(d, "lib", "templates", componentFile); isFile(f) {
+			out = append([]string{f}, out...)
+		}
+	}
+	return out
 }
 
 // readMeta takes the fields sow reads from the component node.
@@ -270,8 +380,12 @@ func (l *Landscape) readMeta(c *Component, pos *positions, diags *manifest.Diagn
 	default:
 		diags.Errorf(at("active"), "component.active", "expected a boolean, got %T", v)
 	}
-	if t, ok := m["template"].(string); ok {
-		c.Template = t
+	switch t := m["template"].(type) {
+	case nil:
+	case string:
+		c.Template, c.TemplatePos = t, at("template")
+	default:
+		diags.Errorf(at("template"), "component.template", "expected a template name, got %T", t)
 	}
 	switch v := m["imports"].(type) {
 	case nil:
@@ -281,6 +395,8 @@ func (l *Landscape) readMeta(c *Component, pos *positions, diags *manifest.Diagn
 			switch x := e.(type) {
 			case string:
 				c.Imports = append(c.Imports, Import{Label: x, Component: x, Pos: ip})
+			case nil:
+				// (( cond ? "comp" :~~ )) leaves nothing when cond is false.
 			case map[string]any:
 				for _, k := range sortedKeys(x) {
 					name, ok := x[k].(string)
@@ -302,26 +418,7 @@ func (l *Landscape) readMeta(c *Component, pos *positions, diags *manifest.Diagn
 	default:
 		diags.Errorf(at("imports"), "component.imports", "expected a list of components (or label: component), got %T", v)
 	}
-	switch v := m["stubs"].(type) {
-	case nil:
-	case []any:
-		for i, e := range v {
-			s, ok := e.(string)
-			ip := at("stubs", "["+strconv.Itoa(i)+"]")
-			if !ok {
-				diags.Errorf(ip, "component.stubs", "expected a file name, got %T", e)
-				continue
-			}
-			f := l.lookupStub(c, s)
-			if f == "" {
-				diags.Errorf(ip, "component.stubs", "stub %q not found (looked in the component, its greenhouses and the landscape)", s)
-				continue
-			}
-			c.Stubs = append(c.Stubs, f)
-		}
-	default:
-		diags.Errorf(at("stubs"), "component.stubs", "expected a list of file names, got %T", v)
-	}
+	c.StubRefs = stubRefs(m["stubs"], "component.stubs", at, diags)
 	switch v := m["plugins"].(type) {
 	case nil:
 	case []any:
@@ -341,20 +438,65 @@ func productDirs(c *Component) []string {
 	return out
 }
 
+// stubRefs reads a stubs field: a list of file names.
+func stubRefs(v any, field string, at func(...string) manifest.Pos, diags *manifest.Diagnostics) []stubRef {
+	var out []stubRef
+	switch v := v.(type) {
+	case nil:
+	case []any:
+		for i, e := range v {
+			s, ok := e.(string)
+			ip := at("stubs", "["+strconv.Itoa(i)+"]")
+			if !ok || s == "" {
+				diags.Errorf(ip, field, "expected a file name, got %s", describe(e))
+				continue
+			}
+			out = append(out, stubRef{Name: s, Pos: ip})
+		}
+	default:
+		diags.Errorf(at("stubs"), field, "expected a list of file names, got %s", describe(v))
+	}
+	return out
+}
+
+// resolveStubs finds the stub files of a component: the stubs of its
+// template chain (the base template's first) and its own, as sow orders
+// them.
+func (l *Landscape) resolveStubs(c *Component, diags *manifest.Diagnostics) {
+	var refs []stubRef
+	for _, t := range c.Chain {
+		refs = append(append([]stubRef(nil), t.Stubs...), refs...)
+	}
+	refs = append(refs, c.StubRefs...)
+	for _, r := range refs {
+		f := l.lookupStub(c, r.Name)
+		if f == "" {
+			diags.Errorf(r.Pos, "stubs", "stub %q not found (looked in the component, its templates, its greenhouses, the landscape and gantry's sow tool root)", r.Name)
+			continue
+		}
+		c.Stubs = append(c.Stubs, f)
+	}
+}
+
 // lookupStub finds a stub file: as given when absolute, else in the
-// component, its product and the products around it, and the landscape.
+// component (seed 002: locally first), its templates, its product and the
+// products around it, the landscape and the tool root.
 func (l *Landscape) lookupStub(c *Component, name string) string {
 	if filepath.IsAbs(name) {
-		if exists(name) {
+		if isFile(name) {
 			return name
 		}
 		return ""
 	}
-	for _, d := range append(append([]string{c.Dir}, productDirs(c)...), l.Root, sowRoot()) {
+	dirs := []string{c.Dir}
+	for _, t := range c.Chain {
+		dirs = append(dirs, t.Dir)
+	}
+	for _, d := range append(append(dirs, productDirs(c)...), l.Root, sowRoot()) {
 		if d == "" {
 			continue
 		}
-		if p := filepath.Join(d, name); exists(p) {
+		if p := filepath.Join(d, name); isFile(p) {
 			return p
 		}
 	}
@@ -464,6 +606,11 @@ func sortedKeys(m map[string]any) []string {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // maxFile bounds a control file: they are configuration, not data.

@@ -8,7 +8,10 @@ import (
 	"strings"
 
 	"github.com/mandelsoft/spiff/dynaml"
+	"github.com/mandelsoft/spiff/features"
+	"github.com/mandelsoft/spiff/flow"
 	"github.com/mandelsoft/spiff/spiffing"
+	"github.com/mandelsoft/spiff/yaml"
 )
 
 // Doc is a YAML (or JSON) document given to spiff: Name is its file (spiff's
@@ -28,12 +31,25 @@ type Job struct {
 	// for the new state of the result.
 	State     *Doc `json:"state,omitempty"`
 	WantState bool `json:"wantState,omitempty"`
+	// Partial evaluates as far as the stubs allow: what cannot be
+	// evaluated is kept as Unresolved in the result and its issues are
+	// returned beside it (a plan reads the shape of a deployment manifest
+	// before the exports it imports exist).
+	Partial bool `json:"partial,omitempty"`
+	// WantYAML asks for the document as spiff writes it (the generated
+	// files sow leaves in gen/ and export/, read again by spiff).
+	WantYAML bool `json:"wantYAML,omitempty"`
 }
+
+// Unresolved stands in a partial result for a value spiff could not
+// evaluate: a string no evaluated document can hold.
+const Unresolved = "\x00(( unresolved ))"
 
 // Result is what a Job produced: the document as JSON, its new state as
 // YAML (when asked for and there is one), or the problems.
 type Result struct {
 	JSON   json.RawMessage `json:"json,omitempty"`
+	YAML   []byte          `json:"yaml,omitempty"`
 	State  []byte          `json:"state,omitempty"`
 	Issues []Issue         `json:"issues,omitempty"`
 }
@@ -44,6 +60,9 @@ type Issue struct {
 	File string   `json:"file,omitempty"`
 	Path []string `json:"path,omitempty"`
 	Msg  string   `json:"msg"`
+	// Cause says the node itself is wrong (a reference to nothing, a
+	// failed function), not only waiting for another node that is.
+	Cause bool `json:"cause,omitempty"`
 }
 
 // Value decodes the result's document.
@@ -73,7 +92,8 @@ func evaluate(j Job) (res Result) {
 			}
 		}
 	}()
-	s := spiffing.New()
+	// sow runs spiff with string interpolation on (SPIFF_FEATURES).
+	s := spiffing.New().WithFeatures(features.INTERPOLATION)
 	tmpl, err := s.Unmarshal(j.Template.Name, j.Template.Data)
 	if err != nil {
 		return Result{Issues: []Issue{{File: j.Template.Name, Msg: "not valid YAML: " + err.Error()}}}
@@ -95,6 +115,9 @@ func evaluate(j Job) (res Result) {
 			states = append(states, n)
 		}
 	}
+	if j.Partial {
+		return partial(s, tmpl, j, append(stubs, states...))
+	}
 	out, err := s.Cascade(tmpl, stubs, states...)
 	if err != nil {
 		return Result{Issues: issuesOf(j.Template.Name, err)}
@@ -104,6 +127,11 @@ func evaluate(j Job) (res Result) {
 			if res.State, err = s.Marshal(st); err != nil {
 				return Result{Issues: []Issue{{File: j.Template.Name, Msg: "encode the state: " + err.Error()}}}
 			}
+		}
+	}
+	if j.WantYAML {
+		if res.YAML, err = s.Marshal(out); err != nil {
+			return Result{Issues: []Issue{{File: j.Template.Name, Msg: "encode the result: " + err.Error()}}}
 		}
 	}
 	v, err := s.Normalize(out)
@@ -147,9 +175,78 @@ func issuesOf(template string, err error) []Issue {
 			if len(path) == 0 {
 				path = n.Context
 			}
-			out = append(out, Issue{File: file, Path: append([]string(nil), path...), Msg: msg})
+			out = append(out, Issue{File: file, Path: append([]string(nil), path...), Msg: msg, Cause: n.HasError()})
 		}
 		return out
 	}
 	return []Issue{{File: template, Msg: strings.TrimSpace(err.Error())}}
+}
+
+// partial evaluates a job as far as it goes: stubs that cannot be
+// evaluated whole are kept as they are, and the result holds Unresolved
+// where a value could not be evaluated.
+func partial(s spiffing.Spiff, tmpl spiffing.Node, j Job, stubs []spiffing.Node) Result {
+	st := flow.NewState(features.EncryptionKey(), flow.MODE_OS_ACCESS|flow.MODE_FILE_ACCESS).
+		SetRegistry(dynaml.DefaultRegistry()).SetFeatures(spiffFeatures())
+	out, err := flow.Cascade(flow.NewEnvironment(nil, "context", st), tmpl, flow.Options{Partial: true}, stubs...)
+	var res Result
+	if err != nil {
+		res.Issues = issuesOf(j.Template.Name, err)
+	}
+	if out == nil {
+		if err == nil {
+			res.Issues = []Issue{{File: j.Template.Name, Msg: "spiff returned no document", Cause: true}}
+		}
+		return res
+	}
+	data, jerr := json.Marshal(partialValue(out))
+	if jerr != nil {
+		res.Issues = append(res.Issues, Issue{File: j.Template.Name, Msg: "the result cannot be represented as JSON: " + jerr.Error(), Cause: true})
+		return res
+	}
+	res.JSON = data
+	return res
+}
+
+// spiffFeatures are the features of every evaluation: the environment's
+// (SPIFF_FEATURES) and string interpolation, which sow turns on.
+func spiffFeatures() features.FeatureFlags {
+	f := features.Features()
+	f.Set(features.INTERPOLATION, true)
+	return f
+}
+
+// partialValue is a partly evaluated node as plain data: expressions, and
+// the text of nodes spiff never reached (a list whose merge is pending),
+// become Unresolved.
+func partialValue(n yaml.Node) any {
+	if n == nil {
+		return nil
+	}
+	switch v := n.Value().(type) {
+	case map[string]yaml.Node:
+		m := make(map[string]any, len(v))
+		for k, c := range v {
+			m[k] = partialValue(c)
+		}
+		return m
+	case []yaml.Node:
+		l := make([]any, len(v))
+		for i, c := range v {
+			l[i] = partialValue(c)
+		}
+		return l
+	case dynaml.Expression:
+		return Unresolved
+	case string:
+		if t := strings.TrimSpace(v); strings.HasPrefix(t, "((") && strings.HasSuffix(t, "))") {
+			return Unresolved
+		}
+		return v
+	case []byte:
+		return string(v)
+	case int64, float64, bool, nil:
+		return v
+	}
+	return Unresolved
 }

@@ -9,15 +9,39 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
+// The built-in plugins a landscape component's plugin list is made of:
+// each is a step of the plan (seed 002's processing chain, one step per
+// entry of the component's lists).
+const (
+	// EntrySetup is an entry of component.plugins: prepare before the
+	// deployment is evaluated (deploy and delete), cleanup after a delete.
+	EntrySetup = "sow.setup"
+	// EntryDeployment evaluates deployment.yaml: the manifest, the &state.
+	EntryDeployment = "sow.deployment"
+	// EntryPlugin is an entry of the manifest's plugin list.
+	EntryPlugin = "sow.plugin"
+	// EntryAction runs the deploy or delete function of an action script.
+	EntryAction = "sow.action"
+	// EntryVanished deletes an instance the last deploy ran that the
+	// list no longer has.
+	EntryVanished = "sow.vanished"
+	// EntryExport evaluates export.yaml (deploy) or removes the
+	// component's folders (delete).
+	EntryExport = "sow.export"
+	// EntryUnplanned stands for a plugin list that cannot be planned.
+	EntryUnplanned = "sow.unplanned"
+)
+
 func init() {
-	for _, name := range []string{EntrySetup, EntryDeployment, EntryPlugins, EntryExport} {
+	for _, name := range []string{EntrySetup, EntryDeployment, EntryPlugin, EntryAction, EntryVanished, EntryExport, EntryUnplanned} {
 		plugin.Register(name, step(name), plugin.ForLists)
+		manifest.RegisterKeyless(name)
 	}
 }
 
@@ -32,35 +56,158 @@ func (step) Validate(string, map[string]any) error {
 	return errors.New("this plugin serves the plugin lists of sow landscapes only")
 }
 
+// config is an entry's config: the landscape, the component and what the
+// entry does.
+type config struct {
+	Landscape string   `json:"landscape"`
+	Component string   `json:"component"`
+	At        []int    `json:"at,omitempty"`
+	Phase     string   `json:"phase,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	Key       string   `json:"key,omitempty"`
+	Hidden    bool     `json:"hidden,omitempty"`
+	Function  string   `json:"function,omitempty"`
+	Shape     []*shape `json:"shape,omitempty"`
+}
+
+func configOf(s *plugin.Spec) (*config, error) {
+	var c config
+	data, err := json.Marshal(s.Config)
+	if err == nil {
+		err = json.Unmarshal(data, &c)
+	}
+	if err != nil || c.Landscape == "" || c.Component == "" {
+		return nil, fmt.Errorf("%s: its config names no landscape and component", s.Name)
+	}
+	return &c, nil
+}
+
+// asConfig is a config as the plain data a plugin entry holds.
+func asConfig(c config) map[string]any {
+	data, _ := json.Marshal(c)
+	var m map[string]any
+	_ = json.Unmarshal(data, &m)
+	return m
+}
+
+// title names an instance: the plugin, and its key when that says more.
+func title(name, key string) string {
+	if key != "" && key != name {
+		return name + " (" + key + ")"
+	}
+	return name
+}
+
+// EntryLabel says what an entry does, for plans and displays.
+func (s step) EntryLabel(action string, spec *plugin.Spec) string {
+	c, err := configOf(spec)
+	if err != nil {
+		return string(s)
+	}
+	with := func(what string) string {
+		if action == "" {
+			return what
+		}
+		return action + " " + what
+	}
+	switch string(s) {
+	case EntrySetup:
+		return c.Phase + " " + title(c.Name, c.Key)
+	case EntryDeployment:
+		if action == "" {
+			return "deployment manifest"
+		}
+		return "evaluate the deployment manifest"
+	case EntryPlugin:
+		return with(title(c.Name, c.Key))
+	case EntryAction:
+		return "action script: " + c.Function
+	case EntryVanished:
+		return with(title(c.Name, c.Key) + ": no longer in the plugin list")
+	case EntryExport:
+		if action == plugin.ActionDelete {
+			return "remove the component's gen, state and export folders"
+		}
+		if action == "" {
+			return "exports"
+		}
+		return "evaluate the exports"
+	case EntryUnplanned:
+		return "plugin list not known yet"
+	}
+	return string(s)
+}
+
+// PlanEntry leaves out what an entry does not do for the action, and
+// refuses a plugin list that cannot be planned.
+func (s step) PlanEntry(action string, spec *plugin.Spec) (bool, error) {
+	c, err := configOf(spec)
+	if err != nil {
+		return false, err
+	}
+	switch string(s) {
+	case EntrySetup:
+		return c.Phase == plugin.ActionPrepare || action == plugin.ActionDelete, nil
+	case EntryAction:
+		return c.Function == action, nil
+	case EntryUnplanned:
+		v, ok := loaded.Load(c.Landscape)
+		if !ok {
+			return false, fmt.Errorf("component %s: its plugin list cannot be planned", c.Component)
+		}
+		comp := v.(*Landscape).Component(c.Component)
+		if comp == nil || comp.Plan == nil || comp.Plan.Unknown == nil {
+			return false, fmt.Errorf("component %s: its plugin list cannot be planned", c.Component)
+		}
+		if action == plugin.ActionDelete && !comp.Deployed {
+			return false, nil // nothing to delete
+		}
+		return false, &plugin.PositionedError{Pos: comp.Plan.Pos, Field: "plugins", Err: comp.Plan.Unknown}
+	}
+	return true, nil
+}
+
 // Run carries out the step for the component its config names.
 func (s step) Run(ctx context.Context, c *plugin.Call) error {
 	if c.Entry == nil {
 		return errors.New("this plugin serves the plugin lists of sow landscapes only")
 	}
-	cfg, _ := c.Entry.Config.(map[string]any)
-	root, _ := cfg["landscape"].(string)
-	name, _ := cfg["component"].(string)
-	if root == "" || name == "" {
-		return fmt.Errorf("%s: its config names no landscape and component", s)
-	}
-	l, err := lookup(ctx, root)
+	cfg, err := configOf(c.Entry)
 	if err != nil {
-		return fmt.Errorf("open the landscape %s: %w", root, err)
+		return err
 	}
-	comp := l.Component(name)
+	l, err := lookup(ctx, cfg.Landscape)
+	if err != nil {
+		return fmt.Errorf("open the landscape %s: %w", cfg.Landscape, err)
+	}
+	comp := l.Component(cfg.Component)
 	if comp == nil {
-		return fmt.Errorf("component %s is no longer in the landscape %s", name, root)
+		return fmt.Errorf("component %s is no longer in the landscape %s", cfg.Component, cfg.Landscape)
 	}
-	w := &work{l: l, c: comp, call: c}
+	w := &work{l: l, c: comp, call: c, cfg: cfg}
+	// A delete of a component that is not deployed does nothing (sow:
+	// neither exports nor generated files).
+	if c.Action == plugin.ActionDelete && w.notDeployed() {
+		if string(s) == EntryDeployment {
+			fmt.Fprintf(c.Stdout, "component %s already deleted or not yet deployed\n", comp.Name)
+		}
+		return nil
+	}
 	switch string(s) {
 	case EntrySetup:
 		return w.setup(ctx)
 	case EntryDeployment:
 		return w.deployment(ctx)
-	case EntryPlugins:
-		return w.plugins(ctx)
+	case EntryPlugin:
+		return w.plugin(ctx)
+	case EntryAction:
+		return w.action(ctx)
+	case EntryVanished:
+		return w.vanished(ctx)
 	case EntryExport:
 		return w.export(ctx)
+	case EntryUnplanned:
+		return fmt.Errorf("component %s: its plugin list was not known when the plan was made", comp.Name)
 	}
 	return fmt.Errorf("unknown step %s", s)
 }
@@ -70,31 +217,18 @@ type work struct {
 	l    *Landscape
 	c    *Component
 	call *plugin.Call
+	cfg  *config
 }
 
 func (w *work) gen() string     { return w.l.GenDir(w.c.Name) }
 func (w *work) state() string   { return w.l.StateDir(w.c.Name) }
 func (w *work) export_() string { return w.l.ExportDir(w.c.Name) }
 
-// versions are the product's spec version ("" without SPEC-VERSION) and
-// the one the component was deployed with (0 before its first deploy).
-func (w *work) versions() (spec string, deployed int, err error) {
-	spec = w.c.Product.SpecVersion
-	data, err := os.ReadFile(filepath.Join(w.state(), specVersion))
-	if err != nil {
-		return spec, 0, nil
-	}
-	v := strings.TrimSpace(string(data))
-	if deployed, err = strconv.Atoi(v); err != nil {
-		return spec, 0, fmt.Errorf("%s: deployed specification version %q is no number", filepath.Join(w.state(), specVersion), v)
-	}
-	return spec, deployed, nil
-}
-
-// vars are sow's environment variables of the component: every one is
-// always set, so that a plugin never writes below an empty path.
+// vars are sow's environment variables of the component (sow's
+// ACTION_setup): every one is always set, so that a plugin never writes
+// below an empty path.
 func (w *work) vars() ([]string, error) {
-	spec, deployed, err := w.versions()
+	spec, deployed, err := w.l.versions(w.c)
 	if err != nil {
 		return nil, err
 	}
@@ -110,17 +244,20 @@ func (w *work) vars() ([]string, error) {
 		"ROOT=" + w.l.Root, "ROOTDIR=" + w.l.Root,
 		"ROOTPRODUCTDIR=" + w.l.RootProductDir(),
 		"GEN=" + filepath.Join(w.l.Root, "gen"), "STATE=" + filepath.Join(w.l.Root, "state"), "EXPORT=" + filepath.Join(w.l.Root, "export"),
-		"CONFIG=" + filepath.Join(w.l.Root, "gen", "config.json"), "META=" + filepath.Join(w.l.Root, "gen", "meta.json"),
+		"CONFIG=" + w.l.ConfigFile(), "META=" + filepath.Join(w.l.Root, "gen", "meta.json"),
 		"CURRENT=" + w.c.Dir, "COMPONENT=" + w.c.Name,
 		"PRODUCT=" + w.c.Product.Name, "PRODUCTDIR=" + w.c.Product.Dir,
 		"GENDIR=" + w.gen(), "STATEDIR=" + w.state(), "EXPORTDIR=" + w.export_(),
 		"SOW=" + filepath.Dir(lib), "SOWLIB=" + lib,
 		"SPECVERSION=" + spec, "DEPLOYEDVERSION=" + strconv.Itoa(deployed), "MIGRATE=" + migrate, "MIGRATION=" + migrate,
-		"TEMPLATES=", "PLUGININSTANCE=", "PLUGINCONFIG=", "DEPLOYMEMT=", "DEPLOYMENT=",
+		"TEMPLATES=" + strings.Join(w.c.TemplateDirs(), " "),
+		"PLUGININSTANCE=", "PLUGINCONFIG=", "DEPLOYMEMT=", "DEPLOYMENT=",
 	}, nil
 }
 
-func (w *work) runner(ctx context.Context, action, docVar string, doc []byte) (*runner, error) {
+// runner is a runner of this step's entries, for sow's action and the
+// document its entries come from (written to docFile for DEPLOYMEMT).
+func (w *work) runner(ctx context.Context, action, docVar, docFile string, doc []byte) (*runner, error) {
 	vars, err := w.vars()
 	if err != nil {
 		return nil, err
@@ -129,20 +266,31 @@ func (w *work) runner(ctx context.Context, action, docVar string, doc []byte) (*
 	if err := json.Unmarshal(doc, &v); err != nil {
 		return nil, fmt.Errorf("read the %s document: %w", docVar, err)
 	}
-	r := &runner{l: w.l, c: w.c, action: action, docVar: docVar, doc: v, docRaw: doc, env: w.call.Env, vars: vars, stdout: w.call.Stdout, stderr: w.call.Stderr}
+	r := &runner{l: w.l, c: w.c, action: action, docVar: docVar, doc: v, docRaw: doc, docFile: docFile,
+		env: w.call.Env, vars: vars, stdout: w.call.Stdout, stderr: w.call.Stderr,
+		record: func(action, key string, spec map[string]any) error {
+			switch action {
+			case plugin.ActionDeploy:
+				return w.registry(func(reg *registry) { reg.set(key, spec) })
+			case plugin.ActionDelete:
+				return w.registry(func(reg *registry) { reg.drop(key) })
+			}
+			return nil
+		}}
 	if err := r.loadScripts(ctx); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
+// dirs creates the component's folders and writes the configuration.
 func (w *work) dirs() error {
 	for _, d := range []string{w.gen(), w.state(), w.export_()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(w.l.Root, "gen", "config.json"), w.l.Config, 0o644)
+	return os.WriteFile(w.l.ConfigFile(), w.l.Config, 0o644)
 }
 
 // notDeployed is sow's check before a delete: neither exports nor
@@ -153,152 +301,97 @@ func (w *work) notDeployed() bool {
 	return e1 != nil && e2 != nil
 }
 
-// setup runs component.plugins: prepare on deploy, cleanup on delete.
+// setup runs an entry of component.plugins with its phase's action.
 func (w *work) setup(ctx context.Context) error {
 	if err := w.dirs(); err != nil {
 		return err
 	}
-	r, err := w.runner(ctx, w.call.Action, "COMPONENTJSON", w.c.Meta)
+	docFile := filepath.Join(w.gen(), "component.json")
+	if err := os.WriteFile(docFile, w.c.Meta, 0o600); err != nil {
+		return err
+	}
+	r, err := w.runner(ctx, w.cfg.Phase, "COMPONENTJSON", docFile, w.c.Meta)
 	if err != nil {
-		return err
-	}
-	if err := r.list(ctx, w.c.Setup, w.call.Action == plugin.ActionCleanup); err != nil {
-		return err
-	}
-	if w.call.Action == plugin.ActionCleanup {
-		// sow cleans up before it removes the component's folders; here
-		// cleanup comes last, so it removes them (again).
-		for _, d := range []string{w.export_(), w.state(), w.gen()} {
-			if err := os.RemoveAll(d); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// genStubs are the stubs of the deployment and of the exports, in sow's
-// order: the component's stubs, the configuration, the imports, the env
-// node and the component's deployment node.
-func (w *work) genStubs() ([]Doc, error) {
-	var out []Doc
-	for _, s := range w.c.Stubs {
-		data, err := readFile(s)
-		if err != nil {
-			return nil, fmt.Errorf("stub %s: %w", s, err)
-		}
-		out = append(out, Doc{Name: s, Data: data})
-	}
-	out = append(out, Doc{Name: filepath.Join(w.l.Root, "gen", "config.json"), Data: w.l.Config})
-	for _, f := range []string{"import.json", "env.json", "compdeploy.json"} {
-		p := filepath.Join(w.gen(), f)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			if f == "compdeploy.json" {
-				continue
-			}
-			return nil, fmt.Errorf("%s: %w (the deployment step writes it)", p, err)
-		}
-		out = append(out, Doc{Name: p, Data: data})
-	}
-	return out, nil
-}
-
-// deployment evaluates deployment.yaml (seed 002 steps 3 and 4): the
-// imports gathered, the env node written, the manifest generated with the
-// last state, the new state kept.
-func (w *work) deployment(ctx context.Context) error {
-	if w.call.Action == plugin.ActionDelete && w.notDeployed() {
-		fmt.Fprintf(w.call.Stdout, "component %s already deleted or not yet deployed\n", w.c.Name)
-		return nil
-	}
-	if err := w.dirs(); err != nil {
-		return err
-	}
-	spec, deployed, err := w.versions()
-	if err != nil {
-		return err
-	}
-	if w.call.Action == plugin.ActionDeploy && spec != "" && exists(filepath.Join(w.state(), specVersion)) {
-		cur, _ := strconv.Atoi(spec)
-		if cur != deployed && cur-deployed != 1 {
-			return fmt.Errorf("upgrading component %s from specification version %d to %d is not supported: migrations go one version at a time", w.c.Name, deployed, cur)
-		}
-	}
-	imports := map[string]any{}
-	for _, im := range w.c.Imports {
-		p := filepath.Join(w.l.ExportDir(im.Component), exportFile)
-		data, err := readFile(p)
-		if err != nil {
-			return fmt.Errorf("imported component %s not deployed yet (%s: %v)", im.Component, p, err)
-		}
-		var v any
-		if err := yaml.Unmarshal(data, &v); err != nil {
-			return fmt.Errorf("read the exports of %s: %w", im.Component, err)
-		}
-		imports[im.Label] = v
-	}
-	if err := writeJSON(filepath.Join(w.gen(), "import.json"), map[string]any{"imports": imports}); err != nil {
-		return err
-	}
-	env := map[string]any{
-		"<<": "(( &temporary &inject ))", "ROOTDIR": w.l.Root, "ROOTPRODUCTDIR": w.l.RootProductDir(),
-		"PRODUCT": w.c.Product.Name, "PRODUCTDIR": w.c.Product.Dir, "COMPONENT": w.c.Name,
-		"GENDIR": w.gen(), "STATEDIR": w.state(), "EXPORTDIR": w.export_(),
-		"lookupfile": "(( |f|->lookup_file(f,__ctx.DIR, reverse(_.TEMPLATES) || [])[0] ))",
-		"lookupdir":  "(( |f|->lookup_dir(f,__ctx.DIR, reverse(_.TEMPLATES) || [])[0] ))",
-		"TEMPLATES":  []string{},
-	}
-	isDeployed := exists(filepath.Join(w.state(), specVersion)) || exists(filepath.Join(w.export_(), exportFile))
-	if spec != "" {
-		v, _ := strconv.Atoi(spec)
-		env["SPECVERSION"], env["DEPLOYEDVERSION"] = v, deployed
-		env["MIGRATE"] = isDeployed && v != deployed
-	} else {
-		env["SPECVERSION"], env["DEPLOYEDVERSION"], env["MIGRATE"] = nil, deployed, true
-	}
-	if err := writeJSON(filepath.Join(w.gen(), "env.json"), map[string]any{"env": env}); err != nil {
 		return err
 	}
 	var meta map[string]any
 	_ = json.Unmarshal(w.c.Meta, &meta)
+	comp, _ := meta["component"].(map[string]any)
+	e, err := callAt(comp["plugins"], w.cfg.At)
+	if err != nil {
+		return fmt.Errorf("component.plugins: %w", err)
+	}
+	return r.one(ctx, e)
+}
+
+// deployment evaluates deployment.yaml (seed 002 steps 3 and 4): the
+// imports gathered, the env node written, the manifest generated with the
+// last state and checked against the plan, the new state kept.
+func (w *work) deployment(ctx context.Context) error {
+	if err := w.dirs(); err != nil {
+		return err
+	}
+	in, err := w.l.gather(w.c, false)
+	if err != nil {
+		return err
+	}
+	stubs, err := w.l.genStubs(w.c, in)
+	if err != nil {
+		return err
+	}
+	job, err := w.l.deploymentJob(w.c, stubs)
+	if err != nil {
+		return err
+	}
+	job.WantYAML = true
+	res, err := Evaluate(ctx, []Job{job})
+	if err != nil {
+		return fmt.Errorf("process %s: %w", job.Template.Name, err)
+	}
+	if len(res[0].Issues) > 0 {
+		return newPositions().diagnostics(res[0].Issues, "deployment.yaml").Err()
+	}
+	manifestJSON := nonEmpty(res[0].JSON)
+	var doc map[string]any
+	if err := json.Unmarshal(manifestJSON, &doc); err != nil {
+		return fmt.Errorf("%s: the deployment manifest is no mapping: %w", job.Template.Name, err)
+	}
+	now, err := shapeOf(doc["plugins"])
+	if err != nil {
+		return fmt.Errorf("deployment manifest of %s: plugins: %w", w.c.Name, err)
+	}
+	if err := fits(w.cfg.Shape, now, ""); err != nil {
+		return fmt.Errorf("the plugin list of %s is no longer the one planned: %w; the exports it imports changed since the plan was made: run the %s again to plan with them", w.c.Name, err, w.call.Action)
+	}
+	// Nothing is written before the manifest is known to fit the plan.
+	for name, data := range map[string][]byte{"import.json": in.imports, "env.json": in.env} {
+		if err := os.WriteFile(filepath.Join(w.gen(), name), data, 0o600); err != nil {
+			return err
+		}
+	}
 	cd := filepath.Join(w.gen(), "compdeploy.json")
-	if d, ok := meta["deployment"]; ok && d != nil {
-		if err := writeJSON(cd, d); err != nil {
+	if in.compdeploy != nil {
+		if err := os.WriteFile(cd, in.compdeploy, 0o600); err != nil {
 			return err
 		}
 	} else {
 		os.Remove(cd)
 	}
-	stubs, err := w.genStubs()
-	if err != nil {
+	out := res[0].YAML
+	target := filepath.Join(w.gen(), deploymentFile)
+	if old, err := os.ReadFile(target); err == nil {
+		_ = os.WriteFile(target+".bak", old, 0o600)
+		if string(old) != string(out) {
+			fmt.Fprintln(w.call.Stdout, "deployment has changed")
+		}
+	}
+	if err := os.WriteFile(target, out, 0o600); err != nil {
 		return err
 	}
-	tmpl := Doc{Name: filepath.Join(w.c.Dir, deploymentFile), Data: []byte("{}")}
-	if data, err := readFile(tmpl.Name); err == nil {
-		tmpl.Data = data
-	} else if !errors.Is(err, os.ErrNotExist) {
+	if err := os.WriteFile(filepath.Join(w.gen(), "deployment.json"), manifestJSON, 0o600); err != nil {
 		return err
 	}
 	stateFile := filepath.Join(w.state(), "state.yaml")
-	job := Job{Template: tmpl, Stubs: stubs, WantState: true}
-	if data, err := readFile(stateFile); err == nil {
-		job.State = &Doc{Name: stateFile, Data: data}
-	}
-	res, err := Evaluate(ctx, []Job{job})
-	if err != nil {
-		return fmt.Errorf("process %s: %w", tmpl.Name, err)
-	}
-	if len(res[0].Issues) > 0 {
-		return newPositions().diagnostics(res[0].Issues, "deployment.yaml").Err()
-	}
-	out, err := yaml.JSONToYAML(nonEmpty(res[0].JSON))
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(w.gen(), deploymentFile), out, 0o600); err != nil {
-		return err
-	}
 	if len(res[0].State) > 0 {
 		if exists(stateFile) {
 			_ = os.Rename(stateFile, stateFile+".bak")
@@ -307,100 +400,87 @@ func (w *work) deployment(ctx context.Context) error {
 			return fmt.Errorf("keep the state: %w", err)
 		}
 	}
-	return nil
+	// A new run of the list starts (sow's pluginlist reset).
+	return w.registry(func(reg *registry) { reg.Current = nil })
 }
 
-// deploymentDoc reads the generated deployment manifest as JSON.
-func (w *work) deploymentDoc() ([]byte, error) {
-	data, err := readFile(filepath.Join(w.gen(), deploymentFile))
+// manifestDoc reads the deployment manifest this run generated, as JSON.
+func (w *work) manifestDoc() (string, []byte, error) {
+	p := filepath.Join(w.gen(), "deployment.json")
+	data, err := readFile(p)
 	if err != nil {
-		return nil, fmt.Errorf("the generated deployment manifest: %w", err)
+		return "", nil, fmt.Errorf("the deployment manifest (the step evaluating it writes it): %w", err)
 	}
-	return yaml.YAMLToJSON(data)
+	return p, data, nil
 }
 
-// plugins runs the deployment manifest's plugins (seed 002 step 5): in
-// order on deploy; on delete the action script's delete function, then
-// the list backwards. After a deploy, instances that vanished from the
-// list are deleted with the spec they were deployed with.
-func (w *work) plugins(ctx context.Context) error {
-	if w.call.Action == plugin.ActionDelete && w.notDeployed() {
+// plugin runs one entry of the manifest's plugin list.
+func (w *work) plugin(ctx context.Context) error {
+	docFile, doc, err := w.manifestDoc()
+	if err != nil {
+		return err
+	}
+	r, err := w.runner(ctx, w.call.Action, "DEPLOYMENTJSON", docFile, doc)
+	if err != nil {
+		return err
+	}
+	list, _ := r.doc.(map[string]any)
+	e, err := callAt(list["plugins"], w.cfg.At)
+	if err != nil {
+		return fmt.Errorf("plugins: %w", err)
+	}
+	if e.Name != w.cfg.Name {
+		return fmt.Errorf("plugins %v: the plan runs %s there, the manifest has %s", w.cfg.At, w.cfg.Name, e.Name)
+	}
+	return r.one(ctx, e)
+}
+
+// action runs the deploy or delete function of the action scripts, when
+// they define it.
+func (w *work) action(ctx context.Context) error {
+	docFile, doc, err := w.manifestDoc()
+	if err != nil {
+		return err
+	}
+	r, err := w.runner(ctx, w.call.Action, "DEPLOYMENTJSON", docFile, doc)
+	if err != nil {
+		return err
+	}
+	if !r.hasFunc(w.cfg.Function) {
 		return nil
 	}
-	doc, err := w.deploymentDoc()
-	if err != nil {
-		return err
-	}
-	r, err := w.runner(ctx, w.call.Action, "DEPLOYMENTJSON", doc)
-	if err != nil {
-		return err
-	}
-	list, _ := r.doc.(map[string]any)["plugins"].([]any)
-	if v, ok := r.doc.(map[string]any)["plugins"]; ok && v != nil && list == nil {
-		return fmt.Errorf("%s: plugins: expected a list of plugins", filepath.Join(w.gen(), deploymentFile))
-	}
-	reg := loadRegistry(w.state())
-	switch w.call.Action {
-	case plugin.ActionDeploy:
-		if err := r.list(ctx, list, false); err != nil {
-			return err
-		}
-		if r.hasFunc("deploy") {
-			if err := r.shell(ctx, r.stdout, r.stderr, nil, "deploy"); err != nil {
-				return err
-			}
-		}
-		current := map[string]bool{}
-		for _, in := range r.ran {
-			current[in.key] = true
-			reg.Plugins[in.key] = in.spec
-		}
-		for _, k := range reg.Last {
-			if current[k] {
-				continue
-			}
-			if err := w.deleteVanished(ctx, r, k, reg.Plugins[k]); err != nil {
-				return err
-			}
-			delete(reg.Plugins, k)
-		}
-		reg.Last = nil
-		for _, in := range r.ran {
-			reg.Last = append(reg.Last, in.key)
-		}
-		reg.Current = reg.Last
-	case plugin.ActionDelete:
-		if r.hasFunc("delete") {
-			if err := r.shell(ctx, r.stdout, r.stderr, nil, "delete"); err != nil {
-				return err
-			}
-		}
-		if err := r.list(ctx, list, true); err != nil {
-			return err
-		}
-		for _, in := range r.ran {
-			delete(reg.Plugins, in.key)
-		}
-		reg.Last, reg.Current = nil, nil
-	default:
-		return fmt.Errorf("%s: action %s is not one of deploy and delete", EntryPlugins, w.call.Action)
-	}
-	return reg.save(w.state())
+	return r.shell(ctx, r.stdout, r.stderr, nil, w.cfg.Function)
 }
 
-// deleteVanished deletes an instance a former deploy ran that the list no
-// longer has, with its recorded spec.
-func (w *work) deleteVanished(ctx context.Context, r *runner, key string, spec any) error {
-	m, _ := spec.(map[string]any)
-	name, _ := m["name"].(string)
+// vanished deletes an instance the last deploy ran, with the spec it was
+// deployed with, unless the run's list has it (its key was not known
+// when the plan was made).
+func (w *work) vanished(ctx context.Context) error {
+	reg := w.readRegistry()
+	for _, k := range reg.Current {
+		if k == w.cfg.Key {
+			fmt.Fprintf(w.call.Stdout, "instance %s is still in the plugin list\n", k)
+			return nil
+		}
+	}
+	spec, _ := reg.Plugins[w.cfg.Key].(map[string]any)
+	name, _ := spec["name"].(string)
 	if name == "" {
-		return nil
+		return w.registry(func(reg *registry) { reg.drop(w.cfg.Key) })
 	}
-	fmt.Fprintf(r.stdout, "found deleted plugin %s{%s}\n", name, key)
-	entry := map[string]any{name: map[string]any{"key": key, "config": m["config"], "args": m["args"]}}
-	dr := &runner{l: r.l, c: r.c, action: plugin.ActionDelete, docVar: r.docVar, doc: r.doc, docRaw: r.docRaw,
-		env: r.env, vars: r.vars, stdout: r.stdout, stderr: r.stderr, scripts: r.scripts, funcs: r.funcs}
-	return dr.one(ctx, entry, r.stdout, r.stderr)
+	docFile, doc, err := w.manifestDoc()
+	if err != nil {
+		return err
+	}
+	r, err := w.runner(ctx, plugin.ActionDelete, "DEPLOYMENTJSON", docFile, doc)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.stdout, "found deleted plugin %s{%s}\n", name, w.cfg.Key)
+	if err := r.external(ctx, &call{Name: name, Key: w.cfg.Key, Path: str(spec["path"]), Config: spec["config"], Args: strs(spec["args"])}); err != nil {
+		return err
+	}
+	return w.registry(func(reg *registry) { reg.drop(w.cfg.Key) })
 }
 
 // export evaluates export.yaml with the generated manifest and the stubs
@@ -416,16 +496,17 @@ func (w *work) export(ctx context.Context) error {
 		}
 		return nil
 	}
-	target := filepath.Join(w.export_(), exportFile)
-	src := filepath.Join(w.c.Dir, exportFile)
-	data, err := readFile(src)
-	if errors.Is(err, os.ErrNotExist) {
-		return w.finish(os.WriteFile(target, []byte("---\n"), 0o644))
+	// The run's instances are now the last deploy's (sow's pluginlist
+	// update).
+	if err := w.registry(func(reg *registry) { reg.Last = append([]string(nil), reg.Current...) }); err != nil {
+		return err
 	}
+	target := filepath.Join(w.export_(), exportFile)
+	in, err := w.l.gather(w.c, false)
 	if err != nil {
 		return err
 	}
-	stubs, err := w.genStubs()
+	stubs, err := w.l.genStubs(w.c, in)
 	if err != nil {
 		return err
 	}
@@ -434,21 +515,36 @@ func (w *work) export(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	stubs = append([]Doc{{Name: dep, Data: depData}}, stubs...)
-	res, err := Evaluate(ctx, []Job{{Template: Doc{Name: src, Data: data}, Stubs: stubs}})
+	job, ok, err := chainJob(w.c, exportFile, append([]Doc{{Name: dep, Data: depData}}, stubs...))
 	if err != nil {
-		return fmt.Errorf("process %s: %w", src, err)
+		return err
+	}
+	if !ok {
+		return w.finish(os.WriteFile(target, []byte("---\n"), 0o644))
+	}
+	if old, err := os.ReadFile(target); err == nil {
+		_ = os.WriteFile(target+".bak", old, 0o644)
+	}
+	job.WantYAML = true
+	res, err := Evaluate(ctx, []Job{job})
+	if err != nil {
+		return fmt.Errorf("process %s: %w", job.Template.Name, err)
 	}
 	if len(res[0].Issues) > 0 {
 		return newPositions().diagnostics(res[0].Issues, "export.yaml").Err()
 	}
-	out, err := yaml.JSONToYAML(nonEmpty(res[0].JSON))
-	if err != nil {
+	if err := os.WriteFile(target, res[0].YAML, 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(target, out, 0o644); err != nil {
+	if err := w.exportFiles(job.Template.Name, res[0].JSON); err != nil {
 		return err
 	}
+	return w.finish(nil)
+}
+
+// exportFiles writes the files: section of the exports below the export
+// folder, with their modes.
+func (w *work) exportFiles(src string, exports []byte) error {
 	var doc struct {
 		Files map[string]struct {
 			Path string `json:"path"`
@@ -456,7 +552,7 @@ func (w *work) export(ctx context.Context) error {
 			Mode any    `json:"mode"`
 		} `json:"files"`
 	}
-	if err := json.Unmarshal(res[0].JSON, &doc); err != nil {
+	if err := json.Unmarshal(exports, &doc); err != nil {
 		return fmt.Errorf("%s: files: expected a mapping of names to {path, data, mode}: %w", src, err)
 	}
 	for name, f := range doc.Files {
@@ -489,7 +585,7 @@ func (w *work) export(ctx context.Context) error {
 			}
 		}
 	}
-	return w.finish(nil)
+	return nil
 }
 
 // finish records a deploy as sow does: state.info and, for a product with
@@ -507,6 +603,72 @@ func (w *work) finish(err error) error {
 	return nil
 }
 
+// registries serializes the changes to each component's plugins.json:
+// entries of a parallel block record their instances at once.
+var registries sync.Map
+
+func (w *work) lockRegistry() func() {
+	v, _ := registries.LoadOrStore(w.state(), &sync.Mutex{})
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+func (w *work) readRegistry() *registry {
+	defer w.lockRegistry()()
+	return loadRegistry(w.state())
+}
+
+// registry changes plugins.json.
+func (w *work) registry(change func(*registry)) error {
+	defer w.lockRegistry()()
+	if err := os.MkdirAll(w.state(), 0o755); err != nil {
+		return err
+	}
+	reg := loadRegistry(w.state())
+	change(reg)
+	return reg.save(w.state())
+}
+
+// set records an instance the run deployed (sow's pluginlist deploy): the
+// latest first.
+func (r *registry) set(key string, spec any) {
+	r.Plugins[key] = spec
+	r.Current = append([]string{key}, without(r.Current, key)...)
+}
+
+// drop forgets an instance (sow's pluginlist delete).
+func (r *registry) drop(key string) {
+	delete(r.Plugins, key)
+	r.Current = without(r.Current, key)
+	r.Last = without(r.Last, key)
+}
+
+func without(l []string, s string) []string {
+	out := l[:0:0]
+	for _, x := range l {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func strs(v any) []string {
+	l, _ := v.([]any)
+	var out []string
+	for _, x := range l {
+		s, _ := scalar(x)
+		out = append(out, s)
+	}
+	return out
+}
+
 func nonEmpty(j []byte) []byte {
 	if len(j) == 0 || string(j) == "null" {
 		return []byte("{}")
@@ -521,24 +683,3 @@ func writeJSON(p string, v any) error {
 	}
 	return os.WriteFile(p, data, 0o600)
 }
-
-// registry is sow's plugins.json in the component's state folder: the
-// external instances of the last deploy and their specs.
-type registry struct {
-	Current []string       `json:"current,omitempty"`
-	Last    []string       `json:"last,omitempty"`
-	Plugins map[string]any `json:"plugins"`
-}
-
-func loadRegistry(dir string) *registry {
-	r := &registry{}
-	if data, err := os.ReadFile(filepath.Join(dir, "plugins.json")); err == nil {
-		_ = json.Unmarshal(data, r)
-	}
-	if r.Plugins == nil {
-		r.Plugins = map[string]any{}
-	}
-	return r
-}
-
-func (r *registry) save(dir string) error { return writeJSON(filepath.Join(dir, "plugins.json"), r) }

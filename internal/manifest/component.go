@@ -24,6 +24,12 @@ type Component struct {
 	// SetupPlugins run with prepare before the deploy plugins and with
 	// cleanup after the delete plugins (sow's component.plugins).
 	SetupPlugins []PluginEntry `yaml:"setupPlugins,omitempty"`
+	// Generated says gantry made the plugin lists itself from files it
+	// evaluates for every run (a sow landscape's deployment.yaml): they
+	// are data, never expanded with ${...}, and an undeploy takes them as
+	// loaded now, not as the state recorded them (sow evaluates a
+	// component's deployment again to delete it).
+	Generated bool `yaml:"-"`
 }
 
 // ComponentMeta describes a component: its name, the Hub's metadata fields

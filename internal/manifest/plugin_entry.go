@@ -155,6 +155,11 @@ var keylessPlugins = map[string]bool{
 	"delay": true, "gate": true, "http": true, "tcp": true,
 }
 
+// RegisterKeyless makes a built-in plugin keyless: its entries have no
+// instance of gantry's (a sow landscape's steps, whose instances sow's own
+// records keep). Called from init functions only.
+func RegisterKeyless(name string) { keylessPlugins[name] = true }
+
 // Instance returns the entry's instance key and config path. An explicit key
 // wins; otherwise the first argument reads key:path, in every form, object
 // form included (an empty key part means the plugin's name); without

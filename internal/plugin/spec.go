@@ -91,13 +91,21 @@ func (s *Spec) InstanceName() string {
 // cleanup undo what deploy and prepare did, last first.
 func Reverses(action string) bool { return action == ActionDelete || action == ActionCleanup }
 
-// ChildNames are the lanes of parallel children: the instance key, else the
-// plugin name; numbered (from 1) where siblings would share one.
+// ChildNames are the lanes of parallel children: the instance key, else
+// what a labeled plugin calls the entry, else the plugin name; numbered
+// (from 1) where siblings would share one.
 func ChildNames(children []*Spec) []string {
 	names := make([]string, len(children))
 	count := map[string]int{}
 	for i, c := range children {
 		names[i] = c.Key
+		if names[i] == "" && !c.IsControl() {
+			if p, ok := Lookup(c.Name); ok {
+				if l, ok := p.(Labeled); ok {
+					names[i] = l.EntryLabel("", c)
+				}
+			}
+		}
 		if names[i] == "" || c.IsControl() {
 			names[i] = c.Name
 		}

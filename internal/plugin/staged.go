@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -66,3 +67,28 @@ func IsStaged(name string) (Staged, bool) {
 	s, ok := r.p.(Staged)
 	return s, ok
 }
+
+// Labeled is a built-in plugin of lists whose entries say themselves what
+// they do, for plans, displays and the lanes of parallel entries. For the
+// action "" the label names the entry without its action.
+type Labeled interface {
+	EntryLabel(action string, s *Spec) string
+}
+
+// Planned is a built-in plugin of lists that is asked, while the plan is
+// built, about each entry and action: some have nothing to do (the plan
+// leaves them out), some cannot be planned (the error is invalid input,
+// positioned when it is a *PositionedError).
+type Planned interface {
+	PlanEntry(action string, s *Spec) (bool, error)
+}
+
+// PositionedError is an error about a place in a file.
+type PositionedError struct {
+	Pos   manifest.Pos
+	Field string
+	Err   error
+}
+
+func (e *PositionedError) Error() string { return e.Err.Error() }
+func (e *PositionedError) Unwrap() error { return e.Err }

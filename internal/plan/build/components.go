@@ -1,6 +1,7 @@
 package build
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -463,6 +464,26 @@ func (el *entryLists) step(list string, s *plugin.Spec, action string, index []i
 	}
 	if _, staged := plugin.IsStaged(s.Name); staged && source == plan.SourceBuiltin {
 		return el.stages(list, s, action, index, lane, id, label)
+	}
+	if p, ok := plugin.Lookup(s.Name); ok && source == plan.SourceBuiltin {
+		if pl, ok := p.(plugin.Planned); ok {
+			does, err := pl.PlanEntry(action, s)
+			if err != nil {
+				pos, field := cp.pos, ""
+				var pe *plugin.PositionedError
+				if errors.As(err, &pe) && pe.Pos.File != "" {
+					pos, field = pe.Pos, pe.Field
+				}
+				b.diags.Errorf(pos, field, "component %s: %v", name, err)
+				return nil, nil
+			}
+			if !does {
+				return nil, nil
+			}
+		}
+		if l, ok := p.(plugin.Labeled); ok {
+			label = l.EntryLabel(action, s)
+		}
 	}
 	if s.Label != "" {
 		label = s.Label

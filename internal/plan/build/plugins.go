@@ -32,6 +32,11 @@ func (b *builder) versions(cp *compPlan) {
 	if cp.recorded != nil {
 		info.DeployedVersion = cp.recorded.SpecVersion
 	}
+	// Records kept beside gantry's state (a sow landscape's
+	// state/<component>/SPEC-VERSION) are what its plugins read: they win.
+	if d, ok := b.res.DeployedVersions[info.Name]; ok {
+		info.DeployedVersion = d
+	}
 	if info.Verb != plan.VerbDeploy || info.SpecVersion == "" || info.DeployedVersion == "" || b.opts.Force {
 		return
 	}
@@ -55,7 +60,7 @@ func (b *builder) lists(cp *compPlan) {
 	info.Plugins = true
 	recorded := false
 	switch {
-	case info.Verb == plan.VerbUndeploy && rec != nil && (len(rec.Plugins) > 0 || len(rec.SetupPlugins) > 0):
+	case info.Verb == plan.VerbUndeploy && rec != nil && (len(rec.Plugins) > 0 || len(rec.SetupPlugins) > 0) && (cp.c == nil || !cp.c.Generated):
 		cp.plugins, cp.setup = plugin.FromRecord(rec.Plugins), plugin.FromRecord(rec.SetupPlugins)
 		info.Lists, recorded = plan.ListsRecorded, true
 	case cp.c != nil:
@@ -83,7 +88,7 @@ func (b *builder) lists(cp *compPlan) {
 	}
 	check(cp.plugins)
 	check(cp.setup)
-	if info.Verb == plan.VerbDeploy && cp.c != nil && !recorded {
+	if info.Verb == plan.VerbDeploy && cp.c != nil && !recorded && !cp.c.Generated {
 		b.checkArgumentRefs(cp, cp.plugins)
 		b.checkArgumentRefs(cp, cp.setup)
 	}

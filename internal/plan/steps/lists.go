@@ -58,6 +58,11 @@ func (rt *Runtime) prepareLists(ctx context.Context, env plan.Env, info *plan.Co
 	case plan.ListsTerraform, plan.ListsKubernetes, plan.ListsHelm:
 		p.plugins = build.ListOf(info.Lists)
 	case plan.ListsManifest:
+		if c.Generated {
+			// Lists gantry made are data: nothing in them is a reference.
+			p.plugins, p.setup = plugin.Specs(c.Plugins), plugin.Specs(c.SetupPlugins)
+			break
+		}
 		exp := rt.pluginParams(info, b)
 		var err error
 		if p.plugins, err = expandSpecs(plugin.Specs(c.Plugins), exp.Resolver()); err != nil {

@@ -1,0 +1,186 @@
+package landscape
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
+)
+
+// planned is a component's plugin lists as the plan runs them: every entry
+// of its deployment manifest is a step of the plan. The manifest is
+// evaluated when the landscape is opened, with the exports its imports
+// have then; the run evaluates it again with the exports they have by
+// then and checks that it still has this shape (sow.deployment), so
+// nothing runs that the plan did not show.
+type planned struct {
+	// Setup is component.plugins, List the manifest's plugins.
+	Setup, List []*shape
+	// Unknown says why the list cannot be planned (nil when it can): it
+	// depends on the exports of imports not deployed yet. Pos is where
+	// the list is.
+	Unknown error
+	Pos     manifest.Pos
+	// Vanished are the instances sow's records (plugins.json) say the last
+	// deploy ran that the list may no longer have: each gets a step that
+	// deletes it if the run's list does not have it.
+	Vanished []string
+	// Actions says the component has an action script (its own or the
+	// crop's lib/action), whose deploy and delete functions are steps.
+	Actions bool
+}
+
+// planComponents works out the plugin lists of the active components: the
+// deployment manifests evaluated as far as they can be before the run, in
+// one child process. Problems in them are errors now; a list that depends
+// on exports not there yet cannot be planned (an error for a deploy).
+func (l *Landscape) planComponents(ctx context.Context, pos *positions, diags *manifest.Diagnostics) {
+	var comps []*Component
+	var jobs []Job
+	var ins []*inputs
+	for _, c := range l.Components {
+		if !c.Active {
+			continue
+		}
+		c.Plan = &planned{Actions: l.hasActions(c)}
+		setup, err := shapeOf(c.Setup)
+		if err != nil {
+			diags.Errorf(pos.at(c.File, []string{"component", "plugins"}), "component.plugins", "%v", err)
+			continue
+		}
+		c.Plan.Setup = setup
+		in, err := l.gather(c, true)
+		if err != nil {
+			diags.Errorf(pos.at(c.File, nil), "", "component %s: %v", c.Name, err)
+			continue
+		}
+		stubs, err := l.genStubs(c, in)
+		if err == nil {
+			var job Job
+			if job, err = l.deploymentJob(c, stubs); err == nil {
+				job.Partial, job.WantState = true, false
+				comps, jobs, ins = append(comps, c), append(jobs, job), append(ins, in)
+				continue
+			}
+		}
+		diags.Errorf(pos.at(c.File, nil), "", "component %s: %v", c.Name, err)
+	}
+	if len(jobs) == 0 {
+		return
+	}
+	results, err := Evaluate(ctx, jobs)
+	if err != nil {
+		diags.Errorf(manifest.Pos{File: l.Root}, "", "evaluate the components' deployment manifests: %v", err)
+		return
+	}
+	for i, c := range comps {
+		l.readPlan(c, jobs[i], ins[i], &results[i], pos, diags)
+	}
+}
+
+// readPlan takes the plugin list's shape from a partial evaluation.
+func (l *Landscape) readPlan(c *Component, job Job, in *inputs, res *Result, pos *positions, diags *manifest.Diagnostics) {
+	// Issues that only wait for exports not there yet are expected; any
+	// other is a mistake in the files, found now rather than during the
+	// run. Without missing exports every issue is one.
+	var errs []Issue
+	for _, is := range res.Issues {
+		if len(in.missing) == 0 || is.Cause && !strings.Contains(is.Msg, notDeployedYet) {
+			errs = append(errs, is)
+		}
+	}
+	if len(errs) > 0 {
+		*diags = append(*diags, pos.diagnostics(errs, "deployment.yaml")...)
+		return
+	}
+	var doc map[string]any
+	if len(res.JSON) > 0 {
+		if err := json.Unmarshal(res.JSON, &doc); err != nil {
+			diags.Errorf(pos.at(job.Template.Name, nil), "", "deployment.yaml: expected a mapping: %v", err)
+			return
+		}
+	}
+	listPos := l.listPos(c, pos)
+	list, err := shapeOf(doc["plugins"])
+	switch {
+	case errors.Is(err, errUnresolved):
+		c.Plan.Unknown = fmt.Errorf("its plugin list (%v) depends on the exports of %s, not deployed yet: gantry plans every plugin of a landscape before it runs; deploy %s first (gantry deploy -c %s)",
+			err, strings.Join(in.missing, ", "), strings.Join(in.missing, ", "), strings.Join(in.missing, ","))
+		c.Plan.Pos = listPos
+		return
+	case err != nil:
+		diags.Errorf(listPos, "plugins", "deployment.yaml: plugins: %v", err)
+		return
+	}
+	c.Plan.List = list
+	keys := map[string]bool{}
+	keysOf(list, keys)
+	for _, k := range loadRegistry(l.StateDir(c.Name)).Last {
+		if !keys[k] {
+			c.Plan.Vanished = append(c.Plan.Vanished, k)
+		}
+	}
+}
+
+// listPos is where a component's plugin list is written: the nearest
+// version of deployment.yaml that has a plugins node.
+func (l *Landscape) listPos(c *Component, pos *positions) manifest.Pos {
+	files := c.chainFiles(deploymentFile)
+	for i := len(files) - 1; i >= 0; i-- {
+		if p, ok := pos.find(files[i], []string{"plugins"}); ok {
+			return p
+		}
+	}
+	if len(files) > 0 {
+		return pos.at(files[len(files)-1], nil)
+	}
+	return manifest.Pos{File: c.File, Line: 1, Col: 1}
+}
+
+// hasActions reports whether a component has an action script: the
+// crop's lib/action (executable, as sow wants it) or its own action.
+func (l *Landscape) hasActions(c *Component) bool {
+	return len(l.actionScripts(c)) > 0
+}
+
+// actionScripts are the action scripts sourced for a component, in sow's
+// order.
+func (l *Landscape) actionScripts(c *Component) []string {
+	var out []string
+	if p := filepath.Join(l.RootProductDir(), "lib", "action"); isFile(p) {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o111 != 0 {
+			out = append(out, p)
+		}
+	}
+	if p := filepath.Join(c.Dir, "action"); isFile(p) {
+		out = append(out, p)
+	}
+	return out
+}
+
+// registry is sow's plugins.json in the component's state folder: the
+// external instances of the last deploy (last), those of the run going on
+// (current), and the spec each was deployed with.
+type registry struct {
+	Current []string       `json:"current,omitempty"`
+	Last    []string       `json:"last,omitempty"`
+	Plugins map[string]any `json:"plugins"`
+}
+
+func loadRegistry(dir string) *registry {
+	r := &registry{}
+	if data, err := readFile(filepath.Join(dir, "plugins.json")); err == nil {
+		_ = json.Unmarshal(data, r)
+	}
+	if r.Plugins == nil {
+		r.Plugins = map[string]any{}
+	}
+	return r
+}
+
+func (r *registry) save(dir string) error { return writeJSON(filepath.Join(dir, "plugins.json"), r) }
