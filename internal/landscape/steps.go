@@ -542,6 +542,27 @@ func (w *work) export(ctx context.Context) error {
 	return w.finish(nil)
 }
 
+// finish records a deploy as sow does: state.info and, for a product with
+// a SPEC-VERSION, the version deployed; and reports the exports' digest as
+// the component's output (secret: exports may hold secrets).
+func (w *work) finish(err error) error {
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(w.state(), "state.info"), []byte("deployed\n"), 0o644); err != nil {
+		return err
+	}
+	if v := w.c.Product.SpecVersion; v != "" {
+		if err := os.WriteFile(filepath.Join(w.state(), specVersion), []byte(v+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	if w.call.Report != nil {
+		w.call.Report(map[string]string{ExportsOutput: w.exportsDigest()}, []string{ExportsOutput})
+	}
+	return nil
+}
+
 // exportFiles writes the files: section of the exports below the export
 // folder, with their modes.
 func (w *work) exportFiles(src string, exports []byte) error {
@@ -584,21 +605,6 @@ func (w *work) exportFiles(src string, exports []byte) error {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-// finish records a deploy as sow does: state.info and, for a product with
-// a SPEC-VERSION, the version deployed.
-func (w *work) finish(err error) error {
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(w.state(), "state.info"), []byte("deployed\n"), 0o644); err != nil {
-		return err
-	}
-	if v := w.c.Product.SpecVersion; v != "" {
-		return os.WriteFile(filepath.Join(w.state(), specVersion), []byte(v+"\n"), 0o644)
 	}
 	return nil
 }
