@@ -15,7 +15,8 @@ import (
 
 // TestExampleComponentGraphs renders the component graph of each stack of
 // examples/ as DOT and Mermaid (gantry plan --output dot|mermaid --graph
-// components) and compares them with testdata/components/<example>.<ext>
+// components, with the example's params.yaml when it has one) and
+// compares them with testdata/components/<example>.<ext>
 // (go test -run TestExampleComponentGraphs -update rewrites those). Each
 // example is copied first: a state a user's deploy left in examples/
 // would change what the plan says.
@@ -42,7 +43,13 @@ func TestExampleComponentGraphs(t *testing.T) {
 			}
 			for ext, output := range map[string]string{".dot": "dot", ".mermaid": "mermaid"} {
 				var stdout, stderr bytes.Buffer
-				args := []string{"plan", filepath.Join(dir, "hub.yaml"), "--output", output, "--graph", "components"}
+				args := []string{"plan", filepath.Join(dir, "hub.yaml")}
+				// An example whose README runs it with params.yaml (the
+				// nested one: its config and resources) is drawn with it.
+				if _, err := os.Stat(filepath.Join(dir, "params.yaml")); err == nil {
+					args = append(args, filepath.Join(dir, "params.yaml"))
+				}
+				args = append(args, "--output", output, "--graph", "components")
 				if code := cli.Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 0 {
 					t.Fatalf("gantry %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
 				}

@@ -39,7 +39,7 @@ func linkComponents(p *plan.Plan, g *build.Graph) {
 
 // linkOf reads one of the graph's reasons for a tie to the component up:
 // "depends", "requires kubernetes", "requires helm, which an earlier
-// component may provide", "uses db:host", "uses host".
+// component may provide", "uses db:host", "uses host", "up web".
 func linkOf(up, reason string) plan.Link {
 	switch {
 	case reason == "depends":
@@ -47,6 +47,8 @@ func linkOf(up, reason string) plan.Link {
 	case strings.HasPrefix(reason, "requires "):
 		what, maybe := strings.CutSuffix(strings.TrimPrefix(reason, "requires "), ", which an earlier component may provide")
 		return plan.Link{Kind: plan.LinkProvides, What: what, Maybe: maybe}
+	case strings.HasPrefix(reason, "up "):
+		return plan.Link{Kind: plan.LinkUp, What: strings.TrimPrefix(reason, "up ")}
 	case strings.HasPrefix(reason, "uses "):
 		return plan.Link{Kind: plan.LinkOutput, What: strings.TrimPrefix(strings.TrimPrefix(reason, "uses "), up+":")}
 	}

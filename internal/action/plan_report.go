@@ -28,7 +28,7 @@ func planParams(st *Stack, b *built, p *plan.Plan) *report.Params {
 	out := &report.Params{Stack: []report.Param{}, Components: map[string][]report.Param{}}
 	if st.Locked != nil {
 		for _, v := range st.Locked.Values() {
-			out.Stack = append(out.Stack, report.NewParam(v.Name, v.Component, v.Value, v.Source, v.Env, v.Secret, mask))
+			out.Stack = append(out.Stack, report.NewParam(v.Name, v.Component, v.Value, spreadSource(st, v.Name, v.Component, v.Source), v.Env, v.Secret, mask))
 		}
 	}
 	var outputs *params.OutputIndex
@@ -52,7 +52,7 @@ func planParams(st *Stack, b *built, p *plan.Plan) *report.Params {
 			if v.Pending != "" {
 				value = "(pending output of " + v.Pending + ")"
 			}
-			ps[i] = report.NewParam(v.Name, "", value, v.Source, v.Env, v.Secret, mask)
+			ps[i] = report.NewParam(v.Name, "", value, spreadSource(st, v.Name, name, v.Source), v.Env, v.Secret, mask)
 		}
 		out.Components[name] = ps
 	}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan/steps"
 	"github.com/gantry-dev/gantry/internal/report"
 )
@@ -48,7 +49,7 @@ func runParams(st *Stack, b *built, out *Outcome) *report.Params {
 	p := &report.Params{Stack: []report.Param{}, Components: map[string][]report.Param{}}
 	if st.Locked != nil {
 		for _, v := range st.Locked.Values() {
-			p.Stack = append(p.Stack, report.NewParam(v.Name, v.Component, v.Value, v.Source, v.Env, v.Secret, mask))
+			p.Stack = append(p.Stack, report.NewParam(v.Name, v.Component, v.Value, spreadSource(st, v.Name, v.Component, v.Source), v.Env, v.Secret, mask))
 		}
 	}
 	if out.Engine == nil {
@@ -61,9 +62,21 @@ func runParams(st *Stack, b *built, out *Outcome) *report.Params {
 		}
 		ps := make([]report.Param, len(values))
 		for i, v := range values {
-			ps[i] = report.NewParam(v.Name, "", v.Value, v.Source, v.Env, v.Secret, mask)
+			ps[i] = report.NewParam(v.Name, "", v.Value, spreadSource(st, v.Name, name, v.Source), v.Env, v.Secret, mask)
 		}
 		p.Components[name] = ps
 	}
 	return p
+}
+
+// spreadSource is where a parameter's value came from as gantry params says
+// it: for a leaf of a nested stack, the level whose config value or
+// default won ("hub.yaml:12 (default of shop)"); else source.
+func spreadSource(st *Stack, name, component, source string) string {
+	if st.Res != nil {
+		if s, ok := st.Res.SpreadSource(manifest.QualifiedName(name, component), source); ok {
+			return s
+		}
+	}
+	return source
 }

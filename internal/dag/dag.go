@@ -282,19 +282,26 @@ func (g *Graph) sccs() [][]int {
 }
 
 // Reachable returns the nodes reachable from name (name itself excluded).
-func (g *Graph) Reachable(name string) []string { return g.walk(name, g.out) }
+func (g *Graph) Reachable(name string) []string { return g.walk(g.out, true, name) }
+
+// ReachableFrom returns the nodes reachable from any of names by at least
+// one edge (a name is in it only when another, or a cycle, leads to it).
+func (g *Graph) ReachableFrom(names ...string) []string { return g.walk(g.out, false, names...) }
 
 // Ancestors returns the nodes from which name is reachable.
-func (g *Graph) Ancestors(name string) []string { return g.walk(name, g.in) }
+func (g *Graph) Ancestors(name string) []string { return g.walk(g.in, true, name) }
 
-func (g *Graph) walk(name string, adj [][]int) []string {
-	start, ok := g.index[name]
-	if !ok {
-		return nil
-	}
+// walk follows adj from the names; skipStarts leaves them out even when a
+// cycle leads back to them.
+func (g *Graph) walk(adj [][]int, skipStarts bool, names ...string) []string {
 	seen := make([]bool, len(g.names))
-	stack := []int{start}
-	seen[start] = true
+	var stack []int
+	for _, name := range names {
+		if v, ok := g.index[name]; ok {
+			stack = append(stack, v)
+			seen[v] = skipStarts
+		}
+	}
 	var out []int
 	for len(stack) > 0 {
 		v := stack[len(stack)-1]
@@ -308,11 +315,11 @@ func (g *Graph) walk(name string, adj [][]int) []string {
 		}
 	}
 	slices.Sort(out)
-	names := make([]string, len(out))
+	found := make([]string, len(out))
 	for i, v := range out {
-		names[i] = g.names[v]
+		found[i] = g.names[v]
 	}
-	return names
+	return found
 }
 
 // Reduce returns the transitive reduction of an acyclic graph: the same nodes,

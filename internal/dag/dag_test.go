@@ -144,3 +144,92 @@ func TestRender(t *testing.T) {
 		t.Errorf("Mermaid:\n%s\nwant:\n%s", mm.String(), wantMM)
 	}
 }
+
+func TestReachableFrom(t *testing.T) {
+	g := build("a b c d e", "a>b", "b>c", "d>e", "c>a")
+	tests := []struct {
+		from []string
+		want []string
+	}{
+		{[]string{"d"}, []string{"e"}},
+		{[]string{"b", "c"}, []string{"a", "b", "c"}}, // the cycle leads back to both
+		{[]string{"d", "e"}, []string{"e"}},           // e is reached from d
+		{[]string{"zz"}, []string{}},
+		{nil, []string{}},
+	}
+	for _, tt := range tests {
+		got := g.ReachableFrom(tt.from...)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ReachableFrom(%v) (-want +got):\n%s", tt.from, diff)
+		}
+	}
+	// Reachable and Ancestors leave their start out, even on a cycle.
+	if got := g.Reachable("a"); !cmp.Equal(got, []string{"b", "c"}) {
+		t.Errorf("Reachable(a) = %v", got)
+	}
+	if got := g.Ancestors("a"); !cmp.Equal(got, []string{"b", "c"}) {
+		t.Errorf("Ancestors(a) = %v", got)
+	}
+}
+
+// TestRenderNestedClusters: clusters inside clusters, each opened where
+// its first node (or nested cluster) comes, nodes of no cluster in place.
+func TestRenderNestedClusters(t *testing.T) {
+	g := build("top web.app web.edge.proxy admin.proxy last", "top>web.app", "web.app>web.edge.proxy")
+	cluster := map[string]string{"web.app": "web", "web.edge.proxy": "web.edge", "admin.proxy": "admin"}
+	parent := map[string]string{"web.edge": "web"}
+	o := RenderOptions{
+		Cluster:       func(n string) string { return cluster[n] },
+		ClusterParent: func(c string) string { return parent[c] },
+		ClusterLabel:  func(c string) string { return c + " (nested)" },
+	}
+	var dot, mm strings.Builder
+	if err := g.WriteDOT(&dot, "p", o); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.WriteMermaid(&mm, o); err != nil {
+		t.Fatal(err)
+	}
+	wantDOT := `digraph "p" {
+  rankdir=LR;
+  node [shape=box];
+  "top" [label="top"];
+  subgraph cluster_0 {
+    label="web (nested)";
+    "web.app" [label="web.app"];
+    subgraph cluster_1 {
+      label="web.edge (nested)";
+      "web.edge.proxy" [label="web.edge.proxy"];
+    }
+  }
+  subgraph cluster_2 {
+    label="admin (nested)";
+    "admin.proxy" [label="admin.proxy"];
+  }
+  "last" [label="last"];
+  "top" -> "web.app";
+  "web.app" -> "web.edge.proxy";
+}
+`
+	if diff := cmp.Diff(wantDOT, dot.String()); diff != "" {
+		t.Errorf("DOT (-want +got):\n%s", diff)
+	}
+	wantMM := `flowchart LR
+  n0["top"]
+  subgraph c0["web (nested)"]
+    n1["web.app"]
+    subgraph c1["web.edge (nested)"]
+      n2["web.edge.proxy"]
+    end
+  end
+  subgraph c2["admin (nested)"]
+    n3["admin.proxy"]
+  end
+  n4["last"]
+  n0 --> n1
+  n1 --> n2
+`
+	if diff := cmp.Diff(wantMM, mm.String()); diff != "" {
+		t.Errorf("Mermaid (-want +got):\n%s", diff)
+	}
+}

@@ -14,6 +14,11 @@ type RenderOptions struct {
 	// Cluster groups nodes into boxes (DOT subgraphs, Mermaid subgraphs); ""
 	// leaves a node outside any box.
 	Cluster func(name string) string
+	// ClusterLabel gives a cluster's label; its name when nil or "".
+	ClusterLabel func(cluster string) string
+	// ClusterParent nests clusters: the cluster a cluster is drawn in, ""
+	// for none (nil: clusters do not nest).
+	ClusterParent func(cluster string) string
 	// EdgeStyle gives an edge's style: "" for plain, "dashed" for a dashed edge.
 	EdgeStyle func(from, to string) string
 	// EdgeLabel gives an edge's label, "" for none.
@@ -30,6 +35,15 @@ func (o RenderOptions) nodeStyle(n string) string {
 	return o.NodeStyle(n)
 }
 
+func (o RenderOptions) clusterLabel(c string) string {
+	if o.ClusterLabel != nil {
+		if l := o.ClusterLabel(c); l != "" {
+			return l
+		}
+	}
+	return c
+}
+
 func (o RenderOptions) label(n string) string {
 	if o.Label != nil {
 		if l := o.Label(n); l != "" {
@@ -40,37 +54,60 @@ func (o RenderOptions) label(n string) string {
 }
 
 // eachNode lays the nodes out for a renderer: without clusters all at the
-// top level; with them, each cluster in order of its first node, opened and
-// closed around its members ("" holds the nodes of no cluster).
-func (o RenderOptions) eachNode(g *Graph, node func(indent, n string), open func(i int, cluster string), close func()) {
+// top level; with them, each cluster in order of its first node (or of its
+// first nested cluster's), opened and closed around its members and the
+// clusters nested in it ("" holds the nodes of no cluster).
+func (o RenderOptions) eachNode(g *Graph, node func(indent, n string), open func(indent string, i int, cluster string), close func(indent string)) {
 	if o.Cluster == nil {
 		for _, n := range g.names {
 			node("  ", n)
 		}
 		return
 	}
-	var order []string
-	members := map[string][]string{}
+	parent := func(c string) string {
+		if o.ClusterParent == nil {
+			return ""
+		}
+		return o.ClusterParent(c)
+	}
+	// children lists, per cluster, its nodes and nested clusters in order
+	// of appearance; a cluster appears with its first node, after its
+	// parents.
+	type item struct {
+		node, cluster string
+	}
+	children := map[string][]item{}
+	seen := map[string]bool{"": true}
+	var reach func(c string)
+	reach = func(c string) {
+		if seen[c] {
+			return
+		}
+		seen[c] = true
+		p := parent(c)
+		reach(p)
+		children[p] = append(children[p], item{cluster: c})
+	}
 	for _, n := range g.names {
 		c := o.Cluster(n)
-		if _, ok := members[c]; !ok {
-			order = append(order, c)
-		}
-		members[c] = append(members[c], n)
+		reach(c)
+		children[c] = append(children[c], item{node: n})
 	}
-	for i, c := range order {
-		if c == "" {
-			for _, n := range members[c] {
-				node("  ", n)
+	next := 0
+	var walk func(c, indent string)
+	walk = func(c, indent string) {
+		for _, it := range children[c] {
+			if it.cluster == "" {
+				node(indent, it.node)
+				continue
 			}
-			continue
+			open(indent, next, it.cluster)
+			next++
+			walk(it.cluster, indent+"  ")
+			close(indent)
 		}
-		open(i, c)
-		for _, n := range members[c] {
-			node("    ", n)
-		}
-		close()
 	}
+	walk("", "  ")
 }
 
 func dotQuote(s string) string {
@@ -89,8 +126,10 @@ func (g *Graph) WriteDOT(w io.Writer, name string, o RenderOptions) error {
 			}
 			fmt.Fprintf(&b, "%s%s [label=%s%s];\n", indent, dotQuote(n), dotQuote(o.label(n)), style)
 		},
-		func(i int, c string) { fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotQuote(c)) },
-		func() { b.WriteString("  }\n") })
+		func(indent string, i int, c string) {
+			fmt.Fprintf(&b, "%ssubgraph cluster_%d {\n%s  label=%s;\n", indent, i, indent, dotQuote(o.clusterLabel(c)))
+		},
+		func(indent string) { b.WriteString(indent + "}\n") })
 	for _, e := range g.Edges() {
 		var attrs []string
 		if o.EdgeStyle != nil {
@@ -124,8 +163,10 @@ func (g *Graph) WriteMermaid(w io.Writer, o RenderOptions) error {
 	}
 	o.eachNode(g,
 		func(indent, n string) { fmt.Fprintf(&b, "%s%s[%s]\n", indent, ids[n], mermaidQuote(o.label(n))) },
-		func(i int, c string) { fmt.Fprintf(&b, "  subgraph c%d[%s]\n", i, mermaidQuote(c)) },
-		func() { b.WriteString("  end\n") })
+		func(indent string, i int, c string) {
+			fmt.Fprintf(&b, "%ssubgraph c%d[%s]\n", indent, i, mermaidQuote(o.clusterLabel(c)))
+		},
+		func(indent string) { b.WriteString(indent + "end\n") })
 	for _, e := range g.Edges() {
 		arrow := "-->"
 		if o.EdgeStyle != nil && o.EdgeStyle(e[0], e[1]) == "dashed" {

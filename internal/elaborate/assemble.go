@@ -67,6 +67,7 @@ func assemble(chain []*level, opts Options, diags *manifest.Diagnostics) *Result
 
 	if n := chain[len(chain)-1].nest; n != nil {
 		n.substituteComponents(out.Components, comps)
+		n.checkConcrete(out, out.Components, comps)
 	}
 	params := newParamSet(out.Components, diags)
 	for i, c := range comps {

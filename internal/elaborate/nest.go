@@ -39,12 +39,15 @@ type nester struct {
 	resourceParams map[string]bool
 	// secretResources are the values of the secret registered resources.
 	secretResources []string
+	// requires and provides are the nested stacks' own, which hold for the
+	// solution as a whole.
+	requires, provides []string
 }
 
 // frame is one stack on the way down, for cycle messages.
 type frame struct {
 	abs  string
-	name string
+	path string // shop, shop.web
 }
 
 // needsNesting reports whether the stack uses nesting at all; stacks that
@@ -84,14 +87,43 @@ func nest(chain []*level, pc manifest.ParamsConfig, diags *manifest.Diagnostics)
 	cfg := resolveConfig(own, given, n.root, nil, n.resources, diags)
 	abs, _ := filepath.Abs(own.File)
 	for _, l := range chain {
-		l.stack.Components = n.level(l.stack, cfg, "", n.root, []frame{{abs: abs, name: n.root}}, &l.stack.Parameters)
+		l.stack.Components = n.level(l.stack, cfg, "", n.root, []frame{{abs: abs, path: n.root}}, &l.stack.Parameters)
+		n.checkLeafNames(l.stack.Components)
 		expandLists(l.stack, n.leavesOf(l.stack))
 	}
 	for i := range own.Parameters {
 		p := &own.Parameters[i]
 		n.record(p.QName(), n.substitute(p, cfg, "parameters"))
 	}
+	for _, l := range chain {
+		n.substituteOutputs(l.stack.Outputs, cfg, "outputs")
+	}
+	own.Requires = appendUnique(own.Requires, n.requires...)
+	own.Provides = appendUnique(own.Provides, n.provides...)
 	return n
+}
+
+// checkLeafNames reports two leaves of the solution with one name: a
+// component of the top stack named like a leaf of a nested stack
+// (web.app beside the nested stack web with its component app).
+func (n *nester) checkLeafNames(leaves []manifest.ComponentRef) {
+	first := make(map[string]int, len(leaves))
+	for i, l := range leaves {
+		j, dup := first[l.Name]
+		if !dup {
+			first[l.Name] = i
+			continue
+		}
+		a, b := leaves[j], l
+		if a.Up != "" && b.Up == "" {
+			a, b = b, a
+		}
+		what := "the component " + a.Name
+		if a.Up != "" {
+			what = "a leaf of nested stack " + a.Up
+		}
+		n.diags.Errorf(b.Pos, n.root+".components", "component %q: %s has the same name (%s); leaves are named by their path, so rename one", b.Name, what, a.Pos.FileLine())
+	}
 }
 
 // leafIndex maps, per level, a role name to the leaves it stands for.
@@ -119,6 +151,15 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 	roles := leafIndex{}
 	for i, ref := range s.Components {
 		field := manifest.ItemPath("components", i)
+		if strings.Contains(ref.Name, ".") && (prefix != "" || ref.Source.Stack != "") {
+			// Leaves are named by their path: a dot of a name's own would
+			// make web.a.b the leaf b of a or the leaf a.b of web.
+			dot := strings.Index(ref.Name, ".")
+			n.diags.Errorf(ref.Positions.At("name", ref.Pos), path+"."+field+".name",
+				"name %q has a dot: nested stacks and their components are named without, since leaves are named by their path (%s%s would read as a leaf of a nested stack %s)",
+				ref.Name, prefix, ref.Name, prefix+ref.Name[:dot])
+			continue
+		}
 		if ref.Source.Stack == "" {
 			leaf := ref
 			leaf.Name = prefix + ref.Name
@@ -204,12 +245,12 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 	childPath := path + "." + ref.Name
 	for i, f := range stack {
 		if f.abs == abs {
-			var names []string
+			var paths []string
 			for _, g := range stack[i:] {
-				names = append(names, g.name)
+				paths = append(paths, g.path)
 			}
-			names = append(names, ref.Name)
-			n.diags.Errorf(at, field+".source.stack", "nested stack cycle: %s (%s includes itself)", strings.Join(names, " → "), ref.Source.Stack)
+			paths = append(paths, childPath)
+			n.diags.Errorf(at, path+"."+field+".source.stack", "nested stack cycle: %s (%s is %s again, which includes itself)", strings.Join(paths, " → "), childPath, f.path)
 			return nil
 		}
 	}
@@ -230,6 +271,9 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 	if cs.Meta.FromStack != "" {
 		n.diags.Errorf(cs.Meta.Pos, childPath+".meta.fromStack", "a nested stack cannot extend a base stack (fromStack) yet")
 	}
+	n.checkCarried(cs, childPath)
+	n.requires = appendUnique(n.requires, cs.Requires...)
+	n.provides = appendUnique(n.provides, cs.Provides...)
 	given := &givenConfig{}
 	readGiven(ref.Config, given, cfg, s.Meta.Name, childPath+".config", n.diags)
 	// Scale detail given to this role by the enclosing level is outer:
@@ -241,7 +285,49 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 		given.scale[role] = mergeScale(given.scale[role], rs)
 	}
 	ccfg := resolveConfig(cs, given, childPath, cfg, n.resources, n.diags)
-	return n.level(cs, ccfg, prefix+ref.Name+".", childPath, append(stack, frame{abs: abs, name: ref.Name}), &n.params)
+	return n.level(cs, ccfg, prefix+ref.Name+".", childPath, append(stack, frame{abs: abs, path: childPath}), &n.params)
+}
+
+// checkCarried refuses what a nested stack may say that the solution has no
+// place for, rather than dropping it: its outputs, its lifecycle (but the
+// Hub's usual verbs) and platform. Its requires and provides are carried:
+// they hold for the solution.
+func (n *nester) checkCarried(cs *manifest.Stack, path string) {
+	if len(cs.Outputs) > 0 {
+		n.diags.Errorf(cs.Outputs[0].Pos, path+".outputs", "a nested stack's outputs are not carried into the solution: the stack that uses it reads its leaves' outputs (${%s.COMPONENT:OUTPUT})", path[strings.IndexByte(path, '.')+1:])
+	}
+	if cs.Platform != nil {
+		n.diags.Errorf(cs.Platform.Pos, path+".platform", "a nested stack provides nothing to other stacks (platform): only the top stack does")
+	}
+	l := cs.Lifecycle
+	var set []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"bare", l.Bare != ""}, {"order", len(l.Order) > 0}, {"mandatory", len(l.Mandatory) > 0}, {"optional", len(l.Optional) > 0},
+		{"requires", len(l.Requires.Optional) > 0}, {"parallel", l.Parallel != 0}, {"readyConditions", len(l.ReadyConditions) > 0},
+		{"options", l.Options != nil}, {"teardown_orphans", l.TeardownOrphans != ""}, {"pre_flight", l.PreFlight != nil},
+		{"post_flight", l.PostFlight != nil}, {"post_teardown", l.PostTeardown != nil}, {"timeout", l.Timeout != nil}, {"retries", l.Retries != nil},
+	} {
+		if f.set {
+			set = append(set, f.name)
+		}
+	}
+	for _, v := range l.Verbs {
+		if v != "deploy" && v != "undeploy" {
+			set = append(set, "verbs ("+v+")")
+			break
+		}
+	}
+	if len(set) > 0 {
+		pos := l.Pos
+		if pos.File == "" {
+			pos = cs.Pos
+		}
+		n.diags.Errorf(pos, path+".lifecycle", "a nested stack's lifecycle is not applied (it sets %s): give it in the top stack, whose lists name leaves (%s.COMPONENT) or whole nested stacks, and whose timeout and retries hold for every leaf; a component's own lifecycle goes in its entry or manifest",
+			strings.Join(set, ", "), path[strings.IndexByte(path, '.')+1:])
+	}
 }
 
 // implicit gives a leaf (of role) its instances and resilience as

@@ -97,14 +97,12 @@ func (n *nester) resourceValue(cfg *levelConfig, part params.Part) (ref string, 
 	if !isValue || !strings.HasPrefix(field, "config.resource.") {
 		return "", configValue{}, false, nil
 	}
-	name, given := cfg.values[field]
+	_, given := cfg.values[field]
 	if !given {
 		return "", configValue{}, false, nil // Lookup says why
 	}
 	r, registered := cfg.resources[field]
 	switch {
-	case n.resources == nil:
-		return "", configValue{}, true, fmt.Errorf("resource %q has no value here: no params file registers resources (resources: with name, type and value)", name.text)
 	case !registered:
 		return "", configValue{}, true, errReported // checkResource said it
 	case r.Value == "":

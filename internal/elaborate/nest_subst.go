@@ -148,8 +148,8 @@ func onlyConfig(expr string) bool {
 	return true
 }
 
-// substituteComponents replaces ${config.…} in the parameters of the leaves'
-// component manifests with their level's config.
+// substituteComponents replaces ${config.…} in the parameters and outputs of
+// the leaves' component manifests with their level's config.
 func (n *nester) substituteComponents(refs []manifest.ComponentRef, comps []*manifest.Component) {
 	for i, c := range comps {
 		if c == nil || i >= len(refs) {
@@ -162,6 +162,19 @@ func (n *nester) substituteComponents(refs []manifest.ComponentRef, comps []*man
 		for j := range c.Parameters {
 			p := &c.Parameters[j]
 			n.record(manifest.QualifiedName(p.Name, refs[i].Name), n.substitute(p, cfg, refs[i].Name+".parameters"))
+		}
+		n.substituteOutputs(c.Outputs, cfg, refs[i].Name+".outputs")
+	}
+}
+
+// substituteOutputs replaces ${config.…} in the values of outputs with the
+// level's config: a leaf's outputs, and the top stack's.
+func (n *nester) substituteOutputs(outputs []manifest.Output, cfg *levelConfig, field string) {
+	for i := range outputs {
+		o := &outputs[i]
+		var used []configRef
+		if v, ok := n.substituteConfig(o.Value, cfg, o.Pos, field+"."+o.Name, &used); ok {
+			o.Value = v
 		}
 	}
 }

@@ -37,8 +37,11 @@ type givenValue struct {
 	node *manifest.Node
 	text string // the expanded text when node held an expression
 	expr bool
-	pos  manifest.Pos
-	by   string // the stack that passed it; "" at the top
+	// failed is set when the expression could not be evaluated (said
+	// already): the field has no value, rather than the expression's text.
+	failed bool
+	pos    manifest.Pos
+	by     string // the stack that passed it; "" at the top
 	// origin is where the value came from when it only passes on one of
 	// the enclosing level's ("${config.parameter.x}"): that level's value
 	// or default won, not the passing.
@@ -238,11 +241,13 @@ func readValue(n *manifest.Node, enclosing *levelConfig, by, path string, diags 
 	if err != nil || t.IsLiteral() {
 		if err != nil {
 			diags.Errorf(n.Pos, path, "%v", err)
+			v.failed = true
 		}
 		return v
 	}
 	if enclosing == nil {
 		diags.Errorf(n.Pos, path, "a config value at the top must be data, got the expression %q", n.Value)
+		v.failed = true
 		return v
 	}
 	s, err := t.Eval(enclosing)
@@ -250,6 +255,7 @@ func readValue(n *manifest.Node, enclosing *levelConfig, by, path string, diags 
 		if !errors.Is(err, errReported) {
 			diags.Errorf(n.Pos, path, "%v", err)
 		}
+		v.failed = true
 		return v
 	}
 	v.text, v.expr = s, true
@@ -266,6 +272,9 @@ func readValue(n *manifest.Node, enclosing *levelConfig, by, path string, diags 
 // checkType checks a passed value against a field's type and returns its
 // text for substitution.
 func checkType(v givenValue, typ, path string, diags *manifest.Diagnostics) (string, bool) {
+	if v.failed {
+		return "", false // said where it failed
+	}
 	n := v.node
 	if v.expr {
 		// An expression's result is text: it must read as the type.

@@ -57,12 +57,16 @@ func resolveConfig(s *manifest.Stack, given *givenConfig, path string, outer *le
 			if v, ok := vals[k]; ok {
 				if text, ok := checkType(v, f.Type, fp, diags); ok {
 					if resource {
-						if r, ok := checkResource(text, f.Type, v.pos, fp, resources, diags); ok {
-							if out.resources == nil {
-								out.resources = map[string]manifest.Resource{}
-							}
-							out.resources[key] = r
+						r, ok := checkResource(text, f.Type, v.pos, fp, resources, diags)
+						if !ok {
+							// Said once: what reads it is not told again.
+							out.unset[key] = false
+							continue
 						}
+						if out.resources == nil {
+							out.resources = map[string]manifest.Resource{}
+						}
+						out.resources[key] = r
 					}
 					cv := configValue{text: text, pos: v.pos, from: v.givenFrom()}
 					if v.origin != nil {
@@ -178,15 +182,14 @@ func scaleOrigin(h int, spec, given *manifest.RoleScale, owner string) configVal
 	return v
 }
 
-// checkResource checks a resource reference against the registered
-// resources, when a params file registers any, and returns the one it
-// names (ok false when none is registered by that name and type).
+// checkResource checks a resource reference against the resources the
+// params files register, and returns the one it names (ok false when none
+// is registered by that name and type).
 func checkResource(name, typ string, pos manifest.Pos, path string, resources map[string]manifest.Resource, diags *manifest.Diagnostics) (manifest.Resource, bool) {
-	if resources == nil {
-		return manifest.Resource{}, false
-	}
 	r, ok := resources[name]
 	switch {
+	case resources == nil:
+		diags.Errorf(pos, path, "resource %q is not registered: no params file registers resources (a resources: section with name, type and value)", name)
 	case !ok:
 		diags.Errorf(pos, path, "resource %q is not registered (resources: in a params file registers it)", name)
 	case r.Type != typ:

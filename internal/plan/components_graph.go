@@ -18,6 +18,9 @@ const (
 	// LinkOutput is an output of the other that the component's
 	// parameters read (What is the output's name).
 	LinkOutput = "output"
+	// LinkUp orders a leaf of a nested stack (What) after the components
+	// of the stack it is up to.
+	LinkUp = "up"
 	// LinkAfter is a tie the plan does not explain (a plan saved before
 	// links were recorded, a component only the state knows).
 	LinkAfter = "after"
@@ -57,6 +60,9 @@ type ComponentNode struct {
 	Mandatory bool
 	// Orphan is set for a component the stack no longer lists, torn down.
 	Orphan bool
+	// Up names the nested stack the component is a leaf of ("" at the
+	// top): the graph draws each nested stack as a box around its leaves.
+	Up string
 	// Steps are the component's steps people see, in plan order.
 	Steps []*Node
 }
@@ -125,7 +131,7 @@ func (p *Plan) ComponentGraph() *ComponentGraph {
 			g.index[n.Component] = i
 			cn := &ComponentNode{Name: n.Component, Verb: p.Verb}
 			if c := p.Components[n.Component]; c != nil {
-				cn.Action, cn.Reason, cn.Verb, cn.Orphan = c.Action, c.Reason, c.Verb, c.Orphan
+				cn.Action, cn.Reason, cn.Verb, cn.Orphan, cn.Up = c.Action, c.Reason, c.Verb, c.Orphan, c.Up
 			}
 			g.Nodes = append(g.Nodes, cn)
 		}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -232,5 +233,18 @@ flowchart LR
 `
 	if diff := cmp.Diff(wantMM, mm.String()); diff != "" {
 		t.Errorf("Mermaid (-want +got):\n%s", diff)
+	}
+}
+
+func TestNestChain(t *testing.T) {
+	for up, want := range map[string][]string{
+		"":         nil,
+		"web":      {"web"},
+		"web.edge": {"web", "web.edge"},
+		"a.b.c":    {"a", "a.b", "a.b.c"},
+	} {
+		if got := NestChain(up); !slices.Equal(got, want) {
+			t.Errorf("NestChain(%q) = %q, want %q", up, got, want)
+		}
 	}
 }

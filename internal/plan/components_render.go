@@ -51,7 +51,8 @@ func cut(s string, n int) string {
 
 // renderGraph converts the component graph for the DOT and Mermaid
 // renderers: optional components get a dashed box, ties that a component
-// only may provide a dashed arrow, and every tie its label.
+// only may provide a dashed arrow, every tie its label, and each nested
+// stack a box around its leaves.
 func (g *ComponentGraph) renderGraph() (*dag.Graph, dag.RenderOptions) {
 	d := dag.New()
 	for _, n := range g.Nodes {
@@ -77,6 +78,22 @@ func (g *ComponentGraph) renderGraph() (*dag.Graph, dag.RenderOptions) {
 			return ""
 		},
 		EdgeLabel: func(from, to string) string { return edges[[2]string{from, to}].Label() },
+	}
+	for _, n := range g.Nodes {
+		if n.Up == "" {
+			continue
+		}
+		// Nested stacks are boxes around their leaves, nested as they are.
+		o.Cluster = func(name string) string { return g.Node(name).Up }
+		o.ClusterParent = func(c string) string {
+			chain := NestChain(c)
+			if len(chain) < 2 {
+				return ""
+			}
+			return chain[len(chain)-2]
+		}
+		o.ClusterLabel = func(c string) string { return c + " (nested stack)" }
+		break
 	}
 	return d, o
 }

@@ -37,15 +37,35 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 	fmt.Fprintf(&b, "%s %s: %d component%s, %d step%s\n", p.Verb, p.Stack, comps, plural(comps), steps, plural(steps))
 	deps := p.groupDependencies()
 	group := ""
+	// nested are the nested stacks whose headings are open, outermost
+	// first; indent is the indentation of their components.
+	var nested []string
+	indent := ""
 	for _, n := range p.Nodes {
 		if n.Group != group && (visible[n.Group] || verbs[n.Group] != nil) {
 			group = n.Group
-			b.WriteString("  " + groupTitle(group, verbs[group], deps[group]) + "\n")
+			var chain []string
+			if c := p.Components[n.Component]; c != nil && n.Component == group {
+				chain = NestChain(c.Up)
+			}
+			same := 0
+			for same < len(chain) && same < len(nested) && chain[same] == nested[same] {
+				same++
+			}
+			for i := same; i < len(chain); i++ {
+				up := p.Stack
+				if i > 0 {
+					up = chain[i-1]
+				}
+				fmt.Fprintf(&b, "  %s%s: nested stack, up to %s\n", strings.Repeat("  ", i), chain[i], up)
+			}
+			nested, indent = chain, strings.Repeat("  ", len(chain))
+			b.WriteString("  " + indent + groupTitle(group, verbs[group], deps[group]) + "\n")
 		}
 		if n.Hidden {
 			continue
 		}
-		b.WriteString("    " + Title(n))
+		b.WriteString("    " + indent + Title(n))
 		if l := limitsOf(n).String(); l != "" {
 			b.WriteString(" [" + l + "]")
 		}
@@ -59,6 +79,23 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// NestChain is the chain of nested stacks a component's Up names,
+// outermost first: "web.edge" is in web.edge, itself in web. Names in a
+// nesting have no dots of their own (elaborate refuses them), so the
+// chain is the prefixes of up at its dots.
+func NestChain(up string) []string {
+	if up == "" {
+		return nil
+	}
+	var out []string
+	for i := 0; i < len(up); i++ {
+		if up[i] == '.' {
+			out = append(out, up[:i])
+		}
+	}
+	return append(out, up)
 }
 
 // Title is how a step is shown in a plan: its label, after the injection

@@ -39,6 +39,10 @@ type Component struct {
 	Links map[string][]Link `json:"links,omitempty"`
 	// Order is the component's position in the deploy order.
 	Order int `json:"order"`
+	// Up names the nested stack that governs the component, a leaf of a
+	// nested stack's solution ("web", "web.edge"; DESIGN 2.7); empty for a
+	// component of the top stack. Displays group components by it.
+	Up string `json:"up,omitempty"`
 	// FromState is set for a component the stack no longer lists: only the
 	// state knows it.
 	FromState bool `json:"fromState,omitempty"`

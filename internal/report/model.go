@@ -29,7 +29,7 @@ func assemble(p *plan.Plan, params *Params, facts *runFacts) *Model {
 		return c
 	}
 	for _, n := range cg.Nodes {
-		c := add(&Component{Name: n.Name, Verb: n.Verb, Action: n.Action, Reason: n.Reason, Mandatory: n.Mandatory, Orphan: n.Orphan})
+		c := add(&Component{Name: n.Name, Verb: n.Verb, Action: n.Action, Reason: n.Reason, Mandatory: n.Mandatory, Orphan: n.Orphan, Up: n.Up})
 		for _, s := range n.Steps {
 			c.Steps = append(c.Steps, newStep(s))
 		}

@@ -65,6 +65,8 @@ type Component struct {
 	Why       string `json:"why,omitempty"`
 	Mandatory bool   `json:"mandatory,omitempty"`
 	Orphan    bool   `json:"orphan,omitempty"`
+	// Up names the nested stack the component is a leaf of ("" at the top).
+	Up string `json:"up,omitempty"`
 	// Ready is when everything it waits for had ended, Start and End when
 	// its first step started and its last ended.
 	Ready    int64 `json:"ready"`

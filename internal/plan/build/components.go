@@ -125,6 +125,7 @@ func (b *builder) locate(name, verb string, orphan bool) *compPlan {
 		dir = ref.Source.Dir
 		info.After = b.g.Dependencies(name)
 		info.Depends = ref.Depends
+		info.Up = ref.Up
 	} else if cp.recorded != nil {
 		info.FromState = true
 		dir = b.recordedDir(cp.recorded.Dir)

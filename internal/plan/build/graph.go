@@ -18,8 +18,10 @@ type Graph struct {
 	// topological order (ties broken by position in components).
 	Order   []string
 	reasons map[[2]string][]string
-	pos     map[string]int // position in Order
-	reach   map[string][]uint64
+	// ups are the nested stacks that govern the leaves of nested stacks.
+	ups   map[string]string
+	pos   map[string]int // position in Order
+	reach map[string][]uint64
 }
 
 // Reasons says why b runs after a ("depends", "requires kubernetes", "uses db:host").
@@ -43,6 +45,19 @@ func (g *Graph) IsAncestor(a, b string) bool {
 	return i >= 0 && r[i/64]&(1<<(i%64)) != 0
 }
 
+// NestedLeaves are the leaves of the nested stack named name ("web", or
+// "web.edge" two levels down), at any depth, in order; none when no nested
+// stack has that name.
+func (g *Graph) NestedLeaves(order []string, name string) []string {
+	var out []string
+	for _, n := range order {
+		if up := g.ups[n]; up == name || strings.HasPrefix(up, name+".") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Dependencies returns the components b runs after directly, in deploy order.
 func (g *Graph) Dependencies(b string) []string {
 	deps := g.DAG.Predecessors(b)
@@ -50,16 +65,22 @@ func (g *Graph) Dependencies(b string) []string {
 	return deps
 }
 
-// BuildGraph builds the component graph from depends, requires → provides, and
+// BuildGraph builds the component graph from depends, requires → provides,
 // data references: ${component:output} and plain names of outputs declared by
 // earlier components, in a component's parameters and in the link parameters
-// its names reach. A cycle, or a lifecycle.order that breaks an edge, is an error.
+// its names reach, and the nesting of stacks (up). A cycle, or a lifecycle.order that breaks an edge, is an error.
 func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 	var diags manifest.Diagnostics
 	s := res.Stack
 	g := &Graph{DAG: dag.New(), reasons: map[[2]string][]string{}}
 	for _, ref := range s.Components {
 		g.DAG.AddNode(ref.Name)
+		if ref.Up != "" {
+			if g.ups == nil {
+				g.ups = map[string]string{}
+			}
+			g.ups[ref.Name] = ref.Up
+		}
 	}
 	edge := func(a, b, why string) {
 		if a == b {
@@ -103,6 +124,7 @@ func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 		}
 	}
 	dataEdges(res, edge)
+	upEdges(s, g.DAG, edge)
 
 	if len(s.Lifecycle.Order) > 0 {
 		g.Order = append([]string(nil), s.Lifecycle.Order...)
@@ -168,6 +190,99 @@ func (g *Graph) computeReach() {
 			}
 		}
 		g.reach[name] = r
+	}
+}
+
+// upEdges orders the leaves of nested stacks after the stack they are up to
+// (DESIGN 2.7, seed 003's up): at each level, every leaf of the stacks
+// nested in it runs after the level's own components, unless a path
+// already orders them the other way (a depends, a requirement, an output
+// read: what the stacks say wins over nesting). Undeploy reverses the
+// graph, so nested stacks are torn down before the stack they are up to.
+// It adds edges from the level's components to the first leaves of its
+// nested stacks only (those no other of them comes after): the rest
+// follow them.
+func upEdges(s *manifest.Stack, d *dag.Graph, edge func(a, b, why string)) {
+	direct := map[string][]string{} // level → its own components
+	nested := false
+	for _, ref := range s.Components {
+		direct[ref.Up] = append(direct[ref.Up], ref.Name)
+		nested = nested || ref.Up != ""
+	}
+	if !nested {
+		return
+	}
+	// Levels innermost first: an inner level's edges are in place when an
+	// outer level looks for the first leaves of its nested stacks, which
+	// are then fewer.
+	levels := make([]string, 0, len(direct))
+	for up := range direct {
+		levels = append(levels, up)
+	}
+	depthOf := func(level string) int {
+		if level == "" {
+			return 0
+		}
+		return strings.Count(level, ".") + 1
+	}
+	sort.Slice(levels, func(i, j int) bool {
+		di, dj := depthOf(levels[i]), depthOf(levels[j])
+		return di > dj || di == dj && levels[i] < levels[j]
+	})
+	for _, level := range levels {
+		depth := depthOf(level)
+		// below are the leaves of the stacks nested in this level, by the
+		// nested stack of this level that holds them.
+		var below []string
+		holder := map[string]string{}
+		inside := map[string]bool{}
+		for _, ref := range s.Components {
+			if ref.Up == level || level != "" && !strings.HasPrefix(ref.Up, level+".") || ref.Up == "" {
+				continue
+			}
+			below = append(below, ref.Name)
+			holder[ref.Name] = strings.Join(strings.Split(ref.Up, ".")[:depth+1], ".")
+			inside[ref.Name] = true
+		}
+		if len(below) == 0 {
+			continue
+		}
+		var first []string
+		for _, l := range below {
+			isFirst := true
+			for _, p := range d.Predecessors(l) {
+				if inside[p] {
+					isFirst = false
+					break
+				}
+			}
+			if isFirst {
+				first = append(first, l)
+			}
+		}
+		after := map[string]bool{}
+		for _, n := range d.ReachableFrom(first...) {
+			after[n] = true
+		}
+		for _, c := range direct[level] {
+			if !after[c] {
+				for _, l := range first {
+					edge(c, l, "up "+holder[l])
+				}
+				continue
+			}
+			// Something nested comes before c: only the first leaves that
+			// do not lead to c come after it.
+			before := map[string]bool{}
+			for _, a := range d.Ancestors(c) {
+				before[a] = true
+			}
+			for _, l := range first {
+				if !before[l] {
+					edge(c, l, "up "+holder[l])
+				}
+			}
+		}
 	}
 }
 

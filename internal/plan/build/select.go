@@ -181,7 +181,7 @@ func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *ma
 	want := map[string]bool{}
 	if len(sel.Components) > 0 {
 		for _, c := range sel.Components {
-			if leaves := nestedLeaves(order, c); !known[c] && len(leaves) > 0 {
+			if leaves := g.NestedLeaves(order, c); !known[c] && len(leaves) > 0 {
 				// A nested stack's name selects its leaves (DESIGN 2.7).
 				for _, l := range leaves {
 					want[l] = true
@@ -236,19 +236,6 @@ func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *ma
 		return nil, false
 	}
 	return out, true
-}
-
-// nestedLeaves are the components of a nested stack named name: the
-// leaves of the solution whose path starts with it ("web" has web.app and
-// web.edge.proxy).
-func nestedLeaves(order []string, name string) []string {
-	var out []string
-	for _, n := range order {
-		if strings.HasPrefix(n, name+".") {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // checkDependents refuses to undeploy a component that a deployed component

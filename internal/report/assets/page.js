@@ -426,6 +426,7 @@
     // head the log.
     if (isRun && c.status === 'failed') h.push('<div id="failing-area"></div>');
     h.push('<dl class="facts">');
+    if (c.up) h.push('<dt>nested in</dt><dd>' + esc(c.up.split('.').map(function (_, k, a) { return a.slice(0, k + 1).join('.'); }).join(' › ')) + ' <span class="muted">(nested stack, up to ' + esc(c.up.indexOf('.') < 0 ? D.stack : c.up.slice(0, c.up.lastIndexOf('.'))) + ')</span></dd>');
     if (c.action) h.push('<dt>plan</dt><dd>' + esc(c.action) + (c.reason ? ' — ' + esc(c.reason) : '') + '</dd>');
     if (isRun) {
       h.push('<dt>ready</dt><dd>' + at(c.ready) + '</dd><dt>started</dt><dd>' + at(c.start) + (waited(c) > 0 ? ' <span class="muted">(waited ' + fmtDur(waited(c)) + ' after it was ready)</span>' : '') +
