@@ -70,7 +70,7 @@ func (e *stepEnv) Result(id string) plan.Result {
 	if !slices.Contains(e.n.Inputs, id) {
 		panic(fmt.Sprintf("step %s reads step %s, which is not among its inputs", e.n.ID, id))
 	}
-	return e.r.results[e.r.p.Node(id).Index()]
+	return e.r.s.Result(e.r.p.Node(id).Index())
 }
 
 // Input reads an answer from the terminal. An interrupt does not wait for

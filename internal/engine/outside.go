@@ -31,20 +31,9 @@ func (e *stepEnv) Outside(fn func() error) error {
 // slotMessage takes a step's slot back or queues its request for one.
 func (r *run) slotMessage(m slotRequest) {
 	if m.grant == nil {
-		r.running--
-		r.outside++
+		r.s.Leave()
 		return
 	}
+	r.s.Want()
 	r.wanting = append(r.wanting, m.grant)
-}
-
-// grantSlots gives slots back to steps returning from outside, before any
-// new step starts: they are work in flight.
-func (r *run) grantSlots() {
-	for len(r.wanting) > 0 && r.running < r.opts.Parallel {
-		close(r.wanting[0])
-		r.wanting = r.wanting[1:]
-		r.running++
-		r.outside--
-	}
 }

@@ -19,10 +19,10 @@ type holds struct {
 }
 
 // busy returns a resource step i takes that another group holds.
-func (r *run) busy(i int) (string, bool) {
-	n := r.p.Nodes[i]
+func (s *Scheduler) busy(i int) (string, bool) {
+	n := s.p.Nodes[i]
 	for _, res := range n.Takes {
-		if h, ok := r.holds.holder[res]; ok && h != i {
+		if h, ok := s.holds.holder[res]; ok && h != i {
 			return res, true
 		}
 	}
@@ -30,24 +30,24 @@ func (r *run) busy(i int) (string, bool) {
 }
 
 // wait sets step i aside until res is freed.
-func (r *run) wait(i int, res string) {
-	if r.holds.waiting == nil {
-		r.holds.waiting = map[string][]int{}
+func (s *Scheduler) wait(i int, res string) {
+	if s.holds.waiting == nil {
+		s.holds.waiting = map[string][]int{}
 	}
-	r.holds.waiting[res] = append(r.holds.waiting[res], i)
+	s.holds.waiting[res] = append(s.holds.waiting[res], i)
 }
 
 // take records step i as the holder of what it takes.
-func (r *run) take(i int) {
-	n := r.p.Nodes[i]
+func (s *Scheduler) take(i int) {
+	n := s.p.Nodes[i]
 	if len(n.Takes) == 0 {
 		return
 	}
-	if r.holds.holder == nil {
-		r.holds.holder = map[string]int{}
+	if s.holds.holder == nil {
+		s.holds.holder = map[string]int{}
 	}
 	for _, res := range n.Takes {
-		r.holds.holder[res] = i
+		s.holds.holder[res] = i
 	}
 }
 
@@ -55,28 +55,28 @@ func (r *run) take(i int) {
 // end whose component never reached the step that takes the folder must
 // not free another component's hold — and makes the steps waiting for it
 // ready again (they check again when dispatched).
-func (r *run) free(i int) {
-	n := r.p.Nodes[i]
+func (s *Scheduler) free(i int) {
+	n := s.p.Nodes[i]
 	for _, res := range n.Frees {
-		h, ok := r.holds.holder[res]
-		if !ok || r.p.Nodes[h].Group != n.Group {
+		h, ok := s.holds.holder[res]
+		if !ok || s.p.Nodes[h].Group != n.Group {
 			continue
 		}
-		delete(r.holds.holder, res)
-		for _, w := range r.holds.waiting[res] {
-			heap.Push(&r.ready, w)
+		delete(s.holds.holder, res)
+		for _, w := range s.holds.waiting[res] {
+			heap.Push(&s.ready, w)
 		}
-		delete(r.holds.waiting, res)
+		delete(s.holds.waiting, res)
 	}
 }
 
 // waitingNames lists the resources steps wait for, for the message of a
 // plan that cannot go on.
-func (r *run) waitingNames() string {
+func (s *Scheduler) waitingNames() string {
 	var names []string
-	for res, ws := range r.holds.waiting {
+	for res, ws := range s.holds.waiting {
 		if len(ws) > 0 {
-			names = append(names, res+" (held by "+r.p.Nodes[r.holds.holder[res]].ID+")")
+			names = append(names, res+" (held by "+s.p.Nodes[s.holds.holder[res]].ID+")")
 		}
 	}
 	sort.Strings(names)
