@@ -52,8 +52,9 @@ func TestLayering(t *testing.T) {
 // TestHeavySDKsStayInTheirPlugins: client-go, kustomize, kstatus and the
 // Helm SDK are compiled only for internal/plugin/kubernetes,
 // internal/plugin/helm (which builds on the kubernetes plugin's stages) and
-// the binary, so that the core's tests (go test ./internal/...) build
-// without them.
+// the binary, and the Temporal SDK only for internal/engine/temporal (the
+// second engine, docs/temporal.md), so that the core's tests (go test
+// ./internal/...) build without them.
 func TestHeavySDKsStayInTheirPlugins(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
@@ -62,12 +63,13 @@ func TestHeavySDKsStayInTheirPlugins(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	heavy := []string{"k8s.io/", "sigs.k8s.io/kustomize", "github.com/fluxcd/cli-utils", "helm.sh/"}
+	heavy := []string{"k8s.io/", "sigs.k8s.io/kustomize", "github.com/fluxcd/cli-utils", "helm.sh/", "go.temporal.io/", "github.com/nexus-rpc/"}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		pkg := fields[0]
 		if strings.HasPrefix(pkg, "github.com/gantry-dev/gantry/internal/plugin/kubernetes") ||
-			strings.HasPrefix(pkg, "github.com/gantry-dev/gantry/internal/plugin/helm") {
+			strings.HasPrefix(pkg, "github.com/gantry-dev/gantry/internal/plugin/helm") ||
+			strings.HasPrefix(pkg, "github.com/gantry-dev/gantry/internal/engine/temporal") {
 			continue
 		}
 		for _, dep := range fields[1:] {

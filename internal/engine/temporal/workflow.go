@@ -1,0 +1,589 @@
+package temporal
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gantry-dev/gantry/internal/engine"
+	"github.com/gantry-dev/gantry/internal/plan"
+)
+
+// Workflow runs a plan (docs/temporal.md): the scheduler the local executor
+// uses decides what starts and what is skipped; each step that starts is an
+// activity. A light step is awaited before anything else is decided, as the
+// local executor runs it inline. A component's first step goes to the
+// shared queue and the worker that takes it hosts the component: its other
+// steps go to that worker's queues. When a host dies, its components start
+// over on another worker where they may run again, and are left incomplete,
+// stopping the run, where they may not. Whatever happens, the stack's lock is
+// given back at the end.
+func Workflow(ctx workflow.Context, in RunInput) (RunOutput, error) {
+	p, err := in.Skeleton.Plan(in.Stack)
+	if err != nil {
+		return RunOutput{}, sdktemporal.NewNonRetryableApplicationError("the run's plan cannot be read", "plan", err)
+	}
+	if in.Queue == "" {
+		in.Queue = DefaultQueue
+	}
+	w := &run{
+		in:         in,
+		p:          p,
+		nodes:      in.Skeleton.Nodes,
+		results:    make([]Result, len(p.Nodes)),
+		started:    make([]time.Time, len(p.Nodes)),
+		ended:      make([]time.Time, len(p.Nodes)),
+		pauses:     map[string]bool{},
+		answers:    map[string]Answer{},
+		hosts:      map[string]*host{},
+		groupHost:  map[string]string{},
+		attempt:    map[string]int{},
+		ran:        map[string][]int{},
+		calls:      map[int]*call{},
+		lost:       map[string]string{},
+		lostFailed: map[string]bool{},
+		restart:    map[string]*restart{},
+	}
+	// Activities run on a context of their own: cancelling the workflow
+	// stops the run as the client's interrupt does, and the steps that
+	// must still run (failure paths, ends, the lock's release) can.
+	w.ctx, _ = workflow.NewDisconnectedContext(ctx)
+	w.s = engine.NewScheduler(p, engine.SchedulerOptions{Parallel: in.Parallel, Force: in.Force, Paused: func() bool { return len(w.pauses) > 0 }})
+	if err := w.handlers(ctx); err != nil {
+		return RunOutput{}, err
+	}
+	w.sel = workflow.NewSelector(w.ctx)
+	w.listen(ctx)
+	for {
+		w.dispatch()
+		if w.s.Done() {
+			break
+		}
+		if w.s.Idle() && len(w.calls) == 0 {
+			w.stuck = w.s.Stuck().Error()
+			break
+		}
+		w.sel.Select(w.ctx)
+	}
+	w.release()
+	w.done = true
+	return w.output(), nil
+}
+
+// run is a workflow's state.
+type run struct {
+	ctx   workflow.Context
+	in    RunInput
+	p     *plan.Plan
+	nodes []Node
+	s     *engine.Scheduler
+	sel   workflow.Selector
+
+	results        []Result
+	started, ended []time.Time
+	events         []Event
+	// pauses are the steps holding back new steps; questions those waiting
+	// for an answer, answers the answers given.
+	pauses    map[string]bool
+	questions []Question
+	answers   map[string]Answer
+
+	hosts map[string]*host
+	// groupHost is the host queue of each component that has one; attempt
+	// counts each component's starts over; ran lists the steps of the
+	// component's current attempt that started.
+	groupHost map[string]string
+	attempt   map[string]int
+	ran       map[string][]int
+	calls     map[int]*call
+	seq       int
+	// lost are the components whose host died and which may not run
+	// again: why; restart those waiting for their calls to end before
+	// they start over (or are lost).
+	lost       map[string]string
+	lostFailed map[string]bool
+	restart    map[string]*restart
+
+	cancelled bool
+	stuck     string
+	done      bool
+}
+
+// host is a worker that hosts components of the run.
+type host struct {
+	queue, light, worker string
+	dead                 bool
+	lease                workflow.Future
+	cancelLease          workflow.CancelFunc
+}
+
+// call is a step's activity under way.
+type call struct {
+	idx    int
+	host   string // "" for the shared queue
+	cancel workflow.CancelFunc
+	future workflow.Future
+}
+
+// restart is a component whose host died, waiting for its steps' calls to
+// end.
+type restart struct {
+	worker string
+	steps  []int // the steps that were running on it
+}
+
+// handlers answers queries.
+func (w *run) handlers(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, func(since int) (Progress, error) {
+		if since < 0 || since > len(w.events) {
+			since = len(w.events)
+		}
+		end := min(len(w.events), since+2000)
+		return Progress{Events: w.events[since:end], Next: end, Paused: len(w.pauses) > 0,
+			Questions: append([]Question(nil), w.questions...), Done: w.done}, nil
+	}); err != nil {
+		return err
+	}
+	return workflow.SetQueryHandler(ctx, QueryAnswer, func(id string) (Answer, error) {
+		a, ok := w.answers[id]
+		if !ok {
+			return Answer{}, errNoAnswer
+		}
+		return a, nil
+	})
+}
+
+// errNoAnswer is the answer query's error while a question has none.
+var errNoAnswer = errors.New("no answer yet")
+
+// listen takes the signals.
+func (w *run) listen(ctx workflow.Context) {
+	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalCancel), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(w.ctx, nil)
+		w.cancel()
+	})
+	// The workflow cancelled (temporal workflow cancel): as the client's
+	// interrupt. ctx.Done stays ready once closed, so a goroutine hands it
+	// on once.
+	cancelled := workflow.NewBufferedChannel(w.ctx, 1)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		gctx.Done().Receive(gctx, nil)
+		cancelled.Send(w.ctx, true)
+	})
+	w.sel.AddReceive(cancelled, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(w.ctx, nil)
+		w.cancel()
+	})
+	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalPause), func(c workflow.ReceiveChannel, _ bool) {
+		var ps PauseSignal
+		c.Receive(w.ctx, &ps)
+		if ps.On {
+			w.pauses[ps.ID] = true
+		} else {
+			delete(w.pauses, ps.ID)
+		}
+	})
+	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalAsk), func(c workflow.ReceiveChannel, _ bool) {
+		var q Question
+		c.Receive(w.ctx, &q)
+		if _, answered := w.answers[q.ID]; !answered {
+			w.questions = append(w.questions, q)
+		}
+	})
+	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalAnswer), func(c workflow.ReceiveChannel, _ bool) {
+		var a Answer
+		c.Receive(w.ctx, &a)
+		w.answers[a.ID] = a
+		for i, q := range w.questions {
+			if q.ID == a.ID {
+				w.questions = append(w.questions[:i], w.questions[i+1:]...)
+				break
+			}
+		}
+	})
+}
+
+// cancel stops the run: nothing new starts, running steps are cancelled
+// (their processes stop) and end as interrupted.
+func (w *run) cancel() {
+	if w.cancelled {
+		return
+	}
+	w.cancelled = true
+	w.s.Cancel()
+	for _, idx := range w.runningSteps() {
+		w.calls[idx].cancel()
+	}
+}
+
+func (w *run) runningSteps() []int {
+	idx := make([]int, 0, len(w.calls))
+	for i := range w.calls {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	return idx
+}
+
+// dispatch carries out the scheduler's decisions until it has none.
+func (w *run) dispatch() {
+	for {
+		d, ok := w.s.Next()
+		if !ok {
+			return
+		}
+		switch d.Kind {
+		case engine.Skipped:
+			now := workflow.Now(w.ctx)
+			w.finished(d.Step, ResultOf(d.Result), now, now)
+		case engine.Start:
+			w.start(d.Step)
+		case engine.Grant:
+			// Steps never leave the run on workers (Env.Outside is local).
+		}
+	}
+}
+
+// start starts a step: its activity, or, for a component whose host died
+// and which may not run again, its end without running.
+func (w *run) start(idx int) {
+	n := w.nodes[idx]
+	w.events = append(w.events, Event{Step: idx, At: workflow.Now(w.ctx)})
+	if why, ok := w.lost[n.Group]; ok && n.Component != "" {
+		var res plan.Result
+		switch {
+		case n.Kind == plan.KindEnd:
+			res = plan.Skip(plan.CauseUpstream, n.Component+" failed")
+		case !w.lostFailed[n.Group]:
+			// The first step it comes to stops the run, as the step that
+			// was lost would have.
+			w.lostFailed[n.Group] = true
+			res = abort(why).Plan()
+		default:
+			res = plan.Skip(plan.CauseStopped, "not run: "+why)
+		}
+		now := workflow.Now(w.ctx)
+		w.s.Finish(idx, res)
+		w.finished(idx, ResultOf(res), now, now)
+		return
+	}
+	if n.Component != "" {
+		w.ran[n.Group] = append(w.ran[n.Group], idx)
+	}
+	w.call(idx)
+	if !n.Light {
+		return
+	}
+	// Light: awaited before anything else is decided. Only the death of its
+	// host (its lease) is heard meanwhile; other steps' ends wait.
+	for {
+		c := w.calls[idx]
+		if c == nil {
+			return
+		}
+		sel := workflow.NewSelector(w.ctx)
+		sel.AddFuture(c.future, func(workflow.Future) { w.resolved(c) })
+		if h := w.hosts[c.host]; h != nil && h.lease != nil && !h.dead {
+			sel.AddFuture(h.lease, func(workflow.Future) { w.hostDied(h.queue, h.worker) })
+		}
+		sel.Select(w.ctx)
+	}
+}
+
+// call sends a step to its queue.
+func (w *run) call(idx int) *call {
+	n := w.nodes[idx]
+	queue, hostQueue := w.in.Queue, ""
+	if hq, ok := w.groupHost[n.Group]; ok && n.Component != "" {
+		h := w.hosts[hq]
+		hostQueue = hq
+		queue = h.queue
+		if n.Light {
+			queue = h.light
+		}
+	}
+	in := StepInput{Stack: w.in.Stack, RunID: w.in.RunID, Fingerprint: w.in.Fingerprint, State: w.in.State,
+		Step: n.ID, Kind: n.Kind, Spec: n.Spec, Attempt: w.attempt[n.Group], Host: hostQueue}
+	if len(n.Inputs) > 0 {
+		in.Inputs = make(map[string]Result, len(n.Inputs))
+		for _, id := range n.Inputs {
+			in.Inputs[id] = w.results[w.p.Node(id).Index()]
+		}
+	}
+	w.seq++
+	ao := workflow.ActivityOptions{
+		TaskQueue:           queue,
+		ActivityID:          fmt.Sprintf("%d:%s", w.seq, n.ID),
+		StartToCloseTimeout: stepTimeout,
+		HeartbeatTimeout:    HeartbeatTimeout,
+		WaitForCancellation: true,
+		RetryPolicy:         &sdktemporal.RetryPolicy{MaximumAttempts: 1},
+	}
+	if hostQueue != "" && n.Light {
+		ao.ScheduleToStartTimeout = lightStartTimeout
+	}
+	actx, cancel := workflow.WithCancel(workflow.WithActivityOptions(w.ctx, ao))
+	c := &call{idx: idx, host: hostQueue, cancel: cancel, future: workflow.ExecuteActivity(actx, ActivityStep, in)}
+	w.calls[idx] = c
+	if !n.Light {
+		w.sel.AddFuture(c.future, func(workflow.Future) { w.resolved(c) })
+	}
+	return c
+}
+
+// resolved takes in a step's activity that ended.
+func (w *run) resolved(c *call) {
+	if w.calls[c.idx] != c {
+		return // a call of an attempt that was given up
+	}
+	delete(w.calls, c.idx)
+	n := w.nodes[c.idx]
+	var out StepOutput
+	err := c.future.Get(w.ctx, &out)
+	if r := w.restart[n.Group]; r != nil && n.Component != "" {
+		// Its host died: whatever the call says, the component starts over
+		// or is lost once all its calls are in.
+		r.steps = append(r.steps, c.idx)
+		w.settle(n.Group)
+		return
+	}
+	if err == nil {
+		if out.Host != "" && n.Component != "" && !n.Light {
+			if h := w.hosts[out.Host]; h != nil && h.dead {
+				// A worker this run gave up for dead took the component's
+				// first step: its data is there, and that worker is not
+				// trusted with more. The component starts over.
+				w.restart[n.Group] = &restart{worker: h.worker, steps: []int{c.idx}}
+				w.settle(n.Group)
+				return
+			}
+			if _, ok := w.groupHost[n.Group]; !ok {
+				w.hosted(n.Group, out)
+			}
+		}
+		w.s.Finish(c.idx, out.Result.Plan())
+		w.finished(c.idx, out.Result, out.Started, out.Ended)
+		return
+	}
+	now := workflow.Now(w.ctx)
+	if worker, dead := workerDied(err); dead {
+		if n.Component != "" {
+			hq := c.host
+			if hq == "" {
+				hq = hostOf(err)
+			}
+			w.restart[n.Group] = &restart{worker: worker, steps: []int{c.idx}}
+			w.hostDied(hq, worker)
+			w.settle(n.Group)
+			return
+		}
+		if n.Rerun && !w.cancelled {
+			w.log(c.idx, fmt.Sprintf("the worker running this step died (%s): running it again on another worker", worker))
+			w.call(c.idx)
+			return
+		}
+		res := abort(fmt.Sprintf("the worker running this step died (%s); it may have done part of its work", worker))
+		w.s.Finish(c.idx, res.Plan())
+		w.finished(c.idx, res, now, now)
+		return
+	}
+	res := ResultOf(plan.Fail(fmt.Errorf("the step's activity failed: %w", err)))
+	var ce *sdktemporal.CanceledError
+	if errors.As(err, &ce) {
+		res = ResultOf(plan.Fail(errors.New("interrupted before a worker took it")))
+	}
+	w.s.Finish(c.idx, res.Plan())
+	w.finished(c.idx, res, now, now)
+}
+
+// abort is the failure of a step lost with its worker: it stops the run.
+func abort(reason string) Result {
+	return Result{Status: plan.Failed, Reason: reason, Abort: true}
+}
+
+// hosted records the worker that took a component's first step as its host,
+// and starts the host's lease if it is new to the run.
+func (w *run) hosted(group string, out StepOutput) {
+	w.groupHost[group] = out.Host
+	if w.hosts[out.Host] != nil {
+		return
+	}
+	h := &host{queue: out.Host, light: out.Light, worker: out.Worker}
+	w.hosts[out.Host] = h
+	actx, cancel := workflow.WithCancel(workflow.WithActivityOptions(w.ctx, workflow.ActivityOptions{
+		TaskQueue:              out.Light,
+		ActivityID:             "lease:" + out.Host,
+		StartToCloseTimeout:    stepTimeout,
+		ScheduleToStartTimeout: lightStartTimeout,
+		HeartbeatTimeout:       HeartbeatTimeout,
+		RetryPolicy:            &sdktemporal.RetryPolicy{MaximumAttempts: 1},
+	}))
+	h.cancelLease = cancel
+	h.lease = workflow.ExecuteActivity(actx, ActivityLease, LeaseInput{Stack: w.in.Stack, RunID: w.in.RunID})
+	w.sel.AddFuture(h.lease, func(workflow.Future) { w.hostDied(h.queue, h.worker) })
+}
+
+// hostDied takes in that a host is gone: what was sent to it is cancelled,
+// and each component it hosted waits for its calls to end, then starts over
+// on another worker or is lost.
+func (w *run) hostDied(queue, worker string) {
+	h := w.hosts[queue]
+	if h != nil {
+		if h.dead || w.done {
+			return
+		}
+		h.dead = true
+		h.cancelLease()
+		if worker == "" {
+			worker = h.worker
+		}
+	}
+	var groups []string
+	for g, hq := range w.groupHost {
+		if hq == queue && queue != "" {
+			groups = append(groups, g)
+		}
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		delete(w.groupHost, g)
+		if w.restart[g] == nil {
+			w.restart[g] = &restart{worker: worker}
+		}
+	}
+	for _, idx := range w.runningSteps() {
+		if c := w.calls[idx]; c.host == queue && queue != "" {
+			c.cancel()
+		}
+	}
+	for _, g := range groups {
+		w.settle(g)
+	}
+}
+
+// settle starts a component over, or gives it up, once none of its calls
+// is under way.
+func (w *run) settle(group string) {
+	r := w.restart[group]
+	if r == nil {
+		return
+	}
+	for _, c := range w.calls {
+		if w.nodes[c.idx].Group == group && w.nodes[c.idx].Component != "" {
+			return
+		}
+	}
+	delete(w.restart, group)
+	delete(w.groupHost, group)
+	comp := ""
+	rerun := true
+	for _, idx := range w.ran[group] {
+		comp = w.nodes[idx].Component
+		rerun = rerun && w.nodes[idx].Rerun
+	}
+	sort.Ints(r.steps)
+	if rerun && !w.cancelled {
+		if err := w.s.Reset(group); err == nil {
+			w.attempt[group]++
+			w.ran[group] = nil
+			for _, idx := range r.steps {
+				w.log(idx, fmt.Sprintf("the worker running %s died (%s): starting it over on another worker", comp, r.worker))
+			}
+			return
+		}
+	}
+	why := fmt.Sprintf("the worker running %s (%s) died", comp, r.worker)
+	if !rerun {
+		why += fmt.Sprintf("; %s is left incomplete: it does not declare lifecycle.idempotent, so it is not run again", comp)
+	}
+	w.lost[group] = why
+	w.lostFailed[group] = len(r.steps) > 0
+	now := workflow.Now(w.ctx)
+	for _, idx := range r.steps {
+		res := abort(why)
+		w.s.Finish(idx, res.Plan())
+		w.finished(idx, res, now, now)
+	}
+}
+
+// finished records how a step ended, for the output and the client.
+func (w *run) finished(idx int, res Result, started, ended time.Time) {
+	w.results[idx] = res
+	w.started[idx], w.ended[idx] = started, ended
+	w.events = append(w.events, Event{Step: idx, Finished: true, At: workflow.Now(w.ctx), Result: res, Started: started, Ended: ended})
+}
+
+// log adds a line of the workflow's own to a step's log.
+func (w *run) log(idx int, line string) {
+	w.events = append(w.events, Event{Step: idx, At: workflow.Now(w.ctx), Log: line})
+}
+
+// release gives the stack's lock back and ends the hosts' leases.
+func (w *run) release() {
+	for _, q := range sortedKeys(w.hosts) {
+		if h := w.hosts[q]; !h.dead {
+			h.cancelLease()
+		}
+	}
+	actx := workflow.WithActivityOptions(w.ctx, workflow.ActivityOptions{
+		TaskQueue:           w.in.Queue,
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &sdktemporal.RetryPolicy{MaximumAttempts: 30, MaximumInterval: 10 * time.Second},
+	})
+	if err := workflow.ExecuteActivity(actx, ActivityRelease, ReleaseInput{Stack: w.in.Stack, RunID: w.in.RunID, State: w.in.State}).Get(actx, nil); err != nil {
+		workflow.GetLogger(w.ctx).Warn("the stack's lock could not be given back", "err", err)
+	}
+}
+
+func (w *run) output() RunOutput {
+	return RunOutput{Results: w.results, Started: w.started, Ended: w.ended, Failed: w.s.Failed(), HaltedBy: w.s.HaltedBy(),
+		Cancelled: w.cancelled, Error: w.stuck}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// workerDied reports whether an activity ended because its worker went
+// away: no heartbeat in time, or not started in time on a host's queue. It
+// names the worker when the heartbeats did.
+func workerDied(err error) (string, bool) {
+	var te *sdktemporal.TimeoutError
+	if errors.As(err, &te) {
+		switch te.TimeoutType() {
+		case enumspb.TIMEOUT_TYPE_HEARTBEAT, enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+			var hb Heartbeat
+			if te.HasLastHeartbeatDetails() && te.LastHeartbeatDetails(&hb) == nil {
+				return hb.Worker, true
+			}
+			return "a worker", true
+		}
+	}
+	return "", false
+}
+
+// hostOf is the host queue an activity's heartbeats named.
+func hostOf(err error) string {
+	var te *sdktemporal.TimeoutError
+	var hb Heartbeat
+	if errors.As(err, &te) && te.HasLastHeartbeatDetails() && te.LastHeartbeatDetails(&hb) == nil {
+		return hb.Host
+	}
+	return ""
+}
+
+// Heartbeat is what a step's heartbeats carry: where it runs.
+type Heartbeat struct {
+	Host   string
+	Worker string
+}
