@@ -183,6 +183,7 @@ func readGiven(n *manifest.Node, into *givenConfig, enclosing *levelConfig, by, 
 		case "scale":
 			var sc map[string]*manifest.RoleScale
 			manifest.DecodeInto(e.Value, &sc, p, diags)
+			markGiven(sc, givenValue{by: by}.givenFrom())
 			if into.scale == nil {
 				into.scale = map[string]*manifest.RoleScale{}
 			}
@@ -215,8 +216,8 @@ func mergeScale(base, over *manifest.RoleScale) *manifest.RoleScale {
 	}
 	out := *base
 	if over.HSize != nil {
-		// The position goes with the hsize, for gantry params.
-		out.HSize, out.Pos = over.HSize, over.Pos
+		// The position and the giver go with the hsize, for gantry params.
+		out.HSize, out.Pos, out.By = over.HSize, over.Pos, over.By
 	}
 	if len(over.Detail) > 0 {
 		out.Detail = map[string]*manifest.RoleScale{}
@@ -228,6 +229,16 @@ func mergeScale(base, over *manifest.RoleScale) *manifest.RoleScale {
 		}
 	}
 	return &out
+}
+
+// markGiven records who gave the scales of sc, through their details.
+func markGiven(sc map[string]*manifest.RoleScale, by string) {
+	for _, rs := range sc {
+		if rs != nil {
+			rs.By = by
+			markGiven(rs.Detail, by)
+		}
+	}
 }
 
 // readValue evaluates a passed value: a string with ${…} or #{…} is

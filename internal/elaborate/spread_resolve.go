@@ -175,7 +175,10 @@ func scaleOrigin(h int, spec, given *manifest.RoleScale, owner string) configVal
 	v := configValue{text: strconv.Itoa(h), from: "no scale given"}
 	switch {
 	case given != nil && given.HSize != nil:
-		v.pos, v.from = given.Pos, "given"
+		v.pos, v.from = given.Pos, given.By
+		if v.from == "" {
+			v.from = "given"
+		}
 	case spec != nil && spec.HSize != nil:
 		v.pos, v.from = spec.Pos, "default of "+owner
 	}

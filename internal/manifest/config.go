@@ -31,7 +31,10 @@ type ConfigField struct {
 // RoleScale is the scale of one role (component) of a stack: its instances
 // and, for a nested stack, the scale of its own roles.
 type RoleScale struct {
-	Pos    Pos                   `yaml:"-"`
+	Pos Pos `yaml:"-"`
+	// By says who gave the hsize, for gantry params: "given at the top",
+	// "given by NAME"; empty for a stack's own default.
+	By     string                `yaml:"-"`
 	HSize  *int                  `yaml:"hsize,omitempty"`
 	Detail map[string]*RoleScale `yaml:"detail,omitempty"`
 }
