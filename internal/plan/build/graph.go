@@ -199,9 +199,9 @@ func (g *Graph) computeReach() {
 // already orders them the other way (a depends, a requirement, an output
 // read: what the stacks say wins over nesting). Undeploy reverses the
 // graph, so nested stacks are torn down before the stack they are up to.
-// It adds edges from the level's components to the first leaves of its
-// nested stacks only (those no other of them comes after): the rest
-// follow them.
+// It adds edges from the level's last components (those no other of them
+// comes after) to the first leaves of its nested stacks (those no other of
+// them comes before) only: the rest follow.
 func upEdges(s *manifest.Stack, d *dag.Graph, edge func(a, b, why string)) {
 	direct := map[string][]string{} // level → its own components
 	nested := false
@@ -264,7 +264,7 @@ func upEdges(s *manifest.Stack, d *dag.Graph, edge func(a, b, why string)) {
 		for _, n := range d.ReachableFrom(first...) {
 			after[n] = true
 		}
-		for _, c := range direct[level] {
+		for _, c := range lastOf(d, direct[level]) {
 			if !after[c] {
 				for _, l := range first {
 					edge(c, l, "up "+holder[l])
@@ -284,6 +284,32 @@ func upEdges(s *manifest.Stack, d *dag.Graph, edge func(a, b, why string)) {
 			}
 		}
 	}
+}
+
+// lastOf are the components of level that no other of them comes after:
+// a nested leaf after these is after them all.
+func lastOf(d *dag.Graph, level []string) []string {
+	if len(level) < 2 {
+		return level
+	}
+	member := make(map[string]bool, len(level))
+	for _, c := range level {
+		member[c] = true
+	}
+	var out []string
+	for _, c := range level {
+		last := true
+		for _, n := range d.Reachable(c) {
+			if member[n] {
+				last = false
+				break
+			}
+		}
+		if last {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // dataEdges adds the edges of data references.

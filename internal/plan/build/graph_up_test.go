@@ -108,3 +108,27 @@ func TestNestedLeaves(t *testing.T) {
 		}
 	}
 }
+
+// TestUpEdgesFromTheLast: only the level's last components tie to a nested
+// stack's first leaves; the others come before those anyway.
+func TestUpEdgesFromTheLast(t *testing.T) {
+	res := &elaborate.Result{Stack: &manifest.Stack{Components: []manifest.ComponentRef{
+		{Name: "a"}, {Name: "b", Depends: []string{"a"}}, {Name: "c"},
+		{Name: "w.x", Up: "w"}, {Name: "w.y", Up: "w", Depends: []string{"w.x"}},
+	}}}
+	g, diags := BuildGraph(res)
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	if got, want := g.Dependencies("w.x"), []string{"b", "c"}; !cmp.Equal(got, want) {
+		t.Errorf("w.x runs after %v, want %v", got, want)
+	}
+	if got, want := g.Dependencies("w.y"), []string{"w.x"}; !cmp.Equal(got, want) {
+		t.Errorf("w.y runs after %v, want %v", got, want)
+	}
+	for _, before := range []string{"a", "b", "c"} {
+		if !g.IsAncestor(before, "w.y") {
+			t.Errorf("%s does not come before w.y", before)
+		}
+	}
+}
