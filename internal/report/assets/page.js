@@ -181,7 +181,7 @@
       var items = seen.map(function (s) { return '<span><i class="' + stClass(s) + '"></i>' + esc(s || 'waiting') + '</span>'; });
       items.push('<span>dashed box: optional</span>');
       if (isRun && D.critical.length) items.push('<span style="color:var(--crit)">orange: critical path</span>');
-      if (D.reduced) items.push('<span>' + D.reduced + ' ties implied by longer paths not drawn</span>');
+      if (D.reduced) items.push('<span>' + D.reduced + (D.reduced === 1 ? ' tie' : ' ties') + ' implied by longer paths not drawn</span>');
       $('graph-legend').innerHTML = items.join('');
     }
     function init() {
