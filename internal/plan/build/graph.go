@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -203,14 +204,12 @@ func (g *Graph) computeReach() {
 // comes after) to the first leaves of its nested stacks (those no other of
 // them comes before) only: the rest follow.
 func upEdges(s *manifest.Stack, d *dag.Graph, edge func(a, b, why string)) {
+	if !slices.ContainsFunc(s.Components, func(ref manifest.ComponentRef) bool { return ref.Up != "" }) {
+		return
+	}
 	direct := map[string][]string{} // level → its own components
-	nested := false
 	for _, ref := range s.Components {
 		direct[ref.Up] = append(direct[ref.Up], ref.Name)
-		nested = nested || ref.Up != ""
-	}
-	if !nested {
-		return
 	}
 	// Levels innermost first: an inner level's edges are in place when an
 	// outer level looks for the first leaves of its nested stacks, which
