@@ -7,6 +7,9 @@
 #   bench/run.sh --postgres  also measures the PostgreSQL state backend against
 #                            the file backend (1,000 no-op components), on a
 #                            throwaway server (scripts/pg/start.sh)
+#   bench/run.sh --tty       also measures the live display: the no-op
+#                            random-1000 deploy on a pseudo-terminal against
+#                            with its output in a file, in the same rounds
 # Other flags go to the runner (-rounds R, -parallel P, -only REGEXP,
 # -shapes random,fanout,chain). The last two lines printed are the headline:
 # cost_per_comp_ms=... and ratio_vs_make=<median ratio over the no-op
@@ -21,6 +24,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) args+=(-quick) ;;
     --postgres) postgres=1 ;;
+    --tty) args+=(-tty) ;;
     --ab)
       [ $# -ge 2 ] || { echo "run.sh: --ab needs a git revision" >&2; exit 2; }
       ab="$2"; shift ;;

@@ -12,7 +12,7 @@
 //
 // bench/run.sh builds gantry and calls it; run it directly with
 //
-//	go run ./bench/runner -gantry ./gantry [-gantry-b ./gantry-old] [-quick] [-rounds 7] [-parallel 8] [-only REGEXP] [-shapes random,fanout,chain]
+//	go run ./bench/runner -gantry ./gantry [-gantry-b ./gantry-old] [-quick] [-rounds 7] [-parallel 8] [-only REGEXP] [-shapes random,fanout,chain] [-tty]
 package main
 
 import (
@@ -45,6 +45,7 @@ type options struct {
 	only     *regexp.Regexp
 	shapes   []string
 	postgres string // a DSN: measure the PostgreSQL state backend too
+	tty      bool   // measure the live display on a terminal against the plain one
 	// out receives the output of every measured command: a file, so that
 	// the commands write to it directly and the runner copies nothing while
 	// they run. It is emptied before each command.
@@ -131,6 +132,7 @@ func main() {
 	flag.IntVar(&o.parallel, "parallel", 8, "parallelism of both gantry and make")
 	only := flag.String("only", "", "run only the cases whose name matches this regular expression")
 	postgres := flag.String("postgres", "", "a PostgreSQL DSN: also measure the PostgreSQL state backend against the file backend (bench/run.sh --postgres starts a server)")
+	flag.BoolVar(&o.tty, "tty", false, "also measure the live display: the no-op random 1,000 deploy on a pseudo-terminal against with its output in a file")
 	shapes := flag.String("shapes", strings.Join(casegen.Shapes, ","), "DAG shapes to run, comma-separated (sleep, resume and plan cases are random)")
 	flag.Parse()
 	usage := func(msg string) {
@@ -284,6 +286,11 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 	if o.postgres != "" {
 		if err := pgState(ctx, o, o.postgres, 1000); err != nil {
 			return fmt.Errorf("postgres: %w", err)
+		}
+	}
+	if o.tty {
+		if err := ttyDisplay(ctx, o, 1000); err != nil {
+			return fmt.Errorf("tty: %w", err)
 		}
 	}
 	summary(o, rows)

@@ -212,7 +212,8 @@ func TestGateOnTerminal(t *testing.T) {
 		t.Run(tt.answer, func(t *testing.T) {
 			dir := writeFiles(t, gateFiles)
 			s := startPTY(t, dir, "deploy", "hub.yaml")
-			s.waitFor("Ready to ship? [y/N]")
+			// The prompt names the group that asks.
+			s.waitFor("[pre-flight] Ready to ship? [y/N]")
 			s.send(tt.answer + "\r")
 			if code := s.wait(); code != tt.wantCode {
 				t.Fatalf("exit code %d, want %d:\n%s", code, tt.wantCode, s.output())
@@ -222,6 +223,49 @@ func TestGateOnTerminal(t *testing.T) {
 				t.Errorf("app ran: %v, want %v:\n%s", got, tt.shipped, s.output())
 			}
 		})
+	}
+}
+
+// TestComponentGateNamesItsComponent: a component's gate asks on the
+// terminal with the component's name before its message, the message's
+// values expanded, while another component's live line stood aside.
+func TestComponentGateNamesItsComponent(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"hub.yaml": `version: 1
+kind: stack
+meta: {name: gates}
+components:
+  - name: db
+    source: {dir: db}
+  - name: app
+    source: {dir: app}
+    depends: [db]
+parameters:
+  - name: app.schema
+    value: v42
+`,
+		"db/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: db}\n",
+		"db/Makefile":           "deploy:\n\t@echo db up\n",
+		"app/hub-component.yaml": `version: 1
+kind: component
+meta: {name: app}
+parameters:
+  - name: app.schema
+lifecycle:
+  pre_instance_create:
+    steps:
+      - gate: "Migrate to ${app.schema}?"
+`,
+		"app/Makefile": "deploy:\n\t@echo shipping app\n",
+	})
+	s := startPTY(t, dir, "deploy", "hub.yaml")
+	s.waitFor("[app] Migrate to v42? [y/N]")
+	s.send("y\r")
+	if code := s.wait(); code != 0 {
+		t.Fatalf("exit code %d:\n%s", code, s.output())
+	}
+	if !regexp.MustCompile(`(?m)^app +deploy +deployed`).MatchString(s.output()) {
+		t.Errorf("app did not deploy:\n%s", s.output())
 	}
 }
 

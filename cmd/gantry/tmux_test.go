@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,15 +56,32 @@ var (
 	spinnerRE  = regexp.MustCompile(`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]`)
 )
 
+// normalizeScreen makes a screen comparable from run to run: run ids,
+// durations and spinner frames replaced, trailing spaces and empty lines
+// dropped (a terminal that rewraps on a resize, as tmux does, may leave a
+// row of its own in the scrollback, which no program can erase), and the
+// lines of components that finished at once sorted.
 func normalizeScreen(s string) string {
 	s = runIDRE.ReplaceAllString(s, "RUN")
 	s = durationRE.ReplaceAllString(s, "T")
 	s = spinnerRE.ReplaceAllString(s, "*")
 	var lines []string
 	for _, l := range strings.Split(s, "\n") {
-		lines = append(lines, strings.TrimRight(l, " "))
+		if l = strings.TrimRight(l, " "); l != "" {
+			lines = append(lines, l)
+		}
 	}
-	return strings.TrimRight(strings.Join(lines, "\n"), "\n") + "\n"
+	// Runs of "✓ name  deployed  T" lines come in the order the components
+	// finished.
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && strings.HasPrefix(lines[j], "✓ ") && !strings.HasPrefix(lines[j], "✓ pre-flight") {
+			j++
+		}
+		sort.Strings(lines[i:j])
+		i = j + 1
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // TestTTYDisplayInTmux runs a deploy in a real terminal (tmux) and looks at
@@ -163,5 +183,228 @@ components:
 	}
 	if string(want) != got {
 		t.Errorf("final screen differs from %s:\n--- want\n%s--- got\n%s", golden, want, got)
+	}
+}
+
+// startTmux starts gantry with args in a tmux terminal of width×height
+// in dir, its exit code printed after it as EXIT=n.
+func startTmux(t *testing.T, dir string, width, height int, args ...string) *tmuxSession {
+	t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux is not installed: scripts/test.sh installs it (apt-get install tmux)")
+	}
+	gantry, err := exec.LookPath("gantry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &tmuxSession{t: t, tmux: tmux, socket: filepath.Join(t.TempDir(), "tmux.sock")}
+	s.run("new-session", "-d", "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), "-s", "g", "-c", dir,
+		"env NO_COLOR=1 "+gantry+" "+strings.Join(args, " ")+"; echo EXIT=$?; sleep 60")
+	t.Cleanup(func() { exec.Command(tmux, "-S", s.socket, "kill-server").Run() })
+	return s
+}
+
+// headerRE matches the live area's header line.
+var headerRE = regexp.MustCompile(`(?m)^\d+/\d+ done · \d+ running · \d+ waiting · \d+ failed`)
+
+// TestTTYLiveAreaBoundedInTmux deploys 30 components, 20 at once, in a
+// terminal of 60×15: the live area shows the header and as many running
+// components as fit in two thirds of the height, counting the others; the
+// scrollback never holds a frame — while the run goes on, the screen and
+// its history hold one header and no more live lines than fit; at the end
+// none at all — and the final screen (testdata/tty-bounded.golden, go test
+// -update rewrites it) has a line per component and the summary.
+func TestTTYLiveAreaBoundedInTmux(t *testing.T) {
+	files := map[string]string{
+		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
+		"comp/deploy":             "#!/bin/sh\necho working on $COMPONENT_NAME\nwhile [ ! -e ../release ]; do sleep 0.05; done\n",
+	}
+	var hub strings.Builder
+	hub.WriteString("version: 1\nkind: stack\nmeta: {name: thirty}\ncomponents:\n")
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&hub, "  - name: c%02d\n    source: {dir: comp}\n", i)
+	}
+	files["hub.yaml"] = hub.String()
+	dir := writeFiles(t, files)
+	if err := os.Chmod(filepath.Join(dir, "comp/deploy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startTmux(t, dir, 60, 15, "deploy", "hub.yaml", "--parallel", "20")
+	// Every running component has said what it works on.
+	re := `(?s)0/30 done · 20 running · 10 waiting · 0 failed`
+	for i := 1; i <= 8; i++ {
+		re += fmt.Sprintf(`.*working on c%02d\n`, i)
+	}
+	screen := s.waitScreen(re + `  \+12 more running`)
+	live := normalizeScreen(screen)
+	if n := len(headerRE.FindAllString(screen, -1)); n != 1 {
+		t.Errorf("%d headers on the screen and in its scrollback, want 1:\n%s", n, screen)
+	}
+	if n := len(spinnerRE.FindAllString(screen, -1)); n != 8 {
+		t.Errorf("%d live lines on the screen and in its scrollback, want 8 (10 rows of 15: the header, 8, the count):\n%s", n, screen)
+	}
+	wantLive := "0/30 done · 20 running · 10 waiting · 0 failed · T · d…\n"
+	for i := 1; i <= 8; i++ {
+		wantLive += fmt.Sprintf("* c%02d  T  working on c%02d\n", i, i)
+	}
+	wantLive += "  +12 more running\n"
+	if live != wantLive {
+		t.Errorf("live screen:\n%s\nwant:\n%s", live, wantLive)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	screen = s.waitScreen(`EXIT=\d+`)
+	if !strings.Contains(screen, "EXIT=0") {
+		t.Fatalf("deploy failed:\n%s", screen)
+	}
+	if spinnerRE.MatchString(screen) || headerRE.MatchString(screen) || strings.Contains(screen, "more running") {
+		t.Errorf("a frame of the live area was left on the screen or in its scrollback:\n%s", screen)
+	}
+	for i := 1; i <= 30; i++ {
+		if n := len(regexp.MustCompile(fmt.Sprintf(`(?m)^✓ c%02d +deployed`, i)).FindAllString(screen, -1)); n != 1 {
+			t.Errorf("c%02d finished %d times on the screen:\n%s", i, n, screen)
+		}
+	}
+	compareGolden(t, "tty-bounded.golden", normalizeScreen(screen))
+}
+
+// compareGolden compares got with testdata/name (go test -update writes it).
+func compareGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("screen differs from %s:\n--- want\n%s--- got\n%s", golden, want, got)
+	}
+}
+
+// TestTTYProbeAttemptsLiveInTmux: while a probe waits, the component's live
+// line shows the probe and its attempts as they fail — not the last line
+// of the step before it — and the step's label shows the values it was
+// given (${…} expanded).
+func TestTTYProbeAttemptsLiveInTmux(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"hub.yaml": `version: 1
+kind: stack
+meta: {name: probing}
+components:
+  - name: api
+    source: {dir: api}
+parameters:
+  - name: api.flag
+    value: ../ready
+`,
+		"api/hub-component.yaml": `version: 1
+kind: component
+meta: {name: api}
+parameters:
+  - name: api.flag
+lifecycle:
+  quality_probe:
+    steps:
+      - probe: {plugin: exec, arguments: {command: "test -e ${api.flag}", interval: 0.2}, timeout: 120}
+`,
+		"api/deploy": "#!/bin/sh\necho the verb said goodbye\n",
+	})
+	if err := os.Chmod(filepath.Join(dir, "api/deploy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startTmux(t, dir, 120, 20, "deploy", "hub.yaml")
+	first := s.waitScreen(`api +[\d.]+m?s +probe exec run_wait test -e \.\./ready: attempt \d+ failed \(\d+s of 2m0s\): test -e \.\./ready`)
+	if strings.Contains(first, "goodbye") {
+		t.Errorf("the live line shows the last line of the verb:\n%s", first)
+	}
+	n := attemptOf(t, first)
+	// The attempts go on, in the same live line.
+	later := s.waitScreen(fmt.Sprintf(`attempt (%s) failed`, strings.Join(nextNumbers(n, 50), "|")))
+	if c := strings.Count(later, "probe exec run_wait"); c != 1 {
+		t.Errorf("the probe shows %d times:\n%s", c, later)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	screen := s.waitScreen(`EXIT=\d+`)
+	if !strings.Contains(screen, "EXIT=0") || spinnerRE.MatchString(screen) {
+		t.Fatalf("deploy failed or left a live line:\n%s", screen)
+	}
+}
+
+var attemptRE = regexp.MustCompile(`attempt (\d+) failed`)
+
+func attemptOf(t *testing.T, screen string) int {
+	t.Helper()
+	m := attemptRE.FindStringSubmatch(screen)
+	if m == nil {
+		t.Fatalf("no attempt on the screen:\n%s", screen)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// nextNumbers are the k numbers after n.
+func nextNumbers(n, k int) []string {
+	out := make([]string, k)
+	for i := range out {
+		out[i] = strconv.Itoa(n + 1 + i)
+	}
+	return out
+}
+
+// TestTTYShowQueueInTmux: with --show-queue the live area lists the
+// components waiting, each with what it waits for: the components it runs
+// after that have not ended, or a free slot.
+func TestTTYShowQueueInTmux(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"hub.yaml": `version: 1
+kind: stack
+meta: {name: queue}
+components:
+  - name: db
+    source: {dir: comp}
+  - name: cache
+    source: {dir: comp}
+  - name: api
+    source: {dir: comp}
+    depends: [db, cache]
+  - name: web
+    source: {dir: comp}
+    depends: [api]
+`,
+		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
+		"comp/deploy":             "#!/bin/sh\nwhile [ ! -e ../release ]; do sleep 0.05; done\n",
+	})
+	if err := os.Chmod(filepath.Join(dir, "comp/deploy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startTmux(t, dir, 80, 20, "deploy", "hub.yaml", "--show-queue")
+	screen := s.waitScreen(`0/4 done · 1 running · 3 waiting`)
+	for _, want := range []string{
+		`(?m)^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] db  `,
+		`(?m)^· cache  waiting for a free slot \(--parallel\)$`,
+		`(?m)^· api  after db, cache$`,
+		`(?m)^· web  after api$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(screen) {
+			t.Errorf("no line matches %q:\n%s", want, screen)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	screen = s.waitScreen(`EXIT=\d+`)
+	if !strings.Contains(screen, "EXIT=0") || strings.Contains(screen, "· web") {
+		t.Fatalf("deploy failed or left the queue on the screen:\n%s", screen)
 	}
 }

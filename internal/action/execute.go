@@ -255,7 +255,7 @@ func (r *record) close() *Outcome {
 	r.fileEvents.Flush()
 	r.eventsFile.Close()
 	if f, err := os.OpenFile(filepath.Join(r.runLog.Dir(), "summary.txt"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
-		ui.WriteSummary(f, out.Components, ui.Style{})
+		ui.WriteSummary(f, out.Components, out.Duration, ui.Style{})
 		f.Close()
 	}
 	if r.display != nil {

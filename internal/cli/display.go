@@ -17,13 +17,14 @@ import (
 type display struct {
 	a      *app
 	output string
+	opts   ui.TTYOptions
 	sty    ui.Style
 	live   *ui.TTY
 	events *ui.Events
 }
 
-func (a *app) display(output string) *display {
-	return &display{a: a, output: output, sty: ui.Style{Color: a.color()}}
+func (a *app) display(output string, opts ui.TTYOptions) *display {
+	return &display{a: a, output: output, opts: opts, sty: ui.Style{Color: a.color()}}
 }
 
 // Start picks how the run is shown.
@@ -36,13 +37,13 @@ func (d *display) Start(r *action.Started) plan.Observer {
 		return d.events
 	case a.stdoutTerminal() != nil:
 		fd := int(a.stdoutTerminal().Fd())
-		d.live = ui.NewTTY(a.stdout, d.sty, r.Tracker, func() int {
-			w, _, err := term.GetSize(fd)
-			if err != nil || w <= 0 {
-				return 80
+		d.live = ui.NewTTY(a.stdout, d.sty, r.Tracker, func() (int, int) {
+			w, h, err := term.GetSize(fd)
+			if err != nil || w <= 0 || h <= 0 {
+				return 80, 24
 			}
-			return w
-		})
+			return w, h
+		}, d.opts)
 		d.live.Start()
 		return d.live
 	}
@@ -66,7 +67,7 @@ func (d *display) Finish(o *action.Outcome) {
 // and where the logs are.
 func (a *app) printRunEnd(o *action.Outcome, sty ui.Style) {
 	fmt.Fprintln(a.stdout)
-	ui.WriteSummary(a.stdout, o.Components, sty)
+	ui.WriteSummary(a.stdout, o.Components, o.Duration, sty)
 	for _, c := range o.Components {
 		if c.Status != ui.Failed {
 			continue

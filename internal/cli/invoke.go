@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
+	"github.com/gantry-dev/gantry/internal/ui"
 )
 
 // insideFlags locate the stack from inside a component, where gantry sets
@@ -77,7 +78,7 @@ deploy and undeploy -c COMPONENT.`,
 				// Inside a run the parent holds the lock and called the
 				// installation handler; invoke only reads the state.
 				Nested:   os.Getenv("GANTRY_RUN_ID") != "",
-				Terminal: a.terminal(), Warn: a.warn, Display: a.display("text"), Interrupted: a.interrupted,
+				Terminal: a.terminal(), Warn: a.warn, Display: a.display("text", ui.TTYOptions{}), Interrupted: a.interrupted,
 			}).Run(cmd.Context())
 			return a.runEnd(out, err)
 		},

@@ -66,7 +66,12 @@ func newRoot(a *app) *cobra.Command {
 		Long: `gantry deploys and tears down stacks of interdependent components — databases,
 cluster add-ons, Terraform modules, Helm charts, scripts — with parameters and
 outputs flowing between them, independent work in parallel, and a state that
-survives crashes.`,
+survives crashes.
+
+Exit codes: 0 success; 1 a run failed; 2 bad usage or invalid input (nothing
+was run); 3 the state is locked by another run; 130 the run was interrupted
+(Ctrl-C, SIGTERM, SIGHUP), its running steps stopped and the state recording
+what was done.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/report"
 	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/ui"
 )
 
 // runFlags are the flags of deploy and undeploy.
@@ -35,6 +36,7 @@ type runFlags struct {
 	yes           bool
 	force         bool
 	output        string
+	showQueue     bool
 	osEnvironment string
 	lockTimeout   time.Duration
 }
@@ -57,6 +59,7 @@ func (f *runFlags) register(cmd *cobra.Command, verb string) {
 	fl.BoolVar(&f.yes, "yes", false, "approve every gate")
 	fl.BoolVar(&f.force, "force", false, "after a mandatory component fails, go on with independent components")
 	fl.StringVar(&f.output, "output", "text", "text, or json for one event per line")
+	fl.BoolVar(&f.showQueue, "show-queue", false, "on a terminal, list the components waiting to start and what each waits for")
 	fl.StringVar(&f.osEnvironment, "os-environment", "", "\"everything\" keeps TF_VAR_* variables in components' environment")
 	fl.DurationVar(&f.lockTimeout, "lock-timeout", 0, "wait up to this long (30s, 10m) for the state's lock another run holds, instead of failing at once")
 }
@@ -150,7 +153,7 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 	}
 	opts := action.RunOptions{
 		Source: src, Selection: f.selection(), Parallel: f.parallel, Resume: f.resume, Yes: f.yes, Force: f.force,
-		KeepTFVars: f.osEnvironment == "everything", Terminal: a.terminal(), Warn: a.warn, Display: a.display(f.output),
+		KeepTFVars: f.osEnvironment == "everything", Terminal: a.terminal(), Warn: a.warn, Display: a.display(f.output, ui.TTYOptions{ShowQueue: f.showQueue}),
 		Interrupted: a.interrupted,
 	}
 	var out *action.Outcome

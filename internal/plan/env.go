@@ -47,6 +47,10 @@ type NoteKind uint8
 const (
 	// NoteOutput is an output a component produced.
 	NoteOutput NoteKind = iota + 1
+	// NoteLabel is the step's label with its values expanded (${…}, #{…},
+	// {{…}}), known once the step runs: displays show it in place of the
+	// label of the plan, which names them.
+	NoteLabel
 )
 
 // Note is something a step reports besides its output lines.

@@ -44,8 +44,9 @@ type Call struct {
 	Stdout, Stderr io.Writer
 	// Timeout bounds actions that wait (get_wait, connect_wait).
 	Timeout time.Duration
-	// Attempt is told of each failed attempt of a wait, for the display.
-	Attempt func(elapsed time.Duration, err error)
+	// Attempt is told of each failed attempt of a wait, for the display:
+	// its number (the first is 1), the time since the wait began, its error.
+	Attempt func(n int, elapsed time.Duration, err error)
 	// Report receives outputs a plugin reports itself (terraform output).
 	Report func(values map[string]string, secret []string)
 	// Expand expands ${...} and #{...} in what a plugin reads from its

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -47,14 +48,14 @@ func TestWaitKeepsTheLastCompletedError(t *testing.T) {
 		<-ctx.Done() // the second attempt hangs until the timeout
 		return ctx.Err()
 	}
-	err := Wait(context.Background(), 200*time.Millisecond, time.Millisecond, try, func(_ time.Duration, err error) {
-		attempts = append(attempts, err.Error())
+	err := Wait(context.Background(), 200*time.Millisecond, time.Millisecond, try, func(n int, _ time.Duration, err error) {
+		attempts = append(attempts, fmt.Sprint(n, " ", err))
 	})
 	we, ok := IsWaitError(err)
 	if !ok || we.Last.Error() != "503 Service Unavailable" {
 		t.Fatalf("got %v", err)
 	}
-	if diff := cmp.Diff([]string{"503 Service Unavailable"}, attempts); diff != "" {
+	if diff := cmp.Diff([]string{"1 503 Service Unavailable"}, attempts); diff != "" {
 		t.Errorf("attempts (-want +got):\n%s", diff)
 	}
 }

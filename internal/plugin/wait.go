@@ -19,16 +19,17 @@ func (e *WaitError) Error() string { return fmt.Sprintf("gave up after %s: %v", 
 func (e *WaitError) Unwrap() error { return e.Last }
 
 // Wait retries try every interval until it succeeds, the timeout passes or
-// ctx ends; attempt (if set) hears of each failed attempt. Every waiting
+// ctx ends; attempt (if set) hears of each failed attempt: its number (the
+// first is 1), the time since the wait began and its error. Every waiting
 // step — probes, ready conditions, waits of plugin lists — waits with it.
 // When the timeout cuts an attempt short, the error reported is the one of
 // the last attempt that completed: "503 Service Unavailable" says more than
 // "context deadline exceeded".
-func Wait(ctx context.Context, timeout, interval time.Duration, try func(context.Context) error, attempt func(time.Duration, error)) error {
+func Wait(ctx context.Context, timeout, interval time.Duration, try func(context.Context) error, attempt func(int, time.Duration, error)) error {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	var last error
-	for {
+	for n := 1; ; n++ {
 		attemptCtx, cancel := context.WithDeadline(ctx, deadline)
 		err := try(attemptCtx)
 		cutShort := attemptCtx.Err() != nil
@@ -46,7 +47,7 @@ func Wait(ctx context.Context, timeout, interval time.Duration, try func(context
 			return &WaitError{Timeout: timeout, Last: last}
 		}
 		if attempt != nil {
-			attempt(time.Since(start), err)
+			attempt(n, time.Since(start), err)
 		}
 		t := time.NewTimer(interval)
 		select {

@@ -15,9 +15,10 @@ import (
 // when the output is not a terminal. Lines of parallel components interleave
 // whole, never mixed.
 type Plain struct {
-	mu  sync.Mutex
-	w   *bufio.Writer
-	sty Style
+	mu     sync.Mutex
+	w      *bufio.Writer
+	sty    Style
+	labels stepLabels
 }
 
 // NewPlain returns a plain renderer. Lines are buffered until the run goes
@@ -33,35 +34,52 @@ func (p *Plain) Idle() {
 	_ = p.w.Flush()
 }
 
+// println writes a line; p.mu is held.
 func (p *Plain) println(prefix, text string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, "%s %s\n", p.sty.Dim("["+prefix+"]"), text)
 }
 
-// StepStarted announces visible steps.
-func (p *Plain) StepStarted(n *plan.Node, _ time.Time) {
-	if n.Hidden || n.Quiet {
-		return
-	}
-	title := StepTitle(n)
+// started writes a step's start line with label; p.mu is held.
+func (p *Plain) started(n *plan.Node, label string) {
+	title := titled(n, Sanitize(label))
 	if n.Listed {
 		title = "==> " + title
 	}
 	p.println(groupOf(n), laned(n, title))
 }
 
+// StepStarted announces visible steps; one whose label names values is
+// announced once it says what they are.
+func (p *Plain) StepStarted(n *plan.Node, _ time.Time) {
+	if n.Hidden || n.Quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.labels.hold(n) {
+		return
+	}
+	p.started(n, n.Label)
+}
+
 // StepFinished reports how visible steps ended, and skips of components.
 func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.labels.release(n) {
+		p.started(n, n.Label)
+	}
+	label := Sanitize(p.labels.label(n))
+	p.labels.done(n)
 	g := groupOf(n)
 	d := FormatDuration(ended.Sub(started))
 	switch {
 	case r.Status == plan.Failed:
-		p.println(g, laned(n, p.sty.Red("✗ "+n.Label+" failed")+" ("+d+"): "+SanitizeLines(r.Reason)))
+		p.println(g, laned(n, p.sty.Red("✗ "+label+" failed")+" ("+d+"): "+SanitizeLines(r.Reason)))
 	case r.Warning != "":
-		p.println(g, laned(n, p.sty.Yellow("! "+n.Label+" failed; going on (on_fail: warn)")+": "+SanitizeLines(r.Warning)))
+		p.println(g, laned(n, p.sty.Yellow("! "+label+" failed; going on (on_fail: warn)")+": "+SanitizeLines(r.Warning)))
 	case r.Info != "":
-		p.println(g, laned(n, "i "+n.Label+" failed; going on (on_fail: info): "+SanitizeLines(r.Info)))
+		p.println(g, laned(n, "i "+label+" failed; going on (on_fail: info): "+SanitizeLines(r.Info)))
 	case r.Status == plan.Skipped && n.Kind == plan.KindBegin:
 		if r.Cause == plan.CauseUnchanged {
 			p.println(g, p.sty.Dim("= unchanged"))
@@ -69,7 +87,7 @@ func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 			p.println(g, p.sty.Yellow("- skipped")+": "+SanitizeLines(r.Reason))
 		}
 	case r.Status == plan.OK && !n.Hidden && !n.Quiet:
-		p.println(g, laned(n, p.sty.Green("✓ "+n.Label)+" ("+d+")"))
+		p.println(g, laned(n, p.sty.Green("✓ "+label)+" ("+d+")"))
 	}
 }
 
@@ -77,16 +95,12 @@ func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 // output may still reach one (a pager, a CI log viewer), and colours follow
 // gantry's own setting, not the component's.
 func (p *Plain) Log(n *plan.Node, line string) {
-	p.println(groupOf(n), laned(n, Sanitize(line)))
-}
-
-// StepTitle is how a step is announced: its label, after its injection
-// point.
-func StepTitle(n *plan.Node) string {
-	if n.Point != "" {
-		return n.Point + ": " + n.Label
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.labels.release(n) {
+		p.started(n, n.Label)
 	}
-	return n.Label
+	p.println(groupOf(n), laned(n, Sanitize(line)))
 }
 
 // laned puts a step's lane (the branch of a parallel plugin list it runs
@@ -112,5 +126,16 @@ func FormatDuration(d time.Duration) string {
 	return strings.TrimSuffix(d.Round(time.Second).String(), "0s")
 }
 
-// Note is not shown: outputs appear in the summary and in explain.
-func (p *Plain) Note(*plan.Node, plan.Note) {}
+// Note announces a step held back with its expanded label; outputs are
+// not shown (they appear in explain).
+func (p *Plain) Note(n *plan.Node, note plan.Note) {
+	if note.Kind != plan.NoteLabel {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.labels.expand(n, note.Value)
+	if p.labels.release(n) {
+		p.started(n, note.Value)
+	}
+}

@@ -20,6 +20,10 @@ type RunLog struct {
 	files map[string]*logFile
 	dirty []*logFile // written to since the last flush
 	err   error
+	// labels holds back the start lines of steps whose labels name
+	// values, until they say what they are.
+	lmu    sync.Mutex
+	labels stepLabels
 }
 
 type logFile struct {
@@ -75,10 +79,31 @@ func (l *RunLog) Idle() {
 	l.dirty = l.dirty[:0]
 }
 
-// StepStarted logs the start of visible steps.
+// StepStarted logs the start of visible steps; one whose label names
+// values once it says what they are.
 func (l *RunLog) StepStarted(n *plan.Node, _ time.Time) {
-	if !n.Hidden && !n.Quiet {
-		l.write(groupOf(n), laned(n, "==> "+StepTitle(n)))
+	if n.Hidden || n.Quiet {
+		return
+	}
+	l.lmu.Lock()
+	held := l.labels.hold(n)
+	l.lmu.Unlock()
+	if !held {
+		l.started(n, n.Label)
+	}
+}
+
+func (l *RunLog) started(n *plan.Node, label string) {
+	l.write(groupOf(n), laned(n, "==> "+titled(n, label)))
+}
+
+// release logs the start line held back for n, if any.
+func (l *RunLog) release(n *plan.Node) {
+	l.lmu.Lock()
+	held := l.labels.release(n)
+	l.lmu.Unlock()
+	if held {
+		l.started(n, n.Label)
 	}
 }
 
@@ -90,6 +115,11 @@ func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 	if n.Kind == plan.KindEnd {
 		defer l.closeGroup(groupOf(n))
 	}
+	l.release(n)
+	l.lmu.Lock()
+	label := l.labels.label(n)
+	l.labels.done(n)
+	l.lmu.Unlock()
 	// A component --resume leaves alone has nothing to log (the events and
 	// the summary say it was unchanged).
 	if r.Cause == plan.CauseNotNeeded || r.Cause == plan.CauseUnchanged {
@@ -100,7 +130,7 @@ func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 	if n.Hidden && r.Status != plan.Failed || n.Quiet && r.Status == plan.OK {
 		return
 	}
-	msg := fmt.Sprintf("<== %s: %s (%s)", n.Label, r.Status, FormatDuration(ended.Sub(started)))
+	msg := fmt.Sprintf("<== %s: %s (%s)", label, r.Status, FormatDuration(ended.Sub(started)))
 	if r.Reason != "" {
 		msg += ": " + r.Reason
 	}
@@ -111,12 +141,25 @@ func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 }
 
 // Log writes a line of output.
-func (l *RunLog) Log(n *plan.Node, line string) { l.write(groupOf(n), laned(n, line)) }
+func (l *RunLog) Log(n *plan.Node, line string) {
+	l.release(n)
+	l.write(groupOf(n), laned(n, line))
+}
 
-// Note logs captured outputs (already masked).
+// Note logs captured outputs (already masked), and the start of a step
+// held back with its expanded label.
 func (l *RunLog) Note(n *plan.Node, note plan.Note) {
-	if note.Kind == plan.NoteOutput {
+	switch note.Kind {
+	case plan.NoteOutput:
 		l.write(groupOf(n), fmt.Sprintf("output %s = %s", note.Name, note.Value))
+	case plan.NoteLabel:
+		l.lmu.Lock()
+		l.labels.expand(n, note.Value)
+		held := l.labels.release(n)
+		l.lmu.Unlock()
+		if held {
+			l.started(n, note.Value)
+		}
 	}
 }
 

@@ -100,14 +100,12 @@ func TestTTYStripsComponentEscapes(t *testing.T) {
 	tracker := NewTracker(p)
 	var buf bytes.Buffer
 	const width = 40
-	tty := NewTTY(&buf, Style{}, tracker, func() int { return width })
+	tty := NewTTY(&buf, Style{}, tracker, func() (int, int) { return width, 20 }, TTYOptions{})
 	obs := Multi{tracker, tty}
 	obs.StepStarted(n, time.Now())
 	raw := "\x1b[41m\x1b]0;pwned\x07日本語 migrating\x1b[2J a line long enough to be cut at the terminal's width"
 	obs.Log(n, raw)
-	tty.mu.Lock()
-	tty.redraw()
-	tty.mu.Unlock()
+	tty.render(true)
 	tty.Paused(true)
 	obs.Log(n, "\x1b[31mprompt line")
 	tty.Paused(false)
@@ -117,7 +115,7 @@ func TestTTYStripsComponentEscapes(t *testing.T) {
 
 	out := buf.String()
 	// Only the display's own controls: cursor up/clear/hide/show and a reset.
-	own := regexp.MustCompile(`\x1b\[(\d+A|J|\?25[lh]|0m)`)
+	own := regexp.MustCompile(`\x1b\[(\d+A|J|K|2K|B|\?25[lh]|0m)`)
 	if rest := own.ReplaceAllString(out, ""); strings.ContainsAny(rest, "\x1b\x07") {
 		t.Errorf("component escapes reached the terminal: %q", rest)
 	}
@@ -139,11 +137,11 @@ func TestTTYStripsComponentEscapes(t *testing.T) {
 	if !strings.HasSuffix(live, "…") || !strings.Contains(live, "日本語 migrating") {
 		t.Errorf("live line not cut as expected: %q", live)
 	}
-	if !strings.Contains(out, "prompt line\n") || !regexp.MustCompile(`✗ api +failed .*  exit 1\n`).MatchString(out) {
+	if !strings.Contains(out, "prompt line\n") || !regexp.MustCompile(`✗ api +failed .*  exit 1(\x1b\[K)?\n`).MatchString(out) {
 		t.Errorf("paused output or failure reason lost: %q", out)
 	}
 	var sum bytes.Buffer
-	WriteSummary(&sum, tracker.Components(), Style{})
+	WriteSummary(&sum, tracker.Components(), time.Second, Style{})
 	if strings.Contains(sum.String(), "\x1b") || !strings.Contains(sum.String(), "exit 1") {
 		t.Errorf("the summary holds escapes: %q", sum.String())
 	}

@@ -4,7 +4,7 @@
 package ui
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,8 +33,21 @@ type ComponentRun struct {
 	Started  time.Time
 	Ended    time.Time
 	LastLine string
-	Current  string // the step running now
-	order    int
+	Current  string // the step running now, its label expanded once known
+	// Tolerated says a failure did not fail the run: the component is
+	// optional (none of its steps is critical).
+	Tolerated bool
+	// After are the components it waits for (its edges in the plan).
+	After []string
+	// Group says it is a stack-level group (pre-flight, …), not a
+	// component.
+	Group bool
+	order int
+	// verbStep says the running step is the component's verb, whose last
+	// line says more than its label.
+	verbStep bool
+	// critical is set when a step of the group is critical.
+	critical bool
 }
 
 // Duration is how long the component's steps took.
@@ -45,18 +58,51 @@ func (c *ComponentRun) Duration() time.Duration {
 	return c.Ended.Sub(c.Started)
 }
 
-// Tracker follows a run's events and keeps per-component summaries.
+// ShownStatus is the status as the display and the summary show it: a
+// failure that did not fail the run is "failed (optional)".
+func (c *ComponentRun) ShownStatus() string {
+	if c.Status == Failed && c.Tolerated {
+		return Failed + " (optional)"
+	}
+	return c.Status
+}
+
+// Detail is what the live line says of a running component: the last line
+// of its verb's output (its label until there is one), or the label of
+// another step with its last line (a probe's attempts).
+func (c *ComponentRun) Detail() string {
+	switch {
+	case c.LastLine == "":
+		return c.Current
+	case c.verbStep || c.Current == "":
+		return c.LastLine
+	}
+	return c.Current + ": " + c.LastLine
+}
+
+// Tracker follows a run's events and keeps per-component summaries, and
+// what the live display draws: how many components are in each state and
+// which are running, without going through all of them.
 type Tracker struct {
 	mu    sync.Mutex
 	verb  string
+	stack string
 	comps map[string]*ComponentRun
+	list  []*ComponentRun // plan order
+	// running are the groups running, in the order they started.
+	running []*ComponentRun
+	// counts are the components (not the stack's groups) by status.
+	counts map[string]int
+	// firstWaiting is where in list the first waiting group may be: no
+	// group before it waits (a group never waits again).
+	firstWaiting int
 }
 
 // NewTracker prepares a tracker for a plan: every component, and every
 // group with a step people see, starts waiting. Groups of bookkeeping only
 // (the run's set-up and finalisation) are not tracked.
 func NewTracker(p *plan.Plan) *Tracker {
-	t := &Tracker{verb: p.Verb, comps: map[string]*ComponentRun{}}
+	t := &Tracker{verb: p.Verb, stack: p.Stack, comps: map[string]*ComponentRun{}, counts: map[string]int{}}
 	t.Add(p)
 	return t
 }
@@ -78,12 +124,25 @@ func (t *Tracker) Add(p *plan.Plan) {
 		if !shown[g] {
 			continue
 		}
-		if _, ok := t.comps[g]; !ok {
-			t.comps[g] = &ComponentRun{Name: g, Verb: p.Verb, Status: Waiting, order: len(t.comps)}
+		c, ok := t.comps[g]
+		if !ok {
+			c = &ComponentRun{Name: g, Verb: p.Verb, Status: Waiting, order: len(t.list)}
+			if info := p.Components[g]; info != nil {
+				c.After = info.After
+			} else if n.Component == "" {
+				c.Group = true
+			}
+			t.comps[g] = c
+			t.list = append(t.list, c)
+			if !c.Group {
+				t.counts[Waiting]++
+			}
 		}
 		if n.Kind == plan.KindComponent && n.Verb != "" {
-			t.comps[g].Verb = n.Verb
+			c.Verb = n.Verb
 		}
+		c.critical = c.critical || n.Critical
+		c.Tolerated = !c.critical
 	}
 }
 
@@ -94,7 +153,29 @@ func groupOf(n *plan.Node) string {
 	return n.ID
 }
 
-// StepStarted marks the component running.
+// setStatus moves a group to a status, keeping the counts and the running
+// list; t.mu is held.
+func (t *Tracker) setStatus(c *ComponentRun, s string) {
+	if c.Status == s {
+		return
+	}
+	if !c.Group {
+		t.counts[c.Status]--
+		t.counts[s]++
+	}
+	if c.Status == Running {
+		if i := slices.Index(t.running, c); i >= 0 {
+			t.running = slices.Delete(t.running, i, i+1)
+		}
+	}
+	if s == Running {
+		t.running = append(t.running, c)
+	}
+	c.Status = s
+}
+
+// StepStarted marks the component running; a step people see becomes what
+// its live line shows, the last line of the step before it gone.
 func (t *Tracker) StepStarted(n *plan.Node, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -106,10 +187,10 @@ func (t *Tracker) StepStarted(n *plan.Node, at time.Time) {
 		c.Started = at
 	}
 	if c.Status == Waiting {
-		c.Status = Running
+		t.setStatus(c, Running)
 	}
 	if !n.Hidden {
-		c.Current = n.Label
+		c.Current, c.LastLine, c.verbStep = n.Label, "", n.Kind == plan.KindComponent
 	}
 }
 
@@ -127,27 +208,30 @@ func (t *Tracker) StepFinished(n *plan.Node, r plan.Result, started, ended time.
 	switch {
 	case r.Status == plan.Failed:
 		if c.Status != Failed {
-			c.Status, c.Reason = Failed, firstLine(r.Reason)
+			t.setStatus(c, Failed)
+			c.Reason = firstLine(r.Reason)
 		}
 	case r.Cause == plan.CauseNotNeeded:
 	case r.Status == plan.Skipped && c.Status != Failed:
 		if r.Cause == plan.CauseUnchanged {
-			c.Status, c.Reason = Unchanged, ""
+			t.setStatus(c, Unchanged)
+			c.Reason = ""
 		} else if c.Status != Skipped && c.Status != Unchanged {
-			c.Status, c.Reason = Skipped, r.Reason
+			t.setStatus(c, Skipped)
+			c.Reason = r.Reason
 		}
 	case n.Kind == plan.KindEnd && r.Status == plan.OK:
 		switch c.Verb {
 		case plan.VerbDeploy:
-			c.Status = Deployed
+			t.setStatus(c, Deployed)
 		case plan.VerbUndeploy:
-			c.Status = Undeployed
+			t.setStatus(c, Undeployed)
 		default:
-			c.Status = Done
+			t.setStatus(c, Done)
 		}
 		c.Current = ""
 	case n.Component == "" && r.Status == plan.OK && c.Status == Running:
-		c.Status = Done
+		t.setStatus(c, Done)
 	}
 	if c.Started.IsZero() {
 		c.Started = started
@@ -169,15 +253,27 @@ func (t *Tracker) Log(n *plan.Node, line string) {
 	}
 }
 
+// Note takes a step's label with its values expanded (plan.NoteLabel) as
+// what the component's live line shows.
+func (t *Tracker) Note(n *plan.Node, note plan.Note) {
+	if note.Kind != plan.NoteLabel || n.Hidden {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.comps[groupOf(n)]; c != nil {
+		c.Current = Sanitize(note.Value)
+	}
+}
+
 // Components returns a copy of every component's run, in plan order.
 func (t *Tracker) Components() []ComponentRun {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]ComponentRun, 0, len(t.comps))
-	for _, c := range t.comps {
-		out = append(out, *c)
+	out := make([]ComponentRun, len(t.list))
+	for i, c := range t.list {
+		out[i] = *c
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].order < out[j].order })
 	return out
 }
 
@@ -192,12 +288,66 @@ func (t *Tracker) Component(name string) (ComponentRun, bool) {
 	return *c, true
 }
 
+// Live is what the live display draws at one moment.
+type Live struct {
+	Verb, Stack string
+	// Active is how many groups are running (the stack's included): the
+	// live lines there would be.
+	Active int
+	// Counts are the components (not the stack's groups) by status;
+	// Total all of them.
+	Counts map[string]int
+	Total  int
+	// Running are the first groups running, oldest first; Waiting the
+	// first components waiting, in plan order, each with what it waits
+	// for (Blocked: the components it runs after that have not ended).
+	Running []ComponentRun
+	Waiting []Queued
+}
+
+// Queued is a component waiting to start.
+type Queued struct {
+	Name    string
+	Blocked []string
+}
+
+// Live returns the counts, the first maxRunning groups running and the
+// first maxWaiting components waiting. It costs what it returns, not the
+// size of the run.
+func (t *Tracker) Live(maxRunning, maxWaiting int) Live {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := Live{Verb: t.verb, Stack: t.stack, Counts: make(map[string]int, len(t.counts))}
+	for s, n := range t.counts {
+		l.Counts[s] = n
+		l.Total += n
+	}
+	l.Active = len(t.running)
+	for _, c := range t.running[:min(maxRunning, len(t.running))] {
+		l.Running = append(l.Running, *c)
+	}
+	for t.firstWaiting < len(t.list) && t.list[t.firstWaiting].Status != Waiting {
+		t.firstWaiting++
+	}
+	for i := t.firstWaiting; i < len(t.list) && len(l.Waiting) < maxWaiting; i++ {
+		c := t.list[i]
+		if c.Status != Waiting || c.Group {
+			continue
+		}
+		q := Queued{Name: c.Name}
+		for _, a := range c.After {
+			if d := t.comps[a]; d != nil && (d.Status == Waiting || d.Status == Running) {
+				q.Blocked = append(q.Blocked, a)
+			}
+		}
+		l.Waiting = append(l.Waiting, q)
+	}
+	return l
+}
+
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
 	}
 	return s
 }
-
-// Note is not tracked.
-func (t *Tracker) Note(*plan.Node, plan.Note) {}

@@ -3,44 +3,69 @@ package ui
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/plan"
 )
 
-// TTY is the display on a terminal: a live area at the bottom with one line
-// per running component (spinner, elapsed time, its step or last output line,
-// cut to the terminal's width), and above it, scrolling, a line for each
-// component that finished. While a step asks something (a gate, a pause), the
-// live area steps aside and the step's lines are printed as they come.
+// TTY is the display on a terminal: a live area at the bottom — a header
+// with how many components are done, running, waiting and failed and the
+// time so far, a line per running component (spinner, elapsed time, its
+// step or last output line), with --show-queue the components waiting and
+// what for — and above it, scrolling, a line for each component that
+// finished. While a step asks something (a gate, a pause), the live area
+// steps aside and the step's lines are printed as they come, named by
+// their component.
+//
+// The live area never takes more than two thirds of the terminal's height
+// (what does not fit is counted: "+7 more running"), and no line is wider
+// than the terminal: every frame is redrawn in place, and none is pushed
+// into the scrollback. The terminal is written ten times a second at most,
+// by the display's own goroutine: events only update what it draws, so a
+// slow terminal never holds the run up.
 type TTY struct {
-	mu      sync.Mutex
-	w       io.Writer
-	sty     Style
+	mu      sync.Mutex // what is drawn: pending, paused, labels
 	tracker *Tracker
-	width   func() int
+	sty     Style
+	opts    TTYOptions
+	pending []string // lines to print above the live area
+	paused  bool
+	labels  stepLabels
+	start   time.Time
 
-	drawn  []int // display width of each live line drawn
-	paused bool
-	frame  int
-	stop   chan struct{}
-	ended  chan struct{}
+	out   sync.Mutex // the terminal: one writer at a time
+	w     io.Writer
+	size  func() (width, height int)
+	drawn []int // display width of each live line on the screen
+	frame int
+	buf   []byte
+
+	stop  chan struct{}
+	ended chan struct{}
+}
+
+// TTYOptions tune the live display.
+type TTYOptions struct {
+	// ShowQueue lists the components waiting, each with what it waits for.
+	ShowQueue bool
 }
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-// NewTTY returns a live display fed by the tracker's state; width reports the
-// terminal's current width.
-func NewTTY(w io.Writer, sty Style, tracker *Tracker, width func() int) *TTY {
-	return &TTY{w: w, sty: sty, tracker: tracker, width: width}
+// NewTTY returns a live display fed by the tracker's state; size reports the
+// terminal's current width and height.
+func NewTTY(w io.Writer, sty Style, tracker *Tracker, size func() (width, height int), opts TTYOptions) *TTY {
+	return &TTY{w: w, sty: sty, tracker: tracker, size: size, opts: opts}
 }
 
-// Start begins redrawing the live area ten times a second.
+// Start begins drawing the live area ten times a second.
 func (t *TTY) Start() {
+	t.start = time.Now()
 	t.stop = make(chan struct{})
 	t.ended = make(chan struct{})
-	io.WriteString(t.w, "\x1b[?25l") // hide the cursor while drawing
+	t.write("\x1b[?25l") // hide the cursor while drawing
 	go func() {
 		defer close(t.ended)
 		tick := time.NewTicker(100 * time.Millisecond)
@@ -50,25 +75,95 @@ func (t *TTY) Start() {
 			case <-t.stop:
 				return
 			case <-tick.C:
-				t.mu.Lock()
-				t.frame++
-				t.redraw()
-				t.mu.Unlock()
+				t.render(true)
 			}
 		}
 	}()
 }
 
-// Stop clears the live area and gives the cursor back.
+// Stop clears the live area, prints the lines still to print and gives the
+// cursor back.
 func (t *TTY) Stop() {
 	if t.stop != nil {
 		close(t.stop)
 		<-t.ended
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.clear()
-	io.WriteString(t.w, "\x1b[0m\x1b[?25h") // no attribute left set, the cursor back
+	t.paused = true
+	t.mu.Unlock()
+	t.render(false)
+	t.write("\x1b[0m\x1b[?25h") // no attribute left set, the cursor back
+}
+
+func (t *TTY) write(s string) {
+	t.out.Lock()
+	defer t.out.Unlock()
+	_, _ = io.WriteString(t.w, s)
+}
+
+// render writes one frame in one write: over the live area drawn last,
+// the lines to print above it and (unless paused) the live area as it is
+// now. tick says the spinner moves on.
+func (t *TTY) render(tick bool) {
+	t.mu.Lock()
+	lines := t.pending
+	t.pending = nil
+	paused := t.paused
+	t.mu.Unlock()
+	t.out.Lock()
+	defer t.out.Unlock()
+	if tick {
+		t.frame++
+	}
+	width, height := t.size()
+	old := t.rows(width)
+	t.drawn = t.drawn[:0]
+	b := t.buf[:0]
+	if old > 0 {
+		b = fmt.Appendf(b, "\r\x1b[%dA", old) // to the top of the live area
+	}
+	for _, l := range lines {
+		b = append(b, l...)
+		b = append(b, eraseLine...)
+	}
+	if !paused {
+		b = t.draw(b, width, height)
+	}
+	b = t.erase(b, old, len(b) > 0 && (len(lines) > 0 || len(t.drawn) > 0))
+	t.buf = b
+	if len(b) > 0 {
+		_, _ = t.w.Write(b)
+	}
+}
+
+// eraseLine ends a line written over the live area: the rest of the row
+// erased, the next row.
+const eraseLine = "\x1b[K\n"
+
+// erase appends what erases the rows of the old live area (old of them)
+// that the new lines did not cover. After lines were written the cursor
+// is below them and erasing to the end of the screen is enough. Without
+// any, the cursor is at the live area's top, which may be the screen's
+// top-left corner: there tmux (scroll-on-clear) and some terminals take
+// an erase of the whole screen as a clear that pushes it into the
+// scrollback, so the rows are erased one at a time.
+func (t *TTY) erase(b []byte, old int, wrote bool) []byte {
+	switch {
+	case old == 0:
+	case wrote:
+		b = append(b, "\x1b[J"...)
+	default:
+		for i := 0; i < old; i++ {
+			if i > 0 {
+				b = append(b, "\x1b[B"...)
+			}
+			b = append(b, "\x1b[2K"...)
+		}
+		if old > 1 {
+			b = fmt.Appendf(b, "\x1b[%dA", old-1)
+		}
+	}
+	return b
 }
 
 // rows is how many terminal rows the live area takes now. Lines are drawn
@@ -86,60 +181,102 @@ func (t *TTY) rows(width int) int {
 	return n
 }
 
-// clear removes the live area; the cursor ends where it began.
-func (t *TTY) clear() {
-	n := t.rows(t.width())
-	if n > 0 {
-		fmt.Fprintf(t.w, "\r\x1b[%dA\x1b[J", n)
-	} else {
-		io.WriteString(t.w, "\r\x1b[J")
-	}
-	t.drawn = t.drawn[:0]
+// liveRows is how many rows the live area may take in a terminal of height
+// rows: two thirds of it, at least 3, always one less than the terminal
+// (the cursor's row), so that a frame never scrolls.
+func liveRows(height int) int {
+	return min(max(height*2/3, 3), height-1)
 }
 
-// above prints lines above the live area.
-func (t *TTY) above(lines ...string) {
-	if !t.paused {
-		t.clear()
+// draw appends the live area: the header, the running components, the
+// waiting ones with --show-queue, within liveRows.
+func (t *TTY) draw(b []byte, width, height int) []byte {
+	rows := liveRows(height)
+	if rows < 1 {
+		return b
 	}
-	for _, l := range lines {
-		io.WriteString(t.w, l+"\n")
+	avail := rows - 1
+	live := t.tracker.Live(avail, avail)
+	line := func(s string) {
+		s = Truncate(s, width-1)
+		b = append(b, s...)
+		b = append(b, eraseLine...)
+		t.drawn = append(t.drawn, Width(s))
 	}
-	if !t.paused {
-		t.draw()
+	line(t.header(&live))
+	running, waiting := live.Active, live.Counts[Waiting]
+	runRows := min(running, avail)
+	queueRows := 0
+	if t.opts.ShowQueue && waiting > 0 {
+		queueRows = min(waiting, max(avail-runRows, avail/3))
+		runRows = min(running, avail-queueRows)
 	}
-}
-
-func (t *TTY) redraw() {
-	if t.paused {
-		return
-	}
-	t.clear()
-	t.draw()
-}
-
-// draw writes the live area: a line per running component.
-func (t *TTY) draw() {
-	width := t.width()
 	now := time.Now()
-	for _, c := range t.tracker.Components() {
-		if c.Status != Running {
-			continue
-		}
-		detail := c.Current
-		if c.LastLine != "" {
-			detail = c.LastLine
-		}
+	shown := len(live.Running)
+	if runRows < running {
+		shown = runRows - 1
+	}
+	for _, c := range live.Running[:max(0, min(shown, len(live.Running)))] {
 		// The tracker keeps lines sanitized; the step label and the name
 		// come from manifests, so they are sanitized here too.
-		line := fmt.Sprintf("%s %s  %s  %s", spinner[t.frame%len(spinner)], Sanitize(c.Name), FormatDuration(now.Sub(c.Started)), Sanitize(detail))
-		line = Truncate(line, width-1)
-		io.WriteString(t.w, line+"\n")
-		t.drawn = append(t.drawn, Width(line))
+		line(fmt.Sprintf("%s %s  %s  %s", spinner[t.frame%len(spinner)], Sanitize(c.Name), FormatDuration(now.Sub(c.Started)), Sanitize(c.Detail())))
 	}
+	if runRows > 0 && runRows < running {
+		line(t.sty.Dim(fmt.Sprintf("  +%d more running", running-max(shown, 0))))
+	}
+	shown = min(len(live.Waiting), queueRows)
+	if queueRows < waiting {
+		shown = queueRows - 1
+	}
+	for _, q := range live.Waiting[:max(0, shown)] {
+		line(t.sty.Dim("· " + Sanitize(q.Name) + "  " + waitingFor(q)))
+	}
+	if queueRows > 0 && queueRows < waiting {
+		line(t.sty.Dim(fmt.Sprintf("  +%d more waiting", waiting-max(shown, 0))))
+	}
+	return b
 }
 
-// StepStarted redraws.
+// header is the first line of the live area: "3/10 done · 2 running ·
+// 4 waiting · 1 failed · 12.3s · deploy web" — the counts first, so that
+// a narrow terminal cuts the names.
+func (t *TTY) header(l *Live) string {
+	c := l.Counts
+	done := c[Deployed] + c[Undeployed] + c[Done] + c[Unchanged]
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d/%d done · %d running · %d waiting · ", done, l.Total, c[Running], c[Waiting])
+	failed := fmt.Sprintf("%d failed", c[Failed])
+	if c[Failed] > 0 {
+		failed = t.sty.Red(failed)
+	}
+	sb.WriteString(failed)
+	if c[Skipped] > 0 {
+		fmt.Fprintf(&sb, " · %d skipped", c[Skipped])
+	}
+	sb.WriteString(" · " + FormatDuration(time.Since(t.start).Truncate(100*time.Millisecond)) + " · " + l.Verb)
+	if l.Stack != "" {
+		sb.WriteString(" " + Sanitize(l.Stack))
+	}
+	return sb.String()
+}
+
+// waitingFor says what a waiting component waits for.
+func waitingFor(q Queued) string {
+	if len(q.Blocked) > 0 {
+		names := make([]string, len(q.Blocked))
+		for i, n := range q.Blocked {
+			names[i] = Sanitize(n)
+		}
+		return "after " + strings.Join(names, ", ")
+	}
+	return "waiting for a free slot (--parallel)"
+}
+
+// above queues lines to print above the live area at the next frame; t.mu
+// is held.
+func (t *TTY) above(lines ...string) { t.pending = append(t.pending, lines...) }
+
+// StepStarted is drawn from the tracker.
 func (t *TTY) StepStarted(*plan.Node, time.Time) {}
 
 // StepFinished prints a line when a component finishes (at its end step,
@@ -148,7 +285,8 @@ func (t *TTY) StepStarted(*plan.Node, time.Time) {}
 func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	g, label := Sanitize(groupOf(n)), Sanitize(firstLine(n.Label))
+	g, label := Sanitize(groupOf(n)), Sanitize(firstLine(t.labels.label(n)))
+	t.labels.done(n)
 	switch {
 	case r.Warning != "":
 		t.above(t.sty.Yellow("! "+g+": "+label+" failed; going on: ") + Sanitize(firstLine(r.Warning)))
@@ -175,7 +313,7 @@ func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time
 	var line string
 	switch c.Status {
 	case Failed:
-		line = t.sty.Red(fmt.Sprintf("✗ %-20s failed     %s", g, FormatDuration(c.Duration()))) + "  " + Sanitize(firstLine(c.Reason))
+		line = t.sty.Red(fmt.Sprintf("✗ %-20s %-10s %s", g, c.ShownStatus(), FormatDuration(c.Duration()))) + "  " + Sanitize(firstLine(c.Reason))
 	case Skipped:
 		line = t.sty.Yellow(fmt.Sprintf("- %-20s skipped", g)) + "    " + Sanitize(firstLine(c.Reason))
 	case Unchanged:
@@ -186,31 +324,38 @@ func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time
 	t.above(line)
 }
 
-// Log shows output lines only while the live area stands aside (a prompt);
-// otherwise the last line appears in the component's live line, and all of
-// them in the run log.
+// Log shows output lines only while the live area stands aside (a prompt),
+// named by their component; otherwise the last line appears in the
+// component's live line, and all of them in the run log.
 func (t *TTY) Log(n *plan.Node, line string) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.paused {
-		io.WriteString(t.w, Sanitize(line)+"\n")
+	paused := t.paused
+	t.mu.Unlock()
+	if paused {
+		t.write(t.sty.Dim("["+Sanitize(groupOf(n))+"]") + " " + Sanitize(line) + "\n")
 	}
 }
 
-// Note is not shown.
-func (t *TTY) Note(*plan.Node, plan.Note) {}
-
-// Paused hides the live area while a step talks to the person at the terminal.
-func (t *TTY) Paused(on bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if on {
-		t.clear()
-		io.WriteString(t.w, "\x1b[?25h")
-		t.paused = true
+// Note keeps the expanded labels of the stack's steps, for their lines.
+func (t *TTY) Note(n *plan.Node, note plan.Note) {
+	if note.Kind != plan.NoteLabel {
 		return
 	}
-	t.paused = false
-	io.WriteString(t.w, "\x1b[?25l")
-	t.draw()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.labels.expand(n, note.Value)
+}
+
+// Paused hides the live area while a step talks to the person at the
+// terminal, and brings it back.
+func (t *TTY) Paused(on bool) {
+	t.mu.Lock()
+	t.paused = on
+	t.mu.Unlock()
+	t.render(false)
+	if on {
+		t.write("\x1b[?25h")
+	} else {
+		t.write("\x1b[?25l")
+	}
 }

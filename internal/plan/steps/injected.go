@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/component"
@@ -75,12 +76,30 @@ func (x *expander) expandArgs(args map[string]any) (map[string]any, error) {
 // injected runs an injected lifecycle step (seed 001) — exec, call, probe,
 // gate or delay — and applies its on_fail.
 func (rt *Runtime) injected(ctx context.Context, env plan.Env, n *plan.Node, s plan.Injected) plan.Result {
+	rt.sayLabel(env, n, s.Component)
 	// Retries come before on_fail: it applies to the last attempt.
 	res := limited(ctx, env, s.Step.Limits, func(ctx context.Context, env plan.Env) plan.Result { return rt.runInjected(ctx, env, s) })
 	if res.Status != plan.Failed {
 		return res
 	}
 	return onFail(res, s.Step.OnFail, n.Label, env)
+}
+
+// sayLabel tells the displays the step's label with its values expanded
+// (plan.NoteLabel), when it names any and they expand: the plan's label
+// says ${db.host}, the run's says what it is. A label that does not
+// expand is left as it is; the step reports its own errors.
+func (rt *Runtime) sayLabel(env plan.Env, n *plan.Node, comp string) {
+	if !strings.Contains(n.Label, "${") && !strings.Contains(n.Label, "#{") && !strings.Contains(n.Label, "{{") {
+		return
+	}
+	x, err := rt.expander(env, comp)
+	if err != nil {
+		return
+	}
+	if l, err := x.expand(n.Label); err == nil && l != n.Label {
+		env.Note(plan.Note{Kind: plan.NoteLabel, Value: l})
+	}
 }
 
 func (rt *Runtime) runInjected(ctx context.Context, env plan.Env, s plan.Injected) plan.Result {

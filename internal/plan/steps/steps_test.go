@@ -235,7 +235,7 @@ func TestProbeAttemptsShow(t *testing.T) {
 	if r.Status != plan.Failed || !strings.Contains(r.Reason, "gave up after 2s") || !strings.Contains(r.Reason, "connection refused") {
 		t.Errorf("result %+v", r)
 	}
-	if len(env.lines) == 0 || !strings.HasPrefix(env.lines[0], "waiting (") {
+	if len(env.lines) < 2 || !strings.HasPrefix(env.lines[0], "attempt 1 failed (") || !strings.HasPrefix(env.lines[1], "attempt 2 failed (") {
 		t.Errorf("no attempt lines: %q", env.lines)
 	}
 }

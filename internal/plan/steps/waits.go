@@ -72,8 +72,8 @@ func (rt *Runtime) probe(ctx context.Context, env plan.Env, name, action string,
 		return plan.Fail(fmt.Errorf("%s %s: %w", name, action, err))
 	}
 	err := p.Run(ctx, &plugin.Call{Action: action, Args: args, Dir: dir, Env: procEnv, Stdout: out, Stderr: env.Stream(), Timeout: timeout,
-		Attempt: func(elapsed time.Duration, err error) {
-			env.Logf("waiting (%s of %s): %v", elapsed.Round(time.Second), timeout, err)
+		Attempt: func(n int, elapsed time.Duration, err error) {
+			env.Logf("attempt %d failed (%s of %s): %v", n, elapsed.Round(time.Second), timeout, err)
 		}})
 	if err != nil {
 		return failure(ctx, fmt.Errorf("%s %s: %w", name, action, err))
@@ -136,6 +136,7 @@ const (
 // up to waitSeconds. A line per attempt while it waits is the live line of
 // the display.
 func (rt *Runtime) ready(ctx context.Context, env plan.Env, n *plan.Node, s plan.Ready) plan.Result {
+	rt.sayLabel(env, n, s.Component)
 	x, err := rt.expander(env, s.Component)
 	if err != nil {
 		return plan.Fail(err)
@@ -192,8 +193,8 @@ func (rt *Runtime) ready(ctx context.Context, env plan.Env, n *plan.Node, s plan
 // readyCheck tries until try succeeds or wait passes: nil when what is
 // ready, else the step's failure.
 func (rt *Runtime) readyCheck(ctx context.Context, env plan.Env, what string, wait time.Duration, try func(context.Context) error) *plan.Result {
-	err := plugin.Wait(ctx, wait, readyInterval, try, func(elapsed time.Duration, err error) {
-		env.Logf("waiting for %s (%s of %s): %s", what, elapsed.Round(time.Second), wait, short(err))
+	err := plugin.Wait(ctx, wait, readyInterval, try, func(n int, elapsed time.Duration, err error) {
+		env.Logf("waiting for %s: attempt %d failed (%s of %s): %s", what, n, elapsed.Round(time.Second), wait, short(err))
 	})
 	var r plan.Result
 	switch we, ok := plugin.IsWaitError(err); {

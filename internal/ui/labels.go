@@ -1,0 +1,80 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+)
+
+// expandsLabel reports whether a step says its label with its values
+// expanded once it runs (plan.NoteLabel): an injected step or a readiness
+// check whose label names values (${…}, #{…}, {{…}}).
+func expandsLabel(n *plan.Node) bool {
+	switch n.Spec.(type) {
+	case plan.Injected, plan.Ready:
+		return strings.Contains(n.Label, "${") || strings.Contains(n.Label, "#{") || strings.Contains(n.Label, "{{")
+	}
+	return false
+}
+
+// stepLabels holds back the start line of a step whose label names values
+// until the step says what they are (plan.NoteLabel) — or says anything
+// else first, an expansion that failed — and keeps the expanded label for
+// the line of its end.
+type stepLabels struct {
+	held     map[string]bool
+	expanded map[string]string
+}
+
+// hold holds back the start line of n when its label is to be expanded.
+func (s *stepLabels) hold(n *plan.Node) bool {
+	if !expandsLabel(n) {
+		return false
+	}
+	if s.held == nil {
+		s.held = map[string]bool{}
+	}
+	s.held[n.ID] = true
+	return true
+}
+
+// release returns whether n's start line was held back (and is no
+// longer).
+func (s *stepLabels) release(n *plan.Node) bool {
+	if !s.held[n.ID] {
+		return false
+	}
+	delete(s.held, n.ID)
+	return true
+}
+
+// expand keeps the label n said (plan.NoteLabel).
+func (s *stepLabels) expand(n *plan.Node, label string) {
+	if s.expanded == nil {
+		s.expanded = map[string]string{}
+	}
+	s.expanded[n.ID] = label
+}
+
+// label is n's label, expanded when it said so.
+func (s *stepLabels) label(n *plan.Node) string {
+	if l, ok := s.expanded[n.ID]; ok {
+		return l
+	}
+	return n.Label
+}
+
+// done forgets n.
+func (s *stepLabels) done(n *plan.Node) {
+	delete(s.held, n.ID)
+	delete(s.expanded, n.ID)
+}
+
+// titled is how a step is announced: its label (as the plan has it, or
+// expanded), after its injection point.
+func titled(n *plan.Node, label string) string {
+	if n.Point != "" {
+		return n.Point + ": " + label
+	}
+	return label
+}

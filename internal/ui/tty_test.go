@@ -1,0 +1,174 @@
+package ui
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+)
+
+// livePlan is a plan of n components, each with begin, verb and end; the
+// component i > 0 runs after component i-1 when chained.
+func livePlan(n int, chained bool) *plan.Plan {
+	p := plan.New("wide", plan.VerbDeploy)
+	for i := 0; i < n; i++ {
+		c := fmt.Sprintf("c%02d", i)
+		info := &plan.Component{Name: c, Verb: plan.VerbDeploy}
+		if chained && i > 0 {
+			info.After = []string{fmt.Sprintf("c%02d", i-1)}
+		}
+		p.Components[c] = info
+		p.Add(&plan.Node{ID: c + "/begin", Kind: plan.KindBegin, Label: c + ": prepare", Component: c, Group: c, Hidden: true, Critical: i != 3})
+		p.Add(&plan.Node{ID: c + "/deploy", Kind: plan.KindComponent, Label: "deploy " + c, Component: c, Group: c, Verb: plan.VerbDeploy, Critical: i != 3})
+		p.Add(&plan.Node{ID: c + "/end", Kind: plan.KindEnd, Label: c + ": done", Component: c, Group: c, Hidden: true, Critical: i != 3})
+	}
+	return p
+}
+
+// frameOf draws one frame of the live area and returns its lines, without
+// the lines printed above it.
+func frameOf(t *testing.T, tty *TTY) []string {
+	t.Helper()
+	var buf bytes.Buffer
+	tty.w = &buf
+	tty.drawn = nil
+	tty.render(true)
+	out := strings.TrimSuffix(strings.ReplaceAll(buf.String(), eraseLine, "\n"), "\n")
+	if out == "" {
+		return nil
+	}
+	lines := strings.Split(out, "\n")
+	return lines[len(lines)-len(tty.drawn):]
+}
+
+// TestLiveAreaFitsTheTerminal runs 30 components, 20 at once, and draws
+// the live area in terminals of several heights: it never takes more rows
+// than it may (two thirds of the height, one less than the terminal), no
+// line is wider than the terminal, the header counts every state, and what
+// does not fit is counted. With ShowQueue the components waiting are
+// listed with what they wait for.
+func TestLiveAreaFitsTheTerminal(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		width, height int
+		queue         bool
+		want          []string // regular expressions, one per line, in order
+	}{
+		{"60x15", 60, 15, false, []string{
+			`^5/30 done · 20 running · 4 waiting · 1 failed · \d+ms · d\S*…$`,
+			`^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] c06  \d+ms  step 6$`,
+			`^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] c07  \d+ms  deploy c07$`,
+			`c08`, `c09`, `c10`, `c11`, `c12`, `c13`,
+			`^  \+12 more running$`,
+		}},
+		{"60x15 with the queue", 60, 15, true, []string{
+			`^5/30 done · 20 running · 4 waiting · 1 failed · `,
+			`c06`, `c07`, `c08`, `c09`, `c10`,
+			`^  \+15 more running$`,
+			`^· c26  after c25$`, `^· c27  after c26$`,
+			`^  \+2 more waiting$`,
+		}},
+		{"a tall terminal shows them all", 200, 60, true, append(append([]string{`^5/30 done `}, nums(6, 26)...), `^· c26  after c25$`, `c27`, `c28`, `^· c29  after c28$`)},
+		{"3 rows", 60, 3, false, []string{`^5/30 done `, `^  \+20 more running$`}},
+		{"1 row: nothing", 60, 1, false, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := livePlan(30, true)
+			tracker := NewTracker(p)
+			tty := NewTTY(nil, Style{}, tracker, func() (int, int) { return tt.width, tt.height }, TTYOptions{ShowQueue: tt.queue})
+			tty.start = time.Now()
+			now := time.Now()
+			for i := 0; i < 26; i++ {
+				c := fmt.Sprintf("c%02d", i)
+				obs := Multi{tracker, tty}
+				obs.StepStarted(p.Node(c+"/begin"), now)
+				obs.StepFinished(p.Node(c+"/begin"), plan.Ok(), now, now)
+				obs.StepStarted(p.Node(c+"/deploy"), now)
+				if i == 6 {
+					obs.Log(p.Node(c+"/deploy"), "step 6")
+				}
+				if i < 6 {
+					r := plan.Ok()
+					end := plan.Ok()
+					if i == 3 {
+						r, end = plan.Fail(fmt.Errorf("broken")), plan.Skip(plan.CauseUpstream, "c03 failed")
+					}
+					obs.StepFinished(p.Node(c+"/deploy"), r, now, now)
+					obs.StepFinished(p.Node(c+"/end"), end, now, now)
+				}
+			}
+			got := frameOf(t, tty)
+			if len(got) > max(0, min(max(tt.height*2/3, 3), tt.height-1)) {
+				t.Errorf("%d rows in a terminal of %d:\n%s", len(got), tt.height, strings.Join(got, "\n"))
+			}
+			for _, l := range got {
+				if Width(l) >= tt.width {
+					t.Errorf("a line of %d columns in a terminal of %d: %q", Width(l), tt.width, l)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("frame:\n%s\nwant %d lines", strings.Join(got, "\n"), len(tt.want))
+			}
+			for i, re := range tt.want {
+				if !regexp.MustCompile(re).MatchString(got[i]) {
+					t.Errorf("line %d: %q does not match %q", i, got[i], re)
+				}
+			}
+		})
+	}
+}
+
+func nums(from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, fmt.Sprintf(` c%02d  `, i))
+	}
+	return out
+}
+
+// TestTTYFinishedLines: the lines printed above the live area say how each
+// component ended, a tolerated failure as "failed (optional)"; a step of
+// the stack shows its label as the run expanded it.
+func TestTTYFinishedLines(t *testing.T) {
+	p := livePlan(4, false)
+	flight := &plan.Node{ID: "pre-flight/0", Kind: plan.KindExec, Label: "exec ./check ${dns.domain}", Group: "pre-flight",
+		Spec: plan.Injected{Point: "pre_flight", Step: plan.Step{Type: "exec"}}}
+	p.Add(flight)
+	tracker := NewTracker(p)
+	var buf bytes.Buffer
+	tty := NewTTY(&buf, Style{}, tracker, func() (int, int) { return 100, 30 }, TTYOptions{})
+	obs := Multi{tracker, tty}
+	now := time.Now()
+	obs.StepStarted(flight, now)
+	obs.Note(flight, plan.Note{Kind: plan.NoteLabel, Value: "exec ./check example.com"})
+	obs.StepFinished(flight, plan.Ok(), now, now)
+	for i, r := range []plan.Result{plan.Ok(), plan.Fail(fmt.Errorf("exit 2")), plan.Skip(plan.CauseUpstream, "c01 failed"), plan.Fail(fmt.Errorf("exit 3"))} {
+		c := fmt.Sprintf("c%02d", i)
+		if r.Status != plan.Skipped {
+			obs.StepStarted(p.Node(c+"/deploy"), now)
+		}
+		obs.StepFinished(p.Node(c+"/deploy"), r, now, now.Add(time.Second))
+		end := plan.Ok()
+		if r.Status != plan.OK {
+			end = plan.Skip(plan.CauseUpstream, c+" failed")
+		}
+		obs.StepFinished(p.Node(c+"/end"), end, now, now.Add(time.Second))
+	}
+	tty.Stop()
+	out := strings.ReplaceAll(buf.String(), eraseLine, "\n")
+	for _, re := range []string{
+		`(?m)^✓ pre-flight: exec ./check example.com `,
+		`(?m)^✓ c00 +deployed +1.0s$`,
+		`(?m)^✗ c01 +failed +1.0s  exit 2$`,
+		`(?m)^- c02 +skipped +c01 failed$`,
+		`(?m)^✗ c03 +failed \(optional\) 1.0s  exit 3$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("no line matches %q in:\n%s", re, out)
+		}
+	}
+}
