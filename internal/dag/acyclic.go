@@ -13,6 +13,10 @@ type Acyclic struct {
 	out, in [][]int
 	ord     []int // ord[v] is v's position in the topological order
 	mark    []bool
+	// parent is where a forward search came from to each node it marked
+	// (valid only for marked nodes): a slice kept with the graph, not a
+	// map per search, which cost most of a plan's validation.
+	parent []int
 }
 
 // AddNode adds a node at the end of the order and returns it.
@@ -22,6 +26,7 @@ func (g *Acyclic) AddNode() int {
 	g.in = append(g.in, nil)
 	g.ord = append(g.ord, v)
 	g.mark = append(g.mark, false)
+	g.parent = append(g.parent, -1)
 	return v
 }
 
@@ -52,7 +57,7 @@ func (g *Acyclic) AddEdge(from, to int) []int {
 // ub; reaching target (at ub) means a cycle, returned as target → start → … →
 // target.
 func (g *Acyclic) forward(start, target, ub int) ([]int, []int) {
-	parent := map[int]int{start: -1}
+	g.parent[start] = -1
 	seen := []int{start}
 	g.mark[start] = true
 	stack := []int{start}
@@ -67,7 +72,7 @@ func (g *Acyclic) forward(start, target, ub int) ([]int, []int) {
 		for _, w := range g.out[v] {
 			if w == target {
 				path := []int{target}
-				for u := v; u != -1; u = parent[u] {
+				for u := v; u != -1; u = g.parent[u] {
 					path = append(path, u)
 				}
 				// path is target, v, …, start: reverse the part after target.
@@ -76,7 +81,7 @@ func (g *Acyclic) forward(start, target, ub int) ([]int, []int) {
 			}
 			if !g.mark[w] && g.ord[w] < ub {
 				g.mark[w] = true
-				parent[w] = v
+				g.parent[w] = v
 				seen = append(seen, w)
 				stack = append(stack, w)
 			}

@@ -86,6 +86,11 @@ func (e *Expanded) SetProvides(provides string) {
 	}
 }
 
+// ReadsProvides reports whether a value read hub.provides: the capabilities
+// known when the component's verb runs, which the components run before it
+// may change.
+func (e *Expanded) ReadsProvides() bool { return e.x != nil && e.x.readProvides }
+
 // Get returns the parameter named name, or nil.
 func (e *Expanded) Get(name string) *Value { return e.byName[name] }
 
@@ -128,6 +133,9 @@ type expander struct {
 	// overBudget is set once the budget's error has been reported for this
 	// component.
 	overBudget bool
+	// readProvides is set when a value read hub.provides, which changes as
+	// a run goes on.
+	readProvides bool
 }
 
 // ExpandComponent expands a component's parameters top to bottom (seed 000
@@ -231,6 +239,7 @@ func (x *expander) global(name string) (string, string, error) {
 	case ComponentName:
 		return x.name, SourceImplicit, nil
 	case Provides:
+		x.readProvides = true
 		return x.in.Provides, SourceImplicit, nil
 	}
 	l := x.in.Locked

@@ -55,6 +55,13 @@ type Component struct {
 	Resume bool `json:"resume,omitempty"`
 	// ForceReplace redeploys even when --resume finds it unchanged.
 	ForceReplace bool `json:"forceReplace,omitempty"`
+	// Settled is set when the plan knows that --resume finds the component
+	// unchanged: it is deployed with the fingerprint it has now, and what
+	// that fingerprint reads cannot change before it begins — every
+	// component of After is settled too or does not run, and no value reads
+	// hub.provides. Its begin skips it without computing the fingerprint
+	// again.
+	Settled bool `json:"settled,omitempty"`
 	// Implementation is the command of a script or Makefile implementation.
 	Implementation []string `json:"implementation,omitempty"`
 	// Plugins is set for a component made of plugin lists (sow); Lists says

@@ -580,10 +580,12 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 		}
 		return plan.VerbUndeploy, ""
 	case rec != nil && rec.Status == state.StatusDeployed:
-		info.Change = b.predictChange(cp)
+		var readsProvides bool
+		info.Change, readsProvides = b.predictChange(cp)
 		unchanged := info.Change != nil && info.Change.Status == plan.ChangeUnchanged
 		switch {
 		case info.Resume && unchanged && !info.ForceReplace:
+			info.Settled = !readsProvides && b.afterSettled(info)
 			return "unchanged", ""
 		case info.ForceReplace && info.Change != nil:
 			return "redeploy", "force_replace; " + info.Change.String()
@@ -606,28 +608,42 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 // state knows, and when it differs from the recorded one, what changed;
 // the run computes it again with the outputs it produces. nil when it
 // cannot tell (the folder cannot be read, a parameter does not expand).
-func (b *builder) predictChange(cp *compPlan) *plan.Change {
+// readsProvides says a value read hub.provides, which the run may change.
+func (b *builder) predictChange(cp *compPlan) (change *plan.Change, readsProvides bool) {
 	info := cp.info
 	if cp.c == nil {
-		return nil
+		return nil, false
 	}
 	exp, diags := params.ExpandComponent(params.ComponentInput{Locked: b.in.Locked, Component: cp.c, Depends: info.Depends, Outputs: b.outputs, Provides: b.providesString()})
 	if diags.HasErrors() {
-		return nil
+		return nil, false
 	}
 	dir := b.f.DirSums[component.DirKey(info.Dir, info.FingerprintExclude)]
 	if dir == nil || dir.Sum == "" {
-		return nil
+		return nil, false
 	}
 	upstream := make(map[string]map[string]string, len(info.After))
 	for _, d := range info.After {
 		upstream[d] = b.outputs.Values(d)
 	}
 	if component.Fingerprint(info.Verb, dir.Sum, exp, upstream) == cp.recorded.Fingerprint {
-		return &plan.Change{Status: plan.ChangeUnchanged}
+		return &plan.Change{Status: plan.ChangeUnchanged}, exp.ReadsProvides()
 	}
 	now := Inputs(info.Verb, b.in.Locked.DeploymentID, dir, upstream)
-	return &plan.Change{Status: plan.ChangeChanged, Details: Changes(cp.recorded, exp, now)}
+	return &plan.Change{Status: plan.ChangeChanged, Details: Changes(cp.recorded, exp, now)}, exp.ReadsProvides()
+}
+
+// afterSettled reports whether the outputs a component reads from the
+// components of its After are those the state holds when it begins: each
+// of them is settled, or not part of this run. Components are prepared in
+// run order, so those of After are prepared already.
+func (b *builder) afterSettled(info *plan.Component) bool {
+	for _, d := range info.After {
+		if dep := b.byName[d]; dep != nil && !dep.info.Settled {
+			return false
+		}
+	}
+	return true
 }
 
 // pluginSource is where a plugin of the component's lists comes from.

@@ -78,12 +78,18 @@ func (rt *Runtime) begin(s plan.Begin) plan.Result {
 			rt.Masker.Add(v.Value)
 		}
 	}
+	rec := rt.recorded(info.Name)
+	if info.Settled && rec != nil && rec.Status == state.StatusDeployed {
+		// The plan computed the fingerprint from what it reads, which
+		// nothing this run did has changed (plan.Component.Settled).
+		rt.Provides.AddFor(info.Name, rec.Provides...)
+		return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged, Data: &begun{exp: exp}}
+	}
 	fp, inputs, err := rt.fingerprint(info, exp)
 	if err != nil {
 		return plan.Fail(fmt.Errorf("fingerprint: %w", err))
 	}
 	data := &begun{exp: exp, fingerprint: fp, inputs: inputs}
-	rec := rt.recorded(info.Name)
 	if info.Resume && !info.ForceReplace && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint == fp {
 		rt.Provides.AddFor(info.Name, rec.Provides...)
 		return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged, Data: data}
