@@ -111,8 +111,8 @@ func NewScheduler(p *plan.Plan, o SchedulerOptions) *Scheduler {
 		started:      map[string]bool{},
 		failedGroups: map[string]bool{},
 	}
-	for _, e := range p.Edges {
-		from, to := p.Node(e.From).Index(), p.Node(e.To).Index()
+	for i, e := range p.Edges {
+		from, to := p.EdgeEnds(i)
 		s.succs[from] = append(s.succs[from], succ{to: to, kind: e.Kind})
 		s.preds[to] = append(s.preds[to], succ{to: from, kind: e.Kind})
 		s.remaining[to]++

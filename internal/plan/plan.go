@@ -120,6 +120,8 @@ type Plan struct {
 
 	index map[string]*Node
 	graph dag.Acyclic
+	// edgeEnds are the node indices of Edges, kept by Connect.
+	edgeEnds [][2]int
 }
 
 // New returns an empty plan.
@@ -167,7 +169,19 @@ func (p *Plan) Connect(from, to string, kind EdgeKind) error {
 		return &CycleError{Path: path}
 	}
 	p.Edges = append(p.Edges, Edge{From: from, To: to, Kind: kind})
+	p.edgeEnds = append(p.edgeEnds, [2]int{a.index, b.index})
 	return nil
+}
+
+// EdgeEnds are the indices of the nodes of the plan's i-th edge: the
+// executor's scheduler reads every edge, and looking both ends up by id
+// cost more than the rest of setting it up.
+func (p *Plan) EdgeEnds(i int) (from, to int) {
+	if len(p.edgeEnds) == len(p.Edges) {
+		return p.edgeEnds[i][0], p.edgeEnds[i][1]
+	}
+	e := p.Edges[i] // edges set without Connect (a decoded plan)
+	return p.index[e.From].index, p.index[e.To].index
 }
 
 // Precedes reports whether step a must end before step b can start: a path

@@ -5,6 +5,8 @@ import (
 	"io"
 	"maps"
 	"slices"
+
+	"github.com/gantry-dev/gantry/internal/jsonstr"
 )
 
 // streamJSON writes the plan on one line, the shape of jsonPlan, a node,
@@ -47,11 +49,19 @@ func (p *Plan) streamJSON(w io.Writer) error {
 		flush(false)
 	}
 	raw(`],"edges":[`)
+	// Edges by hand, exactly as encoding/json writes a jsonEdge: there are
+	// several per step, and reflection cost more than the rest of the file.
 	for i, e := range p.Edges {
 		if i > 0 {
 			raw(",")
 		}
-		put(jsonEdge{From: e.From, To: e.To, Kind: e.Kind.String()})
+		buf = append(buf, `{"from":`...)
+		buf = jsonstr.Append(buf, e.From)
+		buf = append(buf, `,"to":`...)
+		buf = jsonstr.Append(buf, e.To)
+		buf = append(buf, `,"kind":`...)
+		buf = jsonstr.Append(buf, e.Kind.String())
+		buf = append(buf, '}')
 		flush(false)
 	}
 	raw(`],"orphans":`)

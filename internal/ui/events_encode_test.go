@@ -91,18 +91,6 @@ func TestEmitFallsBack(t *testing.T) {
 	}
 }
 
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range awkward {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
-		}
-	})
-}
-
 func BenchmarkEmit(b *testing.B) {
 	var sink bytes.Buffer
 	e := NewEvents(&sink, "20261125T041119Z-c92432")
