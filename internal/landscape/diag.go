@@ -97,7 +97,11 @@ func (p *positions) diagnostics(issues []Issue, what string) manifest.Diagnostic
 	var ds manifest.Diagnostics
 	for _, is := range issues {
 		field := strings.Join(is.Path, ".")
-		ds.Errorf(p.at(is.File, is.Path), field, "%s: %s", what, is.Msg)
+		pos := p.at(is.File, is.Path)
+		if is.Line > 0 {
+			pos.Line, pos.Col = is.Line, is.Col
+		}
+		ds.Errorf(pos, field, "%s: %s", what, is.Msg)
 	}
 	return ds
 }

@@ -188,9 +188,8 @@ func Open(ctx context.Context, root string, opts Options) (*Landscape, manifest.
 	l.findProducts(l.RootProductDir(), mainProduct, nil, &diags)
 	l.findComponents(&diags)
 	l.findTemplates(&diags)
-	if diags.HasErrors() {
-		return nil, diags
-	}
+	// Problems found so far (a bad SPEC-VERSION, a name defined twice)
+	// leave the control files to evaluate: every problem is reported.
 	l.evalComponents(ctx, pos, &diags)
 	// Imports are checked even when some component.yaml failed, so that
 	// every problem is reported at once.
@@ -202,16 +201,18 @@ func Open(ctx context.Context, root string, opts Options) (*Landscape, manifest.
 		}
 		return l, diags
 	}
+	// Components whose stubs or records are wrong are not planned; the
+	// others are, so that every problem is reported at once.
+	broken := map[*Component]bool{}
 	for _, c := range l.Components {
 		if c.Active {
+			n := len(diags)
 			l.resolveStubs(c, &diags)
 			l.readDeployed(c, &diags)
+			broken[c] = len(diags) > n
 		}
 	}
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	l.planComponents(ctx, pos, &diags)
+	l.planComponents(ctx, pos, broken, &diags)
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -280,10 +281,12 @@ func (l *Landscape) findComponents(diags *manifest.Diagnostics) {
 // same child process.
 func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *manifest.Diagnostics) {
 	jobs := make([]Job, 0, len(l.Components)+len(l.Templates))
+	unread := false
 	for _, c := range l.Components {
 		data, err := readFile(c.File)
 		if err != nil {
 			diags.Errorf(manifest.Pos{File: c.File}, "", "read: %v", err)
+			unread = true
 			continue
 		}
 		env, _ := json.Marshal(map[string]any{"env": map[string]string{"COMPONENT": c.Name, "PRODUCT": c.Product.Name}})
@@ -295,6 +298,7 @@ func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *m
 			data, err := readFile(f)
 			if err != nil {
 				diags.Errorf(manifest.Pos{File: f}, "", "read: %v", err)
+				unread = true
 				continue
 			}
 			stubs = append(stubs, Doc{Name: f, Data: data})
@@ -306,12 +310,13 @@ func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *m
 		data, err := readFile(t.File)
 		if err != nil {
 			diags.Errorf(manifest.Pos{File: t.File}, "", "read: %v", err)
+			unread = true
 			continue
 		}
 		jobs = append(jobs, Job{Template: Doc{Name: t.File, Data: data}, Stubs: []Doc{{Name: l.ConfigFile(), Data: l.Config}}})
 	}
-	if diags.HasErrors() {
-		return
+	if unread {
+		return // results would not line up with the components
 	}
 	results, err := Evaluate(ctx, jobs)
 	if err != nil {

@@ -39,12 +39,12 @@ type planned struct {
 // deployment manifests evaluated as far as they can be before the run, in
 // one child process. Problems in them are errors now; a list that depends
 // on exports not there yet cannot be planned (an error for a deploy).
-func (l *Landscape) planComponents(ctx context.Context, pos *positions, diags *manifest.Diagnostics) {
+func (l *Landscape) planComponents(ctx context.Context, pos *positions, broken map[*Component]bool, diags *manifest.Diagnostics) {
 	var comps []*Component
 	var jobs []Job
 	var ins []*inputs
 	for _, c := range l.Components {
-		if !c.Active {
+		if !c.Active || broken[c] {
 			continue
 		}
 		c.Plan = &planned{Actions: l.hasActions(c)}

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/mandelsoft/spiff/dynaml"
@@ -59,7 +61,10 @@ type Result struct {
 type Issue struct {
 	File string   `json:"file,omitempty"`
 	Path []string `json:"path,omitempty"`
-	Msg  string   `json:"msg"`
+	// Line and Col are where a YAML parser stopped (1-based), 0 unknown.
+	Line int    `json:"line,omitempty"`
+	Col  int    `json:"col,omitempty"`
+	Msg  string `json:"msg"`
 	// Cause says the node itself is wrong (a reference to nothing, a
 	// failed function), not only waiting for another node that is.
 	Cause bool `json:"cause,omitempty"`
@@ -96,20 +101,20 @@ func evaluate(j Job) (res Result) {
 	s := spiffing.New().WithFeatures(features.INTERPOLATION)
 	tmpl, err := s.Unmarshal(j.Template.Name, j.Template.Data)
 	if err != nil {
-		return Result{Issues: []Issue{{File: j.Template.Name, Msg: "not valid YAML: " + err.Error()}}}
+		return Result{Issues: []Issue{notYAML(j.Template.Name, err)}}
 	}
 	var stubs, states []spiffing.Node
 	for _, d := range j.Stubs {
 		n, err := s.Unmarshal(d.Name, d.Data)
 		if err != nil {
-			return Result{Issues: []Issue{{File: d.Name, Msg: "not valid YAML: " + err.Error()}}}
+			return Result{Issues: []Issue{notYAML(d.Name, err)}}
 		}
 		stubs = append(stubs, n)
 	}
 	if j.State != nil && len(strings.TrimSpace(string(j.State.Data))) > 0 {
 		n, err := s.Unmarshal(j.State.Name, j.State.Data)
 		if err != nil {
-			return Result{Issues: []Issue{{File: j.State.Name, Msg: "not valid YAML: " + err.Error()}}}
+			return Result{Issues: []Issue{notYAML(j.State.Name, err)}}
 		}
 		if n != nil && n.Value() != nil {
 			states = append(states, n)
@@ -249,4 +254,18 @@ func partialValue(n yaml.Node) any {
 		return v
 	}
 	return Unresolved
+}
+
+// yamlAt finds where spiff's YAML parser says it stopped.
+var yamlAt = regexp.MustCompile(`line (\d+), column (\d+)`)
+
+// notYAML is the issue of a document spiff cannot parse, positioned where
+// the parser says.
+func notYAML(file string, err error) Issue {
+	is := Issue{File: file, Msg: "not valid YAML: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "[] "), Cause: true}
+	if m := yamlAt.FindStringSubmatch(err.Error()); m != nil {
+		is.Line, _ = strconv.Atoi(m[1])
+		is.Col, _ = strconv.Atoi(m[2])
+	}
+	return is
 }

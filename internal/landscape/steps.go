@@ -119,11 +119,17 @@ func (s step) EntryLabel(action string, spec *plugin.Spec) string {
 		}
 		return "evaluate the deployment manifest"
 	case EntryPlugin:
+		if action == "" && c.Key != "" {
+			return c.Key // a lane of a parallel block
+		}
 		return with(title(c.Name, c.Key))
 	case EntryAction:
 		return "action script: " + c.Function
 	case EntryVanished:
-		return with(title(c.Name, c.Key) + ": no longer in the plugin list")
+		if action == "" {
+			return c.Key
+		}
+		return "delete " + title(c.Name, c.Key) + ": no longer in the plugin list"
 	case EntryExport:
 		if action == plugin.ActionDelete {
 			return "remove the component's gen, state and export folders"
