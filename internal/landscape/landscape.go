@@ -43,8 +43,12 @@ type Landscape struct {
 	Products   []*Product
 	Components []*Component // sorted by name
 	Templates  []*Template  // sorted by name
-	byName     map[string]*Component
-	templates  map[string]*Template
+	// Handler is the configuration's meta.installationHandler (seed 002):
+	// called with prepare before a deploy or undeploy and finalize after
+	// it, its path relative to the landscape.
+	Handler   *manifest.InstallationHandler
+	byName    map[string]*Component
+	templates map[string]*Template
 }
 
 // Options say how much of a landscape Open reads.
@@ -185,6 +189,7 @@ func Open(ctx context.Context, root string, opts Options) (*Landscape, manifest.
 	if len(l.Config) == 0 || string(l.Config) == "null" {
 		l.Config = []byte("{}")
 	}
+	l.readHandler(acre, pos, &diags)
 	l.findProducts(l.RootProductDir(), mainProduct, nil, &diags)
 	l.findComponents(&diags)
 	l.findTemplates(&diags)
@@ -635,4 +640,35 @@ func readFile(p string) ([]byte, error) {
 		return nil, fmt.Errorf("%d bytes; control files are at most %d", fi.Size(), maxFile)
 	}
 	return os.ReadFile(p)
+}
+
+// readHandler takes meta.installationHandler from the configuration: a
+// path (relative to the landscape) and an optional config.
+func (l *Landscape) readHandler(acre string, pos *positions, diags *manifest.Diagnostics) {
+	var doc struct {
+		Meta struct {
+			Handler map[string]any `json:"installationHandler"`
+		} `json:"meta"`
+	}
+	if json.Unmarshal(l.Config, &doc) != nil || doc.Meta.Handler == nil {
+		return
+	}
+	at := []string{"meta", "installationHandler"}
+	p, ok := pos.find(acre, at)
+	if !ok {
+		if cp, ok := pos.find(filepath.Join(l.RootProductDir(), AcreFile), at); ok {
+			p = cp
+		}
+	}
+	path, _ := doc.Meta.Handler["path"].(string)
+	if path == "" {
+		diags.Errorf(p, "meta.installationHandler.path", "expected the path of the installation handler, got %s", describe(doc.Meta.Handler["path"]))
+		return
+	}
+	// sow takes a relative path from the landscape's folder, wherever the
+	// configuration that names it was written.
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(l.Root, path)
+	}
+	l.Handler = &manifest.InstallationHandler{Pos: p, Path: path, Config: doc.Meta.Handler["config"]}
 }

@@ -55,6 +55,7 @@ func (l *Landscape) Result() *elaborate.Result {
 		Pos: manifest.Pos{File: acre, Line: 1, Col: 1}, File: acre, Version: 1, Kind: "stack",
 		Meta: manifest.Meta{Name: filepath.Base(l.Root)},
 	}
+	st.Meta.InstallationHandler = l.Handler
 	res := &elaborate.Result{Stack: st, Dir: l.Root, SourceDirs: []string{l.RootProductDir()}, Files: []string{acre},
 		ProductDirs: map[string]string{}, TemplateDirs: map[string][]string{}, DeployedVersions: map[string]string{}}
 	for _, c := range l.Components {
