@@ -99,7 +99,7 @@ func (r *runner) external(ctx context.Context, c *call) error {
 	if err := os.MkdirAll(filepath.Join(r.l.GenDir(r.c.Name), c.Key), 0o755); err != nil {
 		return fmt.Errorf("create the instance's folder: %w", err)
 	}
-	spec := map[string]any{"name": c.Name, "path": c.Path, "config": c.Config, "args": c.Args}
+	spec := map[string]any{"name": c.Name, "key": c.Key, "path": c.Path, "config": c.Config, "args": c.Args}
 	// sow records an instance before it deploys it and forgets it after
 	// it deleted it: a failed deploy is deleted later like a vanished one.
 	if r.action == "deploy" {
