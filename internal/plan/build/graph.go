@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gantry-dev/gantry/internal/dag"
 	"github.com/gantry-dev/gantry/internal/elaborate"
@@ -20,9 +21,13 @@ type Graph struct {
 	Order   []string
 	reasons map[[2]string][]string
 	// ups are the nested stacks that govern the leaves of nested stacks.
-	ups   map[string]string
-	pos   map[string]int // position in Order
-	reach map[string][]uint64
+	ups map[string]string
+	pos map[string]int // position in Order
+	// reach holds, for every component, the set of its ancestors: made the
+	// first time IsAncestor asks (outputs read by plain names), as most
+	// runs never do, and at 10,000 components it is 12 MB and 26 ms.
+	reachOnce sync.Once
+	reach     map[string][]uint64
 }
 
 // Reasons says why b runs after a ("depends", "requires kubernetes", "uses db:host").
@@ -38,6 +43,7 @@ func (g *Graph) Position(name string) int {
 
 // IsAncestor reports whether a must finish before b starts (a path a → … → b).
 func (g *Graph) IsAncestor(a, b string) bool {
+	g.reachOnce.Do(g.computeReach)
 	r, ok := g.reach[b]
 	if !ok {
 		return false
@@ -156,7 +162,6 @@ func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 			return nil, diags
 		}
 	}
-	g.computeReach()
 	return g, diags
 }
 
