@@ -55,7 +55,15 @@ func runParams(st *Stack, b *built, out *Outcome) *report.Params {
 	if out.Engine == nil {
 		return p
 	}
-	for name := range out.Plan.Components {
+	for name, info := range out.Plan.Components {
+		if info.Settled {
+			// Its plan has no begin: the values are those it was deployed
+			// with, which the plan found unchanged (recordedParams).
+			if ps := recordedParams(st, name, mask); len(ps) > 0 {
+				p.Components[name] = ps
+			}
+			continue
+		}
 		values := steps.ExpandedParameters(out.Engine.Results[name+"/begin"].Data)
 		if len(values) == 0 {
 			continue

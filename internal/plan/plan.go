@@ -95,6 +95,17 @@ type Node struct {
 	index int
 }
 
+// Settles reports whether the step is the last of its component: its end,
+// or the one step of a component the plan knows --resume finds unchanged.
+func (n *Node) Settles() bool { return n.Kind == KindEnd || n.SettledUnchanged() }
+
+// SettledUnchanged reports whether the step is the one step of a component
+// the plan knows --resume finds unchanged (Component.Settled).
+func (n *Node) SettledUnchanged() bool {
+	_, ok := n.Spec.(Unchanged)
+	return ok
+}
+
 // Index is the node's position in the plan, its dispatch priority.
 func (n *Node) Index() int { return n.index }
 

@@ -157,7 +157,7 @@ func (p *Plan) groupDependencies() map[string][]string {
 	out := map[string][]string{}
 	for _, e := range p.Edges {
 		from, to := p.index[e.From], p.index[e.To]
-		if from.Group == to.Group || to.Kind != KindBegin || from.Component == "" {
+		if from.Group == to.Group || to.Kind != KindBegin && !to.SettledUnchanged() || from.Component == "" {
 			continue
 		}
 		out[to.Group] = appendNew(out[to.Group], from.Group)

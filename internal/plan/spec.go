@@ -121,6 +121,17 @@ type Verb struct {
 // Kind is KindComponent.
 func (Verb) Kind() Kind { return KindComponent }
 
+// Unchanged settles a component that --resume finds unchanged as the plan
+// predicted (Component.Settled): the one step of its plan, in place of its
+// begin, verb and end.
+type Unchanged struct {
+	Component string `json:"component"`
+	Verb      string `json:"verb"`
+}
+
+// Kind is KindComponent: displays show it as the component's verb.
+func (Unchanged) Kind() Kind { return KindComponent }
+
 // Plugin lists an entry can come from.
 const (
 	ListPlugins  = "plugins"

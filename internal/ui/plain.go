@@ -80,7 +80,7 @@ func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 		p.println(g, laned(n, p.sty.Yellow("! "+label+" failed; going on (on_fail: warn)")+": "+SanitizeLines(r.Warning)))
 	case r.Info != "":
 		p.println(g, laned(n, "i "+label+" failed; going on (on_fail: info): "+SanitizeLines(r.Info)))
-	case r.Status == plan.Skipped && n.Kind == plan.KindBegin:
+	case r.Status == plan.Skipped && (n.Kind == plan.KindBegin || n.SettledUnchanged()):
 		if r.Cause == plan.CauseUnchanged {
 			p.println(g, p.sty.Dim("= unchanged"))
 		} else {

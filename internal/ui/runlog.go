@@ -112,7 +112,7 @@ func (l *RunLog) release(n *plan.Node) {
 // every process start copies. A later line (a stack step of the same
 // group) opens it again.
 func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
-	if n.Kind == plan.KindEnd {
+	if n.Settles() {
 		defer l.closeGroup(groupOf(n))
 	}
 	l.release(n)

@@ -303,7 +303,7 @@ func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time
 			t.above(t.sty.Red("✗ "+g+": "+label+" failed") + "  " + Sanitize(firstLine(r.Reason)))
 		}
 		return
-	case n.Kind != plan.KindEnd:
+	case !n.Settles():
 		return
 	}
 	c, ok := t.tracker.Component(groupOf(n))

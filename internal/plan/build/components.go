@@ -256,12 +256,6 @@ func (b *builder) addComponent(cp *compPlan) {
 		}
 		return n
 	}
-	cp.begin = name + "/begin"
-	// begin takes a slot like any step: with --parallel 1 components then
-	// prepare and run strictly one after the other, as in the Hub CLI.
-	add(&plan.Node{ID: cp.begin, Kind: plan.KindBegin, Label: name + ": prepare", Hidden: true, Spec: plan.Begin{Component: name}})
-	seq := b.sequence(cp.begin)
-	then := seq.then
 	var lc manifest.ComponentLifecycle
 	if cp.c != nil && !info.ReadOnly {
 		lc = EffectiveLifecycle(cp.c, cp.ref)
@@ -270,6 +264,16 @@ func (b *builder) addComponent(cp *compPlan) {
 	}
 	info.Action, info.Reason = b.predictAction(cp)
 	verbLimits := b.verbLimits(&lc)
+	if info.Settled {
+		b.addSettled(cp, &lc, add)
+		return
+	}
+	cp.begin = name + "/begin"
+	// begin takes a slot like any step: with --parallel 1 components then
+	// prepare and run strictly one after the other, as in the Hub CLI.
+	add(&plan.Node{ID: cp.begin, Kind: plan.KindBegin, Label: name + ": prepare", Hidden: true, Spec: plan.Begin{Component: name}})
+	seq := b.sequence(cp.begin)
+	then := seq.then
 	// The variables of seed 001 check the injected steps' templates: most
 	// components have none, and making them for each cost 13 ms of a plan
 	// of 10,000 components.
@@ -313,6 +317,31 @@ func (b *builder) addComponent(cp *compPlan) {
 	// records nothing of the components it did not run.
 	if b.setup != "" {
 		b.connect(b.setup, end.ID, plan.OnSuccess)
+	}
+}
+
+// addSettled adds the plan of a component --resume will find unchanged
+// (plan.Component.Settled): one light step, which registers what it
+// provides and settles it unchanged, in place of its begin, its lifecycle
+// steps, its verb and its end. Its injected steps are still checked: a
+// stack is as valid whatever its state.
+func (b *builder) addSettled(cp *compPlan, lc *manifest.ComponentLifecycle, add func(*plan.Node) *plan.Node) {
+	info, name := cp.info, cp.info.Name
+	known := b.knownNames(cp.c)
+	var vars map[string]any
+	for _, point := range deployPoints {
+		for i, st := range pointSteps(lc, point) {
+			if vars == nil {
+				vars = stepvars.For(b.res, b.in.Locked, cp.c, b.model)
+			}
+			b.validateStep(&st, info.Dir, false, manifest.ItemPath("lifecycle."+point+".steps", i), vars, known)
+		}
+	}
+	n := add(&plan.Node{ID: name + "/" + info.Verb, Kind: plan.KindComponent, Label: info.Verb + " " + name, Verb: info.Verb,
+		Action: info.Action, Reason: info.Reason, Hidden: true, Light: true, Spec: plan.Unchanged{Component: name, Verb: info.Verb}})
+	cp.begin, cp.end = n.ID, n.ID
+	if b.setup != "" {
+		b.connect(b.setup, n.ID, plan.OnSuccess)
 	}
 }
 

@@ -18,7 +18,7 @@ func (b *builder) sharedFoldersPass() {
 	users := map[string][]*compPlan{}
 	var order []string
 	for _, cp := range append(append([]*compPlan(nil), b.comps...), b.orphanPlans...) {
-		if cp.info.Dir == "" || cp.c == nil || cp.c.Templates == nil {
+		if cp.info.Dir == "" || cp.c == nil || cp.c.Templates == nil || cp.info.Settled {
 			continue
 		}
 		real := b.f.realDir(cp.info.Dir)

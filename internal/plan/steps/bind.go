@@ -17,6 +17,8 @@ func (rt *Runtime) Runner(n *plan.Node) (plan.Runner, error) {
 		run = func(ctx context.Context, env plan.Env) plan.Result {
 			return limited(ctx, env, s.Limits, func(ctx context.Context, env plan.Env) plan.Result { return rt.verb(ctx, env, n, s) })
 		}
+	case plan.Unchanged:
+		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.unchanged(s) }
 	case plan.Entry:
 		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.entry(ctx, env, n, s) }
 	case plan.Record:

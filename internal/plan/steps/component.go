@@ -79,12 +79,6 @@ func (rt *Runtime) begin(s plan.Begin) plan.Result {
 		}
 	}
 	rec := rt.recorded(info.Name)
-	if info.Settled && rec != nil && rec.Status == state.StatusDeployed {
-		// The plan computed the fingerprint from what it reads, which
-		// nothing this run did has changed (plan.Component.Settled).
-		rt.Provides.AddFor(info.Name, rec.Provides...)
-		return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged, Data: &begun{exp: exp}}
-	}
 	fp, inputs, err := rt.fingerprint(info, exp)
 	if err != nil {
 		return plan.Fail(fmt.Errorf("fingerprint: %w", err))
@@ -95,6 +89,32 @@ func (rt *Runtime) begin(s plan.Begin) plan.Result {
 		return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged, Data: data}
 	}
 	return plan.OkWith(data)
+}
+
+// unchanged settles a component the plan knows --resume finds unchanged
+// (plan.Component.Settled), the one step of its plan: its requirements are
+// checked as begin checks them, what it provides becomes known as when it
+// deployed, and its record stays as its last deploy left it. A requirement
+// that stops it is recorded as its end would record it.
+func (rt *Runtime) unchanged(s plan.Unchanged) plan.Result {
+	info, err := rt.comp(s.Component)
+	if err != nil {
+		return plan.Fail(err)
+	}
+	rec := rt.recorded(info.Name)
+	if rec == nil || rec.Status != state.StatusDeployed {
+		return plan.Fail(fmt.Errorf("internal error: the plan settled %s, which the state does not record deployed", info.Name))
+	}
+	if res, stop := rt.checkRequirements(info.Name, rt.Res.Component(info.Name)); stop {
+		if res.Status == plan.Failed {
+			rt.recordFailed(info, res.Reason)
+		} else {
+			rt.recordSkipped(info, res)
+		}
+		return res
+	}
+	rt.Provides.AddFor(info.Name, rec.Provides...)
+	return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged}
 }
 
 // checkRequirements applies seed 000's requirement rules at run time, when
