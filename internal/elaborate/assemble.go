@@ -323,13 +323,19 @@ func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.
 			paths = append(paths, path)
 		}
 	}
+	// A worker per processor, each taking every workers-th file, then
+	// every workers-th component: a goroutine per file or component grew a
+	// fresh stack for each (the parser and the decoder recurse), 44 ms of
+	// 10,000 components.
 	var g errgroup.Group
 	var panics workerPanics
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for _, path := range paths {
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
 		g.Go(panics.guard(func() error {
-			f := files[path]
-			f.docs, f.diags = manifest.ParseFile(path)
+			for i := w; i < len(paths); i += workers {
+				f := files[paths[i]]
+				f.docs, f.diags = manifest.ParseFile(paths[i])
+			}
 			return nil
 		}))
 	}
@@ -338,19 +344,21 @@ func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.
 
 	comps := make([]*manifest.Component, len(s.Components))
 	perComp := make([]manifest.Diagnostics, len(s.Components))
-	for i := range s.Components {
+	for w := range workers {
 		g.Go(panics.guard(func() error {
-			ref := &s.Components[i]
-			if ref.Source.Dir == "" || ref.Name == "" {
-				return nil
+			for i := w; i < len(s.Components); i += workers {
+				ref := &s.Components[i]
+				if ref.Source.Dir == "" || ref.Name == "" {
+					continue
+				}
+				path := filepath.Clean(filepath.Join(ref.Source.Dir, manifest.ComponentManifestFile))
+				f := files[path]
+				readErr := len(f.diags) == 1 && f.diags[0].Pos.Line == 0
+				if f.diags.HasErrors() && !readErr && f.first != i {
+					continue // a broken file is said once, at its first component
+				}
+				comps[i] = loadComponent(ref, i, path, f.docs, f.diags, &perComp[i])
 			}
-			path := filepath.Clean(filepath.Join(ref.Source.Dir, manifest.ComponentManifestFile))
-			f := files[path]
-			readErr := len(f.diags) == 1 && f.diags[0].Pos.Line == 0
-			if f.diags.HasErrors() && !readErr && f.first != i {
-				return nil // a broken file is said once, at its first component
-			}
-			comps[i] = loadComponent(ref, i, path, f.docs, f.diags, &perComp[i])
 			return nil
 		}))
 	}
