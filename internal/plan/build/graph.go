@@ -28,6 +28,9 @@ type Graph struct {
 	// runs never do, and at 10,000 components it is 12 MB and 26 ms.
 	reachOnce sync.Once
 	reach     map[string][]uint64
+	// deps are each component's direct dependencies in deploy order.
+	depsOnce sync.Once
+	deps     map[string][]string
 }
 
 // Reasons says why b runs after a ("depends", "requires kubernetes", "uses db:host").
@@ -65,11 +68,42 @@ func (g *Graph) NestedLeaves(order []string, name string) []string {
 	return out
 }
 
-// Dependencies returns the components b runs after directly, in deploy order.
+// Dependencies returns the components b runs after directly, in deploy
+// order: a copy the caller may change.
 func (g *Graph) Dependencies(b string) []string {
-	deps := g.DAG.Predecessors(b)
-	sort.Slice(deps, func(i, j int) bool { return g.pos[deps[i]] < g.pos[deps[j]] })
-	return deps
+	g.depsOnce.Do(g.sortDependencies)
+	return slices.Clone(g.deps[b])
+}
+
+// sortDependencies orders every component's direct dependencies by deploy
+// order, once: a plan asks for each component's twice, and sorting them
+// by the positions' map each time cost 24 ms at 10,000 components.
+func (g *Graph) sortDependencies() {
+	g.deps = make(map[string][]string, len(g.Order))
+	for _, name := range g.DAG.Nodes() {
+		deps := g.DAG.Predecessors(name)
+		if len(deps) > 1 {
+			pos := make([]int, len(deps))
+			for i, d := range deps {
+				pos[i] = g.pos[d]
+			}
+			sort.Sort(byPosition{deps, pos})
+		}
+		g.deps[name] = deps
+	}
+}
+
+// byPosition sorts names by their positions, kept beside them.
+type byPosition struct {
+	names []string
+	pos   []int
+}
+
+func (s byPosition) Len() int           { return len(s.names) }
+func (s byPosition) Less(i, j int) bool { return s.pos[i] < s.pos[j] }
+func (s byPosition) Swap(i, j int) {
+	s.names[i], s.names[j] = s.names[j], s.names[i]
+	s.pos[i], s.pos[j] = s.pos[j], s.pos[i]
 }
 
 // BuildGraph builds the component graph from depends, requires → provides,
