@@ -16,12 +16,15 @@ type Graph struct {
 	index map[string]int
 	out   [][]int
 	in    [][]int
-	edges map[[2]int]bool
+	edges map[uint64]struct{} // edgeKey(from, to): a map of 8-byte keys hashes fastest
 }
+
+// edgeKey packs an edge's two positions into one map key.
+func edgeKey(a, b int) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
 
 // New returns an empty graph.
 func New() *Graph {
-	return &Graph{index: map[string]int{}, edges: map[[2]int]bool{}}
+	return &Graph{index: map[string]int{}, edges: map[uint64]struct{}{}}
 }
 
 // AddNode adds a node unless it exists; it returns the node's position.
@@ -40,13 +43,20 @@ func (g *Graph) AddNode(name string) int {
 // AddEdge adds an edge from → to, adding the nodes if needed; duplicates are
 // ignored.
 func (g *Graph) AddEdge(from, to string) {
-	a, b := g.AddNode(from), g.AddNode(to)
-	if g.edges[[2]int{a, b}] {
-		return
+	g.AddEdgeAt(g.AddNode(from), g.AddNode(to))
+}
+
+// AddEdgeAt adds an edge between the nodes at two positions (AddNode's);
+// duplicates are ignored. It reports whether the edge is new.
+func (g *Graph) AddEdgeAt(a, b int) bool {
+	k := edgeKey(a, b)
+	if _, dup := g.edges[k]; dup {
+		return false
 	}
-	g.edges[[2]int{a, b}] = true
+	g.edges[k] = struct{}{}
 	g.out[a] = append(g.out[a], b)
 	g.in[b] = append(g.in[b], a)
+	return true
 }
 
 // Has reports whether the node exists.
@@ -56,7 +66,11 @@ func (g *Graph) Has(name string) bool { _, ok := g.index[name]; return ok }
 func (g *Graph) HasEdge(from, to string) bool {
 	a, ok1 := g.index[from]
 	b, ok2 := g.index[to]
-	return ok1 && ok2 && g.edges[[2]int{a, b}]
+	if !ok1 || !ok2 {
+		return false
+	}
+	_, ok := g.edges[edgeKey(a, b)]
+	return ok
 }
 
 // Len is the number of nodes.
@@ -160,7 +174,7 @@ func (g *Graph) TopoOrder() ([]string, error) {
 func (g *Graph) Cycles() [][]string {
 	var cycles [][]string
 	for _, scc := range g.sccs() {
-		if len(scc) == 1 && !g.edges[[2]int{scc[0], scc[0]}] {
+		if _, self := g.edges[edgeKey(scc[0], scc[0])]; len(scc) == 1 && !self {
 			continue
 		}
 		in := map[int]bool{}

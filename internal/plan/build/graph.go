@@ -19,7 +19,9 @@ type Graph struct {
 	// Order is the deploy order: lifecycle.order when given, else the stable
 	// topological order (ties broken by position in components).
 	Order   []string
-	reasons map[[2]string][]string
+	// reasons are why each edge exists, by the positions of its ends in
+	// DAG (reasonKey).
+	reasons map[uint64][]string
 	// ups are the nested stacks that govern the leaves of nested stacks.
 	ups map[string]string
 	pos map[string]int // position in Order
@@ -34,7 +36,17 @@ type Graph struct {
 }
 
 // Reasons says why b runs after a ("depends", "requires kubernetes", "uses db:host").
-func (g *Graph) Reasons(a, b string) []string { return g.reasons[[2]string{a, b}] }
+func (g *Graph) Reasons(a, b string) []string {
+	i, j := g.DAG.Position(a), g.DAG.Position(b)
+	if i < 0 || j < 0 {
+		return nil
+	}
+	return g.reasons[reasonKey(i, j)]
+}
+
+// reasonKey packs an edge's ends into one map key: 30,000 edges of a large
+// stack hashed as pairs of strings cost more than the rest of the graph.
+func reasonKey(a, b int) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
 
 // Position is a component's position in the deploy order, or -1.
 func (g *Graph) Position(name string) int {
@@ -113,7 +125,7 @@ func (s byPosition) Swap(i, j int) {
 func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 	var diags manifest.Diagnostics
 	s := res.Stack
-	g := &Graph{DAG: dag.New(), reasons: map[[2]string][]string{}}
+	g := &Graph{DAG: dag.New(), reasons: map[uint64][]string{}}
 	for _, ref := range s.Components {
 		g.DAG.AddNode(ref.Name)
 		if ref.Up != "" {
@@ -127,8 +139,12 @@ func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 		if a == b {
 			return
 		}
-		g.DAG.AddEdge(a, b)
-		k := [2]string{a, b}
+		i, j := g.DAG.AddNode(a), g.DAG.AddNode(b)
+		k := reasonKey(i, j)
+		if g.DAG.AddEdgeAt(i, j) {
+			g.reasons[k] = []string{why}
+			return
+		}
 		for _, r := range g.reasons[k] {
 			if r == why {
 				return
