@@ -116,11 +116,16 @@ type record struct {
 	planSaved chan struct{}
 }
 
-// openRecord starts a run's records and its display.
-func openRecord(ws workspace.Workspace, runID string, shown *plan.Plan, masker *secret.Masker, display Display) (*record, error) {
+// openRecord starts a run's records and its display. tag says whose run
+// it is (run.json).
+func openRecord(ws workspace.Workspace, runID string, tag ui.RunTag, shown *plan.Plan, masker *secret.Masker, display Display) (*record, error) {
 	runLog, err := ui.NewRunLog(ws.RunDir(runID))
 	if err != nil {
 		return nil, err
+	}
+	if err := ui.WriteRunTag(runLog.Dir(), tag); err != nil {
+		_ = runLog.Close()
+		return nil, fmt.Errorf("start the run's folder: %w", err)
 	}
 	r := &record{runID: runID, shown: shown, runLog: runLog, display: display, masker: masker, start: time.Now(),
 		engine: &engine.Outcome{Results: map[string]plan.Result{}, Started: map[string]time.Time{}, Ended: map[string]time.Time{}}}
@@ -339,6 +344,12 @@ func halt(plans []*plan.Plan, eo *engine.Outcome) (*plan.Node, bool) {
 		}
 	}
 	return stopper, nothing
+}
+
+// runTag says the run is of the stack with this state, by this process.
+func runTag(st *Stack) ui.RunTag {
+	host, _ := os.Hostname()
+	return ui.RunTag{State: filepath.Base(st.AbsStatePath()), PID: os.Getpid(), Host: host}
 }
 
 // eventDir is the run folder as the events give it (docs/events.md): relative

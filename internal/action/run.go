@@ -164,7 +164,7 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 		prepare = build.HandlerPlan(st.Res.Stack.Meta.Name, r.opts.Verb, h, build.HandlerPrepare, b.masker.Text)
 		finalize = build.HandlerPlan(st.Res.Stack.Meta.Name, r.opts.Verb, h, build.HandlerFinalize, b.masker.Text)
 		var err error
-		if rec, err = openRecord(ws, runID, build.Shown(b.plan, prepare, finalize), b.masker, display); err != nil {
+		if rec, err = openRecord(ws, runID, runTag(st), build.Shown(b.plan, prepare, finalize), b.masker, display); err != nil {
 			return nil, err
 		}
 		if err := rec.execute(ctx, prepare, handlerRuntime(st, b, prepare), execOptions{parallel: 1, term: o.term}); err != nil {
@@ -192,7 +192,7 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 	defer release()
 	b = relocked
 	if rec == nil {
-		if rec, err = openRecord(ws, runID, b.plan, b.masker, display); err != nil {
+		if rec, err = openRecord(ws, runID, runTag(st), b.plan, b.masker, display); err != nil {
 			return nil, err
 		}
 	} else {

@@ -15,7 +15,7 @@ func newElaborateCmd(a *app) *cobra.Command {
 	var out string
 	var env []string
 	cmd := &cobra.Command{
-		Use:   "elaborate STACK [PARAMS...]",
+		Use:   "elaborate [STACK] [PARAMS...]",
 		Short: "Assemble a stack, its base stacks, params files and components into one manifest",
 		Long: `elaborate assembles the stack manifest, its base stacks (meta.fromStack), the
 params files given after it and every component's hub-component.yaml into one
@@ -24,14 +24,21 @@ per component. The result is deterministic: the same inputs give the same bytes.
 		Example: `  gantry elaborate hub.yaml params.yaml
   gantry elaborate hub.yaml params.yaml -o hub.yaml.elaborate
   gantry elaborate hub.yaml -e DB_PASSWORD=secret`,
-		Args: minArgs(1),
+		Args: minArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := stackArgs(args)
+			if err != nil {
+				return err
+			}
 			overrides, err := envOverrides(env)
 			if err != nil {
 				return err
 			}
 			if fi, err := os.Stat(out); out != "" && out != "-" && err == nil && fi.IsDir() {
 				return usageError("-o %s is a directory: expected the path of the file to write", out)
+			}
+			if err := fileNotFormat(out, "elaborate writes YAML"); err != nil {
+				return err
 			}
 			res, diags := elaborate.Load(args[0], elaborate.Options{ParamsFiles: args[1:], Env: overrides})
 			if err := reportDiags(a.stderr, diags, "nothing was written"); err != nil {

@@ -47,10 +47,10 @@ func newExplainCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain",
 		Short: "Show what the state records: status, parameters, outputs, provides, components",
-		Long: `explain reads the state (hub.yaml.state in the current folder, or -s) and shows
-the stack's status, locked parameters, outputs and provides, and for each
-component its status, parameters, outputs and when it last ran. Secrets are
-masked unless --show-secrets.`,
+		Long: `explain reads the state (hub.yaml.state in the current folder, acre.yaml.state
+in a landscape's, or -s) and shows the stack's status, locked parameters,
+outputs and provides, and for each component its status, parameters, outputs
+and when it last ran. Secrets are masked unless --show-secrets.`,
 		Example: `  gantry explain
   gantry explain -s stacks/dev/hub.yaml.state -c db
   gantry explain --output json | jq .outputs`,
@@ -61,14 +61,18 @@ masked unless --show-secrets.`,
 			default:
 				return usageError("--output %q: expected text, json or yaml", output)
 			}
-			store, anchor, err := action.OpenState(stateOrEnv(statePath, "hub.yaml.state"), "", "")
+			if runs {
+				r, err := a.runsOf(statePath)
+				if err != nil {
+					return err
+				}
+				return writeRuns(a.stdout, r, 20)
+			}
+			store, anchor, err := action.OpenState(stateOrEnv(statePath, defaultState()), "", "")
 			if err != nil {
 				return a.failure(err)
 			}
 			defer store.Close()
-			if runs {
-				return writeRuns(a.stdout, anchor, 20)
-			}
 			files, err := store.Read(cmd.Context())
 			if err != nil {
 				return withCode(ExitInvalid, err)
@@ -78,7 +82,7 @@ masked unless --show-secrets.`,
 				return withCode(ExitInvalid, err)
 			}
 			if st == nil {
-				return withCode(ExitInvalid, fmt.Errorf("no state at %s (deploy first, or point -s at the state)", store))
+				return withCode(ExitInvalid, fmt.Errorf("no state at %s: deploy first, or point -s at the state%s", store, otherStatesHere(anchor)))
 			}
 			if comp != "" {
 				if _, ok := st.Components[comp]; !ok {
@@ -116,6 +120,8 @@ masked unless --show-secrets.`,
 	cmd.Flags().StringVar(&output, "output", "text", "text, json or yaml")
 	cmd.Flags().BoolVar(&showSecrets, "show-secrets", false, "print secret values")
 	cmd.Flags().BoolVar(&runs, "runs", false, "list the recent runs instead (gantry logs prints their logs)")
+	_ = cmd.RegisterFlagCompletionFunc("component", stateComponents)
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json", "yaml"))
 	return cmd
 }
 

@@ -84,6 +84,7 @@ deploy and undeploy -c COMPONENT.`,
 		},
 	}
 	f.register(cmd)
+	cmd.ValidArgsFunction = invokeArgs(&f)
 	return cmd
 }
 

@@ -1,68 +1,43 @@
 package cli
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/ui"
-	"github.com/gantry-dev/gantry/internal/workspace"
 )
-
-// runsDir is where the runs of the stack with this state keep their folders.
-func runsDir(statePath string) string {
-	abs, err := filepath.Abs(statePath)
-	if err != nil {
-		abs = statePath
-	}
-	return workspace.For(abs).RunsDir()
-}
-
-// writeRuns lists recent runs (explain --runs).
-func writeRuns(w io.Writer, statePath string, limit int) error {
-	runs, err := ui.ListRuns(runsDir(statePath))
-	if err != nil {
-		return err
-	}
-	if len(runs) == 0 {
-		fmt.Fprintf(w, "no runs recorded in %s\n", relPath(runsDir(statePath)))
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tVERB\tSTARTED\tDURATION\tSTATUS\tCOMPONENTS")
-	for i, r := range runs {
-		if limit > 0 && i >= limit {
-			break
-		}
-		started, dur := "-", "-"
-		if !r.Started.IsZero() {
-			started = r.Started.UTC().Format("2006-01-02 15:04:05Z")
-		}
-		if r.Duration > 0 {
-			dur = ui.FormatDuration(r.Duration)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, orDash(r.Verb), started, dur, r.Status, r.Counts())
-	}
-	return tw.Flush()
-}
 
 func newLogsCmd(a *app) *cobra.Command {
 	var statePath, comp string
+	var follow bool
 	cmd := &cobra.Command{
 		Use:   "logs [RUN]",
-		Short: "Print the logs of a run (the latest unless named)",
+		Short: "Print the logs of a run (the latest unless named); -f follows a run as it goes",
 		Long: `logs prints the logs a run kept in .gantry/runs/<run>/ next to the state: every
 component's log in the order the run met them, or with -c just one. RUN is a
-run id from 'gantry explain --runs', or a prefix of one; without it, the latest run.`,
+run id from 'gantry explain --runs', or a prefix of one; without it, the latest
+run of the stack (two stacks in one folder keep their runs apart: -s names the
+other's state).
+
+With -f, logs follows the run from its start as it goes on, as another terminal
+would see it without the live display: its steps, their output lines and how
+they end, each line named by its component, until the run ends.`,
 		Example: `  gantry logs
+  gantry logs -f                  # follow the run going on
   gantry logs -c db
-  gantry logs 20261121T1914 -c api`,
+  gantry logs 20261121T1914 -c api
+  gantry logs -s dev.yaml.state`,
 		Args: argsRange(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			run, err := a.findRun(statePath, args)
@@ -71,11 +46,15 @@ run id from 'gantry explain --runs', or a prefix of one; without it, the latest 
 			}
 			names, paths := ui.Logs(run.Dir)
 			if comp != "" {
-				p, ok := paths[comp]
-				if !ok {
+				if _, ok := paths[comp]; !ok && !(follow && run.Status == "unfinished") {
 					return usageError("run %s has no log of %q (logs: %s)", run.ID, comp, strings.Join(names, ", "))
 				}
-				return copyFile(a.stdout, p)
+			}
+			if follow {
+				return a.follow(cmd.Context(), run, comp)
+			}
+			if comp != "" {
+				return copyFile(a.stdout, paths[comp])
 			}
 			for i, n := range names {
 				if i > 0 {
@@ -89,44 +68,12 @@ run id from 'gantry explain --runs', or a prefix of one; without it, the latest 
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&statePath, "state", "s", "", "state file (default hub.yaml.state); its runs are in .gantry/runs next to it")
+	cmd.Flags().StringVarP(&statePath, "state", "s", "", "the stack's state (default hub.yaml.state, or acre.yaml.state in a landscape's folder); its runs are in .gantry/runs next to it")
 	cmd.Flags().StringVarP(&comp, "component", "c", "", "only this component's log")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the run as it goes on, until it ends")
+	cmd.ValidArgsFunction = a.runIDs
+	_ = cmd.RegisterFlagCompletionFunc("component", a.runComponents)
 	return cmd
-}
-
-// findRun finds the run args name (a run id or a prefix of one), or
-// without it the latest, among the runs of the stack whose state is at
-// statePath (hub.yaml.state, or GANTRY_STATE, when empty). No run, or a
-// name that matches none or several, is bad usage.
-func (a *app) findRun(statePath string, args []string) (ui.RunInfo, error) {
-	store, statePath, err := action.OpenState(stateOrEnv(statePath, "hub.yaml.state"), "", "")
-	if err != nil {
-		return ui.RunInfo{}, a.failure(err)
-	}
-	store.Close() // the runs are files next to the state, or to where it would be
-	runs, err := ui.ListRuns(runsDir(statePath))
-	if err != nil {
-		return ui.RunInfo{}, fmt.Errorf("list the runs in %s: %w", relPath(runsDir(statePath)), err)
-	}
-	if len(runs) == 0 {
-		return ui.RunInfo{}, usageError("no runs recorded in %s", relPath(runsDir(statePath)))
-	}
-	if len(args) == 0 {
-		return runs[0], nil
-	}
-	var found []ui.RunInfo
-	for _, r := range runs {
-		if strings.HasPrefix(r.ID, args[0]) {
-			found = append(found, r)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return ui.RunInfo{}, usageError("no run %q (gantry explain --runs lists them)", args[0])
-	case 1:
-		return found[0], nil
-	}
-	return ui.RunInfo{}, usageError("%q matches %d runs; give more of the id", args[0], len(found))
 }
 
 func copyFile(w io.Writer, path string) error {
@@ -137,4 +84,133 @@ func copyFile(w io.Writer, path string) error {
 	defer f.Close()
 	_, err = io.Copy(w, f)
 	return err
+}
+
+// followPoll is how often a followed run's events are read again once
+// everything written so far was printed.
+const followPoll = 200 * time.Millisecond
+
+// follow prints a run's events as lines, from its start, as the run writes
+// them, until its run_finished event; or, when the gantry process running
+// it is gone without one (killed), what it wrote. A run of another host is
+// followed until its end or an interrupt.
+func (a *app) follow(ctx context.Context, run ui.RunInfo, comp string) error {
+	f, err := os.Open(filepath.Join(run.Dir, "events.jsonl"))
+	if err != nil {
+		return fmt.Errorf("follow run %s: %w", run.ID, err)
+	}
+	defer f.Close()
+	rd := bufio.NewReaderSize(f, 64<<10)
+	var partial []byte
+	gone := false
+	out := bufio.NewWriter(a.stdout)
+	defer out.Flush()
+	for {
+		line, err := rd.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			if len(partial) > 0 {
+				line = append(partial, line...)
+				partial = nil
+			}
+			var ev ui.Event
+			if json.Unmarshal(line, &ev) != nil {
+				continue
+			}
+			if ev.Event == "run_finished" {
+				fmt.Fprintf(out, "run %s ended: %s in %s\n", run.ID, ev.Status, ui.FormatDuration(time.Duration(derefMS(ev.DurationMS))*time.Millisecond))
+				return nil
+			}
+			followLine(out, &ev, comp)
+			continue
+		}
+		partial = append(partial, line...) // a line the run is still writing
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("follow run %s: %w", run.ID, err)
+		}
+		if gone {
+			fmt.Fprintf(out, "run %s did not finish: the gantry that ran it is gone (the state records what was done)\n", run.ID)
+			return nil
+		}
+		out.Flush()
+		if !running(run.Tag) {
+			// What it wrote before it went is read once more.
+			gone = true
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(followPoll):
+		}
+	}
+}
+
+// running reports whether the gantry process a run's tag names is still
+// running; a run of another host is taken as running, one without a tag
+// (an older gantry's) as ended.
+func running(tag ui.RunTag) bool {
+	if tag.PID <= 0 {
+		return false
+	}
+	if host, _ := os.Hostname(); tag.Host != host {
+		return true
+	}
+	err := syscall.Kill(tag.PID, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func derefMS(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// hiddenKinds are the kinds of bookkeeping steps, which a followed run does
+// not announce.
+var hiddenKinds = map[string]bool{"begin": true, "end": true, "record": true, "setup": true, "finalize": true}
+
+// followLine prints one event of a followed run, as the plain display
+// prints it: "[db] ==> deploy db", "[db] a line", "[db] <== deploy db: ok
+// (1.2s)", and how each component ended; only comp's with -c.
+func followLine(w io.Writer, ev *ui.Event, comp string) {
+	group := ev.Component
+	if group == "" {
+		group, _, _ = strings.Cut(ev.Step, "/")
+	}
+	if comp != "" && ev.Component != comp {
+		return
+	}
+	say := func(text string) { fmt.Fprintf(w, "[%s] %s\n", ui.Sanitize(group), text) }
+	switch ev.Event {
+	case "log":
+		if ev.Line != nil {
+			say(ui.Sanitize(*ev.Line))
+		}
+	case "step_started":
+		if !hiddenKinds[ev.Kind] {
+			say("==> " + ui.Sanitize(ev.Label))
+		}
+	case "step_finished":
+		switch {
+		case ev.Kind == "end":
+			text := ev.Status
+			if ev.Status == "ok" {
+				text = "done"
+			}
+			if ev.Reason != "" {
+				text += ": " + ev.Reason
+			}
+			say("== " + ui.Sanitize(text))
+		case !hiddenKinds[ev.Kind] || ev.Status == "failed":
+			text := fmt.Sprintf("<== %s: %s (%s)", ev.Label, ev.Status, ui.FormatDuration(time.Duration(derefMS(ev.DurationMS))*time.Millisecond))
+			if ev.Reason != "" {
+				text += ": " + ev.Reason
+			}
+			if ev.Warning != "" {
+				text += " (warning: " + ev.Warning + ")"
+			}
+			say(ui.SanitizeLines(text))
+		}
+	}
 }

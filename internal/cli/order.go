@@ -15,13 +15,17 @@ func newOrderCmd(a *app) *cobra.Command {
 	var comps []string
 	var offset, limit string
 	cmd := &cobra.Command{
-		Use:   "order STACK [PARAMS...]",
+		Use:   "order [STACK] [PARAMS...]",
 		Short: "Print the deploy order (or with -d the delete order), one component per line",
 		Example: `  gantry order hub.yaml
   gantry order hub.yaml -d
   gantry order hub.yaml -c api -a`,
-		Args: minArgs(1),
+		Args: minArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := stackArgs(args)
+			if err != nil {
+				return err
+			}
 			st, err := a.loadStack(args, &stackFlags{consequence: "no order", graphOnly: true})
 			if err != nil {
 				return err
@@ -51,5 +55,6 @@ func newOrderCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVarP(&withDeps, "with-deps", "a", false, "with -c, add dependencies (or with -d dependents)")
 	cmd.Flags().StringVarP(&offset, "offset", "o", "", "start at this component")
 	cmd.Flags().StringVarP(&limit, "limit", "l", "", "stop after this component")
+	registerSelection(cmd)
 	return cmd
 }

@@ -28,7 +28,7 @@ func newParamsCmd(a *app) *cobra.Command {
 	var comp, output string
 	var showSecrets bool
 	cmd := &cobra.Command{
-		Use:   "params STACK [PARAMS...]",
+		Use:   "params [STACK] [PARAMS...]",
 		Short: "Show every parameter's value and where it came from",
 		Long: `params locks the stack's parameters as deploy would — environment, params files,
 state, defaults — and prints each value with its source: the file:line of the
@@ -40,8 +40,12 @@ of components that have not run yet show as pending. Secrets are masked unless
 		Example: `  gantry params hub.yaml
   gantry params hub.yaml params.yaml -c api
   gantry params hub.yaml --output json`,
-		Args: minArgs(1),
+		Args: minArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := stackArgs(args)
+			if err != nil {
+				return err
+			}
 			if output != "text" && output != "json" {
 				return usageError("--output %q: expected text or json", output)
 			}
@@ -110,6 +114,8 @@ of components that have not run yet show as pending. Secrets are masked unless
 	cmd.Flags().StringVarP(&comp, "component", "c", "", "show the expanded parameters of this component")
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")
 	cmd.Flags().BoolVar(&showSecrets, "show-secrets", false, "print secret values")
+	_ = cmd.RegisterFlagCompletionFunc("component", completeComponent)
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd
 }
 

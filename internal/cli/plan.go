@@ -25,7 +25,7 @@ func newPlanCmd(a *app) *cobra.Command {
 	var graph string
 	var detailed detailedExit
 	cmd := &cobra.Command{
-		Use:   "plan STACK|ELABORATE [PARAMS...]",
+		Use:   "plan [STACK|ELABORATE] [PARAMS...]",
 		Short: "Show the plan of a deploy or undeploy without running anything",
 		Long: `plan builds the plan deploy (or with --verb undeploy, undeploy) would run — the
 pre-flight group, each component's steps with their lifecycle injection points
@@ -48,8 +48,12 @@ It takes no lock and changes nothing.`,
   gantry plan hub.yaml --output mermaid --graph steps
   gantry plan hub.yaml --output html > plan.html
   gantry plan hub.yaml --resume -c api -a`,
-		Args: minArgs(1),
+		Args: minArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := stackArgs(args)
+			if err != nil {
+				return err
+			}
 			if verb != plan.VerbDeploy && verb != plan.VerbUndeploy {
 				return usageError("--verb %q: expected deploy or undeploy", verb)
 			}
@@ -103,7 +107,10 @@ It takes no lock and changes nothing.`,
 	detailed.register(cmd)
 	cmd.Flags().StringVar(&verb, "verb", plan.VerbDeploy, "deploy or undeploy")
 	cmd.Flags().Lookup("output").Usage = "text, json, dot, mermaid or html"
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json", "dot", "mermaid", "html"))
+	_ = cmd.RegisterFlagCompletionFunc("verb", fixed(plan.VerbDeploy, plan.VerbUndeploy))
 	cmd.Flags().StringVar(&graph, "graph", "", "dot and mermaid: components (one box per component, the default past 10 components) or steps (every step)")
+	_ = cmd.RegisterFlagCompletionFunc("graph", fixed(graphComponents, graphSteps))
 	for _, name := range []string{"dry-run", "yes", "force", "parallel"} {
 		_ = cmd.Flags().MarkHidden(name)
 	}

@@ -13,7 +13,7 @@ func newPullCmd(a *app) *cobra.Command {
 	var force bool
 	var parallel int
 	cmd := &cobra.Command{
-		Use:   "pull STACK",
+		Use:   "pull [STACK]",
 		Short: "Fetch the sources of components that come from Git into their folders",
 		Long: `pull fetches the sources of every component whose stack entry names a Git
 repository (source.git: remote, ref, subDir), in the stack and its base stacks, as
@@ -31,8 +31,12 @@ outside the folder of the stack that lists the component, never that folder
 itself nor one holding a stack file or the state.`,
 		Example: `  gantry pull hub.yaml
   gantry pull hub.yaml --force`,
-		Args: argsRange(1, 1),
+		Args: argsRange(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := stackArgs(args)
+			if err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("parallel") && parallel < 1 {
 				return usageError("--parallel %d: expected a positive number of steps to run at once", parallel)
 			}

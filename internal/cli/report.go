@@ -34,6 +34,9 @@ or a prefix of one; without it, the latest run.`,
 			if fi, err := os.Stat(out); out != "" && out != "-" && err == nil && fi.IsDir() {
 				return usageError("-o %s is a directory: expected the path of the file to write", out)
 			}
+			if err := fileNotFormat(out, "report writes one HTML page"); err != nil {
+				return err
+			}
 			run, err := a.findRun(statePath, args)
 			if err != nil {
 				return err
@@ -61,5 +64,6 @@ or a prefix of one; without it, the latest run.`,
 	}
 	cmd.Flags().StringVarP(&statePath, "state", "s", "", "state file (default hub.yaml.state); its runs are in .gantry/runs next to it")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the file to write (default: report.html in the run's folder; - for standard output)")
+	cmd.ValidArgsFunction = a.runIDs
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/lmittmann/tint"
@@ -66,7 +67,8 @@ func newRoot(a *app) *cobra.Command {
 		Long: `gantry deploys and tears down stacks of interdependent components — databases,
 cluster add-ons, Terraform modules, Helm charts, scripts — with parameters and
 outputs flowing between them, independent work in parallel, and a state that
-survives crashes.
+survives crashes. STACK defaults to hub.yaml in the current folder, else
+acre.yaml (a sow landscape).
 
 Exit codes: 0 success; 1 a run failed; 2 bad usage or invalid input (nothing
 was run); 3 the state is locked by another run; 130 the run was interrupted
@@ -91,7 +93,10 @@ what was done.`,
 	}
 	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "print debug logs on stderr: phases and their timings, the lock, processes started and ended (never their arguments)")
 	root.PersistentFlags().BoolVar(&a.noColor, "no-color", false, "no colours in the output (also NO_COLOR)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if strings.Contains(err.Error(), "unknown shorthand flag: 'o'") && cmd.Flags().Lookup("output") != nil {
+			return usageError("-o is not a flag of gantry %s: for the output format, use --output (gantry %s --output json)", cmd.Name(), cmd.Name())
+		}
 		return withCode(ExitInvalid, err)
 	})
 	root.AddCommand(

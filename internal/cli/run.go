@@ -61,6 +61,7 @@ func (f *runFlags) register(cmd *cobra.Command, verb string) {
 	fl.StringVar(&f.output, "output", "text", "text, or json for one event per line")
 	fl.BoolVar(&f.showQueue, "show-queue", false, "on a terminal, list the components waiting to start and what each waits for")
 	fl.StringVar(&f.osEnvironment, "os-environment", "", "\"everything\" keeps TF_VAR_* variables in components' environment")
+	registerSelection(cmd)
 	fl.DurationVar(&f.lockTimeout, "lock-timeout", 0, "wait up to this long (30s, 10m) for the state's lock another run holds, instead of failing at once")
 }
 
@@ -71,7 +72,7 @@ func (f *runFlags) selection() build.Selection {
 func newDeployCmd(a *app) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "deploy STACK|ELABORATE [PARAMS...]",
+		Use:   "deploy [STACK|ELABORATE] [PARAMS...]",
 		Short: "Deploy a stack: every component in dependency order, in parallel where it can",
 		Long: `deploy elaborates the stack (writing <manifest>.elaborate) or reads an elaborated
 file, locks its parameters, builds the plan and runs it: each component's
@@ -82,19 +83,20 @@ Invalid input stops everything before anything runs (exit 2).`,
   gantry deploy hub.yaml --parallel 4
   gantry deploy hub.yaml -c api -a        # api and what it depends on
   gantry deploy hub.yaml --resume         # only what changed or failed`,
-		Args: minArgs(1),
+		Args: minArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runVerb(cmd.Context(), plan.VerbDeploy, args, &f)
 		},
 	}
 	f.register(cmd, plan.VerbDeploy)
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd
 }
 
 func newUndeployCmd(a *app) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "undeploy STACK|ELABORATE [PARAMS...]",
+		Use:   "undeploy [STACK|ELABORATE] [PARAMS...]",
 		Short: "Undeploy a stack in reverse order, from what the state recorded",
 		Long: `undeploy runs each deployed component's undeploy in the reverse of the deploy
 order, with the parameters recorded in the state, so it works after the
@@ -103,18 +105,23 @@ component that a deployed component still depends on is refused unless that
 one is selected too (-a selects what depends on the selection).`,
 		Example: `  gantry undeploy hub.yaml
   gantry undeploy hub.yaml -c db -a`,
-		Args: minArgs(1),
+		Args: minArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runVerb(cmd.Context(), plan.VerbUndeploy, args, &f)
 		},
 	}
 	f.register(cmd, plan.VerbUndeploy)
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd
 }
 
 // runVerb carries out a deploy or an undeploy (or with --dry-run prints its
 // plan).
 func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFlags) error {
+	args, err := stackArgs(args)
+	if err != nil {
+		return err
+	}
 	if fl := f.flags; fl != nil && fl.Changed("parallel") && f.parallel < 1 {
 		return usageError("--parallel %d: expected a positive number of steps to run at once", f.parallel)
 	}

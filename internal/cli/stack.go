@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,31 @@ import (
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/state"
 )
+
+// The manifests a command finds in the current folder when it is given no
+// STACK: a Hub stack, else a sow landscape.
+const (
+	hubManifest  = "hub.yaml"
+	acreManifest = "acre.yaml"
+)
+
+// stackArgs are a command's arguments with its STACK: the first argument,
+// else hub.yaml in the current folder, else acre.yaml.
+func stackArgs(args []string) ([]string, error) {
+	if len(args) > 0 {
+		return args, nil
+	}
+	for _, m := range []string{hubManifest, acreManifest} {
+		if fi, err := os.Stat(m); err == nil && !fi.IsDir() {
+			return []string{m}, nil
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = "the current folder"
+	}
+	return nil, usageError("no STACK given, and no %s or %s in %s to take instead", hubManifest, acreManifest, wd)
+}
 
 // stackFlags are the flags of commands that read a stack and its state.
 type stackFlags struct {
@@ -167,4 +193,17 @@ func relPath(p string) string {
 		return r
 	}
 	return p
+}
+
+// formats are the output formats of gantry's commands.
+var formats = []string{"text", "json", "yaml", "dot", "mermaid", "html"}
+
+// fileNotFormat refuses -o FORMAT where -o names the file a command writes:
+// "gantry elaborate hub.yaml -o json" means a format, not a file named json.
+// A file of that name is ./json.
+func fileNotFormat(out, what string) error {
+	if slices.Contains(formats, out) {
+		return usageError("-o %s: -o names the file to write (%s), not a format; for a file named %s, write -o ./%s", out, what, out, out)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,11 +28,16 @@ its record names: two runs would then write the state at once. Stop that run.`,
 			if force {
 				fmt.Fprintln(a.stderr, "warning: --force no longer breaks a lock: a lock that is held is never broken")
 			}
-			store, _, err := action.OpenState(stateOrEnv(statePath, "hub.yaml.state"), "", "")
+			location := stateOrEnv(statePath, defaultState())
+			store, anchor, err := action.OpenState(location, "", "")
 			if err != nil {
 				return a.failure(err)
 			}
 			defer store.Close()
+			if missing(location) {
+				fmt.Fprintf(a.stdout, "no state at %s, and no lock: nothing to unlock%s\n", relPath(anchor), otherStatesHere(anchor))
+				return nil
+			}
 			res, err := store.Unlock(cmd.Context())
 			var le *state.LockedError
 			if errors.As(err, &le) {
@@ -49,8 +55,23 @@ its record names: two runs would then write the state at once. Stop that run.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&statePath, "state", "s", "", "state: a file, file://PATH or postgres://... (default: $GANTRY_STATE when it is a postgres:// URL, else hub.yaml.state)")
+	cmd.Flags().StringVarP(&statePath, "state", "s", "", "state: a file, file://PATH or postgres://... (default: $GANTRY_STATE when it is a postgres:// URL, else hub.yaml.state, or acre.yaml.state in a landscape's folder)")
 	cmd.Flags().BoolVar(&force, "force", false, "no effect: a lock that is held is never broken")
 	_ = cmd.Flags().MarkHidden("force")
 	return cmd
+}
+
+// missing reports whether a state file location holds neither a state nor
+// a lock (a database's state is never missing here: its backend says).
+func missing(location string) bool {
+	if state.IsDatabase(location) {
+		return false
+	}
+	for _, l := range state.SplitLocations(location) {
+		p := strings.TrimPrefix(l, "file://")
+		if state.IsDatabase(l) || exists(p) || exists(state.LockPath(p)) || exists(p+".journal") {
+			return false
+		}
+	}
+	return true
 }

@@ -11,7 +11,7 @@ import (
 func newValidateCmd(a *app) *cobra.Command {
 	sf := stackFlags{consequence: "the stack is not valid"}
 	cmd := &cobra.Command{
-		Use:   "validate STACK [PARAMS...]",
+		Use:   "validate [STACK] [PARAMS...]",
 		Short: "Check a stack, its base stacks, params files and components without running anything",
 		Long: `validate checks everything deploy checks before it runs anything, and reports
 every problem at once, each with file:line:col and the field: the manifests, the
@@ -22,8 +22,12 @@ reported as warnings when they have none here. validate exits 0 when the stack
 is valid and 2 when it is not; it never runs anything and never writes a file.`,
 		Example: `  gantry validate hub.yaml
   gantry validate hub.yaml params.yaml params-dev.yaml`,
-		Args: minArgs(1),
+		Args: minArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := stackArgs(args)
+			if err != nil {
+				return err
+			}
 			src, err := sf.source(args)
 			if err != nil {
 				return err

@@ -23,13 +23,49 @@ type RunInfo struct {
 	// At is when the run began, for ordering runs: Started, or for a run
 	// without a run_started event the time its folder was last changed.
 	At time.Time
+	// Tag says whose run it is and which process runs it (run.json); the
+	// zero Tag for a run an older gantry kept.
+	Tag RunTag
 }
 
-// ListRuns reads the run folders below runsDir, newest first. Runs are
+// RunTagFile is the file of a run folder that says whose run it is.
+const RunTagFile = "run.json"
+
+// RunTag says whose run a run folder holds: State is the base name of the
+// state file of the stack (hub.yaml.state; for a database, of the state
+// file the stack's manifest would have), which tells apart the runs of
+// two stacks in one folder; PID and Host the gantry process that runs it,
+// for following a run while it goes on.
+type RunTag struct {
+	State string `json:"state"`
+	PID   int    `json:"pid"`
+	Host  string `json:"host"`
+}
+
+// WriteRunTag writes a run folder's run.json.
+func WriteRunTag(dir string, tag RunTag) error {
+	b, err := json.Marshal(tag)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, RunTagFile), append(b, '\n'), 0o600)
+}
+
+// readRunTag reads a run folder's run.json; the zero tag without one.
+func readRunTag(dir string) RunTag {
+	var tag RunTag
+	if b, err := os.ReadFile(filepath.Join(dir, RunTagFile)); err == nil {
+		_ = json.Unmarshal(b, &tag)
+	}
+	return tag
+}
+
+// ListRuns reads the run folders below runsDir of the stack whose state
+// file has the base name state ("": every stack's), newest first. Runs are
 // ordered by when they began, to the nanosecond: run ids have one-second
 // resolution, so two runs of the same second (a deploy and the undeploy right
 // after it) would otherwise come in the order of their random suffixes.
-func ListRuns(runsDir string) ([]RunInfo, error) {
+func ListRuns(runsDir, state string) ([]RunInfo, error) {
 	entries, err := os.ReadDir(runsDir)
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -42,7 +78,13 @@ func ListRuns(runsDir string) ([]RunInfo, error) {
 		if !e.IsDir() {
 			continue
 		}
-		ri := ReadRun(filepath.Join(runsDir, e.Name()))
+		dir := filepath.Join(runsDir, e.Name())
+		tag := readRunTag(dir)
+		if state != "" && tag.State != "" && tag.State != state {
+			continue
+		}
+		ri := ReadRun(dir)
+		ri.Tag = tag
 		if ri.At.IsZero() {
 			if fi, err := e.Info(); err == nil {
 				ri.At = fi.ModTime()

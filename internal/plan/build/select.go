@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -160,6 +161,10 @@ func Orphans(g *Graph, before *state.State) []string {
 	return out
 }
 
+// formatNames are the output formats of gantry's commands: -o with one of
+// them meant --output.
+var formatNames = []string{"text", "json", "yaml", "dot", "mermaid", "html"}
+
 // SelectOrder applies -c, -a, -o and -l to a run order.
 func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *manifest.Diagnostics) ([]string, bool) {
 	known := map[string]bool{}
@@ -173,6 +178,10 @@ func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *ma
 		msg := fmt.Sprintf("%s %s: no component %q in the stack", flag, name, name)
 		if s := manifest.Suggest(name, order); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		if flag == "-o" && slices.Contains(formatNames, name) {
+			// The Hub's -o is the offset; a format is meant.
+			msg += fmt.Sprintf("; -o is the offset (the component to start at), as in the Hub CLI, not a format: a command with formats takes --output %s", name)
 		}
 		diags.Errorf(manifest.Pos{}, "", "%s", msg)
 		return false
