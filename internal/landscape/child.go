@@ -11,15 +11,16 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
 
-// Bounds of one spiff child process: its wall time, its heap and its
-// stack. A template that loops or recurses without end ends with an error
-// naming the bound, never a hung or crashed gantry.
+// Bounds of a spiff child process: the time one request may take, its
+// address space and its stack. A template that loops or recurses without
+// end ends with an error naming the bound, never a hung or crashed gantry.
 var (
-	// EvalTimeout bounds one child's work (GANTRY_SPIFF_TIMEOUT, seconds).
+	// EvalTimeout bounds one request (GANTRY_SPIFF_TIMEOUT, seconds).
 	EvalTimeout = 60 * time.Second
 	// EvalMemory bounds the child's address space, bytes (virtual: Go
 	// reserves far more than it uses, so the bound is generous).
@@ -29,8 +30,8 @@ var (
 	EvalStack = 256 << 20
 )
 
-// childEnv marks this program as a spiff child: the package's init reads
-// the request from stdin, answers on stdout and exits.
+// childEnv marks this program as a spiff child: the package's init serves
+// requests from stdin on stdout until stdin ends, then exits.
 const childEnv = "GANTRY_SPIFF_CHILD"
 
 func init() {
@@ -40,7 +41,8 @@ func init() {
 	os.Exit(childMain(os.Stdin, os.Stdout))
 }
 
-// childMain serves one request: jobs on in, results on out.
+// childMain serves requests, one after another: a JSON array of jobs in,
+// a JSON array of results out (one line each), until in ends.
 func childMain(in io.Reader, out io.Writer) int {
 	if v, err := strconv.Atoi(os.Getenv(childEnv + "_STACK")); err == nil && v > 0 {
 		debug.SetMaxStack(v)
@@ -51,25 +53,31 @@ func childMain(in io.Reader, out io.Writer) int {
 		debug.SetMemoryLimit(int64(v / 2))
 		_ = syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: v, Max: v})
 	}
-	var jobs []Job
-	if err := json.NewDecoder(in).Decode(&jobs); err != nil {
-		fmt.Fprintln(os.Stderr, "gantry spiff child: bad request:", err)
-		return 3
+	dec, enc := json.NewDecoder(in), json.NewEncoder(out)
+	for {
+		var jobs []Job
+		if err := dec.Decode(&jobs); err == io.EOF {
+			return 0
+		} else if err != nil {
+			fmt.Fprintln(os.Stderr, "gantry spiff child: bad request:", err)
+			return 3
+		}
+		results := make([]Result, len(jobs))
+		for i, j := range jobs {
+			results[i] = evaluate(j)
+		}
+		if err := enc.Encode(results); err != nil {
+			fmt.Fprintln(os.Stderr, "gantry spiff child:", err)
+			return 3
+		}
 	}
-	results := make([]Result, len(jobs))
-	for i, j := range jobs {
-		results[i] = evaluate(j)
-	}
-	if err := json.NewEncoder(out).Encode(results); err != nil {
-		fmt.Fprintln(os.Stderr, "gantry spiff child:", err)
-		return 3
-	}
-	return 0
 }
 
 // Evaluate runs the jobs with spiff in a child process (this program,
 // re-executed) within the bounds, and returns one result per job.
-// evalInProcess short-cuts the child in fuzz tests, which cannot re-execute.
+// Children serve one request after another: a run evaluating hundreds of
+// manifests starts a few processes, not hundreds. evalInProcess
+// short-cuts the child in fuzz tests, which cannot re-execute.
 func Evaluate(ctx context.Context, jobs []Job) ([]Result, error) {
 	if len(jobs) == 0 {
 		return nil, nil
@@ -81,10 +89,6 @@ func Evaluate(ctx context.Context, jobs []Job) ([]Result, error) {
 		}
 		return out, nil
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find gantry's own program to run spiff: %w", err)
-	}
 	req, err := json.Marshal(jobs)
 	if err != nil {
 		return nil, fmt.Errorf("encode the spiff request: %w", err)
@@ -93,30 +97,142 @@ func Evaluate(ctx context.Context, jobs []Job) ([]Result, error) {
 	if v, err := strconv.ParseFloat(os.Getenv("GANTRY_SPIFF_TIMEOUT"), 64); err == nil && v > 0 {
 		timeout = time.Duration(v * float64(time.Second))
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, self)
+	c, err := children.get()
+	if err != nil {
+		return nil, err
+	}
+	results, err := c.serve(ctx, req, timeout)
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	if len(results) != len(jobs) {
+		c.stop()
+		return nil, fmt.Errorf("spiff child answered %d results to %d jobs", len(results), len(jobs))
+	}
+	children.put(c)
+	return results, nil
+}
+
+// spiffChild is a running spiff child process.
+type spiffChild struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	dec    *json.Decoder
+	stderr *tail
+}
+
+// pool keeps idle children for the next requests.
+type pool struct {
+	mu   sync.Mutex
+	idle []*spiffChild
+}
+
+// maxIdle is how many children wait for requests: as many as evaluations
+// a run makes at once, on a small machine.
+const maxIdle = 4
+
+var children pool
+
+// get takes an idle child, or starts one.
+func (p *pool) get() (*spiffChild, error) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		c := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return c, nil
+	}
+	p.mu.Unlock()
+	return startChild()
+}
+
+// put gives a child back for the next request, or stops it when enough
+// wait.
+func (p *pool) put(c *spiffChild) {
+	p.mu.Lock()
+	if len(p.idle) < maxIdle {
+		p.idle = append(p.idle, c)
+		c = nil
+	}
+	p.mu.Unlock()
+	if c != nil {
+		c.stop()
+	}
+}
+
+// startChild starts this program as a spiff child. Its stdin is its
+// lifeline: when gantry ends, however it ends, the child reads the end of
+// its input and exits.
+func startChild() (*spiffChild, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find gantry's own program to run spiff: %w", err)
+	}
+	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), childEnv+"=1",
 		childEnv+"_STACK="+strconv.Itoa(EvalStack),
 		childEnv+"_MEMORY="+strconv.FormatUint(EvalMemory, 10))
-	cmd.Stdin = bytes.NewReader(req)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &limited{w: &stderr, n: 4096}
-	err = cmd.Run()
-	if ctx.Err() == context.DeadlineExceeded {
-		return nil, fmt.Errorf("spiff evaluation took longer than %s (a template that never ends?); stopped", timeout)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
 	}
-	if ctx.Err() != nil {
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	c := &spiffChild{cmd: cmd, in: in, dec: json.NewDecoder(out), stderr: &tail{n: 4096}}
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start a spiff child: %w", err)
+	}
+	return c, nil
+}
+
+// serve sends one request and waits for its answer, at most timeout: a
+// child that takes longer is killed.
+func (c *spiffChild) serve(ctx context.Context, req []byte, timeout time.Duration) ([]Result, error) {
+	type answer struct {
+		results []Result
+		err     error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		if _, err := c.in.Write(append(req, '\n')); err != nil {
+			done <- answer{err: err}
+			return
+		}
+		var results []Result
+		err := c.dec.Decode(&results)
+		done <- answer{results, err}
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case a := <-done:
+		if a.err != nil {
+			c.stop()
+			return nil, childFailure(a.err, c.stderr.String())
+		}
+		return a.results, nil
+	case <-timer.C:
+		c.stop()
+		<-done
+		return nil, fmt.Errorf("spiff evaluation took longer than %s (a template that never ends?); stopped", timeout)
+	case <-ctx.Done():
+		c.stop()
+		<-done
 		return nil, ctx.Err()
 	}
-	if err != nil {
-		return nil, childFailure(err, stderr.String())
+}
+
+// stop ends a child: its input closed, then killed if it still runs.
+func (c *spiffChild) stop() {
+	_ = c.in.Close()
+	if c.cmd.Process != nil {
+		_ = c.cmd.Process.Kill()
 	}
-	var results []Result
-	if err := json.Unmarshal(stdout.Bytes(), &results); err != nil || len(results) != len(jobs) {
-		return nil, fmt.Errorf("spiff child answered %d bytes that are not %d results: %v", stdout.Len(), len(jobs), err)
-	}
-	return results, nil
+	_ = c.cmd.Wait()
 }
 
 // childFailure says why a child died: the bounds show in its last words.
@@ -139,17 +255,25 @@ func childFailure(err error, stderr string) error {
 // bounded by the fuzzer itself).
 var evalInProcess = false
 
-// limited keeps the first n bytes written to it.
-type limited struct {
-	w io.Writer
-	n int
+// tail keeps the first n bytes written to it: a child's stderr, read when
+// it dies (at its first fatal error).
+type tail struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	n   int
 }
 
-func (l *limited) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(len(p), l.n)
-		l.w.Write(p[:k])
-		l.n -= k
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := t.n - t.buf.Len(); room > 0 {
+		t.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
 }

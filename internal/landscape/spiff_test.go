@@ -44,6 +44,32 @@ func TestEvaluateBounds(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("stopped only after %s", d)
 	}
+	// The child that ran out of time is gone; the next request gets one.
+	res, err := Evaluate(context.Background(), []Job{{Template: Doc{Name: "t.yaml", Data: []byte("a: 1\n")}}})
+	if err != nil || string(res[0].JSON) != `{"a":1}` {
+		t.Fatalf("after a stopped child: %v %v", res, err)
+	}
+}
+
+// TestEvaluateReusesChildren: a child serves request after request.
+func TestEvaluateReusesChildren(t *testing.T) {
+	job := []Job{{Template: Doc{Name: "t.yaml", Data: []byte("a: (( 1 + 1 ))\n")}}}
+	pids := map[int]bool{}
+	for i := 0; i < 3; i++ {
+		res, err := Evaluate(context.Background(), job)
+		if err != nil || string(res[0].JSON) != `{"a":2}` {
+			t.Fatalf("request %d: %v %v", i, res, err)
+		}
+		c, err := children.get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids[c.cmd.Process.Pid] = true
+		children.put(c)
+	}
+	if len(pids) != 1 {
+		t.Errorf("three requests one after another used %d children, want 1", len(pids))
+	}
 }
 
 // TestIssuePositions maps spiff's node paths to file:line:col.
@@ -78,6 +104,7 @@ func FuzzEvaluate(f *testing.F) {
 	EvalTimeout = 5 * time.Second
 	f.Fuzz(func(t *testing.T, tmpl, stub string) {
 		_, _ = Evaluate(context.Background(), []Job{{Template: Doc{Name: "t.yaml", Data: []byte(tmpl)},
-			Stubs: []Doc{{Name: "s.yaml", Data: []byte(stub)}}, State: &Doc{Name: "st.yaml", Data: []byte(stub)}, WantState: true}})
+			Stubs: []Doc{{Name: "s.yaml", Data: []byte(stub)}}, State: &Doc{Name: "st.yaml", Data: []byte(stub)}, WantState: true, WantYAML: true},
+			{Template: Doc{Name: "t.yaml", Data: []byte(tmpl)}, Stubs: []Doc{{Name: "s.yaml", Data: []byte(stub)}}, Partial: true}})
 	})
 }

@@ -80,8 +80,11 @@ func (l *Landscape) Result() *elaborate.Result {
 		}
 		if c.Plan != nil {
 			mc.Plugins = []manifest.PluginEntry{{Pos: ref.Pos, Name: "pinned", Children: l.entries(c, ref.Pos)}}
+			// Secret: it is derived from the configuration, which may hold
+			// secrets; displays mask it.
+			secret := true
 			mc.Parameters = []manifest.Parameter{{Pos: ref.Pos, Name: InputsParameter, Value: manifest.Scalar(l.inputsDigest(c)),
-				Brief: "digest of what the component's files are evaluated with (configuration, templates, stubs, spec version)"}}
+				Brief: "digest of what the component's files are evaluated with (configuration, templates, stubs, spec version)", Secret: &secret}}
 		}
 		res.Components = append(res.Components, mc)
 		res.Files = append(res.Files, c.File)
