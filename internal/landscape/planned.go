@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/atomicfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
@@ -183,4 +184,12 @@ func loadRegistry(dir string) *registry {
 	return r
 }
 
-func (r *registry) save(dir string) error { return writeJSON(filepath.Join(dir, "plugins.json"), r) }
+// save replaces plugins.json whole: a crash leaves the old records or the
+// new ones, never a torn file that would forget instances to delete.
+func (r *registry) save(dir string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(dir, "plugins.json"), data, 0o600, true)
+}

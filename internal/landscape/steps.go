@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gantry-dev/gantry/internal/atomicfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
@@ -399,10 +400,12 @@ func (w *work) deployment(ctx context.Context) error {
 	}
 	stateFile := filepath.Join(w.state(), "state.yaml")
 	if len(res[0].State) > 0 {
-		if exists(stateFile) {
-			_ = os.Rename(stateFile, stateFile+".bak")
+		// The old state stays whole until the new one replaces it: a
+		// crash never leaves the component without one.
+		if old, err := os.ReadFile(stateFile); err == nil {
+			_ = atomicfile.Write(stateFile+".bak", old, 0o600, false)
 		}
-		if err := os.WriteFile(stateFile, res[0].State, 0o600); err != nil {
+		if err := atomicfile.Write(stateFile, res[0].State, 0o600, true); err != nil {
 			return fmt.Errorf("keep the state: %w", err)
 		}
 	}
@@ -526,7 +529,7 @@ func (w *work) export(ctx context.Context) error {
 		return err
 	}
 	if !ok {
-		return w.finish(os.WriteFile(target, []byte("---\n"), 0o644))
+		return w.finish(atomicfile.Write(target, []byte("---\n"), 0o644, true))
 	}
 	if old, err := os.ReadFile(target); err == nil {
 		_ = os.WriteFile(target+".bak", old, 0o644)
@@ -539,7 +542,7 @@ func (w *work) export(ctx context.Context) error {
 	if len(res[0].Issues) > 0 {
 		return newPositions().diagnostics(res[0].Issues, "export.yaml").Err()
 	}
-	if err := os.WriteFile(target, res[0].YAML, 0o644); err != nil {
+	if err := atomicfile.Write(target, res[0].YAML, 0o644, true); err != nil {
 		return err
 	}
 	if err := w.exportFiles(job.Template.Name, res[0].JSON); err != nil {
@@ -555,11 +558,11 @@ func (w *work) finish(err error) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(w.state(), "state.info"), []byte("deployed\n"), 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(w.state(), "state.info"), []byte("deployed\n"), 0o644, true); err != nil {
 		return err
 	}
 	if v := w.c.Product.SpecVersion; v != "" {
-		if err := os.WriteFile(filepath.Join(w.state(), specVersion), []byte(v+"\n"), 0o644); err != nil {
+		if err := atomicfile.Write(filepath.Join(w.state(), specVersion), []byte(v+"\n"), 0o644, true); err != nil {
 			return err
 		}
 	}
@@ -686,12 +689,4 @@ func nonEmpty(j []byte) []byte {
 		return []byte("{}")
 	}
 	return j
-}
-
-func writeJSON(p string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(p, data, 0o600)
 }
