@@ -90,6 +90,11 @@ type ComponentLifecycle struct {
 	Retries *Retries  `yaml:"retries,omitempty"`
 	// Fingerprint tunes which files of the folder make the fingerprint.
 	Fingerprint *FingerprintOptions `yaml:"fingerprint,omitempty"`
+	// Idempotent says the component's steps may run again after a crash
+	// midway (gantry extension): on Temporal workers, a component whose
+	// worker died starts over on another worker (docs/temporal.md). The
+	// stack's lifecycle gives the default.
+	Idempotent *bool `yaml:"idempotent,omitempty"`
 }
 
 // LifecycleOptions are the Hub's lifecycle.options.

@@ -186,6 +186,9 @@ type StackLifecycle struct {
 	// component manifest's, then a component entry's, take their place.
 	Timeout *Duration `yaml:"timeout,omitempty"`
 	Retries *Retries  `yaml:"retries,omitempty"`
+	// Idempotent is the default of every component's lifecycle.idempotent,
+	// and says whether the stack's own lifecycle steps may run again.
+	Idempotent *bool `yaml:"idempotent,omitempty"`
 }
 
 // RequiresTuning softens requirements (seed 000 "Optional requirements").

@@ -62,6 +62,10 @@ type Component struct {
 	// hub.provides. Its begin skips it without computing the fingerprint
 	// again.
 	Settled bool `json:"settled,omitempty"`
+	// Idempotent components may run again after a crash midway: on
+	// Temporal workers, one whose worker died starts over elsewhere
+	// (lifecycle.idempotent).
+	Idempotent bool `json:"idempotent,omitempty"`
 	// Implementation is the command of a script or Makefile implementation.
 	Implementation []string `json:"implementation,omitempty"`
 	// Plugins is set for a component made of plugin lists (sow); Lists says

@@ -260,6 +260,11 @@ func (b *builder) addComponent(cp *compPlan) {
 	if cp.c != nil && !info.ReadOnly {
 		lc = EffectiveLifecycle(cp.c, cp.ref)
 		info.ForceReplace = lc.ForceReplace != nil && *lc.ForceReplace
+		if idem := lc.Idempotent; idem != nil {
+			info.Idempotent = *idem
+		} else if idem := b.res.Stack.Lifecycle.Idempotent; idem != nil {
+			info.Idempotent = *idem
+		}
 		info.FingerprintExclude = FingerprintExclude(&lc)
 	}
 	info.Action, info.Reason = b.predictAction(cp)
