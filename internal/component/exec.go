@@ -102,6 +102,10 @@ func Run(ctx context.Context, p Process) error {
 		r.started(pgid, p.Dir, p.Args)
 		defer r.ended(pgid)
 	}
+	if w := watcherFrom(ctx); w != nil {
+		w.Started(pgid)
+		defer w.Ended(pgid)
+	}
 	grace := p.Grace
 	if grace <= 0 {
 		grace = stopGrace()

@@ -109,6 +109,27 @@ func registryFrom(ctx context.Context) *Registry {
 	return r
 }
 
+// A Watcher hears of the process groups that a context's processes lead
+// (Run), from their start to their end: gantry worker's reaper kills those
+// still running when the worker dies, so that no step runs beside its
+// retry on another worker.
+type Watcher interface {
+	Started(pgid int)
+	Ended(pgid int)
+}
+
+type watcherKey struct{}
+
+// WithWatcher returns a context whose processes (Run) w hears of.
+func WithWatcher(ctx context.Context, w Watcher) context.Context {
+	return context.WithValue(ctx, watcherKey{}, w)
+}
+
+func watcherFrom(ctx context.Context) Watcher {
+	w, _ := ctx.Value(watcherKey{}).(Watcher)
+	return w
+}
+
 // Leftover is a process group that a killed run left running.
 type Leftover struct {
 	PID  int
