@@ -25,6 +25,9 @@ type Recorder struct {
 	// appended to again); dirty says the last write failed. The writer
 	// goroutine alone uses them, and Close once it stopped.
 	fresh bool
+	// shared says other recorders of the same run write through the same
+	// store (RecordShared).
+	shared bool
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -102,6 +105,53 @@ func RecordFrom(w Writer, st *State, base *Base) *Recorder {
 	return r
 }
 
+// RecordShared starts recording st through a store that other recorders of
+// the same run write to at the same time — the steps of a run on Temporal
+// workers (docs/temporal.md), each component's on the worker that hosts it.
+// It writes only the records of the components it changes, and the stack's
+// fields only when UpdateStack changed them; never the whole state, which
+// would write over the others' records. A failed write is tried again with
+// the next. Absorb takes in what the others recorded.
+func RecordShared(w Writer, st *State) *Recorder {
+	r := RecordFrom(w, st, nil)
+	r.mu.Lock()
+	r.shared, r.fresh, r.hdrDirty = true, false, false
+	clear(r.dirty)
+	r.mu.Unlock()
+	return r
+}
+
+// Absorb takes in the state as the store holds it now, for a shared
+// recorder: the stack's fields unless this recorder changed them and has
+// not written them yet, and the records of the components that mine does
+// not claim (those this recorder's own steps record) and that it has not
+// changed since its last write. st belongs to the recorder afterwards.
+func (r *Recorder) Absorb(st *State, mine func(name string) bool) {
+	if st == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	comps := r.st.Components
+	if !r.hdrDirty {
+		*r.st = *st
+		r.st.Components = comps
+	}
+	if r.st.Components == nil {
+		r.st.Components = map[string]*Component{}
+	}
+	for name, c := range st.Components {
+		if !mine(name) && !r.dirty[name] {
+			r.st.Components[name] = c
+		}
+	}
+	for name := range r.st.Components {
+		if _, ok := st.Components[name]; !ok && !mine(name) && !r.dirty[name] {
+			delete(r.st.Components, name)
+		}
+	}
+}
+
 // View calls fn with the state; fn must not keep or change it.
 func (r *Recorder) View(fn func(*State)) {
 	r.mu.Lock()
@@ -158,7 +208,9 @@ func (r *Recorder) RemoveComponent(name string) uint64 {
 func (r *Recorder) bump() uint64 {
 	r.version++
 	r.st.Updated = r.Now().UTC().Truncate(time.Second)
-	r.hdrDirty = true
+	// A shared recorder writes the stack's fields only when it changed
+	// them: its copy of them may be older than the store's.
+	r.hdrDirty = r.hdrDirty || !r.shared
 	select {
 	case r.kick <- struct{}{}:
 	default:
@@ -211,7 +263,7 @@ func (r *Recorder) Close() error {
 	final := func() (Batch, error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		return r.encodeLocked(true)
+		return r.encodeLocked(!r.shared)
 	}
 	if ferr := r.w.Finish(context.Background(), final, err != nil); ferr != nil {
 		return ferr
@@ -240,9 +292,15 @@ func (r *Recorder) writer() {
 			r.mu.Lock()
 			if err != nil {
 				r.err, r.failed = err, v
-				// What was taken for this write is in no store: the next
-				// write is a whole one, on a journal of its own.
-				r.fresh = true
+				if r.shared {
+					// Never a whole write over the others' records: what
+					// this one carried goes with the next.
+					r.requeue(b)
+				} else {
+					// What was taken for this write is in no store: the
+					// next write is a whole one, on a journal of its own.
+					r.fresh = true
+				}
 			} else {
 				r.err = nil
 				r.written = v
@@ -256,6 +314,21 @@ func (r *Recorder) writer() {
 				break
 			}
 		}
+	}
+}
+
+// requeue marks what a failed batch carried as changed again.
+func (r *Recorder) requeue(b Batch) {
+	if b.Header != nil {
+		r.hdrDirty = true
+	}
+	for _, f := range b.Components {
+		if _, ok := r.st.Components[f.Name]; ok {
+			r.dirty[f.Name] = true
+		}
+	}
+	for _, name := range b.Removed {
+		r.removed[name] = true
 	}
 }
 
