@@ -22,6 +22,9 @@ type Holder struct {
 	Command string    `json:"command"`
 	User    string    `json:"user,omitempty"`
 	Since   time.Time `json:"since"`
+	// Workflow names the Temporal workflow that runs the run on workers
+	// (docs/temporal.md); the process named is its client.
+	Workflow string `json:"workflow,omitempty"`
 }
 
 func (h Holder) String() string {
@@ -29,7 +32,11 @@ func (h Holder) String() string {
 	if h.User != "" {
 		who = ", user " + h.User
 	}
-	return fmt.Sprintf("%s (pid %d on %s%s, run %s) since %s", h.Command, h.PID, h.Host, who, h.RunID, h.Since.Format(time.RFC3339))
+	s := fmt.Sprintf("%s (pid %d on %s%s, run %s) since %s", h.Command, h.PID, h.Host, who, h.RunID, h.Since.Format(time.RFC3339))
+	if h.Workflow != "" {
+		s += ", on Temporal workers (workflow " + h.Workflow + ")"
+	}
+	return s
 }
 
 // LockedError is returned when another run holds the lock.

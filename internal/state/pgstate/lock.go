@@ -57,30 +57,47 @@ type lock struct {
 
 // Lock takes the stack's session advisory lock, at once or within
 // o.Timeout, and records who holds it; a holder that is waited for is told
-// to o.Waiting whenever it changes.
+// to o.Waiting whenever it changes. A run that a workflow holds the state
+// for (docs/temporal.md) holds it as a lock would.
 func (s *Store) Lock(ctx context.Context, h state.Holder, o state.LockOptions) (state.Lock, error) {
+	l, _, err := s.lock(ctx, h, o, false)
+	return l, err
+}
+
+// lock takes the advisory lock; with attach, a state a workflow holds is
+// not refused: its run is returned, and the lock named after it.
+func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, attach bool) (state.Lock, *WorkflowRun, error) {
 	if s.stack == "" {
-		return nil, errors.New("the state's lock needs the stack's name")
+		return nil, nil, errors.New("the state's lock needs the stack's name")
 	}
 	conn, err := s.connect(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	fail := func(err error) (state.Lock, error) {
+	fail := func(err error) (state.Lock, *WorkflowRun, error) {
 		conn.Close(context.Background())
-		return nil, err
+		return nil, nil, err
 	}
 	key := LockKey(s.stack)
+	var wf *WorkflowRun
 	err = state.WaitLock(ctx, s.redacted, o, lockPoll, func() (bool, *state.Holder, error) {
 		var ok bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
 			return false, nil, fmt.Errorf("lock the state in %s: %w", s.redacted, s.scrub(err))
 		}
-		if ok {
-			return true, nil, nil
+		if !ok {
+			holder, err := s.holder(ctx, conn)
+			return false, holder, err
 		}
-		holder, err := s.holder(ctx, conn)
-		return false, holder, err
+		w, err := s.workflowRow(ctx, conn)
+		if err == nil && w != nil && !attach {
+			// A workflow holds the state and no client is attached to
+			// it: as held as a lock.
+			_, err = conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key)
+			return false, &w.Holder, err
+		}
+		wf = w
+		return err == nil, nil, err
 	})
 	if err != nil {
 		return fail(err)
@@ -90,20 +107,30 @@ func (s *Store) Lock(ctx context.Context, h state.Holder, o state.LockOptions) (
 	// and the lock with it. The watcher's pings keep a live run's busy.
 	// (PostgreSQL 14 and later; older servers keep the default.)
 	_, _ = conn.Exec(ctx, `SET idle_session_timeout = '30s'`)
-	data, _ := json.Marshal(h)
-	_, err = conn.Exec(ctx, `INSERT INTO gantry_locks (stack, run_id, holder, session_pid, since)
+	runID := h.RunID
+	if wf != nil {
+		// A client attaching to the workflow's run: the row stays the
+		// workflow's, naming the client.
+		runID, h.RunID, h.Workflow = wf.RunID, wf.RunID, wf.Workflow
+		data, _ := json.Marshal(h)
+		_, err = conn.Exec(ctx, `UPDATE gantry_locks SET holder = $3, session_pid = pg_backend_pid() WHERE stack = $1 AND run_id = $2`,
+			s.stack, runID, data)
+	} else {
+		data, _ := json.Marshal(h)
+		_, err = conn.Exec(ctx, `INSERT INTO gantry_locks (stack, run_id, holder, session_pid, since)
 		VALUES ($1, $2, $3, pg_backend_pid(), now())
-		ON CONFLICT (stack) DO UPDATE SET run_id = $2, holder = $3, session_pid = pg_backend_pid(), since = now()`,
-		s.stack, h.RunID, data)
+		ON CONFLICT (stack) DO UPDATE SET run_id = $2, holder = $3, session_pid = pg_backend_pid(), since = now(), workflow = NULL`,
+			s.stack, runID, data)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("record the state's lock holder in %s: %w", s.redacted, s.scrub(err)))
 	}
-	l := &lock{s: s, conn: conn, stack: s.stack, runID: h.RunID, lost: make(chan struct{}), nudge: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	l := &lock{s: s, conn: conn, stack: s.stack, runID: runID, lost: make(chan struct{}), nudge: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	s.mu.Lock()
-	s.runID, s.held = h.RunID, l
+	s.runID, s.held = runID, l
 	s.mu.Unlock()
 	go l.watch()
-	return l, nil
+	return l, wf, nil
 }
 
 // holder reads who holds the stack's lock: the holder record of the session
@@ -237,7 +264,8 @@ func (l *lock) Release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultConnectTimeout)
 	defer cancel()
 	conn := l.currentConn()
-	_, err := conn.Exec(ctx, `DELETE FROM gantry_locks WHERE stack = $1 AND session_pid = pg_backend_pid()`, l.stack)
+	// A row a workflow holds stays: the run goes on without its client.
+	_, err := conn.Exec(ctx, `DELETE FROM gantry_locks WHERE stack = $1 AND session_pid = pg_backend_pid() AND workflow IS NULL`, l.stack)
 	// Unlocked here, not by the session's end: the server ends a closed
 	// session a moment later, and a run (or unlock) trying the lock at
 	// once would find it still held.
@@ -284,6 +312,14 @@ func (s *Store) Unlock(ctx context.Context) (state.UnlockResult, error) {
 		return state.UnlockResult{}, &state.LockedError{Path: s.redacted, Holder: h}
 	}
 	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, LockKey(stack))
+	// A workflow's run holds the state without a session: only the engine
+	// can tell it is gone (gantry unlock --engine).
+	if w, err := s.workflowRow(ctx, conn); err != nil || w != nil {
+		if err != nil {
+			return state.UnlockResult{}, err
+		}
+		return state.UnlockResult{}, &state.LockedError{Path: s.redacted, Holder: &w.Holder}
+	}
 	var data []byte
 	err = conn.QueryRow(ctx, `DELETE FROM gantry_locks WHERE stack = $1 RETURNING holder`, stack).Scan(&data)
 	if errors.Is(err, pgx.ErrNoRows) {

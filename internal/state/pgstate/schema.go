@@ -52,6 +52,52 @@ var migrations = []string{
 				USING ERRCODE = 'GL002';
 		END IF;
 	END $$;`,
+	// 2: runs on Temporal workers (docs/temporal.md): a lock a workflow
+	// holds (no session: every write checks the run id), the run's bundle
+	// the workers rebuild it from, its log lines on their way to the
+	// client.
+	`ALTER TABLE gantry_locks ADD COLUMN workflow text;
+	CREATE OR REPLACE FUNCTION gantry_fence(p_stack text, p_run text, p_key bigint) RETURNS void
+	LANGUAGE plpgsql AS $$
+	DECLARE
+		v_pid integer;
+		v_workflow text;
+	BEGIN
+		SELECT session_pid, workflow INTO v_pid, v_workflow FROM gantry_locks
+			WHERE stack = p_stack AND run_id = p_run FOR SHARE;
+		IF NOT FOUND THEN
+			RAISE EXCEPTION 'the lock of stack % is no longer held by run %', p_stack, p_run
+				USING ERRCODE = 'GL001';
+		END IF;
+		IF v_workflow IS NOT NULL THEN
+			RETURN;
+		END IF;
+		IF NOT EXISTS (SELECT 1 FROM pg_locks
+			WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND pid = v_pid
+			  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			  AND classid = ((p_key >> 32) & 4294967295)::oid
+			  AND objid = (p_key & 4294967295)::oid) THEN
+			RAISE EXCEPTION 'the lock session of run % on stack % is gone', p_run, p_stack
+				USING ERRCODE = 'GL002';
+		END IF;
+	END $$;
+	CREATE TABLE gantry_runs (
+		stack   text NOT NULL,
+		run_id  text NOT NULL,
+		bundle  bytea NOT NULL,
+		created timestamptz NOT NULL DEFAULT now(),
+		PRIMARY KEY (stack, run_id)
+	);
+	CREATE TABLE gantry_run_lines (
+		seq    bigserial PRIMARY KEY,
+		stack  text NOT NULL,
+		run_id text NOT NULL,
+		step   text NOT NULL,
+		kind   smallint NOT NULL,
+		body   text NOT NULL,
+		at     timestamptz NOT NULL DEFAULT now()
+	);
+	CREATE INDEX gantry_run_lines_run ON gantry_run_lines (stack, run_id, seq);`,
 }
 
 // schemaLockKey serializes gantry processes migrating the same database.
