@@ -70,9 +70,17 @@ stop_pg() {
     pg_state=""
   fi
 }
+temporal_state=""
+stop_temporal() {
+  if [ -n "$temporal_state" ]; then
+    scripts/temporal/stop.sh "$temporal_state" >/dev/null || true
+    rm -rf "$temporal_state"
+    temporal_state=""
+  fi
+}
 # One EXIT trap for everything started below (a second `trap ... EXIT` would
 # replace the first); INT and TERM exit so that it runs.
-trap 'stop_pg; stop_k8s' EXIT
+trap 'stop_pg; stop_k8s; stop_temporal' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_K8S:-1}" != "0" ]; then
@@ -122,6 +130,27 @@ if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_POSTGRES:-1}" != "0" ]; then
 else
   echo "== GANTRY_TEST_POSTGRES=0: no test database; the tests that need one will skip"
   unset GANTRY_TEST_POSTGRES GANTRY_TEST_PGDIR   # "0" is not a DSN
+fi
+
+# A real, throwaway Temporal server on loopback (the Temporal CLI's dev
+# server, built once into ~/.cache/gantry-temporal from its own module — cold:
+# about 10 min — so that the server never enters gantry's binary), for the
+# tests that run plans on workers (docs/temporal.md): they read
+# GANTRY_TEST_TEMPORAL (its host:port). GANTRY_TEST_TEMPORAL=0 skips this
+# locally (those tests then skip); in CI (CI=true) it always starts.
+if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_TEMPORAL:-1}" != "0" ]; then
+  if [ "${GANTRY_TEST_TEMPORAL:-1}" = "0" ]; then
+    echo "== CI=true: GANTRY_TEST_TEMPORAL=0 is ignored, CI always starts the Temporal server"
+  fi
+  scripts/temporal/build.sh
+  temporal_state=$(mktemp -d "${TMPDIR:-/tmp}/gantry-test-temporal.XXXXXX")
+  echo "== starting the Temporal test server in $temporal_state"
+  scripts/temporal/start.sh "$temporal_state"
+  GANTRY_TEST_TEMPORAL=$(cat "$temporal_state/address")
+  export GANTRY_TEST_TEMPORAL
+else
+  echo "== GANTRY_TEST_TEMPORAL=0: no Temporal server; the tests that need one will skip"
+  unset GANTRY_TEST_TEMPORAL
 fi
 
 echo "== go test"

@@ -41,6 +41,9 @@ type RunOptions struct {
 	// Warn hears warnings about the input, each once.
 	Warn    func(manifest.Diagnostics)
 	Display Display
+	// Engine runs the plan elsewhere (temporal://host:port/namespace,
+	// docs/temporal.md); "" runs it here.
+	Engine string
 }
 
 // Deploy deploys a stack: every component in dependency order, in parallel
@@ -74,6 +77,10 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	const consequence = "nothing was run"
 	if o.Parallel < 0 {
 		return nil, invalid(consequence, "--parallel %d: expected a positive number", o.Parallel)
+	}
+	eng, err := OpenEngine(o.Engine)
+	if err != nil {
+		return nil, err
 	}
 	st, err := Load(o.Source, consequence)
 	if err != nil {
@@ -114,6 +121,9 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	parallel := o.Parallel
 	if parallel == 0 {
 		parallel = st.Res.Stack.Lifecycle.Parallel
+	}
+	if eng != nil {
+		return r.carryOutRemote(ctx, b, "gantry "+verb, o, eng, max(parallel, 1))
 	}
 	return r.carryOut(ctx, b, "gantry "+verb, o.Display, execOptions{parallel: parallel, force: o.Force, yes: o.Yes, term: o.Terminal, interrupted: o.Interrupted})
 }

@@ -116,6 +116,7 @@ what was done.`,
 		newLogsCmd(a),
 		newReportCmd(a),
 		newPullCmd(a),
+		newWorkerCmd(a),
 	)
 	return root
 }

@@ -39,6 +39,7 @@ type runFlags struct {
 	showQueue     bool
 	osEnvironment string
 	lockTimeout   time.Duration
+	engine        string
 }
 
 func (f *runFlags) register(cmd *cobra.Command, verb string) {
@@ -63,6 +64,7 @@ func (f *runFlags) register(cmd *cobra.Command, verb string) {
 	fl.StringVar(&f.osEnvironment, "os-environment", "", "\"everything\" keeps TF_VAR_* variables in components' environment")
 	registerSelection(cmd)
 	fl.DurationVar(&f.lockTimeout, "lock-timeout", 0, "wait up to this long (30s, 10m) for the state's lock another run holds, instead of failing at once")
+	fl.StringVar(&f.engine, "engine", "", "run the steps on Temporal workers: temporal://HOST:PORT/NAMESPACE (default: $GANTRY_ENGINE, else here; docs/temporal.md)")
 }
 
 func (f *runFlags) selection() build.Selection {
@@ -161,7 +163,7 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 	opts := action.RunOptions{
 		Source: src, Selection: f.selection(), Parallel: f.parallel, Resume: f.resume, Yes: f.yes, Force: f.force,
 		KeepTFVars: f.osEnvironment == "everything", Terminal: a.terminal(), Warn: a.warn, Display: a.display(f.output, ui.TTYOptions{ShowQueue: f.showQueue}),
-		Interrupted: a.interrupted,
+		Interrupted: a.interrupted, Engine: engineOrEnv(f.engine),
 	}
 	var out *action.Outcome
 	if verb == plan.VerbDeploy {

@@ -508,6 +508,23 @@ func FromState(stackName, deploymentID string, values map[string]string) *Locked
 	return l
 }
 
+// Restore rebuilds locked parameters from the values a Lock gave, in its
+// order: a run rebuilt from its bundle on a Temporal worker
+// (docs/temporal.md), whose environment and terminal are not the client's.
+func Restore(stackName, deploymentID string, values []*Value) *Locked {
+	l := &Locked{StackName: stackName, DeploymentID: deploymentID, index: map[string]*Value{}, budget: NewBudget()}
+	seen := map[string]bool{}
+	for _, v := range values {
+		l.list = append(l.list, v)
+		l.index[v.QName()] = v
+		if !seen[v.Name] {
+			seen[v.Name] = true
+			l.names = append(l.names, v.Name)
+		}
+	}
+	return l
+}
+
 // linkCycles reports cycles among link parameters now, although links are
 // only expanded per component: a cycle is an error before anything runs.
 func (lk *locker) linkCycles() {

@@ -19,9 +19,6 @@ const (
 	WorkflowName = "gantry.run"
 	// ActivityStep carries out one step.
 	ActivityStep = "gantry.step"
-	// ActivityLease is held by each worker that hosts a run's components for
-	// as long as the run goes on: its heartbeats say the worker lives.
-	ActivityLease = "gantry.lease"
 	// ActivityRelease gives the stack's lock back when the run has ended.
 	ActivityRelease = "gantry.release"
 
@@ -43,15 +40,18 @@ const (
 // Timing of the workflow's activities.
 const (
 	// HeartbeatTimeout is how long a step may go without a heartbeat before
-	// its worker counts as dead; workers heartbeat every HeartbeatEvery.
-	HeartbeatTimeout = 3 * time.Second
-	HeartbeatEvery   = 500 * time.Millisecond
+	// its worker counts as dead. Workers record one every HeartbeatEvery;
+	// the SDK sends them every 80% of the timeout (6.4 s), which leaves a
+	// loaded machine 1.6 s of slack — and is also how soon a running step
+	// hears that the run was cancelled.
+	HeartbeatTimeout = 8 * time.Second
+	HeartbeatEvery   = time.Second
 	// stepTimeout bounds a step only as a backstop: steps have timeouts of
 	// their own (lifecycle.timeout).
 	stepTimeout = 365 * 24 * time.Hour
-	// lightStartTimeout is how long a light step may wait in its host's
-	// queue (where a poller always waits) before its host counts as dead.
-	lightStartTimeout = 30 * time.Second
+	// hostStartTimeout is how long a step may wait in its host's queues,
+	// where pollers always wait, before its host counts as dead.
+	hostStartTimeout = 10 * time.Second
 	// StickyTimeout is how long a workflow task waits for the worker that
 	// ran the last one before any worker takes it: a dead worker costs
 	// about that.
@@ -138,6 +138,7 @@ type StepInput struct {
 	State       string
 	Step        string
 	Kind        plan.Kind
+	Light       bool
 	Spec        json.RawMessage
 	// Attempt counts the times the step's component started over on
 	// another worker.
@@ -158,11 +159,6 @@ type StepOutput struct {
 	Host, Light    string
 	Worker         string // host name and pid, for messages
 	Started, Ended time.Time
-}
-
-// LeaseInput is what a host's lease gets: the run it holds.
-type LeaseInput struct {
-	Stack, RunID string
 }
 
 // ReleaseInput gives a run's lock back.

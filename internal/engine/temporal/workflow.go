@@ -19,7 +19,9 @@ import (
 // activity. A light step is awaited before anything else is decided, as the
 // local executor runs it inline. A component's first step goes to the
 // shared queue and the worker that takes it hosts the component: its other
-// steps go to that worker's queues. When a host dies, its components start
+// steps go to that worker's queues. A host is known dead when a step it runs
+// misses its heartbeats, or one sent to it is not taken in time. When a host
+// dies, its components start
 // over on another worker where they may run again, and are left incomplete,
 // stopping the run, where they may not. Whatever happens, the stack's lock is
 // given back at the end.
@@ -118,8 +120,6 @@ type run struct {
 type host struct {
 	queue, light, worker string
 	dead                 bool
-	lease                workflow.Future
-	cancelLease          workflow.CancelFunc
 }
 
 // call is a step's activity under way.
@@ -279,19 +279,14 @@ func (w *run) start(idx int) {
 	if !n.Light {
 		return
 	}
-	// Light: awaited before anything else is decided. Only the death of its
-	// host (its lease) is heard meanwhile; other steps' ends wait.
+	// Light: awaited before anything else is decided; other steps' ends
+	// wait. A light step sent again (its worker died) is awaited too.
 	for {
 		c := w.calls[idx]
 		if c == nil {
 			return
 		}
-		sel := workflow.NewSelector(w.ctx)
-		sel.AddFuture(c.future, func(workflow.Future) { w.resolved(c) })
-		if h := w.hosts[c.host]; h != nil && h.lease != nil && !h.dead {
-			sel.AddFuture(h.lease, func(workflow.Future) { w.hostDied(h.queue, h.worker) })
-		}
-		sel.Select(w.ctx)
+		w.resolved(c)
 	}
 }
 
@@ -308,7 +303,7 @@ func (w *run) call(idx int) *call {
 		}
 	}
 	in := StepInput{Stack: w.in.Stack, RunID: w.in.RunID, Fingerprint: w.in.Fingerprint, State: w.in.State,
-		Step: n.ID, Kind: n.Kind, Spec: n.Spec, Attempt: w.attempt[n.Group], Host: hostQueue}
+		Step: n.ID, Kind: n.Kind, Light: n.Light, Spec: n.Spec, Attempt: w.attempt[n.Group], Host: hostQueue}
 	if len(n.Inputs) > 0 {
 		in.Inputs = make(map[string]Result, len(n.Inputs))
 		for _, id := range n.Inputs {
@@ -324,8 +319,11 @@ func (w *run) call(idx int) *call {
 		WaitForCancellation: true,
 		RetryPolicy:         &sdktemporal.RetryPolicy{MaximumAttempts: 1},
 	}
-	if hostQueue != "" && n.Light {
-		ao.ScheduleToStartTimeout = lightStartTimeout
+	if hostQueue != "" {
+		// A host takes what is sent to it at once (its queues have no
+		// limit; its steps wait for a slot there, heartbeating): a step
+		// not taken in time says the host is gone.
+		ao.ScheduleToStartTimeout = hostStartTimeout
 	}
 	actx, cancel := workflow.WithCancel(workflow.WithActivityOptions(w.ctx, ao))
 	c := &call{idx: idx, host: hostQueue, cancel: cancel, future: workflow.ExecuteActivity(actx, ActivityStep, in)}
@@ -406,26 +404,13 @@ func abort(reason string) Result {
 	return Result{Status: plan.Failed, Reason: reason, Abort: true}
 }
 
-// hosted records the worker that took a component's first step as its host,
-// and starts the host's lease if it is new to the run.
+// hosted records the worker that took a component's first step as its
+// host.
 func (w *run) hosted(group string, out StepOutput) {
 	w.groupHost[group] = out.Host
-	if w.hosts[out.Host] != nil {
-		return
+	if w.hosts[out.Host] == nil {
+		w.hosts[out.Host] = &host{queue: out.Host, light: out.Light, worker: out.Worker}
 	}
-	h := &host{queue: out.Host, light: out.Light, worker: out.Worker}
-	w.hosts[out.Host] = h
-	actx, cancel := workflow.WithCancel(workflow.WithActivityOptions(w.ctx, workflow.ActivityOptions{
-		TaskQueue:              out.Light,
-		ActivityID:             "lease:" + out.Host,
-		StartToCloseTimeout:    stepTimeout,
-		ScheduleToStartTimeout: lightStartTimeout,
-		HeartbeatTimeout:       HeartbeatTimeout,
-		RetryPolicy:            &sdktemporal.RetryPolicy{MaximumAttempts: 1},
-	}))
-	h.cancelLease = cancel
-	h.lease = workflow.ExecuteActivity(actx, ActivityLease, LeaseInput{Stack: w.in.Stack, RunID: w.in.RunID})
-	w.sel.AddFuture(h.lease, func(workflow.Future) { w.hostDied(h.queue, h.worker) })
 }
 
 // hostDied takes in that a host is gone: what was sent to it is cancelled,
@@ -438,7 +423,6 @@ func (w *run) hostDied(queue, worker string) {
 			return
 		}
 		h.dead = true
-		h.cancelLease()
 		if worker == "" {
 			worker = h.worker
 		}
@@ -523,13 +507,8 @@ func (w *run) log(idx int, line string) {
 	w.events = append(w.events, Event{Step: idx, At: workflow.Now(w.ctx), Log: line})
 }
 
-// release gives the stack's lock back and ends the hosts' leases.
+// release gives the stack's lock back.
 func (w *run) release() {
-	for _, q := range sortedKeys(w.hosts) {
-		if h := w.hosts[q]; !h.dead {
-			h.cancelLease()
-		}
-	}
 	actx := workflow.WithActivityOptions(w.ctx, workflow.ActivityOptions{
 		TaskQueue:           w.in.Queue,
 		StartToCloseTimeout: time.Minute,
@@ -543,15 +522,6 @@ func (w *run) release() {
 func (w *run) output() RunOutput {
 	return RunOutput{Results: w.results, Started: w.started, Ended: w.ended, Failed: w.s.Failed(), HaltedBy: w.s.HaltedBy(),
 		Cancelled: w.cancelled, Error: w.stuck}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // workerDied reports whether an activity ended because its worker went

@@ -30,7 +30,6 @@ func newEnv() *testsuite.TestWorkflowEnvironment {
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
 	env.RegisterActivityWithOptions(func(context.Context, StepInput) (StepOutput, error) { return StepOutput{}, nil }, activity.RegisterOptions{Name: ActivityStep})
-	env.RegisterActivityWithOptions(func(context.Context, LeaseInput) error { return nil }, activity.RegisterOptions{Name: ActivityLease})
 	env.RegisterActivityWithOptions(func(context.Context, ReleaseInput) error { return nil }, activity.RegisterOptions{Name: ActivityRelease})
 	return env
 }
@@ -165,7 +164,6 @@ func TestComponentStepsGoToTheirHost(t *testing.T) {
 		func(_ context.Context, in StepInput) (StepOutput, error) {
 			return StepOutput{Result: Result{Status: plan.OK}, Host: "gantry@w1", Light: "gantry@w1/light", Worker: "w1"}, nil
 		})
-	env.OnActivity(ActivityLease, mock.Anything, mock.Anything).After(time.Hour).Return(nil)
 	env.OnActivity(ActivityRelease, mock.Anything, mock.Anything).Return(nil)
 	env.ExecuteWorkflow(Workflow, RunInput{Stack: "s", RunID: "r1", Parallel: 2, Skeleton: sk})
 	var ro RunOutput
@@ -206,7 +204,6 @@ func hostedEnv(t *testing.T, rerun func(*plan.Node) bool) (RunOutput, Progress, 
 			}
 			return StepOutput{Result: Result{Status: plan.OK}, Host: "gantry@" + w, Light: "gantry@" + w + "/light", Worker: w}, nil
 		})
-	env.OnActivity(ActivityLease, mock.Anything, mock.Anything).After(time.Hour).Return(nil)
 	env.OnActivity(ActivityRelease, mock.Anything, mock.Anything).Return(nil)
 	env.ExecuteWorkflow(Workflow, RunInput{Stack: "s", RunID: "r1", Parallel: 2, Skeleton: sk})
 	var ro RunOutput

@@ -1,0 +1,237 @@
+package action
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
+)
+
+// bundleFormat is the version of the Bundle: a worker refuses a bundle of
+// another (a gantry of another version on one side).
+const bundleFormat = 1
+
+// Bundle is what a worker rebuilds a run from, with its own checkout
+// (docs/temporal.md): where the stack lies in the checkout, the options,
+// the parameters as the client locked them (from its environment, params
+// files and terminal), the state as the run found it. It holds secrets (the
+// locked parameters, the state): it lives in the state's database, never in
+// the workflow.
+type Bundle struct {
+	Format int    `json:"format"`
+	Stack  string `json:"stack"`
+	Verb   string `json:"verb"`
+	RunID  string `json:"runId"`
+	// Root is the client's checkout, for messages; Manifest, Params and
+	// Elaborate are paths below it.
+	Root        string          `json:"root"`
+	Manifest    string          `json:"manifest"`
+	Params      []string        `json:"params,omitempty"`
+	Elaborate   string          `json:"elaborate,omitempty"`
+	State       string          `json:"state"`
+	Selection   build.Selection `json:"selection"`
+	Resume      bool            `json:"resume,omitempty"`
+	Force       bool            `json:"force,omitempty"`
+	Yes         bool            `json:"yes,omitempty"`
+	Interactive bool            `json:"interactive,omitempty"`
+	KeepTFVars  bool            `json:"keepTFVars,omitempty"`
+	Parallel    int             `json:"parallel"`
+	// Before is the state document as the run found it.
+	Before       []byte          `json:"before,omitempty"`
+	DeploymentID string          `json:"deploymentId,omitempty"`
+	Locked       []*params.Value `json:"locked"`
+	// Plan is the plan as the client built it (plan.json): what a client
+	// that attaches later shows.
+	Plan []byte `json:"plan"`
+	// Fingerprint names the run as the client built it; Parts are what it
+	// is made of, so that a worker can name what differs.
+	Fingerprint string       `json:"fingerprint"`
+	Parts       *Fingerprint `json:"parts"`
+}
+
+func (b *Bundle) encode() ([]byte, error) {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return nil, fmt.Errorf("encode the run for the workers: %w", err)
+	}
+	return data, nil
+}
+
+// DecodeBundle reads a run's bundle.
+func DecodeBundle(data []byte) (*Bundle, error) {
+	var b Bundle
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("read the run's bundle: %w", err)
+	}
+	if b.Format != bundleFormat {
+		return nil, fmt.Errorf("the run was started by a gantry whose bundles are version %d; this gantry reads version %d: run the same gantry on the client and the workers", b.Format, bundleFormat)
+	}
+	return &b, nil
+}
+
+func (b *Bundle) setLocked(l *params.Locked) {
+	if l == nil {
+		return
+	}
+	b.DeploymentID = l.DeploymentID
+	b.Locked = l.Values()
+}
+
+func (b *Bundle) locked() *params.Locked {
+	return params.Restore(b.Stack, b.DeploymentID, b.Locked)
+}
+
+// encodePlan is the plan as a run's folder keeps it.
+func encodePlan(p *plan.Plan) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := p.EncodeJSON(&buf, false); err != nil {
+		return nil, fmt.Errorf("encode the plan: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Fingerprint is what names a run as built from a checkout: the plan with
+// paths relative to the checkout's root, the digest of every component's
+// folder and of every file of the stack. Two builds of a run from the same
+// checkout, options, parameters and state have the same.
+type Fingerprint struct {
+	Sum   string   `json:"sum"`
+	Plan  []byte   `json:"plan"`
+	Dirs  []string `json:"dirs"`
+	Files []string `json:"files"`
+	// digests are the component folders' digests, by component.DirKey,
+	// for the run's fingerprints of its components.
+	digests map[string]*component.DirDigest
+	sum     string
+}
+
+// rootMark stands for the checkout's root in the paths a fingerprint holds.
+const rootMark = "$ROOT"
+
+// fingerprintOf fingerprints a built run.
+func fingerprintOf(root string, st *Stack, b *built) (*Fingerprint, error) {
+	rel := func(s string) string {
+		if root == "" || root == string(filepath.Separator) {
+			return s
+		}
+		return strings.ReplaceAll(s, root, rootMark)
+	}
+	fp := &Fingerprint{digests: map[string]*component.DirDigest{}}
+	pj, err := encodePlan(b.plan)
+	if err != nil {
+		return nil, err
+	}
+	fp.Plan = []byte(rel(string(pj)))
+	names := make([]string, 0, len(b.plan.Components))
+	for name := range b.plan.Components {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		info := b.plan.Components[name]
+		if info.Dir == "" {
+			continue
+		}
+		key := component.DirKey(info.Dir, info.FingerprintExclude)
+		if fp.digests[key] != nil {
+			continue
+		}
+		d := b.facts.DirSums[key]
+		if d == nil {
+			if d, err = component.DigestDir(info.Dir, info.FingerprintExclude); err != nil {
+				// A folder that cannot be read: its error is the digest,
+				// and the step that needs it says what is wrong.
+				d = &component.DirDigest{Sum: "unreadable: " + err.Error()}
+			}
+		}
+		fp.digests[key] = d
+		fp.Dirs = append(fp.Dirs, rel(strings.ReplaceAll(key, "\x00", " ")+" "+d.Sum))
+	}
+	sort.Strings(fp.Dirs)
+	for _, f := range st.Res.Files {
+		sum := "missing"
+		if data, err := os.ReadFile(f); err == nil {
+			h := sha256.Sum256(data)
+			sum = hex.EncodeToString(h[:])
+		}
+		fp.Files = append(fp.Files, rel(absPath(f))+" "+sum)
+	}
+	sort.Strings(fp.Files)
+	h := sha256.New()
+	h.Write(fp.Plan)
+	for _, l := range append(append([]string{}, fp.Dirs...), fp.Files...) {
+		h.Write([]byte("\n" + l))
+	}
+	fp.sum = hex.EncodeToString(h.Sum(nil))
+	fp.Sum = fp.sum
+	return fp, nil
+}
+
+// differs says how a worker's build of a run differs from the client's:
+// the first file, component folder or step that is not the same.
+func (fp *Fingerprint) differs(client *Fingerprint) string {
+	if d := firstDiff(client.Files, fp.Files); d != "" {
+		return "the stack's files differ: " + d
+	}
+	if d := firstDiff(client.Dirs, fp.Dirs); d != "" {
+		return "a component's folder differs: " + d
+	}
+	var a, b struct {
+		Nodes []json.RawMessage `json:"nodes"`
+		Edges []json.RawMessage `json:"edges"`
+	}
+	_ = json.Unmarshal(client.Plan, &a)
+	_ = json.Unmarshal(fp.Plan, &b)
+	for i := 0; i < min(len(a.Nodes), len(b.Nodes)); i++ {
+		if !bytes.Equal(a.Nodes[i], b.Nodes[i]) {
+			return fmt.Sprintf("step %d of the plan differs: the client's is %s, this worker's %s", i+1, clip(a.Nodes[i]), clip(b.Nodes[i]))
+		}
+	}
+	if len(a.Nodes) != len(b.Nodes) {
+		return fmt.Sprintf("the client's plan has %d steps, this worker's %d", len(a.Nodes), len(b.Nodes))
+	}
+	return "the plans differ (their edges or components)"
+}
+
+func firstDiff(want, got []string) string {
+	for i := 0; i < max(len(want), len(got)); i++ {
+		switch {
+		case i >= len(got):
+			return fmt.Sprintf("%s is missing here", firstField(want[i]))
+		case i >= len(want):
+			return fmt.Sprintf("%s is not in the client's checkout", firstField(got[i]))
+		case want[i] != got[i]:
+			if firstField(want[i]) == firstField(got[i]) {
+				return firstField(want[i]) + " is not the same"
+			}
+			return fmt.Sprintf("the client has %s where this worker has %s", firstField(want[i]), firstField(got[i]))
+		}
+	}
+	return ""
+}
+
+// firstField is the path of a fingerprint's line, relative to the
+// checkout.
+func firstField(l string) string {
+	if i := strings.LastIndexByte(l, ' '); i > 0 {
+		l = l[:i]
+	}
+	return strings.TrimPrefix(l, rootMark+"/")
+}
+
+func clip(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "…"
+	}
+	return string(b)
+}

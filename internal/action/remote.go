@@ -1,0 +1,403 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gantry-dev/gantry/internal/engine"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/ui"
+	"github.com/gantry-dev/gantry/internal/workspace"
+)
+
+// A remote engine runs a stack's plan elsewhere than in this process: the
+// Temporal engine runs each step on `gantry worker` processes
+// (docs/temporal.md). The client builds the plan here as for a local run;
+// the engine takes the state's lock, starts the run (or attaches to the
+// stack's run under way) and feeds its record — the same display, events,
+// logs and summary — with what the run does.
+type Engine interface {
+	// Run carries out a run prepared here, or attaches to the stack's run
+	// under way.
+	Run(ctx context.Context, r *RemoteRun) (*Outcome, error)
+	// Work takes steps of runs and carries them out until ctx ends
+	// (gantry worker).
+	Work(ctx context.Context, o WorkerOptions) error
+}
+
+// EngineOpener opens an engine from its location (temporal://host:port/ns).
+type EngineOpener func(location string) (Engine, error)
+
+var (
+	enginesMu sync.Mutex
+	engines   = map[string]EngineOpener{}
+)
+
+// RegisterEngine adds an engine for the URL schemes given. Engines with
+// heavy dependencies register from their own packages, which only the
+// gantry command imports.
+func RegisterEngine(open EngineOpener, schemes ...string) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	for _, s := range schemes {
+		engines[s] = open
+	}
+}
+
+// OpenEngine opens the engine at a location; "" and "local" are the local
+// executor (nil).
+func OpenEngine(location string) (Engine, error) {
+	if location == "" || location == "local" {
+		return nil, nil
+	}
+	scheme, _, ok := strings.Cut(location, "://")
+	enginesMu.Lock()
+	open := engines[scheme]
+	var known []string
+	for s := range engines {
+		known = append(known, s+"://")
+	}
+	enginesMu.Unlock()
+	if !ok || open == nil {
+		sort.Strings(known)
+		return nil, invalid("nothing was run", "--engine %q: expected local or %s", location, strings.Join(append(known, "…"), ", "))
+	}
+	return open(location)
+}
+
+// RemoteRun is a run a remote engine carries out, as this process prepared
+// it.
+type RemoteRun struct {
+	Stack string
+	// Store is the state (the engine checks its backend); StateLocation is
+	// where workers find it, without its password.
+	Store         state.Store
+	StateLocation string
+	Command       string
+	// Lock says how long to wait for a lock another run holds.
+	Lock state.LockOptions
+	// Parallel is the run's --parallel (lifecycle.parallel, else 1).
+	Parallel    int
+	Force       bool
+	Interactive bool
+	Terminal    Terminal
+	// Rerun says which steps may run again on another worker after the one
+	// running them died.
+	Rerun func(*plan.Node) bool
+
+	prepare func(ctx context.Context, runID string) (*Prepared, error)
+	attach  func(runID string, bundle []byte) (*RemoteRecord, error)
+	warn    func(string)
+}
+
+// Prepare reads the state again under the lock the engine took for a new
+// run, builds the plan again if it changed, and returns the run to start,
+// its record open. Invalid input and a state that changed into one that
+// cannot run are errors; nothing was started.
+func (r *RemoteRun) Prepare(ctx context.Context, runID string) (*Prepared, error) {
+	return r.prepare(ctx, runID)
+}
+
+// Attach opens the record of the stack's run under way, whose bundle a
+// remote engine kept: this process shows it from its start.
+func (r *RemoteRun) Attach(runID string, bundle []byte) (*RemoteRecord, error) {
+	return r.attach(runID, bundle)
+}
+
+// Warn tells the person at the terminal something about the run.
+func (r *RemoteRun) Warn(msg string) {
+	if r.warn != nil {
+		r.warn(msg)
+	}
+}
+
+// Prepared is a new run ready to start.
+type Prepared struct {
+	// Plan is the plan to run; Bundle what a worker rebuilds it from, and
+	// Fingerprint what names it (Bundle.Fingerprint).
+	Plan        *plan.Plan
+	Bundle      []byte
+	Fingerprint string
+	open        func() (*RemoteRecord, error)
+}
+
+// Open opens the run's record — its folder, its display — once the engine
+// has started it.
+func (p *Prepared) Open() (*RemoteRecord, error) { return p.open() }
+
+// NewRunID returns a new run's id, as a local run's.
+func NewRunID() string { return newRunID() }
+
+// RemoteRecord is a run's record — its folder, display and events — fed
+// by a remote engine.
+type RemoteRecord struct {
+	RunID  string
+	Plan   *plan.Plan
+	Masker *secret.Masker
+	rec    *record
+	events *ui.Async
+	report func(*Outcome)
+}
+
+// Observer is what the run's events go to: masked, then to the display, the
+// run log and the events file.
+func (rr *RemoteRecord) Observer() plan.Observer { return rr.events }
+
+// Finish ends the record with what the run did, and returns the run's
+// outcome.
+func (rr *RemoteRecord) Finish(eo *engine.Outcome) *Outcome {
+	rr.events.Close()
+	r := rr.rec
+	r.plans = append(r.plans, rr.Plan)
+	if eo != nil {
+		r.engine = eo
+	}
+	out := r.close()
+	if rr.report != nil {
+		rr.report(out)
+	}
+	return out
+}
+
+// openRemoteRecord opens a run's record for a remote engine.
+func openRemoteRecord(ws workspace.Workspace, runID string, p *plan.Plan, masker *secret.Masker, display Display) (*RemoteRecord, error) {
+	rec, err := openRecord(ws, runID, p, masker, display)
+	if err != nil {
+		return nil, err
+	}
+	return &RemoteRecord{RunID: runID, Plan: p, Masker: masker, rec: rec, events: ui.NewAsync(ui.Masked{Masker: masker, Next: rec.observers})}, nil
+}
+
+// carryOutRemote hands a built run to a remote engine.
+func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string, o *RunOptions, eng Engine, parallel int) (*Outcome, error) {
+	const consequence = "nothing was run"
+	st := r.st
+	if b.facts.Handler != nil {
+		return nil, invalid(consequence, "--engine %s: the stack's installation handler runs where the run starts, around it; it is not supported on workers (docs/temporal.md)", o.Engine)
+	}
+	loc := state.SplitLocations(st.StatePath)
+	if len(loc) != 1 || !state.IsDatabase(loc[0]) {
+		return nil, invalid(consequence, "--engine %s needs a state that workers on other machines share: -s postgres://... (or GANTRY_STATE), not %s", o.Engine, st.Store)
+	}
+	co, err := checkoutOf(st.Res.Stack.File, o.ParamsFiles)
+	if err != nil {
+		return nil, invalid(consequence, "--engine %s: %v", o.Engine, err)
+	}
+	ctx, stopCatching := catchInterrupts(ctx, o.Interrupted)
+	defer stopCatching()
+	ws := workspace.For(st.AbsStatePath())
+	rr := &RemoteRun{
+		Stack: st.Res.Stack.Meta.Name, Store: st.Store, StateLocation: withoutPassword(loc[0]), Command: command,
+		Lock: st.lockOpts, Parallel: parallel, Force: o.Force, Interactive: o.Terminal.Interactive(), Terminal: o.Terminal,
+	}
+	stackIdem := st.Res.Stack.Lifecycle.Idempotent != nil && *st.Res.Stack.Lifecycle.Idempotent
+	if o.Warn != nil {
+		rr.warn = func(msg string) { o.Warn(warningDiag(msg)) }
+	}
+	rr.prepare = func(ctx context.Context, runID string) (*Prepared, error) {
+		rb, err := r.relock(b)
+		if err != nil {
+			return nil, err
+		}
+		left, err := leftovers(ws.Registry(st.AbsStatePath()))
+		if err != nil {
+			return nil, err
+		}
+		if left {
+			return nil, invalid(consequence, "a killed run of this stack left processes running on this machine (%s): a local deploy waits for them; wait for them to end, or run one", ws.Registry(st.AbsStatePath()))
+		}
+		bundle := &Bundle{Format: bundleFormat, Stack: rr.Stack, Verb: r.opts.Verb, RunID: runID, Root: co.root,
+			Manifest: co.manifest, Params: co.params, State: rr.StateLocation, Selection: r.opts.Selection,
+			Resume: r.opts.Resume, Force: r.opts.Force, Yes: o.Yes, Interactive: rr.Interactive, KeepTFVars: r.keepTFVars,
+			Parallel: parallel}
+		if r.opts.WriteElaborate != "" {
+			if bundle.Elaborate, err = co.rel(r.opts.WriteElaborate); err != nil {
+				return nil, invalid(consequence, "--engine %s: %v", o.Engine, err)
+			}
+		}
+		if st.State != nil {
+			bundle.Before = st.files.Snapshot
+		}
+		bundle.setLocked(st.Locked)
+		fp, err := fingerprintOf(co.root, st, rb)
+		if err != nil {
+			return nil, err
+		}
+		bundle.Fingerprint, bundle.Parts = fp.sum, fp
+		if bundle.Plan, err = encodePlan(rb.plan); err != nil {
+			return nil, err
+		}
+		data, err := bundle.encode()
+		if err != nil {
+			return nil, err
+		}
+		rr.Rerun = rerun(rb.plan, stackIdem)
+		open := func() (*RemoteRecord, error) {
+			rec, err := openRemoteRecord(ws, runID, rb.plan, rb.masker, o.Display)
+			if err != nil {
+				return nil, err
+			}
+			rec.report = func(out *Outcome) { writeReport(st, rb, out) }
+			return rec, nil
+		}
+		return &Prepared{Plan: rb.plan, Bundle: data, Fingerprint: fp.sum, open: open}, nil
+	}
+	rr.attach = func(runID string, data []byte) (*RemoteRecord, error) {
+		bundle, err := DecodeBundle(data)
+		if err != nil {
+			return nil, err
+		}
+		p, err := plan.ReadJSON(strings.NewReader(string(bundle.Plan)))
+		if err != nil {
+			return nil, err
+		}
+		st.Locked = bundle.locked()
+		masker := stackMasker(st)
+		rec, err := openRemoteRecord(ws, runID, p, masker, o.Display)
+		if err != nil {
+			return nil, err
+		}
+		rec.report = func(out *Outcome) { writeReport(st, &built{plan: p, masker: masker}, out) }
+		return rec, nil
+	}
+	return eng.Run(ctx, rr)
+}
+
+// relock reads the state again under the lock and builds the plan again
+// when it changed (another run changed it since it was read).
+func (r *stackRun) relock(b *built) (*built, error) {
+	st := r.st
+	changed, err := st.readState()
+	if err != nil {
+		return nil, err
+	}
+	if st.State == nil {
+		if err := r.noState(); err != nil {
+			return nil, err
+		}
+	}
+	if !changed {
+		return b, nil
+	}
+	if err := r.lockParams(); err != nil {
+		return nil, err
+	}
+	if st.State != nil {
+		r.ro.LastRun = st.State.LastRun
+	}
+	return r.pl.build(r.opts, r.ro)
+}
+
+// checkout is where a stack lies in its checkout: the checkout's root (the
+// Git work tree holding the manifest, else the manifest's folder) and the
+// manifest's and params files' paths below it, which a worker finds in its
+// own checkout.
+type checkout struct {
+	root     string
+	manifest string
+	params   []string
+}
+
+func checkoutOf(manifest string, params []string) (*checkout, error) {
+	abs := absPath(manifest)
+	co := &checkout{root: gitRoot(filepath.Dir(abs))}
+	var err error
+	if co.manifest, err = co.rel(abs); err != nil {
+		return nil, err
+	}
+	for _, p := range params {
+		rel, err := co.rel(absPath(p))
+		if err != nil {
+			return nil, fmt.Errorf("params file %s: %w (workers read it from their checkout)", p, err)
+		}
+		co.params = append(co.params, rel)
+	}
+	return co, nil
+}
+
+// rel is a path below the root, slash-separated.
+func (co *checkout) rel(path string) (string, error) {
+	rel, err := filepath.Rel(co.root, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s lies outside the checkout %s", path, co.root)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// gitRoot is the nearest folder at or above dir with a .git, else dir.
+func gitRoot(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return dir
+		}
+		d = up
+	}
+}
+
+// withoutPassword is a database's URL without its password, as workers
+// are told it: each has credentials of its own.
+func withoutPassword(location string) string {
+	u, err := url.Parse(location)
+	if err != nil {
+		return state.Redact(location)
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	q := u.Query()
+	if q.Has("password") || q.Has("sslpassword") {
+		q.Del("password")
+		q.Del("sslpassword")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// StateIdentity names a stack's state for a remote engine: the database
+// (host, port, name) and the stack. Two runs of one identity are one
+// stack's runs.
+func StateIdentity(location, stack string) string {
+	u, err := url.Parse(location)
+	if err != nil {
+		return stack
+	}
+	return u.Host + "/" + strings.TrimPrefix(u.Path, "/") + "#" + stack
+}
+
+// rerun says whether a step may run again on another worker after the one
+// running it died: gantry's own bookkeeping always may; a component's own
+// work when the component declares it (lifecycle.idempotent); a stack-level
+// lifecycle step when the stack does.
+func rerun(p *plan.Plan, stackIdempotent bool) func(*plan.Node) bool {
+	return func(n *plan.Node) bool {
+		switch n.Kind {
+		case plan.KindBegin, plan.KindEnd, plan.KindSetup, plan.KindFinalize, plan.KindStandard, plan.KindRecord:
+			return true
+		}
+		if n.Component != "" {
+			c := p.Components[n.Component]
+			return c != nil && c.Idempotent
+		}
+		return stackIdempotent
+	}
+}
+
+// warningDiag is a warning without a place, for the warnings display.
+func warningDiag(msg string) manifest.Diagnostics {
+	var d manifest.Diagnostics
+	d.Warnf(manifest.Pos{}, "", "%s", msg)
+	return d
+}

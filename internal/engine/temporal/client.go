@@ -1,0 +1,381 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	osuser "os/user"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/gantry-dev/gantry/internal/action"
+	"github.com/gantry-dev/gantry/internal/engine"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/state/pgstate"
+)
+
+// maxInput bounds the workflow's input once compressed: Temporal refuses a
+// payload past 2 MB.
+const maxInput = 1536 << 10
+
+// pollEvery is how often an attached client asks the workflow and the
+// database what happened.
+const pollEvery = 200 * time.Millisecond
+
+// memoRun is the memo key of a workflow's run id.
+const memoRun = "gantryRun"
+
+// Run carries out a run on the workers (docs/temporal.md): it takes the
+// stack's lock; when a workflow of the stack runs with no client attached
+// (the last one died), it attaches to it; otherwise it prepares the run,
+// hands the lock to a new workflow, starts it and attaches. Attached, it
+// feeds the run's record with what the workflow and the workers report
+// until the workflow ends; an interrupt cancels the run, as a local run's.
+func (e *Engine) Run(ctx context.Context, rr *action.RemoteRun) (*action.Outcome, error) {
+	pg, ok := rr.Store.(*pgstate.Store)
+	if !ok {
+		return nil, &action.InvalidError{Err: fmt.Errorf("--engine %s needs the state in PostgreSQL, not %s", e.location, rr.Store), Consequence: "nothing was run"}
+	}
+	c, err := e.dial(ctx, identity())
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	wfID := WorkflowID(rr.StateLocation, rr.Stack)
+	runID := action.NewRunID()
+	h := holder(runID, rr.Command)
+	lock, attached, err := pg.LockClient(ctx, h, rr.Lock)
+	if err != nil {
+		return nil, lockError(err, pg)
+	}
+	defer func() { _ = lock.Release() }()
+	if attached != nil {
+		temporalRun, running, err := e.running(ctx, c, wfID, attached.RunID)
+		if err != nil {
+			return nil, err
+		}
+		if running {
+			data, err := pg.Bundle(ctx, attached.RunID)
+			if err != nil {
+				return nil, err
+			}
+			rec, err := rr.Attach(attached.RunID, data)
+			if err != nil {
+				return nil, err
+			}
+			rr.Warn(fmt.Sprintf("attached to the stack's run %s, which runs on Temporal workers (workflow %s) since %s; this deploy's own plan is not run", attached.RunID, wfID, attached.Holder.Since.Format(time.RFC3339)))
+			return e.follow(ctx, c, pg, wfID, temporalRun, attached.RunID, rec, rr)
+		}
+		// The workflow ended without giving the lock back (terminated on
+		// the server): the lock is stale.
+		if err := pg.ReleaseWorkflow(ctx, attached.RunID); err != nil {
+			return nil, err
+		}
+		rr.Warn(fmt.Sprintf("the stack's run %s (workflow %s) is no longer running but held the state's lock: released", attached.RunID, wfID))
+		_ = lock.Release()
+		if lock, attached, err = pg.LockClient(ctx, h, rr.Lock); err != nil {
+			return nil, lockError(err, pg)
+		}
+		if attached != nil {
+			return nil, lockError(&state.LockedError{Path: pg.String(), Holder: &attached.Holder}, pg)
+		}
+	}
+	prep, err := rr.Prepare(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	in, err := e.input(rr, runID, prep)
+	if err != nil {
+		return nil, err
+	}
+	if err := pg.HandOver(ctx, runID, wfID, h, prep.Bundle); err != nil {
+		return nil, err
+	}
+	wr, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       wfID,
+		TaskQueue:                e.queue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		Memo:                     map[string]any{memoRun: runID},
+	}, WorkflowName, in)
+	if err != nil {
+		_ = pg.TakeBack(context.WithoutCancel(ctx), runID)
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &started) {
+			return nil, lockError(&state.LockedError{Path: pg.String(), Holder: &state.Holder{Command: "another gantry run", Workflow: wfID}}, pg)
+		}
+		return nil, fmt.Errorf("start the run's workflow on %s: %w", e.hostPort, err)
+	}
+	rec, err := prep.Open()
+	if err != nil {
+		// The run goes on without a display; the next deploy attaches.
+		return nil, err
+	}
+	return e.follow(ctx, c, pg, wfID, wr.GetRunID(), runID, rec, rr)
+}
+
+// input is the workflow's input for a prepared run; one too large for a
+// Temporal payload is refused before anything starts.
+func (e *Engine) input(rr *action.RemoteRun, runID string, prep *action.Prepared) (RunInput, error) {
+	rerun := rr.Rerun
+	if rerun == nil {
+		rerun = func(*plan.Node) bool { return false }
+	}
+	sk, err := SkeletonOf(prep.Plan, rerun)
+	if err != nil {
+		return RunInput{}, err
+	}
+	in := RunInput{Stack: rr.Stack, RunID: runID, Fingerprint: prep.Fingerprint, State: rr.StateLocation, Queue: e.queue,
+		Parallel: rr.Parallel, Force: rr.Force, Skeleton: sk}
+	p, err := dataConverter.ToPayload(in)
+	if err != nil {
+		return RunInput{}, fmt.Errorf("encode the run for the workflow: %w", err)
+	}
+	if n := len(p.GetData()); n > maxInput {
+		return RunInput{}, &action.InvalidError{Err: fmt.Errorf("the plan's %d steps take %d KiB once compressed; a Temporal workflow takes at most %d KiB: run it locally, or in parts (-c)", len(prep.Plan.Nodes), n>>10, maxInput>>10), Consequence: "nothing was run"}
+	}
+	return in, nil
+}
+
+// running reports whether the stack's workflow runs the run runID, and its
+// Temporal run id.
+func (e *Engine) running(ctx context.Context, c client.Client, wfID, runID string) (string, bool, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, wfID, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("ask the Temporal server %s about workflow %s: %w", e.hostPort, wfID, err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return "", false, nil
+	}
+	var memo string
+	if f := info.GetMemo().GetFields()[memoRun]; f != nil {
+		_ = dataConverter.FromPayload(f, &memo)
+	}
+	return info.GetExecution().GetRunId(), memo == runID, nil
+}
+
+func holder(runID, command string) state.Holder {
+	host, _ := os.Hostname()
+	user := ""
+	if u, err := osuser.Current(); err == nil {
+		user = u.Username
+	}
+	return state.Holder{Host: host, PID: os.Getpid(), RunID: runID, Command: command, User: user, Since: time.Now().UTC()}
+}
+
+func lockError(err error, pg *pgstate.Store) error {
+	var le *state.LockedError
+	if errors.As(err, &le) {
+		return &action.LockedError{LockedError: le, StatePath: pg.String()}
+	}
+	return err
+}
+
+// follow feeds a run's record with what the workflow and the workers
+// report, until the workflow ends, and ends the record with its outcome.
+func (e *Engine) follow(ctx context.Context, c client.Client, pg *pgstate.Store, wfID, temporalRun, runID string, rec *action.RemoteRecord, rr *action.RemoteRun) (*action.Outcome, error) {
+	bg := context.WithoutCancel(ctx)
+	f := &follower{c: c, pg: pg, wfID: wfID, runID: runID, rec: rec, rr: rr, obs: rec.Observer(), nodes: rec.Plan.Nodes,
+		started: map[int]bool{}, pending: map[string][]pgstate.Line{}, asked: map[string]bool{}}
+	done := make(chan error, 1)
+	var out RunOutput
+	go func() { done <- c.GetWorkflow(bg, wfID, temporalRun).Get(bg, &out) }()
+	cancelled := false
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	var runErr error
+	for finished := false; !finished; {
+		select {
+		case runErr = <-done:
+			finished = true
+		case <-t.C:
+		case <-ctx.Done():
+			if !cancelled {
+				cancelled = true
+				ctx = bg
+				if err := c.SignalWorkflow(bg, wfID, temporalRun, SignalCancel, nil); err != nil {
+					rr.Warn(fmt.Sprintf("the run could not be told to stop: %v", err))
+				}
+			}
+		}
+		if err := f.poll(bg); err != nil && !finished {
+			// The server or the database is away for a moment: the run
+			// goes on; the next poll catches up.
+			continue
+		}
+	}
+	// What the last poll may have missed.
+	for i := 0; i < 3; i++ {
+		if err := f.poll(bg); err == nil && f.idle {
+			break
+		}
+	}
+	if runErr != nil {
+		rec.Finish(nil)
+		return nil, fmt.Errorf("the run's workflow %s failed: %w", wfID, runErr)
+	}
+	eo := &engine.Outcome{Results: map[string]plan.Result{}, Started: map[string]time.Time{}, Ended: map[string]time.Time{},
+		Failed: out.Failed, HaltedBy: out.HaltedBy, Cancelled: out.Cancelled}
+	for i, r := range out.Results {
+		if i >= len(f.nodes) || r.Status == plan.Pending {
+			continue
+		}
+		id := f.nodes[i].ID
+		eo.Results[id] = r.Plan()
+		eo.Started[id], eo.Ended[id] = out.Started[i], out.Ended[i]
+	}
+	o := rec.Finish(eo)
+	if out.Error != "" {
+		return o, errors.New(out.Error)
+	}
+	return o, nil
+}
+
+// follower is an attached client's view of a run: what it has shown.
+type follower struct {
+	c     client.Client
+	pg    *pgstate.Store
+	wfID  string
+	runID string
+	rec   *action.RemoteRecord
+	rr    *action.RemoteRun
+	obs   plan.Observer
+	nodes []*plan.Node
+
+	next    int   // the next event to show
+	after   int64 // the last line shown
+	started map[int]bool
+	pending map[string][]pgstate.Line // lines of steps not shown started yet
+	paused  bool
+	asked   map[string]bool
+	idle    bool // the last poll found nothing new
+}
+
+// poll shows what happened since the last poll: steps that started, their
+// lines, steps that ended, in that order (a step's lines are in the
+// database before its end is reported).
+func (f *follower) poll(ctx context.Context) error {
+	v, err := f.c.QueryWorkflow(ctx, f.wfID, "", QueryProgress, f.next)
+	if err != nil {
+		return err
+	}
+	var pr Progress
+	if err := v.Get(&pr); err != nil {
+		return err
+	}
+	var lines []pgstate.Line
+	for {
+		batch, err := f.pg.Lines(ctx, f.runID, f.after, 5000)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, batch...)
+		if len(batch) > 0 {
+			f.after = batch[len(batch)-1].Seq
+		}
+		if len(batch) < 5000 {
+			break
+		}
+	}
+	f.idle = len(pr.Events) == 0 && len(lines) == 0
+	if pa, ok := f.obs.(plan.Pauser); ok && pr.Paused != f.paused {
+		f.paused = pr.Paused
+		if pr.Paused {
+			pa.Paused(true)
+		}
+	}
+	for _, ev := range pr.Events {
+		if !ev.Finished && ev.Log == "" && ev.Step < len(f.nodes) {
+			f.obs.StepStarted(f.nodes[ev.Step], ev.At)
+			f.started[ev.Step] = true
+			id := f.nodes[ev.Step].ID
+			for _, l := range f.pending[id] {
+				f.line(ev.Step, l)
+			}
+			delete(f.pending, id)
+		}
+	}
+	byID := map[string]int{}
+	for i, n := range f.nodes {
+		byID[n.ID] = i
+	}
+	for _, l := range lines {
+		i, ok := byID[l.Step]
+		if !ok {
+			continue
+		}
+		if !f.started[i] {
+			f.pending[l.Step] = append(f.pending[l.Step], l)
+			continue
+		}
+		f.line(i, l)
+	}
+	for _, ev := range pr.Events {
+		if ev.Step >= len(f.nodes) {
+			continue
+		}
+		n := f.nodes[ev.Step]
+		switch {
+		case ev.Log != "":
+			f.obs.Log(n, ev.Log)
+		case ev.Finished:
+			f.obs.StepFinished(n, ev.Result.Plan(), ev.Started, ev.Ended)
+		}
+	}
+	f.next = pr.Next
+	if pa, ok := f.obs.(plan.Pauser); ok && !pr.Paused && f.paused {
+		f.paused = false
+		pa.Paused(false)
+	}
+	for _, q := range pr.Questions {
+		f.ask(ctx, q)
+	}
+	return nil
+}
+
+// line shows a line a worker sent: a log line, or a note.
+func (f *follower) line(i int, l pgstate.Line) {
+	n := f.nodes[i]
+	switch l.Kind {
+	case lineNote:
+		if note, ok := decodeNote(l.Body); ok {
+			f.obs.Note(n, note)
+		}
+	default:
+		f.obs.Log(n, l.Body)
+	}
+}
+
+// ask reads the answer to a step's question on the terminal, once, and
+// sends it to the workflow.
+func (f *follower) ask(ctx context.Context, q Question) {
+	if f.asked[q.ID] {
+		return
+	}
+	f.asked[q.ID] = true
+	if !f.rr.Terminal.Interactive() {
+		f.rr.Warn(fmt.Sprintf("step %s waits for an answer, and this deploy has no terminal to ask: run gantry deploy again from a terminal to attach and answer it", q.Step))
+		return
+	}
+	go func() {
+		a := Answer{ID: q.ID}
+		text, err := f.rr.Terminal.Input()
+		if err != nil {
+			a.Err = err.Error()
+		}
+		a.Text = text
+		if err := f.c.SignalWorkflow(ctx, f.wfID, "", SignalAnswer, a); err != nil {
+			f.rr.Warn(fmt.Sprintf("the answer could not be sent to the run: %v", err))
+		}
+	}()
+}
