@@ -186,7 +186,10 @@ func lockError(err error, pg *pgstate.Store) error {
 func (e *Engine) follow(ctx context.Context, c client.Client, pg *pgstate.Store, wfID, temporalRun, runID string, rec *action.RemoteRecord, rr *action.RemoteRun) (*action.Outcome, error) {
 	bg := context.WithoutCancel(ctx)
 	f := &follower{c: c, pg: pg, wfID: wfID, runID: runID, rec: rec, rr: rr, obs: rec.Observer(), nodes: rec.Plan.Nodes,
-		started: map[int]bool{}, pending: map[string][]pgstate.Line{}, asked: map[string]bool{}}
+		started: map[int]bool{}, pending: map[string][]pgstate.Line{}, asked: map[string]bool{}, byID: map[string]int{}}
+	for i, n := range f.nodes {
+		f.byID[n.ID] = i
+	}
 	done := make(chan error, 1)
 	var out RunOutput
 	go func() { done <- c.GetWorkflow(bg, wfID, temporalRun).Get(bg, &out) }()
@@ -251,11 +254,12 @@ type follower struct {
 	rr    *action.RemoteRun
 	obs   plan.Observer
 	nodes []*plan.Node
+	byID  map[string]int
 
 	next    int   // the next event to show
 	after   int64 // the last line shown
 	started map[int]bool
-	pending map[string][]pgstate.Line // lines of steps not shown started yet
+	pending map[string][]pgstate.Line // lines not shown yet, by step
 	paused  bool
 	asked   map[string]bool
 	idle    bool // the last poll found nothing new
@@ -294,42 +298,42 @@ func (f *follower) poll(ctx context.Context) error {
 			pa.Paused(true)
 		}
 	}
-	for _, ev := range pr.Events {
-		if !ev.Finished && ev.Log == "" && ev.Step < len(f.nodes) {
-			f.obs.StepStarted(f.nodes[ev.Step], ev.At)
-			f.started[ev.Step] = true
-			id := f.nodes[ev.Step].ID
-			for _, l := range f.pending[id] {
-				f.line(ev.Step, l)
-			}
-			delete(f.pending, id)
-		}
-	}
-	byID := map[string]int{}
-	for i, n := range f.nodes {
-		byID[n.ID] = i
-	}
+	// Lines go to their steps' queues; each step's are shown after its
+	// start and before its end, as a local run shows them.
 	for _, l := range lines {
-		i, ok := byID[l.Step]
-		if !ok {
-			continue
-		}
-		if !f.started[i] {
+		if _, ok := f.byID[l.Step]; ok {
 			f.pending[l.Step] = append(f.pending[l.Step], l)
-			continue
 		}
-		f.line(i, l)
+	}
+	drain := func(i int) {
+		id := f.nodes[i].ID
+		for _, l := range f.pending[id] {
+			f.line(i, l)
+		}
+		delete(f.pending, id)
 	}
 	for _, ev := range pr.Events {
-		if ev.Step >= len(f.nodes) {
+		if ev.Step < 0 || ev.Step >= len(f.nodes) {
 			continue
 		}
 		n := f.nodes[ev.Step]
 		switch {
 		case ev.Log != "":
+			drain(ev.Step)
 			f.obs.Log(n, ev.Log)
 		case ev.Finished:
+			drain(ev.Step)
 			f.obs.StepFinished(n, ev.Result.Plan(), ev.Started, ev.Ended)
+		default:
+			f.obs.StepStarted(n, ev.At)
+			f.started[ev.Step] = true
+			drain(ev.Step)
+		}
+	}
+	// Lines of steps still running, in the order they were written.
+	for _, l := range lines {
+		if i, ok := f.byID[l.Step]; ok && f.started[i] && len(f.pending[l.Step]) > 0 {
+			drain(i)
 		}
 	}
 	f.next = pr.Next

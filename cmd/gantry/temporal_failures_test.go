@@ -1,0 +1,413 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/state/pgstate/pgtest"
+)
+
+// onWorkers is a stack's folder with the state in a database of its own and
+// an engine on a task queue of its own, for tests that run plans on
+// workers.
+type onWorkers struct {
+	t      *testing.T
+	dir    string
+	state  string
+	engine string
+}
+
+func newOnWorkers(t *testing.T, files map[string]string) *onWorkers {
+	t.Helper()
+	addr := temporalServer(t)
+	w := &onWorkers{t: t, dir: writeFiles(t, files), state: pgtest.Database(t), engine: temporalEngine(addr)}
+	for name := range files {
+		if strings.HasSuffix(name, "/deploy") || strings.HasSuffix(name, "/undeploy") {
+			if err := os.Chmod(filepath.Join(w.dir, name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return w
+}
+
+// gantry is a gantry command in the stack's folder, on the workers.
+func (w *onWorkers) gantry(args ...string) *exec.Cmd {
+	cmd := exec.Command("gantry", args...)
+	cmd.Dir = w.dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "GANTRY_STATE="+w.state, "GANTRY_ENGINE="+w.engine)
+	return cmd
+}
+
+// run runs a gantry command to its end and returns its output and exit
+// code.
+func (w *onWorkers) run(args ...string) (string, int) {
+	w.t.Helper()
+	cmd := w.gantry(args...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	return string(out), code
+}
+
+// worker starts a worker on the stack's folder; the test's end stops it.
+func (w *onWorkers) worker(name string, args ...string) *workerProcess {
+	w.t.Helper()
+	wp, err := startWorkerProcess(w.dir, w.engine, w.state, filepath.Join(w.dir, name+".log"), args...)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(wp.stop)
+	return wp
+}
+
+// waitFileLine waits for a file to hold a whole line and returns it.
+func waitFileLine(t *testing.T, path string) string {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+			return strings.TrimSpace(string(b))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never held a line", path)
+	return ""
+}
+
+// comparable is a state without what differs from run to run: times and
+// run ids.
+func comparable(st *state.State) *state.State {
+	st = st.Clone()
+	st.Updated, st.LastRun = time.Time{}, ""
+	for _, c := range st.Components {
+		c.Started, c.Finished, c.LastRun = time.Time{}, time.Time{}, ""
+	}
+	return st
+}
+
+// TestTemporalSameStateAsLocal: a 50-component stack — dependencies,
+// outputs flowing down, capabilities provided and required — deployed by
+// two workers ends in the same state as deployed by the local executor,
+// from the same state: the same statuses, parameters, outputs, provides and
+// fingerprints, but for times and run ids.
+func TestTemporalSameStateAsLocal(t *testing.T) {
+	r := rand.New(rand.NewSource(22))
+	var stack strings.Builder
+	stack.WriteString("version: 1\nkind: stack\nmeta: {name: fifty}\ncomponents:\n")
+	var params strings.Builder
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&stack, "  - name: c%d\n    source: {dir: comp%d}\n", i, i)
+		if i == 0 {
+			fmt.Fprintf(&params, "  - name: in\n    component: c0\n    value: start\n")
+			continue
+		}
+		dep := r.Intn(i)
+		fmt.Fprintf(&stack, "    depends: [c%d]\n", dep)
+		fmt.Fprintf(&params, "  - name: in\n    component: c%d\n    kind: link\n    value: \"${c%d:out}\"\n", i, dep)
+	}
+	stack.WriteString("parameters:\n" + params.String())
+	stack.WriteString("outputs:\n  - name: c49:out\n")
+	files := map[string]string{"hub.yaml": stack.String()}
+	for k := 0; k < 50; k++ {
+		provides := ""
+		switch {
+		case k == 7:
+			provides = "provides: [queue]\n"
+		case k > 7 && k%9 == 0:
+			provides = "requires: [queue]\n"
+		}
+		files[fmt.Sprintf("comp%d/hub-component.yaml", k)] = fmt.Sprintf("version: 1\nkind: component\nmeta: {name: k%d}\n", k) + provides +
+			"parameters:\n  - name: in\n    env: IN\noutputs:\n  - name: out\n"
+		files[fmt.Sprintf("comp%d/deploy", k)] = "#!/bin/sh\nsleep 0.$((RANDOM % 3))\necho \"$COMPONENT_NAME from $IN\"\n" +
+			"printf 'Outputs:\\nout = %s<%s\\n\\n' \"$COMPONENT_NAME\" \"$(printf %s \"$IN\" | cut -c1-40)\"\n"
+	}
+	w := newOnWorkers(t, files)
+	local := pgtest.Database(t)
+	// Both start from the same state: one component deployed, the
+	// deployment's id the same.
+	if out, code := w.run("deploy", "hub.yaml", "-c", "c0", "-s", local, "--engine", "local"); code != 0 {
+		t.Fatalf("seed: exit %d\n%s", code, out)
+	}
+	if out, code := w.run("state", "migrate", local, w.state, "--force"); code != 0 {
+		t.Fatalf("state migrate: exit %d\n%s", code, out)
+	}
+	if out, code := w.run("deploy", "hub.yaml", "-s", local, "--engine", "local", "--parallel", "8"); code != 0 {
+		t.Fatalf("local deploy: exit %d\n%s", code, out)
+	}
+	w.worker("w1", "--parallel", "4")
+	w.worker("w2", "--parallel", "4")
+	out, code := w.run("deploy", "hub.yaml", "--parallel", "8")
+	if code != 0 {
+		t.Fatalf("deploy on workers: exit %d\n%s", code, out)
+	}
+	want := comparable(readStateAt(t, local, "fifty"))
+	got := comparable(readStateAt(t, w.state, "fifty"))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the state on workers (+) against the local one (-):\n%s", diff)
+	}
+	if got.Outputs["c49:out"] == "" || len(got.Components) != 50 {
+		t.Errorf("the state is not the stack's: %d components, outputs %v", len(got.Components), got.Outputs)
+	}
+}
+
+// killFiles is a stack whose component v waits until a worker running it is
+// killed; every component notes its starts and ends, and notes an overlap
+// when it starts while its last start still runs.
+func killFiles(idempotent bool) map[string]string {
+	comp := "version: 1\nkind: component\nmeta: {name: comp}\noutputs:\n  - name: out\n"
+	if idempotent {
+		comp += "lifecycle: {idempotent: true}\n"
+	}
+	script := `#!/bin/sh
+j=../journal
+echo "start $COMPONENT_NAME $$" >> $j
+if [ -f ../running-$COMPONENT_NAME ] && kill -0 "$(cat ../running-$COMPONENT_NAME)" 2>/dev/null; then
+  echo "OVERLAP $COMPONENT_NAME" >> $j
+fi
+echo $$ > ../running-$COMPONENT_NAME
+if [ "$COMPONENT_NAME" = v ] && [ ! -e ../killed ]; then
+  echo $PPID > ../victim.tmp && mv ../victim.tmp ../victim
+  sleep 600
+fi
+sleep 0.3
+echo "end $COMPONENT_NAME $$" >> $j
+printf 'Outputs:\nout = %s\n\n' "$COMPONENT_NAME"
+`
+	return map[string]string{
+		"hub.yaml": `version: 1
+kind: stack
+meta: {name: killed}
+components:
+  - name: a
+    source: {dir: comp}
+  - name: v
+    source: {dir: comp}
+    depends: [a]
+  - name: b
+    source: {dir: comp}
+    depends: [a]
+  - name: z
+    source: {dir: comp}
+    depends: [v, b]
+`,
+		"comp/hub-component.yaml": comp,
+		"comp/deploy":             script,
+	}
+}
+
+// killVictim waits for the worker running v, marks it killed and kills it
+// with SIGKILL.
+func killVictim(t *testing.T, dir string) {
+	t.Helper()
+	pid, err := strconv.Atoi(waitFileLine(t, filepath.Join(dir, "victim")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	touch(t, filepath.Join(dir, "killed"))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the worker %d: %v", pid, err)
+	}
+}
+
+// TestTemporalWorkerKilledMidStep: a worker killed with SIGKILL while it
+// runs a step. Its reaper kills the step's processes at once. A component
+// that declares lifecycle.idempotent starts over on the other worker and the
+// stack completes; no step ran beside its retry. One that does not is left
+// incomplete and the run stops, as after a crash.
+func TestTemporalWorkerKilledMidStep(t *testing.T) {
+	t.Run("idempotent", func(t *testing.T) {
+		w := newOnWorkers(t, killFiles(true))
+		w.worker("w1", "--parallel", "2")
+		w.worker("w2", "--parallel", "2")
+		cmd := w.gantry("deploy", "hub.yaml", "--parallel", "4")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		killVictim(t, w.dir)
+		err := cmd.Wait()
+		if err != nil {
+			t.Fatalf("deploy: %v\n%s", err, out.String())
+		}
+		journal, _ := os.ReadFile(filepath.Join(w.dir, "journal"))
+		if bytes.Contains(journal, []byte("OVERLAP")) {
+			t.Errorf("a step ran beside its retry:\n%s", journal)
+		}
+		if n := bytes.Count(journal, []byte("start v ")); n != 2 {
+			t.Errorf("v started %d times, want 2:\n%s", n, journal)
+		}
+		if !strings.Contains(out.String(), "starting it over on another worker") {
+			t.Errorf("the display does not say v started over:\n%s", out.String())
+		}
+		st := readStateAt(t, w.state, "killed")
+		for _, c := range []string{"a", "v", "b", "z"} {
+			if rc := st.Components[c]; rc == nil || rc.Status != state.StatusDeployed {
+				t.Errorf("%s: %+v", c, rc)
+			}
+		}
+	})
+	t.Run("not idempotent", func(t *testing.T) {
+		w := newOnWorkers(t, killFiles(false))
+		w.worker("w1", "--parallel", "2")
+		w.worker("w2", "--parallel", "2")
+		cmd := w.gantry("deploy", "hub.yaml", "--parallel", "4")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		killVictim(t, w.dir)
+		err := cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Fatalf("deploy: %v, want exit 1\n%s", err, out.String())
+		}
+		if !strings.Contains(out.String(), "v is left incomplete: it does not declare lifecycle.idempotent") {
+			t.Errorf("the display does not say why v stopped:\n%s", out.String())
+		}
+		st := readStateAt(t, w.state, "killed")
+		if rc := st.Components["v"]; rc == nil || rc.Status != state.StatusIncomplete {
+			t.Errorf("v: %+v, want incomplete", rc)
+		}
+		if rc := st.Components["z"]; rc != nil && rc.Status == state.StatusDeployed {
+			t.Errorf("z ran after v was lost: %+v", rc)
+		}
+		journal, _ := os.ReadFile(filepath.Join(w.dir, "journal"))
+		if n := bytes.Count(journal, []byte("start v ")); n != 1 {
+			t.Errorf("v started %d times, want 1:\n%s", n, journal)
+		}
+		// Its process died with its worker.
+		if pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(w.dir, "running-v")))); err == nil {
+			if syscall.Kill(pid, 0) == nil {
+				t.Errorf("v's process %d outlived its worker", pid)
+			}
+		}
+	})
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestTemporalClientKilledAndSecondDeploy: while a run is attached, a second
+// deploy of the stack — on workers or local — is refused (exit 3) naming
+// it; the client killed with SIGKILL, the run goes on, and the next deploy
+// attaches to it, shows it from its start and exits with its outcome.
+func TestTemporalClientKilledAndSecondDeploy(t *testing.T) {
+	script := "#!/bin/sh\ntouch ../started-$COMPONENT_NAME\nwhile [ ! -e ../go-$COMPONENT_NAME ]; do sleep 0.05; done\necho \"$COMPONENT_NAME done\"\n"
+	w := newOnWorkers(t, map[string]string{
+		"hub.yaml": `version: 1
+kind: stack
+meta: {name: attach}
+components:
+  - name: a
+    source: {dir: comp}
+  - name: b
+    source: {dir: comp}
+    depends: [a]
+`,
+		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
+		"comp/deploy":             script,
+	})
+	w.worker("w1", "--parallel", "2")
+	first := w.gantry("deploy", "hub.yaml")
+	var out bytes.Buffer
+	first.Stdout, first.Stderr = &out, &out
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitPath(t, filepath.Join(w.dir, "started-a"))
+	second, code := w.run("deploy", "hub.yaml")
+	if code != 3 || !strings.Contains(second, "is locked by gantry deploy") || !strings.Contains(second, "on Temporal workers (workflow gantry:") {
+		t.Errorf("a second deploy on workers: exit %d\n%s", code, second)
+	}
+	local, code := w.run("deploy", "hub.yaml", "--engine", "local")
+	if code != 3 || !strings.Contains(local, "is locked by") {
+		t.Errorf("a local deploy: exit %d\n%s", code, local)
+	}
+	// The client dies; the run goes on.
+	_ = first.Process.Kill()
+	_ = first.Wait()
+	touch(t, filepath.Join(w.dir, "go-a"))
+	waitPath(t, filepath.Join(w.dir, "started-b"))
+	again := w.gantry("deploy", "hub.yaml")
+	var out2 bytes.Buffer
+	again.Stdout, again.Stderr = &out2, &out2
+	if err := again.Start(); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, filepath.Join(w.dir, "go-b"))
+	if err := again.Wait(); err != nil {
+		t.Fatalf("the deploy that attached: %v\n%s", err, out2.String())
+	}
+	text := out2.String()
+	for _, want := range []string{`attached to the stack's run`, `\[a\] deploy a\n\[a\] a done\n\[a\] ✓ deploy a`, `\[b\] b done`, `a +deploy +deployed`, `b +deploy +deployed`} {
+		if !regexp.MustCompile(want).MatchString(text) {
+			t.Errorf("the attached deploy does not show %s:\n%s", want, text)
+		}
+	}
+	st := readStateAt(t, w.state, "attach")
+	if st.Status != state.StatusDeployed {
+		t.Errorf("state: %s", st.Status)
+	}
+}
+
+// TestTemporalGateAnsweredByTheClient: a gate of a step on a worker asks
+// the person at the client's terminal; new steps wait meanwhile; the answer
+// goes back to the step.
+func TestTemporalGateAnsweredByTheClient(t *testing.T) {
+	w := newOnWorkers(t, map[string]string{
+		"hub.yaml": `version: 1
+kind: stack
+meta: {name: gated}
+components:
+  - name: a
+    source: {dir: comp}
+`,
+		"comp/hub-component.yaml": `version: 1
+kind: component
+meta: {name: comp}
+lifecycle:
+  pre_instance_create:
+    steps:
+      - gate: "really deploy a?"
+`,
+		"comp/deploy": "#!/bin/sh\necho deployed after the gate\n",
+	})
+	w.worker("w1")
+	t.Setenv("GANTRY_STATE", w.state)
+	t.Setenv("GANTRY_ENGINE", w.engine)
+	s := startPTY(t, w.dir, "deploy", "hub.yaml")
+	s.waitFor("really deploy a? [y/N]")
+	s.send("y\r")
+	s.waitFor("deployed after the gate")
+	if code := s.wait(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, s.output())
+	}
+	if !strings.Contains(s.output(), `gate "really deploy a?" approved`) {
+		t.Errorf("the gate's approval is not shown:\n%s", s.output())
+	}
+}
