@@ -91,8 +91,10 @@ type RemoteRun struct {
 	Interactive bool
 	Terminal    Terminal
 	// Rerun says which steps may run again on another worker after the one
-	// running them died.
-	Rerun func(*plan.Node) bool
+	// running them died; Local which light steps need nothing their
+	// component's host holds (no folder lock: its component renders no
+	// templates), so that the workflow's worker may run them.
+	Rerun, Local func(*plan.Node) bool
 
 	prepare func(ctx context.Context, runID string) (*Prepared, error)
 	attach  func(runID string, bundle []byte) (*RemoteRecord, error)
@@ -241,6 +243,13 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 			return nil, err
 		}
 		rr.Rerun = rerun(rb.plan, stackIdem)
+		rr.Local = func(n *plan.Node) bool {
+			if n.Component == "" {
+				return true
+			}
+			c := st.Res.Component(n.Component)
+			return c == nil || c.Templates == nil
+		}
 		open := func() (*RemoteRecord, error) {
 			rec, err := openRemoteRecord(ws, runID, rb.plan, rb.masker, o.Display)
 			if err != nil {

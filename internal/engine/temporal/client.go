@@ -101,6 +101,7 @@ func (e *Engine) Run(ctx context.Context, rr *action.RemoteRun) (*action.Outcome
 		TaskQueue:                e.queue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowTaskTimeout:      workflowTaskTimeout,
 		Memo:                     map[string]any{memoRun: runID},
 	}, WorkflowName, in)
 	if err != nil {
@@ -122,11 +123,14 @@ func (e *Engine) Run(ctx context.Context, rr *action.RemoteRun) (*action.Outcome
 // input is the workflow's input for a prepared run; one too large for a
 // Temporal payload is refused before anything starts.
 func (e *Engine) input(rr *action.RemoteRun, runID string, prep *action.Prepared) (RunInput, error) {
-	rerun := rr.Rerun
+	rerun, local := rr.Rerun, rr.Local
 	if rerun == nil {
 		rerun = func(*plan.Node) bool { return false }
 	}
-	sk, err := SkeletonOf(prep.Plan, rerun)
+	if local == nil {
+		local = func(*plan.Node) bool { return false }
+	}
+	sk, err := SkeletonOf(prep.Plan, rerun, local)
 	if err != nil {
 		return RunInput{}, err
 	}

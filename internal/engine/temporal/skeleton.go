@@ -8,8 +8,9 @@ import (
 )
 
 // SkeletonOf is the skeleton of a plan; rerun says which steps may run
-// again on another worker after the one running them died.
-func SkeletonOf(p *plan.Plan, rerun func(*plan.Node) bool) (Skeleton, error) {
+// again on another worker after the one running them died, local which
+// light steps may run in the workflow's worker.
+func SkeletonOf(p *plan.Plan, rerun, local func(*plan.Node) bool) (Skeleton, error) {
 	sk := Skeleton{Nodes: make([]Node, len(p.Nodes)), Edges: make([]Edge, len(p.Edges))}
 	for i, n := range p.Nodes {
 		spec, err := json.Marshal(n.Spec)
@@ -18,7 +19,7 @@ func SkeletonOf(p *plan.Plan, rerun func(*plan.Node) bool) (Skeleton, error) {
 		}
 		sk.Nodes[i] = Node{ID: n.ID, Kind: n.Kind, Label: n.Label, Component: n.Component, Group: n.Group,
 			Light: n.Light, Critical: n.Critical, Always: n.Always, Takes: n.Takes, Frees: n.Frees, Inputs: n.Inputs,
-			Rerun: rerun(n), Spec: spec}
+			Rerun: rerun(n), Local: n.Light && local(n), Spec: spec}
 	}
 	for i, e := range p.Edges {
 		sk.Edges[i] = Edge{From: p.Node(e.From).Index(), To: p.Node(e.To).Index(), Kind: e.Kind}

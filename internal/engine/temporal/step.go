@@ -30,8 +30,10 @@ import (
 // database, before it returns.
 func (a *activities) step(ctx context.Context, in StepInput) (StepOutput, error) {
 	out := StepOutput{Host: a.host, Light: a.light, Worker: a.name, Started: time.Now()}
-	stopBeats := a.heartbeat(ctx)
-	defer stopBeats()
+	if !activity.GetInfo(ctx).IsLocalActivity { // local ones cannot
+		stopBeats := a.heartbeat(ctx)
+		defer stopBeats()
+	}
 	fail := func(err error) (StepOutput, error) {
 		out.Result, out.Ended = ResultOf(plan.Fail(err)), time.Now()
 		return out, nil
@@ -56,9 +58,16 @@ func (a *activities) step(ctx context.Context, in StepInput) (StepOutput, error)
 		return fail(fmt.Errorf("this worker's plan has no step %s", in.Step))
 	}
 	comp := n.Component
+	local := activity.GetInfo(ctx).IsLocalActivity
 	hr.mu.Lock()
-	if comp != "" {
-		hr.mine[comp] = true
+	// What this worker holds of the step's component is newer than the
+	// state only when it ran an earlier step of the component's current
+	// attempt as its host; otherwise (the first step of an attempt, a light
+	// step run in the workflow's worker) the state's record is taken in
+	// first.
+	own := comp != "" && !local && hr.hosted[comp] == in.Attempt+1
+	if comp != "" && !local {
+		hr.hosted[comp] = in.Attempt + 1
 		hr.active[comp]++
 	}
 	// A hosted step reads what its component's earlier steps handed on
@@ -75,14 +84,20 @@ func (a *activities) step(ctx context.Context, in StepInput) (StepOutput, error)
 		}
 	}
 	hr.mu.Unlock()
-	if comp != "" {
+	if comp != "" && !local {
 		defer func() {
 			hr.mu.Lock()
 			hr.active[comp]--
 			hr.mu.Unlock()
 		}()
 	}
-	if err := wr.Refresh(ctx, hr.isActive); err != nil {
+	mine := func(name string) bool {
+		if name == comp {
+			return own
+		}
+		return hr.isActive(name)
+	}
+	if err := wr.Refresh(ctx, mine); err != nil {
 		return fail(fmt.Errorf("read what the run's other workers recorded: %w", err))
 	}
 	runner, err := wr.Runner(n)
@@ -131,10 +146,10 @@ func (a *activities) heartbeat(ctx context.Context) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		// The first after HeartbeatEvery: a quick step sends none.
 		t := time.NewTicker(HeartbeatEvery)
 		defer t.Stop()
 		for {
-			activity.RecordHeartbeat(ctx, Heartbeat{Host: a.host, Worker: a.name})
 			select {
 			case <-stop:
 				return
@@ -142,13 +157,14 @@ func (a *activities) heartbeat(ctx context.Context) func() {
 				return
 			case <-t.C:
 			}
+			activity.RecordHeartbeat(ctx, Heartbeat{Host: a.host, Worker: a.name})
 		}
 	}()
 	return func() { close(stop); <-done }
 }
 
-// isActive says whether a component has a step running here: what this
-// worker knows of it is then newer than the state.
+// isActive says whether a component has a step running here as its host:
+// what this worker knows of it is then newer than the state.
 func (hr *hostedRun) isActive(name string) bool {
 	hr.mu.Lock()
 	defer hr.mu.Unlock()

@@ -52,6 +52,12 @@ const (
 	// hostStartTimeout is how long a step may wait in its host's queues,
 	// where pollers always wait, before its host counts as dead.
 	hostStartTimeout = 10 * time.Second
+	// localTimeout bounds a light step run as a local activity (a
+	// component's end, the run's finalize: bookkeeping).
+	localTimeout = 5 * time.Minute
+	// workflowTaskTimeout bounds one workflow task: the first rebuilds the
+	// plan from its skeleton.
+	workflowTaskTimeout = time.Minute
 	// StickyTimeout is how long a workflow task waits for the worker that
 	// ran the last one before any worker takes it: a dead worker costs
 	// about that.
@@ -98,7 +104,12 @@ type Node struct {
 	// Rerun says the step may run again on another worker after the one
 	// running it died: gantry's bookkeeping always may, a component's own
 	// work when the component declares it (lifecycle.idempotent).
-	Rerun bool            `json:"rerun,omitempty"`
+	Rerun bool `json:"rerun,omitempty"`
+	// Local light steps run in the process of the workflow's worker, as a
+	// local activity (no round trip through the server): those that need
+	// nothing their host holds (a component's end when it locked no
+	// folder; the run's finalize).
+	Local bool            `json:"local,omitempty"`
 	Spec  json.RawMessage `json:"spec,omitempty"`
 }
 

@@ -66,6 +66,9 @@ func (e *Engine) Work(ctx context.Context, o action.WorkerOptions) error {
 			MaxConcurrentActivityTaskPollers: 1,
 			StickyScheduleToStartTimeout:     StickyTimeout,
 			DisableEagerActivities:           true,
+			// A large plan's first workflow task rebuilds it from its
+			// skeleton: more than the default second on a busy machine.
+			DeadlockDetectionTimeout: workflowTaskTimeout / 2,
 		}),
 		worker.New(c, a.host, worker.Options{Identity: id, MaxConcurrentActivityExecutionSize: 1000, DisableEagerActivities: true}),
 		worker.New(c, a.light, worker.Options{Identity: id, MaxConcurrentActivityExecutionSize: 1000, DisableEagerActivities: true}),
@@ -119,9 +122,9 @@ type hostedRun struct {
 
 	mu   sync.Mutex
 	data map[string]any // Result.Data of the steps run here, by dataKey
-	// mine are the components whose steps ran here; active counts those
-	// running now.
-	mine     map[string]bool
+	// hosted are the components this worker hosts, and for which attempt
+	// (plus one); active counts their steps running now.
+	hosted   map[string]int
 	active   map[string]int
 	lines    *shipper
 	lastUsed time.Time
@@ -134,7 +137,7 @@ func (a *activities) run(ctx context.Context, in StepInput) (*hostedRun, error) 
 	a.mu.Lock()
 	hr := a.runs[key]
 	if hr == nil {
-		hr = &hostedRun{data: map[string]any{}, mine: map[string]bool{}, active: map[string]int{}}
+		hr = &hostedRun{data: map[string]any{}, hosted: map[string]int{}, active: map[string]int{}}
 		a.runs[key] = hr
 	}
 	hr.steps++

@@ -325,8 +325,19 @@ func (w *run) call(idx int) *call {
 		// not taken in time says the host is gone.
 		ao.ScheduleToStartTimeout = hostStartTimeout
 	}
-	actx, cancel := workflow.WithCancel(workflow.WithActivityOptions(w.ctx, ao))
-	c := &call{idx: idx, host: hostQueue, cancel: cancel, future: workflow.ExecuteActivity(actx, ActivityStep, in)}
+	var c *call
+	if n.Light && n.Local {
+		// In this worker's process: no round trip through the server.
+		lctx, cancel := workflow.WithCancel(workflow.WithLocalActivityOptions(w.ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: localTimeout,
+			RetryPolicy:         &sdktemporal.RetryPolicy{MaximumAttempts: 3},
+		}))
+		in.Host = ""
+		c = &call{idx: idx, cancel: cancel, future: workflow.ExecuteLocalActivity(lctx, ActivityStep, in)}
+	} else {
+		actx, cancel := workflow.WithCancel(workflow.WithActivityOptions(w.ctx, ao))
+		c = &call{idx: idx, host: hostQueue, cancel: cancel, future: workflow.ExecuteActivity(actx, ActivityStep, in)}
+	}
 	w.calls[idx] = c
 	if !n.Light {
 		w.sel.AddFuture(c.future, func(workflow.Future) { w.resolved(c) })

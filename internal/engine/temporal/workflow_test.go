@@ -2,6 +2,8 @@ package temporal
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"math/rand"
 	"strings"
 	"testing"
@@ -11,8 +13,10 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	sdklog "go.temporal.io/sdk/log"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gantry-dev/gantry/internal/engine/enginetest"
@@ -27,7 +31,12 @@ import (
 // activities, which tests mock.
 func newEnv() *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
+	s.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestWorkflowEnvironment()
+	// Wall-clock limits of the test environment, far above what a loaded
+	// machine needs: the virtual clock is what the tests are about.
+	env.SetTestTimeout(10 * time.Minute)
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Minute})
 	env.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
 	env.RegisterActivityWithOptions(func(context.Context, StepInput) (StepOutput, error) { return StepOutput{}, nil }, activity.RegisterOptions{Name: ActivityStep})
 	env.RegisterActivityWithOptions(func(context.Context, ReleaseInput) error { return nil }, activity.RegisterOptions{Name: ActivityRelease})
@@ -37,7 +46,7 @@ func newEnv() *testsuite.TestWorkflowEnvironment {
 func runWorkflow(t *testing.T, p *plan.Plan, parallel int, force bool, out func(n *plan.Node) StepOutput, setup func(env *testsuite.TestWorkflowEnvironment)) (*enginetest.Trace, RunOutput) {
 	t.Helper()
 	env := newEnv()
-	sk, err := SkeletonOf(p, func(*plan.Node) bool { return true })
+	sk, err := SkeletonOf(p, func(*plan.Node) bool { return true }, func(*plan.Node) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +158,7 @@ func twoComponents(verbSeconds int) *plan.Plan {
 func TestComponentStepsGoToTheirHost(t *testing.T) {
 	p := twoComponents(5)
 	env := newEnv()
-	sk, _ := SkeletonOf(p, func(*plan.Node) bool { return false })
+	sk, _ := SkeletonOf(p, func(*plan.Node) bool { return false }, func(*plan.Node) bool { return false })
 	queues := map[string]string{}
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
 		var in StepInput
@@ -190,7 +199,7 @@ func hostedEnv(t *testing.T, rerun func(*plan.Node) bool) (RunOutput, Progress, 
 	t.Helper()
 	p := twoComponents(5)
 	env := newEnv()
-	sk, _ := SkeletonOf(p, rerun)
+	sk, _ := SkeletonOf(p, rerun, func(*plan.Node) bool { return false })
 	calls := map[string]int{}
 	env.OnActivity(ActivityStep, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in StepInput) (StepOutput, error) {
@@ -263,7 +272,7 @@ func TestWorkerDeathLeavesOtherComponentsIncomplete(t *testing.T) {
 func TestCancelSignal(t *testing.T) {
 	p := twoComponents(60)
 	env := newEnv()
-	sk, _ := SkeletonOf(p, func(*plan.Node) bool { return true })
+	sk, _ := SkeletonOf(p, func(*plan.Node) bool { return true }, func(*plan.Node) bool { return false })
 	// a/deploy runs for a minute (of the virtual clock) unless cancelled.
 	env.OnActivity(ActivityStep, mock.Anything, mock.MatchedBy(func(in StepInput) bool { return in.Step == "a/deploy" })).
 		After(time.Minute).Return(StepOutput{Result: Result{Status: plan.OK}}, nil)
@@ -300,7 +309,7 @@ func TestCancelSignal(t *testing.T) {
 func TestQuestionsAndPauses(t *testing.T) {
 	p := twoComponents(1)
 	env := newEnv()
-	sk, _ := SkeletonOf(p, func(*plan.Node) bool { return true })
+	sk, _ := SkeletonOf(p, func(*plan.Node) bool { return true }, func(*plan.Node) bool { return false })
 	for _, n := range p.Nodes {
 		id := n.ID
 		env.OnActivity(ActivityStep, mock.Anything, mock.MatchedBy(func(in StepInput) bool { return in.Step == id })).

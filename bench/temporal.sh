@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Benchmarks the Temporal engine (docs/temporal.md) against the local
+# executor: 200 components of 1 s each, deployed locally with --parallel 4·W
+# and by W gantry workers of --parallel 4 each, W = 1, 2, 4
+# (bench/temporalbench). It starts a throwaway Temporal server
+# (scripts/temporal/start.sh; built once by scripts/temporal/build.sh) and a
+# throwaway PostgreSQL server (scripts/pg/start.sh) unless
+# GANTRY_TEST_TEMPORAL and GANTRY_TEST_POSTGRES name running ones, builds
+# gantry into bench/.work/bin, and stops what it started on exit.
+#
+# Usage: bench/temporal.sh [temporalbench flags: -n 200 -seconds 1 -workers 1,2,4 -parallel 4 -rounds 1]
+# About 4 minutes with the defaults. The table goes to stdout and to
+# bench/.work/temporal-bench.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+started=()
+cleanup() {
+  for s in "${started[@]}"; do
+    case $s in
+      temporal:*) scripts/temporal/stop.sh "${s#temporal:}" >/dev/null || true; rm -rf "${s#temporal:}" ;;
+      pg:*) scripts/pg/stop.sh "${s#pg:}" >/dev/null || true; rm -rf "${s#pg:}" ;;
+    esac
+  done
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [ -z "${GANTRY_TEST_TEMPORAL:-}" ] || [ "${GANTRY_TEST_TEMPORAL}" = 0 ]; then
+  t=$(mktemp -d "${TMPDIR:-/tmp}/gantry-bench-temporal.XXXXXX")
+  started+=("temporal:$t")
+  scripts/temporal/start.sh "$t"
+  GANTRY_TEST_TEMPORAL=$(cat "$t/address")
+fi
+if [ -z "${GANTRY_TEST_POSTGRES:-}" ] || [ "${GANTRY_TEST_POSTGRES}" = 0 ]; then
+  p=$(mktemp -d "${TMPDIR:-/tmp}/gantry-bench-pg.XXXXXX")
+  started+=("pg:$p")
+  scripts/pg/start.sh "$p" | grep -v '^export '
+  GANTRY_TEST_POSTGRES=$(cat "$p/dsn")
+fi
+
+mkdir -p bench/.work/bin
+echo "== building gantry into bench/.work/bin"
+go build -o bench/.work/bin/gantry ./cmd/gantry
+echo "== running (about 4 minutes with the defaults)"
+go run ./bench/temporalbench -gantry bench/.work/bin/gantry -engine "temporal://$GANTRY_TEST_TEMPORAL/default" \
+  -state "$GANTRY_TEST_POSTGRES" "$@" | tee bench/.work/temporal-bench.txt
