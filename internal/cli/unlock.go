@@ -41,6 +41,9 @@ its record names: two runs would then write the state at once. Stop that run.`,
 			res, err := store.Unlock(cmd.Context())
 			var le *state.LockedError
 			if errors.As(err, &le) {
+				if le.Holder != nil && le.Holder.Workflow != "" {
+					return withCode(ExitLocked, fmt.Errorf("%w; a run on Temporal workers holds it: gantry deploy --engine temporal://… attaches to it, and gives the lock back if its workflow is gone (docs/temporal.md)", le))
+				}
 				return withCode(ExitLocked, fmt.Errorf("%w; it is held: stop that run first (a lock that is held is never broken)", le))
 			}
 			if err != nil {
