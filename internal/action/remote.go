@@ -171,8 +171,8 @@ func (rr *RemoteRecord) Finish(eo *engine.Outcome) *Outcome {
 }
 
 // openRemoteRecord opens a run's record for a remote engine.
-func openRemoteRecord(ws workspace.Workspace, runID string, p *plan.Plan, masker *secret.Masker, display Display) (*RemoteRecord, error) {
-	rec, err := openRecord(ws, runID, p, masker, display)
+func openRemoteRecord(ws workspace.Workspace, runID string, tag ui.RunTag, p *plan.Plan, masker *secret.Masker, display Display) (*RemoteRecord, error) {
+	rec, err := openRecord(ws, runID, tag, p, masker, display)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 			return c == nil || c.Templates == nil
 		}
 		open := func() (*RemoteRecord, error) {
-			rec, err := openRemoteRecord(ws, runID, rb.plan, rb.masker, o.Display)
+			rec, err := openRemoteRecord(ws, runID, runTag(st), rb.plan, rb.masker, o.Display)
 			if err != nil {
 				return nil, err
 			}
@@ -271,7 +271,7 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 		}
 		st.Locked = bundle.locked()
 		masker := stackMasker(st)
-		rec, err := openRemoteRecord(ws, runID, p, masker, o.Display)
+		rec, err := openRemoteRecord(ws, runID, runTag(st), p, masker, o.Display)
 		if err != nil {
 			return nil, err
 		}
