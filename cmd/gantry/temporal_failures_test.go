@@ -354,10 +354,17 @@ components:
 	touch(t, filepath.Join(w.dir, "go-a"))
 	waitPath(t, filepath.Join(w.dir, "started-b"))
 	again := w.gantry("deploy", "hub.yaml")
-	var out2 bytes.Buffer
-	again.Stdout, again.Stderr = &out2, &out2
+	out2 := &lockedBuffer{}
+	again.Stdout, again.Stderr = out2, out2
 	if err := again.Start(); err != nil {
 		t.Fatal(err)
+	}
+	// b goes on once the new client is attached: the run is still going.
+	for deadline := time.Now().Add(3 * time.Minute); !strings.Contains(out2.String(), "attached to the stack's run"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the next deploy did not attach:\n%s", out2.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	touch(t, filepath.Join(w.dir, "go-b"))
 	if err := again.Wait(); err != nil {
