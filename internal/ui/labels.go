@@ -7,14 +7,20 @@ import (
 )
 
 // expandsLabel reports whether a step says its label with its values
-// expanded once it runs (plan.NoteLabel): an injected step or a readiness
-// check whose label names values (${…}, #{…}, {{…}}).
+// expanded once it runs (plan.NoteLabel): an injected step, a readiness
+// check or an entry of a plugin list that runs a plugin, whose label names
+// values (${…}, #{…}, {{…}}).
 func expandsLabel(n *plan.Node) bool {
-	switch n.Spec.(type) {
+	switch s := n.Spec.(type) {
 	case plan.Injected, plan.Ready:
-		return strings.Contains(n.Label, "${") || strings.Contains(n.Label, "#{") || strings.Contains(n.Label, "{{")
+	case plan.Entry:
+		if s.Kind() != plan.KindPlugin || s.List == plan.ListVanished {
+			return false
+		}
+	default:
+		return false
 	}
-	return false
+	return strings.Contains(n.Label, "${") || strings.Contains(n.Label, "#{") || strings.Contains(n.Label, "{{")
 }
 
 // stepLabels holds back the start line of a step whose label names values

@@ -90,7 +90,7 @@ func (rt *Runtime) injected(ctx context.Context, env plan.Env, n *plan.Node, s p
 // says ${db.host}, the run's says what it is. A label that does not
 // expand is left as it is; the step reports its own errors.
 func (rt *Runtime) sayLabel(env plan.Env, n *plan.Node, comp string) {
-	if !strings.Contains(n.Label, "${") && !strings.Contains(n.Label, "#{") && !strings.Contains(n.Label, "{{") {
+	if !hasValues(n.Label) {
 		return
 	}
 	x, err := rt.expander(env, comp)
@@ -100,6 +100,12 @@ func (rt *Runtime) sayLabel(env plan.Env, n *plan.Node, comp string) {
 	if l, err := x.expand(n.Label); err == nil && l != n.Label {
 		env.Note(plan.Note{Kind: plan.NoteLabel, Value: l})
 	}
+}
+
+// hasValues reports whether a label names values to expand: ${…}, #{…}
+// or {{…}}.
+func hasValues(label string) bool {
+	return strings.Contains(label, "${") || strings.Contains(label, "#{") || strings.Contains(label, "{{")
 }
 
 func (rt *Runtime) runInjected(ctx context.Context, env plan.Env, s plan.Injected) plan.Result {

@@ -193,6 +193,12 @@ func (rt *Runtime) entry(ctx context.Context, env plan.Env, n *plan.Node, s plan
 	if spec == nil {
 		return plan.Fail(fmt.Errorf("internal error: no entry %s %v in the plugin lists of %s", s.List, s.Index, info.Name))
 	}
+	if s.Kind() == plan.KindPlugin && s.List != plan.ListVanished && spec.Label == "" && hasValues(n.Label) {
+		// The plan's label names the values; the run knows them.
+		if l := s.Action + " " + spec.Title(); l != n.Label {
+			env.Note(plan.Note{Kind: plan.NoteLabel, Value: l})
+		}
+	}
 	var res plan.Result
 	switch s.Kind() {
 	case plan.KindStage:
