@@ -18,7 +18,7 @@ type Graph struct {
 	DAG *dag.Graph
 	// Order is the deploy order: lifecycle.order when given, else the stable
 	// topological order (ties broken by position in components).
-	Order   []string
+	Order []string
 	// reasons are why each edge exists, by the positions of its ends in
 	// DAG (reasonKey).
 	reasons map[uint64][]string
