@@ -418,3 +418,50 @@ lifecycle:
 		t.Errorf("the gate's approval is not shown:\n%s", s.output())
 	}
 }
+
+// TestTemporalInterrupt: an interrupt of the client stops the run on the
+// workers as it stops a local one: the running step's processes are
+// stopped, the rest is not started, the client exits 130.
+func TestTemporalInterrupt(t *testing.T) {
+	w := newOnWorkers(t, map[string]string{
+		"hub.yaml": `version: 1
+kind: stack
+meta: {name: interrupted}
+components:
+  - name: a
+    source: {dir: comp}
+  - name: b
+    source: {dir: comp}
+    depends: [a]
+`,
+		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
+		"comp/deploy":             "#!/bin/sh\necho $$ > ../pid-$COMPONENT_NAME.tmp && mv ../pid-$COMPONENT_NAME.tmp ../pid-$COMPONENT_NAME\nexec sleep 600\n",
+	})
+	w.worker("w1")
+	cmd := w.gantry("deploy", "hub.yaml")
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(waitFileLine(t, filepath.Join(w.dir, "pid-a")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("deploy: %v, want exit 130\n%s", err, out.String())
+	}
+	if syscall.Kill(pid, 0) == nil {
+		t.Errorf("a's process %d still runs after the interrupt", pid)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "pid-b")); err == nil {
+		t.Errorf("b started after the interrupt")
+	}
+	if !strings.Contains(out.String(), "interrupted") {
+		t.Errorf("the display does not say the run was interrupted:\n%s", out.String())
+	}
+}

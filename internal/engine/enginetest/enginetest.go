@@ -51,9 +51,13 @@ func RandomPlan(r *rand.Rand, n int) *plan.Plan {
 		case outcome < 0.16:
 			res = plan.Result{Status: plan.OK, Warning: "scripted warning"}
 		}
-		// Microseconds from a wide range plus a unique tail: ties need
-		// two sums of different steps to meet exactly.
-		d := time.Duration(r.Intn(1_000_000))*time.Microsecond + time.Duration(len(p.Nodes)+1)*time.Nanosecond
+		// Whole minutes from a wide range, plus a unique tail: ties need two
+		// sums of different steps to meet exactly. Minutes, not less: the
+		// SDK's test environment fires a timer by the wall clock when an
+		// activity runs longer than the timer's time left, and steps whose
+		// ends are a minute apart keep a loaded machine from reordering
+		// them.
+		d := time.Duration(1+r.Intn(10_000))*time.Minute + time.Duration(len(p.Nodes)+1)*time.Nanosecond
 		return Step{Result: res, Duration: d}
 	}
 	add := func(nd *plan.Node, s Step) *plan.Node {
