@@ -64,14 +64,8 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 		return nil, &InvalidError{Err: err, Consequence: consequence}
 	}
 	out := &Migrated{Stack: st.Stack, Components: len(st.Components), From: from.String(), To: to.String()}
-	if there != nil {
-		switch {
-		case there.Stack != st.Stack:
-			return nil, invalid(consequence, "%s holds the state of stack %q, not %q", to, there.Stack, st.Stack)
-		case there.Updated.After(st.Updated) && !m.Force:
-			return nil, invalid(consequence, "%s holds a newer state of stack %q (updated %s; %s was updated %s): --force overwrites it",
-				to, st.Stack, there.Updated.Format(time.RFC3339), from, st.Updated.Format(time.RFC3339))
-		}
+	if there != nil && there.Stack != st.Stack {
+		return nil, invalid(consequence, "%s holds the state of stack %q, not %q", to, there.Stack, st.Stack)
 	}
 	b, err := state.FullBatch(st)
 	if err != nil {
@@ -81,6 +75,18 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 		if same, err := state.Encode(there); err == nil && string(same) == string(b.Snapshot) {
 			out.Same = true
 			return out, nil
+		}
+		// States record when they were updated to the second: one updated
+		// in the same second as the source may be the newer one, and is
+		// never overwritten unasked either.
+		switch {
+		case m.Force:
+		case there.Updated.After(st.Updated):
+			return nil, invalid(consequence, "%s holds a newer state of stack %q (updated %s; %s was updated %s): --force overwrites it",
+				to, st.Stack, there.Updated.Format(time.RFC3339), from, st.Updated.Format(time.RFC3339))
+		case there.Updated.Equal(st.Updated):
+			return nil, invalid(consequence, "%s holds another state of stack %q updated in the same second as %s's (%s), which may be the newer: --force overwrites it",
+				to, st.Stack, from, st.Updated.Format(time.RFC3339))
 		}
 	}
 	w, err := to.Writer(ctx)
