@@ -69,7 +69,7 @@ func OpenEngine(location string) (Engine, error) {
 	enginesMu.Unlock()
 	if !ok || open == nil {
 		sort.Strings(known)
-		return nil, invalid("nothing was run", "--engine %q: expected local or %s", location, strings.Join(append(known, "…"), ", "))
+		return nil, invalid("nothing was run", "--engine %q: expected local or %s", location, strings.Join(known, ", "))
 	}
 	return open(location)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -69,9 +71,12 @@ func OpenWorkerRun(ctx context.Context, data []byte, dir, location string) (*Wor
 		src.ParamsFiles = append(src.ParamsFiles, filepath.Join(root, filepath.FromSlash(p)))
 	}
 	const consequence = "this worker cannot run the step"
+	if _, err := os.Stat(src.Manifest); err != nil {
+		return nil, &CheckoutError{Root: root, Client: b.Root, Why: fmt.Sprintf("it has no %s (start the worker with --dir at the root of the checkout: the Git work tree, or the stack's folder outside Git)", b.Manifest)}
+	}
 	st, err := Load(src, consequence)
 	if err != nil {
-		return nil, fmt.Errorf("load the stack from this worker's checkout %s: %w", root, err)
+		return nil, fmt.Errorf("load the stack from this worker's checkout %s: %s", root, describeInvalid(err))
 	}
 	if st.Res.Stack.Meta.Name != b.Stack {
 		st.Store.Close()
@@ -137,6 +142,24 @@ func OpenWorkerRun(ctx context.Context, data []byte, dir, location string) (*Wor
 		return fail(err)
 	}
 	return &WorkerRun{Bundle: b, Plan: bt.plan, Runtime: rt, Masker: bt.masker, reader: reader, writer: st.Store}, nil
+}
+
+// describeInvalid is an error with the problems an *InvalidError holds, the
+// first few of them.
+func describeInvalid(err error) string {
+	var ie *InvalidError
+	if !errors.As(err, &ie) || len(ie.Diags.Errors()) == 0 {
+		return err.Error()
+	}
+	var msgs []string
+	for i, d := range ie.Diags.Errors() {
+		if i == 3 {
+			msgs = append(msgs, fmt.Sprintf("and %d more", len(ie.Diags.Errors())-3))
+			break
+		}
+		msgs = append(msgs, d.String())
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // CheckoutError is a worker whose checkout is not the client's: it
