@@ -97,9 +97,11 @@ func (a *activities) step(ctx context.Context, in StepInput) (StepOutput, error)
 		}
 		return hr.isActive(name)
 	}
+	t0 := time.Now()
 	if err := wr.Refresh(ctx, mine); err != nil {
 		return fail(fmt.Errorf("read what the run's other workers recorded: %w", err))
 	}
+	refreshed := time.Since(t0)
 	runner, err := wr.Runner(n)
 	if err != nil {
 		return fail(err)
@@ -114,6 +116,8 @@ func (a *activities) step(ctx context.Context, in StepInput) (StepOutput, error)
 	hr.mu.Lock()
 	hr.data[dataKey(in.Attempt, in.Step)] = res.Data
 	hr.mu.Unlock()
+	slog.Debug("step done", "step", in.Step, "local", local, "refresh", refreshed.Round(time.Microsecond),
+		"total", time.Since(out.Started).Round(time.Microsecond))
 	mask := wr.Masker.Text
 	res.Reason, res.Warning, res.Info = mask(res.Reason), mask(res.Warning), mask(res.Info)
 	out.Result, out.Ended = ResultOf(res), time.Now()
