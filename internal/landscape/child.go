@@ -34,6 +34,9 @@ var (
 // requests from stdin on stdout until stdin ends, then exits.
 const childEnv = "GANTRY_SPIFF_CHILD"
 
+// orphanCheck is how often a child looks whether gantry still runs.
+const orphanCheck = 200 * time.Millisecond
+
 func init() {
 	if os.Getenv(childEnv) != "1" {
 		return
@@ -44,6 +47,9 @@ func init() {
 // childMain serves requests, one after another: a JSON array of jobs in,
 // a JSON array of results out (one line each), until in ends.
 func childMain(in io.Reader, out io.Writer) int {
+	if v, err := strconv.Atoi(os.Getenv(childEnv + "_PARENT")); err == nil && v > 0 {
+		go exitWhenOrphaned(v)
+	}
 	if v, err := strconv.Atoi(os.Getenv(childEnv + "_STACK")); err == nil && v > 0 {
 		debug.SetMaxStack(v)
 	}
@@ -69,6 +75,20 @@ func childMain(in io.Reader, out io.Writer) int {
 		if err := enc.Encode(results); err != nil {
 			fmt.Fprintln(os.Stderr, "gantry spiff child:", err)
 			return 3
+		}
+	}
+}
+
+// exitWhenOrphaned ends the child once gantry, its parent, is gone: a
+// child busy with a template that never ends reads no end of its input,
+// and must not outlive a gantry killed with -9. The kernel's parent-death
+// signal (startChild) does it at once; this catches what that misses
+// (it follows the thread that started the child, not the process).
+func exitWhenOrphaned(parent int) {
+	for ; ; time.Sleep(orphanCheck) {
+		if os.Getppid() != parent {
+			fmt.Fprintln(os.Stderr, "gantry spiff child: gantry ended; stopping")
+			os.Exit(3)
 		}
 	}
 }
@@ -161,9 +181,10 @@ func (p *pool) put(c *spiffChild) {
 	}
 }
 
-// startChild starts this program as a spiff child. Its stdin is its
-// lifeline: when gantry ends, however it ends, the child reads the end of
-// its input and exits.
+// startChild starts this program as a spiff child. It dies with gantry,
+// however gantry ends: an idle child reads the end of its input, a busy one
+// gets SIGKILL from the kernel when gantry dies and looks for its parent
+// itself (exitWhenOrphaned).
 func startChild() (*spiffChild, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -172,7 +193,9 @@ func startChild() (*spiffChild, error) {
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), childEnv+"=1",
 		childEnv+"_STACK="+strconv.Itoa(EvalStack),
-		childEnv+"_MEMORY="+strconv.FormatUint(EvalMemory, 10))
+		childEnv+"_MEMORY="+strconv.FormatUint(EvalMemory, 10),
+		childEnv+"_PARENT="+strconv.Itoa(os.Getpid()))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

