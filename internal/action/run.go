@@ -111,7 +111,10 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	r.opts = build.Options{Verb: verb, Selection: o.Selection, Resume: o.Resume, Force: o.Force, Run: true,
 		EnvironmentLater: st.Res.Stack.Meta.InstallationHandler != nil}
 	if verb == plan.VerbDeploy && !IsElaborated(o.Manifest) {
-		r.opts.WriteElaborate = absPath(o.Manifest + elaborate.Suffix)
+		// Next to the manifest the stack was read from, as the runtime
+		// tells components (GANTRY_ELABORATE): for a landscape given by its
+		// folder that is its acre.yaml, inside it, not beside the folder.
+		r.opts.WriteElaborate = absPath(st.Res.Stack.File + elaborate.Suffix)
 	}
 	r.ro = resolve.Options{Verbs: []string{verb}, Resume: o.Resume, Handler: true}
 	b, err := r.pl.build(r.opts, r.ro)
