@@ -65,6 +65,9 @@ func (r *runner) one(ctx context.Context, c *call) error {
 		return fmt.Errorf("%s is a step of the plan's structure, not an entry to run", c.Name)
 	}
 	c.resolveKey()
+	if err := checkKey(c.Key); err != nil {
+		return fmt.Errorf("plugin %s: %w", c.Name, err)
+	}
 	if c.Config == nil && c.Path != "" {
 		v, ok := valueAt(r.doc, c.Path)
 		if !ok {
@@ -91,6 +94,11 @@ func (r *runner) one(ctx context.Context, c *call) error {
 // external runs an executable plugin for an instance whose key and config
 // are resolved, and records it in sow's records.
 func (r *runner) external(ctx context.Context, c *call) error {
+	// Keys of vanished instances come from plugins.json, which sow may
+	// have written.
+	if err := checkKey(c.Key); err != nil {
+		return fmt.Errorf("plugin %s: %w", c.Name, err)
+	}
 	exe := r.lookupPlugin(c.Name)
 	if exe == "" {
 		return fmt.Errorf("no action function or plugin with name '%s' found (looked for plugins/%s/plugin in the greenhouses, the component, the landscape and gantry's sow tool root)", c.Name, c.Name)

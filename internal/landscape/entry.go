@@ -3,6 +3,7 @@ package landscape
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -227,6 +228,18 @@ func (c *call) resolveKey() {
 	}
 }
 
+// checkKey refuses an instance key that leads out of the component's
+// folders: gantry creates $GENDIR/<key>, and plugins keep their files
+// below $GENDIR/$PLUGININSTANCE and $STATEDIR/$PLUGININSTANCE (sow's
+// pluginutils), so a key climbing out with .. would have them written
+// outside the landscape.
+func checkKey(key string) error {
+	if !filepath.IsLocal(key) {
+		return fmt.Errorf("instance key %q: expected a relative path that stays inside the component's folders (no .., not absolute)", key)
+	}
+	return nil
+}
+
 // shape is an entry of a plugin list as a plan knows it: the plugin, its
 // instance key (where it has one and it is known), and for pinned,
 // unpinned and parallel the entries they hold.
@@ -262,6 +275,9 @@ func shapeOf(list any) ([]*shape, error) {
 			sh.KeyUnknown = true
 		default:
 			c.resolveKey()
+			if err := checkKey(c.Key); err != nil {
+				return nil, fmt.Errorf("entry %d: plugin %s: %w", i, c.Name, err)
+			}
 			sh.Key = c.Key
 		}
 		out = append(out, sh)

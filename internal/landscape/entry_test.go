@@ -177,3 +177,27 @@ func FuzzSpecs(f *testing.F) {
 		}
 	})
 }
+
+// TestShapeRefusesKeysLeadingOut: an instance key is a folder below the
+// component's gen/ and state/ folders; one that climbs out or is absolute
+// is an error of the list, before anything runs.
+func TestShapeRefusesKeysLeadingOut(t *testing.T) {
+	for _, tc := range []struct {
+		entry any
+		ok    bool
+	}{
+		{map[string]any{"p": "../../../outside:"}, false},
+		{map[string]any{"p": map[string]any{"key": "a/../../x"}}, false},
+		{map[string]any{"p": map[string]any{"path": "/abs"}}, false},
+		{map[string]any{"parallel": []any{map[string]any{"p": []any{"..", "x"}}}}, false},
+		{"..", false},
+		{map[string]any{"p": "nested/inst:cfg"}, true},
+		{map[string]any{"p": map[string]any{"key": "k", "args": []any{"../not-a-key"}}}, true},
+		{map[string]any{"echo": "../../x"}, true},
+	} {
+		_, err := shapeOf([]any{tc.entry})
+		if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "stays inside the component's folders") {
+			t.Errorf("%v: got %v, want ok=%v", tc.entry, err, tc.ok)
+		}
+	}
+}

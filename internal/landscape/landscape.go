@@ -102,6 +102,11 @@ type Component struct {
 	// out from its deployment manifest when the landscape was opened (not
 	// with Options.Graph).
 	Plan *planned
+	// broken says a problem of the component itself was reported (its
+	// component.yaml, imports, templates, stubs or records): it is not
+	// planned, while the others are, so that every problem is reported at
+	// once.
+	broken bool
 }
 
 // stubRef is a stub named by a component.yaml or template.yaml.
@@ -200,24 +205,24 @@ func Open(ctx context.Context, root string, opts Options) (*Landscape, manifest.
 	// every problem is reported at once.
 	l.checkImports(&diags)
 	l.chainTemplates(&diags)
-	if diags.HasErrors() || opts.Graph {
+	if opts.Graph {
 		if diags.HasErrors() {
 			return nil, diags
 		}
 		return l, diags
 	}
-	// Components whose stubs or records are wrong are not planned; the
-	// others are, so that every problem is reported at once.
-	broken := map[*Component]bool{}
+	// Components with problems of their own are not planned; the others
+	// are, so that a mistake in one component.yaml does not hide those in
+	// another's deployment.yaml.
 	for _, c := range l.Components {
-		if c.Active {
+		if c.Active && !c.broken {
 			n := len(diags)
 			l.resolveStubs(c, &diags)
 			l.readDeployed(c, &diags)
-			broken[c] = len(diags) > n
+			c.broken = len(diags) > n
 		}
 	}
-	l.planComponents(ctx, pos, broken, &diags)
+	l.planComponents(ctx, pos, &diags)
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -286,12 +291,13 @@ func (l *Landscape) findComponents(diags *manifest.Diagnostics) {
 // same child process.
 func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *manifest.Diagnostics) {
 	jobs := make([]Job, 0, len(l.Components)+len(l.Templates))
-	unread := false
+	// done takes each job's result: a component's or a template's.
+	var done []func(Result)
 	for _, c := range l.Components {
 		data, err := readFile(c.File)
 		if err != nil {
 			diags.Errorf(manifest.Pos{File: c.File}, "", "read: %v", err)
-			unread = true
+			c.broken = true
 			continue
 		}
 		env, _ := json.Marshal(map[string]any{"env": map[string]string{"COMPONENT": c.Name, "PRODUCT": c.Product.Name}})
@@ -303,47 +309,56 @@ func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *m
 			data, err := readFile(f)
 			if err != nil {
 				diags.Errorf(manifest.Pos{File: f}, "", "read: %v", err)
-				unread = true
+				c.broken = true
 				continue
 			}
 			stubs = append(stubs, Doc{Name: f, Data: data})
 		}
+		if c.broken {
+			continue
+		}
 		stubs = append(stubs, Doc{Name: l.ConfigFile(), Data: l.Config}, Doc{Name: "env", Data: env})
 		jobs = append(jobs, Job{Template: Doc{Name: c.File, Data: data}, Stubs: stubs})
+		done = append(done, func(res Result) {
+			n := len(*diags)
+			if len(res.Issues) > 0 {
+				*diags = append(*diags, pos.diagnostics(res.Issues, "component.yaml")...)
+			} else {
+				c.Meta = res.JSON
+				l.readMeta(c, pos, diags)
+			}
+			c.broken = len(*diags) > n
+		})
 	}
 	for _, t := range l.Templates {
 		data, err := readFile(t.File)
 		if err != nil {
 			diags.Errorf(manifest.Pos{File: t.File}, "", "read: %v", err)
-			unread = true
+			t.broken = true
 			continue
 		}
 		jobs = append(jobs, Job{Template: Doc{Name: t.File, Data: data}, Stubs: []Doc{{Name: l.ConfigFile(), Data: l.Config}}})
-	}
-	if unread {
-		return // results would not line up with the components
+		done = append(done, func(res Result) {
+			n := len(*diags)
+			if len(res.Issues) > 0 {
+				*diags = append(*diags, pos.diagnostics(res.Issues, "template.yaml")...)
+			} else {
+				t.Meta = res.JSON
+				l.readTemplateMeta(t, pos, diags)
+			}
+			t.broken = len(*diags) > n
+		})
 	}
 	results, err := Evaluate(ctx, jobs)
 	if err != nil {
 		diags.Errorf(manifest.Pos{File: l.Root}, "", "evaluate the components' component.yaml: %v", err)
+		for _, c := range l.Components {
+			c.broken = true
+		}
 		return
 	}
-	for i, c := range l.Components {
-		if len(results[i].Issues) > 0 {
-			*diags = append(*diags, pos.diagnostics(results[i].Issues, "component.yaml")...)
-			continue
-		}
-		c.Meta = results[i].JSON
-		l.readMeta(c, pos, diags)
-	}
-	for i, t := range l.Templates {
-		res := results[len(l.Components)+i]
-		if len(res.Issues) > 0 {
-			*diags = append(*diags, pos.diagnostics(res.Issues, "template.yaml")...)
-			continue
-		}
-		t.Meta = res.JSON
-		l.readTemplateMeta(t, pos, diags)
+	for i, res := range results {
+		done[i](res)
 	}
 }
 
@@ -521,6 +536,7 @@ func (l *Landscape) checkImports(diags *manifest.Diagnostics) {
 			continue
 		}
 		labels := map[string]bool{}
+		n := len(*diags)
 		for _, im := range c.Imports {
 			o := l.byName[im.Component]
 			switch {
@@ -538,6 +554,7 @@ func (l *Landscape) checkImports(diags *manifest.Diagnostics) {
 			}
 			labels[im.Label] = true
 		}
+		c.broken = c.broken || len(*diags) > n
 	}
 	if diags.HasErrors() {
 		return // a cycle search needs every import to name a component

@@ -40,12 +40,12 @@ type planned struct {
 // deployment manifests evaluated as far as they can be before the run, in
 // one child process. Problems in them are errors now; a list that depends
 // on exports not there yet cannot be planned (an error for a deploy).
-func (l *Landscape) planComponents(ctx context.Context, pos *positions, broken map[*Component]bool, diags *manifest.Diagnostics) {
+func (l *Landscape) planComponents(ctx context.Context, pos *positions, diags *manifest.Diagnostics) {
 	var comps []*Component
 	var jobs []Job
 	var ins []*inputs
 	for _, c := range l.Components {
-		if !c.Active || broken[c] {
+		if !c.Active || c.broken {
 			continue
 		}
 		c.Plan = &planned{Actions: l.hasActions(c)}
@@ -71,6 +71,23 @@ func (l *Landscape) planComponents(ctx context.Context, pos *positions, broken m
 		}
 		diags.Errorf(pos.at(c.File, nil), "", "component %s: %v", c.Name, err)
 	}
+	// The exports are evaluated only after the plugins ran, but a file
+	// spiff cannot even read is a mistake to report now, not after them.
+	checked := map[string]bool{}
+	for _, c := range comps {
+		for _, f := range c.chainFiles(exportFile) {
+			if checked[f] {
+				continue
+			}
+			checked[f] = true
+			data, err := readFile(f)
+			if err != nil {
+				diags.Errorf(manifest.Pos{File: f}, "", "read: %v", err)
+				continue
+			}
+			jobs = append(jobs, Job{Template: Doc{Name: f, Data: data}, ParseOnly: true})
+		}
+	}
 	if len(jobs) == 0 {
 		return
 	}
@@ -81,6 +98,9 @@ func (l *Landscape) planComponents(ctx context.Context, pos *positions, broken m
 	}
 	for i, c := range comps {
 		l.readPlan(c, jobs[i], ins[i], &results[i], pos, diags)
+	}
+	for _, res := range results[len(comps):] {
+		*diags = append(*diags, pos.diagnostics(res.Issues, "export.yaml")...)
 	}
 }
 
@@ -122,6 +142,10 @@ func (l *Landscape) readPlan(c *Component, job Job, in *inputs, res *Result, pos
 	keys := map[string]bool{}
 	keysOf(list, keys)
 	for _, k := range loadRegistry(l.StateDir(c.Name)).Last {
+		if err := checkKey(k); err != nil {
+			diags.Errorf(manifest.Pos{File: filepath.Join(l.StateDir(c.Name), "plugins.json")}, "last", "%v", err)
+			continue
+		}
 		if !keys[k] {
 			c.Plan.Vanished = append(c.Plan.Vanished, k)
 		}

@@ -41,6 +41,9 @@ type Job struct {
 	// WantYAML asks for the document as spiff writes it (the generated
 	// files sow leaves in gen/ and export/, read again by spiff).
 	WantYAML bool `json:"wantYAML,omitempty"`
+	// ParseOnly reads the documents and no more: a check, before the run,
+	// of a file that is evaluated only late in it (export.yaml).
+	ParseOnly bool `json:"parseOnly,omitempty"`
 }
 
 // Unresolved stands in a partial result for a value spiff could not
@@ -119,6 +122,9 @@ func evaluate(j Job) (res Result) {
 		if n != nil && n.Value() != nil {
 			states = append(states, n)
 		}
+	}
+	if j.ParseOnly {
+		return Result{}
 	}
 	if j.Partial {
 		return partial(s, tmpl, j, append(stubs, states...))

@@ -28,6 +28,9 @@ type Template struct {
 	Parent    string
 	ParentPos manifest.Pos
 	Stubs     []stubRef
+	// broken says its template.yaml could not be read: the components
+	// using it are not planned.
+	broken bool
 }
 
 // findTemplates walks each product's templates/ folder for template.yaml
@@ -96,6 +99,7 @@ func (l *Landscape) chainTemplates(diags *manifest.Diagnostics) {
 			t := l.templates[name]
 			if t == nil {
 				diags.Errorf(at, "template", "component %s uses template %q, which no templates/ folder of the landscape holds%s", c.Name, name, l.suggestTemplate(name))
+				c.broken = true
 				break
 			}
 			if seen[name] {
@@ -104,10 +108,12 @@ func (l *Landscape) chainTemplates(diags *manifest.Diagnostics) {
 					names = append(names, x.Name)
 				}
 				diags.Errorf(at, "template", "template cycle: %s → %s", strings.Join(names, " → "), name)
+				c.broken = true
 				break
 			}
 			seen[name] = true
 			c.Chain = append(c.Chain, t)
+			c.broken = c.broken || t.broken
 			name, at = t.Parent, t.ParentPos
 		}
 	}
