@@ -23,6 +23,10 @@ import (
 // payload past 2 MB.
 const maxInput = 1536 << 10
 
+// maxSteps bounds the steps a workflow runs as activities: its history is
+// cut at 51,200 events.
+const maxSteps = 6000
+
 // pollEvery is how often an attached client asks the workflow and the
 // database what happened.
 const pollEvery = 200 * time.Millisecond
@@ -133,6 +137,17 @@ func (e *Engine) input(rr *action.RemoteRun, runID string, prep *action.Prepared
 	sk, err := SkeletonOf(prep.Plan, rerun, local)
 	if err != nil {
 		return RunInput{}, err
+	}
+	// A workflow's history holds at most 51,200 events; a step that runs
+	// as an activity takes about seven (its three and its workflow task's).
+	steps := 0
+	for _, n := range sk.Nodes {
+		if !n.Local {
+			steps++
+		}
+	}
+	if steps > maxSteps {
+		return RunInput{}, &action.InvalidError{Err: fmt.Errorf("the plan has %d steps that run as activities; a Temporal workflow's history holds about %d: run it locally, or in parts (-c)", steps, maxSteps), Consequence: "nothing was run"}
 	}
 	in := RunInput{Stack: rr.Stack, RunID: runID, Fingerprint: prep.Fingerprint, State: rr.StateLocation, Queue: e.queue,
 		Parallel: rr.Parallel, Force: rr.Force, Skeleton: sk}
