@@ -1,0 +1,51 @@
+package action
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestFingerprintDiffers: a worker whose build of a run differs from the
+// client's names the first thing that differs: a file of the stack, a
+// component's folder, a step.
+func TestFingerprintDiffers(t *testing.T) {
+	client := &Fingerprint{
+		Files: []string{rootMark + "/hub.yaml aaa"},
+		Dirs:  []string{rootMark + "/a s1", rootMark + "/b s2"},
+		Plan:  []byte(`{"nodes":[{"id":"x"},{"id":"y","label":"y"}],"edges":[]}`),
+	}
+	tests := []struct {
+		name   string
+		worker Fingerprint
+		want   string
+	}{
+		{"a file", Fingerprint{Files: []string{rootMark + "/hub.yaml bbb"}}, "the stack's files differ: hub.yaml is not the same"},
+		{"a folder missing", Fingerprint{Files: client.Files, Dirs: []string{rootMark + "/a s1"}}, "a component's folder differs: b is missing here"},
+		{"a folder more", Fingerprint{Files: client.Files, Dirs: append(append([]string{}, client.Dirs...), rootMark+"/c s3")}, "c is not in the client's checkout"},
+		{"another folder", Fingerprint{Files: client.Files, Dirs: []string{rootMark + "/a s1", rootMark + "/z s2"}}, "the client has b where this worker has z"},
+		{"a step", Fingerprint{Files: client.Files, Dirs: client.Dirs, Plan: []byte(`{"nodes":[{"id":"x"},{"id":"y","label":"other"}]}`)},
+			`step 2 of the plan differs: the client's is {"id":"y","label":"y"}, this worker's {"id":"y","label":"other"}`},
+		{"steps more", Fingerprint{Files: client.Files, Dirs: client.Dirs, Plan: []byte(`{"nodes":[{"id":"x"}]}`)}, "the client's plan has 2 steps, this worker's 1"},
+	}
+	for _, tt := range tests {
+		if got := tt.worker.differs(client); !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestCheckoutOf: the manifest and params files are found below the
+// checkout's root; a params file outside it is refused.
+func TestCheckoutOf(t *testing.T) {
+	dir := t.TempDir()
+	co, err := checkoutOf(dir+"/stack/hub.yaml", []string{dir + "/stack/p.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if co.root != dir+"/stack" || co.manifest != "hub.yaml" || len(co.params) != 1 || co.params[0] != "p.yaml" {
+		t.Errorf("checkout %+v", co)
+	}
+	if _, err := checkoutOf(dir+"/stack/hub.yaml", []string{dir + "/other.yaml"}); err == nil || !strings.Contains(err.Error(), "lies outside the checkout") {
+		t.Errorf("a params file outside: %v", err)
+	}
+}
