@@ -213,58 +213,30 @@ components:
 	}
 }
 
-// killVictim waits for the worker running v, marks it killed and kills it
-// with SIGKILL.
-func killVictim(t *testing.T, dir string) {
+// killVictim waits for the worker running v, marks it killed and sends it
+// sig.
+func killVictim(t *testing.T, dir string, sig syscall.Signal) {
 	t.Helper()
 	pid, err := strconv.Atoi(waitFileLine(t, filepath.Join(dir, "victim")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	touch(t, filepath.Join(dir, "killed"))
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatalf("kill the worker %d: %v", pid, err)
+	if err := syscall.Kill(pid, sig); err != nil {
+		t.Fatalf("signal the worker %d: %v", pid, err)
 	}
 }
 
 // TestTemporalWorkerKilledMidStep: a worker killed with SIGKILL while it
-// runs a step. Its reaper kills the step's processes at once. A component
-// that declares lifecycle.idempotent starts over on the other worker and the
-// stack completes; no step ran beside its retry. One that does not is left
+// runs a step — its reaper kills the step's processes at once — or stopped
+// with SIGTERM — it stops them, and says so. A component that declares
+// lifecycle.idempotent starts over on the other worker and the stack
+// completes; no step ran beside its retry. One that does not is left
 // incomplete and the run stops, as after a crash.
 func TestTemporalWorkerKilledMidStep(t *testing.T) {
-	t.Run("idempotent", func(t *testing.T) {
-		w := newOnWorkers(t, killFiles(true))
-		w.worker("w1", "--parallel", "2")
-		w.worker("w2", "--parallel", "2")
-		cmd := w.gantry("deploy", "hub.yaml", "--parallel", "4")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		killVictim(t, w.dir)
-		err := cmd.Wait()
-		if err != nil {
-			t.Fatalf("deploy: %v\n%s", err, out.String())
-		}
-		journal, _ := os.ReadFile(filepath.Join(w.dir, "journal"))
-		if bytes.Contains(journal, []byte("OVERLAP")) {
-			t.Errorf("a step ran beside its retry:\n%s", journal)
-		}
-		if n := bytes.Count(journal, []byte("start v ")); n != 2 {
-			t.Errorf("v started %d times, want 2:\n%s", n, journal)
-		}
-		if !strings.Contains(out.String(), "starting it over on another worker") {
-			t.Errorf("the display does not say v started over:\n%s", out.String())
-		}
-		st := readStateAt(t, w.state, "killed")
-		for _, c := range []string{"a", "v", "b", "z"} {
-			if rc := st.Components[c]; rc == nil || rc.Status != state.StatusDeployed {
-				t.Errorf("%s: %+v", c, rc)
-			}
-		}
-	})
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+		t.Run("idempotent, "+sig.String(), func(t *testing.T) { startsOver(t, sig) })
+	}
 	t.Run("not idempotent", func(t *testing.T) {
 		w := newOnWorkers(t, killFiles(false))
 		w.worker("w1", "--parallel", "2")
@@ -275,7 +247,7 @@ func TestTemporalWorkerKilledMidStep(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		killVictim(t, w.dir)
+		killVictim(t, w.dir, syscall.SIGKILL)
 		err := cmd.Wait()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 			t.Fatalf("deploy: %v, want exit 1\n%s", err, out.String())
@@ -301,6 +273,41 @@ func TestTemporalWorkerKilledMidStep(t *testing.T) {
 			}
 		}
 	})
+}
+
+// startsOver: a worker running an idempotent component's step killed with
+// sig (SIGTERM stops it, SIGKILL kills it): the component starts over on
+// the other worker and the stack completes, no step beside its retry.
+func startsOver(t *testing.T, sig syscall.Signal) {
+	w := newOnWorkers(t, killFiles(true))
+	w.worker("w1", "--parallel", "2")
+	w.worker("w2", "--parallel", "2")
+	cmd := w.gantry("deploy", "hub.yaml", "--parallel", "4")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killVictim(t, w.dir, sig)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("deploy: %v\n%s", err, out.String())
+	}
+	journal, _ := os.ReadFile(filepath.Join(w.dir, "journal"))
+	if bytes.Contains(journal, []byte("OVERLAP")) {
+		t.Errorf("a step ran beside its retry:\n%s", journal)
+	}
+	if n := bytes.Count(journal, []byte("start v ")); n != 2 {
+		t.Errorf("v started %d times, want 2:\n%s", n, journal)
+	}
+	if !strings.Contains(out.String(), "starting it over on another worker") {
+		t.Errorf("the display does not say v started over:\n%s", out.String())
+	}
+	st := readStateAt(t, w.state, "killed")
+	for _, c := range []string{"a", "v", "b", "z"} {
+		if rc := st.Components[c]; rc == nil || rc.Status != state.StatusDeployed {
+			t.Errorf("%s: %+v", c, rc)
+		}
+	}
 }
 
 func readFile(t *testing.T, path string) string {

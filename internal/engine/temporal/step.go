@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/lines"
@@ -109,6 +110,12 @@ func (a *activities) step(ctx context.Context, in StepInput) (StepOutput, error)
 	env := &stepEnv{a: a, hr: hr, n: n, in: in, ctx: ctx, info: activity.GetInfo(ctx)}
 	res := safeRun(component.WithWatcher(ctx, a.reaper), runner, env, n)
 	env.flush()
+	if a.stopping.Load() && ctx.Err() != nil {
+		// Stopped with its worker, not by the run: the workflow takes it
+		// as the worker's death (the step's processes are stopped).
+		hr.lines.flush(context.WithoutCancel(ctx))
+		return out, sdktemporal.NewApplicationError("the worker running the step was stopped", errStopped, Heartbeat{Host: a.host, Worker: a.name})
+	}
 	hr.lines.flush(context.WithoutCancel(ctx))
 	if err := wr.Flush(); err != nil && res.Status != plan.Failed {
 		res = plan.Fail(fmt.Errorf("cannot record the state: %w", err))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -16,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gantry-dev/gantry/internal/action"
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/state/pgstate"
 )
@@ -66,12 +68,13 @@ func (e *Engine) Work(ctx context.Context, o action.WorkerOptions) error {
 			MaxConcurrentActivityTaskPollers: 1,
 			StickyScheduleToStartTimeout:     StickyTimeout,
 			DisableEagerActivities:           true,
+			WorkerStopTimeout:                stopTimeout,
 			// A large plan's first workflow task rebuilds it from its
 			// skeleton: more than the default second on a busy machine.
 			DeadlockDetectionTimeout: workflowTaskTimeout / 2,
 		}),
-		worker.New(c, a.host, worker.Options{Identity: id, MaxConcurrentActivityExecutionSize: 1000, DisableEagerActivities: true}),
-		worker.New(c, a.light, worker.Options{Identity: id, MaxConcurrentActivityExecutionSize: 1000, DisableEagerActivities: true}),
+		worker.New(c, a.host, worker.Options{Identity: id, MaxConcurrentActivityExecutionSize: 1000, DisableEagerActivities: true, WorkerStopTimeout: stopTimeout}),
+		worker.New(c, a.light, worker.Options{Identity: id, MaxConcurrentActivityExecutionSize: 1000, DisableEagerActivities: true, WorkerStopTimeout: stopTimeout}),
 	}
 	workers[0].RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
 	workers[0].RegisterActivityWithOptions(a.release, activity.RegisterOptions{Name: ActivityRelease})
@@ -91,12 +94,24 @@ func (e *Engine) Work(ctx context.Context, o action.WorkerOptions) error {
 	}
 	go a.sweep(ctx)
 	<-ctx.Done()
+	// Stopped: the running steps are stopped (their processes get the
+	// grace period) and reported as lost with their worker, so that their
+	// components start over elsewhere where they may.
+	a.stopping.Store(true)
 	for i := len(workers) - 1; i >= 0; i-- {
 		workers[i].Stop()
 	}
 	a.closeAll()
 	return nil
 }
+
+// stopTimeout is how long a stopped worker gives its running steps to stop
+// their processes and report it.
+var stopTimeout = component.StopGrace() + 5*time.Second
+
+// errStopped is the error type of a step whose worker was stopped while it
+// ran: the workflow takes it as the worker's death.
+const errStopped = "WorkerStopped"
 
 // activities are a worker's activities and what they share: the runs it
 // has rebuilt, its slots, its reaper.
@@ -111,6 +126,8 @@ type activities struct {
 
 	mu   sync.Mutex
 	runs map[string]*hostedRun
+	// stopping says the worker is being stopped.
+	stopping atomic.Bool
 }
 
 // hostedRun is a run as this worker knows it: rebuilt once, with the data

@@ -536,9 +536,17 @@ func (w *run) output() RunOutput {
 }
 
 // workerDied reports whether an activity ended because its worker went
-// away: no heartbeat in time, or not started in time on a host's queue. It
-// names the worker when the heartbeats did.
+// away: no heartbeat in time, not started in time on a host's queue, or
+// its worker stopped while it ran. It names the worker when it can.
 func workerDied(err error) (string, bool) {
+	var ae *sdktemporal.ApplicationError
+	if errors.As(err, &ae) && ae.Type() == errStopped {
+		var hb Heartbeat
+		if ae.HasDetails() && ae.Details(&hb) == nil && hb.Worker != "" {
+			return hb.Worker + ", stopped", true
+		}
+		return "a worker, stopped", true
+	}
 	var te *sdktemporal.TimeoutError
 	if errors.As(err, &te) {
 		switch te.TimeoutType() {
@@ -553,10 +561,15 @@ func workerDied(err error) (string, bool) {
 	return "", false
 }
 
-// hostOf is the host queue an activity's heartbeats named.
+// hostOf is the host queue an activity's heartbeats (or its worker, when
+// stopped) named.
 func hostOf(err error) string {
-	var te *sdktemporal.TimeoutError
+	var ae *sdktemporal.ApplicationError
 	var hb Heartbeat
+	if errors.As(err, &ae) && ae.Type() == errStopped && ae.HasDetails() && ae.Details(&hb) == nil {
+		return hb.Host
+	}
+	var te *sdktemporal.TimeoutError
 	if errors.As(err, &te) && te.HasLastHeartbeatDetails() && te.LastHeartbeatDetails(&hb) == nil {
 		return hb.Host
 	}
