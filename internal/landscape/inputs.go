@@ -62,7 +62,9 @@ func fileDigest(p string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// exportsDigest is the value of ExportsOutput after a deploy.
+// exportsDigest is the value of ExportsOutput after a deploy: the
+// digest's first half, or why there is none.
 func (w *work) exportsDigest() string {
-	return fileDigest(filepath.Join(w.export_(), exportFile))[:32]
+	d := fileDigest(filepath.Join(w.export_(), exportFile))
+	return d[:min(len(d), 32)]
 }

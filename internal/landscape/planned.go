@@ -27,9 +27,9 @@ type planned struct {
 	// the list is.
 	Unknown error
 	Pos     manifest.Pos
-	// Vanished are the instances sow's records (plugins.json) say the last
-	// deploy ran that the list may no longer have: each gets a step that
-	// deletes it if the run's list does not have it.
+	// Vanished are the instances sow's records (plugins.json) say exist
+	// that the list may no longer have: each gets a step that deletes it
+	// if the run's list does not have it.
 	Vanished []string
 	// Actions says the component has an action script (its own or the
 	// crop's lib/action), whose deploy and delete functions are steps.
@@ -141,7 +141,7 @@ func (l *Landscape) readPlan(c *Component, job Job, in *inputs, res *Result, pos
 	c.Plan.List = list
 	keys := map[string]bool{}
 	keysOf(list, keys)
-	for _, k := range loadRegistry(l.StateDir(c.Name)).Last {
+	for _, k := range loadRegistry(l.StateDir(c.Name)).recorded() {
 		if err := checkKey(k); err != nil {
 			diags.Errorf(manifest.Pos{File: filepath.Join(l.StateDir(c.Name), "plugins.json")}, "last", "%v", err)
 			continue
@@ -195,6 +195,28 @@ type registry struct {
 	Current []string       `json:"current,omitempty"`
 	Last    []string       `json:"last,omitempty"`
 	Plugins map[string]any `json:"plugins"`
+}
+
+// recorded are the instances the records say exist: the last deploy's,
+// then those a run that did not finish deployed (latest first), then any
+// other whose spec is kept. sow looks at the last deploy's only, so an
+// instance deployed by a run that failed or was killed later on was never
+// deleted once it left the list.
+func (r *registry) recorded() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(keys ...string) {
+		for _, k := range keys {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	add(r.Last...)
+	add(r.Current...)
+	add(sortedKeys(r.Plugins)...)
+	return out
 }
 
 func loadRegistry(dir string) *registry {
