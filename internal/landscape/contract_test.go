@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
 // TestRunnerRefusesKeysLeadingOut: a key known only when the run
@@ -46,5 +48,29 @@ func TestRunnerRefusesKeysLeadingOut(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "outside")); err == nil {
 		t.Error("a folder was created outside the landscape")
+	}
+}
+
+// TestSetupRunsOnlyThePlannedEntry: an entry of component.plugins that is
+// no longer the one the plan showed (another plugin or instance there)
+// fails before anything is written or run.
+func TestSetupRunsOnlyThePlannedEntry(t *testing.T) {
+	land := t.TempDir()
+	dir := filepath.Join(land, "crop", "components", "a")
+	crop := &Product{Name: mainProduct, Dir: filepath.Join(land, "crop")}
+	c := &Component{Name: "a", Dir: dir, Product: crop, Meta: []byte(`{"component":{"plugins":[{"p":"k2"},"echo"]}}`)}
+	var out bytes.Buffer
+	for _, cfg := range []config{
+		{At: []int{0}, Name: "p", Key: "k1", Phase: "prepare"},
+		{At: []int{0}, Name: "q", Key: "k2", Phase: "prepare"},
+		{At: []int{1}, Name: "fail", Phase: "prepare"},
+	} {
+		w := &work{l: &Landscape{Root: land}, c: c, cfg: &cfg, call: &plugin.Call{Action: "deploy", Stdout: &out, Stderr: &out}}
+		if err := w.setup(context.Background()); err == nil || !strings.Contains(err.Error(), "the plan runs "+title(cfg.Name, cfg.Key)+" there") {
+			t.Errorf("%+v: got %v", cfg, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(land, "gen")); err == nil {
+		t.Error("gen/ was written")
 	}
 }

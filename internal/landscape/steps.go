@@ -310,6 +310,22 @@ func (w *work) notDeployed() bool {
 
 // setup runs an entry of component.plugins with its phase's action.
 func (w *work) setup(ctx context.Context) error {
+	var meta map[string]any
+	_ = json.Unmarshal(w.c.Meta, &meta)
+	comp, _ := meta["component"].(map[string]any)
+	e, err := callAt(comp["plugins"], w.cfg.At)
+	if err != nil {
+		return fmt.Errorf("component.plugins: %w", err)
+	}
+	// The entry is the one the plan showed (a run in another process
+	// reads the component.yaml again), or nothing runs.
+	now := *e
+	if !keyless(now.Name) {
+		now.resolveKey()
+	}
+	if now.Name != w.cfg.Name || now.Key != w.cfg.Key {
+		return fmt.Errorf("component.plugins %v: the plan runs %s there, component.yaml now has %s", w.cfg.At, title(w.cfg.Name, w.cfg.Key), title(now.Name, now.Key))
+	}
 	if err := w.dirs(); err != nil {
 		return err
 	}
@@ -320,13 +336,6 @@ func (w *work) setup(ctx context.Context) error {
 	r, err := w.runner(ctx, w.cfg.Phase, "COMPONENTJSON", docFile, w.c.Meta)
 	if err != nil {
 		return err
-	}
-	var meta map[string]any
-	_ = json.Unmarshal(w.c.Meta, &meta)
-	comp, _ := meta["component"].(map[string]any)
-	e, err := callAt(comp["plugins"], w.cfg.At)
-	if err != nil {
-		return fmt.Errorf("component.plugins: %w", err)
 	}
 	return r.one(ctx, e)
 }
