@@ -96,18 +96,10 @@ func exitWhenOrphaned(parent int) {
 // Evaluate runs the jobs with spiff in a child process (this program,
 // re-executed) within the bounds, and returns one result per job.
 // Children serve one request after another: a run evaluating hundreds of
-// manifests starts a few processes, not hundreds. evalInProcess
-// short-cuts the child in fuzz tests, which cannot re-execute.
+// manifests starts a few processes, not hundreds.
 func Evaluate(ctx context.Context, jobs []Job) ([]Result, error) {
 	if len(jobs) == 0 {
 		return nil, nil
-	}
-	if evalInProcess {
-		out := make([]Result, len(jobs))
-		for i, j := range jobs {
-			out[i] = evaluate(j)
-		}
-		return out, nil
 	}
 	req, err := json.Marshal(jobs)
 	if err != nil {
@@ -139,7 +131,7 @@ type spiffChild struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	dec    *json.Decoder
-	stderr *tail
+	stderr *head
 }
 
 // pool keeps idle children for the next requests.
@@ -204,7 +196,7 @@ func startChild() (*spiffChild, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &spiffChild{cmd: cmd, in: in, dec: json.NewDecoder(out), stderr: &tail{n: 4096}}
+	c := &spiffChild{cmd: cmd, in: in, dec: json.NewDecoder(out), stderr: &head{n: 4096}}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start a spiff child: %w", err)
@@ -274,29 +266,27 @@ func childFailure(err error, stderr string) error {
 	return fmt.Errorf("spiff evaluation failed: %v: %s", err, first)
 }
 
-// evalInProcess evaluates without a child (fuzzing, where every input is
-// bounded by the fuzzer itself).
-var evalInProcess = false
-
-// tail keeps the first n bytes written to it: a child's stderr, read when
+// head keeps the first n bytes written to it: a child's stderr, read when
 // it dies (at its first fatal error).
-type tail struct {
+type head struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 	n   int
 }
 
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if room := t.n - t.buf.Len(); room > 0 {
-		t.buf.Write(p[:min(len(p), room)])
+// Write keeps what still fits and takes the rest without keeping it.
+func (h *head) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if room := h.n - h.buf.Len(); room > 0 {
+		h.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
 }
 
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.buf.String()
+// String is what was kept.
+func (h *head) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.buf.String()
 }

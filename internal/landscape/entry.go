@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -78,11 +77,7 @@ func specs(list any) ([]map[string]any, error) {
 				out = append(out, x)
 				continue
 			}
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := sortedKeys(x)
 			if len(keys) == 0 {
 				return nil, fmt.Errorf("entry %d: an empty mapping is no plugin", i)
 			}

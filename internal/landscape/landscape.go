@@ -127,9 +127,15 @@ func (l *Landscape) Component(name string) *Component { return l.byName[name] }
 // ConfigFile is gen/config.json, the effective configuration.
 func (l *Landscape) ConfigFile() string { return filepath.Join(l.Root, "gen", "config.json") }
 
-// Dirs are sow's folders of a component at the landscape's root.
-func (l *Landscape) GenDir(comp string) string    { return filepath.Join(l.Root, "gen", comp) }
-func (l *Landscape) StateDir(comp string) string  { return filepath.Join(l.Root, "state", comp) }
+// GenDir is a component's folder of generated files (sow's GENDIR): they
+// can be deleted at any time.
+func (l *Landscape) GenDir(comp string) string { return filepath.Join(l.Root, "gen", comp) }
+
+// StateDir is a component's folder of state to keep (sow's STATEDIR).
+func (l *Landscape) StateDir(comp string) string { return filepath.Join(l.Root, "state", comp) }
+
+// ExportDir is a component's folder of exports for the components
+// importing it (sow's EXPORTDIR).
 func (l *Landscape) ExportDir(comp string) string { return filepath.Join(l.Root, "export", comp) }
 
 // RootProductDir is the crop.
@@ -260,29 +266,40 @@ func (l *Landscape) findProducts(dir, name string, parent *Product, diags *manif
 // component.yaml files; a component is named by its path there.
 func (l *Landscape) findComponents(diags *manifest.Diagnostics) {
 	for _, p := range l.Products {
-		base := filepath.Join(p.Dir, componentsDir)
-		_ = filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || d.Name() != componentFile {
-				return nil
-			}
-			dir := filepath.Dir(path)
-			rel, _ := filepath.Rel(base, dir)
-			name := filepath.ToSlash(rel)
-			if name == "." {
-				diags.Errorf(manifest.Pos{File: path}, "", "a component.yaml directly in %s: components live in folders below it", base)
-				return nil
-			}
+		findDefs(filepath.Join(p.Dir, componentsDir), componentFile, "component", diags, func(name, dir, path string) string {
 			if o := l.byName[name]; o != nil {
-				diags.Errorf(manifest.Pos{File: path}, "", "component %s is defined twice (also in %s)", name, o.File)
-				return nil
+				return o.File
 			}
 			c := &Component{Name: name, Dir: dir, Product: p, File: path, Active: true}
 			l.byName[name] = c
 			l.Components = append(l.Components, c)
-			return nil
+			return ""
 		})
 	}
 	sort.Slice(l.Components, func(i, j int) bool { return l.Components[i].Name < l.Components[j].Name })
+}
+
+// findDefs walks base for the files that define a component or a template
+// (file: component.yaml, template.yaml), each named by its folder's path
+// below base. add records one and returns "", or the file that already
+// defines the name.
+func findDefs(base, file, what string, diags *manifest.Diagnostics, add func(name, dir, path string) (other string)) {
+	_ = filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != file {
+			return nil
+		}
+		dir := filepath.Dir(path)
+		rel, _ := filepath.Rel(base, dir)
+		name := filepath.ToSlash(rel)
+		if name == "." {
+			diags.Errorf(manifest.Pos{File: path}, "", "a %s directly in %s: %ss live in folders below it", file, base, what)
+			return nil
+		}
+		if other := add(name, dir, path); other != "" {
+			diags.Errorf(manifest.Pos{File: path}, "", "%s %s is defined twice (also in %s)", what, name, other)
+		}
+		return nil
+	})
 }
 
 // evalComponents evaluates every component.yaml with the configuration and
@@ -320,14 +337,10 @@ func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *m
 		stubs = append(stubs, Doc{Name: l.ConfigFile(), Data: l.Config}, Doc{Name: "env", Data: env})
 		jobs = append(jobs, Job{Template: Doc{Name: c.File, Data: data}, Stubs: stubs})
 		done = append(done, func(res Result) {
-			n := len(*diags)
-			if len(res.Issues) > 0 {
-				*diags = append(*diags, pos.diagnostics(res.Issues, "component.yaml")...)
-			} else {
-				c.Meta = res.JSON
+			c.broken = take(res, "component.yaml", pos, diags, func(meta []byte) {
+				c.Meta = meta
 				l.readMeta(c, pos, diags)
-			}
-			c.broken = len(*diags) > n
+			})
 		})
 	}
 	for _, t := range l.Templates {
@@ -339,14 +352,10 @@ func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *m
 		}
 		jobs = append(jobs, Job{Template: Doc{Name: t.File, Data: data}, Stubs: []Doc{{Name: l.ConfigFile(), Data: l.Config}}})
 		done = append(done, func(res Result) {
-			n := len(*diags)
-			if len(res.Issues) > 0 {
-				*diags = append(*diags, pos.diagnostics(res.Issues, "template.yaml")...)
-			} else {
-				t.Meta = res.JSON
+			t.broken = take(res, "template.yaml", pos, diags, func(meta []byte) {
+				t.Meta = meta
 				l.readTemplateMeta(t, pos, diags)
-			}
-			t.broken = len(*diags) > n
+			})
 		})
 	}
 	results, err := Evaluate(ctx, jobs)
@@ -360,6 +369,19 @@ func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *m
 	for i, res := range results {
 		done[i](res)
 	}
+}
+
+// take reads the result of a control file's evaluation: its issues are
+// reported, or read takes the document in. It reports whether anything
+// was wrong with the file.
+func take(res Result, what string, pos *positions, diags *manifest.Diagnostics, read func(doc []byte)) bool {
+	n := len(*diags)
+	if len(res.Issues) > 0 {
+		*diags = append(*diags, pos.diagnostics(res.Issues, what)...)
+	} else {
+		read(res.JSON)
+	}
+	return len(*diags) > n
 }
 
 // componentStubs are the lib/templates/component.yaml files sow gives a

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -73,21 +72,6 @@ type Issue struct {
 	Cause bool `json:"cause,omitempty"`
 }
 
-// Value decodes the result's document.
-func (r *Result) Value() (any, error) {
-	var v any
-	if len(r.JSON) == 0 {
-		return map[string]any{}, nil
-	}
-	if err := json.Unmarshal(r.JSON, &v); err != nil {
-		return nil, fmt.Errorf("decode spiff's result: %w", err)
-	}
-	if v == nil {
-		v = map[string]any{}
-	}
-	return v, nil
-}
-
 // evaluate runs a job with spiff in this process. spiff's panics (a nil
 // state node panics, among others) become issues: a template must never
 // crash gantry.
@@ -95,9 +79,6 @@ func evaluate(j Job) (res Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = Result{Issues: []Issue{{File: j.Template.Name, Msg: fmt.Sprintf("spiff failed on this input (a bug in spiff: %v)", r)}}}
-			if debugPanics {
-				res.Issues[0].Msg += "\n" + string(debug.Stack())
-			}
 		}
 	}()
 	// sow runs spiff with string interpolation on (SPIFF_FEATURES).
@@ -154,9 +135,6 @@ func evaluate(j Job) (res Result) {
 	}
 	return res
 }
-
-// debugPanics adds the stack to a panic's issue (tests of spiff's bugs).
-var debugPanics = false
 
 // issuesOf turns spiff's error into issues, one per unresolved node with
 // its file and path where spiff names them.

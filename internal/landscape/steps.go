@@ -422,23 +422,20 @@ func (w *work) deployment(ctx context.Context) error {
 	return w.registry(func(reg *registry) { reg.Current = nil })
 }
 
-// manifestDoc reads the deployment manifest this run generated, as JSON.
-func (w *work) manifestDoc() (string, []byte, error) {
+// listRunner is a runner of entries of the deployment manifest this run
+// generated (the step evaluating it wrote it), for an action.
+func (w *work) listRunner(ctx context.Context, action string) (*runner, error) {
 	p := filepath.Join(w.gen(), "deployment.json")
 	data, err := readFile(p)
 	if err != nil {
-		return "", nil, fmt.Errorf("the deployment manifest (the step evaluating it writes it): %w", err)
+		return nil, fmt.Errorf("the deployment manifest (the step evaluating it writes it): %w", err)
 	}
-	return p, data, nil
+	return w.runner(ctx, action, "DEPLOYMENTJSON", p, data)
 }
 
 // plugin runs one entry of the manifest's plugin list.
 func (w *work) plugin(ctx context.Context) error {
-	docFile, doc, err := w.manifestDoc()
-	if err != nil {
-		return err
-	}
-	r, err := w.runner(ctx, w.call.Action, "DEPLOYMENTJSON", docFile, doc)
+	r, err := w.listRunner(ctx, w.call.Action)
 	if err != nil {
 		return err
 	}
@@ -456,11 +453,7 @@ func (w *work) plugin(ctx context.Context) error {
 // action runs the deploy or delete function of the action scripts, when
 // they define it.
 func (w *work) action(ctx context.Context) error {
-	docFile, doc, err := w.manifestDoc()
-	if err != nil {
-		return err
-	}
-	r, err := w.runner(ctx, w.call.Action, "DEPLOYMENTJSON", docFile, doc)
+	r, err := w.listRunner(ctx, w.call.Action)
 	if err != nil {
 		return err
 	}
@@ -486,11 +479,7 @@ func (w *work) vanished(ctx context.Context) error {
 	if name == "" {
 		return w.registry(func(reg *registry) { reg.drop(w.cfg.Key) })
 	}
-	docFile, doc, err := w.manifestDoc()
-	if err != nil {
-		return err
-	}
-	r, err := w.runner(ctx, plugin.ActionDelete, "DEPLOYMENTJSON", docFile, doc)
+	r, err := w.listRunner(ctx, plugin.ActionDelete)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package landscape
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,26 +36,14 @@ type Template struct {
 // files; a template is named by its path there, across products.
 func (l *Landscape) findTemplates(diags *manifest.Diagnostics) {
 	for _, p := range l.Products {
-		base := filepath.Join(p.Dir, templatesDir)
-		_ = filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || d.Name() != templateFile {
-				return nil
-			}
-			dir := filepath.Dir(path)
-			rel, _ := filepath.Rel(base, dir)
-			name := filepath.ToSlash(rel)
-			if name == "." {
-				diags.Errorf(manifest.Pos{File: path}, "", "a template.yaml directly in %s: templates live in folders below it", base)
-				return nil
-			}
+		findDefs(filepath.Join(p.Dir, templatesDir), templateFile, "template", diags, func(name, dir, path string) string {
 			if o := l.templates[name]; o != nil {
-				diags.Errorf(manifest.Pos{File: path}, "", "template %s is defined twice (also in %s)", name, o.File)
-				return nil
+				return o.File
 			}
 			t := &Template{Name: name, Dir: dir, Product: p, File: path}
 			l.templates[name] = t
 			l.Templates = append(l.Templates, t)
-			return nil
+			return ""
 		})
 	}
 	sort.Slice(l.Templates, func(i, j int) bool { return l.Templates[i].Name < l.Templates[j].Name })
