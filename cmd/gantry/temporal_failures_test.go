@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -15,7 +18,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/state/pgstate/pgtest"
 )
@@ -470,5 +476,43 @@ components:
 	}
 	if !strings.Contains(out.String(), "interrupted") {
 		t.Errorf("the display does not say the run was interrupted:\n%s", out.String())
+	}
+}
+
+// TestTemporalStaleWorkflowLock: a workflow terminated on the server leaves
+// the stack's lock to a run that is gone; a local run is refused naming it,
+// and the next deploy on workers finds it gone, gives the lock back and
+// runs.
+func TestTemporalStaleWorkflowLock(t *testing.T) {
+	w := newOnWorkers(t, map[string]string{
+		"hub.yaml":                "version: 1\nkind: stack\nmeta: {name: stale}\ncomponents:\n  - name: a\n    source: {dir: comp}\n",
+		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
+		"comp/deploy":             "#!/bin/sh\ntouch ../started\nwhile [ ! -e ../go ]; do sleep 0.05; done\necho a ran\n",
+	})
+	w.worker("w1")
+	first := w.gantry("deploy", "hub.yaml")
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitPath(t, filepath.Join(w.dir, "started"))
+	_ = first.Process.Kill()
+	_ = first.Wait()
+	c, err := client.Dial(client.Options{HostPort: temporalServer(t), Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	wf := "gantry:" + action.StateIdentity(w.state, "stale")
+	if err := c.TerminateWorkflow(context.Background(), wf, "", "a test terminates it"); err != nil {
+		t.Fatal(err)
+	}
+	out, code := w.run("deploy", "hub.yaml", "--engine", "local")
+	if code != 3 || !strings.Contains(out, "on Temporal workers (workflow "+wf+")") || !strings.Contains(out, "gives the lock back if its workflow is gone") {
+		t.Errorf("a local deploy: exit %d\n%s", code, out)
+	}
+	touch(t, filepath.Join(w.dir, "go"))
+	out, code = w.run("deploy", "hub.yaml")
+	if code != 0 || !strings.Contains(out, "is no longer running but held the state's lock: released") || !strings.Contains(out, "a ran") {
+		t.Errorf("the next deploy: exit %d\n%s", code, out)
 	}
 }

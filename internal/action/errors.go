@@ -63,6 +63,9 @@ func (e *LockedError) Error() string {
 	if state.IsDatabase(where) {
 		where = "URL" // the URL shown hides its password: it cannot be pasted
 	}
+	if e.Holder != nil && e.Holder.Workflow != "" {
+		return fmt.Sprintf("%v\nwait for it to finish, or for it with --lock-timeout; gantry deploy --engine temporal://… attaches to it when no client is, and gives the lock back if its workflow is gone (docs/temporal.md)", e.LockedError)
+	}
 	return fmt.Sprintf("%v\nwait for it to finish, or for it with --lock-timeout; if that run is gone, 'gantry unlock -s %s' removes a stale lock", e.LockedError, where)
 }
 
