@@ -22,3 +22,36 @@ func TestExportsDigest(t *testing.T) {
 		t.Errorf("with export.yaml: got %q", got)
 	}
 }
+
+// TestConfigReplacedWhole: gen/config.json, which plugins of components
+// running at the same time read, is never rewritten in place: left alone
+// when unchanged, replaced by a new file when changed.
+func TestConfigReplacedWhole(t *testing.T) {
+	root := t.TempDir()
+	l := &Landscape{Root: root, Config: []byte(`{"a":1}`)}
+	w := &work{l: l, c: &Component{Name: "a"}}
+	if err := w.dirs(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.Stat(l.ConfigFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.dirs(); err != nil {
+		t.Fatal(err)
+	}
+	if same, _ := os.Stat(l.ConfigFile()); !os.SameFile(first, same) || !same.ModTime().Equal(first.ModTime()) {
+		t.Error("an unchanged configuration was written again")
+	}
+	l.Config = []byte(`{"a":2}`)
+	if err := w.dirs(); err != nil {
+		t.Fatal(err)
+	}
+	changed, _ := os.Stat(l.ConfigFile())
+	if os.SameFile(first, changed) {
+		t.Error("a changed configuration was rewritten in place, not replaced")
+	}
+	if data, _ := os.ReadFile(l.ConfigFile()); string(data) != `{"a":2}` {
+		t.Errorf("got %s", data)
+	}
+}

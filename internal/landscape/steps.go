@@ -1,6 +1,7 @@
 package landscape
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -290,14 +291,19 @@ func (w *work) runner(ctx context.Context, action, docVar, docFile string, doc [
 	return r, nil
 }
 
-// dirs creates the component's folders and writes the configuration.
+// dirs creates the component's folders and writes the configuration
+// (CONFIG), which plugins of other components may be reading meanwhile:
+// it is replaced whole, and only when it changed.
 func (w *work) dirs() error {
 	for _, d := range []string{w.gen(), w.state(), w.export_()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
 	}
-	return os.WriteFile(w.l.ConfigFile(), w.l.Config, 0o644)
+	if old, err := os.ReadFile(w.l.ConfigFile()); err == nil && bytes.Equal(old, w.l.Config) {
+		return nil
+	}
+	return atomicfile.Write(w.l.ConfigFile(), w.l.Config, 0o644, false)
 }
 
 // notDeployed is sow's check before a delete: neither exports nor
