@@ -9,6 +9,12 @@ import (
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
+// isLandscape reports whether src names a sow landscape.
+func isLandscape(src Source) bool {
+	_, ok := landscape.IsLandscape(src.Manifest)
+	return ok
+}
+
 // elaborateSource elaborates what src names: a stack manifest, an
 // elaborated file, or a sow landscape (its folder or its acre.yaml, DESIGN
 // 2.6), which becomes a stack like any other. A landscape's manifest is its
@@ -24,5 +30,5 @@ func elaborateSource(src *Source, partial bool) (*elaborate.Result, manifest.Dia
 		d.Errorf(manifest.Pos{File: src.ParamsFiles[0]}, "", "a sow landscape takes no params files: its configuration is %s", src.Manifest)
 		return nil, d
 	}
-	return landscape.Load(context.Background(), src.Manifest, landscape.Options{Graph: src.GraphOnly})
+	return landscape.Load(context.Background(), src.Manifest, landscape.Options{Graph: src.GraphOnly, HandlerLater: src.HandlerLater})
 }

@@ -82,7 +82,9 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	st, err := Load(o.Source, consequence)
+	src := o.Source
+	src.HandlerLater = true
+	st, err := Load(src, consequence)
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +94,24 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 		return nil, &Nothing{Reason: fmt.Sprintf("nothing to undeploy: no state at %s", st.Store)}
 	}
 	r := &stackRun{st: st, pl: newPlanner(st, o.Warn, consequence), keepTFVars: o.KeepTFVars}
+	if st.Res.Stack.Meta.InstallationHandler != nil && isLandscape(src) {
+		// A landscape's records of what is deployed (sow's export/ and
+		// state/ folders) are part of the stack: the handler's prepare may
+		// bring them, so the landscape is read again after it.
+		r.reload = func() error {
+			src.HandlerLater = false
+			res, diags := elaborateSource(&src, false)
+			if err := diagsError(diags, consequence); err != nil {
+				return err
+			}
+			g, gdiags := build.BuildGraph(res)
+			if err := diagsError(gdiags, consequence); err != nil {
+				return err
+			}
+			st.Res, st.Graph = res, g
+			return r.lockParams()
+		}
+	}
 	r.lockParams = func() error {
 		if verb == plan.VerbUndeploy {
 			st.LockedFromState()
@@ -153,6 +173,9 @@ type stackRun struct {
 	// rebuild builds the plan again under the lock whatever changed: the
 	// installation handler's prepare ran since it was built.
 	rebuild bool
+	// reload loads the stack again before that build (a sow landscape,
+	// whose records prepare may have brought); nil for other stacks.
+	reload func() error
 }
 
 // carryOut runs a prepared run. With an installation handler, its prepare
@@ -261,6 +284,12 @@ func (r *stackRun) locked(ctx context.Context, b *built, runID, command string) 
 		return fail(err)
 	}
 	slog.Debug("state locked", "state", st.Store.String(), "run", runID, "changed", changed, "leftovers", left)
+	if r.rebuild && r.reload != nil {
+		if err := r.reload(); err != nil {
+			return fail(err)
+		}
+		changed = false // the parameters were locked again with it
+	}
 	if changed || left || r.rebuild {
 		// Parameters are locked again only when the state they came from
 		// changed: a deploy would ask the person at the terminal again.

@@ -31,6 +31,11 @@ type Source struct {
 	// (gantry order): a sow landscape's deployment manifests, stubs and
 	// plugin lists are not worked out, as sow's order does not.
 	GraphOnly bool
+	// HandlerLater says the stack's installation handler will prepare
+	// before the plan that runs is built, and the stack is loaded again
+	// then: a sow landscape's plugin lists that depend on records prepare
+	// may bring (exports, state) are not refused yet.
+	HandlerLater bool
 }
 
 // Terminal is what an action may use of the person at the terminal; the

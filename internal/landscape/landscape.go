@@ -46,9 +46,11 @@ type Landscape struct {
 	// Handler is the configuration's meta.installationHandler (seed 002):
 	// called with prepare before a deploy or undeploy and finalize after
 	// it, its path relative to the landscape.
-	Handler   *manifest.InstallationHandler
-	byName    map[string]*Component
-	templates map[string]*Template
+	Handler *manifest.InstallationHandler
+	// handlerLater: Options.HandlerLater, and there is a handler.
+	handlerLater bool
+	byName       map[string]*Component
+	templates    map[string]*Template
 }
 
 // Options say how much of a landscape Open reads.
@@ -58,6 +60,11 @@ type Options struct {
 	// and what they import. Stubs are not looked up and no deployment
 	// manifest is evaluated, as sow's order does not.
 	Graph bool
+	// HandlerLater says the configuration's installation handler will
+	// prepare before the run and the landscape be opened again then: a
+	// plugin list that depends on exports not there yet is not refused
+	// now (prepare may bring them), only when it is opened again.
+	HandlerLater bool
 }
 
 // Product is an installation source: the crop, or a greenhouse in it.
@@ -201,6 +208,7 @@ func Open(ctx context.Context, root string, opts Options) (*Landscape, manifest.
 		l.Config = []byte("{}")
 	}
 	l.readHandler(acre, pos, &diags)
+	l.handlerLater = opts.HandlerLater && l.Handler != nil
 	l.findProducts(l.RootProductDir(), mainProduct, nil, &diags)
 	l.findComponents(&diags)
 	l.findTemplates(&diags)

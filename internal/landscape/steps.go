@@ -163,6 +163,9 @@ func (s step) PlanEntry(action string, spec *plugin.Spec) (bool, error) {
 		if !ok {
 			return false, fmt.Errorf("component %s: its plugin list cannot be planned", c.Component)
 		}
+		if v.(*Landscape).handlerLater {
+			return true, nil // the installation handler's prepare may bring the exports
+		}
 		comp := v.(*Landscape).Component(c.Component)
 		if comp == nil || comp.Plan == nil || comp.Plan.Unknown == nil {
 			return false, fmt.Errorf("component %s: its plugin list cannot be planned", c.Component)
