@@ -380,32 +380,36 @@ func (w *run) resolved(c *call) {
 		return
 	}
 	now := workflow.Now(w.ctx)
-	if worker, dead := workerDied(err); dead {
-		if n.Component != "" {
-			hq := c.host
-			if hq == "" {
-				hq = hostOf(err)
-			}
-			w.restart[n.Group] = &restart{worker: worker, steps: []int{c.idx}}
-			w.hostDied(hq, worker)
-			w.settle(n.Group)
-			return
-		}
-		if n.Rerun && !w.cancelled {
-			w.log(c.idx, fmt.Sprintf("the worker running this step died (%s): running it again on another worker", worker))
-			w.call(c.idx)
-			return
-		}
-		res := abort(fmt.Sprintf("the worker running this step died (%s); it may have done part of its work", worker))
+	var ce *sdktemporal.CanceledError
+	if w.cancelled && errors.As(err, &ce) {
+		// The run's interrupt reached it before a worker took it.
+		res := ResultOf(plan.Fail(errors.New("interrupted before a worker took it")))
 		w.s.Finish(c.idx, res.Plan())
 		w.finished(c.idx, res, now, now)
 		return
 	}
-	res := ResultOf(plan.Fail(fmt.Errorf("the step's activity failed: %w", err)))
-	var ce *sdktemporal.CanceledError
-	if errors.As(err, &ce) {
-		res = ResultOf(plan.Fail(errors.New("interrupted before a worker took it")))
+	// A step's activity returns an error only when its worker lost it
+	// (stopped, dead, crashed): a step's own failure is a result.
+	worker, dead := workerDied(err)
+	if !dead {
+		worker = fmt.Sprintf("%v", err)
 	}
+	if n.Component != "" {
+		hq := c.host
+		if hq == "" {
+			hq = hostOf(err)
+		}
+		w.restart[n.Group] = &restart{worker: worker, steps: []int{c.idx}}
+		w.hostDied(hq, worker)
+		w.settle(n.Group)
+		return
+	}
+	if n.Rerun && !w.cancelled {
+		w.log(c.idx, fmt.Sprintf("the worker running this step died (%s): running it again on another worker", worker))
+		w.call(c.idx)
+		return
+	}
+	res := abort(fmt.Sprintf("the worker running this step died (%s); it may have done part of its work", worker))
 	w.s.Finish(c.idx, res.Plan())
 	w.finished(c.idx, res, now, now)
 }
