@@ -353,9 +353,6 @@ func (w *work) setup(ctx context.Context) error {
 // imports gathered, the env node written, the manifest generated with the
 // last state and checked against the plan, the new state kept.
 func (w *work) deployment(ctx context.Context) error {
-	if err := w.dirs(); err != nil {
-		return err
-	}
 	in, err := w.l.gather(w.c, false)
 	if err != nil {
 		return err
@@ -388,7 +385,11 @@ func (w *work) deployment(ctx context.Context) error {
 	if err := fits(w.cfg.Shape, now, ""); err != nil {
 		return fmt.Errorf("the plugin list of %s is no longer the one planned: %w; the exports it imports changed since the plan was made: run the %s again to plan with them", w.c.Name, err, w.call.Action)
 	}
-	// Nothing is written before the manifest is known to fit the plan.
+	// Nothing is written before the manifest is known to fit the plan: a
+	// component whose gen/ folder exists counts as deployed for a delete.
+	if err := w.dirs(); err != nil {
+		return err
+	}
 	for name, data := range map[string][]byte{"import.json": in.imports, "env.json": in.env} {
 		if err := os.WriteFile(filepath.Join(w.gen(), name), data, 0o600); err != nil {
 			return err
