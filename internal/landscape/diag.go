@@ -1,7 +1,6 @@
 package landscape
 
 import (
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +34,9 @@ func (p *positions) find(file string, path []string) (manifest.Pos, bool) {
 	root, ok := p.trees[file]
 	if !ok {
 		var doc yaml.Node
-		if data, err := os.ReadFile(file); err == nil && yaml.Unmarshal(data, &doc) == nil {
+		// Bounded and regular files only: spiff names documents gantry made
+		// up ("env") that a file of the working folder may be called.
+		if data, err := readFile(file); err == nil && yaml.Unmarshal(data, &doc) == nil {
 			root = &doc
 		}
 		p.trees[file] = root

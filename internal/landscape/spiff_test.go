@@ -2,9 +2,13 @@ package landscape
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
 // TestEvaluate runs spiff in its child: stubs, state, and issues with
@@ -103,4 +107,24 @@ func FuzzEvaluate(f *testing.F) {
 			Stubs: []Doc{{Name: "s.yaml", Data: []byte(stub)}}, State: &Doc{Name: "st.yaml", Data: []byte(stub)}, WantState: true, WantYAML: true},
 			{Template: Doc{Name: "t.yaml", Data: []byte(tmpl)}, Stubs: []Doc{{Name: "s.yaml", Data: []byte(stub)}}, Partial: true}})
 	})
+}
+
+// TestIssuePositionsReadOnlyFiles: a document spiff names that is a FIFO
+// on disk (a made-up name like "env" can be a file of the working folder)
+// is not read: no position, no hang.
+func TestIssuePositionsReadOnlyFiles(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "env")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	done := make(chan manifest.Pos, 1)
+	go func() { done <- newPositions().at(fifo, []string{"a"}) }()
+	select {
+	case p := <-done:
+		if p.Line != 0 {
+			t.Errorf("got a position in a FIFO: %+v", p)
+		}
+	case <-time.After(time.Minute): // a bound that turns a hang into a failure
+		t.Fatal("reading the FIFO hangs")
+	}
 }
