@@ -73,9 +73,12 @@ func (l *Landscape) gather(c *Component, forPlan bool) (*inputs, error) {
 func (l *Landscape) versions(c *Component) (spec string, deployed int, err error) {
 	spec = c.Product.SpecVersion
 	p := filepath.Join(l.StateDir(c.Name), specVersion)
-	data, err := os.ReadFile(p)
-	if err != nil {
+	data, err := readFile(p)
+	if errors.Is(err, os.ErrNotExist) {
 		return spec, 0, nil
+	}
+	if err != nil {
+		return spec, 0, fmt.Errorf("%s: %w", p, err)
 	}
 	v := strings.TrimSpace(string(data))
 	if deployed, err = strconv.Atoi(v); err != nil {

@@ -253,7 +253,9 @@ func (l *Landscape) findProducts(dir, name string, parent *Product, diags *manif
 			return
 		}
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, specVersion)); err == nil {
+	if data, err := readFile(filepath.Join(dir, specVersion)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		diags.Errorf(manifest.Pos{File: filepath.Join(dir, specVersion)}, "", "read the product's specification version: %v", err)
+	} else if err == nil {
 		v := strings.TrimSpace(string(data))
 		if _, err := strconv.Atoi(v); err != nil {
 			diags.Errorf(manifest.Pos{File: filepath.Join(dir, specVersion), Line: 1, Col: 1}, "", "expected a plain number (the product's specification version), got %q", v)

@@ -303,7 +303,7 @@ func (w *work) dirs() error {
 			return err
 		}
 	}
-	if old, err := os.ReadFile(w.l.ConfigFile()); err == nil && bytes.Equal(old, w.l.Config) {
+	if old, err := readFile(w.l.ConfigFile()); err == nil && bytes.Equal(old, w.l.Config) {
 		return nil
 	}
 	return atomicfile.Write(w.l.ConfigFile(), w.l.Config, 0o644, false)
@@ -405,7 +405,7 @@ func (w *work) deployment(ctx context.Context) error {
 	}
 	out := res[0].YAML
 	target := filepath.Join(w.gen(), deploymentFile)
-	if old, err := os.ReadFile(target); err == nil {
+	if old, err := readFile(target); err == nil {
 		_ = os.WriteFile(target+".bak", old, 0o600)
 		if string(old) != string(out) {
 			fmt.Fprintln(w.call.Stdout, "deployment has changed")
@@ -421,7 +421,7 @@ func (w *work) deployment(ctx context.Context) error {
 	if len(res[0].State) > 0 {
 		// The old state stays whole until the new one replaces it: a
 		// crash never leaves the component without one.
-		if old, err := os.ReadFile(stateFile); err == nil {
+		if old, err := readFile(stateFile); err == nil {
 			_ = atomicfile.Write(stateFile+".bak", old, 0o600, false)
 		}
 		if err := atomicfile.Write(stateFile, res[0].State, 0o600, true); err != nil {
@@ -539,7 +539,7 @@ func (w *work) export(ctx context.Context) error {
 	if !ok {
 		return w.finish(atomicfile.Write(target, []byte("---\n"), 0o644, true))
 	}
-	if old, err := os.ReadFile(target); err == nil {
+	if old, err := readFile(target); err == nil {
 		_ = os.WriteFile(target+".bak", old, 0o644)
 	}
 	job.WantYAML = true

@@ -2,6 +2,7 @@ package landscape
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -155,8 +156,11 @@ func (l *Landscape) readDeployed(c *Component, diags *manifest.Diagnostics) {
 	}
 	c.DeployedVersion = "0"
 	p := filepath.Join(dir, specVersion)
-	data, err := os.ReadFile(p)
+	data, err := readFile(p)
 	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			diags.Errorf(manifest.Pos{File: p}, "", "component %s: read the specification version it was deployed with: %v", c.Name, err)
+		}
 		return
 	}
 	v := strings.TrimSpace(string(data))
