@@ -1,14 +1,14 @@
 package elaborate
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/goccy/go-yaml"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
@@ -40,12 +40,19 @@ func Marshal(res *Result, baseDir string) ([]byte, error) {
 		ref.Source.Dir = relDir(baseDir, ref.Source.Dir)
 		s.Components[i] = ref
 	}
-	var buf bytes.Buffer
-	if err := writeDoc(&buf, &s); err != nil {
-		return nil, fmt.Errorf("write stack document: %w", err)
-	}
-	for _, c := range res.Components {
-		buf.WriteString("---\n")
+	// The documents are encoded by a worker per processor and written in
+	// order: the YAML encoder looks every struct's fields up again for each
+	// value, and 10,000 components took 1.6 s of CPU.
+	docs := make([][]byte, 1+len(res.Components))
+	errs := make([]error, len(docs))
+	encode := func(i int) {
+		if i == 0 {
+			if docs[0], errs[0] = marshalDoc(&s); errs[0] != nil {
+				errs[0] = fmt.Errorf("write stack document: %w", errs[0])
+			}
+			return
+		}
+		c := res.Components[i-1]
 		cc := *c
 		if d := res.ProductDirs[c.Meta.Name]; d != "" && res.Dir != "" && !sameDir(d, res.Dir) {
 			annotate(&cc.Meta.Annotations, ProductDirAnnotation, relDir(baseDir, d))
@@ -53,21 +60,42 @@ func Marshal(res *Result, baseDir string) ([]byte, error) {
 		if dirs := res.TemplateDirs[c.Meta.Name]; len(dirs) > 0 {
 			annotate(&cc.Meta.Annotations, TemplateDirsAnnotation, relDirs(baseDir, dirs))
 		}
-		c := &cc
-		if err := writeDoc(&buf, c); err != nil {
-			return nil, fmt.Errorf("write component %s: %w", c.Meta.Name, err)
+		if docs[i], errs[i] = marshalDoc(&cc); errs[i] != nil {
+			errs[i] = fmt.Errorf("write component %s: %w", c.Meta.Name, errs[i])
 		}
 	}
-	return buf.Bytes(), nil
+	var g errgroup.Group
+	var panics workerPanics
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		g.Go(panics.guard(func() error {
+			for i := w; i < len(docs); i += workers {
+				encode(i)
+			}
+			return nil
+		}))
+	}
+	_ = g.Wait()
+	panics.rethrow()
+	size := 0
+	for i, d := range docs {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		size += len(d) + len("---\n")
+	}
+	buf := make([]byte, 0, size)
+	for i, d := range docs {
+		if i > 0 {
+			buf = append(buf, "---\n"...)
+		}
+		buf = append(buf, d...)
+	}
+	return buf, nil
 }
 
-func writeDoc(w io.Writer, v any) error {
-	b, err := yaml.MarshalWithOptions(v, yaml.IndentSequence(true), yaml.Indent(2))
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
+func marshalDoc(v any) ([]byte, error) {
+	return yaml.MarshalWithOptions(v, yaml.IndentSequence(true), yaml.Indent(2))
 }
 
 // relDir makes dir relative to base with forward slashes, so that the file does

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -345,7 +346,10 @@ func (b *builder) addSettled(cp *compPlan, lc *manifest.ComponentLifecycle, add 
 	n := add(&plan.Node{ID: name + "/" + info.Verb, Kind: plan.KindComponent, Label: info.Verb + " " + name, Verb: info.Verb,
 		Action: info.Action, Reason: info.Reason, Hidden: true, Light: true, Spec: plan.Unchanged{Component: name, Verb: info.Verb}})
 	cp.begin, cp.end = n.ID, n.ID
-	if b.setup != "" {
+	// It comes after the run's set-up like every component: through the
+	// components of its After in the plan (edgesPass), or when none is,
+	// by an edge of its own — not one for each of 10,000 components.
+	if b.setup != "" && !slices.ContainsFunc(info.After, func(d string) bool { return b.byName[d] != nil }) {
 		b.connect(b.setup, n.ID, plan.OnSuccess)
 	}
 }
