@@ -287,17 +287,18 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 	if !readOnly {
 		// The recorder changes its state while steps read the state as the
 		// run found it (rt.Before, unlocked): it gets a copy of its own.
-		s := state.New(st.Res.Stack.Meta.Name)
-		if st.State != nil {
-			s = st.State.Clone()
-		}
 		w, err := st.Store.Writer(ctx)
 		if err != nil {
 			return fmt.Errorf("record the run in the state %s: %w", st.Store, err)
 		}
 		// A state the store holds as gantry wrote it is continued, not
-		// written whole again before the first component.
-		rt.Recorder = state.RecordFrom(w, s, st.files.Base(st.State))
+		// written whole again before the first component; the recorder
+		// copies a record of the state the steps read before it changes it.
+		if st.State != nil {
+			rt.Recorder = state.RecordOver(w, st.State, st.files.Base(st.State))
+		} else {
+			rt.Recorder = state.Record(w, state.New(st.Res.Stack.Meta.Name))
+		}
 	}
 	err := r.execute(ctx, b.plan, rt, o)
 	if rt.Recorder != nil {

@@ -206,6 +206,17 @@ func clonePlugins(list []PluginInstance) []PluginInstance {
 // Clone returns a deep copy: the recorder's own, while the run reads the
 // state as it found it.
 func (s *State) Clone() *State {
+	c := *s.withoutComponents()
+	c.Components = make(map[string]*Component, len(s.Components))
+	for k, v := range s.Components {
+		c.Components[k] = v.Clone()
+	}
+	return &c
+}
+
+// withoutComponents copies the stack-level fields, deeply, and leaves
+// Components nil.
+func (s *State) withoutComponents() *State {
 	c := *s
 	c.Parameters = cloneMap(s.Parameters)
 	c.Outputs = cloneMap(s.Outputs)
@@ -217,22 +228,37 @@ func (s *State) Clone() *State {
 			c.Provides[k] = append([]string(nil), v...)
 		}
 	}
+	c.Components = nil
+	return &c
+}
+
+// Clone returns a deep copy of a component's record.
+func (v *Component) Clone() *Component {
+	cc := *v
+	cc.Depends = append([]string(nil), v.Depends...)
+	cc.Parameters = append([]Parameter(nil), v.Parameters...)
+	cc.Outputs = cloneMap(v.Outputs)
+	cc.SecretOutputs = append([]string(nil), v.SecretOutputs...)
+	cc.Provides = append([]string(nil), v.Provides...)
+	if v.Inputs != nil {
+		// Recorded whole, never changed in place: sharing the maps is safe.
+		in := *v.Inputs
+		cc.Inputs = &in
+	}
+	cc.Plugins = clonePlugins(v.Plugins)
+	cc.SetupPlugins = clonePlugins(v.SetupPlugins)
+	return &cc
+}
+
+// shareComponents returns a copy of the state whose stack-level fields are
+// its own and whose component records are the same records: a recorder
+// that records over a state others read copies a record before it first
+// changes it (RecordOver).
+func (s *State) shareComponents() *State {
+	c := *s.withoutComponents()
 	c.Components = make(map[string]*Component, len(s.Components))
 	for k, v := range s.Components {
-		cc := *v
-		cc.Depends = append([]string(nil), v.Depends...)
-		cc.Parameters = append([]Parameter(nil), v.Parameters...)
-		cc.Outputs = cloneMap(v.Outputs)
-		cc.SecretOutputs = append([]string(nil), v.SecretOutputs...)
-		cc.Provides = append([]string(nil), v.Provides...)
-		if v.Inputs != nil {
-			// Recorded whole, never changed in place: sharing the maps is safe.
-			in := *v.Inputs
-			cc.Inputs = &in
-		}
-		cc.Plugins = clonePlugins(v.Plugins)
-		cc.SetupPlugins = clonePlugins(v.SetupPlugins)
-		c.Components[k] = &cc
+		c.Components[k] = v
 	}
 	return &c
 }

@@ -47,6 +47,9 @@ type Recorder struct {
 	// base is what the store held when recording began, until a write
 	// succeeds (RecordFrom).
 	base *Base
+	// borrowed are the components whose records st shares with a state
+	// others read (RecordOver): copied before they are first changed.
+	borrowed map[string]bool
 
 	kick    chan struct{}
 	urgent  chan struct{} // a Wait began: stop lingering
@@ -73,6 +76,35 @@ func NewRecorder(path string, st *State) *Recorder {
 // Record starts recording st through a store's writer; its first write
 // writes the whole state.
 func Record(w Writer, st *State) *Recorder { return RecordFrom(w, st, nil) }
+
+// RecordOver starts recording over before, a state that others go on
+// reading unchanged (a run's steps read the state as the run found it), as
+// RecordFrom does: the recorder has a state of its own, but shares the
+// component records with before until it changes them — a deep copy of a
+// state of 10,000 components cost 13 ms a run, most of whose records it
+// never changes.
+func RecordOver(w Writer, before *State, base *Base) *Recorder {
+	st := before.shareComponents()
+	r := RecordFrom(w, st, base)
+	r.mu.Lock()
+	r.borrowed = make(map[string]bool, len(st.Components))
+	for name := range st.Components {
+		r.borrowed[name] = true
+	}
+	r.mu.Unlock()
+	return r
+}
+
+// ownLocked gives the recorder a record of its own for a component whose
+// record it borrowed, before it changes it.
+func (r *Recorder) ownLocked(name string) {
+	if r.borrowed[name] {
+		if c := r.st.Components[name]; c != nil {
+			r.st.Components[name] = c.Clone()
+		}
+		delete(r.borrowed, name)
+	}
+}
 
 // RecordFrom starts recording st, which base holds as the store has it
 // (Files.Base), through the store's writer: the first write carries only
@@ -143,6 +175,7 @@ func (r *Recorder) Absorb(st *State, mine func(name string) bool) {
 	for name, c := range st.Components {
 		if !mine(name) && !r.dirty[name] {
 			r.st.Components[name] = c
+			delete(r.borrowed, name) // st is the recorder's now
 		}
 	}
 	for name := range r.st.Components {
@@ -181,6 +214,7 @@ func (r *Recorder) UpdateStack(fn func(*State)) uint64 {
 // and schedules a write.
 func (r *Recorder) UpdateComponent(name string, fn func(*Component)) uint64 {
 	r.mu.Lock()
+	r.ownLocked(name)
 	fn(r.st.Component(name))
 	r.dirty[name] = true
 	v := r.bump()
@@ -192,6 +226,7 @@ func (r *Recorder) UpdateComponent(name string, fn func(*Component)) uint64 {
 func (r *Recorder) RemoveComponent(name string) uint64 {
 	r.mu.Lock()
 	delete(r.st.Components, name)
+	delete(r.borrowed, name)
 	if _, had := r.frags[name]; had {
 		delete(r.frags, name)
 		if i, found := slices.BinarySearch(r.names, name); found {

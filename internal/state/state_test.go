@@ -182,3 +182,45 @@ func TestCloneIsDeep(t *testing.T) {
 		t.Error("the original's outputs changed")
 	}
 }
+
+// TestRecordOverLeavesTheStateItRecordsOver: a recorder over a state the
+// run's steps read shares its component records until it changes one; no
+// change it makes — to a record, nested plugin resources, the stack's
+// fields, a removal, records it absorbs — reaches that state, and what it
+// writes is what it would have written with a deep copy.
+func TestRecordOverLeavesTheStateItRecordsOver(t *testing.T) {
+	before := sample()
+	before.Component("db").Plugins = []PluginInstance{{Name: "pinned", Children: []PluginInstance{{Name: "kubernetes", Key: "k", Resources: []Resource{{Kind: "Service", Name: "a"}}}}}}
+	want, err := Encode(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	over, _ := NewFileStore(filepath.Join(dir, "over.state")).Writer(context.Background())
+	deep, _ := NewFileStore(filepath.Join(dir, "deep.state")).Writer(context.Background())
+	recorders := []*Recorder{RecordOver(over, before, nil), RecordFrom(deep, before.Clone(), nil)}
+	fixed := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, r := range recorders {
+		r.Now = func() time.Time { return fixed }
+		r.UpdateComponent("db", func(c *Component) {
+			c.Status = StatusIncomplete
+			c.Outputs["db.host"] = "changed"
+			c.Plugins[0].Children[0].Resources[0].Name = "changed"
+			c.Parameters[0].Value = "changed"
+		})
+		r.UpdateComponent("new", func(c *Component) { c.Status = StatusDeployed })
+		r.RemoveComponent("true")
+		r.UpdateStack(func(s *State) { s.Status = StatusFailed; s.Parameters["weird"] = "changed" })
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := Encode(before); string(got) != string(want) {
+		t.Errorf("the state recorded over changed:\n%s\n---\nwas\n%s", got, want)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "over.state"))
+	b, _ := os.ReadFile(filepath.Join(dir, "deep.state"))
+	if string(a) != string(b) {
+		t.Errorf("recording over wrote\n%s\n---\nrecording a deep copy wrote\n%s", a, b)
+	}
+}
