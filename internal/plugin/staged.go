@@ -90,5 +90,8 @@ type PositionedError struct {
 	Err   error
 }
 
+// Error is the error's text, without the place (diagnostics add it).
 func (e *PositionedError) Error() string { return e.Err.Error() }
+
+// Unwrap is the error about the place.
 func (e *PositionedError) Unwrap() error { return e.Err }
