@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -203,6 +204,18 @@ func spiffFeatures() features.FeatureFlags {
 	f := features.Features()
 	f.Set(features.INTERPOLATION, true)
 	return f
+}
+
+// spiffFeatureList is SPIFF_FEATURES for processes that run spiff: the
+// environment's features and interpolation.
+func spiffFeatureList() string {
+	out := []string{features.INTERPOLATION}
+	for _, f := range strings.Split(os.Getenv("SPIFF_FEATURES"), ",") {
+		if f = strings.TrimSpace(f); f != "" && f != features.INTERPOLATION {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // partialValue is a partly evaluated node as plain data: expressions, and

@@ -262,6 +262,9 @@ func (w *work) vars() ([]string, error) {
 		"SOW=" + filepath.Dir(lib), "SOWLIB=" + lib,
 		"SPECVERSION=" + spec, "DEPLOYEDVERSION=" + strconv.Itoa(deployed), "MIGRATE=" + migrate, "MIGRATION=" + migrate,
 		"TEMPLATES=" + strings.Join(w.c.TemplateDirs(), " "),
+		// Plugins that call spiff (sow's kubectl and helm) evaluate as
+		// the landscape was: with interpolation, as sow exports it.
+		"SPIFF_FEATURES=" + spiffFeatureList(),
 		"PLUGININSTANCE=", "PLUGINCONFIG=", "DEPLOYMEMT=", "DEPLOYMENT=",
 	}, nil
 }
