@@ -18,15 +18,7 @@ import (
 // in process (target: under 1 s; bench/run.sh measures the binary's peak
 // memory).
 func BenchmarkPlan10k(b *testing.B) {
-	dir := b.TempDir()
-	if _, err := casegen.Generate(dir, "random", 10000, 1, "noop"); err != nil {
-		b.Fatal(err)
-	}
-	wd, _ := os.Getwd()
-	defer os.Chdir(wd)
-	if err := os.Chdir(dir); err != nil {
-		b.Fatal(err)
-	}
+	dir := inRandomCase(b, 10000)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -47,15 +39,7 @@ func BenchmarkPlan10k(b *testing.B) {
 // bench/run.sh measures the binary, resume-random-10000). Each iteration
 // starts from the state the deploy left.
 func BenchmarkResume10k(b *testing.B) {
-	dir := b.TempDir()
-	if _, err := casegen.Generate(dir, "random", 10000, 1, "noop"); err != nil {
-		b.Fatal(err)
-	}
-	wd, _ := os.Getwd()
-	defer os.Chdir(wd)
-	if err := os.Chdir(dir); err != nil {
-		b.Fatal(err)
-	}
+	inRandomCase(b, 10000)
 	run := func(args ...string) {
 		b.Helper()
 		var stderr bytes.Buffer
@@ -83,4 +67,17 @@ func BenchmarkResume10k(b *testing.B) {
 			run("deploy", "--resume", "--parallel", "8", "hub.yaml")
 		})
 	}
+}
+
+// inRandomCase generates bench/'s no-op random case of n components in a
+// folder of the benchmark's, and makes it the working directory until the
+// benchmark ends.
+func inRandomCase(b *testing.B, n int) string {
+	b.Helper()
+	dir := b.TempDir()
+	if _, err := casegen.Generate(dir, "random", n, 1, "noop"); err != nil {
+		b.Fatal(err)
+	}
+	b.Chdir(dir)
+	return dir
 }

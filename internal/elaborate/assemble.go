@@ -6,11 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/secret"
@@ -323,47 +320,26 @@ func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.
 			paths = append(paths, path)
 		}
 	}
-	// A worker per processor, each taking every workers-th file, then
-	// every workers-th component: a goroutine per file or component grew a
-	// fresh stack for each (the parser and the decoder recurse), 44 ms of
-	// 10,000 components.
-	var g errgroup.Group
-	var panics workerPanics
-	workers := runtime.GOMAXPROCS(0)
-	for w := range workers {
-		g.Go(panics.guard(func() error {
-			for i := w; i < len(paths); i += workers {
-				f := files[paths[i]]
-				f.docs, f.diags = manifest.ParseFile(paths[i])
-			}
-			return nil
-		}))
-	}
-	_ = g.Wait()
-	panics.rethrow()
+	forEach(len(paths), func(i int) {
+		f := files[paths[i]]
+		f.docs, f.diags = manifest.ParseFile(paths[i])
+	})
 
 	comps := make([]*manifest.Component, len(s.Components))
 	perComp := make([]manifest.Diagnostics, len(s.Components))
-	for w := range workers {
-		g.Go(panics.guard(func() error {
-			for i := w; i < len(s.Components); i += workers {
-				ref := &s.Components[i]
-				if ref.Source.Dir == "" || ref.Name == "" {
-					continue
-				}
-				path := filepath.Clean(filepath.Join(ref.Source.Dir, manifest.ComponentManifestFile))
-				f := files[path]
-				readErr := len(f.diags) == 1 && f.diags[0].Pos.Line == 0
-				if f.diags.HasErrors() && !readErr && f.first != i {
-					continue // a broken file is said once, at its first component
-				}
-				comps[i] = loadComponent(ref, i, path, f.docs, f.diags, &perComp[i])
-			}
-			return nil
-		}))
-	}
-	_ = g.Wait()
-	panics.rethrow()
+	forEach(len(s.Components), func(i int) {
+		ref := &s.Components[i]
+		if ref.Source.Dir == "" || ref.Name == "" {
+			return
+		}
+		path := filepath.Clean(filepath.Join(ref.Source.Dir, manifest.ComponentManifestFile))
+		f := files[path]
+		readErr := len(f.diags) == 1 && f.diags[0].Pos.Line == 0
+		if f.diags.HasErrors() && !readErr && f.first != i {
+			return // a broken file is said once, at its first component
+		}
+		comps[i] = loadComponent(ref, i, path, f.docs, f.diags, &perComp[i])
+	})
 	// Components that share a folder decode its manifest each: a problem
 	// of the file is said once, at the first of them.
 	said := map[string]bool{}

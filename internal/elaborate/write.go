@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/goccy/go-yaml"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
@@ -40,9 +38,9 @@ func Marshal(res *Result, baseDir string) ([]byte, error) {
 		ref.Source.Dir = relDir(baseDir, ref.Source.Dir)
 		s.Components[i] = ref
 	}
-	// The documents are encoded by a worker per processor and written in
-	// order: the YAML encoder looks every struct's fields up again for each
-	// value, and 10,000 components took 1.6 s of CPU.
+	// The documents are encoded by a worker per processor (forEach) and
+	// written in order: the YAML encoder looks every struct's fields up
+	// again for each value, and 10,000 components took 1.6 s of CPU.
 	docs := make([][]byte, 1+len(res.Components))
 	errs := make([]error, len(docs))
 	encode := func(i int) {
@@ -64,19 +62,7 @@ func Marshal(res *Result, baseDir string) ([]byte, error) {
 			errs[i] = fmt.Errorf("write component %s: %w", c.Meta.Name, errs[i])
 		}
 	}
-	var g errgroup.Group
-	var panics workerPanics
-	workers := runtime.GOMAXPROCS(0)
-	for w := range workers {
-		g.Go(panics.guard(func() error {
-			for i := w; i < len(docs); i += workers {
-				encode(i)
-			}
-			return nil
-		}))
-	}
-	_ = g.Wait()
-	panics.rethrow()
+	forEach(len(docs), encode)
 	size := 0
 	for i, d := range docs {
 		if errs[i] != nil {
