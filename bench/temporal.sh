@@ -14,30 +14,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-started=()
-cleanup() {
-  for s in "${started[@]}"; do
-    case $s in
-      temporal:*) scripts/temporal/stop.sh "${s#temporal:}" >/dev/null || true; rm -rf "${s#temporal:}" ;;
-      pg:*) scripts/pg/stop.sh "${s#pg:}" >/dev/null || true; rm -rf "${s#pg:}" ;;
-    esac
-  done
-}
-trap cleanup EXIT
+# shellcheck source=scripts/lib/servers.sh
+. scripts/lib/servers.sh
+trap servers_stop EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
 if [ -z "${GANTRY_TEST_TEMPORAL:-}" ] || [ "${GANTRY_TEST_TEMPORAL}" = 0 ]; then
-  t=$(mktemp -d "${TMPDIR:-/tmp}/gantry-bench-temporal.XXXXXX")
-  started+=("temporal:$t")
-  scripts/temporal/start.sh "$t"
-  GANTRY_TEST_TEMPORAL=$(cat "$t/address")
+  server_start temporal gantry-bench-temporal "a Temporal server"
+  GANTRY_TEST_TEMPORAL=$(cat "$server_dir/address")
 fi
 if [ -z "${GANTRY_TEST_POSTGRES:-}" ] || [ "${GANTRY_TEST_POSTGRES}" = 0 ]; then
-  p=$(mktemp -d "${TMPDIR:-/tmp}/gantry-bench-pg.XXXXXX")
-  started+=("pg:$p")
-  scripts/pg/start.sh "$p" | grep -v '^export '
-  GANTRY_TEST_POSTGRES=$(cat "$p/dsn")
+  server_start pg gantry-bench-pg "a PostgreSQL server"
+  GANTRY_TEST_POSTGRES=$(cat "$server_dir/dsn")
 fi
 
 mkdir -p bench/.work/bin

@@ -4,6 +4,17 @@
 # here, from the package registries this machine reaches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/servers.sh
+. scripts/lib/servers.sh
+
+# wanted VAR WHAT: whether to set up what VAR is about. VAR=0 skips it
+# locally; CI (CI=true) always sets it up, and says so (WHAT: what CI
+# always does).
+wanted() {
+  [ "${!1:-1}" != "0" ] && return 0
+  [ "${CI:-}" = "true" ] || return 1
+  echo "== CI=true: $1=0 is ignored, CI always $2"
+}
 
 # The display test runs gantry in a real terminal under tmux.
 if ! command -v tmux >/dev/null 2>&1; then
@@ -20,10 +31,7 @@ fi
 # Chromium, Debian's chromium package, installed when missing; they read its
 # path from GANTRY_TEST_CHROMIUM. GANTRY_TEST_BROWSER=0 skips them locally;
 # in CI (CI=true) they always run.
-if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_BROWSER:-1}" != "0" ]; then
-  if [ "${GANTRY_TEST_BROWSER:-1}" = "0" ]; then
-    echo "== CI=true: GANTRY_TEST_BROWSER=0 is ignored, CI always runs the browser tests"
-  fi
+if wanted GANTRY_TEST_BROWSER "runs the browser tests"; then
   if GANTRY_TEST_CHROMIUM=$(scripts/browser/ensure.sh); then
     export GANTRY_TEST_CHROMIUM
     echo "== browser for the report's tests: $GANTRY_TEST_CHROMIUM"
@@ -54,39 +62,12 @@ fi
 # The binaries are built once into ~/.cache/gantry-k8s (cold: about 12 min).
 # GANTRY_TEST_K8S=0 skips this locally (those tests then skip); in CI
 # (CI=true) the cluster is always built and started.
-k8s_state=""
-stop_k8s() {
-  if [ -n "$k8s_state" ]; then
-    scripts/k8s/stop.sh "$k8s_state" >/dev/null || true
-    rm -rf "$k8s_state"
-    k8s_state=""
-  fi
-}
-pg_state=""
-stop_pg() {
-  if [ -n "$pg_state" ]; then
-    scripts/pg/stop.sh "$pg_state" >/dev/null || true
-    rm -rf "$pg_state"
-    pg_state=""
-  fi
-}
-temporal_state=""
-stop_temporal() {
-  if [ -n "$temporal_state" ]; then
-    scripts/temporal/stop.sh "$temporal_state" >/dev/null || true
-    rm -rf "$temporal_state"
-    temporal_state=""
-  fi
-}
-# One EXIT trap for everything started below (a second `trap ... EXIT` would
-# replace the first); INT and TERM exit so that it runs.
-trap 'stop_pg; stop_k8s; stop_temporal' EXIT
+# One EXIT trap for every server started below (a second `trap ... EXIT`
+# would replace the first); INT and TERM exit so that it runs.
+trap servers_stop EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_K8S:-1}" != "0" ]; then
-  if [ "${GANTRY_TEST_K8S:-1}" = "0" ]; then
-    echo "== CI=true: GANTRY_TEST_K8S=0 is ignored, CI always starts the test cluster"
-  fi
+if wanted GANTRY_TEST_K8S "starts the test cluster"; then
   for tool in openssl curl; do
     if ! command -v "$tool" >/dev/null 2>&1; then
       echo "== installing $tool (for the test cluster)"
@@ -95,10 +76,8 @@ if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_K8S:-1}" != "0" ]; then
     fi
   done
   scripts/k8s/build.sh
-  k8s_state=$(mktemp -d "${TMPDIR:-/tmp}/gantry-test-k8s.XXXXXX")
-  echo "== starting the test cluster in $k8s_state"
-  scripts/k8s/start.sh "$k8s_state"
-  export GANTRY_TEST_KUBECONFIG="$k8s_state/kubeconfig"
+  server_start k8s gantry-test-k8s "the test cluster"
+  export GANTRY_TEST_KUBECONFIG="$server_dir/kubeconfig"
   GANTRY_TEST_KUBECTL="$(scripts/k8s/build.sh --print-bin)/kubectl"
   export GANTRY_TEST_KUBECTL
   # The Helm CLI, for the scenarios that check what the helm plugin records
@@ -117,16 +96,11 @@ fi
 # GANTRY_TEST_PGDIR (the server's folder: scripts/pg/restart.sh restarts it
 # mid-run; DIR/admin_dsn is the superuser's DSN). GANTRY_TEST_POSTGRES=0 skips
 # this locally (those tests then skip); in CI (CI=true) it always starts.
-if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_POSTGRES:-1}" != "0" ]; then
-  if [ "${GANTRY_TEST_POSTGRES:-1}" = "0" ]; then
-    echo "== CI=true: GANTRY_TEST_POSTGRES=0 is ignored, CI always starts the test database"
-  fi
-  pg_state=$(mktemp -d "${TMPDIR:-/tmp}/gantry-test-pg.XXXXXX")
-  echo "== starting the test database in $pg_state"
-  scripts/pg/start.sh "$pg_state" | grep -v '^export '   # the DSN holds a password
-  GANTRY_TEST_POSTGRES=$(cat "$pg_state/dsn")
+if wanted GANTRY_TEST_POSTGRES "starts the test database"; then
+  server_start pg gantry-test-pg "the test database"
+  GANTRY_TEST_POSTGRES=$(cat "$server_dir/dsn")
   export GANTRY_TEST_POSTGRES
-  export GANTRY_TEST_PGDIR="$pg_state"
+  export GANTRY_TEST_PGDIR="$server_dir"
 else
   echo "== GANTRY_TEST_POSTGRES=0: no test database; the tests that need one will skip"
   unset GANTRY_TEST_POSTGRES GANTRY_TEST_PGDIR   # "0" is not a DSN
@@ -138,15 +112,10 @@ fi
 # tests that run plans on workers (docs/temporal.md): they read
 # GANTRY_TEST_TEMPORAL (its host:port). GANTRY_TEST_TEMPORAL=0 skips this
 # locally (those tests then skip); in CI (CI=true) it always starts.
-if [ "${CI:-}" = "true" ] || [ "${GANTRY_TEST_TEMPORAL:-1}" != "0" ]; then
-  if [ "${GANTRY_TEST_TEMPORAL:-1}" = "0" ]; then
-    echo "== CI=true: GANTRY_TEST_TEMPORAL=0 is ignored, CI always starts the Temporal server"
-  fi
+if wanted GANTRY_TEST_TEMPORAL "starts the Temporal server"; then
   scripts/temporal/build.sh
-  temporal_state=$(mktemp -d "${TMPDIR:-/tmp}/gantry-test-temporal.XXXXXX")
-  echo "== starting the Temporal test server in $temporal_state"
-  scripts/temporal/start.sh "$temporal_state"
-  GANTRY_TEST_TEMPORAL=$(cat "$temporal_state/address")
+  server_start temporal gantry-test-temporal "the Temporal test server"
+  GANTRY_TEST_TEMPORAL=$(cat "$server_dir/address")
   export GANTRY_TEST_TEMPORAL
 else
   echo "== GANTRY_TEST_TEMPORAL=0: no Temporal server; the tests that need one will skip"

@@ -24,59 +24,21 @@ KWOK_VERSION=0.8.0     # sigs.k8s.io/kwok
 GO_DIRECTIVE=1.26.0    # the go line of the generated wrapper modules
 STAMP_FORMAT=1         # bump when the way the binaries are built changes
 
+WHAT="the k8s test binaries"
 CACHE=${GANTRY_K8S_CACHE:-$HOME/.cache/gantry-k8s}
 BIN=$CACHE/bin-$K8S_VERSION
-WORK=$CACHE/build
-STAMP=$BIN/.stamp
-LOCK=$CACHE/.build.lock
 BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok)
+PRINT_BIN=$BIN
+WORK=$CACHE/build
 WANT_STAMP="format=$STAMP_FORMAT kubernetes=v$K8S_VERSION staging=v$K8S_STAGING etcd=v$ETCD_VERSION kwok=v$KWOK_VERSION"
+# shellcheck source=scripts/lib/gobuild.sh
+. "$(dirname "$0")/../lib/gobuild.sh"
+build_args "$@"
+build_begin
 
-if [ "${1:-}" = "--print-bin" ]; then
-  echo "$BIN"
-  exit 0
-elif [ $# -gt 0 ]; then
-  echo "usage: $0 [--print-bin]" >&2
-  exit 2
-fi
-
-up_to_date() {
-  local b
-  [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT_STAMP" ] || return 1
-  for b in "${BINARIES[@]}"; do [ -x "$BIN/$b" ] || return 1; done
-}
-
-if up_to_date; then
-  echo "== k8s test binaries up to date in $BIN ($WANT_STAMP)"
-  exit 0
-fi
-
-command -v go >/dev/null 2>&1 || { echo "build.sh: go is not on PATH" >&2; exit 1; }
-mkdir -p "$CACHE" "$BIN" "$WORK/k8s" "$WORK/etcd"
-
-# One build at a time: a second caller waits, then finds the work done.
-exec 9>"$LOCK"
-if ! flock -n 9; then
-  echo "== another build of the k8s test binaries is running; waiting for its lock ($LOCK)"
-  flock 9
-fi
-if up_to_date; then
-  echo "== k8s test binaries up to date in $BIN (built by another run)"
-  exit 0
-fi
-
-t_start=$SECONDS
 echo "== building k8s test binaries into $BIN ($WANT_STAMP)"
 echo "   cold: about 12 min on 2 cores; with a filled Go build cache: about 2 min"
-rm -f "$STAMP"
-# New binaries are written here first, then moved into $BIN one by one, so a
-# cluster started meanwhile never runs a half-written file.
-TMP=$BIN/.tmp
-rm -rf "$TMP"
-mkdir -p "$TMP"
-
-# Never let the repository's go.work or module leak into these builds.
-export GOWORK=off GOTOOLCHAIN=local
+mkdir -p "$WORK/k8s" "$WORK/etcd"
 
 # Each binary gets its own stamp once built, so an interrupted build resumes
 # where it stopped. A binary found without a stamp (built by hand or by an
@@ -215,9 +177,7 @@ else
   done_step kwok
 fi
 
-rm -rf "$TMP"
-# The stamp last: only a complete build is taken as done.
-printf '%s\n' "$WANT_STAMP" > "$STAMP"
+build_end
 echo "== k8s test binaries built in $BIN"
 ls -l "$BIN"
 echo "== build.sh total time: $((SECONDS - t_start))s"

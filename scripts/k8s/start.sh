@@ -54,22 +54,10 @@ trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# --- free loopback ports, below the ephemeral range (32768+) so that outgoing
-# connections' source ports cannot take them between this pick and the bind.
-# A port is free when nothing accepts a connection on it; should one be taken
-# before its server binds it, the start is tried again on new ports (below).
-free_ports() { # count
-  local want=$1 p q tries=0 picked=()
-  while [ "${#picked[@]}" -lt "$want" ]; do
-    tries=$((tries + 1))
-    [ "$tries" -le 1000 ] || return 1
-    p=$((20000 + RANDOM % 12000))
-    for q in "${picked[@]}"; do [ "$q" != "$p" ] || continue 2; done
-    if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then continue; fi
-    picked+=("$p")
-  done
-  echo "${picked[*]}"
-}
+# Free loopback ports; a start that lost one to another process is tried
+# again on new ports (below).
+# shellcheck source=scripts/lib/ports.sh
+. "$here/../lib/ports.sh"
 
 # --- PKI: CA, serving certificate for 127.0.0.1, service-account keys, a
 # static admin token.

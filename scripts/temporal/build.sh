@@ -20,63 +20,22 @@ set -euo pipefail
 CLI_VERSION=1.5.1      # github.com/temporalio/cli v$CLI_VERSION
 STAMP_FORMAT=1         # bump when the way the binary is built changes
 
+WHAT="the temporal CLI"
 CACHE=${GANTRY_TEMPORAL_CACHE:-$HOME/.cache/gantry-temporal}
 BIN=$CACHE/bin-$CLI_VERSION
+BINARIES=(temporal)
 TEMPORAL=$BIN/temporal
-STAMP=$BIN/.stamp
-LOCK=$CACHE/.build.lock
+PRINT_BIN=$TEMPORAL
 WANT_STAMP="format=$STAMP_FORMAT temporal-cli=v$CLI_VERSION"
-
-if [ "${1:-}" = "--print-bin" ]; then
-  echo "$TEMPORAL"
-  exit 0
-elif [ $# -gt 0 ]; then
-  echo "usage: $0 [--print-bin]" >&2
-  exit 2
-fi
-
-up_to_date() {
-  [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT_STAMP" ] && [ -x "$TEMPORAL" ]
-}
-
-if up_to_date; then
-  echo "== temporal CLI up to date in $TEMPORAL ($WANT_STAMP)"
-  exit 0
-fi
-
-command -v go >/dev/null 2>&1 || { echo "build.sh: go is not on PATH" >&2; exit 1; }
-mkdir -p "$CACHE" "$BIN"
-
-# One build at a time: a second caller waits, then finds the work done.
-exec 9>"$LOCK"
-if ! flock -n 9; then
-  echo "== another build of the temporal CLI is running; waiting for its lock ($LOCK)"
-  flock 9
-fi
-if up_to_date; then
-  echo "== temporal CLI up to date in $TEMPORAL (built by another run)"
-  exit 0
-fi
-
-t_start=$SECONDS
-rm -f "$STAMP"
+# shellcheck source=scripts/lib/gobuild.sh
+. "$(dirname "$0")/../lib/gobuild.sh"
+build_args "$@"
+build_begin
 
 echo "== building the temporal CLI v$CLI_VERSION (the test server) into $TEMPORAL"
 echo "   cold: about 10 min on 2 cores; with a filled Go build cache: a few seconds"
-TMP=$BIN/.tmp
-rm -rf "$TMP"
-mkdir -p "$TMP"
-
-# Never let the repository's go.work or module leak into this build.
-export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0
-
-# go install prints nothing until done: print a line every 30 s meanwhile.
-# The ticker must not hold the lock (fd 9) or the caller's pipes after exit.
-( while sleep 30 >/dev/null 2>&1; do
-    echo "   ... still building the temporal CLI ($((SECONDS - t_start))s)"
-  done ) 9>&- &
-ticker=$!
-trap 'kill "$ticker" 2>/dev/null || true' EXIT
+export CGO_ENABLED=0
+build_ticker
 
 # As the CLI's release build does: the version from the tag.
 ldflags="-s -w -X github.com/temporalio/cli/temporalcli.Version=$CLI_VERSION"
@@ -92,8 +51,6 @@ case $got in
   *) echo "build.sh: built temporal CLI reports '$got', want v$CLI_VERSION" >&2; exit 1 ;;
 esac
 mv -f "$TMP/temporal" "$TEMPORAL"
-rm -rf "$TMP"
-# The stamp last: only a complete build is taken as done.
-printf '%s\n' "$WANT_STAMP" > "$STAMP"
+build_end
 echo "== temporal CLI built: $TEMPORAL ($got)"
 echo "== build.sh total time: $((SECONDS - t_start))s"

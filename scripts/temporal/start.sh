@@ -23,21 +23,10 @@ fi
 "$here/build.sh"
 TEMPORAL=$("$here/build.sh" --print-bin)
 
-# Free loopback ports below the ephemeral range, so that outgoing
-# connections cannot take them between this pick and the bind; a start that
-# lost one is tried again on new ports.
-free_ports() { # count
-  local want=$1 p q tries=0 picked=()
-  while [ "${#picked[@]}" -lt "$want" ]; do
-    tries=$((tries + 1))
-    [ "$tries" -le 1000 ] || return 1
-    p=$((20000 + RANDOM % 12000))
-    for q in "${picked[@]}"; do [ "$q" != "$p" ] || continue 2; done
-    if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then continue; fi
-    picked+=("$p")
-  done
-  echo "${picked[*]}"
-}
+# Free loopback ports; a start that lost one to another process is tried
+# again on new ports.
+# shellcheck source=scripts/lib/ports.sh
+. "$here/../lib/ports.sh"
 
 t0=$SECONDS
 for attempt in 1 2 3; do
