@@ -15,8 +15,7 @@ import (
 type stepEnv struct {
 	r       *run
 	n       *plan.Node
-	mu      sync.Mutex
-	streams []*lines.Writer
+	streams lines.Writers
 	// logMu keeps the step's lines one at a time: its streams are written
 	// from several goroutines, and observers take a step's events in turn.
 	logMu sync.Mutex
@@ -31,27 +30,14 @@ func (e *stepEnv) log(line string) {
 // Stream returns a line writer of its own: a process's stdout and stderr
 // each take one, so that a partial line of one is never glued to a line of
 // the other.
-func (e *stepEnv) Stream() io.Writer {
-	w := lines.NewWriter(e.log)
-	e.mu.Lock()
-	e.streams = append(e.streams, w)
-	e.mu.Unlock()
-	return w
-}
+func (e *stepEnv) Stream() io.Writer { return e.streams.New(e.log) }
 
 func (e *stepEnv) Logf(format string, args ...any) {
 	e.log(fmt.Sprintf(format, args...))
 }
 
 // flush emits the last line of each stream that did not end with a newline.
-func (e *stepEnv) flush() {
-	e.mu.Lock()
-	streams := e.streams
-	e.mu.Unlock()
-	for _, w := range streams {
-		w.Flush()
-	}
-}
+func (e *stepEnv) flush() { e.streams.Flush() }
 
 func (e *stepEnv) Interactive() bool { return e.r.opts.Interactive }
 

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"math/rand"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,10 +17,7 @@ import (
 // scheduler's, nothing else.
 func TestLocalExecutorIsTheScheduler(t *testing.T) {
 	for seed := int64(0); seed < 300; seed++ {
-		r := rand.New(rand.NewSource(seed))
-		p := enginetest.RandomPlan(r, 1+r.Intn(12))
-		parallel := []int{1, 2, 3, 8}[r.Intn(4)]
-		force := r.Intn(3) == 0
+		p, parallel, force := enginetest.RandomCase(seed, 12)
 		local, err := enginetest.RunLocal(p, parallel, force)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)

@@ -38,3 +38,26 @@ func TestWriterSplitsLines(t *testing.T) {
 		})
 	}
 }
+
+// TestWritersKeepStreamsApart: two writers of one step (a process's
+// stdout and stderr) never glue their partial lines together, and Flush
+// emits what each has left.
+func TestWritersKeepStreamsApart(t *testing.T) {
+	var got []string
+	emit := func(l string) { got = append(got, l) }
+	var s Writers
+	out, errs := s.New(emit), s.New(emit)
+	for _, w := range []struct {
+		to *Writer
+		s  string
+	}{{out, "progress "}, {errs, "warning\nhalf"}, {out, "50%\nrest"}} {
+		if _, err := w.to.Write([]byte(w.s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Flush()
+	want := []string{"warning", "progress 50%", "rest", "half"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+}

@@ -33,6 +33,17 @@ type Spec struct{ Step Step }
 // Kind is "test".
 func (Spec) Kind() plan.Kind { return "test" }
 
+// RandomCase is the random run of a seed: a plan of 1 to max components
+// (RandomPlan), run with --parallel 1, 2, 3 or 8, with --force one time in
+// three.
+func RandomCase(seed int64, max int) (p *plan.Plan, parallel int, force bool) {
+	r := rand.New(rand.NewSource(seed))
+	p = RandomPlan(r, 1+r.Intn(max))
+	parallel = []int{1, 2, 3, 8}[r.Intn(4)]
+	force = r.Intn(3) == 0
+	return p, parallel, force
+}
+
 // RandomPlan makes a random plan of about n components. The durations of
 // its steps are distinct and their sums unlikely to tie; Trace reports a
 // tie when one happens (the order would then be a coin toss).

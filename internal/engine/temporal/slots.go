@@ -26,23 +26,7 @@ var _ worker.SlotSupplier = (*slots)(nil)
 func newSlots(n int) *slots { return &slots{n: n, changed: make(chan struct{})} }
 
 // acquire takes a slot, waiting for one.
-func (s *slots) acquire(ctx context.Context) error {
-	for {
-		s.mu.Lock()
-		if s.used < s.n {
-			s.used++
-			s.mu.Unlock()
-			return nil
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ch:
-		}
-	}
-}
+func (s *slots) acquire(ctx context.Context) error { return s.wait(ctx, true) }
 
 // release frees a slot.
 func (s *slots) release() {
@@ -54,10 +38,16 @@ func (s *slots) release() {
 }
 
 // free waits until a slot is free, without taking it.
-func (s *slots) free(ctx context.Context) error {
+func (s *slots) free(ctx context.Context) error { return s.wait(ctx, false) }
+
+// wait waits until a slot is free, and takes it if take.
+func (s *slots) wait(ctx context.Context, take bool) error {
 	for {
 		s.mu.Lock()
 		if s.used < s.n {
+			if take {
+				s.used++
+			}
 			s.mu.Unlock()
 			return nil
 		}

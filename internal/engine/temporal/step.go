@@ -191,8 +191,7 @@ type stepEnv struct {
 	ctx  context.Context
 	info activity.Info
 
-	mu      sync.Mutex
-	streams []*lines.Writer
+	streams lines.Writers
 }
 
 func (e *stepEnv) log(line string) {
@@ -201,24 +200,11 @@ func (e *stepEnv) log(line string) {
 }
 
 // Stream returns a line writer of its own, as the local executor's.
-func (e *stepEnv) Stream() io.Writer {
-	w := lines.NewWriter(e.log)
-	e.mu.Lock()
-	e.streams = append(e.streams, w)
-	e.mu.Unlock()
-	return w
-}
+func (e *stepEnv) Stream() io.Writer { return e.streams.New(e.log) }
 
 // flush writes the last line of each stream that did not end with a
 // newline.
-func (e *stepEnv) flush() {
-	e.mu.Lock()
-	streams := e.streams
-	e.mu.Unlock()
-	for _, w := range streams {
-		w.Flush()
-	}
-}
+func (e *stepEnv) flush() { e.streams.Flush() }
 
 func (e *stepEnv) Logf(format string, args ...any) { e.log(fmt.Sprintf(format, args...)) }
 

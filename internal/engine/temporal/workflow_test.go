@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"math/rand"
 	"strings"
 	"testing"
 	"time"
@@ -106,10 +105,7 @@ func TestWorkflowOrderIsTheLocalOrder(t *testing.T) {
 	}
 	compared := 0
 	for seed := int64(0); seed < seeds; seed++ {
-		r := rand.New(rand.NewSource(seed))
-		p := enginetest.RandomPlan(r, 1+r.Intn(10))
-		parallel := []int{1, 2, 3, 8}[r.Intn(4)]
-		force := r.Intn(3) == 0
+		p, parallel, force := enginetest.RandomCase(seed, 10)
 		local, err := enginetest.RunLocal(p, parallel, force)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
