@@ -28,6 +28,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/gitroot"
 )
 
 func main() {
@@ -118,7 +120,7 @@ func deploy(bin, dir, stateURL, engine string, parallel, workers, perWorker int)
 		if err != nil {
 			return result{}, err
 		}
-		cmd := exec.Command(bin, "worker", "--engine", engine, "--parallel", strconv.Itoa(perWorker), "--dir", checkoutRoot(dir))
+		cmd := exec.Command(bin, "worker", "--engine", engine, "--parallel", strconv.Itoa(perWorker), "--dir", gitroot.Find(dir))
 		cmd.Env, cmd.Stdout, cmd.Stderr = env, f, f
 		if err := cmd.Start(); err != nil {
 			return result{}, err
@@ -232,21 +234,6 @@ func writeStack(dir string, n int, seconds float64) error {
 		}
 	}
 	return nil
-}
-
-// checkoutRoot is the root of the checkout holding dir, as gantry finds it:
-// the nearest folder with a .git, else dir.
-func checkoutRoot(dir string) string {
-	for d := dir; ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		up := filepath.Dir(d)
-		if up == d {
-			return dir
-		}
-		d = up
-	}
 }
 
 func random() string {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/gantry-dev/gantry/internal/engine"
+	"github.com/gantry-dev/gantry/internal/gitroot"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/secret"
@@ -318,7 +318,7 @@ type checkout struct {
 
 func checkoutOf(manifest string, params []string) (*checkout, error) {
 	abs := absPath(manifest)
-	co := &checkout{root: gitRoot(filepath.Dir(abs))}
+	co := &checkout{root: gitroot.Find(filepath.Dir(abs))}
 	var err error
 	if co.manifest, err = co.rel(abs); err != nil {
 		return nil, err
@@ -340,20 +340,6 @@ func (co *checkout) rel(path string) (string, error) {
 		return "", fmt.Errorf("%s lies outside the checkout %s", path, co.root)
 	}
 	return filepath.ToSlash(rel), nil
-}
-
-// gitRoot is the nearest folder at or above dir with a .git, else dir.
-func gitRoot(dir string) string {
-	for d := dir; ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		up := filepath.Dir(d)
-		if up == d {
-			return dir
-		}
-		d = up
-	}
 }
 
 // withoutPassword is a database's URL without its password, as workers
