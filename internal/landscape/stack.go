@@ -103,6 +103,15 @@ func (l *Landscape) entries(c *Component, pos manifest.Pos) []manifest.PluginEnt
 	entry := func(name string, cfg config) manifest.PluginEntry {
 		return manifest.PluginEntry{Pos: pos, Name: name, Object: true, Config: asConfig(cfg)}
 	}
+	// leaf makes the step of a plugin in a list (listEntries), with cfg.
+	leaf := func(name string, cfg config) func([]int, *shape) manifest.PluginEntry {
+		return func(at []int, s *shape) manifest.PluginEntry {
+			cfg.At, cfg.Name, cfg.Key = at, s.Name, s.Key
+			e := entry(name, cfg)
+			e.Hidden = s.Hidden
+			return e
+		}
+	}
 	p := c.Plan
 	if p.Unknown != nil {
 		return []manifest.PluginEntry{entry(EntryUnplanned, base)}
@@ -112,12 +121,7 @@ func (l *Landscape) entries(c *Component, pos manifest.Pos) []manifest.PluginEnt
 		cfg.Phase = phase
 		// sow's prepare and cleanup never reverse a list: unpinned in
 		// component.plugins keeps its order.
-		return l.listEntries(p.Setup, nil, pos, func(at []int, s *shape) manifest.PluginEntry {
-			cfg.At, cfg.Name, cfg.Key = at, s.Name, s.Key
-			e := entry(EntrySetup, cfg)
-			e.Hidden = s.Hidden
-			return e
-		}, true)
+		return l.listEntries(p.Setup, nil, pos, leaf(EntrySetup, cfg), true)
 	}
 	var out []manifest.PluginEntry
 	out = append(out, setup("prepare")...)
@@ -129,13 +133,7 @@ func (l *Landscape) entries(c *Component, pos manifest.Pos) []manifest.PluginEnt
 		a.Function = "delete"
 		out = append(out, entry(EntryAction, a))
 	}
-	list := l.listEntries(p.List, nil, pos, func(at []int, s *shape) manifest.PluginEntry {
-		cfg := base
-		cfg.At, cfg.Name, cfg.Key = at, s.Name, s.Key
-		e := entry(EntryPlugin, cfg)
-		e.Hidden = s.Hidden
-		return e
-	}, false)
+	list := l.listEntries(p.List, nil, pos, leaf(EntryPlugin, base), false)
 	if len(list) > 0 {
 		// The manifest's list runs backwards on delete: unpinned.
 		out = append(out, manifest.PluginEntry{Pos: pos, Name: "unpinned", Children: list})

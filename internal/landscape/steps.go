@@ -368,15 +368,11 @@ func (w *work) deployment(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	job.WantYAML = true
-	res, err := Evaluate(ctx, []Job{job})
+	res, err := evaluateYAML(ctx, job, "deployment.yaml")
 	if err != nil {
-		return fmt.Errorf("process %s: %w", job.Template.Name, err)
+		return err
 	}
-	if len(res[0].Issues) > 0 {
-		return newPositions().diagnostics(res[0].Issues, "deployment.yaml").Err()
-	}
-	manifestJSON := nonEmpty(res[0].JSON)
+	manifestJSON := nonEmpty(res.JSON)
 	var doc map[string]any
 	if err := json.Unmarshal(manifestJSON, &doc); err != nil {
 		return fmt.Errorf("%s: the deployment manifest is no mapping: %w", job.Template.Name, err)
@@ -406,7 +402,7 @@ func (w *work) deployment(ctx context.Context) error {
 	} else {
 		os.Remove(cd)
 	}
-	out := res[0].YAML
+	out := res.YAML
 	target := filepath.Join(w.gen(), deploymentFile)
 	if old, err := readFile(target); err == nil {
 		_ = os.WriteFile(target+".bak", old, 0o600)
@@ -421,18 +417,33 @@ func (w *work) deployment(ctx context.Context) error {
 		return err
 	}
 	stateFile := filepath.Join(w.state(), "state.yaml")
-	if len(res[0].State) > 0 {
+	if len(res.State) > 0 {
 		// The old state stays whole until the new one replaces it: a
 		// crash never leaves the component without one.
 		if old, err := readFile(stateFile); err == nil {
 			_ = atomicfile.Write(stateFile+".bak", old, 0o600, false)
 		}
-		if err := atomicfile.Write(stateFile, res[0].State, 0o600, true); err != nil {
+		if err := atomicfile.Write(stateFile, res.State, 0o600, true); err != nil {
 			return fmt.Errorf("keep the state: %w", err)
 		}
 	}
 	// A new run of the list starts (sow's pluginlist reset).
 	return w.registry(func(reg *registry) { reg.Current = nil })
+}
+
+// evaluateYAML evaluates a component's deployment.yaml or export.yaml
+// (what) to YAML when its step runs, in a child process; the file's
+// problems are the step's error, at their places.
+func evaluateYAML(ctx context.Context, job Job, what string) (Result, error) {
+	job.WantYAML = true
+	res, err := Evaluate(ctx, []Job{job})
+	if err != nil {
+		return Result{}, fmt.Errorf("process %s: %w", job.Template.Name, err)
+	}
+	if len(res[0].Issues) > 0 {
+		return Result{}, newPositions().diagnostics(res[0].Issues, what).Err()
+	}
+	return res[0], nil
 }
 
 // listRunner is a runner of entries of the deployment manifest this run
@@ -545,18 +556,14 @@ func (w *work) export(ctx context.Context) error {
 	if old, err := readFile(target); err == nil {
 		_ = os.WriteFile(target+".bak", old, 0o644)
 	}
-	job.WantYAML = true
-	res, err := Evaluate(ctx, []Job{job})
+	res, err := evaluateYAML(ctx, job, "export.yaml")
 	if err != nil {
-		return fmt.Errorf("process %s: %w", job.Template.Name, err)
-	}
-	if len(res[0].Issues) > 0 {
-		return newPositions().diagnostics(res[0].Issues, "export.yaml").Err()
-	}
-	if err := atomicfile.Write(target, res[0].YAML, 0o644, true); err != nil {
 		return err
 	}
-	if err := w.exportFiles(job.Template.Name, res[0].JSON); err != nil {
+	if err := atomicfile.Write(target, res.YAML, 0o644, true); err != nil {
+		return err
+	}
+	if err := w.exportFiles(job.Template.Name, res.JSON); err != nil {
 		return err
 	}
 	return w.finish(nil)
