@@ -14,10 +14,21 @@ import (
 	"github.com/gantry-dev/gantry/internal/report"
 )
 
-// planModel is the page gantry plan --output html writes for the stack in
-// dir.
-func planModel(dir string) (*report.Model, error) {
-	return (&action.Plan{Source: action.Source{Manifest: filepath.Join(dir, "hub.yaml")}, Verb: plan.VerbDeploy}).Report(context.Background())
+// openPlanPage writes the page gantry plan --output html writes for a
+// deploy of src, as plan.html beside its manifest, opens it and returns
+// its path.
+func openPlanPage(t *testing.T, ctx context.Context, src action.Source) string {
+	t.Helper()
+	m, err := (&action.Plan{Source: src, Verb: plan.VerbDeploy}).Report(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(filepath.Dir(src.Manifest), "plan.html")
+	if err := report.WriteFile(page, m); err != nil {
+		t.Fatal(err)
+	}
+	open(t, ctx, page)
+	return page
 }
 
 // TestNestedPlanPage opens the page of examples/nested's plan: a leaf of
@@ -29,16 +40,7 @@ func TestNestedPlanPage(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS("../../../examples/nested")); err != nil {
 		t.Fatal(err)
 	}
-	src := action.Source{Manifest: filepath.Join(dir, "hub.yaml"), ParamsFiles: []string{filepath.Join(dir, "params.yaml")}}
-	m, err := (&action.Plan{Source: src, Verb: plan.VerbDeploy}).Report(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := filepath.Join(dir, "plan.html")
-	if err := report.WriteFile(page, m); err != nil {
-		t.Fatal(err)
-	}
-	open(t, ctx, page)
+	page := openPlanPage(t, ctx, action.Source{Manifest: filepath.Join(dir, "hub.yaml"), ParamsFiles: []string{filepath.Join(dir, "params.yaml")}})
 	var facts, shown string
 	if err := chromedp.Run(ctx,
 		chromedp.Evaluate(`window.gantryReport.select('web.proxy')`, nil),

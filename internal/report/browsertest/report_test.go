@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/report"
 )
 
@@ -121,15 +122,7 @@ func TestPlanPage(t *testing.T) {
 	ctx := browser(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, failingStack)
-	m, err := planModel(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := filepath.Join(dir, "plan.html")
-	if err := report.WriteFile(page, m); err != nil {
-		t.Fatal(err)
-	}
-	open(t, ctx, page)
+	openPlanPage(t, ctx, action.Source{Manifest: filepath.Join(dir, "hub.yaml")})
 	var boxes, timelineHidden int
 	var summary string
 	if err := chromedp.Run(ctx,
