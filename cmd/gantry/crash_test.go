@@ -31,21 +31,32 @@ func waitPath(t *testing.T, path string) {
 	t.Fatalf("%s never appeared", path)
 }
 
-// waitPID waits for a pid file to hold a whole line: the shell creates the
-// file before it writes the pid, so a file that exists may still be empty.
-func waitPID(t *testing.T, path string) int {
+// waitFileLine waits for a file to hold a whole line and returns it: the
+// shell creates a file before it writes to it, so a file that exists may
+// still be empty. The wait is long: on a loaded machine a step on a worker
+// may take a while to start.
+func waitFileLine(t *testing.T, path string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
-				return pid
-			}
+			return strings.TrimSpace(string(b))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("%s never held a pid", path)
-	return 0
+	t.Fatalf("%s never held a line", path)
+	return ""
+}
+
+// waitPID waits for a pid file (waitFileLine) and returns the pid.
+func waitPID(t *testing.T, path string) int {
+	t.Helper()
+	line := waitFileLine(t, path)
+	pid, err := strconv.Atoi(line)
+	if err != nil || pid <= 0 {
+		t.Fatalf("%s holds %q, not a pid", path, line)
+	}
+	return pid
 }
 
 func touch(t *testing.T, path string) {
@@ -86,12 +97,7 @@ func startDeploy(t *testing.T, dir string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command("gantry", "deploy", "hub.yaml")
 	cmd.Dir = dir
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, out
+	return cmd, startCmd(t, cmd)
 }
 
 func readState(t *testing.T, dir string) *state.State {

@@ -73,13 +73,7 @@ func TestJSONEventsOrder(t *testing.T) {
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != wantCode {
+		if code := exitCode(t, err); code != wantCode {
 			t.Fatalf("gantry %v: exit %d, want %d\n%s%s", args, code, wantCode, out, stderr.String())
 		}
 		return out

@@ -89,13 +89,7 @@ func (s *ptySession) output() string {
 func (s *ptySession) wait() int {
 	err := s.cmd.Wait()
 	<-s.done
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return 0
+	return exitCode(s.t, err)
 }
 
 func writeFiles(t *testing.T, files map[string]string) string {
@@ -347,13 +341,7 @@ func TestPauseWithoutTerminal(t *testing.T) {
 			cmd := exec.Command("gantry", tt.args...)
 			cmd.Dir = dir
 			out, err := cmd.CombinedOutput()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			if code != tt.wantCode {
+			if code := exitCode(t, err); code != tt.wantCode {
 				t.Fatalf("exit code %d, want %d:\n%s", code, tt.wantCode, out)
 			}
 			if !strings.Contains(string(out), tt.want) || strings.Contains(string(out), "web deployed") != tt.webRan {

@@ -39,15 +39,7 @@ type onWorkers struct {
 func newOnWorkers(t *testing.T, files map[string]string) *onWorkers {
 	t.Helper()
 	addr := temporalServer(t)
-	w := &onWorkers{t: t, dir: writeFiles(t, files), state: pgtest.Database(t), engine: temporalEngine(addr)}
-	for name := range files {
-		if strings.HasSuffix(name, "/deploy") || strings.HasSuffix(name, "/undeploy") {
-			if err := os.Chmod(filepath.Join(w.dir, name), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return w
+	return &onWorkers{t: t, dir: writeStack(t, files), state: pgtest.Database(t), engine: temporalEngine(addr)}
 }
 
 // gantry is a gantry command in the stack's folder, on the workers.
@@ -62,15 +54,15 @@ func (w *onWorkers) gantry(args ...string) *exec.Cmd {
 // code.
 func (w *onWorkers) run(args ...string) (string, int) {
 	w.t.Helper()
+	out, err := w.gantry(args...).CombinedOutput()
+	return string(out), exitCode(w.t, err)
+}
+
+// start starts a gantry command; its output collects in the buffer.
+func (w *onWorkers) start(args ...string) (*exec.Cmd, *lockedBuffer) {
+	w.t.Helper()
 	cmd := w.gantry(args...)
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatal(err)
-	}
-	return string(out), code
+	return cmd, startCmd(w.t, cmd)
 }
 
 // worker starts a worker on the stack's folder; the test's end stops it.
@@ -82,20 +74,6 @@ func (w *onWorkers) worker(name string, args ...string) *workerProcess {
 	}
 	w.t.Cleanup(wp.stop)
 	return wp
-}
-
-// waitFileLine waits for a file to hold a whole line and returns it.
-func waitFileLine(t *testing.T, path string) string {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && bytes.HasSuffix(b, []byte("\n")) {
-			return strings.TrimSpace(string(b))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s never held a line", path)
-	return ""
 }
 
 // comparable is a state without what differs from run to run: times and
@@ -219,18 +197,20 @@ components:
 	}
 }
 
-// killVictim waits for the worker running v, marks it killed and sends it
-// sig.
-func killVictim(t *testing.T, dir string, sig syscall.Signal) {
+// deployAndKill deploys killFiles(idempotent) on two workers and, once v
+// runs, marks it killed and sends the worker running it sig.
+func deployAndKill(t *testing.T, idempotent bool, sig syscall.Signal) (*onWorkers, *exec.Cmd, *lockedBuffer) {
 	t.Helper()
-	pid, err := strconv.Atoi(waitFileLine(t, filepath.Join(dir, "victim")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	touch(t, filepath.Join(dir, "killed"))
+	w := newOnWorkers(t, killFiles(idempotent))
+	w.worker("w1", "--parallel", "2")
+	w.worker("w2", "--parallel", "2")
+	cmd, out := w.start("deploy", "hub.yaml", "--parallel", "4")
+	pid := waitPID(t, filepath.Join(w.dir, "victim"))
+	touch(t, filepath.Join(w.dir, "killed"))
 	if err := syscall.Kill(pid, sig); err != nil {
 		t.Fatalf("signal the worker %d: %v", pid, err)
 	}
+	return w, cmd, out
 }
 
 // TestTemporalWorkerKilledMidStep: a worker killed with SIGKILL while it
@@ -244,16 +224,7 @@ func TestTemporalWorkerKilledMidStep(t *testing.T) {
 		t.Run("idempotent, "+sig.String(), func(t *testing.T) { startsOver(t, sig) })
 	}
 	t.Run("not idempotent", func(t *testing.T) {
-		w := newOnWorkers(t, killFiles(false))
-		w.worker("w1", "--parallel", "2")
-		w.worker("w2", "--parallel", "2")
-		cmd := w.gantry("deploy", "hub.yaml", "--parallel", "4")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		killVictim(t, w.dir, syscall.SIGKILL)
+		w, cmd, out := deployAndKill(t, false, syscall.SIGKILL)
 		err := cmd.Wait()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 			t.Fatalf("deploy: %v, want exit 1\n%s", err, out.String())
@@ -285,16 +256,7 @@ func TestTemporalWorkerKilledMidStep(t *testing.T) {
 // sig (SIGTERM stops it, SIGKILL kills it): the component starts over on
 // the other worker and the stack completes, no step beside its retry.
 func startsOver(t *testing.T, sig syscall.Signal) {
-	w := newOnWorkers(t, killFiles(true))
-	w.worker("w1", "--parallel", "2")
-	w.worker("w2", "--parallel", "2")
-	cmd := w.gantry("deploy", "hub.yaml", "--parallel", "4")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killVictim(t, w.dir, sig)
+	w, cmd, out := deployAndKill(t, true, sig)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("deploy: %v\n%s", err, out.String())
 	}
@@ -346,12 +308,7 @@ components:
 		"comp/deploy":             script,
 	})
 	w.worker("w1", "--parallel", "2")
-	first := w.gantry("deploy", "hub.yaml")
-	var out bytes.Buffer
-	first.Stdout, first.Stderr = &out, &out
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
+	first, _ := w.start("deploy", "hub.yaml")
 	waitPath(t, filepath.Join(w.dir, "started-a"))
 	second, code := w.run("deploy", "hub.yaml")
 	if code != 3 || !strings.Contains(second, "is locked by gantry deploy") || !strings.Contains(second, "on Temporal workers (workflow gantry:") {
@@ -366,12 +323,7 @@ components:
 	_ = first.Wait()
 	touch(t, filepath.Join(w.dir, "go-a"))
 	waitPath(t, filepath.Join(w.dir, "started-b"))
-	again := w.gantry("deploy", "hub.yaml")
-	out2 := &lockedBuffer{}
-	again.Stdout, again.Stderr = out2, out2
-	if err := again.Start(); err != nil {
-		t.Fatal(err)
-	}
+	again, out2 := w.start("deploy", "hub.yaml")
 	// b goes on once the new client is attached: the run is still going.
 	for deadline := time.Now().Add(3 * time.Minute); !strings.Contains(out2.String(), "attached to the stack's run"); {
 		if time.Now().After(deadline) {
@@ -451,20 +403,12 @@ components:
 		"comp/deploy":             "#!/bin/sh\necho $$ > ../pid-$COMPONENT_NAME.tmp && mv ../pid-$COMPONENT_NAME.tmp ../pid-$COMPONENT_NAME\nexec sleep 600\n",
 	})
 	w.worker("w1")
-	cmd := w.gantry("deploy", "hub.yaml")
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(waitFileLine(t, filepath.Join(w.dir, "pid-a")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := w.start("deploy", "hub.yaml")
+	pid := waitPID(t, filepath.Join(w.dir, "pid-a"))
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
 		t.Fatalf("deploy: %v, want exit 130\n%s", err, out.String())
 	}
@@ -490,10 +434,7 @@ func TestTemporalStaleWorkflowLock(t *testing.T) {
 		"comp/deploy":             "#!/bin/sh\ntouch ../started\nwhile [ ! -e ../go ]; do sleep 0.05; done\necho a ran\n",
 	})
 	w.worker("w1")
-	first := w.gantry("deploy", "hub.yaml")
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
+	first, _ := w.start("deploy", "hub.yaml")
 	waitPath(t, filepath.Join(w.dir, "started"))
 	_ = first.Process.Kill()
 	_ = first.Wait()

@@ -19,6 +19,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/state/pgstate/pgtest"
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
 // temporalServer is the test Temporal server's host:port, which
@@ -27,14 +28,7 @@ import (
 // fails.
 func temporalServer(t testing.TB) string {
 	t.Helper()
-	addr := os.Getenv("GANTRY_TEST_TEMPORAL")
-	if addr == "" || addr == "0" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no Temporal server: GANTRY_TEST_TEMPORAL is not set (scripts/test.sh starts one)")
-		}
-		t.Skip("GANTRY_TEST_TEMPORAL is not set: scripts/temporal/start.sh DIR starts a server and writes its address to DIR/address")
-	}
-	return addr
+	return testenv.Server(t, "GANTRY_TEST_TEMPORAL", "Temporal server", "scripts/temporal/start.sh DIR starts a server and writes its address to DIR/address")
 }
 
 // temporalEngine is an engine on the test server with a task queue of the

@@ -33,6 +33,17 @@ func (s *tmuxSession) run(args ...string) string {
 // capture returns the pane with its history (lines scrolled off the top).
 func (s *tmuxSession) capture() string { return s.run("capture-pane", "-p", "-S", "-", "-t", "g") }
 
+// waitExit waits until gantry has exited, ends the test unless it exited
+// 0, and returns the screen.
+func (s *tmuxSession) waitExit() string {
+	s.t.Helper()
+	screen := s.waitScreen(`EXIT=\d+`)
+	if !strings.Contains(screen, "EXIT=0") {
+		s.t.Fatalf("deploy failed:\n%s", screen)
+	}
+	return screen
+}
+
 // waitScreen waits until the pane shows a line matching re.
 func (s *tmuxSession) waitScreen(re string) string {
 	s.t.Helper()
@@ -91,14 +102,6 @@ func normalizeScreen(s string) string {
 // at the end, the summary and where the logs are. The final screen is kept in
 // testdata/tty-deploy.golden (go test -update rewrites it).
 func TestTTYDisplayInTmux(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux is not installed: scripts/test.sh installs it (apt-get install tmux)")
-	}
-	gantry, err := exec.LookPath("gantry")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := writeFiles(t, map[string]string{
 		"hub.yaml": `version: 1
 kind: stack
@@ -120,10 +123,7 @@ components:
 		"web/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: web}\n",
 		"web/Makefile":           "deploy:\n\t@echo serving\n",
 	})
-	s := &tmuxSession{t: t, tmux: tmux, socket: filepath.Join(t.TempDir(), "tmux.sock")}
-	s.run("new-session", "-d", "-x", "100", "-y", "24", "-s", "g", "-c", dir,
-		"env NO_COLOR=1 "+gantry+" deploy hub.yaml --parallel 2; echo EXIT=$?; sleep 60")
-	t.Cleanup(func() { exec.Command(tmux, "-S", s.socket, "kill-server").Run() })
+	s := startTmux(t, dir, 100, 24, "deploy", "hub.yaml", "--parallel", "2")
 
 	screen := s.waitScreen(`api +\d+(\.\d+)?m?s +migrating schema`)
 	if !regexp.MustCompile(`(?m)^✓ db +deployed +\d`).MatchString(screen) {
@@ -159,31 +159,12 @@ components:
 		t.Errorf("finished lines repeated or lost after the resize:\n%s", screen)
 	}
 
-	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	screen = s.waitScreen(`EXIT=\d+`)
-	if !strings.Contains(screen, "EXIT=0") {
-		t.Fatalf("deploy failed:\n%s", screen)
-	}
+	touch(t, filepath.Join(dir, "release"))
+	screen = s.waitExit()
 	if spinnerRE.MatchString(screen) {
 		t.Errorf("a live line was left on the screen:\n%s", screen)
 	}
-	got := normalizeScreen(screen)
-	golden := filepath.Join("testdata", "tty-deploy.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("final screen differs from %s:\n--- want\n%s--- got\n%s", golden, want, got)
-	}
+	compareGolden(t, "tty-deploy.golden", normalizeScreen(screen))
 }
 
 // startTmux starts gantry with args in a tmux terminal of width×height
@@ -226,10 +207,7 @@ func TestTTYLiveAreaBoundedInTmux(t *testing.T) {
 		fmt.Fprintf(&hub, "  - name: c%02d\n    source: {dir: comp}\n", i)
 	}
 	files["hub.yaml"] = hub.String()
-	dir := writeFiles(t, files)
-	if err := os.Chmod(filepath.Join(dir, "comp/deploy"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeStack(t, files)
 	s := startTmux(t, dir, 60, 15, "deploy", "hub.yaml", "--parallel", "20")
 	// Every running component has said what it works on.
 	re := `(?s)0/30 done · 20 running · 10 waiting · 0 failed`
@@ -253,13 +231,8 @@ func TestTTYLiveAreaBoundedInTmux(t *testing.T) {
 		t.Errorf("live screen:\n%s\nwant:\n%s", live, wantLive)
 	}
 
-	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	screen = s.waitScreen(`EXIT=\d+`)
-	if !strings.Contains(screen, "EXIT=0") {
-		t.Fatalf("deploy failed:\n%s", screen)
-	}
+	touch(t, filepath.Join(dir, "release"))
+	screen = s.waitExit()
 	if spinnerRE.MatchString(screen) || headerRE.MatchString(screen) || strings.Contains(screen, "more running") {
 		t.Errorf("a frame of the live area was left on the screen or in its scrollback:\n%s", screen)
 	}
@@ -295,7 +268,7 @@ func compareGolden(t *testing.T, name, got string) {
 // of the step before it — and the step's label shows the values it was
 // given (${…} expanded).
 func TestTTYProbeAttemptsLiveInTmux(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := writeStack(t, map[string]string{
 		"hub.yaml": `version: 1
 kind: stack
 meta: {name: probing}
@@ -318,9 +291,6 @@ lifecycle:
 `,
 		"api/deploy": "#!/bin/sh\necho the verb said goodbye\n",
 	})
-	if err := os.Chmod(filepath.Join(dir, "api/deploy"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	s := startTmux(t, dir, 120, 20, "deploy", "hub.yaml")
 	first := s.waitScreen(`api +[\d.]+m?s +probe exec run_wait test -e \.\./ready: attempt \d+ failed \(\d+s of 2m0s\): test -e \.\./ready`)
 	if strings.Contains(first, "goodbye") {
@@ -332,12 +302,9 @@ lifecycle:
 	if c := strings.Count(later, "probe exec run_wait"); c != 1 {
 		t.Errorf("the probe shows %d times:\n%s", c, later)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	screen := s.waitScreen(`EXIT=\d+`)
-	if !strings.Contains(screen, "EXIT=0") || spinnerRE.MatchString(screen) {
-		t.Fatalf("deploy failed or left a live line:\n%s", screen)
+	touch(t, filepath.Join(dir, "ready"))
+	if screen := s.waitExit(); spinnerRE.MatchString(screen) {
+		t.Errorf("a live line was left on the screen:\n%s", screen)
 	}
 }
 
@@ -366,7 +333,7 @@ func nextNumbers(n, k int) []string {
 // components waiting, each with what it waits for: the components it runs
 // after that have not ended, or a free slot.
 func TestTTYShowQueueInTmux(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := writeStack(t, map[string]string{
 		"hub.yaml": `version: 1
 kind: stack
 meta: {name: queue}
@@ -385,9 +352,6 @@ components:
 		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
 		"comp/deploy":             "#!/bin/sh\nwhile [ ! -e ../release ]; do sleep 0.05; done\n",
 	})
-	if err := os.Chmod(filepath.Join(dir, "comp/deploy"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	s := startTmux(t, dir, 80, 20, "deploy", "hub.yaml", "--show-queue")
 	screen := s.waitScreen(`0/4 done · 1 running · 3 waiting`)
 	for _, want := range []string{
@@ -400,11 +364,8 @@ components:
 			t.Errorf("no line matches %q:\n%s", want, screen)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	screen = s.waitScreen(`EXIT=\d+`)
-	if !strings.Contains(screen, "EXIT=0") || strings.Contains(screen, "· web") {
-		t.Fatalf("deploy failed or left the queue on the screen:\n%s", screen)
+	touch(t, filepath.Join(dir, "release"))
+	if screen = s.waitExit(); strings.Contains(screen, "· web") {
+		t.Errorf("the queue was left on the screen:\n%s", screen)
 	}
 }

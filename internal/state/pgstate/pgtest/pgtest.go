@@ -7,24 +7,18 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
-	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
 // Server is the server's DSN (GANTRY_TEST_POSTGRES). Without one the test
 // skips, except in CI, where it fails.
 func Server(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv("GANTRY_TEST_POSTGRES")
-	if dsn == "" || dsn == "0" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no PostgreSQL server: GANTRY_TEST_POSTGRES is not set (scripts/test.sh starts one)")
-		}
-		t.Skip("GANTRY_TEST_POSTGRES is not set: scripts/pg/start.sh DIR starts a server and writes its DSN to DIR/dsn")
-	}
-	return dsn
+	return testenv.Server(t, "GANTRY_TEST_POSTGRES", "PostgreSQL server", "scripts/pg/start.sh DIR starts a server and writes its DSN to DIR/dsn")
 }
 
 // Database creates an empty database on the test server for one test and
