@@ -14,6 +14,8 @@ import (
 	"github.com/mandelsoft/spiff/flow"
 	"github.com/mandelsoft/spiff/spiffing"
 	"github.com/mandelsoft/spiff/yaml"
+	"github.com/mandelsoft/vfs/pkg/osfs"
+	"github.com/mandelsoft/vfs/pkg/readonlyfs"
 )
 
 // Doc is a YAML (or JSON) document given to spiff: Name is its file (spiff's
@@ -175,8 +177,14 @@ func issuesOf(template string, err error) []Issue {
 // partial evaluates a job as far as it goes: stubs that cannot be
 // evaluated whole are kept as they are, and the result holds Unresolved
 // where a value could not be evaluated.
+//
+// A partial evaluation is how plan and validate read a landscape: it may
+// read files, but it runs no command (exec, pipe) and writes nothing
+// (write, mkdir, tempfile) — what it cannot do stays unresolved, as the
+// run does it. spiff turns its OS access off on any file system but the
+// plain one.
 func partial(s spiffing.Spiff, tmpl spiffing.Node, j Job, stubs []spiffing.Node) Result {
-	st := flow.NewState(features.EncryptionKey(), flow.MODE_OS_ACCESS|flow.MODE_FILE_ACCESS).
+	st := flow.NewState(features.EncryptionKey(), flow.MODE_FILE_ACCESS, readonlyfs.New(osfs.New())).
 		SetRegistry(dynaml.DefaultRegistry()).SetFeatures(spiffFeatures())
 	out, err := flow.Cascade(flow.NewEnvironment(nil, "context", st), tmpl, flow.Options{Partial: true}, stubs...)
 	var res Result

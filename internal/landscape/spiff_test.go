@@ -2,6 +2,9 @@ package landscape
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -126,5 +129,45 @@ func TestIssuePositionsReadOnlyFiles(t *testing.T) {
 		}
 	case <-time.After(time.Minute): // a bound that turns a hang into a failure
 		t.Fatal("reading the FIFO hangs")
+	}
+}
+
+// TestPartialRunsNothing: plan and validate evaluate a landscape partially;
+// that reads files but runs no command and writes no file (they stay
+// unresolved), while the run's full evaluation does both, as sow does.
+func TestPartialRunsNothing(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.txt")
+	if err := os.WriteFile(in, []byte("read me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := fmt.Sprintf("a: (( exec(\"touch\", %q) ))\nb: (( write(%q, \"x\") ))\nc: (( read(%q, \"text\") ))\n",
+		filepath.Join(dir, "ran"), filepath.Join(dir, "written"), in)
+	job := Job{Template: Doc{Name: filepath.Join(dir, "t.yaml"), Data: []byte(tmpl)}}
+	partialJob := job
+	partialJob.Partial = true
+	res, err := Evaluate(context.Background(), []Job{partialJob})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ran", "written"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("a partial evaluation made %s", f)
+		}
+	}
+	var got map[string]any
+	if err := json.Unmarshal(res[0].JSON, &got); err != nil {
+		t.Fatalf("partial result %s: %v", res[0].JSON, err)
+	}
+	if got["c"] != "read me" || got["a"] != Unresolved || got["b"] != Unresolved {
+		t.Errorf("partial result: %v, want c read and a, b unresolved", got)
+	}
+	if _, err := Evaluate(context.Background(), []Job{job}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ran", "written"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the full evaluation did not make %s: %v", f, err)
+		}
 	}
 }
