@@ -259,13 +259,20 @@ func (r *record) close() *Outcome {
 	r.fileEvents.Emit(out.Event)
 	r.fileEvents.Flush()
 	r.eventsFile.Close()
-	if f, err := os.OpenFile(filepath.Join(r.runLog.Dir(), "summary.txt"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
-		ui.WriteSummary(f, out.Components, out.Duration, ui.Style{})
-		f.Close()
-	}
+	// The run folder's summary is written while the display prints its own:
+	// each formats a row per component (10,000 in a large stack).
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		if f, err := os.OpenFile(filepath.Join(r.runLog.Dir(), "summary.txt"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
+			ui.WriteSummary(f, out.Components, out.Duration, ui.Style{})
+			f.Close()
+		}
+	}()
 	if r.display != nil {
 		r.display.Finish(out)
 	}
+	<-written
 	return out
 }
 

@@ -333,12 +333,12 @@ func (b *builder) addComponent(cp *compPlan) {
 // stack is as valid whatever its state.
 func (b *builder) addSettled(cp *compPlan, lc *manifest.ComponentLifecycle, add func(*plan.Node) *plan.Node) {
 	info, name := cp.info, cp.info.Name
-	known := b.knownNames(cp.c)
 	var vars map[string]any
+	var known func(string) bool
 	for _, point := range deployPoints {
 		for i, st := range pointSteps(lc, point) {
 			if vars == nil {
-				vars = stepvars.For(b.res, b.in.Locked, cp.c, b.model)
+				vars, known = stepvars.For(b.res, b.in.Locked, cp.c, b.model), b.knownNames(cp.c)
 			}
 			b.validateStep(&st, info.Dir, false, manifest.ItemPath("lifecycle."+point+".steps", i), vars, known)
 		}
