@@ -302,7 +302,7 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 		// written whole again before the first component; the recorder
 		// copies a record of the state the steps read before it changes it.
 		if st.State != nil {
-			rt.Recorder = state.RecordOver(w, st.State, st.files.Base(st.State))
+			rt.Recorder = state.RecordOver(w, st.State, st.recorderBase())
 		} else {
 			rt.Recorder = state.Record(w, state.New(st.Res.Stack.Meta.Name))
 		}

@@ -78,6 +78,8 @@ type Stack struct {
 	stateSum                [32]byte
 	files                   state.Files // what State was decoded from
 	read                    bool
+	prefetch                *statePrefetch // the first read's, when it started early
+	base                    *state.Base    // cut from files while they were read; nil once taken
 }
 
 // DefaultStatePath is <manifest>.state next to the manifest given; for an
@@ -109,13 +111,14 @@ func Load(src Source, consequence string) (*Stack, error) {
 // components that could not be read, its graph even with a cycle.
 func load(src Source, partial bool) (*Stack, manifest.Diagnostics, error) {
 	manifest.SetParseCache(parseCacheDir(src))
+	prefetch := prefetchState(src)
 	// -e acts as the environment when parameters are locked (source env:VAR),
 	// not as values written into the manifest.
 	res, diags := elaborateSource(&src, partial)
 	if res == nil || diags.HasErrors() && !partial {
 		return nil, diags, nil
 	}
-	st := &Stack{Res: res, StatePath: src.StatePath, env: src.Env, lockOpts: src.Lock, elaborated: !diags.HasErrors()}
+	st := &Stack{Res: res, StatePath: src.StatePath, env: src.Env, lockOpts: src.Lock, elaborated: !diags.HasErrors(), prefetch: prefetch}
 	if st.StatePath == "" {
 		st.StatePath = DefaultStatePath(src.Manifest)
 	}
@@ -187,24 +190,39 @@ func (s *Stack) ReadState() error {
 }
 
 func (s *Stack) readState() (changed bool, err error) {
-	files, err := s.Store.Read(context.Background())
-	if err != nil {
-		return false, invalid("nothing was run", "%w", err)
+	files, st, base, prefetched := s.prefetch.take(s.Store)
+	s.prefetch = nil
+	if !prefetched {
+		if files, err = s.Store.Read(context.Background()); err != nil {
+			return false, invalid("nothing was run", "%w", err)
+		}
 	}
 	sum := files.Sum()
 	if s.read && sum == s.stateSum {
 		return false, nil // read before, unchanged since
 	}
-	st, err := files.Decode(s.Store.String())
-	if err != nil {
-		return false, &InvalidError{Err: err, Consequence: "nothing was run"}
+	if !prefetched {
+		if st, err = files.Decode(s.Store.String()); err != nil {
+			return false, &InvalidError{Err: err, Consequence: "nothing was run"}
+		}
 	}
 	if st != nil && st.Stack != "" && st.Stack != s.Res.Stack.Meta.Name {
 		return false, invalid("nothing was run", "state %s belongs to stack %q, not %q; point -s at this stack's state", s.Store, st.Stack, s.Res.Stack.Meta.Name)
 	}
 	changed = s.read
-	s.State, s.stateSum, s.read, s.files = st, sum, true, files
+	s.State, s.stateSum, s.read, s.files, s.base = st, sum, true, files, base
 	return changed, nil
+}
+
+// recorderBase is the base a run's recorder continues the state from
+// (state.Files.Base): cut when the state was read, or now. Each base is
+// taken once: the recorder changes it.
+func (s *Stack) recorderBase() *state.Base {
+	if b := s.base; b != nil {
+		s.base = nil
+		return b
+	}
+	return s.files.Base(s.State)
 }
 
 // OpenState opens the state at a location (a path, file://PATH or a

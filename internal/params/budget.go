@@ -32,6 +32,23 @@ type Budget struct {
 // NewBudget returns a full budget.
 func NewBudget() *Budget { return &Budget{} }
 
+// Trial returns a budget that starts where b is now, for work done ahead
+// that may be thrown away and done again: what it spends is charged to b
+// only when commit is called. Done again, the work is charged once more,
+// so a trial at most doubles what the work may cost.
+func (b *Budget) Trial() (trial *Budget, commit func()) {
+	t := &Budget{}
+	bytes, cost, spent := b.bytes.Load(), b.cost.Load(), b.spent.Load()
+	t.bytes.Store(bytes)
+	t.cost.Store(cost)
+	t.spent.Store(spent)
+	return t, func() {
+		b.bytes.Add(t.bytes.Load() - bytes)
+		b.cost.Add(t.cost.Load() - cost)
+		b.spent.Add(t.spent.Load() - spent)
+	}
+}
+
 // BudgetError is an expansion refused because it would exceed a bound.
 type BudgetError struct{ Msg string }
 

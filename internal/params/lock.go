@@ -89,6 +89,13 @@ type Locked struct {
 // Budget returns the budget shared by the expansions of these parameters.
 func (l *Locked) Budget() *Budget { return l.budget }
 
+// WithBudget returns the same parameters whose expansions are charged to b.
+func (l *Locked) WithBudget(b *Budget) *Locked {
+	c := *l
+	c.budget = b
+	return &c
+}
+
 // SecretNames returns the qualified names of the secret values whose names
 // do not look secret, sorted: those declared secret or computed from a
 // secret. The state records them so that what shows it masks them too.

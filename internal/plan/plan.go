@@ -9,6 +9,8 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -138,6 +140,23 @@ type Plan struct {
 // New returns an empty plan.
 func New(stack, verb string) *Plan {
 	return &Plan{Stack: stack, Verb: verb, Created: time.Now().UTC(), index: map[string]*Node{}, Components: map[string]*Component{}}
+}
+
+// Reserve makes room for about nodes more steps and components more
+// components: a plan of 10,000 components otherwise grows its index a
+// dozen times over, rehashing it each time.
+func (p *Plan) Reserve(nodes, components int) {
+	if nodes > 0 {
+		index := make(map[string]*Node, len(p.index)+nodes)
+		maps.Copy(index, p.index)
+		p.index = index
+		p.Nodes = slices.Grow(p.Nodes, nodes)
+	}
+	if components > 0 {
+		comps := make(map[string]*Component, len(p.Components)+components)
+		maps.Copy(comps, p.Components)
+		p.Components = comps
+	}
 }
 
 // Add appends a node; its position is its priority among ready steps. A

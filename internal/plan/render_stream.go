@@ -43,9 +43,9 @@ func (p *Plan) streamJSON(w io.Writer) error {
 		if i > 0 {
 			raw(",")
 		}
-		put(jsonNode{ID: n.ID, Kind: n.Kind, Label: n.Label, Component: n.Component, Group: n.Group,
-			Point: n.Point, Action: n.Action, Reason: n.Reason, Lane: n.Lane, Hidden: n.Hidden, Quiet: n.Quiet, Critical: n.Critical,
-			Always: n.Always, Inputs: n.Inputs, Takes: n.Takes, Frees: n.Frees, Spec: n.Spec})
+		if err == nil {
+			buf, err = appendNodeJSON(buf, n)
+		}
 		flush(false)
 	}
 	raw(`],"edges":[`)
@@ -72,9 +72,9 @@ func (p *Plan) streamJSON(w io.Writer) error {
 		if i > 0 {
 			raw(",")
 		}
-		put(name)
-		raw(":")
-		put(p.Components[name])
+		buf = jsonstr.Append(buf, name)
+		buf = append(buf, ':')
+		buf = appendComponentJSON(buf, p.Components[name])
 		flush(false)
 	}
 	raw("}}\n")

@@ -102,7 +102,7 @@ type Tracker struct {
 // group with a step people see, starts waiting. Groups of bookkeeping only
 // (the run's set-up and finalisation) are not tracked.
 func NewTracker(p *plan.Plan) *Tracker {
-	t := &Tracker{verb: p.Verb, stack: p.Stack, comps: map[string]*ComponentRun{}, counts: map[string]int{}}
+	t := &Tracker{verb: p.Verb, stack: p.Stack, comps: make(map[string]*ComponentRun, len(p.Components)), counts: map[string]int{}}
 	t.Add(p)
 	return t
 }
@@ -113,7 +113,7 @@ func NewTracker(p *plan.Plan) *Tracker {
 func (t *Tracker) Add(p *plan.Plan) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	shown := map[string]bool{}
+	shown := make(map[string]bool, len(p.Components))
 	for _, n := range p.Nodes {
 		if !n.Hidden || n.Kind == plan.KindComponent {
 			shown[groupOf(n)] = true

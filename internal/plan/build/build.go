@@ -149,7 +149,6 @@ func newBuilder(in *Input) *builder {
 	for _, c := range InitialProvides(in.Res, in.Before, env) {
 		b.provides[c] = true
 	}
-	b.model = stepvars.Model(in.Res, in.Locked)
 	b.outputs = NewOutputIndex(in.Res, in.Graph, in.Before)
 	return b
 }
@@ -188,8 +187,18 @@ func (b *builder) stackRef(name string) *manifest.ComponentRef {
 	return nil
 }
 
+// stepModel is what the variables of injected steps share, made when the
+// first component with injected steps needs it (most have none: it cost a
+// plan of 10,000 components 16 ms).
 // providesString is hub.provides as a plan sees it: the capabilities known
 // when the run starts.
+func (b *builder) stepModel() map[string]any {
+	if b.model == nil {
+		b.model = stepvars.Model(b.res, b.in.Locked)
+	}
+	return b.model
+}
+
 func (b *builder) providesString() string {
 	l := make([]string, 0, len(b.provides))
 	for c := range b.provides {

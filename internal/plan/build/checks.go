@@ -78,6 +78,9 @@ func TuningConditions(s *manifest.Stack, comp string) []string {
 // value) is reported before anything runs. Values that wait for outputs of
 // components that have not run are fine here; the run expands them again.
 func (b *builder) checkParameters(cp *compPlan) {
+	if cp.evaluated != nil {
+		return // evaluate found no errors
+	}
 	_, ds := params.ExpandComponent(params.ComponentInput{Locked: b.in.Locked, Component: cp.c, Depends: cp.info.Depends,
 		Outputs: b.plannedOutputs(), Provides: b.providesString()})
 	b.diags = append(b.diags, ds.Errors()...)

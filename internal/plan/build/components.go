@@ -24,6 +24,9 @@ type compPlan struct {
 	ref      *manifest.ComponentRef
 	recorded *state.Component
 	pos      manifest.Pos
+	// evaluated is what evaluate worked out for it beforehand; nil when
+	// the plan works it out when it comes to it.
+	evaluated *evaluated
 	// nothing says an undeploy finds nothing to do: the component's begin
 	// skips it when the run comes to it.
 	nothing bool
@@ -42,10 +45,14 @@ func (b *builder) componentsPass() {
 	if b.teardown == "before" {
 		b.addOrphans()
 	}
-	for _, name := range b.selected {
-		if cp := b.prepare(name, b.verb, false); cp != nil {
+	// A step per settled component, three or more for the others.
+	b.p.Reserve(len(b.selected)+len(b.orphans)+8, len(b.selected)+len(b.orphans))
+	located := b.locateAll(b.selected)
+	b.evaluate(located)
+	for _, cp := range located {
+		if cp = b.prepareLocated(cp); cp != nil {
 			b.comps = append(b.comps, cp)
-			b.byName[name] = cp
+			b.byName[cp.info.Name] = cp
 			b.addComponent(cp)
 		}
 	}
@@ -79,8 +86,12 @@ func (b *builder) recordedDir(dir string) string {
 // unknown plugin or a broken parameter is an error now, not half-way through
 // the run.
 func (b *builder) prepare(name, verb string, orphan bool) *compPlan {
-	cp := b.locate(name, verb, orphan)
-	info := cp.info
+	return b.prepareLocated(b.locate(name, verb, orphan))
+}
+
+// prepareLocated is prepare of a component located already.
+func (b *builder) prepareLocated(cp *compPlan) *compPlan {
+	info, name, verb := cp.info, cp.info.Name, cp.info.Verb
 	b.p.Components[name] = info
 	if verb == plan.VerbUndeploy && nothingToUndeploy(cp.recorded) {
 		cp.nothing = true
@@ -286,7 +297,7 @@ func (b *builder) addComponent(cp *compPlan) {
 	var vars map[string]any
 	varsFor := func() map[string]any {
 		if vars == nil && cp.c != nil {
-			vars = stepvars.For(b.res, b.in.Locked, cp.c, b.model)
+			vars = stepvars.For(b.res, b.in.Locked, cp.c, b.stepModel())
 		}
 		return vars
 	}
@@ -338,7 +349,7 @@ func (b *builder) addSettled(cp *compPlan, lc *manifest.ComponentLifecycle, add 
 	for _, point := range deployPoints {
 		for i, st := range pointSteps(lc, point) {
 			if vars == nil {
-				vars, known = stepvars.For(b.res, b.in.Locked, cp.c, b.model), b.knownNames(cp.c)
+				vars, known = stepvars.For(b.res, b.in.Locked, cp.c, b.stepModel()), b.knownNames(cp.c)
 			}
 			b.validateStep(&st, info.Dir, false, manifest.ItemPath("lifecycle."+point+".steps", i), vars, known)
 		}
@@ -658,23 +669,35 @@ func (b *builder) predictChange(cp *compPlan) (change *plan.Change, readsProvide
 	if cp.c == nil {
 		return nil, false
 	}
-	exp, diags := params.ExpandComponent(params.ComponentInput{Locked: b.in.Locked, Component: cp.c, Depends: info.Depends, Outputs: b.outputs, Provides: b.providesString()})
-	if diags.HasErrors() {
-		return nil, false
+	if e := cp.evaluated; e != nil && e.predicted {
+		return e.change, e.readsProvides
 	}
-	dir := b.f.DirSums[component.DirKey(info.Dir, info.FingerprintExclude)]
+	change, readsProvides, _ = b.changeOf(cp, b.in.Locked, b.providesString(), info.FingerprintExclude)
+	return change, readsProvides
+}
+
+// changeOf is predictChange with the locked parameters, hub.provides and
+// the fingerprint's exclusions given; expandFailed says the parameters did
+// not expand.
+func (b *builder) changeOf(cp *compPlan, locked *params.Locked, provides string, exclude []string) (change *plan.Change, readsProvides, expandFailed bool) {
+	info := cp.info
+	exp, diags := params.ExpandComponent(params.ComponentInput{Locked: locked, Component: cp.c, Depends: info.Depends, Outputs: b.outputs, Provides: provides})
+	if diags.HasErrors() {
+		return nil, false, true
+	}
+	dir := b.f.DirSums[component.DirKey(info.Dir, exclude)]
 	if dir == nil || dir.Sum == "" {
-		return nil, false
+		return nil, false, false
 	}
 	upstream := make(map[string]map[string]string, len(info.After))
 	for _, d := range info.After {
 		upstream[d] = b.outputs.Values(d)
 	}
 	if component.Fingerprint(info.Verb, dir.Sum, exp, upstream) == cp.recorded.Fingerprint {
-		return &plan.Change{Status: plan.ChangeUnchanged}, exp.ReadsProvides()
+		return &plan.Change{Status: plan.ChangeUnchanged}, exp.ReadsProvides(), false
 	}
-	now := Inputs(info.Verb, b.in.Locked.DeploymentID, dir, upstream)
-	return &plan.Change{Status: plan.ChangeChanged, Details: Changes(cp.recorded, exp, now)}, exp.ReadsProvides()
+	now := Inputs(info.Verb, locked.DeploymentID, dir, upstream)
+	return &plan.Change{Status: plan.ChangeChanged, Details: Changes(cp.recorded, exp, now)}, exp.ReadsProvides(), false
 }
 
 // afterSettled reports whether the outputs a component reads from the

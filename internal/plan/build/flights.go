@@ -83,7 +83,7 @@ func (b *builder) flight(name string, g *manifest.FlightGroup, std []*plan.Node)
 		nodes = append(nodes, std...)
 	}
 	if g != nil {
-		vars := stepvars.For(b.res, b.in.Locked, nil, b.model)
+		vars := stepvars.For(b.res, b.in.Locked, nil, b.stepModel())
 		known := b.knownNames(nil)
 		dir := b.stackDir()
 		field := "lifecycle." + strings.ReplaceAll(name, "-", "_") + ".steps"
