@@ -3,7 +3,6 @@ package report
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -156,7 +155,7 @@ func readEvents(path string) (*runFacts, error) {
 			continue
 		}
 		var ev event
-		if json.Unmarshal(line, &ev) != nil {
+		if decodeEvent(line, &ev) != nil {
 			continue
 		}
 		facts.add(&ev)
