@@ -2,8 +2,10 @@ package ui
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -33,4 +35,34 @@ func TestWriteTableLikeTabwriter(t *testing.T) {
 			t.Fatalf("rows %q (-tabwriter +writeTable):\n%s", rows, diff)
 		}
 	}
+}
+
+// BenchmarkSummary10k writes the summary of 10,000 unchanged components,
+// and its table alone by tabwriter and by hand.
+func BenchmarkSummary10k(b *testing.B) {
+	comps := make([]ComponentRun, 10000)
+	for i := range comps {
+		comps[i] = ComponentRun{Name: "n" + string(rune('a'+i%26)) + "0000" + string(rune('0'+i%10)), Verb: "deploy", Status: Unchanged}
+	}
+	b.Run("summary", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			WriteSummary(io.Discard, comps, time.Second, Style{})
+		}
+	})
+	// The table as tabwriter alone wrote it, for comparison.
+	rows := make([][summaryColumns]string, len(comps))
+	for i, c := range comps {
+		rows[i] = [summaryColumns]string{c.Name, c.Verb, c.ShownStatus(), "-", ""}
+	}
+	b.Run("tabwriter", func(b *testing.B) {
+		for b.Loop() {
+			writeTabwriter(io.Discard, rows)
+		}
+	})
+	b.Run("by-hand", func(b *testing.B) {
+		for b.Loop() {
+			writeTable(io.Discard, rows)
+		}
+	})
 }
