@@ -156,8 +156,12 @@ func (d *decoder) decode(n *Node, v reflect.Value, path string) {
 			return
 		}
 		s := reflect.MakeSlice(t, len(n.Items), len(n.Items))
-		for i, it := range n.Items {
-			d.decode(it, s.Index(i), itemPath(path, i))
+		if len(n.Items) >= parallelItems {
+			d.decodeItems(n.Items, s, path)
+		} else {
+			for i, it := range n.Items {
+				d.decode(it, s.Index(i), itemPath(path, i))
+			}
 		}
 		v.Set(s)
 	case reflect.Map:
