@@ -27,6 +27,13 @@ func New() *Graph {
 	return &Graph{index: map[string]int{}, edges: map[uint64]struct{}{}}
 }
 
+// NewSized returns an empty graph with room for about nodes nodes and edges
+// edges: one of 10,000 nodes otherwise grows its maps a dozen times.
+func NewSized(nodes, edges int) *Graph {
+	return &Graph{index: make(map[string]int, nodes), edges: make(map[uint64]struct{}, edges),
+		names: make([]string, 0, nodes), out: make([][]int, 0, nodes), in: make([][]int, 0, nodes)}
+}
+
 // AddNode adds a node unless it exists; it returns the node's position.
 func (g *Graph) AddNode(name string) int {
 	if i, ok := g.index[name]; ok {

@@ -35,7 +35,12 @@ type Graph struct {
 	deps     map[string][]string
 }
 
+// dependsReason is the reasons of an edge that a depends made: shared, and
+// of capacity one, so that adding a reason copies it.
+var dependsReason = []string{"depends"}[:1:1]
+
 // Reasons says why b runs after a ("depends", "requires kubernetes", "uses db:host").
+// The slice is the graph's: callers read it.
 func (g *Graph) Reasons(a, b string) []string {
 	i, j := g.DAG.Position(a), g.DAG.Position(b)
 	if i < 0 || j < 0 {
@@ -125,7 +130,11 @@ func (s byPosition) Swap(i, j int) {
 func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 	var diags manifest.Diagnostics
 	s := res.Stack
-	g := &Graph{DAG: dag.New(), reasons: map[uint64][]string{}}
+	edges := 0
+	for _, ref := range s.Components {
+		edges += len(ref.Depends)
+	}
+	g := &Graph{DAG: dag.NewSized(len(s.Components), edges), reasons: make(map[uint64][]string, edges)}
 	for _, ref := range s.Components {
 		g.DAG.AddNode(ref.Name)
 		if ref.Up != "" {
@@ -142,7 +151,11 @@ func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 		i, j := g.DAG.AddNode(a), g.DAG.AddNode(b)
 		k := reasonKey(i, j)
 		if g.DAG.AddEdgeAt(i, j) {
-			g.reasons[k] = []string{why}
+			if why == "depends" {
+				g.reasons[k] = dependsReason // most edges: one slice for all
+			} else {
+				g.reasons[k] = []string{why}
+			}
 			return
 		}
 		for _, r := range g.reasons[k] {
