@@ -60,3 +60,15 @@ func Append(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// AppendField appends `,"key":` and s quoted, unless s is empty: a string
+// field with omitempty as encoding/json writes it after the object's first.
+func AppendField(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	return Append(b, s)
+}

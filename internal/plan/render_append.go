@@ -25,7 +25,7 @@ func appendComponentJSON(b []byte, c *Component) []byte {
 	b = jsonstr.Append(b, c.Verb)
 	b = append(b, `,"action":`...)
 	b = jsonstr.Append(b, c.Action)
-	b = appendOptString(b, "reason", c.Reason)
+	b = jsonstr.AppendField(b, "reason", c.Reason)
 	if c.Change != nil {
 		b = append(b, `,"change":{"status":`...)
 		b = jsonstr.Append(b, c.Change.Status)
@@ -37,11 +37,11 @@ func appendComponentJSON(b []byte, c *Component) []byte {
 				}
 				b = append(b, `{"kind":`...)
 				b = jsonstr.Append(b, d.Kind)
-				b = appendOptString(b, "name", d.Name)
+				b = jsonstr.AppendField(b, "name", d.Name)
 				b = append(b, `,"what":`...)
 				b = jsonstr.Append(b, d.What)
-				b = appendOptString(b, "old", d.Old)
-				b = appendOptString(b, "new", d.New)
+				b = jsonstr.AppendField(b, "old", d.Old)
+				b = jsonstr.AppendField(b, "new", d.New)
 				b = append(b, '}')
 			}
 			b = append(b, ']')
@@ -72,7 +72,7 @@ func appendComponentJSON(b []byte, c *Component) []byte {
 				}
 				b = append(b, `{"kind":`...)
 				b = jsonstr.Append(b, l.Kind)
-				b = appendOptString(b, "what", l.What)
+				b = jsonstr.AppendField(b, "what", l.What)
 				b = appendOptBool(b, "maybe", l.Maybe)
 				b = append(b, '}')
 			}
@@ -82,7 +82,7 @@ func appendComponentJSON(b []byte, c *Component) []byte {
 	}
 	b = append(b, `,"order":`...)
 	b = strconv.AppendInt(b, int64(c.Order), 10)
-	b = appendOptString(b, "up", c.Up)
+	b = jsonstr.AppendField(b, "up", c.Up)
 	b = appendOptBool(b, "fromState", c.FromState)
 	b = appendOptBool(b, "orphan", c.Orphan)
 	b = appendOptBool(b, "readOnly", c.ReadOnly)
@@ -92,10 +92,10 @@ func appendComponentJSON(b []byte, c *Component) []byte {
 	b = appendOptBool(b, "idempotent", c.Idempotent)
 	b = appendOptStrings(b, "implementation", c.Implementation)
 	b = appendOptBool(b, "plugins", c.Plugins)
-	b = appendOptString(b, "lists", c.Lists)
-	b = appendOptString(b, "productDir", c.ProductDir)
-	b = appendOptString(b, "specVersion", c.SpecVersion)
-	b = appendOptString(b, "deployedVersion", c.DeployedVersion)
+	b = jsonstr.AppendField(b, "lists", c.Lists)
+	b = jsonstr.AppendField(b, "productDir", c.ProductDir)
+	b = jsonstr.AppendField(b, "specVersion", c.SpecVersion)
+	b = jsonstr.AppendField(b, "deployedVersion", c.DeployedVersion)
 	b = appendOptStrings(b, "templates", c.Templates)
 	b = appendOptStrings(b, "droppedRequires", c.DroppedRequires)
 	return append(b, '}')
@@ -110,12 +110,12 @@ func appendNodeJSON(b []byte, n *Node) ([]byte, error) {
 	b = jsonstr.Append(b, string(n.Kind))
 	b = append(b, `,"label":`...)
 	b = jsonstr.Append(b, n.Label)
-	b = appendOptString(b, "component", n.Component)
-	b = appendOptString(b, "group", n.Group)
-	b = appendOptString(b, "point", n.Point)
-	b = appendOptString(b, "action", n.Action)
-	b = appendOptString(b, "reason", n.Reason)
-	b = appendOptString(b, "lane", n.Lane)
+	b = jsonstr.AppendField(b, "component", n.Component)
+	b = jsonstr.AppendField(b, "group", n.Group)
+	b = jsonstr.AppendField(b, "point", n.Point)
+	b = jsonstr.AppendField(b, "action", n.Action)
+	b = jsonstr.AppendField(b, "reason", n.Reason)
+	b = jsonstr.AppendField(b, "lane", n.Lane)
 	b = appendOptBool(b, "hidden", n.Hidden)
 	b = appendOptBool(b, "quiet", n.Quiet)
 	b = appendOptBool(b, "critical", n.Critical)
@@ -139,16 +139,6 @@ func appendNodeJSON(b []byte, n *Node) ([]byte, error) {
 		b = append(b, spec...)
 	}
 	return append(b, '}'), nil
-}
-
-func appendOptString(b []byte, key, s string) []byte {
-	if s == "" {
-		return b
-	}
-	b = append(b, ',', '"')
-	b = append(b, key...)
-	b = append(b, '"', ':')
-	return jsonstr.Append(b, s)
 }
 
 func appendOptBool(b []byte, key string, v bool) []byte {

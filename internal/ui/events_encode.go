@@ -23,25 +23,25 @@ func appendEvent(b []byte, ev *Event) (_ []byte, ok bool) {
 	b = ev.Time.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","event":`...)
 	b = appendJSONString(b, ev.Event)
-	b = optString(b, "run", ev.Run)
-	b = optString(b, "stack", ev.Stack)
-	b = optString(b, "verb", ev.Verb)
-	b = optString(b, "step", ev.Step)
-	b = optString(b, "kind", ev.Kind)
-	b = optString(b, "label", ev.Label)
-	b = optString(b, "component", ev.Component)
-	b = optString(b, "status", ev.Status)
+	b = jsonstr.AppendField(b, "run", ev.Run)
+	b = jsonstr.AppendField(b, "stack", ev.Stack)
+	b = jsonstr.AppendField(b, "verb", ev.Verb)
+	b = jsonstr.AppendField(b, "step", ev.Step)
+	b = jsonstr.AppendField(b, "kind", ev.Kind)
+	b = jsonstr.AppendField(b, "label", ev.Label)
+	b = jsonstr.AppendField(b, "component", ev.Component)
+	b = jsonstr.AppendField(b, "status", ev.Status)
 	if ev.DurationMS != nil {
 		b = append(b, `,"duration_ms":`...)
 		b = strconv.AppendInt(b, *ev.DurationMS, 10)
 	}
-	b = optString(b, "reason", ev.Reason)
-	b = optString(b, "warning", ev.Warning)
+	b = jsonstr.AppendField(b, "reason", ev.Reason)
+	b = jsonstr.AppendField(b, "warning", ev.Warning)
 	if ev.Line != nil {
 		b = append(b, `,"line":`...)
 		b = appendJSONString(b, *ev.Line)
 	}
-	b = optString(b, "name", ev.Name)
+	b = jsonstr.AppendField(b, "name", ev.Name)
 	if ev.Value != nil {
 		b = append(b, `,"value":`...)
 		b = appendJSONString(b, *ev.Value)
@@ -63,24 +63,13 @@ func appendEvent(b []byte, ev *Event) (_ []byte, ok bool) {
 			b = appendJSONString(b, c.Status)
 			b = append(b, `,"duration_ms":`...)
 			b = strconv.AppendInt(b, c.DurationMS, 10)
-			b = optString(b, "reason", c.Reason)
+			b = jsonstr.AppendField(b, "reason", c.Reason)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
-	b = optString(b, "log_dir", ev.LogDir)
+	b = jsonstr.AppendField(b, "log_dir", ev.LogDir)
 	return append(b, "}\n"...), true
-}
-
-// optString appends a field that encoding/json omits when empty.
-func optString(b []byte, name, v string) []byte {
-	if v == "" {
-		return b
-	}
-	b = append(b, ',', '"')
-	b = append(b, name...)
-	b = append(b, '"', ':')
-	return appendJSONString(b, v)
 }
 
 // appendJSONString quotes s as encoding/json does (jsonstr.Append).
