@@ -71,14 +71,15 @@ type Input struct {
 
 // builder is the state of one build, shared by the passes.
 type builder struct {
-	in    *Input
-	f     *Facts
-	res   *elaborate.Result
-	g     *Graph
-	p     *plan.Plan
-	diags manifest.Diagnostics
-	opts  Options
-	verb  string
+	lastProduct [2]string // productDirOf's last folder, and made absolute
+	in          *Input
+	f           *Facts
+	res         *elaborate.Result
+	g           *Graph
+	p           *plan.Plan
+	diags       manifest.Diagnostics
+	opts        Options
+	verb        string
 
 	undeploy bool
 	// selected are the components the verb runs on, in run order.
@@ -162,12 +163,14 @@ func (b *builder) connect(from, to string, kind plan.EdgeKind) {
 }
 
 // stackDir is where stack-level steps run: the stack manifest's folder.
-func (b *builder) stackDir() string {
-	dir := b.res.Dir
-	if dir == "" {
-		dir = filepath.Dir(b.res.Stack.File)
+func (b *builder) stackDir() string { return b.f.Abs(b.stackFolder()) }
+
+// stackFolder is stackDir as the stack gives it, maybe relative.
+func (b *builder) stackFolder() string {
+	if b.res.Dir != "" {
+		return b.res.Dir
 	}
-	return b.f.Abs(dir)
+	return filepath.Dir(b.res.Stack.File)
 }
 
 // stackRef returns the stack's entry for a component, nil for one the

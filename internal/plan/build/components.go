@@ -268,21 +268,26 @@ func (b *builder) addComponent(cp *compPlan) {
 		}
 		return n
 	}
-	var lc manifest.ComponentLifecycle
+	lc := &manifest.ComponentLifecycle{}
 	if cp.c != nil && !info.ReadOnly {
-		lc = EffectiveLifecycle(cp.c, cp.ref)
+		if e := cp.evaluated; e != nil && e.lifecycle != nil {
+			lc = e.lifecycle // no copy of the large struct
+		} else {
+			l := EffectiveLifecycle(cp.c, cp.ref)
+			lc = &l
+		}
 		info.ForceReplace = lc.ForceReplace != nil && *lc.ForceReplace
 		if idem := lc.Idempotent; idem != nil {
 			info.Idempotent = *idem
 		} else if idem := b.res.Stack.Lifecycle.Idempotent; idem != nil {
 			info.Idempotent = *idem
 		}
-		info.FingerprintExclude = FingerprintExclude(&lc)
+		info.FingerprintExclude = FingerprintExclude(lc)
 	}
 	info.Action, info.Reason = b.predictAction(cp)
-	verbLimits := b.verbLimits(&lc)
+	verbLimits := b.verbLimits(lc)
 	if info.Settled {
-		b.addSettled(cp, &lc, add)
+		b.addSettled(cp, lc, add)
 		return
 	}
 	cp.begin = name + "/begin"
@@ -317,7 +322,7 @@ func (b *builder) addComponent(cp *compPlan) {
 				then([]string{n.ID}, []string{n.ID})
 			}
 		default:
-			for i, st := range pointSteps(&lc, point) {
+			for i, st := range pointSteps(lc, point) {
 				field := "lifecycle." + point + ".steps"
 				b.validateStep(&st, info.Dir, false, manifest.ItemPath(field, i), varsFor(), known)
 				n := add(&plan.Node{ID: stepID(name, point, i), Kind: plan.Kind(st.Type), Label: stepLabel(&st), Point: point,

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/state"
@@ -17,6 +18,8 @@ type evaluated struct {
 	predicted     bool
 	change        *plan.Change
 	readsProvides bool
+	// lifecycle is the component's effective lifecycle, when worked out.
+	lifecycle *manifest.ComponentLifecycle
 }
 
 // evaluateFrom is the number of components from which evaluate works on
@@ -124,6 +127,6 @@ func (b *builder) evaluateOne(cp *compPlan, out *evaluated, locked *params.Locke
 	if expandFailed {
 		return false
 	}
-	out.predicted, out.change, out.readsProvides = true, change, readsProvides
+	out.predicted, out.change, out.readsProvides, out.lifecycle = true, change, readsProvides, &lc
 	return true
 }
