@@ -3,8 +3,11 @@ package action
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/landscape"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -29,10 +32,16 @@ func prefetchState(src Source) *statePrefetch {
 	if location == "" {
 		location = DefaultStatePath(src.Manifest)
 	}
-	if l := state.SplitLocations(location); len(l) != 1 || state.IsDatabase(l[0]) {
+	l := state.SplitLocations(location)
+	if len(l) != 1 || state.IsDatabase(l[0]) {
 		return nil
 	}
-	p := &statePrefetch{path: strings.TrimPrefix(location, "file://"), done: make(chan struct{})}
+	// A landscape's state lies next to its acre.yaml, which elaborating
+	// finds: a folder, or acre.yaml given, is read as before.
+	if fi, err := os.Stat(src.Manifest); err != nil || fi.IsDir() || filepath.Base(src.Manifest) == landscape.AcreFile {
+		return nil
+	}
+	p := &statePrefetch{path: strings.TrimPrefix(l[0], "file://"), done: make(chan struct{})}
 	if p.path == "" {
 		return nil
 	}

@@ -18,6 +18,9 @@ import (
 func TestPrefetchState(t *testing.T) {
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "hub.yaml")
+	if err := os.WriteFile(manifest, []byte("kind: stack\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	st := state.New("demo")
 	st.Components["db"] = &state.Component{Status: state.StatusDeployed, Started: time.Unix(1, 0).UTC(), Fingerprint: "f"}
 	data, err := state.Encode(st)
@@ -58,6 +61,14 @@ func TestPrefetchState(t *testing.T) {
 		if p := prefetchState(Source{Manifest: manifest, StatePath: location}); p != nil {
 			t.Errorf("%s: prefetched", location)
 		}
+	}
+	// A landscape given by its folder: its state is found by elaborating.
+	if p := prefetchState(Source{Manifest: dir}); p != nil {
+		t.Errorf("the state of folder %s was prefetched", dir)
+	}
+	// The location as the store opens it: one item of a list, without file://.
+	if p := prefetchState(Source{Manifest: manifest, StatePath: "file://" + manifest + ".state,"}); p == nil || p.path != manifest+".state" {
+		t.Errorf("file://%s.state, prefetched as %+v", manifest, p)
 	}
 	// A broken state is not the prefetch's to report: the read that
 	// follows reports it as ever.
