@@ -45,8 +45,9 @@ func (b *builder) componentsPass() {
 	if b.teardown == "before" {
 		b.addOrphans()
 	}
-	// A step per settled component, three or more for the others.
-	b.p.Reserve(len(b.selected)+len(b.orphans)+8, len(b.selected)+len(b.orphans))
+	// At least a step per selected component (a settled one has one);
+	// orphans torn down before are in the plan already.
+	b.p.Reserve(len(b.selected), len(b.selected))
 	located := b.locateAll(b.selected)
 	b.evaluate(located)
 	for _, cp := range located {
