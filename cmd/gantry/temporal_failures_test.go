@@ -287,26 +287,22 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
+// chainAB is a stack of two components, b after a, both running deploy.
+func chainAB(stack, deploy string) map[string]string {
+	return map[string]string{
+		"hub.yaml":                "version: 1\nkind: stack\nmeta: {name: " + stack + "}\ncomponents:\n  - name: a\n    source: {dir: comp}\n  - name: b\n    source: {dir: comp}\n    depends: [a]\n",
+		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
+		"comp/deploy":             deploy,
+	}
+}
+
 // TestTemporalClientKilledAndSecondDeploy: while a run is attached, a second
 // deploy of the stack — on workers or local — is refused (exit 3) naming
 // it; the client killed with SIGKILL, the run goes on, and the next deploy
 // attaches to it, shows it from its start and exits with its outcome.
 func TestTemporalClientKilledAndSecondDeploy(t *testing.T) {
 	script := "#!/bin/sh\ntouch ../started-$COMPONENT_NAME\nwhile [ ! -e ../go-$COMPONENT_NAME ]; do sleep 0.05; done\necho \"$COMPONENT_NAME done\"\n"
-	w := newOnWorkers(t, map[string]string{
-		"hub.yaml": `version: 1
-kind: stack
-meta: {name: attach}
-components:
-  - name: a
-    source: {dir: comp}
-  - name: b
-    source: {dir: comp}
-    depends: [a]
-`,
-		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
-		"comp/deploy":             script,
-	})
+	w := newOnWorkers(t, chainAB("attach", script))
 	w.worker("w1", "--parallel", "2")
 	first, _ := w.start("deploy", "hub.yaml")
 	waitPath(t, filepath.Join(w.dir, "started-a"))
@@ -388,20 +384,7 @@ lifecycle:
 // workers as it stops a local one: the running step's processes are
 // stopped, the rest is not started, the client exits 130.
 func TestTemporalInterrupt(t *testing.T) {
-	w := newOnWorkers(t, map[string]string{
-		"hub.yaml": `version: 1
-kind: stack
-meta: {name: interrupted}
-components:
-  - name: a
-    source: {dir: comp}
-  - name: b
-    source: {dir: comp}
-    depends: [a]
-`,
-		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
-		"comp/deploy":             "#!/bin/sh\necho $$ > ../pid-$COMPONENT_NAME.tmp && mv ../pid-$COMPONENT_NAME.tmp ../pid-$COMPONENT_NAME\nexec sleep 600\n",
-	})
+	w := newOnWorkers(t, chainAB("interrupted", "#!/bin/sh\necho $$ > ../pid-$COMPONENT_NAME.tmp && mv ../pid-$COMPONENT_NAME.tmp ../pid-$COMPONENT_NAME\nexec sleep 600\n"))
 	w.worker("w1")
 	cmd, out := w.start("deploy", "hub.yaml")
 	pid := waitPID(t, filepath.Join(w.dir, "pid-a"))
