@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/gantry-dev/gantry/internal/yamlenc"
 )
 
 // writeStack generates a stack of n components, each with user and tech
@@ -96,5 +100,36 @@ func BenchmarkElaborateOnly1000(b *testing.B) {
 		if _, diags := Elaborate(path, Options{}); diags.HasErrors() {
 			b.Fatal(diags.Err())
 		}
+	}
+}
+
+// BenchmarkEncodeDocs1000 encodes the 1,001 documents of an elaborated
+// stack of 1,000 components one after the other, with yamlenc and, as the
+// baseline, with goccy/go-yaml.
+func BenchmarkEncodeDocs1000(b *testing.B) {
+	res, diags := Elaborate(writeStack(b, 1000), Options{})
+	if diags.HasErrors() {
+		b.Fatal(diags.Err())
+	}
+	docs := []any{res.Stack}
+	for _, c := range res.Components {
+		docs = append(docs, c)
+	}
+	for name, encode := range map[string]func(any) ([]byte, error){
+		"yamlenc": yamlenc.Marshal,
+		"goccy": func(v any) ([]byte, error) {
+			return yaml.MarshalWithOptions(v, yaml.IndentSequence(true), yaml.Indent(2))
+		},
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, d := range docs {
+					if _, err := encode(d); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }

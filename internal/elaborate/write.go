@@ -1,6 +1,7 @@
 package elaborate
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/yamlenc"
 )
 
 // Suffix is appended to a stack manifest's name for its elaborated file.
@@ -80,8 +82,17 @@ func Marshal(res *Result, baseDir string) ([]byte, error) {
 	return buf, nil
 }
 
+// marshalDoc encodes one document: with yamlenc, which writes what
+// goccy/go-yaml would, byte for byte, at a tenth of the cost (a fresh deploy
+// of 1,000 components spent a quarter of its CPU in goccy's encoder here),
+// or with goccy/go-yaml itself for what yamlenc leaves to it (multi-line
+// strings, mostly).
 func marshalDoc(v any) ([]byte, error) {
-	return yaml.MarshalWithOptions(v, yaml.IndentSequence(true), yaml.Indent(2))
+	b, err := yamlenc.Marshal(v)
+	if errors.Is(err, yamlenc.ErrUnsupported) {
+		return yaml.MarshalWithOptions(v, yaml.IndentSequence(true), yaml.Indent(2))
+	}
+	return b, err
 }
 
 // relDir makes dir relative to base with forward slashes, so that the file does
