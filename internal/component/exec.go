@@ -86,8 +86,8 @@ func Run(ctx context.Context, p Process) error {
 	cmd.Dir = p.Dir
 	cmd.Env = p.Env
 	cmd.Stdin = p.Stdin
-	cmd.Stdout = p.Stdout
-	cmd.Stderr = p.Stderr
+	cmd.Stdout = childWriter(p.Stdout)
+	cmd.Stderr = childWriter(p.Stderr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Children that outlive the process keep its output pipes open; do not
 	// wait for them forever.
