@@ -164,8 +164,13 @@ func exitError(args []string, err error) error {
 // Environ builds a process environment: the OS environment (without TF_VAR_*
 // variables unless keepTFVars), then extra, later entries winning.
 func Environ(osEnv []string, keepTFVars bool, extra ...[]string) []string {
-	index := map[string]int{}
-	var out []string
+	n := len(osEnv)
+	for _, list := range extra {
+		n += len(list)
+	}
+	// Sized once: this runs for every process started.
+	index := make(map[string]int, n)
+	out := make([]string, 0, n)
 	add := func(kv string) {
 		k, _, _ := strings.Cut(kv, "=")
 		if i, ok := index[k]; ok {
