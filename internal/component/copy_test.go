@@ -1,40 +1,21 @@
 package component
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 )
 
-// lockedBuffer is a writer os/exec cannot hand the child directly.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// TestRunOutputThroughPooledCopy: output larger than the copy buffer
+// TestRunOutputThroughPooledCopy (syncBuffer is a writer os/exec cannot
+// hand the child directly): output larger than the copy buffer
 // arrives whole and in order, on separate writers and on one shared by
 // stdout and stderr (which os/exec still gives a single pipe: the lines
 // keep the order the child wrote them in).
 func TestRunOutputThroughPooledCopy(t *testing.T) {
 	script := `i=0; while [ $i -lt 3000 ]; do echo "out $i"; echo "err $i" >&2; i=$((i+1)); done`
-	var out, errs lockedBuffer
+	var out, errs syncBuffer
 	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script}, Stdout: &out, Stderr: &errs}); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +25,7 @@ func TestRunOutputThroughPooledCopy(t *testing.T) {
 	if n := strings.Count(errs.String(), "err "); n != 3000 {
 		t.Errorf("stderr has %d lines, want 3000", n)
 	}
-	var both lockedBuffer
+	var both syncBuffer
 	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script}, Stdout: &both, Stderr: &both}); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +50,7 @@ func TestChildWriter(t *testing.T) {
 	if childWriter(nil) != nil {
 		t.Error("nil is not nil")
 	}
-	var b lockedBuffer
+	var b syncBuffer
 	if childWriter(&b) != childWriter(&b) {
 		t.Error("two wrappers of one writer differ: os/exec would give stdout and stderr a pipe each")
 	}
