@@ -85,8 +85,8 @@ func Marshal(res *Result, baseDir string) ([]byte, error) {
 // marshalDoc encodes one document: with yamlenc, which writes what
 // goccy/go-yaml would, byte for byte, at a tenth of the cost (a fresh deploy
 // of 1,000 components spent a quarter of its CPU in goccy's encoder here),
-// or with goccy/go-yaml itself for what yamlenc leaves to it (multi-line
-// strings, mostly).
+// or with goccy/go-yaml itself for what yamlenc leaves to it (flow style,
+// anchors, times, carriage returns: nothing a manifest decodes to today).
 func marshalDoc(v any) ([]byte, error) {
 	b, err := yamlenc.Marshal(v)
 	if errors.Is(err, yamlenc.ErrUnsupported) {

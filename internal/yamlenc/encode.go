@@ -13,7 +13,6 @@
 package yamlenc
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -52,6 +51,9 @@ type encoder struct {
 	// empties every later line of the item no longer than this (the
 	// item's indentation); -1 elsewhere.
 	blank int
+	// shift: how far right of goccy's columns the lines of such items
+	// are (2 for each item around).
+	shift int
 }
 
 func unsupported(why string) error { return fmt.Errorf("%w: %s", ErrUnsupported, why) }
@@ -119,6 +121,16 @@ func (e *encoder) resolve(v reflect.Value) (shape, reflect.Value, string, error)
 		if (k == reflect.Pointer || k == reflect.Interface) && v.IsNil() {
 			return shapeNull, v, "", nil
 		}
+		if k == reflect.Interface {
+			// goccy asks the value inside for its marshalers, even a nil
+			// pointer.
+			in := v.Elem()
+			if in.Kind() == reflect.Pointer && in.IsNil() && infoOf(in.Type()).marshal != marshalNone {
+				return 0, v, "", unsupported("nil " + in.Type().String() + " that marshals itself")
+			}
+			v = in
+			continue
+		}
 		if !v.CanInterface() {
 			return 0, v, "", unsupported("unexported value")
 		}
@@ -147,7 +159,7 @@ func (e *encoder) resolve(v reflect.Value) (shape, reflect.Value, string, error)
 			continue
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 			return shapeScalar, v, strconv.FormatInt(v.Int(), 10), nil
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 			return shapeScalar, v, strconv.FormatUint(v.Uint(), 10), nil
 		case reflect.Float32:
 			return shapeScalar, v, floatScalar(v.Float(), 32), nil
@@ -265,8 +277,10 @@ func (e *encoder) sequence(v reflect.Value, indent int, first bool) error {
 		}
 		outer := e.blank
 		e.blank = indent + 2
+		e.shift += 2
 		err = e.collection(sh, item, indent+2, true)
 		e.blank = outer
+		e.shift -= 2
 		if err != nil {
 			return err
 		}
@@ -383,6 +397,14 @@ func (e *encoder) mapEntries(v reflect.Value, out []entry) ([]entry, error) {
 // exported fields are so.
 func omittedByOmitEmpty(v reflect.Value) (bool, error) {
 	k := v.Kind()
+	if k == reflect.Interface && !v.IsNil() && infoOf(v.Elem().Type()).zeroer {
+		// goccy asks the value inside whether it is zero.
+		in := v.Elem()
+		if in.Kind() == reflect.Pointer && in.IsNil() {
+			return false, unsupported("IsZero of a nil " + in.Type().String())
+		}
+		return in.Interface().(interface{ IsZero() bool }).IsZero(), nil
+	}
 	if infoOf(v.Type()).zeroer {
 		if (k == reflect.Pointer || k == reflect.Interface) && v.IsNil() {
 			return true, nil
@@ -527,84 +549,66 @@ func scalarString(s string) string {
 	return s
 }
 
-// block writes a multi-line string as goccy's StringNode does: a header
-// saying how the string ends, then each line after indent spaces, less
-// what its trims take off the end.
+// A multi-line string is a literal block: a header saying how the string
+// ends, then its lines. goccy indents them by the column of the string's
+// node and trims what its indentation leaves at the end; each sequence item
+// around it that is a mapping or a sequence then moves its lines 2 to the
+// right and empties those no longer than the item's indentation. So the
+// lines are worked out where goccy has them (e.shift to the left of where
+// they end up), then moved.
+
+// block writes a string that is a mapping's value, its lines at indent.
 func (e *encoder) block(s string, indent int) {
 	e.buf = append(e.buf, blockHeader(s)...)
-	e.buf = append(e.buf, '\n')
-	start := len(e.buf)
-	pad := spaces(indent)
+	e.emitBlockLines(blockLines(s, indent-e.shift))
+}
+
+// itemBlock writes a string that is a sequence item whose dash is at
+// indent: goccy takes the block's indentation off each line and puts it
+// back on those that are not empty then.
+func (e *encoder) itemBlock(s string, indent int) {
+	e.buf = append(e.buf, blockHeader(s)...)
+	pad := spaces(indent + 2 - e.shift)
+	lines := blockLines(s, len(pad))
+	for i, line := range lines {
+		if rest := strings.TrimPrefix(line, pad); rest != "" {
+			lines[i] = pad + rest
+		} else {
+			lines[i] = ""
+		}
+	}
+	e.emitBlockLines(lines)
+}
+
+// blockLines are goccy's lines of a literal block indented by pad spaces:
+// after joining them, it trims a newline and the indentation from the end,
+// then the indentation once more.
+func blockLines(s string, pad int) []string {
+	p := spaces(pad)
+	var b strings.Builder
 	for i, line := range strings.Split(s, "\n") {
 		if i > 0 {
-			e.buf = append(e.buf, '\n')
+			b.WriteByte('\n')
 		}
-		e.buf = append(e.buf, pad...)
-		e.buf = append(e.buf, line...)
+		b.WriteString(p)
+		b.WriteString(line)
 	}
-	body := e.buf[start:]
-	if bytes.HasSuffix(body, []byte("\n"+pad)) {
-		body = body[:len(body)-len(pad)-1]
-	}
-	body = bytes.TrimSuffix(body, []byte(pad))
-	e.buf = e.buf[:start+len(body)]
-	if e.blank >= 0 {
-		e.blankShort(start)
-	}
+	text := strings.TrimSuffix(strings.TrimSuffix(b.String(), "\n"+p), p)
+	return strings.Split(text, "\n")
 }
 
-// blankShort empties the lines from start on that are no longer than
-// e.blank, as goccy's sequence printing does to the lines of an item.
-func (e *encoder) blankShort(start int) {
-	out := e.buf[:start]
-	rest := e.buf[start:]
-	for first := true; ; first = false {
-		line := rest
-		i := bytes.IndexByte(rest, '\n')
-		if i >= 0 {
-			line = rest[:i]
-		}
-		if !first {
-			out = append(out, '\n')
-		}
-		if len(line) > e.blank {
-			out = append(out, line...)
-		}
-		if i < 0 {
-			break
-		}
-		rest = rest[i+1:]
-	}
-	e.buf = out
-}
-
-// itemBlock writes a multi-line string that is a sequence item whose dash
-// is at indent: goccy takes the block's indentation off each line and puts
-// it back on those that are not empty then.
-func (e *encoder) itemBlock(s string, indent int) {
-	start := len(e.buf)
-	outer := e.blank
-	e.blank = -1
-	e.block(s, indent+2)
-	e.blank = outer
-	text := string(e.buf[start:])
-	e.buf = e.buf[:start]
-	pad := spaces(indent + 2)
-	body := start
-	for i, line := range strings.Split(text, "\n") {
-		if i == 0 {
-			e.buf = append(e.buf, line...)
-			body = len(e.buf) + 1
+// emitBlockLines writes a block's lines as the sequence items around it
+// leave them.
+func (e *encoder) emitBlockLines(lines []string) {
+	for _, line := range lines {
+		e.buf = append(e.buf, '\n')
+		if e.blank >= 0 && len(line) <= e.blank-e.shift {
 			continue
 		}
-		e.buf = append(e.buf, '\n')
-		if line = strings.TrimPrefix(line, pad); line != "" {
-			e.buf = append(e.buf, pad...)
-			e.buf = append(e.buf, line...)
+		for range e.shift {
+			e.buf = append(e.buf, ' ')
 		}
-	}
-	if e.blank >= 0 && body <= len(e.buf) {
-		e.blankShort(body)
+		e.buf = append(e.buf, line...)
 	}
 }
 

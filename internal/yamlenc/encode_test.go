@@ -2,8 +2,10 @@ package yamlenc
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/goccy/go-yaml"
 )
@@ -68,6 +70,20 @@ type withZeroer struct {
 	Z zeroable `yaml:"z,omitempty"`
 }
 
+type withAnyZero struct {
+	X any `yaml:"x,omitempty"`
+}
+
+// nilSafe marshals itself even as a nil pointer.
+type nilSafe struct{}
+
+func (*nilSafe) MarshalYAML() (any, error) { return "was nil", nil }
+
+// formatted is a key type fmt.Sprint (goccy's sort) prints otherwise.
+type formatted string
+
+func (f formatted) Format(s fmt.State, _ rune) { fmt.Fprint(s, len(f)) }
+
 func TestMarshalMatchesGoccy(t *testing.T) {
 	yes := true
 	cases := []struct {
@@ -88,6 +104,8 @@ func TestMarshalMatchesGoccy(t *testing.T) {
 		{"empty map document", map[string]any{}},
 		{"empty sequence document", []string{}},
 		{"blocks", map[string]any{"k": "line1\n  line2\n\nline4\n", "o": map[string]any{"p": "x\ny", "s": []any{"a\n\nb\n\n", []any{"c\nd", map[string]any{"q": "e\n\nf"}}}}, "t": "ends\n\n", "w": "\n", "x": "a\n b", "y": "  lead\nx", "z": "tail\n   ", "u": "sp  \nx"}},
+		{"block lines in items", []any{map[string]any{"k": "a\n  \n"}, map[string]any{"k": "a\n      \n"}, map[string]any{"s": []any{[]any{map[string]any{"k": "a\n  \n", "j": "x\n \n"}}}}, "a\n  \n", "b\n \n"}},
+		{"zeroer behind any", []withAnyZero{{X: zeroable{N: -1}}, {X: zeroable{N: 1}}, {}}},
 		{"block items", []any{"a\nb", "\n", "x\n\n\ny\n", map[string]any{"k": "v\n\nw"}}},
 		{"map slice", map[string]any{"plugins": []any{yaml.MapSlice{{Key: "kubernetes", Value: yaml.MapSlice{{Key: "key", Value: "ns"}, {Key: "config", Value: map[string]any{"manifests": []string{"a.yaml"}}}}}}, yaml.MapSlice{}}, "inline": doc{}}},
 		{"block document", "top\nlevel\n"},
@@ -118,11 +136,16 @@ func TestMarshalLeavesToGoccy(t *testing.T) {
 		A *inner `yaml:"a,anchor"`
 	}
 	for name, v := range map[string]any{
-		"carriage return": []any{"a\rb"},
-		"multi-line key":  map[string]any{"a\nb": 1},
-		"flow field":      flow{L: []string{"a"}},
-		"anchor field":    anchored{A: &inner{}},
-		"int keys":        map[int]string{1: "a"},
+		"carriage return":                []any{"a\rb"},
+		"multi-line key":                 map[string]any{"a\nb": 1},
+		"flow field":                     flow{L: []string{"a"}},
+		"anchor field":                   anchored{A: &inner{}},
+		"int keys":                       map[int]string{1: "a"},
+		"bare map items":                 []yaml.MapItem{{Key: "a", Value: 1}},
+		"typed nil marshaler behind any": map[string]any{"n": (*nilSafe)(nil)},
+		"time behind any":                map[string]any{"t": time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)},
+		"uintptr":                        map[string]any{"p": uintptr(5)},
+		"key with Format":                map[formatted]int{"bbb": 1, "a": 2, "cc": 3},
 		"inline scalar": struct {
 			S string `yaml:",inline"`
 		}{S: "x"},

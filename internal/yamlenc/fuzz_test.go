@@ -9,7 +9,7 @@ import (
 )
 
 // words are strings that exercise goccy's quoting rules.
-var words = []string{"a", "name", "", "true", "1", "1.5", "-", "a: b", "x:", "#c", "a #c", "{", "[x]", "'q'", "\"", "null", "~", "2024-01-02", "0o17", "é", "a b", " a", "a ", "*", "&x", "!t", "%p", "@a", "`", "|", ">", "a\\b", "- a", "a-b", "a:b", "x/y", "\t", "yes", "NaN", ".inf", "0x1g", "a\nb", "a\n", "a\n\n", "\n", "a\n\nb", "a\n  b", "  a\nb", "a\n   ", "a  \nb", "x\r\ny", "run: |\n x"}
+var words = []string{"a", "name", "", "true", "1", "1.5", "-", "a: b", "x:", "#c", "a #c", "{", "[x]", "'q'", "\"", "null", "~", "2024-01-02", "0o17", "é", "a b", " a", "a ", "*", "&x", "!t", "%p", "@a", "`", "|", ">", "a\\b", "- a", "a-b", "a:b", "x/y", "\t", "yes", "NaN", ".inf", "0x1g", "a\nb", "a\n", "a\n\n", "\n", "a\n\nb", "a\n  b", "  a\nb", "a\n   ", "a  \nb", "x\r\ny", "run: |\n x", "a\n  \n", "a\n      \n", "x\n \n", "\n\n", "a\n\t"}
 
 // gen builds a value from fuzz input: a small program of one byte per
 // choice.

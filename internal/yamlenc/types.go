@@ -2,7 +2,6 @@ package yamlenc
 
 import (
 	"encoding"
-	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -55,13 +54,12 @@ var (
 	bytesType       = reflect.TypeFor[yaml.BytesMarshaler]()
 	bytesCtx        = reflect.TypeFor[yaml.BytesMarshalerContext]()
 	textType        = reflect.TypeFor[encoding.TextMarshaler]()
-	jsonType        = reflect.TypeFor[interface{ MarshalJSON() ([]byte, error) }]()
 	zeroerType      = reflect.TypeFor[yaml.IsZeroer]()
-	stringerType    = reflect.TypeFor[fmt.Stringer]()
 	timeType        = reflect.TypeFor[time.Time]()
 	timePointerType = reflect.TypeFor[*time.Time]()
 	durationType    = reflect.TypeFor[time.Duration]()
 	mapSliceType    = reflect.TypeFor[yaml.MapSlice]()
+	mapItemType     = reflect.TypeFor[yaml.MapItem]()
 )
 
 // infoOf returns the cached description of t.
@@ -78,7 +76,7 @@ func infoOf(t reflect.Type) *typeInfo {
 func describe(t reflect.Type) *typeInfo {
 	ti := &typeInfo{zeroer: t.Implements(zeroerType)}
 	switch {
-	case t.Implements(bytesCtx), t.Implements(bytesType), t.Implements(interfaceCtx):
+	case t.Implements(bytesCtx), t.Implements(bytesType), t.Implements(interfaceCtx), t == mapItemType:
 		ti.marshal = marshalOther
 	case t.Implements(interfaceType):
 		ti.marshal = marshalInterface
@@ -88,9 +86,9 @@ func describe(t reflect.Type) *typeInfo {
 		ti.marshal = marshalText
 	}
 	// A map key is written plainly only when nothing but its string can
-	// speak for it: goccy sorts keys by fmt.Sprint and encodes them as
-	// values.
-	ti.plainKey = t.Kind() == reflect.String && ti.marshal == marshalNone && !t.Implements(stringerType) && !t.Implements(jsonType)
+	// speak for it: goccy sorts keys by fmt.Sprint (which asks Format,
+	// Error and String) and encodes them as values. So: no methods.
+	ti.plainKey = t.Kind() == reflect.String && t.NumMethod() == 0
 	if t.Kind() == reflect.Struct && ti.marshal == marshalNone {
 		describeStruct(t, ti)
 	}
@@ -134,6 +132,10 @@ func describeStruct(t reflect.Type, ti *typeInfo) {
 				ti.unsupported = "field option " + o
 				return
 			}
+		}
+		if strings.ContainsAny(f.name, "\r\n") {
+			ti.unsupported = "field name on several lines"
+			return
 		}
 		if seen[f.name] {
 			ti.unsupported = "duplicated field name " + f.name
