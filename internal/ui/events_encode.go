@@ -22,7 +22,7 @@ func appendEvent(b []byte, ev *Event) (_ []byte, ok bool) {
 	b = append(b, `{"time":"`...)
 	b = ev.Time.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","event":`...)
-	b = appendJSONString(b, ev.Event)
+	b = jsonstr.Append(b, ev.Event)
 	b = jsonstr.AppendField(b, "run", ev.Run)
 	b = jsonstr.AppendField(b, "stack", ev.Stack)
 	b = jsonstr.AppendField(b, "verb", ev.Verb)
@@ -39,12 +39,12 @@ func appendEvent(b []byte, ev *Event) (_ []byte, ok bool) {
 	b = jsonstr.AppendField(b, "warning", ev.Warning)
 	if ev.Line != nil {
 		b = append(b, `,"line":`...)
-		b = appendJSONString(b, *ev.Line)
+		b = jsonstr.Append(b, *ev.Line)
 	}
 	b = jsonstr.AppendField(b, "name", ev.Name)
 	if ev.Value != nil {
 		b = append(b, `,"value":`...)
-		b = appendJSONString(b, *ev.Value)
+		b = jsonstr.Append(b, *ev.Value)
 	}
 	if ev.Secret {
 		b = append(b, `,"secret":true`...)
@@ -56,11 +56,11 @@ func appendEvent(b []byte, ev *Event) (_ []byte, ok bool) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"name":`...)
-			b = appendJSONString(b, c.Name)
+			b = jsonstr.Append(b, c.Name)
 			b = append(b, `,"verb":`...)
-			b = appendJSONString(b, c.Verb)
+			b = jsonstr.Append(b, c.Verb)
 			b = append(b, `,"status":`...)
-			b = appendJSONString(b, c.Status)
+			b = jsonstr.Append(b, c.Status)
 			b = append(b, `,"duration_ms":`...)
 			b = strconv.AppendInt(b, c.DurationMS, 10)
 			b = jsonstr.AppendField(b, "reason", c.Reason)
@@ -71,6 +71,3 @@ func appendEvent(b []byte, ev *Event) (_ []byte, ok bool) {
 	b = jsonstr.AppendField(b, "log_dir", ev.LogDir)
 	return append(b, "}\n"...), true
 }
-
-// appendJSONString quotes s as encoding/json does (jsonstr.Append).
-func appendJSONString(b []byte, s string) []byte { return jsonstr.Append(b, s) }

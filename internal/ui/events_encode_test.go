@@ -6,6 +6,8 @@ import (
 	"math/rand"
 	"testing"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/jsonstr"
 )
 
 // jsonEvent is an event as encoding/json writes it: what appendEvent must
@@ -72,7 +74,7 @@ func TestAppendEventIsEncodingJSON(t *testing.T) {
 		}
 	}
 	for _, s := range awkward {
-		if got, want := appendJSONString(nil, s), jsonEvent(t, Event{Event: s}); !bytes.Contains(want, got) {
+		if got, want := jsonstr.Append(nil, s), jsonEvent(t, Event{Event: s}); !bytes.Contains(want, got) {
 			t.Errorf("%q: %s, not in %s", s, got, want)
 		}
 	}
