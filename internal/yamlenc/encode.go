@@ -52,7 +52,7 @@ type encoder struct {
 	// item's indentation); -1 elsewhere.
 	blank int
 	// shift: how far right of goccy's columns the lines of such items
-	// are (2 for each item around).
+	// end up (2 for each mapping item around).
 	shift int
 }
 
@@ -190,11 +190,6 @@ func (e *encoder) resolve(v reflect.Value) (shape, reflect.Value, string, error)
 // the indentation is written already) and whose other lines are indented
 // by indent.
 func (e *encoder) collection(sh shape, v reflect.Value, indent int, first bool) error {
-	e.depth++
-	defer func() { e.depth-- }()
-	if e.depth > maxDepth {
-		return unsupported("nested too deep")
-	}
 	if sh == shapeSequence {
 		return e.sequence(v, indent, first)
 	}
@@ -205,6 +200,17 @@ func (e *encoder) collection(sh shape, v reflect.Value, indent int, first bool) 
 	if len(entries) == 0 {
 		e.buf = append(e.buf, "{}"...)
 		return nil
+	}
+	return e.mapping(entries, indent, first)
+}
+
+// mapping writes a mapping's entries, one a line, the first where the
+// buffer ends when first says its indentation is written already.
+func (e *encoder) mapping(entries []entry, indent int, first bool) error {
+	e.depth++
+	defer func() { e.depth-- }()
+	if e.depth > maxDepth {
+		return unsupported("nested too deep")
 	}
 	for i, en := range entries {
 		if i > 0 || !first {
@@ -238,18 +244,34 @@ func (e *encoder) mappingValue(v reflect.Value, indent int) error {
 		e.block(text, indent+2)
 		return nil
 	}
-	if empty, err := e.isEmpty(sh, v); err != nil || empty {
-		if err == nil {
-			e.buf = append(e.buf, ' ')
-			e.emptyCollection(sh)
+	if sh == shapeSequence {
+		if v.Len() == 0 {
+			e.buf = append(e.buf, " []"...)
+			return nil
 		}
+		e.newline(indent + 2)
+		return e.sequence(v, indent+2, true)
+	}
+	// The entries are worked out once: whether they are none decides the
+	// line the mapping starts on.
+	entries, err := e.entries(v, nil)
+	if err != nil {
 		return err
 	}
+	if len(entries) == 0 {
+		e.buf = append(e.buf, " {}"...)
+		return nil
+	}
 	e.newline(indent + 2)
-	return e.collection(sh, v, indent+2, true)
+	return e.mapping(entries, indent+2, true)
 }
 
 func (e *encoder) sequence(v reflect.Value, indent int, first bool) error {
+	e.depth++
+	defer func() { e.depth-- }()
+	if e.depth > maxDepth {
+		return unsupported("nested too deep")
+	}
 	n := v.Len()
 	if n == 0 {
 		e.buf = append(e.buf, "[]"...)
@@ -275,37 +297,23 @@ func (e *encoder) sequence(v reflect.Value, indent int, first bool) error {
 			e.itemBlock(text, indent)
 			continue
 		}
-		outer := e.blank
+		// goccy moves an item's later lines to its indentation from that of
+		// its first line: 2 for a mapping (written at the sequence's
+		// column), none for a sequence (written 2 further in already).
+		move := 0
+		if sh == shapeMapping {
+			move = 2
+		}
+		outerBlank, outerShift := e.blank, e.shift
 		e.blank = indent + 2
-		e.shift += 2
+		e.shift += move
 		err = e.collection(sh, item, indent+2, true)
-		e.blank = outer
-		e.shift -= 2
+		e.blank, e.shift = outerBlank, outerShift
 		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (e *encoder) emptyCollection(sh shape) {
-	if sh == shapeSequence {
-		e.buf = append(e.buf, "[]"...)
-	} else {
-		e.buf = append(e.buf, "{}"...)
-	}
-}
-
-// isEmpty tells whether a collection writes as {} or [].
-func (e *encoder) isEmpty(sh shape, v reflect.Value) (bool, error) {
-	if sh == shapeSequence {
-		return v.Len() == 0, nil
-	}
-	if v.Kind() == reflect.Map || v.Kind() == reflect.Slice {
-		return v.Len() == 0, nil
-	}
-	entries, err := e.entries(v, nil)
-	return len(entries) == 0, err
 }
 
 func (e *encoder) newline(indent int) {
@@ -538,22 +546,12 @@ const maxQuoted = 1 << 14
 
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
-// scalarString is the text of a one-line string (a struct field's key).
-func scalarString(s string) string {
-	if plainWord(s) {
-		return s
-	}
-	if needQuote(s) {
-		return strconv.Quote(s)
-	}
-	return s
-}
-
 // A multi-line string is a literal block: a header saying how the string
 // ends, then its lines. goccy indents them by the column of the string's
 // node and trims what its indentation leaves at the end; each sequence item
-// around it that is a mapping or a sequence then moves its lines 2 to the
-// right and empties those no longer than the item's indentation. So the
+// around it that is a mapping or a sequence then empties the lines no
+// longer than the item's indentation, and a mapping item moves them 2 to
+// the right (a sequence item is written 2 further in already). So the
 // lines are worked out where goccy has them (e.shift to the left of where
 // they end up), then moved.
 

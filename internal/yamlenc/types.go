@@ -142,7 +142,8 @@ func describeStruct(t reflect.Type, ti *typeInfo) {
 			return
 		}
 		seen[f.name] = true
-		f.key = scalarString(f.name)
+		// One line (checked above), so keyScalar cannot refuse it.
+		f.key, _ = keyScalar(f.name)
 		if !f.inline {
 			ti.names[f.name] = true
 		}
