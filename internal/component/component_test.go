@@ -3,11 +3,13 @@ package component
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -141,6 +143,64 @@ func TestRunKillsTheProcessGroup(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestRunStopNow: a second interrupt (the stop-now channel closing after
+// the context was cancelled) kills a group that ignores SIGTERM at once,
+// without waiting for its grace period.
+func TestRunStopNow(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	now := make(chan struct{})
+	ctx = WithStopNow(ctx, now)
+	var out syncBuffer
+	done := make(chan error)
+	go func() {
+		done <- Run(ctx, Process{
+			Args:   []string{"/bin/sh", "-c", "trap '' TERM; echo started; while :; do sleep 1; done"},
+			Stdout: &out, Grace: time.Hour,
+		})
+	}()
+	for !strings.Contains(out.String(), "started") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	close(now)
+	err := <-done
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Signal != syscall.SIGKILL.String() {
+		t.Fatalf("got %v, want the process killed by SIGKILL", err)
+	}
+}
+
+// TestRunStdin: a process given no input reads an empty one (it does not
+// wait for a terminal), also when many run at once.
+func TestRunStdin(t *testing.T) {
+	var wg sync.WaitGroup
+	outs := make([]syncBuffer, 8)
+	errs := make([]error, len(outs))
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = Run(context.Background(), Process{Args: []string{"/bin/sh", "-c", "cat; echo read"}, Stdout: &outs[i]})
+		}()
+	}
+	wg.Wait()
+	for i := range outs {
+		if errs[i] != nil || outs[i].String() != "read\n" {
+			t.Errorf("process %d: %v, output %q", i, errs[i], outs[i].String())
+		}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = w.WriteString("given\n"); w.Close() }()
+	var out syncBuffer
+	if err := Run(context.Background(), Process{Args: []string{"/bin/sh", "-c", "cat"}, Stdin: r, Stdout: &out}); err != nil || out.String() != "given\n" {
+		t.Errorf("with an input: %v, output %q", err, out.String())
+	}
+	r.Close()
 }
 
 func TestRunExitCode(t *testing.T) {

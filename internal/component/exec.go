@@ -37,7 +37,8 @@ type stopNowKey struct{}
 
 // WithStopNow returns a context whose processes are killed at once, without
 // their grace period, when now is closed: a second interrupt, from someone
-// who will not wait.
+// who will not wait. now cuts the grace period short: it must close only
+// once ctx is cancelled (the first interrupt cancels it).
 func WithStopNow(ctx context.Context, now <-chan struct{}) context.Context {
 	return context.WithValue(ctx, stopNowKey{}, now)
 }
@@ -47,6 +48,10 @@ func stopNow(ctx context.Context) <-chan struct{} {
 	now, _ := ctx.Value(stopNowKey{}).(<-chan struct{})
 	return now
 }
+
+// devNull is the standard input of processes given none, opened once and
+// shared: each child gets its own copy of the descriptor.
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
 
 // Process is a command to run in its own process group.
 type Process struct {
@@ -86,6 +91,12 @@ func Run(ctx context.Context, p Process) error {
 	cmd.Dir = p.Dir
 	cmd.Env = p.Env
 	cmd.Stdin = p.Stdin
+	if p.Stdin == nil {
+		// os/exec would open /dev/null for every process.
+		if f, err := devNull(); err == nil {
+			cmd.Stdin = f
+		}
+	}
 	cmd.Stdout = childWriter(p.Stdout)
 	cmd.Stderr = childWriter(p.Stderr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -113,29 +124,32 @@ func Run(ctx context.Context, p Process) error {
 	now := stopNow(ctx)
 	stopped := make(chan struct{})
 	killed := make(chan struct{})
-	go func() {
+	// A callback, not a goroutine watching ctx: most processes end without
+	// their context ever being cancelled.
+	dontKill := context.AfterFunc(ctx, func() {
 		defer close(killed)
 		select {
 		case <-stopped:
 			return
-		case <-ctx.Done():
-			_ = syscall.Kill(-pgid, syscall.SIGTERM)
-			t := time.NewTimer(grace)
-			defer t.Stop()
-			select {
-			case <-stopped:
-			case <-t.C:
-			case <-now:
-			}
+		default:
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-stopped:
+		case <-t.C:
 		case <-now:
 		}
 		// Whatever is left of the group goes now, the leader included if it
 		// ignored SIGTERM.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}()
+	})
 	err := cmd.Wait()
 	close(stopped)
-	<-killed
+	if !dontKill() {
+		<-killed
+	}
 	slog.Debug("process ended", "pid", pgid, "status", cmd.ProcessState.String())
 	if ctx.Err() != nil {
 		// The leader is gone; make sure none of its group outlives it.

@@ -336,11 +336,61 @@ func (s procStat) sinceBoot() time.Duration {
 // sinceBoot is the time since boot, on the clock the kernel counts process
 // starts on (CLOCK_BOOTTIME; 0 where there is none).
 func sinceBoot() time.Duration {
+	now := time.Now()
+	return bootTime.since(now.Round(0), now.Sub(monoEpoch))
+}
+
+// monoEpoch is what monotonic readings are counted from.
+var monoEpoch = time.Now()
+
+var bootTime = &bootClock{read: readBootClock}
+
+// readBootClock asks the kernel for CLOCK_BOOTTIME: a system call, not the
+// vDSO time.Now uses.
+func readBootClock() (time.Duration, bool) {
 	var ts unix.Timespec
 	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
+		return 0, false
+	}
+	return time.Duration(ts.Nano()), true
+}
+
+// bootResync is how far the wall clock may move away from the monotonic
+// one before bootClock asks the kernel again: far below startSlack.
+const bootResync = 50 * time.Millisecond
+
+// bootClock tells the time since boot for every process a run starts
+// without a system call each: CLOCK_BOOTTIME is the monotonic clock plus the
+// time the machine was suspended, so it is the boot time read once plus the
+// monotonic time since. A suspend shows as the wall clock moving ahead of
+// the monotonic one (a step of the wall clock looks the same): then it asks
+// the kernel again.
+type bootClock struct {
+	read func() (time.Duration, bool)
+	mu   sync.Mutex
+	wall time.Time     // when boot was read, on the wall clock
+	mono time.Duration // and on the monotonic one
+	boot time.Duration // the time since boot then; 0 until read
+}
+
+// since is the time since boot at a moment given on both clocks: the wall
+// time (without a monotonic reading) and the monotonic one.
+func (c *bootClock) since(wall time.Time, mono time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.boot > 0 {
+		elapsed := mono - c.mono
+		drift := wall.Sub(c.wall) - elapsed
+		if elapsed >= 0 && drift < bootResync && drift > -bootResync {
+			return c.boot + elapsed
+		}
+	}
+	boot, ok := c.read()
+	if !ok {
 		return 0
 	}
-	return time.Duration(ts.Nano())
+	c.wall, c.mono, c.boot = wall, mono, boot
+	return boot
 }
 
 // bootID names this boot of the machine ("" where the kernel does not say).

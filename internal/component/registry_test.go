@@ -231,3 +231,64 @@ func TestRegistryLines(t *testing.T) {
 	}
 	_ = r.Close()
 }
+
+// TestBootClock: the time since boot is read from the kernel once and then
+// counted on the monotonic clock, until the wall clock moves away from it (a
+// suspend, or a step of the clock): then it is read again.
+func TestBootClock(t *testing.T) {
+	base := time.Now().Round(0)
+	type call struct {
+		mono, wall time.Duration // after base, on each clock
+		want       time.Duration
+		reads      int // kernel reads so far
+	}
+	tests := []struct {
+		name  string
+		calls []call
+	}{
+		{"read once, then counted", []call{
+			{0, 0, time.Hour, 1},
+			{time.Second, time.Second, time.Hour + time.Second, 1},
+			{3 * time.Second, 3*time.Second + 10*time.Millisecond, time.Hour + 3*time.Second, 1},
+		}},
+		{"a suspend: read again", []call{
+			{0, 0, time.Hour, 1},
+			{time.Second, 10 * time.Minute, time.Hour + 10*time.Minute, 2},
+			{2 * time.Second, 10*time.Minute + time.Second, time.Hour + 10*time.Minute + time.Second, 2},
+		}},
+		{"the wall clock set back: read again", []call{
+			{0, 0, time.Hour, 1},
+			{time.Second, -time.Minute, time.Hour + time.Second, 2},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The fake kernel: an hour after boot at base, suspended for
+			// as long as the wall clock ran ahead of the monotonic one
+			// (when set back, nothing was suspended).
+			var now call
+			reads := 0
+			c := &bootClock{read: func() (time.Duration, bool) {
+				reads++
+				return time.Hour + max(now.mono, now.wall), true
+			}}
+			for i, cl := range tt.calls {
+				now = cl
+				if got := c.since(base.Add(cl.wall), time.Minute+cl.mono); got != cl.want {
+					t.Errorf("call %d: since boot %v, want %v", i, got, cl.want)
+				}
+				if reads != cl.reads {
+					t.Errorf("call %d: %d kernel reads, want %d", i, reads, cl.reads)
+				}
+			}
+		})
+	}
+	// The real clock agrees with the kernel.
+	got, want := sinceBoot(), time.Duration(0)
+	if d, ok := readBootClock(); ok {
+		want = d
+	}
+	if d := want - got; d > 10*time.Millisecond || d < -10*time.Millisecond {
+		t.Errorf("sinceBoot %v, the kernel says %v", got, want)
+	}
+}
