@@ -16,6 +16,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/engine"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/steps"
+	"github.com/gantry-dev/gantry/internal/report"
 	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/ui"
@@ -56,6 +57,10 @@ type Outcome struct {
 	RunID  string
 	LogDir string
 	RunLog *ui.RunLog
+	// Logs are the run's logs as its report keeps them, heard while they
+	// were written; nil when they must be read from LogDir (a large run,
+	// or a log that could not be written).
+	Logs *report.LogCollector
 	// Status is StatusOK, StatusFailed or StatusInterrupted.
 	Status     string
 	Duration   time.Duration
@@ -103,6 +108,7 @@ type record struct {
 	runID      string
 	shown      *plan.Plan
 	runLog     *ui.RunLog
+	heard      *report.LogCollector
 	eventsFile *os.File
 	fileEvents *ui.Events
 	tracker    *ui.Tracker
@@ -129,6 +135,11 @@ func openRecord(ws workspace.Workspace, runID string, tag ui.RunTag, shown *plan
 	}
 	r := &record{runID: runID, shown: shown, runLog: runLog, display: display, masker: masker, start: time.Now(),
 		engine: &engine.Outcome{Results: map[string]plan.Result{}, Started: map[string]time.Time{}, Ended: map[string]time.Time{}}}
+	if len(shown.Components) <= autoReportMax {
+		// The report written when the run ends takes its logs from here.
+		r.heard = report.NewLogCollector()
+		runLog.Tap(r.heard)
+	}
 	if err := r.savePlan(); err != nil {
 		_ = runLog.Close()
 		return nil, err
@@ -244,9 +255,13 @@ func (r *record) failed() bool { return r.engine.Failed || r.engine.Cancelled }
 // display's end.
 func (r *record) close() *Outcome {
 	r.waitPlan()
-	_ = r.runLog.Close()
+	logErr := r.runLog.Close()
 	out := &Outcome{Plan: r.shown, RunID: r.runID, LogDir: r.runLog.Dir(), RunLog: r.runLog, Status: StatusOK, Duration: time.Since(r.start),
 		Components: r.tracker.Components(), Engine: r.engine}
+	if logErr == nil {
+		// What was heard is what the files hold.
+		out.Logs = r.heard
+	}
 	switch {
 	case r.engine.Cancelled:
 		out.Status = StatusInterrupted

@@ -19,6 +19,12 @@ import (
 // after up to 3 earlier ones), each logging a few lines and printing an
 // output, through the observers a run writes its folder with.
 func bigRun(b *testing.B, n int) (string, *plan.Plan) {
+	dir, p, _ := bigRunHeard(b, n)
+	return dir, p
+}
+
+// bigRunHeard is bigRun, with its logs as a LogCollector heard them.
+func bigRunHeard(b *testing.B, n int) (string, *plan.Plan, *LogCollector) {
 	b.Helper()
 	r := rand.New(rand.NewSource(1))
 	p := plan.New("big", plan.VerbDeploy)
@@ -50,6 +56,8 @@ func bigRun(b *testing.B, n int) (string, *plan.Plan) {
 	}
 	dir := filepath.Join(b.TempDir(), "run")
 	runLog, err := ui.NewRunLog(dir)
+	heard := NewLogCollector()
+	runLog.Tap(heard)
 	must(err)
 	f, err := os.Create(filepath.Join(dir, EventsFile))
 	must(err)
@@ -118,16 +126,26 @@ func bigRun(b *testing.B, n int) (string, *plan.Plan) {
 	must(p.EncodeJSON(bw, false))
 	must(bw.Flush())
 	must(pf.Close())
-	return dir, p
+	return dir, p, heard
 }
 
 // BenchmarkWriteRun1000 is what a run of 1,000 components adds at its end:
 // its report, from its folder and the plan at hand.
 func BenchmarkWriteRun1000(b *testing.B) {
-	dir, p := bigRun(b, 1000)
+	b.Run("read", func(b *testing.B) { benchmarkWriteRun(b, false) })
+	b.Run("heard", func(b *testing.B) { benchmarkWriteRun(b, true) })
+}
+
+// benchmarkWriteRun writes the report of a run of 1,000 components, with
+// the logs read from the files or as the run's LogCollector heard them.
+func benchmarkWriteRun(b *testing.B, useHeard bool) {
+	dir, p, heard := bigRunHeard(b, 1000)
+	if !useHeard {
+		heard = nil
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := WriteRun(dir, p); err != nil {
+		if _, err := WriteRun(dir, p, heard); err != nil {
 			b.Fatal(err)
 		}
 	}

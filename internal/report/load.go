@@ -61,19 +61,27 @@ func LoadRun(dir string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, PlanFile), err)
 	}
-	return LoadRunOf(dir, p)
+	return LoadRunOf(dir, p, nil)
 }
 
 // LoadRunOf makes the model of the report of the run whose folder is dir
 // and whose plan (the one its plan.json holds) is p: the run that just
-// ended has it at hand, and need not read it back.
-func LoadRunOf(dir string, p *plan.Plan) (*Model, error) {
+// ended has it at hand, and need not read it back; nor its logs, when a
+// collector heard them all (nil: they are read from the folder).
+func LoadRunOf(dir string, p *plan.Plan, heard *LogCollector) (*Model, error) {
 	// The logs are read while the events are: both take time at a
 	// thousand components.
 	groups := groupsOf(p)
 	logs := make([]*Log, len(groups))
 	logsRead := make(chan error, 1)
-	go func() { logsRead <- readLogs(dir, groups, logs) }()
+	if heard != nil {
+		for i, g := range groups {
+			logs[i] = heard.log(g)
+		}
+		logsRead <- nil
+	} else {
+		go func() { logsRead <- readLogs(dir, groups, logs) }()
+	}
 	facts, err := readEvents(filepath.Join(dir, EventsFile))
 	if err == nil {
 		facts.id = filepath.Base(dir)

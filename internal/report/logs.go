@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -113,9 +114,7 @@ func readLogs(dir string, groups []string, logs []*Log) error {
 // scanLog keeps the head and the tail of a log and picks out its failing
 // lines.
 func scanLog(br *bufio.Reader) (*Log, error) {
-	l := &Log{Lines: []string{}}
-	var tail []string // a ring of the last tailLines lines
-	next := 0
+	var s logScan
 	for {
 		line, err := readLine(br)
 		if err == io.EOF {
@@ -124,33 +123,97 @@ func scanLog(br *bufio.Reader) (*Log, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.Total++
-		if len(l.Failing) < failingMax && IsFailingLine(line) {
-			l.Failing = append(l.Failing, LogLine{N: l.Total, Text: line})
-		}
-		switch {
-		case l.Total <= headLines:
-			l.Lines = append(l.Lines, line)
-		case len(tail) < tailLines:
-			tail = append(tail, line)
-		default:
-			tail[next] = line
-			next = (next + 1) % tailLines
-		}
+		s.add(line)
 	}
-	if kept := len(l.Lines) + len(tail); kept < l.Total {
-		l.Cut, l.CutAt = l.Total-kept, len(l.Lines)
+	return s.log(), nil
+}
+
+// logScan is a log as a report keeps it, line after line: its head, a ring
+// of its tail, its failing lines.
+type logScan struct {
+	head    []string
+	tail    []string // a ring of the last tailLines lines
+	next    int      // where in the ring the oldest line is
+	total   int
+	failing []LogLine
+}
+
+// add takes the next line in, as readLine returns it.
+func (s *logScan) add(line string) {
+	s.total++
+	if len(s.failing) < failingMax && IsFailingLine(line) {
+		s.failing = append(s.failing, LogLine{N: s.total, Text: line})
 	}
-	l.Lines = append(l.Lines, tail[next:]...)
-	l.Lines = append(l.Lines, tail[:next]...)
-	return l, nil
+	switch {
+	case s.total <= headLines:
+		s.head = append(s.head, line)
+	case len(s.tail) < tailLines:
+		s.tail = append(s.tail, line)
+	default:
+		s.tail[s.next] = line
+		s.next = (s.next + 1) % tailLines
+	}
+}
+
+// log is the log so far.
+func (s *logScan) log() *Log {
+	l := &Log{Lines: make([]string, 0, len(s.head)+len(s.tail)), Total: s.total, Failing: slices.Clone(s.failing)}
+	l.Lines = append(l.Lines, s.head...)
+	if kept := len(s.head) + len(s.tail); kept < s.total {
+		l.Cut, l.CutAt = s.total-kept, len(s.head)
+	}
+	l.Lines = append(l.Lines, s.tail[s.next:]...)
+	l.Lines = append(l.Lines, s.tail[:s.next]...)
+	return l
+}
+
+// LogCollector keeps the logs of a run as its report shows them while the
+// run writes them (ui.RunLog.Tap): the report of a run that just ended need
+// not read a thousand files back. It holds what the report will: at most
+// the head and the tail of each log.
+type LogCollector struct {
+	mu    sync.Mutex
+	scans map[string]*logScan
+}
+
+// NewLogCollector returns an empty collector.
+func NewLogCollector() *LogCollector { return &LogCollector{scans: map[string]*logScan{}} }
+
+// LogLine takes a line of a group's log as it is written to the file,
+// without its newline: what reading the file back would give, line by line.
+func (c *LogCollector) LogLine(group, line string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.scans[group]
+	if s == nil {
+		s = &logScan{}
+		c.scans[group] = s
+	}
+	for {
+		one, rest, more := strings.Cut(line, "\n")
+		s.add(cutLine(strings.TrimSuffix(one, "\r")))
+		if !more {
+			return
+		}
+		line = rest
+	}
+}
+
+// log is a group's log; nil when nothing was written to it (it has no
+// file).
+func (c *LogCollector) log(group string) *Log {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.scans[group]; s != nil {
+		return s.log()
+	}
+	return nil
 }
 
 // readLine reads one line without its end, cut at lineBytes; io.EOF once
 // nothing is left.
 func readLine(br *bufio.Reader) (string, error) {
 	var b strings.Builder
-	cut := false
 	for {
 		chunk, isPrefix, err := br.ReadLine()
 		if err != nil {
@@ -159,17 +222,23 @@ func readLine(br *bufio.Reader) (string, error) {
 			}
 			return "", err
 		}
-		if room := lineBytes - b.Len(); len(chunk) > room {
-			chunk, cut = chunk[:max(room, 0)], true
+		// One byte past the bound tells cutLine to cut.
+		if room := lineBytes + 1 - b.Len(); len(chunk) > room {
+			chunk = chunk[:max(room, 0)]
 		}
 		b.Write(chunk)
 		if !isPrefix {
 			break
 		}
 	}
-	if cut {
-		// A cut may split a character.
-		return strings.ToValidUTF8(b.String(), "") + " …", nil
+	return cutLine(b.String()), nil
+}
+
+// cutLine cuts a line longer than lineBytes.
+func cutLine(line string) string {
+	if len(line) <= lineBytes {
+		return line
 	}
-	return b.String(), nil
+	// A cut may split a character.
+	return strings.ToValidUTF8(line[:lineBytes], "") + " …"
 }

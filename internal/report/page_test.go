@@ -33,7 +33,7 @@ func dataOf(t *testing.T, page string) *Model {
 // no address it would fetch — its data the run's, and no secret in it.
 func TestWriteRun(t *testing.T) {
 	dir, _ := fakeRun(t)
-	path, err := WriteRun(dir, nil)
+	path, err := WriteRun(dir, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

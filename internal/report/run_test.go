@@ -254,7 +254,7 @@ func TestLoadRunOfAKilledRun(t *testing.T) {
 	if err := os.WriteFile(events, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m, err := LoadRunOf(dir, p)
+	m, err := LoadRunOf(dir, p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

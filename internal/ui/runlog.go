@@ -24,6 +24,21 @@ type RunLog struct {
 	// values, until they say what they are.
 	lmu    sync.Mutex
 	labels stepLabels
+	tap    LogTap
+}
+
+// A LogTap hears every line a RunLog writes, as it goes to the file
+// (without its newline; a text with newlines is still one call).
+type LogTap interface {
+	LogLine(group, line string)
+}
+
+// Tap makes t hear every line written from now on: call it before the
+// run starts.
+func (l *RunLog) Tap(t LogTap) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tap = t
 }
 
 type logFile struct {
@@ -60,7 +75,12 @@ func (l *RunLog) write(group, text string) {
 		lf = &logFile{f: f, w: bufio.NewWriter(f)}
 		l.files[group] = lf
 	}
-	fmt.Fprintf(lf.w, "%s %s\n", at.UTC().Format("2006-01-02T15:04:05.000Z"), text)
+	line := at.UTC().Format("2006-01-02T15:04:05.000Z") + " " + text
+	_, _ = lf.w.WriteString(line)
+	_ = lf.w.WriteByte('\n')
+	if l.tap != nil {
+		l.tap.LogLine(group, line)
+	}
 	if !lf.dirty {
 		lf.dirty = true
 		l.dirty = append(l.dirty, lf)

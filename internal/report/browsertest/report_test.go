@@ -160,7 +160,7 @@ func TestLargeRunReport(t *testing.T) {
 	runDir := deploy(t, dir, 8)
 	ran := time.Since(start)
 	start = time.Now()
-	page, err := report.WriteRun(runDir, nil)
+	page, err := report.WriteRun(runDir, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
