@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/params"
@@ -21,11 +22,23 @@ import (
 // its directory (dirSum, from DirSum). An unchanged fingerprint lets --resume
 // skip the component.
 func Fingerprint(verb, dirSum string, exp *params.Expanded, upstream map[string]map[string]string) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "verb %s\n", verb)
+	// The text hashed is kept byte for byte as it always was (each line as
+	// fmt's %q would quote it; fingerprintText in the tests is the oracle):
+	// a changed text would make every recorded fingerprint stale. It is
+	// built in one buffer and hashed once, for every component of a run.
+	b := make([]byte, 0, 256)
+	b = append(b, "verb "...)
+	b = append(b, verb...)
+	b = append(b, '\n')
 	if exp != nil {
 		for _, v := range exp.Values {
-			fmt.Fprintf(h, "param %q %q %q\n", v.Name, v.Value, v.Env)
+			b = append(b, "param "...)
+			b = strconv.AppendQuote(b, v.Name)
+			b = append(b, ' ')
+			b = strconv.AppendQuote(b, v.Value)
+			b = append(b, ' ')
+			b = strconv.AppendQuote(b, v.Env)
+			b = append(b, '\n')
 		}
 	}
 	comps := make([]string, 0, len(upstream))
@@ -33,18 +46,28 @@ func Fingerprint(verb, dirSum string, exp *params.Expanded, upstream map[string]
 		comps = append(comps, c)
 	}
 	sort.Strings(comps)
+	var keys []string
 	for _, c := range comps {
-		keys := make([]string, 0, len(upstream[c]))
+		keys = keys[:0]
 		for k := range upstream[c] {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(h, "output %q %q %q\n", c, k, upstream[c][k])
+			b = append(b, "output "...)
+			b = strconv.AppendQuote(b, c)
+			b = append(b, ' ')
+			b = strconv.AppendQuote(b, k)
+			b = append(b, ' ')
+			b = strconv.AppendQuote(b, upstream[c][k])
+			b = append(b, '\n')
 		}
 	}
-	fmt.Fprintf(h, "dir %s\n", dirSum)
-	return hex.EncodeToString(h.Sum(nil))[:32]
+	b = append(b, "dir "...)
+	b = append(b, dirSum...)
+	b = append(b, '\n')
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
 }
 
 // DirSum digests the files of a component's folder: names, modes, sizes,
