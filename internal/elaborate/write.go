@@ -29,15 +29,19 @@ func Marshal(res *Result, baseDir string) ([]byte, error) {
 		n[k] = v
 		*m = n
 	}
-	if res.Dir != "" && !sameDir(res.Dir, baseDir) {
-		annotate(&s.Meta.Annotations, StackDirAnnotation, relDir(baseDir, res.Dir))
+	// The working directory is read once: filepath.Abs reads it (two stat
+	// calls) for every relative path, and a stack of 10,000 components has
+	// 20,000 of them.
+	paths := newAbsPaths()
+	if res.Dir != "" && !paths.same(res.Dir, baseDir) {
+		annotate(&s.Meta.Annotations, StackDirAnnotation, paths.rel(baseDir, res.Dir))
 	}
 	if len(res.SourceDirs) > 1 {
-		annotate(&s.Meta.Annotations, SourceDirsAnnotation, relDirs(baseDir, res.SourceDirs))
+		annotate(&s.Meta.Annotations, SourceDirsAnnotation, paths.rels(baseDir, res.SourceDirs))
 	}
 	s.Components = make([]manifest.ComponentRef, len(res.Stack.Components))
 	for i, ref := range res.Stack.Components {
-		ref.Source.Dir = relDir(baseDir, ref.Source.Dir)
+		ref.Source.Dir = paths.rel(baseDir, ref.Source.Dir)
 		s.Components[i] = ref
 	}
 	// The documents are encoded by a worker per processor (forEach) and
@@ -54,11 +58,11 @@ func Marshal(res *Result, baseDir string) ([]byte, error) {
 		}
 		c := res.Components[i-1]
 		cc := *c
-		if d := res.ProductDirs[c.Meta.Name]; d != "" && res.Dir != "" && !sameDir(d, res.Dir) {
-			annotate(&cc.Meta.Annotations, ProductDirAnnotation, relDir(baseDir, d))
+		if d := res.ProductDirs[c.Meta.Name]; d != "" && res.Dir != "" && !paths.same(d, res.Dir) {
+			annotate(&cc.Meta.Annotations, ProductDirAnnotation, paths.rel(baseDir, d))
 		}
 		if dirs := res.TemplateDirs[c.Meta.Name]; len(dirs) > 0 {
-			annotate(&cc.Meta.Annotations, TemplateDirsAnnotation, relDirs(baseDir, dirs))
+			annotate(&cc.Meta.Annotations, TemplateDirsAnnotation, paths.rels(baseDir, dirs))
 		}
 		if docs[i], errs[i] = marshalDoc(&cc); errs[i] != nil {
 			errs[i] = fmt.Errorf("write component %s: %w", c.Meta.Name, errs[i])
@@ -95,11 +99,41 @@ func marshalDoc(v any) ([]byte, error) {
 	return b, err
 }
 
-// relDir makes dir relative to base with forward slashes, so that the file does
-// not depend on where it was written from.
-func relDir(base, dir string) string {
-	absBase, err1 := filepath.Abs(base)
-	absDir, err2 := filepath.Abs(dir)
+// absPaths makes paths absolute as filepath.Abs does, against the working
+// directory read once.
+type absPaths struct {
+	cwd string
+	err error
+}
+
+func newAbsPaths() absPaths {
+	cwd, err := os.Getwd()
+	return absPaths{cwd: cwd, err: err}
+}
+
+func (a absPaths) abs(p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), nil
+	}
+	if a.err != nil {
+		return "", a.err
+	}
+	return filepath.Join(a.cwd, p), nil
+}
+
+// same reports whether two paths name the same folder (by name).
+func (a absPaths) same(x, y string) bool {
+	ax, err1 := a.abs(x)
+	ay, err2 := a.abs(y)
+	return err1 == nil && err2 == nil && ax == ay
+}
+
+// rel makes dir relative to base with forward slashes, so that the file
+// does not depend on where it was written from; dir as it is when it
+// cannot.
+func (a absPaths) rel(base, dir string) string {
+	absBase, err1 := a.abs(base)
+	absDir, err2 := a.abs(dir)
 	if err1 != nil || err2 != nil {
 		return filepath.ToSlash(dir)
 	}
@@ -108,6 +142,14 @@ func relDir(base, dir string) string {
 		return filepath.ToSlash(absDir)
 	}
 	return filepath.ToSlash(rel)
+}
+
+func (a absPaths) rels(base string, dirs []string) []string {
+	out := make([]string, len(dirs))
+	for i, d := range dirs {
+		out[i] = a.rel(base, d)
+	}
+	return out
 }
 
 // IsElaborated tells an elaborated file from a stack manifest: by its suffix, or
@@ -198,20 +240,6 @@ func decodeElaborated(path string, docs []*manifest.Node) (*Result, manifest.Dia
 		return nil, diags
 	}
 	return res, diags
-}
-
-func sameDir(a, b string) bool {
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && aa == bb
-}
-
-func relDirs(base string, dirs []string) []string {
-	out := make([]string, len(dirs))
-	for i, d := range dirs {
-		out[i] = relDir(base, d)
-	}
-	return out
 }
 
 // annotatedDirs reads a list of folders an annotation holds, relative to base.
