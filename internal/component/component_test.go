@@ -145,30 +145,49 @@ func TestRunKillsTheProcessGroup(t *testing.T) {
 	}
 }
 
-// TestRunStopNow: a second interrupt (the stop-now channel closing after
-// the context was cancelled) kills a group that ignores SIGTERM at once,
-// without waiting for its grace period.
+// TestRunStopNow: a second interrupt (the stop-now context done) kills a
+// group that ignores SIGTERM at once, without waiting for its grace period:
+// after the first interrupt cancelled the context, and also under a context
+// that is never cancelled (an installation handler's finalize runs under
+// context.WithoutCancel).
 func TestRunStopNow(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	now := make(chan struct{})
-	ctx = WithStopNow(ctx, now)
-	var out syncBuffer
-	done := make(chan error)
-	go func() {
-		done <- Run(ctx, Process{
-			Args:   []string{"/bin/sh", "-c", "trap '' TERM; echo started; while :; do sleep 1; done"},
-			Stdout: &out, Grace: time.Hour,
-		})
-	}()
-	for !strings.Contains(out.String(), "started") {
-		time.Sleep(10 * time.Millisecond)
+	tests := []struct {
+		name     string
+		detached bool // the process runs under context.WithoutCancel
+	}{
+		{"after the first interrupt", false},
+		{"under a context never cancelled", true},
 	}
-	cancel()
-	close(now)
-	err := <-done
-	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Signal != syscall.SIGKILL.String() {
-		t.Fatalf("got %v, want the process killed by SIGKILL", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			now, stopNow := context.WithCancel(context.Background())
+			defer stopNow()
+			ctx = WithStopNow(ctx, now)
+			runCtx := ctx
+			if tt.detached {
+				runCtx = context.WithoutCancel(ctx)
+			}
+			var out syncBuffer
+			done := make(chan error)
+			go func() {
+				done <- Run(runCtx, Process{
+					Args:   []string{"/bin/sh", "-c", "trap '' TERM; echo started; while :; do sleep 1; done"},
+					Stdout: &out, Grace: time.Hour,
+				})
+			}()
+			for !strings.Contains(out.String(), "started") {
+				time.Sleep(10 * time.Millisecond)
+			}
+			cancel()
+			stopNow()
+			err := <-done
+			var ee *ExitError
+			if !errors.As(err, &ee) || ee.Signal != syscall.SIGKILL.String() {
+				t.Fatalf("got %v, want the process killed by SIGKILL", err)
+			}
+		})
 	}
 }
 

@@ -36,17 +36,20 @@ var stopGrace = sync.OnceValue(func() time.Duration {
 type stopNowKey struct{}
 
 // WithStopNow returns a context whose processes are killed at once, without
-// their grace period, when now is closed: a second interrupt, from someone
-// who will not wait. now cuts the grace period short: it must close only
-// once ctx is cancelled (the first interrupt cancels it).
-func WithStopNow(ctx context.Context, now <-chan struct{}) context.Context {
+// their grace period, when now is done: a second interrupt, from someone
+// who will not wait. It holds also for processes run under a context that
+// is never cancelled (context.WithoutCancel: an installation handler's
+// finalize) but carries ctx's values.
+func WithStopNow(ctx context.Context, now context.Context) context.Context {
 	return context.WithValue(ctx, stopNowKey{}, now)
 }
 
-// stopNow is the context's stop-now channel; nil (never ready) without one.
-func stopNow(ctx context.Context) <-chan struct{} {
-	now, _ := ctx.Value(stopNowKey{}).(<-chan struct{})
-	return now
+// stopNow is the context's stop-now context; one never done without one.
+func stopNow(ctx context.Context) context.Context {
+	if now, ok := ctx.Value(stopNowKey{}).(context.Context); ok {
+		return now
+	}
+	return context.Background()
 }
 
 // devNull is the standard input of processes given none, opened once and
@@ -123,15 +126,21 @@ func Run(ctx context.Context, p Process) error {
 	}
 	now := stopNow(ctx)
 	stopped := make(chan struct{})
-	killed := make(chan struct{})
-	// A callback, not a goroutine watching ctx: most processes end without
-	// their context ever being cancelled.
-	dontKill := context.AfterFunc(ctx, func() {
-		defer close(killed)
+	ended := func() bool {
 		select {
 		case <-stopped:
-			return
+			return true
 		default:
+			return false
+		}
+	}
+	// Callbacks, not goroutines watching the contexts: most processes end
+	// without either ever being done.
+	terminated := make(chan struct{})
+	dontTerminate := context.AfterFunc(ctx, func() {
+		defer close(terminated)
+		if ended() {
+			return
 		}
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		t := time.NewTimer(grace)
@@ -139,14 +148,24 @@ func Run(ctx context.Context, p Process) error {
 		select {
 		case <-stopped:
 		case <-t.C:
-		case <-now:
+		case <-now.Done():
 		}
 		// Whatever is left of the group goes now, the leader included if it
 		// ignored SIGTERM.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	})
+	killed := make(chan struct{})
+	dontKill := context.AfterFunc(now, func() {
+		defer close(killed)
+		if !ended() {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	})
 	err := cmd.Wait()
 	close(stopped)
+	if !dontTerminate() {
+		<-terminated
+	}
 	if !dontKill() {
 		<-killed
 	}

@@ -335,15 +335,19 @@ func (s procStat) sinceBoot() time.Duration {
 
 // sinceBoot is the time since boot, on the clock the kernel counts process
 // starts on (CLOCK_BOOTTIME; 0 where there is none).
-func sinceBoot() time.Duration {
-	now := time.Now()
-	return bootTime.since(now.Round(0), now.Sub(monoEpoch))
-}
+func sinceBoot() time.Duration { return bootTime.since() }
+
+var bootTime = &bootClock{read: readBootClock, now: clockNow}
 
 // monoEpoch is what monotonic readings are counted from.
 var monoEpoch = time.Now()
 
-var bootTime = &bootClock{read: readBootClock}
+// clockNow is the time now on the wall clock (without a monotonic reading)
+// and on the monotonic one.
+func clockNow() (time.Time, time.Duration) {
+	now := time.Now()
+	return now.Round(0), now.Sub(monoEpoch)
+}
 
 // readBootClock asks the kernel for CLOCK_BOOTTIME: a system call, not the
 // vDSO time.Now uses.
@@ -367,17 +371,20 @@ const bootResync = 50 * time.Millisecond
 // the kernel again.
 type bootClock struct {
 	read func() (time.Duration, bool)
+	now  func() (wall time.Time, mono time.Duration)
 	mu   sync.Mutex
 	wall time.Time     // when boot was read, on the wall clock
 	mono time.Duration // and on the monotonic one
 	boot time.Duration // the time since boot then; 0 until read
 }
 
-// since is the time since boot at a moment given on both clocks: the wall
-// time (without a monotonic reading) and the monotonic one.
-func (c *bootClock) since(wall time.Time, mono time.Duration) time.Duration {
+// since is the time since boot now. The clocks are read under the lock,
+// just before the kernel is asked: a reading taken earlier would carry the
+// wait for the lock into every later answer.
+func (c *bootClock) since() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	wall, mono := c.now()
 	if c.boot > 0 {
 		elapsed := mono - c.mono
 		drift := wall.Sub(c.wall) - elapsed

@@ -268,13 +268,16 @@ func TestBootClock(t *testing.T) {
 			// (when set back, nothing was suspended).
 			var now call
 			reads := 0
-			c := &bootClock{read: func() (time.Duration, bool) {
-				reads++
-				return time.Hour + max(now.mono, now.wall), true
-			}}
+			c := &bootClock{
+				read: func() (time.Duration, bool) {
+					reads++
+					return time.Hour + max(now.mono, now.wall), true
+				},
+				now: func() (time.Time, time.Duration) { return base.Add(now.wall), time.Minute + now.mono },
+			}
 			for i, cl := range tt.calls {
 				now = cl
-				if got := c.since(base.Add(cl.wall), time.Minute+cl.mono); got != cl.want {
+				if got := c.since(); got != cl.want {
 					t.Errorf("call %d: since boot %v, want %v", i, got, cl.want)
 				}
 				if reads != cl.reads {
