@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -125,6 +127,10 @@ type record struct {
 // openRecord starts a run's records and its display. tag says whose run
 // it is (run.json).
 func openRecord(ws workspace.Workspace, runID string, tag ui.RunTag, shown *plan.Plan, masker *secret.Masker, display Display) (*record, error) {
+	// A run attached to again (its client died) finds its folder, and
+	// appends to the logs there.
+	_, statErr := os.Stat(ws.RunDir(runID))
+	fresh := errors.Is(statErr, fs.ErrNotExist)
 	runLog, err := ui.NewRunLog(ws.RunDir(runID))
 	if err != nil {
 		return nil, err
@@ -135,8 +141,9 @@ func openRecord(ws workspace.Workspace, runID string, tag ui.RunTag, shown *plan
 	}
 	r := &record{runID: runID, shown: shown, runLog: runLog, display: display, masker: masker, start: time.Now(),
 		engine: &engine.Outcome{Results: map[string]plan.Result{}, Started: map[string]time.Time{}, Ended: map[string]time.Time{}}}
-	if len(shown.Components) <= autoReportMax {
-		// The report written when the run ends takes its logs from here.
+	if fresh && len(shown.Components) <= autoReportMax {
+		// The report written when the run ends takes its logs from here:
+		// they are all the files will hold.
 		r.heard = report.NewLogCollector()
 		runLog.Tap(r.heard)
 	}

@@ -20,7 +20,9 @@ var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP
 // catching them.
 func catchInterrupts(ctx context.Context, said func(second bool)) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	now := make(chan struct{})
+	// Not derived from ctx: processes run under a context that is never
+	// cancelled must still stop at the second interrupt.
+	now, stopNow := context.WithCancel(context.Background())
 	ctx = component.WithStopNow(ctx, now)
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, interruptSignals...)
@@ -37,7 +39,7 @@ func catchInterrupts(ctx context.Context, said func(second bool)) (context.Conte
 				case 1:
 					cancel()
 				case 2:
-					close(now)
+					stopNow()
 				}
 				if said != nil && count <= 2 {
 					said(count == 2)
@@ -49,5 +51,6 @@ func catchInterrupts(ctx context.Context, said func(second bool)) (context.Conte
 		signal.Stop(signals)
 		close(done)
 		cancel()
+		stopNow()
 	}
 }

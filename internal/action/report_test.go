@@ -14,6 +14,8 @@ import (
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/report"
 	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/ui"
+	"github.com/gantry-dev/gantry/internal/workspace"
 )
 
 func TestLinkOf(t *testing.T) {
@@ -145,5 +147,25 @@ func TestVeryLargeRunsWriteTheirReportWhenAsked(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, report.ReportFile)); err == nil {
 		t.Error("a run of more than autoReportMax components wrote its report")
+	}
+}
+
+// TestRecordHearsOnlyFreshRuns: a run's record keeps its logs for the
+// report (Outcome.Logs) when it started the run's folder; a run attached to
+// again (its client died) appends to logs it did not hear, and its report
+// reads them from the folder.
+func TestRecordHearsOnlyFreshRuns(t *testing.T) {
+	ws := workspace.Workspace{Root: t.TempDir()}
+	p := plan.New("s", plan.VerbDeploy)
+	for i, want := range []bool{true, false} {
+		rec, err := openRecord(ws, "run-1", ui.RunTag{}, p, secret.NewMasker(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.runLog.Log(&plan.Node{ID: "c/deploy", Group: "c"}, fmt.Sprintf("line of opening %d", i))
+		out := rec.close()
+		if got := out.Logs != nil; got != want {
+			t.Errorf("opening %d: logs heard %v, want %v", i, got, want)
+		}
 	}
 }

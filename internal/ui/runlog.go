@@ -69,7 +69,7 @@ func (l *RunLog) write(group, text string) {
 	if !ok {
 		f, err := os.OpenFile(l.Path(group), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			l.err = err
+			l.keep(err)
 			return
 		}
 		lf = &logFile{f: f, w: bufio.NewWriter(f)}
@@ -93,7 +93,7 @@ func (l *RunLog) Idle() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, d := range l.dirty {
-		_ = d.w.Flush()
+		l.keep(d.w.Flush())
 		d.dirty = false
 	}
 	l.dirty = l.dirty[:0]
@@ -191,12 +191,8 @@ func (l *RunLog) closeGroup(group string) {
 	if !ok {
 		return
 	}
-	if err := lf.w.Flush(); err != nil && l.err == nil {
-		l.err = err
-	}
-	if err := lf.f.Close(); err != nil && l.err == nil {
-		l.err = err
-	}
+	l.keep(lf.w.Flush())
+	l.keep(lf.f.Close())
 	delete(l.files, group)
 	if lf.dirty {
 		// Idle must not flush a closed file.
@@ -209,13 +205,23 @@ func (l *RunLog) closeGroup(group string) {
 	}
 }
 
-// Close writes what is left and closes every log.
+// keep remembers the first error writing the logs met (l.mu held): Close
+// returns it, so that nobody takes the lines it heard (Tap) for what the
+// files hold.
+func (l *RunLog) keep(err error) {
+	if err != nil && l.err == nil {
+		l.err = err
+	}
+}
+
+// Close writes what is left and closes every log; the first error met
+// writing any of them.
 func (l *RunLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, lf := range l.files {
-		_ = lf.w.Flush()
-		_ = lf.f.Close()
+		l.keep(lf.w.Flush())
+		l.keep(lf.f.Close())
 	}
 	l.files = map[string]*logFile{}
 	return l.err

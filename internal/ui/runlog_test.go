@@ -47,3 +47,32 @@ func TestRunLogClosesAtComponentEnd(t *testing.T) {
 		t.Errorf("log after a later line (%d lines):\n%s", got, data)
 	}
 }
+
+// TestRunLogKeepsWriteErrors: a log whose lines could not all be written
+// makes Close fail, whether the failure came when the run went idle or at
+// the close: a report must not take the lines it heard for what the file
+// holds.
+func TestRunLogKeepsWriteErrors(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	for _, idle := range []bool{true, false} {
+		dir := t.TempDir()
+		l, err := NewRunLog(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every write to the stack's log fails: the disk is full.
+		if err := os.Symlink("/dev/full", l.Path("stack")); err != nil {
+			t.Fatal(err)
+		}
+		step := &plan.Node{ID: "stack/setup", Group: "stack", Label: "setup"}
+		l.Log(step, "a line that cannot be written")
+		if idle {
+			l.Idle()
+		}
+		if err := l.Close(); err == nil {
+			t.Errorf("idle=%v: Close reported no error for a log the disk refused", idle)
+		}
+	}
+}
