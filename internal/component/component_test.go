@@ -220,6 +220,10 @@ func TestRunStdin(t *testing.T) {
 		t.Errorf("with an input: %v, output %q", err, out.String())
 	}
 	r.Close()
+	out = syncBuffer{}
+	if err := Run(context.Background(), Process{Args: []string{"/bin/sh", "-c", "cat"}, Stdin: strings.NewReader("read through a pipe\n"), Stdout: &out}); err != nil || out.String() != "read through a pipe\n" {
+		t.Errorf("with an input that is not a file: %v, output %q", err, out.String())
+	}
 }
 
 func TestRunExitCode(t *testing.T) {
