@@ -18,8 +18,11 @@ type RunLog struct {
 	dir   string
 	mu    sync.Mutex
 	files map[string]*logFile
-	dirty []*logFile // written to since the last flush
-	err   error
+	// closed: Close ran; later lines are dropped (nothing would write
+	// them out, and the report took the logs as they were).
+	closed bool
+	dirty  []*logFile // written to since the last flush
+	err    error
 	// labels holds back the start lines of steps whose labels name
 	// values, until they say what they are.
 	lmu    sync.Mutex
@@ -65,6 +68,9 @@ func (l *RunLog) write(group, text string) {
 	at := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
 	lf, ok := l.files[group]
 	if !ok {
 		f, err := os.OpenFile(l.Path(group), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -224,6 +230,7 @@ func (l *RunLog) Close() error {
 		l.keep(lf.f.Close())
 	}
 	l.files = map[string]*logFile{}
+	l.closed = true
 	return l.err
 }
 

@@ -76,3 +76,31 @@ func TestRunLogKeepsWriteErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLogDropsLinesAfterClose: a line written after Close does not open
+// a log again (nothing would flush it) and is not heard.
+func TestRunLogDropsLinesAfterClose(t *testing.T) {
+	l, err := NewRunLog(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heard []string
+	l.Tap(tapFunc(func(group, line string) { heard = append(heard, line) }))
+	step := &plan.Node{ID: "db/deploy", Group: "db"}
+	l.Log(step, "before")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.Log(step, "after")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(l.Path("db"))
+	if strings.Contains(string(data), "after") || len(heard) != 1 || len(l.files) != 0 {
+		t.Errorf("a line after Close: file %q, heard %q, %d open", data, heard, len(l.files))
+	}
+}
+
+type tapFunc func(group, line string)
+
+func (f tapFunc) LogLine(group, line string) { f(group, line) }
