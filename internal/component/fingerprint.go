@@ -23,7 +23,7 @@ import (
 // skip the component.
 func Fingerprint(verb, dirSum string, exp *params.Expanded, upstream map[string]map[string]string) string {
 	// The text hashed is kept byte for byte as it always was (each line as
-	// fmt's %q would quote it; fingerprintText in the tests is the oracle):
+	// fmt's %q would quote it; fingerprintOracle in the tests is the old code):
 	// a changed text would make every recorded fingerprint stale. It is
 	// built in one buffer and hashed once, for every component of a run.
 	b := make([]byte, 0, 256)
