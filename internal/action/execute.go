@@ -59,10 +59,10 @@ type Outcome struct {
 	RunID  string
 	LogDir string
 	RunLog *ui.RunLog
-	// Logs are the run's logs as its report keeps them, heard while they
-	// were written; nil when they must be read from LogDir (a large run,
-	// or a log that could not be written).
-	Logs *report.LogCollector
+	// Heard are the run's logs and events as its report keeps them, heard
+	// while they were written; nil (or a nil part) when they must be read
+	// from LogDir (a large run, or a file that could not be written).
+	Heard *report.Heard
 	// Status is StatusOK, StatusFailed or StatusInterrupted.
 	Status     string
 	Duration   time.Duration
@@ -111,6 +111,7 @@ type record struct {
 	shown      *plan.Plan
 	runLog     *ui.RunLog
 	heard      *report.LogCollector
+	heardEv    *report.EventCollector
 	eventsFile *os.File
 	fileEvents *ui.Events
 	tracker    *ui.Tracker
@@ -159,6 +160,11 @@ func openRecord(ws workspace.Workspace, runID string, tag ui.RunTag, shown *plan
 	}
 	r.tracker = ui.NewTracker(shown)
 	r.fileEvents = ui.NewEvents(r.eventsFile, runID)
+	if r.heard != nil {
+		// And its facts from the events, which it need not read back.
+		r.heardEv = report.NewEventCollector()
+		r.fileEvents.Tap(r.heardEv)
+	}
 	r.observers = ui.Multi{r.tracker, runLog, r.fileEvents}
 	started := ui.Event{Event: "run_started", Stack: shown.Stack, Verb: shown.Verb, Components: ui.Components(r.tracker.Components()), LogDir: eventDir(runLog.Dir())}
 	r.fileEvents.Emit(started)
@@ -265,9 +271,9 @@ func (r *record) close() *Outcome {
 	logErr := r.runLog.Close()
 	out := &Outcome{Plan: r.shown, RunID: r.runID, LogDir: r.runLog.Dir(), RunLog: r.runLog, Status: StatusOK, Duration: time.Since(r.start),
 		Components: r.tracker.Components(), Engine: r.engine}
-	if logErr == nil {
+	if logErr == nil && r.heard != nil {
 		// What was heard is what the files hold.
-		out.Logs = r.heard
+		out.Heard = &report.Heard{Logs: r.heard}
 	}
 	switch {
 	case r.engine.Cancelled:
@@ -280,7 +286,10 @@ func (r *record) close() *Outcome {
 		Components: ui.Components(out.Components), LogDir: eventDir(r.runLog.Dir())}
 	r.fileEvents.Emit(out.Event)
 	r.fileEvents.Flush()
-	r.eventsFile.Close()
+	closeErr := r.eventsFile.Close()
+	if out.Heard != nil && r.fileEvents.Err() == nil && closeErr == nil {
+		out.Heard.Events = r.heardEv
+	}
 	// The run folder's summary is written while the display prints its own:
 	// each formats a row per component (10,000 in a large stack).
 	written := make(chan struct{})

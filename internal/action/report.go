@@ -33,7 +33,7 @@ func writeReport(st *Stack, b *built, out *Outcome) {
 		slog.Debug("report not written: gantry report writes it", "run", out.RunID, "components", n, "max", autoReportMax)
 		return
 	}
-	path, err := report.WriteRun(out.LogDir, out.Plan, out.Logs)
+	path, err := report.WriteRun(out.LogDir, out.Plan, out.Heard)
 	if err != nil {
 		slog.Warn("the run's report could not be written (gantry report writes it from the run's folder)", "run", out.RunID, "err", err)
 		return

@@ -151,7 +151,7 @@ func TestVeryLargeRunsWriteTheirReportWhenAsked(t *testing.T) {
 }
 
 // TestRecordHearsOnlyFreshRuns: a run's record keeps its logs for the
-// report (Outcome.Logs) when it started the run's folder; a run attached to
+// report (Outcome.Heard) when it started the run's folder; a run attached to
 // again (its client died) appends to logs it did not hear, and its report
 // reads them from the folder.
 func TestRecordHearsOnlyFreshRuns(t *testing.T) {
@@ -164,7 +164,7 @@ func TestRecordHearsOnlyFreshRuns(t *testing.T) {
 		}
 		rec.runLog.Log(&plan.Node{ID: "c/deploy", Group: "c"}, fmt.Sprintf("line of opening %d", i))
 		out := rec.close()
-		if got := out.Logs != nil; got != want {
+		if got := out.Heard != nil; got != want {
 			t.Errorf("opening %d: logs heard %v, want %v", i, got, want)
 		}
 	}

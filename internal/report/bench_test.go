@@ -23,8 +23,9 @@ func bigRun(b *testing.B, n int) (string, *plan.Plan) {
 	return dir, p
 }
 
-// bigRunHeard is bigRun, with its logs as a LogCollector heard them.
-func bigRunHeard(b *testing.B, n int) (string, *plan.Plan, *LogCollector) {
+// bigRunHeard is bigRun, with its logs and events as the run's collectors
+// heard them.
+func bigRunHeard(b *testing.B, n int) (string, *plan.Plan, *Heard) {
 	b.Helper()
 	r := rand.New(rand.NewSource(1))
 	p := plan.New("big", plan.VerbDeploy)
@@ -62,6 +63,8 @@ func bigRunHeard(b *testing.B, n int) (string, *plan.Plan, *LogCollector) {
 	f, err := os.Create(filepath.Join(dir, EventsFile))
 	must(err)
 	events := ui.NewEvents(f, "run")
+	heardEv := NewEventCollector()
+	events.Tap(heardEv)
 	tracker := ui.NewTracker(p)
 	obs := ui.Masked{Masker: secret.NewMasker(), Next: ui.Multi{tracker, runLog, events}}
 	t0 := time.Now()
@@ -126,7 +129,7 @@ func bigRunHeard(b *testing.B, n int) (string, *plan.Plan, *LogCollector) {
 	must(p.EncodeJSON(bw, false))
 	must(bw.Flush())
 	must(pf.Close())
-	return dir, p, heard
+	return dir, p, &Heard{Logs: heard, Events: heardEv}
 }
 
 // BenchmarkWriteRun1000 is what a run of 1,000 components adds at its end:
@@ -137,7 +140,7 @@ func BenchmarkWriteRun1000(b *testing.B) {
 }
 
 // benchmarkWriteRun writes the report of a run of 1,000 components, with
-// the logs read from the files or as the run's LogCollector heard them.
+// the logs and events read from the files or as the run heard them.
 func benchmarkWriteRun(b *testing.B, useHeard bool) {
 	dir, p, heard := bigRunHeard(b, 1000)
 	if !useHeard {

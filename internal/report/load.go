@@ -47,6 +47,10 @@ type runFacts struct {
 	outputs map[string][]Output
 }
 
+func newRunFacts() *runFacts {
+	return &runFacts{status: "unfinished", steps: map[string]*stepRun{}, comps: map[string]ui.ComponentJSON{}, outputs: map[string][]Output{}}
+}
+
 // LoadRun reads the folder of a run and makes the model of its report.
 func LoadRun(dir string) (*Model, error) {
 	f, err := os.Open(filepath.Join(dir, PlanFile))
@@ -64,25 +68,39 @@ func LoadRun(dir string) (*Model, error) {
 	return LoadRunOf(dir, p, nil)
 }
 
+// Heard is what the run that just ended heard of its own folder as it wrote
+// it: its logs and its events, each nil when it must be read from the
+// folder instead.
+type Heard struct {
+	Logs   *LogCollector
+	Events *EventCollector
+}
+
 // LoadRunOf makes the model of the report of the run whose folder is dir
 // and whose plan (the one its plan.json holds) is p: the run that just
-// ended has it at hand, and need not read it back; nor its logs, when a
-// collector heard them all (nil: they are read from the folder).
-func LoadRunOf(dir string, p *plan.Plan, heard *LogCollector) (*Model, error) {
+// ended has it at hand, and need not read it back; nor its logs and events,
+// where heard has them (nil: they are read from the folder).
+func LoadRunOf(dir string, p *plan.Plan, heard *Heard) (*Model, error) {
+	if heard == nil {
+		heard = &Heard{}
+	}
 	// The logs are read while the events are: both take time at a
 	// thousand components.
 	groups := groupsOf(p)
 	logs := make([]*Log, len(groups))
 	logsRead := make(chan error, 1)
-	if heard != nil {
+	if heard.Logs != nil {
 		for i, g := range groups {
-			logs[i] = heard.log(g)
+			logs[i] = heard.Logs.log(g)
 		}
 		logsRead <- nil
 	} else {
 		go func() { logsRead <- readLogs(dir, groups, logs) }()
 	}
-	facts, err := readEvents(filepath.Join(dir, EventsFile))
+	facts, err := heard.Events.heard(), error(nil)
+	if facts == nil {
+		facts, err = readEvents(filepath.Join(dir, EventsFile))
+	}
 	if err == nil {
 		facts.id = filepath.Base(dir)
 	}
@@ -139,6 +157,10 @@ type event struct {
 	Components []ui.ComponentJSON `json:"components"`
 }
 
+// maxEventLine bounds a line of the events the report reads (with its
+// newline): a longer one makes the file unreadable to it.
+const maxEventLine = 64 << 20
+
 // logEvent starts the lines of log events, which the report skips: the
 // logs are read from their files.
 var logEvent = []byte(`"event":"log"`)
@@ -146,7 +168,7 @@ var logEvent = []byte(`"event":"log"`)
 // readEvents reads a run's events. A run that was killed may have left a
 // last line cut short: it is ignored.
 func readEvents(path string) (*runFacts, error) {
-	facts := &runFacts{status: "unfinished", steps: map[string]*stepRun{}, comps: map[string]ui.ComponentJSON{}, outputs: map[string][]Output{}}
+	facts := newRunFacts()
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return facts, nil
@@ -156,7 +178,7 @@ func readEvents(path string) (*runFacts, error) {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 256<<10), 64<<20)
+	sc.Buffer(make([]byte, 256<<10), maxEventLine)
 	for sc.Scan() {
 		line := sc.Bytes()
 		if bytes.Contains(line[:min(len(line), 80)], logEvent) {

@@ -86,9 +86,9 @@ func WriteFile(path string, m *Model) error {
 
 // WriteRun writes the report of the run whose folder is dir into the
 // folder (report.html), and returns its path. p is the run's plan, or nil
-// to read it from the folder; heard has the run's logs, or is nil to read
-// them from the folder (LoadRunOf).
-func WriteRun(dir string, p *plan.Plan, heard *LogCollector) (string, error) {
+// to read it from the folder; heard has the run's logs and events, or is
+// nil to read them from the folder (LoadRunOf).
+func WriteRun(dir string, p *plan.Plan, heard *Heard) (string, error) {
 	var m *Model
 	var err error
 	if p != nil {

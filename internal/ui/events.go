@@ -3,6 +3,7 @@ package ui
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"sync"
 	"time"
@@ -63,6 +64,34 @@ type Events struct {
 	running map[string]struct{}
 	// now stamps the events that come without a time.
 	now func() time.Time
+	// tap hears every event written (Tap); err is the first write error.
+	tap EventTap
+	err error
+}
+
+// An EventTap hears every event an Events writes, as its line goes to the
+// stream: the run that just ended reads its report's facts from what it
+// heard instead of decoding its events file again. It is called with the
+// Events' lock held and must not keep ev.
+type EventTap interface {
+	// HeardEvent is an event as written (its time and run set) and its
+	// line; line is nil for a line encoding/json wrote.
+	HeardEvent(ev *Event, line []byte)
+}
+
+// Tap makes t hear every event written from now on.
+func (e *Events) Tap(t EventTap) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.tap = t
+}
+
+// Err is the first error writing the stream met, once it is flushed: what
+// a tap heard is what the stream holds only while Err is nil.
+func (e *Events) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
 }
 
 // NewEvents writes events to w.
@@ -87,7 +116,14 @@ func (e *Events) Idle() { e.Flush() }
 func (e *Events) Flush() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	_ = e.w.Flush()
+	e.keep(e.w.Flush())
+}
+
+// keep notes the first write error; e.mu is held.
+func (e *Events) keep(err error) {
+	if err != nil && e.err == nil {
+		e.err = err
+	}
 }
 
 // Emit writes one event.
@@ -108,15 +144,32 @@ func (e *Events) emit(ev Event) {
 	ev.Run = e.run
 	if line, ok := appendEvent(e.buf[:0], &ev); ok {
 		e.buf = line
-		_, _ = e.w.Write(line)
+		_, err := e.w.Write(line)
+		e.keep(err)
 		e.last = ev.Time
+		if e.tap != nil {
+			e.tap.HeardEvent(&ev, line)
+		}
 		return
 	}
 	// An event encoding/json refuses (a time past year 9999) is not
 	// written, and sets no time for those after it.
-	if e.enc.Encode(ev) == nil {
+	if err := e.enc.Encode(ev); err == nil {
 		e.last = ev.Time
+		if e.tap != nil {
+			e.tap.HeardEvent(&ev, nil)
+		}
+	} else if !isUnsupported(err) {
+		e.keep(err)
 	}
+}
+
+// isUnsupported tells encoding/json's refusal of a value from a write
+// error.
+func isUnsupported(err error) bool {
+	var u *json.UnsupportedValueError
+	var m *json.MarshalerError
+	return errors.As(err, &u) || errors.As(err, &m)
 }
 
 func ms(d time.Duration) *int64 { v := d.Milliseconds(); return &v }

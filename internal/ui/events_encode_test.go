@@ -3,7 +3,10 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,5 +109,30 @@ func BenchmarkEmit(b *testing.B) {
 			e.Flush()
 			sink.Reset()
 		}
+	}
+}
+
+// failingWriter fails every write.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestEventsErr: a stream that could not be written says so once flushed,
+// so that nobody takes what a tap heard for what it holds.
+func TestEventsErr(t *testing.T) {
+	e := NewEvents(failingWriter{}, "run")
+	e.Emit(Event{Event: "step_started", Step: "a/deploy"})
+	if err := e.Err(); err != nil {
+		t.Fatalf("Err before the buffer was written: %v", err)
+	}
+	e.Flush()
+	if err := e.Err(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Err after a failed flush = %v, want the write's error", err)
+	}
+	ok := NewEvents(io.Discard, "run")
+	ok.Emit(Event{Event: "step_started", Step: "a/deploy"})
+	ok.Flush()
+	if err := ok.Err(); err != nil {
+		t.Fatalf("Err of a stream written whole = %v", err)
 	}
 }

@@ -1,0 +1,181 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/ui"
+)
+
+// heardAndReadEvents writes evs through an Events tapped by an
+// EventCollector and returns the facts as the collector heard them (nil
+// when it gave up) and as reading the file back gives them.
+func heardAndReadEvents(t testing.TB, evs []ui.Event) (heard, read *runFacts) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, EventsFile)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := ui.NewEvents(f, "run-1")
+	c := NewEventCollector()
+	events.Tap(c)
+	for _, ev := range evs {
+		events.Emit(ev)
+	}
+	events.Flush()
+	if err := events.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	read, err = readEvents(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.heard(), read
+}
+
+var factsOptions = cmp.Options{cmp.AllowUnexported(runFacts{}, stepRun{})}
+
+// TestEventCollectorLikeFile: the facts a run's report takes from the
+// events it heard are those reading its events file back gives, whatever
+// the events hold.
+func TestEventCollectorLikeFile(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 5, 0, 0, 123456789, time.UTC)
+	berlin := time.FixedZone("CET", 3600)
+	value := func(s string) *string { return &s }
+	tests := []struct {
+		name string
+		evs  []ui.Event
+	}{
+		{name: "a run", evs: []ui.Event{
+			{Time: t0, Event: "run_started", Stack: "s", Verb: "deploy", Components: []ui.ComponentJSON{{Name: "a", Verb: "deploy", Status: "waiting"}, {Name: "b", Verb: "deploy", Status: "waiting"}}},
+			{Time: t0.Add(time.Millisecond), Event: "step_started", Step: "a/deploy", Component: "a"},
+			{Time: t0.Add(2 * time.Millisecond), Event: "log", Step: "a/deploy", Component: "a", Line: value("hello")},
+			{Time: t0.Add(3 * time.Millisecond), Event: "output", Step: "a/deploy", Component: "a", Name: "url", Value: value("http://a")},
+			{Time: t0.Add(3 * time.Millisecond), Event: "output", Step: "a/deploy", Component: "a", Name: "db.password", Value: value("****")},
+			{Time: t0.Add(3 * time.Millisecond), Event: "output", Step: "a/deploy", Component: "a", Name: "token", Value: value("****"), Secret: true},
+			{Time: t0.Add(4 * time.Millisecond), Event: "output", Step: "a/deploy", Component: "a", Name: "url", Value: value("http://a2")},
+			{Time: t0.Add(5 * time.Millisecond), Event: "step_finished", Step: "a/deploy", Component: "a", Status: "failed", Reason: "exit status 1", Warning: "on_fail: continue"},
+			{Time: t0.Add(6 * time.Millisecond), Event: "run_finished", Status: "failed", Components: []ui.ComponentJSON{{Name: "a", Verb: "deploy", Status: "failed", DurationMS: 4, Reason: "exit status 1"}, {Name: "b", Verb: "deploy", Status: "skipped"}}},
+		}},
+		{name: "escapes and odd text", evs: []ui.Event{
+			{Time: t0, Event: "step_started", Step: "a/<deploy>", Component: "a&b"},
+			{Time: t0, Event: "step_finished", Step: "a/<deploy>", Component: "a&b", Status: "failed", Reason: "line1\nline2\t\"quoted\" \u2028 é 😀"},
+			{Time: t0, Event: "output", Component: "a&b", Name: "n\\ame", Value: value("")},
+		}},
+		{name: "invalid UTF-8", evs: []ui.Event{
+			{Time: t0, Event: "step_finished", Step: "a/deploy", Component: "a", Status: "failed", Reason: "bad \xff\xfe bytes"},
+			{Time: t0, Event: "output", Component: "a", Name: "x\xc3", Value: value("v\xe2\x82")},
+			{Time: t0, Event: "run_finished", Components: []ui.ComponentJSON{{Name: "a\xff", Verb: "deploy", Status: "ok"}}},
+		}},
+		{name: "times not in UTC, with a monotonic reading, going backwards", evs: []ui.Event{
+			{Time: t0.In(berlin), Event: "run_started"},
+			{Time: time.Now(), Event: "step_started", Step: "a/deploy"},
+			{Time: t0, Event: "step_finished", Step: "a/deploy", Status: "ok"},
+			{Event: "step_started", Step: "b/deploy"},
+		}},
+		{name: "a time no encoder writes: the event is not in the file, nor heard", evs: []ui.Event{
+			{Time: t0, Event: "step_started", Step: "a/deploy"},
+			{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), Event: "step_finished", Step: "a/deploy", Status: "ok"},
+			{Time: t0, Event: "step_started", Step: "b/deploy"},
+		}},
+		{name: "no events"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			heard, read := heardAndReadEvents(t, tt.evs)
+			if heard == nil {
+				t.Fatal("the collector gave up")
+			}
+			if diff := cmp.Diff(read, heard, factsOptions); diff != "" {
+				t.Errorf("heard differs from read (-read +heard):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestEventCollectorGivesUp: a line encoding/json wrote, or one too long
+// for the file's reader, makes the collector give up: the report reads
+// the file (and says what it cannot read).
+func TestEventCollectorGivesUp(t *testing.T) {
+	ev := &ui.Event{Time: time.Now().UTC(), Event: "step_started", Step: "a/deploy"}
+	for name, line := range map[string][]byte{"encoding/json's line": nil, "a line too long": make([]byte, maxEventLine+1)} {
+		c := NewEventCollector()
+		c.HeardEvent(ev, []byte("{}\n"))
+		c.HeardEvent(ev, line)
+		c.HeardEvent(ev, []byte("{}\n"))
+		if c.heard() != nil {
+			t.Errorf("%s: the collector kept facts", name)
+		}
+	}
+}
+
+// TestEventCollectorThroughObservers: the events of steps as the executor
+// reports them (StepStarted, StepFinished, outputs) give the same facts
+// heard as read.
+func TestEventCollectorThroughObservers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, EventsFile)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := ui.NewEvents(f, "run-1")
+	c := NewEventCollector()
+	events.Tap(c)
+	t0 := time.Now()
+	n := &plan.Node{ID: "a/deploy", Kind: plan.KindComponent, Label: "deploy a", Component: "a"}
+	skipped := &plan.Node{ID: "b/deploy", Kind: plan.KindComponent, Label: "deploy b", Component: "b"}
+	events.StepStarted(n, t0)
+	events.Note(n, plan.Note{Kind: plan.NoteOutput, Name: "url", Value: "http://a"})
+	events.Log(n, "a line")
+	events.StepFinished(n, plan.Ok(), t0, t0.Add(1500*time.Microsecond))
+	events.StepFinished(skipped, plan.Result{Status: plan.Skipped, Reason: "a failed"}, t0, t0.Add(time.Millisecond))
+	events.Flush()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	read, err := readEvents(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.heard() == nil {
+		t.Fatal("the collector gave up")
+	}
+	if diff := cmp.Diff(read, c.heard(), factsOptions); diff != "" {
+		t.Errorf("heard differs from read (-read +heard):\n%s", diff)
+	}
+}
+
+// FuzzEventCollector: any text in any field, any time: the facts heard are
+// the facts read, or the collector gives up.
+func FuzzEventCollector(f *testing.F) {
+	f.Add("step_finished", "a/deploy", "a", "failed", "why", "name", "value", int64(0), int64(0), false)
+	f.Add("output", "a/deploy", "a\xff", "", "re\nason", "db.password", "v\u2028", int64(1e18), int64(3600), true)
+	f.Add("run_finished", "", "", "ok", "", "", "", int64(-1e18), int64(-7200), false)
+	f.Fuzz(func(t *testing.T, kind, step, comp, status, reason, name, value string, nanos, offset int64, secret bool) {
+		at := time.Unix(0, nanos).In(time.FixedZone("z", int(offset%(30*3600))))
+		ev := ui.Event{Time: at, Event: kind, Step: step, Component: comp, Status: status, Reason: reason, Warning: reason,
+			Name: name, Value: &value, Secret: secret}
+		if kind == "run_started" || kind == "run_finished" {
+			ev.Components = []ui.ComponentJSON{{Name: comp, Verb: step, Status: status, Reason: reason, DurationMS: nanos}}
+		}
+		// A second event sees the first one's time, when it goes back.
+		later := ui.Event{Time: at.Add(-time.Second), Event: "step_finished", Step: step, Component: comp, Status: status}
+		heard, read := heardAndReadEvents(t, []ui.Event{ev, later})
+		if heard == nil {
+			return
+		}
+		if diff := cmp.Diff(read, heard, factsOptions); diff != "" {
+			t.Errorf("heard differs from read (-read +heard):\n%s", diff)
+		}
+	})
+}
