@@ -197,32 +197,91 @@ func exitError(args []string, err error) error {
 // Environ builds a process environment: the OS environment (without TF_VAR_*
 // variables unless keepTFVars), then extra, later entries winning.
 func Environ(osEnv []string, keepTFVars bool, extra ...[]string) []string {
-	n := len(osEnv)
-	for _, list := range extra {
-		n += len(list)
-	}
-	// Sized once: this runs for every process started.
-	index := make(map[string]int, n)
-	out := make([]string, 0, n)
-	add := func(kv string) {
-		k, _, _ := strings.Cut(kv, "=")
-		if i, ok := index[k]; ok {
-			out[i] = kv
-			return
-		}
-		index[k] = len(out)
-		out = append(out, kv)
-	}
+	return NewEnvBase(osEnv, keepTFVars).Environ(extra...)
+}
+
+// EnvBase is what the environments of a run's processes share: the OS
+// environment, filtered and indexed once. Environ then places only each
+// process's own variables (a map of the whole environment was made for
+// every process started).
+type EnvBase struct {
+	list  []string
+	index map[string]int
+}
+
+// NewEnvBase indexes the OS environment (without TF_VAR_* variables unless
+// keepTFVars), later entries winning.
+func NewEnvBase(osEnv []string, keepTFVars bool) *EnvBase {
+	b := &EnvBase{list: make([]string, 0, len(osEnv)), index: make(map[string]int, len(osEnv))}
 	for _, kv := range osEnv {
 		if !keepTFVars && strings.HasPrefix(kv, "TF_VAR_") {
 			continue
 		}
-		add(kv)
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := b.index[k]; ok {
+			b.list[i] = kv
+			continue
+		}
+		b.index[k] = len(b.list)
+		b.list = append(b.list, kv)
 	}
+	return b
+}
+
+// fewExtras is how many variables of its own a process may have before
+// they are indexed by a map rather than searched.
+const fewExtras = 32
+
+// Environ is the base environment with extra added, later entries winning
+// (in the place of the first). It is safe for concurrent use.
+func (b *EnvBase) Environ(extra ...[]string) []string {
+	n := len(b.list)
+	for _, list := range extra {
+		n += len(list)
+	}
+	out := make([]string, len(b.list), n)
+	copy(out, b.list)
+	var own map[string]int // past fewExtras
 	for _, list := range extra {
 		for _, kv := range list {
-			add(kv)
+			k, _, _ := strings.Cut(kv, "=")
+			if i, ok := b.index[k]; ok {
+				out[i] = kv
+				continue
+			}
+			if i := ownIndex(out, len(b.list), own, k); i >= 0 {
+				out[i] = kv
+				continue
+			}
+			if own == nil && len(out)-len(b.list) == fewExtras {
+				own = make(map[string]int, n-len(b.list))
+				for i := len(b.list); i < len(out); i++ {
+					ok, _, _ := strings.Cut(out[i], "=")
+					own[ok] = i
+				}
+			}
+			if own != nil {
+				own[k] = len(out)
+			}
+			out = append(out, kv)
 		}
 	}
 	return out
+}
+
+// ownIndex finds the variable k among a process's own (out[from:]); -1
+// when it has none.
+func ownIndex(out []string, from int, own map[string]int, k string) int {
+	if own != nil {
+		if i, ok := own[k]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := from; i < len(out); i++ {
+		if strings.HasPrefix(out[i], k) && (len(out[i]) == len(k) || out[i][len(k)] == '=') {
+			return i
+		}
+	}
+	return -1
 }

@@ -529,12 +529,12 @@ func (rt *Runtime) processEnv(info *plan.Component, exp *params.Expanded) []stri
 	if !slices.ContainsFunc(paramEnv, func(kv string) bool { return strings.HasPrefix(kv, "COMPONENT_NAME=") }) {
 		vars = append(vars, "COMPONENT_NAME="+info.Name)
 	}
-	return component.Environ(rt.OSEnv, rt.KeepTFVars, paramEnv, vars)
+	return rt.baseEnv().Environ(paramEnv, vars)
 }
 
 // stackEnv is the environment of the stack's own steps (flight groups).
 func (rt *Runtime) stackEnv() []string {
-	return component.Environ(rt.OSEnv, rt.KeepTFVars, []string{
+	return rt.baseEnv().Environ([]string{
 		"HUB_STACK_NAME=" + rt.Res.Stack.Meta.Name,
 		"HUB_PROVIDES=" + rt.Provides.String(),
 		"GANTRY_STATE=" + rt.StateLocation,

@@ -63,6 +63,16 @@ type Runtime struct {
 
 	modelOnce sync.Once
 	model     map[string]any
+
+	envOnce sync.Once
+	envBase *component.EnvBase
+}
+
+// baseEnv is the environment every process of the run starts from
+// (OSEnv, KeepTFVars), indexed once.
+func (rt *Runtime) baseEnv() *component.EnvBase {
+	rt.envOnce.Do(func() { rt.envBase = component.NewEnvBase(rt.OSEnv, rt.KeepTFVars) })
+	return rt.envBase
 }
 
 // SeedDirSums gives the run the folder digests the plan was built with
