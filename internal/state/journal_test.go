@@ -91,7 +91,7 @@ func TestTornJournalRecord(t *testing.T) {
 	if err := r.Wait(r.UpdateComponent("a", func(c *Component) { c.Status = StatusIncomplete })); err != nil {
 		t.Fatal(err)
 	}
-	cut := fileSize(t, JournalPath(path))
+	cut := journalEnd(t, JournalPath(path))
 	before := r.Snapshot()
 	if err := r.Wait(r.UpdateComponent("a", func(c *Component) {
 		c.Status = StatusDeployed
@@ -108,21 +108,29 @@ func TestTornJournalRecord(t *testing.T) {
 	if diff := cmp.Diff(after, mustRead(t, crashed)); diff != "" {
 		t.Fatalf("whole journal (-want +got):\n%s", diff)
 	}
-	for n := cut; n < int64(len(journal)); n++ {
-		if err := os.WriteFile(JournalPath(crashed), journal[:n], 0o600); err != nil {
-			t.Fatal(err)
-		}
-		got, err := ReadFile(crashed)
-		if err != nil {
-			t.Fatalf("cut at %d: %v", n, err)
-		}
-		if diff := cmp.Diff(before.Components["a"], got.Components["a"]); diff != "" {
-			t.Fatalf("cut at %d of %d: (-want +got):\n%s", n, len(journal), diff)
+	end := journalEnd(t, JournalPath(path))
+	if end <= cut || end > int64(len(journal)) {
+		t.Fatalf("the last record is not at %d..%d of a journal of %d bytes", cut, end, len(journal))
+	}
+	// A kill -9 leaves the record cut, or written in part over the zeros
+	// the journal was written ahead with.
+	for n := cut; n < end; n++ {
+		for _, torn := range [][]byte{journal[:n], append(append([]byte(nil), journal[:n]...), make([]byte, end-n+100)...)} {
+			if err := os.WriteFile(JournalPath(crashed), torn, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadFile(crashed)
+			if err != nil {
+				t.Fatalf("cut at %d: %v", n, err)
+			}
+			if diff := cmp.Diff(before.Components["a"], got.Components["a"]); diff != "" {
+				t.Fatalf("cut at %d of %d (%d bytes): (-want +got):\n%s", n, end, len(torn), diff)
+			}
 		}
 	}
 	// A damaged byte inside the last record is the same as a cut.
 	damaged := append([]byte(nil), journal...)
-	damaged[len(damaged)-3] ^= 0xff
+	damaged[end-3] ^= 0xff
 	if err := os.WriteFile(JournalPath(crashed), damaged, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -131,13 +139,19 @@ func TestTornJournalRecord(t *testing.T) {
 	}
 }
 
-func fileSize(t *testing.T, path string) int64 {
+// journalEnd is where the journal's records end: its file goes on with
+// the zeros it was written ahead with.
+func journalEnd(t *testing.T, path string) int64 {
 	t.Helper()
-	fi, err := os.Stat(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fi.Size()
+	var end int64
+	for _, rec := range readRecords(b) {
+		end += recordHead + 1 + int64(len(rec.data))
+	}
+	return end
 }
 
 // TestJournalOfAnotherSnapshot: a journal that does not continue the
@@ -181,7 +195,11 @@ func TestRecorderCompactsAndCloses(t *testing.T) {
 	if err := r.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if n := fileSize(t, JournalPath(path)); n > 2*compactAt(int(fileSize(t, path))) {
+	snap, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := journalEnd(t, JournalPath(path)); n > 2*compactAt(int(snap.Size())) {
 		t.Errorf("the journal grew to %d bytes: never compacted", n)
 	}
 	if diff := cmp.Diff(r.Snapshot(), mustRead(t, crashCopy(t, path))); diff != "" {
@@ -247,4 +265,36 @@ func FuzzJournal(f *testing.F) {
 			t.Fatal("no state and no error")
 		}
 	})
+}
+
+// TestJournalWrittenAhead: the journal's file is written ahead with zeros,
+// which readers stop at, and grows ahead again when records reach them.
+func TestJournalWrittenAhead(t *testing.T) {
+	r, path := running(t)
+	defer r.Close()
+	big := string(make([]byte, 1000))
+	for i := 0; i < 300; i++ { // about 300 KB of records: past the first reserve
+		if err := r.Wait(r.UpdateComponent("c", func(c *Component) { c.Reason = big + "x"; c.Order = i })); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 != 0 {
+			continue
+		}
+		b, err := os.ReadFile(JournalPath(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := journalEnd(t, JournalPath(path))
+		if int64(len(b)) < end+1 {
+			t.Fatalf("write %d: a journal of %d bytes has records up to %d: not written ahead", i, len(b), end)
+		}
+		for j, c := range b[end:] {
+			if c != 0 {
+				t.Fatalf("write %d: byte %d after the records is %#x, not zero", i, end+int64(j), c)
+			}
+		}
+		if diff := cmp.Diff(r.Snapshot(), mustRead(t, crashCopy(t, path))); diff != "" {
+			t.Fatalf("write %d: read back (-want +got):\n%s", i, diff)
+		}
+	}
 }
