@@ -28,6 +28,9 @@ type RunLog struct {
 	lmu    sync.Mutex
 	labels stepLabels
 	tap    LogTap
+	// spare are the buffers of closed logs, for the next ones: a run of
+	// 1,000 components would otherwise allocate 4 MiB of them.
+	spare []*bufio.Writer
 }
 
 // A LogTap hears every line a RunLog writes, as it goes to the file
@@ -78,7 +81,7 @@ func (l *RunLog) write(group, text string) {
 			l.keep(err)
 			return
 		}
-		lf = &logFile{f: f, w: bufio.NewWriter(f)}
+		lf = &logFile{f: f, w: l.writer(f)}
 		l.files[group] = lf
 	}
 	line := at.UTC().Format("2006-01-02T15:04:05.000Z") + " " + text
@@ -91,6 +94,17 @@ func (l *RunLog) write(group, text string) {
 		lf.dirty = true
 		l.dirty = append(l.dirty, lf)
 	}
+}
+
+// writer is a buffer for a log file opened: a spare one if any (l.mu held).
+func (l *RunLog) writer(f *os.File) *bufio.Writer {
+	if n := len(l.spare); n > 0 {
+		w := l.spare[n-1]
+		l.spare = l.spare[:n-1]
+		w.Reset(f)
+		return w
+	}
+	return bufio.NewWriter(f)
 }
 
 // Idle writes the buffered lines: logs are read while a run goes on (and
@@ -200,6 +214,9 @@ func (l *RunLog) closeGroup(group string) {
 	l.keep(lf.w.Flush())
 	l.keep(lf.f.Close())
 	delete(l.files, group)
+	// Reset drops what a failed flush left, and its error (kept above).
+	lf.w.Reset(nil)
+	l.spare = append(l.spare, lf.w)
 	if lf.dirty {
 		// Idle must not flush a closed file.
 		for i, d := range l.dirty {
