@@ -69,7 +69,10 @@ func (o options) ab() bool { return o.gantryB != "" }
 type sample struct {
 	wall time.Duration
 	cpu  time.Duration // user + system, the command's and its waited-for descendants'
-	rss  int64         // peak resident set, KiB
+	// own is gantry's own user + system, without its children
+	// (GANTRY_RUSAGE); 0 for make, and for a gantry that does not write it.
+	own time.Duration
+	rss int64 // peak resident set, KiB
 }
 
 // spread is the smallest, median and largest of per-round ratios.
@@ -94,31 +97,32 @@ func (s spread) String() string {
 
 // stats sums up one tool's rounds of a case.
 type stats struct {
-	wall, cpu time.Duration // medians
-	rss       int64         // the largest peak, KiB
-	vsMake    spread        // per-round ratios to make; !ok without make
-	cost      float64       // median per-round (tool − make) / N, ms; only with make
+	wall, cpu, own time.Duration // medians
+	rss            int64         // the largest peak, KiB
+	vsMake         spread        // per-round ratios to make; !ok without make
+	cost           float64       // median per-round (tool − make) / N, ms; only with make
 }
 
 func statsOf(rs []sample) stats {
-	ws, cs := make([]float64, len(rs)), make([]float64, len(rs))
+	ws, cs, owns := make([]float64, len(rs)), make([]float64, len(rs)), make([]float64, len(rs))
 	var rss int64
 	for i, r := range rs {
-		ws[i], cs[i] = float64(r.wall), float64(r.cpu)
+		ws[i], cs[i], owns[i] = float64(r.wall), float64(r.cpu), float64(r.own)
 		rss = max(rss, r.rss)
 	}
-	return stats{wall: time.Duration(median(ws)), cpu: time.Duration(median(cs)), rss: rss}
+	return stats{wall: time.Duration(median(ws)), cpu: time.Duration(median(cs)), own: time.Duration(median(owns)), rss: rss}
 }
 
 // row is one line of the table.
 type row struct {
-	name     string
-	n, p     int
-	deploy   bool    // a fresh deploy measured against make
-	gantries []stats // A, then B in A/B mode
-	make     stats   // when deploy
-	bOverA   spread  // per-round B/A, in A/B mode
-	noop1000 bool
+	name      string
+	n, p      int
+	deploy    bool    // a fresh deploy measured against make
+	gantries  []stats // A, then B in A/B mode
+	make      stats   // when deploy
+	bOverA    spread  // per-round B/A, in A/B mode
+	ownBOverA spread  // per-round B/A of gantry's own CPU, in A/B mode
+	noop1000  bool
 }
 
 func main() {
@@ -206,6 +210,7 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 		return err
 	}
 	defer os.Remove(out.Name())
+	defer os.Remove(out.Name() + ".rusage")
 	defer out.Close()
 	o.out = out
 
@@ -369,6 +374,17 @@ func columns(o options) []column {
 	}
 	cols = append(cols, col("make_cpu_ms", 10, func(r row) string { return ifDeploy(r, ms(r.make.cpu)) }))
 	for i, t := range names {
+		cols = append(cols, col(t+"_own_ms", 9, func(r row) string {
+			if r.gantries[i].own == 0 {
+				return "-"
+			}
+			return ms(r.gantries[i].own)
+		}))
+	}
+	if o.ab() {
+		cols = append(cols, col("own_B/A", 18, func(r row) string { return r.ownBOverA.String() }))
+	}
+	for i, t := range names {
 		head := t + "_cost_ms/comp"
 		if !o.ab() {
 			head = "cost_ms/comp"
@@ -494,6 +510,7 @@ func versusMake(ctx context.Context, o options, dir string, c casegen.Case) (row
 	}
 	if len(gs) == 2 {
 		rw.bOverA = spreadOf(ratios(rounds[1], rounds[0]))
+		rw.ownBOverA = spreadOf(ownRatios(rounds[1], rounds[0]))
 	}
 	return rw, nil
 }
@@ -503,6 +520,19 @@ func ratios(a, b []sample) []float64 {
 	xs := make([]float64, len(a))
 	for i := range a {
 		xs[i] = float64(a[i].wall) / float64(b[i].wall)
+	}
+	return xs
+}
+
+// ownRatios are the per-round ratios of a's own CPU to b's; none when
+// either did not report it.
+func ownRatios(a, b []sample) []float64 {
+	var xs []float64
+	for i := range a {
+		if a[i].own == 0 || b[i].own == 0 {
+			return nil
+		}
+		xs = append(xs, float64(a[i].own)/float64(b[i].own))
 	}
 	return xs
 }
@@ -533,6 +563,7 @@ func gantryRounds(ctx context.Context, o options, dirs []string, n, p int, prepa
 	}
 	if len(gs) == 2 {
 		rw.bOverA = spreadOf(ratios(rounds[1], rounds[0]))
+		rw.ownBOverA = spreadOf(ownRatios(rounds[1], rounds[0]))
 	}
 	return rw, nil
 }
@@ -691,6 +722,10 @@ func measure(ctx context.Context, o options, dir, name string, args ...string) (
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = o.out, o.out
+	// gantry writes its own CPU here (GANTRY_RUSAGE); make ignores it.
+	rusage := o.out.Name() + ".rusage"
+	os.Remove(rusage)
+	cmd.Env = append(os.Environ(), "GANTRY_RUSAGE="+rusage)
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
@@ -708,6 +743,12 @@ func measure(ctx context.Context, o options, dir, name string, args ...string) (
 		s.cpu = ps.UserTime() + ps.SystemTime()
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 			s.rss = ru.Maxrss
+		}
+	}
+	if b, err := os.ReadFile(rusage); err == nil {
+		var user, sys int64
+		if _, err := fmt.Sscan(string(b), &user, &sys); err == nil {
+			s.own = time.Duration(user+sys) * time.Microsecond
 		}
 	}
 	return s, nil

@@ -43,6 +43,12 @@ func run() int {
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	code := cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	// GANTRY_RUSAGE=file writes the command's own CPU time and peak
+	// memory, without its children's (which the shell's time adds in):
+	// bench/runner reports what gantry itself spent.
+	if path := os.Getenv("GANTRY_RUSAGE"); path != "" {
+		writeRusage(path)
+	}
 	if path := os.Getenv("GANTRY_ALLOCPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil {
 			runtime.GC() // the profile counts allocations up to the last collection
@@ -51,6 +57,16 @@ func run() int {
 		}
 	}
 	return code
+}
+
+// writeRusage writes "user_us sys_us maxrss_kb" of this process alone.
+func writeRusage(path string) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return
+	}
+	line := fmt.Sprintf("%d %d %d\n", ru.Utime.Nano()/1000, ru.Stime.Nano()/1000, ru.Maxrss)
+	_ = os.WriteFile(path, []byte(line), 0o600)
 }
 
 // softMemoryLimit is a quarter of the machine's memory, at least 256 MiB.
