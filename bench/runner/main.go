@@ -205,7 +205,13 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 	if err := os.MkdirAll(o.work, 0o755); err != nil {
 		return err
 	}
-	out, err := os.CreateTemp(o.work, "runner-output-*.log")
+	work, err := filepath.Abs(o.work)
+	if err != nil {
+		return err
+	}
+	// Absolute: the commands run in the cases' folders, and gantry writes
+	// its GANTRY_RUSAGE file next to it.
+	out, err := os.CreateTemp(work, "runner-output-*.log")
 	if err != nil {
 		return err
 	}
