@@ -106,7 +106,22 @@ func Run(ctx context.Context, p Process) error {
 	// Children that outlive the process keep its output pipes open; do not
 	// wait for them forever.
 	cmd.WaitDelay = 5 * time.Second
+	// A watcher hears of the process before it can run, by a mark in its
+	// environment (a worker that dies before Started leaves it to be found).
+	w := watcherFrom(ctx)
+	var mark string
+	if w != nil {
+		mark = w.Starting()
+		env := cmd.Env
+		if env == nil {
+			env = cmd.Environ() // what os/exec would give: PWD set to Dir
+		}
+		cmd.Env = append(env[:len(env):len(env)], mark)
+	}
 	if err := cmd.Start(); err != nil {
+		if w != nil {
+			w.Ended(mark, 0)
+		}
 		return fmt.Errorf("start %s: %w", p.Args[0], err)
 	}
 	pgid := cmd.Process.Pid
@@ -116,9 +131,9 @@ func Run(ctx context.Context, p Process) error {
 		r.started(pgid, p.Dir, p.Args)
 		defer r.ended(pgid)
 	}
-	if w := watcherFrom(ctx); w != nil {
-		w.Started(pgid)
-		defer w.Ended(pgid)
+	if w != nil {
+		w.Started(mark, pgid)
+		defer w.Ended(mark, pgid)
 	}
 	grace := p.Grace
 	if grace <= 0 {

@@ -109,13 +109,19 @@ func registryFrom(ctx context.Context) *Registry {
 	return r
 }
 
-// A Watcher hears of the process groups that a context's processes lead
-// (Run), from their start to their end: gantry worker's reaper kills those
-// still running when the worker dies, so that no step runs beside its
-// retry on another worker.
+// A Watcher hears of the processes Run starts under a context, from before
+// each can run to its end: gantry worker's reaper kills those still running,
+// with their groups and descendants, when the worker dies, so that no step
+// runs beside its retry on another worker.
 type Watcher interface {
-	Started(pgid int)
-	Ended(pgid int)
+	// Starting is told of a process about to start and returns its mark:
+	// an entry NAME=VALUE added to its environment, which its descendants
+	// inherit.
+	Starting() (mark string)
+	// Started: the process of the mark started; it leads the group pgid.
+	Started(mark string, pgid int)
+	// Ended: it ended (pgid 0: it did not start).
+	Ended(mark string, pgid int)
 }
 
 type watcherKey struct{}

@@ -25,8 +25,8 @@ import (
 // Work serves steps of runs (gantry worker) until ctx ends: the shared
 // queue's workflow tasks, first steps of components and stack-level steps
 // while it has a free slot; the steps of the components it hosts on a
-// queue of its own; their light steps on another, which takes no slot. A reaper process kills the process groups of its running
-// steps if it dies.
+// queue of its own; their light steps on another, which takes no slot. A
+// reaper process kills the processes of its running steps if it dies.
 func (e *Engine) Work(ctx context.Context, o action.WorkerOptions) error {
 	if o.Parallel < 1 {
 		o.Parallel = 1
