@@ -50,6 +50,31 @@ type options struct {
 	// the commands write to it directly and the runner copies nothing while
 	// they run. It is emptied before each command.
 	out *os.File
+	// trash is where what the runner would delete is moved (setAside),
+	// to be deleted once everything is measured.
+	trash     string
+	keepTrash bool // -keep-trash: leave it, for runs in a row
+}
+
+// setAside moves path (when it exists) into the trash instead of deleting
+// it: on ext4 without a journal (this project's VM), creating files is
+// 10-40 times slower for up to five minutes after thousands were deleted —
+// the inode allocator passes over recently deleted inodes one by one
+// (recently_deleted in the kernel's ialloc.c) — and gantry creates a log
+// file per component, make none: a deletion just before the rounds would
+// measure the filesystem.
+func setAside(o options, path string) error {
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err := os.MkdirAll(o.trash, 0o755); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(o.trash, filepath.Base(path)+"-")
+	if err != nil {
+		return err
+	}
+	return os.Rename(path, filepath.Join(dir, filepath.Base(path)))
 }
 
 // wants reports whether -only selects the case.
@@ -132,6 +157,7 @@ func main() {
 	flag.StringVar(&o.gantryB, "gantry-b", "", "a second gantry binary (B), measured in the same rounds as A and make")
 	flag.StringVar(&o.labelB, "label-b", "", "what the -gantry-b binary is (a revision), for the header")
 	flag.StringVar(&o.work, "work", "bench/.work", "folder for the generated cases (on a real disk, not tmpfs)")
+	flag.BoolVar(&o.keepTrash, "keep-trash", false, "leave the run folders set aside in <work>/.trash instead of deleting them at the end (for runs in a row; delete it yourself, then wait five minutes before measuring)")
 	flag.IntVar(&o.rounds, "rounds", 0, "measured rounds per case (default 7, 3 with -quick)")
 	flag.IntVar(&o.parallel, "parallel", 8, "parallelism of both gantry and make")
 	only := flag.String("only", "", "run only the cases whose name matches this regular expression")
@@ -219,6 +245,9 @@ func benchmark(ctx context.Context, o options, sizes []int) error {
 	defer os.Remove(out.Name() + ".rusage")
 	defer out.Close()
 	o.out = out
+	o.trash = filepath.Join(work, ".trash")
+	// What earlier runs set aside goes now, after everything is measured.
+	defer emptyTrash(o)
 
 	printHeader(o)
 	cols := columns(o)
@@ -475,7 +504,7 @@ func order(k, r int) []int {
 // tool always runs first, on a cache the other one warmed, or right after
 // the same other tool.
 func versusMake(ctx context.Context, o options, dir string, c casegen.Case) (row, error) {
-	if err := cleanGantry(dir); err != nil {
+	if err := cleanGantry(o, dir); err != nil {
 		return row{}, err
 	}
 	gs := o.gantries()
@@ -582,19 +611,19 @@ func gantryRounds(ctx context.Context, o options, dirs []string, n, p int, prepa
 // each would find the other's elaborated file and write its own again
 // every round (1.6 s of CPU at 10,000 components), which is not a resume.
 func resume(ctx context.Context, o options, dir, name string, n int) (row, error) {
-	if err := cleanGantry(dir); err != nil {
+	if err := cleanGantry(o, dir); err != nil {
 		return row{}, err
 	}
 	dirs := []string{dir}
 	if o.ab() {
 		b := dir + ".b"
-		if err := os.RemoveAll(b); err != nil {
+		if err := setAside(o, b); err != nil {
 			return row{}, err
 		}
 		if out, err := exec.CommandContext(ctx, "cp", "-a", dir, b).CombinedOutput(); err != nil {
 			return row{}, fmt.Errorf("copy the case for B: %v: %s", err, out)
 		}
-		defer os.RemoveAll(b)
+		defer setAside(o, b)
 		dirs = append(dirs, b)
 	}
 	saved := filepath.Join(o.work, ".states", name)
@@ -630,12 +659,25 @@ func planOnly(ctx context.Context, o options, dir, name string, n int) (row, err
 	return gantryRounds(ctx, o, []string{dir, dir}, n, 1, func(int) error { return forgetState(dir) }, "plan", "hub.yaml")
 }
 
-// cleanGantry removes everything gantry runs left in a case.
-func cleanGantry(dir string) error {
+// cleanGantry removes everything gantry runs left in a case: its run
+// folders are set aside (setAside), not deleted.
+func cleanGantry(o options, dir string) error {
 	if err := forgetState(dir); err != nil {
 		return err
 	}
-	return os.RemoveAll(filepath.Join(dir, ".gantry"))
+	return setAside(o, filepath.Join(dir, ".gantry"))
+}
+
+// emptyTrash deletes what was set aside, once the rounds are over; the next
+// run of the runner should start a few minutes later (bench/README.md).
+func emptyTrash(o options) {
+	if _, err := os.Stat(o.trash); err != nil || o.keepTrash {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "runner: deleting the run folders set aside in %s (wait five minutes before measuring again: ext4 without a journal creates files slowly after mass deletions)\n", o.trash)
+	if err := os.RemoveAll(o.trash); err != nil {
+		fmt.Fprintln(os.Stderr, "runner:", err)
+	}
 }
 
 // forgetState removes the state, so that the next run deploys every

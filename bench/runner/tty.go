@@ -24,7 +24,7 @@ func ttyDisplay(ctx context.Context, o options, n int) error {
 	if _, err := casegen.Generate(dir, "random", n, 1, "noop"); err != nil {
 		return err
 	}
-	if err := cleanGantry(dir); err != nil {
+	if err := cleanGantry(o, dir); err != nil {
 		return err
 	}
 	args := []string{"deploy", "--parallel", fmt.Sprint(o.parallel), "hub.yaml"}
