@@ -135,6 +135,11 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 		// tells components (GANTRY_ELABORATE): for a landscape given by its
 		// folder that is its acre.yaml, inside it, not beside the folder.
 		r.opts.WriteElaborate = absPath(st.Res.Stack.File + elaborate.Suffix)
+		if eng == nil {
+			// Encoded while the plan is built, on the processor the start
+			// of a run leaves idle; its step writes it.
+			r.elaborated = steps.PrepareElaborated(st.Res, workspace.For(st.AbsStatePath()), r.opts.WriteElaborate)
+		}
 	}
 	r.ro = resolve.Options{Verbs: []string{verb}, Resume: o.Resume, Handler: true}
 	b, err := r.pl.build(r.opts, r.ro)
@@ -176,6 +181,9 @@ type stackRun struct {
 	// reload loads the stack again before that build (a sow landscape,
 	// whose records prepare may have brought); nil for other stacks.
 	reload func() error
+	// elaborated is the elaborated file the run writes, worked out ahead;
+	// nil when it writes none (or runs elsewhere).
+	elaborated *steps.Elaborated
 }
 
 // carryOut runs a prepared run. With an installation handler, its prepare
@@ -239,7 +247,9 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 			return nil, err
 		}
 	}
-	runErr := rec.executeStack(ctx, st, b, runtime(st, b, runID, r.keepTFVars), r.readOnly, o)
+	rt := runtime(st, b, runID, r.keepTFVars)
+	rt.Elaborated = r.elaborated
+	runErr := rec.executeStack(ctx, st, b, rt, r.readOnly, o)
 	finish()
 	out := rec.close()
 	writeReport(st, b, out)

@@ -55,6 +55,9 @@ type Runtime struct {
 	OSEnv         []string
 	KeepTFVars    bool
 	Now           func() time.Time
+	// Elaborated is the elaborated file the setup step writes, worked out
+	// ahead (PrepareElaborated); nil: the step works it out.
+	Elaborated *Elaborated
 
 	folders folderLocks
 
