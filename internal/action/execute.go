@@ -112,6 +112,7 @@ type record struct {
 	runLog     *ui.RunLog
 	heard      *report.LogCollector
 	heardEv    *report.EventCollector
+	planModel  *report.PlanModel
 	eventsFile *os.File
 	fileEvents *ui.Events
 	tracker    *ui.Tracker
@@ -147,6 +148,8 @@ func openRecord(ws workspace.Workspace, runID string, tag ui.RunTag, shown *plan
 		// they are all the files will hold.
 		r.heard = report.NewLogCollector()
 		runLog.Tap(r.heard)
+		// And the part its plan makes is worked out while it runs.
+		r.planModel = report.PreparePlan(shown)
 	}
 	if err := r.savePlan(); err != nil {
 		_ = runLog.Close()
@@ -219,6 +222,9 @@ func (r *record) waitPlan() {
 func (r *record) reshow(shown *plan.Plan) error {
 	r.shown = shown
 	r.tracker.Add(shown)
+	if r.planModel != nil {
+		r.planModel = report.PreparePlan(shown)
+	}
 	return r.savePlan()
 }
 
@@ -273,7 +279,7 @@ func (r *record) close() *Outcome {
 		Components: r.tracker.Components(), Engine: r.engine}
 	if logErr == nil && r.heard != nil {
 		// What was heard is what the files hold.
-		out.Heard = &report.Heard{Logs: r.heard}
+		out.Heard = &report.Heard{Logs: r.heard, Plan: r.planModel}
 	}
 	switch {
 	case r.engine.Cancelled:

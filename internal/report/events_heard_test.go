@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/ui"
@@ -178,4 +179,35 @@ func FuzzEventCollector(f *testing.F) {
 			t.Errorf("heard differs from read (-read +heard):\n%s", diff)
 		}
 	})
+}
+
+// TestHeardModelLikeRead: the report of a run made from what it heard
+// (its logs, its events, its plan's part worked out while it ran) is the
+// report gantry report makes from the run's folder.
+func TestHeardModelLikeRead(t *testing.T) {
+	dir, p, heard := bigRunHeard(t, 120)
+	heard.Plan = PreparePlan(p)
+	got, err := LoadRunOf(dir, p, heard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Generated, want.Generated = "", ""
+	// The plan read back from plan.json has empty lists where the run's
+	// has none: the page's JSON is the same (omitempty).
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("heard differs from read (-read +heard):\n%s", diff)
+	}
+	// The plan's part is handed out once: a second report makes its own.
+	again, err := LoadRunOf(dir, p, heard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Generated = ""
+	if diff := cmp.Diff(want, again, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("second report differs from read (-read +heard):\n%s", diff)
+	}
 }

@@ -74,6 +74,9 @@ func LoadRun(dir string) (*Model, error) {
 type Heard struct {
 	Logs   *LogCollector
 	Events *EventCollector
+	// Plan is the part of the report the run's plan makes, worked out
+	// while it ran.
+	Plan *PlanModel
 }
 
 // LoadRunOf makes the model of the report of the run whose folder is dir
@@ -114,7 +117,12 @@ func LoadRunOf(dir string, p *plan.Plan, heard *Heard) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := assemble(p, params, facts)
+	var m *Model
+	if pm, index, ok := heard.Plan.take(p); ok {
+		m = complete(pm, index, p, params, facts)
+	} else {
+		m = assemble(p, params, facts)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, SummaryFile)); err == nil {
 		m.Summary = string(b)
 	}
