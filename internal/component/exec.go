@@ -56,6 +56,11 @@ func stopNow(ctx context.Context) context.Context {
 // shared: each child gets its own copy of the descriptor.
 var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
 
+// waitDelay is how long Run waits, once its process ended, for the
+// descendants that hold its pipes open to close them (a variable for
+// tests).
+var waitDelay = 5 * time.Second
+
 // Process is a command to run in its own process group.
 type Process struct {
 	Args   []string
@@ -100,12 +105,16 @@ func Run(ctx context.Context, p Process) error {
 			cmd.Stdin = f
 		}
 	}
-	cmd.Stdout = childWriter(p.Stdout)
-	cmd.Stderr = childWriter(p.Stderr)
+	stdout, stderr, pipes, err := outPipes(p.Stdout, p.Stderr)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", p.Args[0], err)
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// Children that outlive the process keep its output pipes open; do not
-	// wait for them forever.
-	cmd.WaitDelay = 5 * time.Second
+	// Children that outlive the process keep its pipes open; do not wait
+	// for them forever (the output pipes: waitOutputs; a reader as stdin:
+	// os/exec).
+	cmd.WaitDelay = waitDelay
 	// A watcher hears of the process before it can run, by a mark in its
 	// environment (a worker that dies before Started leaves it to be found).
 	w := watcherFrom(ctx)
@@ -119,10 +128,16 @@ func Run(ctx context.Context, p Process) error {
 		cmd.Env = append(env[:len(env):len(env)], mark)
 	}
 	if err := cmd.Start(); err != nil {
+		for _, op := range pipes {
+			op.abandon()
+		}
 		if w != nil {
 			w.Ended(mark, 0)
 		}
 		return fmt.Errorf("start %s: %w", p.Args[0], err)
+	}
+	for _, op := range pipes {
+		op.start()
 	}
 	pgid := cmd.Process.Pid
 	// The program and its folder only: arguments may hold secrets.
@@ -176,7 +191,10 @@ func Run(ctx context.Context, p Process) error {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	})
-	err := cmd.Wait()
+	err = cmd.Wait()
+	if cerr := waitOutputs(pipes, waitDelay); err == nil {
+		err = cerr
+	}
 	close(stopped)
 	if !dontTerminate() {
 		<-terminated

@@ -23,12 +23,20 @@ func BenchmarkRun(b *testing.B) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	out := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return len(p), nil })
+	errOut := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return len(p), nil })
+	// A component's stdout goes to the capture of its outputs, its stderr
+	// to its log: two writers, two pipes.
+	b.Run("one-writer", func(b *testing.B) { benchmarkRun(b, ctx, truePath, env, out, out) })
+	b.Run("two-writers", func(b *testing.B) { benchmarkRun(b, ctx, truePath, env, out, errOut) })
+}
+
+func benchmarkRun(b *testing.B, ctx context.Context, truePath string, env []string, out, errOut io.Writer) {
 	before := selfCPU(b)
 	b.ResetTimer()
 	b.SetParallelism(4) // 8 on the 2-CPU machine bench/ measures on
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if err := Run(ctx, Process{Args: []string{truePath}, Env: env, Stdout: out, Stderr: out}); err != nil {
+			if err := Run(ctx, Process{Args: []string{truePath}, Env: env, Stdout: out, Stderr: errOut}); err != nil {
 				b.Error(err)
 				return
 			}

@@ -1,0 +1,183 @@
+package component
+
+import (
+	"io"
+	"os"
+	"syscall"
+	"time"
+)
+
+// outPipe carries a process's output to a writer that is not a file: the
+// child writes into the pipe, and a copier of a pool kept between
+// processes (copiers) reads it into the writer. os/exec did the same with
+// a goroutine per stream and process, whose stack grew anew each time,
+// and with a pipe whose both ends it registered with the poller and made
+// non-blocking; here only the end this process reads is.
+type outPipe struct {
+	r, w *os.File
+	to   io.Writer
+	// done receives how the copy ended: nil at the end of the output, else
+	// the error reading or writing.
+	done chan error
+}
+
+// newOutPipe makes the pipe of a process's output to to.
+func newOutPipe(to io.Writer) (*outPipe, error) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		return nil, os.NewSyscallError("pipe2", err)
+	}
+	// The reading end is this process's, read through the poller; the
+	// writing end is the child's, which must block as a file does.
+	if err := syscall.SetNonblock(fds[0], true); err != nil {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	return &outPipe{r: os.NewFile(uintptr(fds[0]), "|0"), w: os.NewFile(uintptr(fds[1]), "|1"), to: to, done: make(chan error, 1)}, nil
+}
+
+// start begins copying once the child holds the writing end: this
+// process's copy of it is closed, so that the copy ends when the child,
+// and every descendant it gave the pipe to, closed theirs.
+func (p *outPipe) start() {
+	p.w.Close()
+	copiers.take(p)
+}
+
+// abandon closes both ends of a pipe whose process did not start.
+func (p *outPipe) abandon() {
+	p.w.Close()
+	p.r.Close()
+}
+
+// copy copies the output into its writer, then closes the reading end: a
+// child that goes on writing after the writer failed gets EPIPE, as with
+// os/exec.
+func (p *outPipe) copy() {
+	_, err := pooledWriter{p.to}.ReadFrom(p.r)
+	p.r.Close()
+	p.done <- err
+}
+
+// waitOutputs waits until the outputs of a process that ended are copied;
+// descendants that outlive it may hold the pipes open: after delay their
+// reading ends are closed, and what they write later is lost (as os/exec's
+// WaitDelay does). The error is the first copy's that failed before.
+func waitOutputs(pipes []*outPipe, delay time.Duration) error {
+	var first error
+	var timeout <-chan time.Time
+	for i, p := range pipes {
+		var err error
+		select {
+		case err = <-p.done:
+		default:
+			if timeout == nil {
+				t := time.NewTimer(delay)
+				defer t.Stop()
+				timeout = t.C
+			}
+			select {
+			case err = <-p.done:
+			case <-timeout:
+				// The pipes still open are closed; their copies end with
+				// that, not with an error of the process.
+				for _, q := range pipes[i:] {
+					q.r.Close()
+				}
+				for _, q := range pipes[i:] {
+					<-q.done
+				}
+				return first
+			}
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// copierIdle is how long a copier with nothing to copy waits for another
+// pipe before it ends.
+const copierIdle = 2 * time.Second
+
+// copierPool hands pipes to copiers that wait for one, and starts a copier
+// when none does.
+type copierPool struct {
+	pipes chan *outPipe
+}
+
+var copiers = &copierPool{pipes: make(chan *outPipe)}
+
+// take has a copier copy p.
+func (c *copierPool) take(p *outPipe) {
+	select {
+	case c.pipes <- p:
+	default:
+		go c.work(p)
+	}
+}
+
+// work copies p, then the pipes handed to it while it waits, until it has
+// waited copierIdle for none.
+func (c *copierPool) work(p *outPipe) {
+	idle := time.NewTimer(copierIdle)
+	defer idle.Stop()
+	for {
+		p.copy()
+		idle.Reset(copierIdle)
+		select {
+		case p = <-c.pipes:
+		case <-idle.C:
+			return
+		}
+	}
+}
+
+// outPipes makes the pipes of a process's stdout and stderr where they go
+// to writers that are not files (one pipe when both go to the same
+// writer, so that their lines keep the order the child wrote them in), and
+// gives the child their writing ends; a file, or nil, the child gets as it
+// is.
+func outPipes(stdout, stderr io.Writer) (childOut, childErr io.Writer, pipes []*outPipe, err error) {
+	childOut, childErr = stdout, stderr
+	mk := func(w io.Writer) (*os.File, error) {
+		p, err := newOutPipe(w)
+		if err != nil {
+			return nil, err
+		}
+		pipes = append(pipes, p)
+		return p.w, nil
+	}
+	if pw, ok := childWriter(stdout).(pooledWriter); ok {
+		f, err := mk(pw.w)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		childOut = f
+	}
+	if pw, ok := childWriter(stderr).(pooledWriter); ok {
+		switch {
+		case sameWriter(childWriter(stdout), childWriter(stderr)):
+			childErr = childOut
+		default:
+			f, err := mk(pw.w)
+			if err != nil {
+				for _, p := range pipes {
+					p.abandon()
+				}
+				return nil, nil, nil, err
+			}
+			childErr = f
+		}
+	}
+	return childOut, childErr, pipes, nil
+}
+
+// sameWriter reports whether two writers are the same, as os/exec tells
+// them apart: writers of types that cannot be compared are not.
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() { _ = recover() }()
+	return a == b
+}

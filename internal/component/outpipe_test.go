@@ -1,0 +1,78 @@
+package component
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRunOutputsOfDescendants: output a descendant writes after its parent
+// ended is copied while it holds the pipe open, up to waitDelay after the
+// parent ended; then Run returns, the process's own output whole, and what
+// the descendant writes later is lost, not an error.
+func TestRunOutputsOfDescendants(t *testing.T) {
+	old := waitDelay
+	waitDelay = 200 * time.Millisecond
+	defer func() { waitDelay = old }()
+	var out, errs syncBuffer
+	// The child holds both pipes open past waitDelay; its group (the
+	// script's pid) goes when the test ends.
+	group := filepath.Join(t.TempDir(), "group")
+	script := `echo $$ > "$1"; echo own; echo own >&2; (sleep 60; echo late; echo late >&2) & exit 0`
+	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: &out, Stderr: &errs}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if b, err := os.ReadFile(group); err == nil {
+		if pgid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}
+	if got := out.String(); got != "own\n" {
+		t.Errorf("stdout %q, want own", got)
+	}
+	if got := errs.String(); got != "own\n" {
+		t.Errorf("stderr %q, want own", got)
+	}
+}
+
+// TestRunOutputsInParallel: many processes at once, each writing more than
+// a pipe holds to stdout and to stderr, each stream whole and to its own
+// writer, through the copiers the processes share.
+func TestRunOutputsInParallel(t *testing.T) {
+	const procs = 16
+	var wg sync.WaitGroup
+	errc := make(chan error, procs)
+	for i := 0; i < procs; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			var out, errs syncBuffer
+			script := fmt.Sprintf(`j=0; while [ $j -lt 2000 ]; do echo "o%[1]d $j ................................"; echo "e%[1]d $j" >&2; j=$((j+1)); done`, i)
+			if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script}, Stdout: &out, Stderr: &errs}); err != nil {
+				errc <- err
+				return
+			}
+			var wantOut, wantErr bytes.Buffer
+			for j := 0; j < 2000; j++ {
+				fmt.Fprintf(&wantOut, "o%d %d ................................\n", i, j)
+				fmt.Fprintf(&wantErr, "e%d %d\n", i, j)
+			}
+			if out.String() != wantOut.String() || errs.String() != wantErr.String() {
+				errc <- fmt.Errorf("process %d: stdout %d bytes (want %d), stderr %d bytes (want %d)", i, len(out.String()), wantOut.Len(), len(errs.String()), wantErr.Len())
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+}
