@@ -6,19 +6,18 @@ import (
 	"sync"
 )
 
-// pooledWriter hands os/exec a writer that reads the child's pipe itself,
-// into a buffer kept between processes: os/exec copies a pipe into any
-// other writer through io.Copy, which allocates (and clears) 32 KiB per
-// stream and process — two per component, 64 MiB of garbage for 1,000
+// pooledWriter copies a child's pipe into a writer through a buffer kept
+// between processes (outPipe.copy): io.Copy allocated (and cleared) 32 KiB
+// per stream and process — two per component, 64 MiB of garbage for 1,000
 // components.
 //
 // It is a value, so that two wrapping the same writer are equal and
-// os/exec still gives stdout and stderr one pipe when they are the same.
+// stdout and stderr still get one pipe when they are the same (outPipes).
 type pooledWriter struct{ w io.Writer }
 
 func (p pooledWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
 
-// ReadFrom is what io.Copy uses when the source cannot write itself.
+// ReadFrom copies r into the writer until r ends.
 func (p pooledWriter) ReadFrom(r io.Reader) (int64, error) {
 	bp := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(bp)
@@ -47,8 +46,9 @@ func (p pooledWriter) ReadFrom(r io.Reader) (int64, error) {
 
 var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// childWriter is what os/exec gets for a process's output: a file as it
-// is (the child writes to it directly), nil as nil, anything else pooled.
+// childWriter is how a process's output is given to the child: a file as
+// it is (the child writes to it directly), nil as nil, anything else
+// through a pipe and a copy (outPipes).
 func childWriter(w io.Writer) io.Writer {
 	switch w.(type) {
 	case nil, *os.File:
