@@ -20,9 +20,10 @@ func linkComponents(p *plan.Plan, g *build.Graph) {
 		if c.FromState {
 			continue
 		}
+		depends := dependsSet(c.Depends)
 		for _, up := range c.After {
 			reasons := g.Reasons(up, name)
-			if len(reasons) == 0 || len(reasons) == 1 && reasons[0] == "depends" && slices.Contains(c.Depends, up) {
+			if len(reasons) == 0 || len(reasons) == 1 && reasons[0] == "depends" && depends(up) {
 				continue
 			}
 			links := make([]plan.Link, len(reasons))
@@ -35,6 +36,20 @@ func linkComponents(p *plan.Plan, g *build.Graph) {
 			c.Links[up] = links
 		}
 	}
+}
+
+// dependsSet tells the components a component's depends names: a map
+// past a few (the last component of a fan-in of 10,000 looked each of its
+// 10,000 ties up in its list of 10,000).
+func dependsSet(depends []string) func(string) bool {
+	if len(depends) <= 8 {
+		return func(up string) bool { return slices.Contains(depends, up) }
+	}
+	set := make(map[string]bool, len(depends))
+	for _, d := range depends {
+		set[d] = true
+	}
+	return func(up string) bool { return set[up] }
 }
 
 // linkOf reads one of the graph's reasons for a tie to the component up:
