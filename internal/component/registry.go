@@ -38,11 +38,6 @@ type Registry struct {
 	path  string
 	mask  func(string) string
 	carry []Leftover
-	// endedLines are the "-" lines not yet written: they go with the next "+"
-	// line, one write for both. A run killed before leaves its ended
-	// processes noted as running; the next run finds them gone, or their
-	// group still alive, which it then waits for.
-	endedLines []byte
 }
 
 // OpenRegistry starts a fresh registry at path, replacing what was there.
@@ -68,14 +63,9 @@ func OpenRegistry(path string, mask func(string) string, carry ...Leftover) (*Re
 func (r *Registry) write(line string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.f == nil {
-		return
+	if r.f != nil {
+		_, _ = r.f.WriteString(line)
 	}
-	if len(r.endedLines) > 0 {
-		line = string(r.endedLines) + line
-		r.endedLines = r.endedLines[:0]
-	}
-	_, _ = r.f.WriteString(line)
 }
 
 func (r *Registry) started(pid int, dir string, args []string) {
@@ -83,11 +73,7 @@ func (r *Registry) started(pid int, dir string, args []string) {
 	r.write(l.line())
 }
 
-func (r *Registry) ended(pid int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.endedLines = fmt.Appendf(r.endedLines, "- %d\n", pid)
-}
+func (r *Registry) ended(pid int) { r.write(fmt.Sprintf("- %d\n", pid)) }
 
 // Close ends the registry of a run that stopped its processes: the file goes,
 // unless leftovers it carried over still live (the run was interrupted while
@@ -97,10 +83,6 @@ func (r *Registry) Close() error {
 	defer r.mu.Unlock()
 	if r.f == nil {
 		return nil
-	}
-	if len(r.endedLines) > 0 {
-		_, _ = r.f.Write(r.endedLines)
-		r.endedLines = nil
 	}
 	err := r.f.Close()
 	r.f = nil

@@ -297,38 +297,3 @@ func TestBootClock(t *testing.T) {
 		t.Errorf("sinceBoot %v, the kernel said %v before and %v after", got, before, after)
 	}
 }
-
-// TestRegistryEndsGoWithTheNextStart: a process's end is noted with the
-// next process's start, one write for both; until then the file notes it
-// running, and the next run finds it gone. (The pids are past any
-// pid_max: no process has them.)
-func TestRegistryEndsGoWithTheNextStart(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "running")
-	r, err := OpenRegistry(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	read := func() string {
-		t.Helper()
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	r.started(4194401, dir, []string{"a"})
-	r.ended(4194401)
-	if got := read(); !strings.HasPrefix(got, "+ 4194401 ") || strings.Contains(got, "- 4194401") {
-		t.Fatalf("after a's end, before the next start: %q", got)
-	}
-	if left, err := Leftovers(path); err != nil || len(left) != 0 {
-		t.Errorf("a killed run's ended process taken for a leftover: %v %v", left, err)
-	}
-	r.started(4194402, dir, []string{"b"})
-	got := read()
-	if i, j := strings.Index(got, "- 4194401\n"), strings.Index(got, "+ 4194402 "); i < 0 || j < i {
-		t.Fatalf("after b's start: %q, want a's end before it", got)
-	}
-}
