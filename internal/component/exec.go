@@ -57,8 +57,9 @@ func stopNow(ctx context.Context) context.Context {
 var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
 
 // waitDelay is how long Run waits, once its process ended, for the
-// descendants that hold its pipes open to close them (a variable for
-// tests).
+// descendants that hold its output pipes open to close them (a variable
+// for tests). A reader as stdin, which no caller gives, os/exec waits for
+// first, up to as long again.
 var waitDelay = 5 * time.Second
 
 // Process is a command to run in its own process group.

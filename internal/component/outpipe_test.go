@@ -16,18 +16,31 @@ import (
 
 // TestRunOutputsOfDescendants: output a descendant writes after its parent
 // ended is copied while it holds the pipe open, up to waitDelay after the
-// parent ended; then Run returns, the process's own output whole, and what
-// the descendant writes later is lost, not an error.
+// parent ended; then Run returns with the output so far, and what the
+// descendant writes later is lost, not an error.
 func TestRunOutputsOfDescendants(t *testing.T) {
 	old := waitDelay
-	waitDelay = 200 * time.Millisecond
 	defer func() { waitDelay = old }()
-	var out, errs syncBuffer
-	// The child holds both pipes open past waitDelay; its group (the
-	// script's pid) goes when the test ends.
+
+	// Within the delay: the descendant writes once its parent is gone
+	// (it waits for that), then ends.
+	waitDelay = time.Hour
+	var out syncBuffer
+	script := `echo own; (while kill -0 $$ 2>/dev/null; do sleep 0.01; done; echo after) & exit 0`
+	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script}, Stdout: &out}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := out.String(); got != "own\nafter\n" {
+		t.Errorf("stdout %q, want own and the descendant's line", got)
+	}
+
+	// Past the delay: the descendant holds both pipes open; its group
+	// (the script's pid) goes when the test ends.
+	waitDelay = 200 * time.Millisecond
+	var outs, errs syncBuffer
 	group := filepath.Join(t.TempDir(), "group")
-	script := `echo $$ > "$1"; echo own; echo own >&2; (sleep 60; echo late; echo late >&2) & exit 0`
-	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: &out, Stderr: &errs}); err != nil {
+	script = `echo $$ > "$1"; echo own; echo own >&2; (sleep 60; echo late; echo late >&2) & exit 0`
+	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: &outs, Stderr: &errs}); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	if b, err := os.ReadFile(group); err == nil {
@@ -35,7 +48,7 @@ func TestRunOutputsOfDescendants(t *testing.T) {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	}
-	if got := out.String(); got != "own\n" {
+	if got := outs.String(); got != "own\n" {
 		t.Errorf("stdout %q, want own", got)
 	}
 	if got := errs.String(); got != "own\n" {

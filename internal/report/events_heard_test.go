@@ -163,7 +163,12 @@ func FuzzEventCollector(f *testing.F) {
 	f.Add("output", "a/deploy", "a\xff", "", "re\nason", "db.password", "v\u2028", int64(1e18), int64(3600), true)
 	f.Add("run_finished", "", "", "ok", "", "", "", int64(-1e18), int64(-7200), false)
 	f.Fuzz(func(t *testing.T, kind, step, comp, status, reason, name, value string, nanos, offset int64, secret bool) {
-		at := time.Unix(0, nanos).In(time.FixedZone("z", int(offset%(30*3600))))
+		// Times in UTC take the collector's own path; others are decoded
+		// from their lines.
+		at := time.Unix(0, nanos).UTC()
+		if offset%2 != 0 {
+			at = at.In(time.FixedZone("z", int(offset%(30*3600))))
+		}
 		ev := ui.Event{Time: at, Event: kind, Step: step, Component: comp, Status: status, Reason: reason, Warning: reason,
 			Name: name, Value: &value, Secret: secret}
 		if kind == "run_started" || kind == "run_finished" {

@@ -119,7 +119,10 @@ const (
 )
 
 // reserve writes zeros ahead in the journal's file until it holds at least
-// end bytes. The records are synced after, with the zeros' blocks.
+// end bytes. The records are synced after, with the zeros' blocks. On a
+// disk nearly full, zeros can fail where the record alone would have fit:
+// that write fails, and the next is a new generation, as after any failed
+// write.
 func (w *fileWriter) reserve(end int64) error {
 	if end <= w.reserved {
 		return nil
