@@ -17,8 +17,17 @@ import (
 // EventCollector and returns the facts as the collector heard them (nil
 // when it gave up) and as reading the file back gives them.
 func heardAndReadEvents(t testing.TB, evs []ui.Event) (heard, read *runFacts) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, EventsFile)
+	return eventsHeardAndRead(t, func(events *ui.Events) {
+		for _, ev := range evs {
+			events.Emit(ev)
+		}
+	})
+}
+
+// eventsHeardAndRead has write write events through an Events tapped by an
+// EventCollector, and returns the facts as heard and as read back.
+func eventsHeardAndRead(t testing.TB, write func(*ui.Events)) (heard, read *runFacts) {
+	path := filepath.Join(t.TempDir(), EventsFile)
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -26,9 +35,7 @@ func heardAndReadEvents(t testing.TB, evs []ui.Event) (heard, read *runFacts) {
 	events := ui.NewEvents(f, "run-1")
 	c := NewEventCollector()
 	events.Tap(c)
-	for _, ev := range evs {
-		events.Emit(ev)
-	}
+	write(events)
 	events.Flush()
 	if err := events.Err(); err != nil {
 		t.Fatal(err)
@@ -123,35 +130,20 @@ func TestEventCollectorGivesUp(t *testing.T) {
 // reports them (StepStarted, StepFinished, outputs) give the same facts
 // heard as read.
 func TestEventCollectorThroughObservers(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, EventsFile)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := ui.NewEvents(f, "run-1")
-	c := NewEventCollector()
-	events.Tap(c)
 	t0 := time.Now()
 	n := &plan.Node{ID: "a/deploy", Kind: plan.KindComponent, Label: "deploy a", Component: "a"}
 	skipped := &plan.Node{ID: "b/deploy", Kind: plan.KindComponent, Label: "deploy b", Component: "b"}
-	events.StepStarted(n, t0)
-	events.Note(n, plan.Note{Kind: plan.NoteOutput, Name: "url", Value: "http://a"})
-	events.Log(n, "a line")
-	events.StepFinished(n, plan.Ok(), t0, t0.Add(1500*time.Microsecond))
-	events.StepFinished(skipped, plan.Result{Status: plan.Skipped, Reason: "a failed"}, t0, t0.Add(time.Millisecond))
-	events.Flush()
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	read, err := readEvents(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.heard() == nil {
+	heard, read := eventsHeardAndRead(t, func(events *ui.Events) {
+		events.StepStarted(n, t0)
+		events.Note(n, plan.Note{Kind: plan.NoteOutput, Name: "url", Value: "http://a"})
+		events.Log(n, "a line")
+		events.StepFinished(n, plan.Ok(), t0, t0.Add(1500*time.Microsecond))
+		events.StepFinished(skipped, plan.Result{Status: plan.Skipped, Reason: "a failed"}, t0, t0.Add(time.Millisecond))
+	})
+	if heard == nil {
 		t.Fatal("the collector gave up")
 	}
-	if diff := cmp.Diff(read, c.heard(), factsOptions); diff != "" {
+	if diff := cmp.Diff(read, heard, factsOptions); diff != "" {
 		t.Errorf("heard differs from read (-read +heard):\n%s", diff)
 	}
 }
