@@ -275,7 +275,10 @@ func (b *EnvBase) Environ(extra ...[]string) []string {
 	}
 	out := make([]string, len(b.list), n)
 	copy(out, b.list)
-	var own map[string]int // past fewExtras
+	var own map[string]int // the own variables' places, past fewExtras
+	if n-len(b.list) > fewExtras {
+		own = make(map[string]int, n-len(b.list))
+	}
 	for _, list := range extra {
 		for _, kv := range list {
 			k, _, _ := strings.Cut(kv, "=")
@@ -286,13 +289,6 @@ func (b *EnvBase) Environ(extra ...[]string) []string {
 			if i := ownIndex(out, len(b.list), own, k); i >= 0 {
 				out[i] = kv
 				continue
-			}
-			if own == nil && len(out)-len(b.list) == fewExtras {
-				own = make(map[string]int, n-len(b.list))
-				for i := len(b.list); i < len(out); i++ {
-					ok, _, _ := strings.Cut(out[i], "=")
-					own[ok] = i
-				}
 			}
 			if own != nil {
 				own[k] = len(out)

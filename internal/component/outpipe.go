@@ -141,36 +141,30 @@ func (c *copierPool) work(p *outPipe) {
 // gives the child their writing ends; a file, or nil, the child gets as it
 // is.
 func outPipes(stdout, stderr io.Writer) (childOut, childErr io.Writer, pipes []*outPipe, err error) {
-	childOut, childErr = stdout, stderr
-	mk := func(w io.Writer) (*os.File, error) {
-		p, err := newOutPipe(w)
+	out, errs := childWriter(stdout), childWriter(stderr)
+	pipeFor := func(w io.Writer) (io.Writer, error) {
+		pw, ok := w.(pooledWriter)
+		if !ok {
+			return w, nil
+		}
+		p, err := newOutPipe(pw.w)
 		if err != nil {
 			return nil, err
 		}
 		pipes = append(pipes, p)
 		return p.w, nil
 	}
-	if pw, ok := childWriter(stdout).(pooledWriter); ok {
-		f, err := mk(pw.w)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		childOut = f
+	if childOut, err = pipeFor(out); err != nil {
+		return nil, nil, nil, err
 	}
-	if pw, ok := childWriter(stderr).(pooledWriter); ok {
-		switch {
-		case sameWriter(childWriter(stdout), childWriter(stderr)):
-			childErr = childOut
-		default:
-			f, err := mk(pw.w)
-			if err != nil {
-				for _, p := range pipes {
-					p.abandon()
-				}
-				return nil, nil, nil, err
-			}
-			childErr = f
+	if sameWriter(out, errs) {
+		return childOut, childOut, pipes, nil
+	}
+	if childErr, err = pipeFor(errs); err != nil {
+		for _, p := range pipes {
+			p.abandon()
 		}
+		return nil, nil, nil, err
 	}
 	return childOut, childErr, pipes, nil
 }

@@ -46,15 +46,12 @@ func (c *EventCollector) HeardEvent(ev *ui.Event, line []byte) {
 	if ev.Event == "log" {
 		return // the report reads logs from the log files
 	}
-	if !heardEvent(ev, &c.ev) {
-		// decodeEvent's json.Unmarshal keeps a pointer to the event: one
-		// of its own, made only here.
-		e := new(event)
-		if decodeEvent(line, e) != nil {
-			c.spoiled = true
-			return
-		}
-		c.ev = *e
+	// Decoded into c.ev, which json.Unmarshal can point into without an
+	// allocation per event; zeroed first, as readEvents' fresh event is.
+	c.ev = event{}
+	if !heardEvent(ev, &c.ev) && decodeEvent(line, &c.ev) != nil {
+		c.spoiled = true
+		return
 	}
 	c.facts.add(&c.ev)
 }

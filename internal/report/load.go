@@ -100,7 +100,8 @@ func LoadRunOf(dir string, p *plan.Plan, heard *Heard) (*Model, error) {
 	} else {
 		go func() { logsRead <- readLogs(dir, groups, logs) }()
 	}
-	facts, err := heard.Events.heard(), error(nil)
+	facts := heard.Events.heard()
+	var err error
 	if facts == nil {
 		facts, err = readEvents(filepath.Join(dir, EventsFile))
 	}

@@ -124,21 +124,30 @@ const (
 // that write fails, and the next is a new generation, as after any failed
 // write.
 func (w *fileWriter) reserve(end int64) error {
-	if end <= w.reserved {
-		return nil
+	var err error
+	w.reserved, err = reserveZeros(w.journal, w.reserved, end)
+	return err
+}
+
+// reserveZeros writes zeros in f from reserved (its length) until it holds
+// at least end bytes, doubling it up to reserveMost at a time; it returns
+// f's new length.
+func reserveZeros(f *os.File, reserved, end int64) (int64, error) {
+	if end <= reserved {
+		return reserved, nil
 	}
-	size := max(reserveFirst, min(2*w.reserved, w.reserved+reserveMost))
+	size := max(reserveFirst, min(2*reserved, reserved+reserveMost))
 	for size < end {
 		size += reserveMost
 	}
-	for w.reserved < size {
-		n, err := w.journal.WriteAt(zeros[:min(int64(len(zeros)), size-w.reserved)], w.reserved)
-		w.reserved += int64(n)
+	for reserved < size {
+		n, err := f.WriteAt(zeros[:min(int64(len(zeros)), size-reserved)], reserved)
+		reserved += int64(n)
 		if err != nil {
-			return err
+			return reserved, err
 		}
 	}
-	return nil
+	return reserved, nil
 }
 
 // zeros are what a journal is written ahead with, a block at a time.
@@ -188,10 +197,10 @@ func (w *fileWriter) start(digest string, snapSize int, recs []byte) error {
 		return fmt.Errorf("start state journal: %w", err)
 	}
 	head := append(appendRecord(nil, recBase, []byte(digest)), recs...)
-	next := &fileWriter{journal: f, reserved: int64(len(head))}
+	reserved := int64(len(head))
 	_, err = f.Write(head)
 	if err == nil {
-		err = next.reserve(reserveFirst)
+		reserved, err = reserveZeros(f, reserved, reserveFirst)
 	}
 	if err == nil {
 		err = f.Sync()
@@ -208,7 +217,7 @@ func (w *fileWriter) start(digest string, snapSize int, recs []byte) error {
 	if w.journal != nil {
 		w.journal.Close()
 	}
-	w.journal, w.jsize, w.reserved, w.snapSize, w.appended = f, int64(len(head)), next.reserved, snapSize, len(recs) > 0
+	w.journal, w.jsize, w.reserved, w.snapSize, w.appended = f, int64(len(head)), reserved, snapSize, len(recs) > 0
 	return nil
 }
 

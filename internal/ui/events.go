@@ -3,7 +3,6 @@ package ui
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"io"
 	"sync"
 	"time"
@@ -119,7 +118,8 @@ func (e *Events) Flush() {
 	e.keep(e.w.Flush())
 }
 
-// keep notes the first write error; e.mu is held.
+// keep notes the first write error (bufio keeps it too, so every flush
+// after returns it); e.mu is held.
 func (e *Events) keep(err error) {
 	if err != nil && e.err == nil {
 		e.err = err
@@ -144,8 +144,8 @@ func (e *Events) emit(ev Event) {
 	ev.Run = e.run
 	if line, ok := appendEvent(e.buf[:0], &ev); ok {
 		e.buf = line
-		_, err := e.w.Write(line)
-		e.keep(err)
+		// A failed write comes back at Flush: bufio keeps its error.
+		_, _ = e.w.Write(line)
 		e.last = ev.Time
 		if e.tap != nil {
 			e.tap.HeardEvent(&ev, line)
@@ -154,22 +154,12 @@ func (e *Events) emit(ev Event) {
 	}
 	// An event encoding/json refuses (a time past year 9999) is not
 	// written, and sets no time for those after it.
-	if err := e.enc.Encode(ev); err == nil {
+	if e.enc.Encode(ev) == nil {
 		e.last = ev.Time
 		if e.tap != nil {
 			e.tap.HeardEvent(&ev, nil)
 		}
-	} else if !isUnsupported(err) {
-		e.keep(err)
 	}
-}
-
-// isUnsupported tells encoding/json's refusal of a value from a write
-// error.
-func isUnsupported(err error) bool {
-	var u *json.UnsupportedValueError
-	var m *json.MarshalerError
-	return errors.As(err, &u) || errors.As(err, &m)
 }
 
 func ms(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
