@@ -10,13 +10,14 @@ import (
 	"github.com/gantry-dev/gantry/internal/workspace"
 )
 
-// elaboratedStack writes a two-component stack and elaborates it.
-func elaboratedStack(t *testing.T) (*elaborate.Result, string) {
+// elaboratedStack writes a two-component stack whose parameter greeting
+// has the value given, and elaborates it.
+func elaboratedStack(t *testing.T, greeting string) (*elaborate.Result, string) {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
 		"hub.yaml":             "version: 1\nkind: stack\nmeta: {name: s}\ncomponents:\n  - name: a\n    source: {dir: a}\n  - name: b\n    source: {dir: a}\n    depends: [a]\n",
-		"a/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: a}\nparameters:\n  - name: greeting\n    value: hello\nlifecycle: {bare: allow}\n",
+		"a/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: a}\nparameters:\n  - name: greeting\n    value: " + greeting + "\nlifecycle: {bare: allow}\n",
 	}
 	for name, text := range files {
 		p := filepath.Join(dir, name)
@@ -40,7 +41,7 @@ func elaboratedStack(t *testing.T) (*elaborate.Result, string) {
 // the early look is written again); and ignores what was worked out for
 // another stack or path.
 func TestElaboratedWorkedOutAhead(t *testing.T) {
-	res, path := elaboratedStack(t)
+	res, path := elaboratedStack(t, "hello")
 	ws := workspace.Workspace{Root: filepath.Join(filepath.Dir(path), ".gantry")}
 	want, err := elaborate.Marshal(res.ForWrite(), filepath.Dir(path))
 	if err != nil {
@@ -82,8 +83,8 @@ func TestElaboratedWorkedOutAhead(t *testing.T) {
 		t.Fatalf("removed after the early look:\n%s\nwant:\n%s", got, want)
 	}
 
-	// Worked out for another stack: not used.
-	other, otherPath := elaboratedStack(t)
+	// Worked out for another stack (its file would say bonjour): not used.
+	other, otherPath := elaboratedStack(t, "bonjour")
 	if err := os.WriteFile(path, []byte("stale"), 0o644); err != nil {
 		t.Fatal(err)
 	}
