@@ -116,17 +116,28 @@ func Run(ctx context.Context, p Process) error {
 	// for them forever (the output pipes: waitOutputs; a reader as stdin:
 	// os/exec).
 	cmd.WaitDelay = waitDelay
-	// A watcher hears of the process before it can run, by a mark in its
-	// environment (a worker that dies before Started leaves it to be found).
+	// The registry and a watcher know the process before it can run, by
+	// marks in its environment: a run that dies before it notes the process
+	// started leaves it to be found.
+	reg := registryFrom(ctx)
 	w := watcherFrom(ctx)
 	var mark string
 	if w != nil {
 		mark = w.Starting()
+	}
+	if reg != nil || w != nil {
 		env := cmd.Env
 		if env == nil {
 			env = cmd.Environ() // what os/exec would give: PWD set to Dir
 		}
-		cmd.Env = append(env[:len(env):len(env)], mark)
+		env = env[:len(env):len(env)]
+		if reg != nil {
+			env = append(env, reg.mark)
+		}
+		if w != nil {
+			env = append(env, mark)
+		}
+		cmd.Env = env
 	}
 	if err := cmd.Start(); err != nil {
 		for _, op := range pipes {
@@ -143,9 +154,9 @@ func Run(ctx context.Context, p Process) error {
 	pgid := cmd.Process.Pid
 	// The program and its folder only: arguments may hold secrets.
 	slog.Debug("process started", "pid", pgid, "program", filepath.Base(p.Args[0]), "dir", p.Dir)
-	if r := registryFrom(ctx); r != nil {
-		r.started(pgid, p.Dir, p.Args)
-		defer r.ended(pgid)
+	if reg != nil {
+		reg.started(pgid, p.Dir, p.Args)
+		defer reg.ended(pgid)
 	}
 	if w != nil {
 		w.Started(mark, pgid)

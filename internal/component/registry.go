@@ -2,7 +2,10 @@ package component
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -25,20 +28,35 @@ import (
 // leaves them in the page cache, which is all that must survive (a machine
 // crash ends the processes too, so no fsync is needed):
 //
-//   - <pid> <boot id>:<start, ns after boot> "<dir>" "<command line, masked>"
-//   - <pid>
+//	= <mark>
+//	+ <pid> <boot id>:<start, ns after boot> "<dir>" "<command line, masked>"
+//	- <pid>
 //
 // The boot and the start time tell a process of the run from an unrelated one
 // that got the same pid later (after a reboot, or once pids wrapped around).
 // The start is on the clock the kernel counts process starts on (time since
 // boot), so a step of the wall clock changes nothing.
+//
+// A process's "+" line can only be written once it started: a run killed in
+// between would leave a process no line names. So every process of the run
+// also carries the run's mark in its environment (RunMarkEnv=<mark>, the
+// first line), which its descendants inherit, and Leftovers finds those by
+// it too. By the time the next run reads the registry, each process the
+// killed one forked runs its own program with its mark: the next run reads
+// it under the state's lock, which a forked process holds until it starts
+// its program (the lock's descriptor closes on exec).
 type Registry struct {
 	mu    sync.Mutex
 	f     *os.File
 	path  string
 	mask  func(string) string
+	mark  string // RunMarkEnv=<mark>, for the environment of each process
 	carry []Leftover
 }
+
+// RunMarkEnv is the variable of the environment that marks the processes of
+// a run, and their descendants, as the run's.
+const RunMarkEnv = "GANTRY_RUN_MARK"
 
 // OpenRegistry starts a fresh registry at path, replacing what was there.
 // mask hides secrets in the command lines it notes (nil: none). The
@@ -53,7 +71,11 @@ func OpenRegistry(path string, mask func(string) string, carry ...Leftover) (*Re
 	if mask == nil {
 		mask = func(s string) string { return s }
 	}
-	r := &Registry{f: f, path: path, mask: mask, carry: carry}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	mark := hex.EncodeToString(b[:])
+	r := &Registry{f: f, path: path, mask: mask, mark: RunMarkEnv + "=" + mark, carry: carry}
+	r.write("= " + mark + "\n")
 	for _, l := range carry {
 		r.write(l.line())
 	}
@@ -210,10 +232,15 @@ func Leftovers(path string) ([]Leftover, error) {
 	defer f.Close()
 	running := map[int]Leftover{}
 	var order []int
+	var mark string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		if m, ok := strings.CutPrefix(line, "= "); ok {
+			mark = m
+			continue
+		}
 		if pidText, ok := strings.CutPrefix(line, "- "); ok {
 			if pid, err := strconv.Atoi(pidText); err == nil {
 				delete(running, pid)
@@ -226,13 +253,107 @@ func Leftovers(path string) ([]Leftover, error) {
 		}
 	}
 	var out []Leftover
+	groups := map[int]bool{}
 	for _, pid := range order {
 		if l, ok := running[pid]; ok && l.alive() {
 			out = append(out, l)
+			groups[pid] = true
 			delete(running, pid)
 		}
 	}
+	if mark != "" {
+		out = append(out, marked(mark, groups)...)
+	}
 	return out, nil
+}
+
+// marked finds the live process groups, other than those in known, that
+// hold a process carrying a run's mark: processes its registry does not
+// name (the run was killed before it noted them) and descendants that left
+// their group. The command of such a group is its program's name alone: its
+// command line was never masked.
+func marked(mark string, known map[int]bool) []Leftover {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	// This process, and those it runs under, may carry the mark too (gantry
+	// run by a component of the killed run): they are not leftovers.
+	mine := map[int]bool{}
+	for pid := os.Getpid(); pid > 1 && !mine[pid]; {
+		mine[pid] = true
+		st, ok := readStat(pid)
+		if !ok {
+			break
+		}
+		pid = st.ppid
+	}
+	var out []Leftover
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || mine[pid] {
+			continue
+		}
+		if value, ok := ProcessEnv(pid, RunMarkEnv); !ok || value != mark {
+			continue
+		}
+		st, ok := readStat(pid)
+		if !ok || known[st.pgrp] || st.state == 'Z' || st.state == 'X' {
+			continue
+		}
+		known[st.pgrp] = true
+		l := Leftover{PID: st.pgrp, Dir: processDir(st.pgrp, pid), Args: processName(st.pgrp, pid), Boot: bootID()}
+		if leader, ok := readStat(st.pgrp); ok && leader.pgrp == st.pgrp {
+			l.Started = leader.sinceBoot()
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// processDir is the working folder of a group's leader, or of the member
+// found when the leader is gone.
+func processDir(leader, member int) string {
+	for _, pid := range []int{leader, member} {
+		if dir, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd"); err == nil {
+			return dir
+		}
+	}
+	return "?"
+}
+
+// processName is the program name of a group's leader, or of the member
+// found when the leader is gone.
+func processName(leader, member int) string {
+	for _, pid := range []int{leader, member} {
+		if name, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil {
+			return strings.TrimSpace(string(name))
+		}
+	}
+	return "?"
+}
+
+// ProcessEnv is the value of the variable name in the environment process
+// pid started its program with. Processes of other users cannot be read;
+// a dead one's environment is empty.
+func ProcessEnv(pid int, name string) (string, bool) {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return "", false
+	}
+	prefix := []byte(name + "=")
+	for len(env) > 0 {
+		kv := env
+		if i := bytes.IndexByte(env, 0); i >= 0 {
+			kv, env = env[:i], env[i+1:]
+		} else {
+			env = nil
+		}
+		if value, ok := bytes.CutPrefix(kv, prefix); ok {
+			return string(value), true
+		}
+	}
+	return "", false
 }
 
 // WaitGone waits until none of the leftovers lives, polling: they are not
@@ -308,6 +429,7 @@ func groupAlive(pid int) bool { return Leftover{PID: pid}.alive() }
 // procStat is what /proc/<pid>/stat tells about a process.
 type procStat struct {
 	state byte
+	ppid  int
 	pgrp  int
 	start uint64 // clock ticks after boot
 }
@@ -326,9 +448,10 @@ func readStat(pid int) (procStat, bool) {
 	if len(fields) < 20 || len(fields[0]) != 1 {
 		return procStat{}, false
 	}
+	ppid, _ := strconv.Atoi(fields[1])
 	pgrp, _ := strconv.Atoi(fields[2])
 	start, _ := strconv.ParseUint(fields[19], 10, 64) // field 22
-	return procStat{state: fields[0][0], pgrp: pgrp, start: start}, true
+	return procStat{state: fields[0][0], ppid: ppid, pgrp: pgrp, start: start}, true
 }
 
 // clockTicks is the kernel's USER_HZ: 100 on every Linux gantry runs on.

@@ -297,3 +297,106 @@ func TestBootClock(t *testing.T) {
 		t.Errorf("sinceBoot %v, the kernel said %v before and %v after", got, before, after)
 	}
 }
+
+// TestRegistryFindsMarkedProcesses: a run killed after it started a process
+// but before it noted it leaves no "+" line. Its processes carry the run's
+// mark, so the next run finds their groups all the same, once each, and only
+// those of that run.
+func TestRegistryFindsMarkedProcesses(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.running")
+	r, err := OpenRegistry(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// Run gives each process the mark.
+	var out strings.Builder
+	ctx := WithRegistry(context.Background(), r)
+	if err := Run(ctx, Process{Args: []string{"sh", "-c", "echo $" + RunMarkEnv}, Dir: dir, Stdout: &out}); err != nil {
+		t.Fatal(err)
+	}
+	if got := RunMarkEnv + "=" + strings.TrimSpace(out.String()); got != r.mark {
+		t.Fatalf("the process's mark: %q, want %q", got, r.mark)
+	}
+	start := func(env string) *exec.Cmd {
+		cmd := exec.Command("sleep", "30")
+		cmd.Env = append(os.Environ(), env)
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _, _ = cmd.Process.Wait() })
+		return cmd
+	}
+	unnoted := start(r.mark)
+	noted := start(r.mark)
+	r.started(noted.Process.Pid, dir, []string{"sleep", "30"})
+	start(RunMarkEnv + "=another-run")
+
+	left, err := Leftovers(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]Leftover{}
+	for _, l := range left {
+		if _, twice := got[l.PID]; twice {
+			t.Errorf("group %d found twice", l.PID)
+		}
+		got[l.PID] = l
+	}
+	if len(got) != 2 {
+		t.Fatalf("leftovers %v, want the noted and the unnoted sleep", left)
+	}
+	l, ok := got[unnoted.Process.Pid]
+	if !ok {
+		t.Fatalf("the unnoted process is not found: %v", left)
+	}
+	if l.Args != "sleep" || l.Dir != dir || l.Boot != bootID() || l.Started == 0 || !l.alive() {
+		t.Errorf("the unnoted process: %+v", l)
+	}
+	// Carried to the next registry, it is a leftover there too, by its line.
+	r2path := filepath.Join(dir, "next.running")
+	r2, err := OpenRegistry(r2path, nil, left...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := Leftovers(r2path); err != nil || len(again) != 2 {
+		t.Errorf("carried over: %v %v", again, err)
+	}
+	_ = syscall.Kill(-unnoted.Process.Pid, syscall.SIGKILL)
+	_, _ = unnoted.Process.Wait()
+	if again, err := Leftovers(path); err != nil || len(again) != 1 || again[0].PID != noted.Process.Pid {
+		t.Errorf("after the unnoted one ended: %v %v", again, err)
+	}
+	_ = r2.Close()
+}
+
+// TestRegistryMarkIsNotSelf: gantry run by a process of the killed run
+// carries its mark too; neither it nor the processes it runs under are
+// leftovers (it would wait for itself).
+func TestRegistryMarkIsNotSelf(t *testing.T) {
+	if path := os.Getenv("GANTRY_TEST_REGISTRY"); path != "" {
+		left, err := Leftovers(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range left {
+			t.Errorf("leftover %v", l)
+		}
+		return
+	}
+	path := filepath.Join(t.TempDir(), "state.running")
+	r, err := OpenRegistry(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// The test binary again, under a shell of the run, both marked.
+	self := exec.Command("sh", "-c", `"$0" -test.run='^TestRegistryMarkIsNotSelf$' -test.v`, os.Args[0])
+	self.Env = append(os.Environ(), r.mark, "GANTRY_TEST_REGISTRY="+path)
+	if out, err := self.CombinedOutput(); err != nil {
+		t.Errorf("%v\n%s", err, out)
+	}
+}

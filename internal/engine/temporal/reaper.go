@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/gantry-dev/gantry/internal/component"
 )
 
 // reaperEnv marks this program as a worker's reaper.
@@ -191,26 +192,12 @@ func killMarked(running map[string]int) {
 }
 
 // marked reports whether a process's environment holds the mark of one of
-// the running processes. Processes of other users cannot be read (nor
-// killed); a dead one's environment is empty.
+// the running processes.
 func marked(pid int, running map[string]int) bool {
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
+	value, ok := component.ProcessEnv(pid, markEnv)
+	if !ok {
 		return false
 	}
-	prefix := []byte(markEnv + "=")
-	for len(env) > 0 {
-		kv := env
-		if i := bytes.IndexByte(env, 0); i >= 0 {
-			kv, env = env[:i], env[i+1:]
-		} else {
-			env = nil
-		}
-		if value, ok := bytes.CutPrefix(kv, prefix); ok {
-			if _, ok := running[string(value)]; ok {
-				return true
-			}
-		}
-	}
-	return false
+	_, ok = running[value]
+	return ok
 }
