@@ -267,11 +267,13 @@ func Leftovers(path string) ([]Leftover, error) {
 	return out, nil
 }
 
-// marked finds the live process groups, other than those in known, that
-// hold a process carrying a run's mark: processes its registry does not
-// name (the run was killed before it noted them) and descendants that left
-// their group. The command of such a group is its program's name alone: its
-// command line was never masked.
+// marked finds the live process groups, other than those in known, led by
+// a process carrying a run's mark and started as a run starts its
+// processes: leading a group of its own in the run's session. Those are the
+// processes the run started but had not noted yet (it was killed in
+// between). A descendant that made itself a session of its own is a daemon
+// meant to outlive the run, which no run waits for. The command of such a
+// group is its program's name alone: its command line was never masked.
 func marked(mark string, known map[int]bool) []Leftover {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -298,37 +300,27 @@ func marked(mark string, known map[int]bool) []Leftover {
 			continue
 		}
 		st, ok := readStat(pid)
-		if !ok || known[st.pgrp] || st.state == 'Z' || st.state == 'X' {
+		if !ok || st.pgrp != pid || st.session == pid || known[pid] || st.state == 'Z' || st.state == 'X' {
 			continue
 		}
-		known[st.pgrp] = true
-		l := Leftover{PID: st.pgrp, Dir: processDir(st.pgrp, pid), Args: processName(st.pgrp, pid), Boot: bootID()}
-		if leader, ok := readStat(st.pgrp); ok && leader.pgrp == st.pgrp {
-			l.Started = leader.sinceBoot()
-		}
-		out = append(out, l)
+		known[pid] = true
+		out = append(out, Leftover{PID: pid, Dir: processDir(pid), Args: processName(pid), Boot: bootID(), Started: st.sinceBoot()})
 	}
 	return out
 }
 
-// processDir is the working folder of a group's leader, or of the member
-// found when the leader is gone.
-func processDir(leader, member int) string {
-	for _, pid := range []int{leader, member} {
-		if dir, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd"); err == nil {
-			return dir
-		}
+// processDir is the working folder of a process.
+func processDir(pid int) string {
+	if dir, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd"); err == nil {
+		return dir
 	}
 	return "?"
 }
 
-// processName is the program name of a group's leader, or of the member
-// found when the leader is gone.
-func processName(leader, member int) string {
-	for _, pid := range []int{leader, member} {
-		if name, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil {
-			return strings.TrimSpace(string(name))
-		}
+// processName is the name of a process's program.
+func processName(pid int) string {
+	if name, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil {
+		return strings.TrimSpace(string(name))
 	}
 	return "?"
 }
@@ -428,10 +420,11 @@ func groupAlive(pid int) bool { return Leftover{PID: pid}.alive() }
 
 // procStat is what /proc/<pid>/stat tells about a process.
 type procStat struct {
-	state byte
-	ppid  int
-	pgrp  int
-	start uint64 // clock ticks after boot
+	state   byte
+	ppid    int
+	pgrp    int
+	session int
+	start   uint64 // clock ticks after boot
 }
 
 func readStat(pid int) (procStat, bool) {
@@ -450,8 +443,9 @@ func readStat(pid int) (procStat, bool) {
 	}
 	ppid, _ := strconv.Atoi(fields[1])
 	pgrp, _ := strconv.Atoi(fields[2])
+	session, _ := strconv.Atoi(fields[3])
 	start, _ := strconv.ParseUint(fields[19], 10, 64) // field 22
-	return procStat{state: fields[0][0], ppid: ppid, pgrp: pgrp, start: start}, true
+	return procStat{state: fields[0][0], ppid: ppid, pgrp: pgrp, session: session, start: start}, true
 }
 
 // clockTicks is the kernel's USER_HZ: 100 on every Linux gantry runs on.

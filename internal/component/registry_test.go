@@ -301,7 +301,8 @@ func TestBootClock(t *testing.T) {
 // TestRegistryFindsMarkedProcesses: a run killed after it started a process
 // but before it noted it leaves no "+" line. Its processes carry the run's
 // mark, so the next run finds their groups all the same, once each, and only
-// those of that run.
+// those of that run. A daemon (a session of its own) carries the mark too,
+// but is meant to outlive the run.
 func TestRegistryFindsMarkedProcesses(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state.running")
@@ -319,21 +320,22 @@ func TestRegistryFindsMarkedProcesses(t *testing.T) {
 	if got := RunMarkEnv + "=" + strings.TrimSpace(out.String()); got != r.mark {
 		t.Fatalf("the process's mark: %q, want %q", got, r.mark)
 	}
-	start := func(env string) *exec.Cmd {
+	start := func(env string, daemon bool) *exec.Cmd {
 		cmd := exec.Command("sleep", "30")
 		cmd.Env = append(os.Environ(), env)
 		cmd.Dir = dir
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !daemon, Setsid: daemon}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _, _ = cmd.Process.Wait() })
 		return cmd
 	}
-	unnoted := start(r.mark)
-	noted := start(r.mark)
+	unnoted := start(r.mark, false)
+	noted := start(r.mark, false)
 	r.started(noted.Process.Pid, dir, []string{"sleep", "30"})
-	start(RunMarkEnv + "=another-run")
+	start(RunMarkEnv+"=another-run", false)
+	start(r.mark, true)
 
 	left, err := Leftovers(path)
 	if err != nil {
@@ -396,6 +398,7 @@ func TestRegistryMarkIsNotSelf(t *testing.T) {
 	// The test binary again, under a shell of the run, both marked.
 	self := exec.Command("sh", "-c", `"$0" -test.run='^TestRegistryMarkIsNotSelf$' -test.v`, os.Args[0])
 	self.Env = append(os.Environ(), r.mark, "GANTRY_TEST_REGISTRY="+path)
+	self.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as a run starts it
 	if out, err := self.CombinedOutput(); err != nil {
 		t.Errorf("%v\n%s", err, out)
 	}
