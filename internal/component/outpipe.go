@@ -63,7 +63,8 @@ func (p *outPipe) copy() {
 // waitOutputs waits until the outputs of a process that ended are copied;
 // descendants that outlive it may hold the pipes open: after delay their
 // reading ends are closed, and what they write later is lost (as os/exec's
-// WaitDelay does). The error is the first copy's that failed before.
+// WaitDelay does). The error is the first, in pipe order, of the copies
+// that failed before.
 func waitOutputs(pipes []*outPipe, delay time.Duration) error {
 	var first error
 	var timeout <-chan time.Time
@@ -80,20 +81,34 @@ func waitOutputs(pipes []*outPipe, delay time.Duration) error {
 			select {
 			case err = <-p.done:
 			case <-timeout:
-				// The pipes still open are closed; their copies end with
-				// that, not with an error of the process.
-				for _, q := range pipes[i:] {
-					q.r.Close()
-				}
-				for _, q := range pipes[i:] {
-					<-q.done
-				}
-				return first
+				return firstBeforeClose(first, pipes[i:])
 			}
 		}
 		if first == nil {
 			first = err
 		}
+	}
+	return first
+}
+
+// firstBeforeClose closes the pipes still open once the delay is over and
+// waits for their copies, which end with that, not with an error of the
+// process: the error is first, or that of a copy that failed before.
+func firstBeforeClose(first error, pipes []*outPipe) error {
+	var open []*outPipe
+	for _, p := range pipes {
+		select {
+		case err := <-p.done:
+			if first == nil {
+				first = err
+			}
+		default:
+			p.r.Close()
+			open = append(open, p)
+		}
+	}
+	for _, p := range open {
+		<-p.done
 	}
 	return first
 }

@@ -3,6 +3,7 @@ package component
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,6 +56,40 @@ func TestRunOutputsOfDescendants(t *testing.T) {
 		t.Errorf("stderr %q, want own", got)
 	}
 }
+
+// TestRunOutputsErrorPastTheDelay: a writer that failed on one stream is
+// Run's error even when a descendant holds the other stream open past the
+// delay (the streams still open are closed then, which is no error).
+func TestRunOutputsErrorPastTheDelay(t *testing.T) {
+	old := waitDelay
+	defer func() { waitDelay = old }()
+	waitDelay = 200 * time.Millisecond
+	group := filepath.Join(t.TempDir(), "group")
+	var out syncBuffer
+	// The script writes to stderr until the copy, whose writer failed,
+	// closed it; the descendant then keeps stdout, not stderr, open.
+	script := `echo $$ > "$1"; echo own; trap '' PIPE; while echo own >&2; do sleep 0.01; done; (sleep 60 2>/dev/null; echo late) & exit 0`
+	err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: &out, Stderr: failingWriter{}})
+	if b, rerr := os.ReadFile(group); rerr == nil {
+		if pgid, aerr := strconv.Atoi(strings.TrimSpace(string(b))); aerr == nil {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}
+	if !errors.Is(err, errWriterFailed) {
+		t.Errorf("Run: %v, want the writer's error", err)
+	}
+	if got := out.String(); got != "own\n" {
+		t.Errorf("stdout %q, want own", got)
+	}
+}
+
+// errWriterFailed is failingWriter's error.
+var errWriterFailed = errors.New("the writer failed")
+
+// failingWriter fails every write.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errWriterFailed }
 
 // TestRunOutputsInParallel: many processes at once, each writing more than
 // a pipe holds to stdout and to stderr, each stream whole and to its own
