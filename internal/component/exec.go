@@ -121,9 +121,13 @@ func Run(ctx context.Context, p Process) error {
 	// started leaves it to be found.
 	reg := registryFrom(ctx)
 	w := watcherFrom(ctx)
-	var mark string
+	var regMark, watchMark string
+	var regN uint64
+	if reg != nil {
+		regMark, regN = reg.nextMark()
+	}
 	if w != nil {
-		mark = w.Starting()
+		watchMark = w.Starting()
 	}
 	if reg != nil || w != nil {
 		env := cmd.Env
@@ -132,10 +136,10 @@ func Run(ctx context.Context, p Process) error {
 		}
 		env = env[:len(env):len(env)]
 		if reg != nil {
-			env = append(env, reg.mark)
+			env = append(env, regMark)
 		}
 		if w != nil {
-			env = append(env, mark)
+			env = append(env, watchMark)
 		}
 		cmd.Env = env
 	}
@@ -144,7 +148,7 @@ func Run(ctx context.Context, p Process) error {
 			op.abandon()
 		}
 		if w != nil {
-			w.Ended(mark, 0)
+			w.Ended(watchMark, 0)
 		}
 		return fmt.Errorf("start %s: %w", p.Args[0], err)
 	}
@@ -155,12 +159,12 @@ func Run(ctx context.Context, p Process) error {
 	// The program and its folder only: arguments may hold secrets.
 	slog.Debug("process started", "pid", pgid, "program", filepath.Base(p.Args[0]), "dir", p.Dir)
 	if reg != nil {
-		reg.started(pgid, p.Dir, p.Args)
+		reg.started(pgid, regN, p.Dir, p.Args)
 		defer reg.ended(pgid)
 	}
 	if w != nil {
-		w.Started(mark, pgid)
-		defer w.Ended(mark, pgid)
+		w.Started(watchMark, pgid)
+		defer w.Ended(watchMark, pgid)
 	}
 	grace := p.Grace
 	if grace <= 0 {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,8 +29,8 @@ import (
 // leaves them in the page cache, which is all that must survive (a machine
 // crash ends the processes too, so no fsync is needed):
 //
-//	= <mark>
-//	+ <pid> <boot id>:<start, ns after boot> "<dir>" "<command line, masked>"
+//	= <token> <session>
+//	+ <pid> <boot id>:<start, ns after boot> "<dir>" "<command line, masked>" <n>
 //	- <pid>
 //
 // The boot and the start time tell a process of the run from an unrelated one
@@ -38,10 +39,11 @@ import (
 // boot), so a step of the wall clock changes nothing.
 //
 // A process's "+" line can only be written once it started: a run killed in
-// between would leave a process no line names. So every process of the run
-// also carries the run's mark in its environment (RunMarkEnv=<mark>, the
-// first line), which its descendants inherit, and Leftovers finds those by
-// it too. By the time the next run reads the registry, each process the
+// between would leave a process no line names. So each process of the run
+// carries a mark in its environment, RunMarkEnv=<token>.<n> (the token is
+// the run's, n the process's, from 1 on), which its descendants inherit.
+// Leftovers finds by it the processes, in the run's session, whose n no "+"
+// line has. By the time the next run reads the registry, each process the
 // killed one forked runs its own program with its mark: the next run reads
 // it under the state's lock, which a forked process holds until it starts
 // its program (the lock's descriptor closes on exec).
@@ -50,7 +52,8 @@ type Registry struct {
 	f     *os.File
 	path  string
 	mask  func(string) string
-	mark  string // RunMarkEnv=<mark>, for the environment of each process
+	token string        // the run's, in its marks
+	n     atomic.Uint64 // marks handed out
 	carry []Leftover
 }
 
@@ -73,13 +76,21 @@ func OpenRegistry(path string, mask func(string) string, carry ...Leftover) (*Re
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	mark := hex.EncodeToString(b[:])
-	r := &Registry{f: f, path: path, mask: mask, mark: RunMarkEnv + "=" + mark, carry: carry}
-	r.write("= " + mark + "\n")
+	r := &Registry{f: f, path: path, mask: mask, token: hex.EncodeToString(b[:]), carry: carry}
+	session, _ := unix.Getsid(0)
+	r.write(fmt.Sprintf("= %s %d\n", r.token, session))
 	for _, l := range carry {
-		r.write(l.line())
+		l.Args = mask(l.Args)
+		r.write(l.line(0))
 	}
 	return r, nil
+}
+
+// nextMark is the mark of a process about to start, RunMarkEnv=<token>.<n>,
+// and its n.
+func (r *Registry) nextMark() (env string, n uint64) {
+	n = r.n.Add(1)
+	return RunMarkEnv + "=" + r.token + "." + strconv.FormatUint(n, 10), n
 }
 
 func (r *Registry) write(line string) {
@@ -90,9 +101,10 @@ func (r *Registry) write(line string) {
 	}
 }
 
-func (r *Registry) started(pid int, dir string, args []string) {
+// started notes the process of mark n started: it leads the group pid.
+func (r *Registry) started(pid int, n uint64, dir string, args []string) {
 	l := Leftover{PID: pid, Dir: dir, Args: r.mask(strings.Join(args, " ")), Boot: bootID(), Started: sinceBoot()}
-	r.write(l.line())
+	r.write(l.line(n))
 }
 
 func (r *Registry) ended(pid int) { r.write(fmt.Sprintf("- %d\n", pid)) }
@@ -174,33 +186,39 @@ func (l Leftover) String() string {
 	return fmt.Sprintf("pid %d: %s (in %s)", l.PID, l.Args, l.Dir)
 }
 
-// line is the registry's line of a started process.
-func (l Leftover) line() string {
+// line is the registry's line of a started process with the mark n (0:
+// none, a leftover carried over).
+func (l Leftover) line(n uint64) string {
 	id := "-"
 	if l.Boot != "" && l.Started > 0 {
 		id = l.Boot + ":" + strconv.FormatInt(int64(l.Started), 10)
 	}
-	return fmt.Sprintf("+ %d %s %s %s\n", l.PID, id, strconv.Quote(l.Dir), strconv.Quote(l.Args))
+	line := fmt.Sprintf("+ %d %s %s %s", l.PID, id, strconv.Quote(l.Dir), strconv.Quote(l.Args))
+	if n > 0 {
+		line += " " + strconv.FormatUint(n, 10)
+	}
+	return line + "\n"
 }
 
-// parseStarted reads a "+" line: "+ pid id "dir" "args"", or an older
-// registry's "+ pid "dir" "args"". ok is false for a line cut short.
-func parseStarted(line string) (Leftover, bool) {
+// parseStarted reads a "+" line: "+ pid id "dir" "args" n", without n if it
+// has no mark, or an older registry's "+ pid "dir" "args"". ok is false for
+// a line cut short.
+func parseStarted(line string) (l Leftover, n uint64, ok bool) {
 	rest, ok := strings.CutPrefix(line, "+ ")
 	if !ok {
-		return Leftover{}, false
+		return Leftover{}, 0, false
 	}
 	pidText, rest, ok := strings.Cut(rest, " ")
 	pid, err := strconv.Atoi(pidText)
 	if !ok || err != nil {
-		return Leftover{}, false
+		return Leftover{}, 0, false
 	}
-	l := Leftover{PID: pid}
+	l = Leftover{PID: pid}
 	if !strings.HasPrefix(rest, `"`) {
 		var id string
 		id, rest, ok = strings.Cut(rest, " ")
 		if !ok {
-			return Leftover{}, false
+			return Leftover{}, 0, false
 		}
 		if boot, ns, found := strings.Cut(id, ":"); found {
 			if n, err := strconv.ParseInt(ns, 10, 64); err == nil {
@@ -211,12 +229,17 @@ func parseStarted(line string) (Leftover, bool) {
 	for _, field := range []*string{&l.Dir, &l.Args} {
 		q, err := strconv.QuotedPrefix(rest)
 		if err != nil {
-			return Leftover{}, false
+			return Leftover{}, 0, false
 		}
 		*field, _ = strconv.Unquote(q)
 		rest = strings.TrimPrefix(rest[len(q):], " ")
 	}
-	return l, true
+	if rest != "" {
+		if n, err = strconv.ParseUint(rest, 10, 64); err != nil {
+			return Leftover{}, 0, false
+		}
+	}
+	return l, n, true
 }
 
 // Leftovers reads the registry a previous run left at path and returns the
@@ -232,13 +255,18 @@ func Leftovers(path string) ([]Leftover, error) {
 	defer f.Close()
 	running := map[int]Leftover{}
 	var order []int
-	var mark string
+	var token string
+	session := -1
+	noted := map[uint64]bool{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if m, ok := strings.CutPrefix(line, "= "); ok {
-			mark = m
+		if head, ok := strings.CutPrefix(line, "= "); ok {
+			tokenText, sessionText, _ := strings.Cut(head, " ")
+			if sid, err := strconv.Atoi(sessionText); err == nil {
+				token, session = tokenText, sid
+			}
 			continue
 		}
 		if pidText, ok := strings.CutPrefix(line, "- "); ok {
@@ -247,9 +275,12 @@ func Leftovers(path string) ([]Leftover, error) {
 			}
 			continue
 		}
-		if l, ok := parseStarted(line); ok {
+		if l, n, ok := parseStarted(line); ok {
 			running[l.PID] = l
 			order = append(order, l.PID)
+			if n > 0 {
+				noted[n] = true
+			}
 		}
 	}
 	var out []Leftover
@@ -261,26 +292,60 @@ func Leftovers(path string) ([]Leftover, error) {
 			delete(running, pid)
 		}
 	}
-	if mark != "" {
-		out = append(out, marked(mark, groups)...)
+	if token != "" {
+		out = append(out, unnoted(token, session, noted, groups)...)
 	}
 	return out, nil
 }
 
-// marked finds the live process groups, other than those in known, led by
-// a process carrying a run's mark and started as a run starts its
-// processes: leading a group of its own in the run's session. Those are the
-// processes the run started but had not noted yet (it was killed in
-// between). A descendant that made itself a session of its own is a daemon
-// meant to outlive the run, which no run waits for. The command of such a
-// group is its program's name alone: its command line was never masked.
-func marked(mark string, known map[int]bool) []Leftover {
+// unnoted finds the live process groups, other than those in known (which
+// it adds them to), of the processes a killed run started but had not
+// noted, as it was killed in between: processes in the run's session whose
+// mark has the run's token and a number no "+" line has. Marks of noted
+// processes are not looked at: what such a process and its descendants do
+// was the run's to know, as before the marks. A daemon (a session of its
+// own), and the processes it runs, are meant to outlive the run. The
+// command of a group found is its program's name alone: its command line
+// was never masked.
+func unnoted(token string, session int, noted map[uint64]bool, known map[int]bool) []Leftover {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	// This process, and those it runs under, may carry the mark too (gantry
-	// run by a component of the killed run): they are not leftovers.
+	mine := lineage()
+	prefix := token + "."
+	var out []Leftover
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || mine[pid] {
+			continue
+		}
+		st, ok := readStat(pid)
+		if !ok || st.session != session || known[st.pgrp] || st.state == 'Z' || st.state == 'X' {
+			continue
+		}
+		value, ok := ProcessEnv(pid, RunMarkEnv)
+		nText, ours := strings.CutPrefix(value, prefix)
+		if !ok || !ours {
+			continue
+		}
+		if n, err := strconv.ParseUint(nText, 10, 64); err != nil || noted[n] {
+			continue
+		}
+		known[st.pgrp] = true
+		l := Leftover{PID: st.pgrp, Dir: processDir(st.pgrp, pid), Args: processName(st.pgrp, pid), Boot: bootID()}
+		if leader, ok := readStat(st.pgrp); ok && leader.pgrp == st.pgrp {
+			l.Started = leader.sinceBoot()
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// lineage is this process and those it runs under: a gantry run by a
+// component of the killed run carries its mark too, and must not wait for
+// itself.
+func lineage() map[int]bool {
 	mine := map[int]bool{}
 	for pid := os.Getpid(); pid > 1 && !mine[pid]; {
 		mine[pid] = true
@@ -290,37 +355,27 @@ func marked(mark string, known map[int]bool) []Leftover {
 		}
 		pid = st.ppid
 	}
-	var out []Leftover
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || mine[pid] {
-			continue
-		}
-		if value, ok := ProcessEnv(pid, RunMarkEnv); !ok || value != mark {
-			continue
-		}
-		st, ok := readStat(pid)
-		if !ok || st.pgrp != pid || st.session == pid || known[pid] || st.state == 'Z' || st.state == 'X' {
-			continue
-		}
-		known[pid] = true
-		out = append(out, Leftover{PID: pid, Dir: processDir(pid), Args: processName(pid), Boot: bootID(), Started: st.sinceBoot()})
-	}
-	return out
+	return mine
 }
 
-// processDir is the working folder of a process.
-func processDir(pid int) string {
-	if dir, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd"); err == nil {
-		return dir
+// processDir is the working folder of a group's leader, or of the member
+// found when the leader is gone.
+func processDir(leader, member int) string {
+	for _, pid := range []int{leader, member} {
+		if dir, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd"); err == nil {
+			return dir
+		}
 	}
 	return "?"
 }
 
-// processName is the name of a process's program.
-func processName(pid int) string {
-	if name, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil {
-		return strings.TrimSpace(string(name))
+// processName is the program name of a group's leader, or of the member
+// found when the leader is gone.
+func processName(leader, member int) string {
+	for _, pid := range []int{leader, member} {
+		if name, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil {
+			return strings.TrimSpace(string(name))
+		}
 	}
 	return "?"
 }

@@ -31,9 +31,9 @@ func TestRegistryLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer long.Process.Kill()
-	r.started(long.Process.Pid, dir, []string{"sleep", "30"})
+	r.started(long.Process.Pid, 1, dir, []string{"sleep", "30"})
 	// A dead process noted as running (its end line lost).
-	r.started(999999, dir, []string{"gone"})
+	r.started(999999, 2, dir, []string{"gone"})
 
 	left, err := Leftovers(path)
 	if err != nil {
@@ -193,7 +193,7 @@ func TestLeftoverIdentity(t *testing.T) {
 				t.Errorf("alive = %v, want %v", got, tt.alive)
 			}
 			path := filepath.Join(t.TempDir(), "state.running")
-			if err := os.WriteFile(path, []byte(tt.l.line()), 0o600); err != nil {
+			if err := os.WriteFile(path, []byte(tt.l.line(0)), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			left, err := Leftovers(path)
@@ -208,23 +208,27 @@ func TestLeftoverIdentity(t *testing.T) {
 // quotes, read the older format, skip a line cut short, and mask secrets.
 func TestRegistryLines(t *testing.T) {
 	l := Leftover{PID: 42, Dir: `/srv/my "app" dir`, Args: "deploy --name a b", Boot: "b1", Started: 1234 * time.Millisecond}
-	got, ok := parseStarted(strings.TrimSuffix(l.line(), "\n"))
-	if !ok || got != l {
-		t.Errorf("round trip: %+v %v", got, ok)
+	for _, n := range []uint64{0, 12} {
+		got, gotN, ok := parseStarted(strings.TrimSuffix(l.line(n), "\n"))
+		if !ok || got != l || gotN != n {
+			t.Errorf("round trip of mark %d: %+v %d %v", n, got, gotN, ok)
+		}
 	}
-	old, ok := parseStarted(`+ 7 "/srv/app" "make deploy"`)
+	old, _, ok := parseStarted(`+ 7 "/srv/app" "make deploy"`)
 	if !ok || old != (Leftover{PID: 7, Dir: "/srv/app", Args: "make deploy"}) {
 		t.Errorf("older line: %+v %v", old, ok)
 	}
-	if _, ok := parseStarted(`+ 7 b1:99 "/srv/ap`); ok {
-		t.Error("a line cut short was read")
+	for _, cut := range []string{`+ 7 b1:99 "/srv/ap`, `+ 7 b1:99 "/srv/app" "make deploy" 1`[:35] + "x"} {
+		if _, _, ok := parseStarted(cut); ok {
+			t.Errorf("a line cut short, or with a bad mark, was read: %s", cut)
+		}
 	}
 	path := filepath.Join(t.TempDir(), "state.running")
 	r, err := OpenRegistry(path, func(s string) string { return strings.ReplaceAll(s, "hunter2", "*****") })
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.started(43, "/srv", []string{"deploy", "--password", "hunter2"})
+	r.started(43, 1, "/srv", []string{"deploy", "--password", "hunter2"})
 	data, _ := os.ReadFile(path)
 	if strings.Contains(string(data), "hunter2") || !strings.Contains(string(data), "--password *****") {
 		t.Errorf("the registry notes: %s", data)
@@ -298,12 +302,14 @@ func TestBootClock(t *testing.T) {
 	}
 }
 
-// TestRegistryFindsMarkedProcesses: a run killed after it started a process
-// but before it noted it leaves no "+" line. Its processes carry the run's
-// mark, so the next run finds their groups all the same, once each, and only
-// those of that run. A daemon (a session of its own) carries the mark too,
-// but is meant to outlive the run.
-func TestRegistryFindsMarkedProcesses(t *testing.T) {
+// TestRegistryFindsUnnotedProcesses: a run killed after it started a
+// process but before it noted it leaves no "+" line. Its processes carry
+// the run's mark, so the next run finds their groups all the same, once
+// each: the group of one whose leader ended too. What the mark does not
+// make a leftover: a noted process's descendant in a group of its own (no
+// run waited for that before), another run's process, a daemon (a session
+// of its own) of an unnoted process.
+func TestRegistryFindsUnnotedProcesses(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state.running")
 	r, err := OpenRegistry(path, nil)
@@ -311,31 +317,43 @@ func TestRegistryFindsMarkedProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	// Run gives each process the mark.
+	// Run gives each process its mark.
 	var out strings.Builder
 	ctx := WithRegistry(context.Background(), r)
 	if err := Run(ctx, Process{Args: []string{"sh", "-c", "echo $" + RunMarkEnv}, Dir: dir, Stdout: &out}); err != nil {
 		t.Fatal(err)
 	}
-	if got := RunMarkEnv + "=" + strings.TrimSpace(out.String()); got != r.mark {
-		t.Fatalf("the process's mark: %q, want %q", got, r.mark)
+	if got, want := strings.TrimSpace(out.String()), r.token+".1"; got != want {
+		t.Fatalf("the process's mark: %q, want %q", got, want)
 	}
-	start := func(env string, daemon bool) *exec.Cmd {
-		cmd := exec.Command("sleep", "30")
-		cmd.Env = append(os.Environ(), env)
+	start := func(mark string, attr *syscall.SysProcAttr, args ...string) *exec.Cmd {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), mark)
 		cmd.Dir = dir
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !daemon, Setsid: daemon}
+		cmd.SysProcAttr = attr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _, _ = cmd.Process.Wait() })
 		return cmd
 	}
-	unnoted := start(r.mark, false)
-	noted := start(r.mark, false)
-	r.started(noted.Process.Pid, dir, []string{"sleep", "30"})
-	start(RunMarkEnv+"=another-run", false)
-	start(r.mark, true)
+	group := &syscall.SysProcAttr{Setpgid: true}
+	unnotedMark, _ := r.nextMark()
+	unnoted := start(unnotedMark, group, "sleep", "30")
+	notedMark, notedN := r.nextMark()
+	noted := start(notedMark, group, "sleep", "30")
+	r.started(noted.Process.Pid, notedN, dir, []string{"sleep", "30"})
+	start(notedMark, group, "sleep", "30") // a noted process's descendant, in a group of its own
+	start(RunMarkEnv+"=another-run.4", group, "sleep", "30")
+	daemonMark, _ := r.nextMark()
+	start(daemonMark, &syscall.SysProcAttr{Setsid: true}, "sleep", "30")
+	// A leader that ended, and left its group behind; it is reaped when
+	// the background sleep is there, so that only the group remains.
+	endedMark, _ := r.nextMark()
+	ended := start(endedMark, group, "sh", "-c", `sleep 30 & echo $! > "$1"; exit 0`, "sh", filepath.Join(dir, "bg"))
+	if err := ended.Wait(); err != nil {
+		t.Fatal(err)
+	}
 
 	left, err := Leftovers(path)
 	if err != nil {
@@ -348,31 +366,38 @@ func TestRegistryFindsMarkedProcesses(t *testing.T) {
 		}
 		got[l.PID] = l
 	}
-	if len(got) != 2 {
-		t.Fatalf("leftovers %v, want the noted and the unnoted sleep", left)
+	want := []int{noted.Process.Pid, unnoted.Process.Pid, ended.Process.Pid}
+	if len(got) != len(want) {
+		t.Fatalf("leftovers %v, want the groups %v", left, want)
 	}
-	l, ok := got[unnoted.Process.Pid]
-	if !ok {
-		t.Fatalf("the unnoted process is not found: %v", left)
+	for _, pid := range want {
+		if _, ok := got[pid]; !ok {
+			t.Fatalf("group %d is not found: %v", pid, left)
+		}
 	}
-	if l.Args != "sleep" || l.Dir != dir || l.Boot != bootID() || l.Started == 0 || !l.alive() {
+	if l := got[unnoted.Process.Pid]; l.Args != "sleep" || l.Dir != dir || l.Boot != bootID() || l.Started == 0 || !l.alive() {
 		t.Errorf("the unnoted process: %+v", l)
 	}
-	// Carried to the next registry, it is a leftover there too, by its line.
+	if l := got[ended.Process.Pid]; l.Args != "sleep" || l.Started != 0 || !l.alive() {
+		t.Errorf("the group whose leader ended: %+v", l)
+	}
+	// Carried to the next registry, they are leftovers there too, by
+	// their lines.
 	r2path := filepath.Join(dir, "next.running")
 	r2, err := OpenRegistry(r2path, nil, left...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := Leftovers(r2path); err != nil || len(again) != 2 {
+	defer r2.Close()
+	if again, err := Leftovers(r2path); err != nil || len(again) != len(want) {
 		t.Errorf("carried over: %v %v", again, err)
 	}
 	_ = syscall.Kill(-unnoted.Process.Pid, syscall.SIGKILL)
 	_, _ = unnoted.Process.Wait()
+	_ = syscall.Kill(-ended.Process.Pid, syscall.SIGKILL)
 	if again, err := Leftovers(path); err != nil || len(again) != 1 || again[0].PID != noted.Process.Pid {
-		t.Errorf("after the unnoted one ended: %v %v", again, err)
+		t.Errorf("after the unnoted ones ended: %v %v", again, err)
 	}
-	_ = r2.Close()
 }
 
 // TestRegistryMarkIsNotSelf: gantry run by a process of the killed run
@@ -397,7 +422,8 @@ func TestRegistryMarkIsNotSelf(t *testing.T) {
 	defer r.Close()
 	// The test binary again, under a shell of the run, both marked.
 	self := exec.Command("sh", "-c", `"$0" -test.run='^TestRegistryMarkIsNotSelf$' -test.v`, os.Args[0])
-	self.Env = append(os.Environ(), r.mark, "GANTRY_TEST_REGISTRY="+path)
+	mark, _ := r.nextMark()
+	self.Env = append(os.Environ(), mark, "GANTRY_TEST_REGISTRY="+path)
 	self.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as a run starts it
 	if out, err := self.CombinedOutput(); err != nil {
 		t.Errorf("%v\n%s", err, out)
