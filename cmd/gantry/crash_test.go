@@ -67,7 +67,8 @@ func touch(t *testing.T, path string) {
 }
 
 // gatedStack writes a chain a → b → c whose components mark when they start
-// and wait for a release file before they finish.
+// and wait for a release file before they finish (or until the test's folder
+// goes: a test that fails leaves no process behind).
 func gatedStack(t *testing.T) string {
 	t.Helper()
 	files := map[string]string{
@@ -85,7 +86,7 @@ components:
     depends: [b]
 `,
 		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
-		"comp/Makefile": "deploy:\n\t@touch ../started-$(COMPONENT_NAME)\n\t@while [ ! -e ../release-$(COMPONENT_NAME) ]; do sleep 0.01; done\n" +
+		"comp/Makefile": "deploy:\n\t@touch ../started-$(COMPONENT_NAME)\n\t@while [ ! -e ../release-$(COMPONENT_NAME) ] && [ -e ../hub.yaml ]; do sleep 0.01; done\n" +
 			"\t@printf 'Outputs:\\nat = %s\\n\\n' $(COMPONENT_NAME)\n",
 	}
 	return writeFiles(t, files)

@@ -301,7 +301,7 @@ func chainAB(stack, deploy string) map[string]string {
 // it; the client killed with SIGKILL, the run goes on, and the next deploy
 // attaches to it, shows it from its start and exits with its outcome.
 func TestTemporalClientKilledAndSecondDeploy(t *testing.T) {
-	script := "#!/bin/sh\ntouch ../started-$COMPONENT_NAME\nwhile [ ! -e ../go-$COMPONENT_NAME ]; do sleep 0.05; done\necho \"$COMPONENT_NAME done\"\n"
+	script := "#!/bin/sh\ntouch ../started-$COMPONENT_NAME\nwhile [ ! -e ../go-$COMPONENT_NAME ] && [ -e ../hub.yaml ]; do sleep 0.05; done\necho \"$COMPONENT_NAME done\"\n"
 	w := newOnWorkers(t, chainAB("attach", script))
 	w.worker("w1", "--parallel", "2")
 	first, _ := w.start("deploy", "hub.yaml")
@@ -414,7 +414,7 @@ func TestTemporalStaleWorkflowLock(t *testing.T) {
 	w := newOnWorkers(t, map[string]string{
 		"hub.yaml":                "version: 1\nkind: stack\nmeta: {name: stale}\ncomponents:\n  - name: a\n    source: {dir: comp}\n",
 		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
-		"comp/deploy":             "#!/bin/sh\ntouch ../started\nwhile [ ! -e ../go ]; do sleep 0.05; done\necho a ran\n",
+		"comp/deploy":             "#!/bin/sh\ntouch ../started\nwhile [ ! -e ../go ] && [ -e ../hub.yaml ]; do sleep 0.05; done\necho a ran\n",
 	})
 	w.worker("w1")
 	first, _ := w.start("deploy", "hub.yaml")

@@ -119,7 +119,7 @@ components:
 		"db/Makefile":            "deploy:\n\t@echo database ready\n",
 		"api/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: api}\n",
 		"api/Makefile": "deploy:\n\t@echo connecting\n\t@echo migrating schema, a line long enough to be cut when the terminal gets narrow\n" +
-			"\t@while [ ! -e ../release ]; do sleep 0.05; done\n\t@echo done\n",
+			"\t@while [ ! -e ../release ] && [ -e ../hub.yaml ]; do sleep 0.05; done\n\t@echo done\n",
 		"web/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: web}\n",
 		"web/Makefile":           "deploy:\n\t@echo serving\n",
 	})
@@ -199,7 +199,7 @@ var headerRE = regexp.MustCompile(`(?m)^\d+/\d+ done · \d+ running · \d+ waiti
 func TestTTYLiveAreaBoundedInTmux(t *testing.T) {
 	files := map[string]string{
 		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
-		"comp/deploy":             "#!/bin/sh\necho working on $COMPONENT_NAME\nwhile [ ! -e ../release ]; do sleep 0.05; done\n",
+		"comp/deploy":             "#!/bin/sh\necho working on $COMPONENT_NAME\nwhile [ ! -e ../release ] && [ -e ../hub.yaml ]; do sleep 0.05; done\n",
 	}
 	var hub strings.Builder
 	hub.WriteString("version: 1\nkind: stack\nmeta: {name: thirty}\ncomponents:\n")
@@ -350,7 +350,7 @@ components:
     depends: [api]
 `,
 		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
-		"comp/deploy":             "#!/bin/sh\nwhile [ ! -e ../release ]; do sleep 0.05; done\n",
+		"comp/deploy":             "#!/bin/sh\nwhile [ ! -e ../release ] && [ -e ../hub.yaml ]; do sleep 0.05; done\n",
 	})
 	s := startTmux(t, dir, 80, 20, "deploy", "hub.yaml", "--show-queue")
 	screen := s.waitScreen(`0/4 done · 1 running · 3 waiting`)
