@@ -1,0 +1,25 @@
+package gcpace
+
+import (
+	"os"
+	"runtime/debug"
+	"testing"
+)
+
+// TestPaceSetAtInit: the package's initialiser set the pace and the soft
+// limit, unless GOGC and GOMEMLIMIT say otherwise.
+func TestPaceSetAtInit(t *testing.T) {
+	if os.Getenv("GOGC") == "" {
+		if got := debug.SetGCPercent(Percent); got != Percent {
+			t.Errorf("GC percent %d, want %d", got, Percent)
+		}
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if got, want := debug.SetMemoryLimit(-1), SoftMemoryLimit(); got != want {
+			t.Errorf("memory limit %d, want %d", got, want)
+		}
+	}
+	if SoftMemoryLimit() < 256<<20 {
+		t.Errorf("soft limit %d, below 256 MiB", SoftMemoryLimit())
+	}
+}
