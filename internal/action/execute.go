@@ -302,7 +302,7 @@ func (r *record) close() *Outcome {
 	go func() {
 		defer close(written)
 		if f, err := os.OpenFile(filepath.Join(r.runLog.Dir(), "summary.txt"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
-			ui.WriteSummary(f, out.Components, out.Duration, ui.Style{})
+			ui.WriteSummary(f, out.Components, out.Duration)
 			f.Close()
 		}
 	}()

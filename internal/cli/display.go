@@ -60,14 +60,14 @@ func (d *display) Finish(o *action.Outcome) {
 		d.events.Flush()
 		return
 	}
-	d.a.printRunEnd(o, d.sty)
+	d.a.printRunEnd(o)
 }
 
 // printRunEnd prints the summary, the last lines of failed components' logs
 // and where the logs are.
-func (a *app) printRunEnd(o *action.Outcome, sty ui.Style) {
+func (a *app) printRunEnd(o *action.Outcome) {
 	fmt.Fprintln(a.stdout)
-	ui.WriteSummary(a.stdout, o.Components, o.Duration, sty)
+	ui.WriteSummary(a.stdout, o.Components, o.Duration)
 	for _, c := range o.Components {
 		if c.Status != ui.Failed {
 			continue

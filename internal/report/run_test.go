@@ -154,7 +154,7 @@ func fakeRun(t testing.TB) (dir string, p *plan.Plan) {
 	_ = bw.Flush()
 	_ = pf.Close()
 	sf, _ := os.Create(filepath.Join(dir, SummaryFile))
-	ui.WriteSummary(sf, tracker.Components(), 905*time.Millisecond, ui.Style{})
+	ui.WriteSummary(sf, tracker.Components(), 905*time.Millisecond)
 	_ = sf.Close()
 	params := &Params{
 		Stack: []Param{NewParam("db.password", "", fakeSecret, "hub.yaml:20", "", false, masker.Text), NewParam("db.host", "", "db.local", "hub.yaml:22", "", false, masker.Text)},

@@ -12,7 +12,7 @@ import (
 // WriteSummary prints the final table — component, verb, status, duration
 // and the reason of skips and failures, a failure that did not fail the run
 // as "failed (optional)" — and a line of totals with the run's duration.
-func WriteSummary(w io.Writer, comps []ComponentRun, took time.Duration, sty Style) {
+func WriteSummary(w io.Writer, comps []ComponentRun, took time.Duration) {
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
 	rows := make([][summaryColumns]string, 0, len(comps)+1)

@@ -47,7 +47,7 @@ func BenchmarkSummary10k(b *testing.B) {
 	b.Run("summary", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			WriteSummary(io.Discard, comps, time.Second, Style{})
+			WriteSummary(io.Discard, comps, time.Second)
 		}
 	})
 	// The table as tabwriter alone wrote it, for comparison.

@@ -141,7 +141,7 @@ func TestTTYStripsComponentEscapes(t *testing.T) {
 		t.Errorf("paused output or failure reason lost: %q", out)
 	}
 	var sum bytes.Buffer
-	WriteSummary(&sum, tracker.Components(), time.Second, Style{})
+	WriteSummary(&sum, tracker.Components(), time.Second)
 	if strings.Contains(sum.String(), "\x1b") || !strings.Contains(sum.String(), "exit 1") {
 		t.Errorf("the summary holds escapes: %q", sum.String())
 	}
