@@ -1,6 +1,7 @@
 package component
 
 import (
+	"errors"
 	"io"
 	"os"
 	"syscall"
@@ -92,23 +93,17 @@ func waitOutputs(pipes []*outPipe, delay time.Duration) error {
 }
 
 // firstBeforeClose closes the pipes still open once the delay is over and
-// waits for their copies, which end with that, not with an error of the
-// process: the error is first, or that of a copy that failed before.
+// waits for their copies. A copy ended by that close ends with os.ErrClosed,
+// which is no error of the process; the error is first, or that of a copy
+// that failed by itself, before or while the pipes were closed.
 func firstBeforeClose(first error, pipes []*outPipe) error {
-	var open []*outPipe
 	for _, p := range pipes {
-		select {
-		case err := <-p.done:
-			if first == nil {
-				first = err
-			}
-		default:
-			p.r.Close()
-			open = append(open, p)
-		}
+		p.r.Close()
 	}
-	for _, p := range open {
-		<-p.done
+	for _, p := range pipes {
+		if err := <-p.done; first == nil && !errors.Is(err, os.ErrClosed) {
+			first = err
+		}
 	}
 	return first
 }

@@ -67,7 +67,7 @@ func TestRunOutputsErrorPastTheDelay(t *testing.T) {
 	group := filepath.Join(t.TempDir(), "group")
 	var out syncBuffer
 	// The script writes to stderr until the copy, whose writer failed,
-	// closed it; the descendant then keeps stdout, not stderr, open.
+	// ended; the descendant then keeps stdout open past the delay.
 	script := `echo $$ > "$1"; echo own; trap '' PIPE; while echo own >&2; do sleep 0.01; done; (sleep 60 2>/dev/null; echo late) & exit 0`
 	err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: &out, Stderr: failingWriter{}})
 	if b, rerr := os.ReadFile(group); rerr == nil {
