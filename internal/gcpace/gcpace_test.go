@@ -10,16 +10,16 @@ import (
 // limit, unless GOGC and GOMEMLIMIT say otherwise.
 func TestPaceSetAtInit(t *testing.T) {
 	if os.Getenv("GOGC") == "" {
-		if got := debug.SetGCPercent(Percent); got != Percent {
-			t.Errorf("GC percent %d, want %d", got, Percent)
+		if got := debug.SetGCPercent(percent); got != percent {
+			t.Errorf("GC percent %d, want %d", got, percent)
 		}
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		if got, want := debug.SetMemoryLimit(-1), SoftMemoryLimit(); got != want {
+		if got, want := debug.SetMemoryLimit(-1), softMemoryLimit(); got != want {
 			t.Errorf("memory limit %d, want %d", got, want)
 		}
 	}
-	if SoftMemoryLimit() < 256<<20 {
-		t.Errorf("soft limit %d, below 256 MiB", SoftMemoryLimit())
+	if softMemoryLimit() < 256<<20 {
+		t.Errorf("soft limit %d, below 256 MiB", softMemoryLimit())
 	}
 }
