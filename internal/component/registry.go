@@ -189,8 +189,10 @@ func (l Leftover) String() string {
 // line is the registry's line of a started process with the mark n (0:
 // none, a leftover carried over).
 func (l Leftover) line(n uint64) string {
+	// A group found without its leader has no start (0), but its boot
+	// still tells a line of an earlier boot apart.
 	id := "-"
-	if l.Boot != "" && l.Started > 0 {
+	if l.Boot != "" {
 		id = l.Boot + ":" + strconv.FormatInt(int64(l.Started), 10)
 	}
 	line := fmt.Sprintf("+ %d %s %s %s", l.PID, id, strconv.Quote(l.Dir), strconv.Quote(l.Args))
@@ -324,9 +326,9 @@ func unnoted(token string, session int, noted map[uint64]bool, known map[int]boo
 		if !ok || st.session != session || known[st.pgrp] || st.state == 'Z' || st.state == 'X' {
 			continue
 		}
-		value, ok := ProcessEnv(pid, RunMarkEnv)
+		value, _ := ProcessEnv(pid, RunMarkEnv)
 		nText, ours := strings.CutPrefix(value, prefix)
-		if !ok || !ours {
+		if !ours {
 			continue
 		}
 		if n, err := strconv.ParseUint(nText, 10, 64); err != nil || noted[n] {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -186,6 +187,8 @@ func TestLeftoverIdentity(t *testing.T) {
 		{"a line of an older gantry, trusted on the pid", Leftover{PID: pid}, true},
 		{"the pid reused by another process", Leftover{PID: pid, Boot: bootID(), Started: other}, false},
 		{"another boot", Leftover{PID: pid, Boot: "another-boot", Started: started}, false},
+		{"a group found without its leader", Leftover{PID: pid, Boot: bootID()}, true},
+		{"a group found without its leader, another boot", Leftover{PID: pid, Boot: "another-boot"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -347,13 +350,23 @@ func TestRegistryFindsUnnotedProcesses(t *testing.T) {
 	start(RunMarkEnv+"=another-run.4", group, "sleep", "30")
 	daemonMark, _ := r.nextMark()
 	start(daemonMark, &syscall.SysProcAttr{Setsid: true}, "sleep", "30")
-	// A leader that ended, and left its group behind; it is reaped when
-	// the background sleep is there, so that only the group remains.
+	// A leader that ended, and left its group behind: a background sleep,
+	// once it runs sleep (until it does, it is a copy of the shell).
 	endedMark, _ := r.nextMark()
-	ended := start(endedMark, group, "sh", "-c", `sleep 30 & echo $! > "$1"; exit 0`, "sh", filepath.Join(dir, "bg"))
+	bgFile := filepath.Join(dir, "bg")
+	ended := start(endedMark, group, "sh", "-c", `sleep 30 & echo $! > "$1"; exit 0`, "sh", bgFile)
 	if err := ended.Wait(); err != nil {
 		t.Fatal(err)
 	}
+	bgText, err := os.ReadFile(bgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg, err := strconv.Atoi(strings.TrimSpace(string(bgText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the background process runs sleep", func() bool { return processName(bg, bg) == "sleep" })
 
 	left, err := Leftovers(path)
 	if err != nil {
@@ -395,6 +408,10 @@ func TestRegistryFindsUnnotedProcesses(t *testing.T) {
 	_ = syscall.Kill(-unnoted.Process.Pid, syscall.SIGKILL)
 	_, _ = unnoted.Process.Wait()
 	_ = syscall.Kill(-ended.Process.Pid, syscall.SIGKILL)
+	waitUntil(t, "the background sleep ends", func() bool {
+		st, ok := readStat(bg)
+		return !ok || st.state == 'Z' || st.state == 'X'
+	})
 	if again, err := Leftovers(path); err != nil || len(again) != 1 || again[0].PID != noted.Process.Pid {
 		t.Errorf("after the unnoted ones ended: %v %v", again, err)
 	}
@@ -427,5 +444,18 @@ func TestRegistryMarkIsNotSelf(t *testing.T) {
 	self.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as a run starts it
 	if out, err := self.CombinedOutput(); err != nil {
 		t.Errorf("%v\n%s", err, out)
+	}
+}
+
+// waitUntil waits for cond, checking every few milliseconds, for at most a
+// minute.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
