@@ -82,7 +82,7 @@ func waitOutputs(pipes []*outPipe, delay time.Duration) error {
 			select {
 			case err = <-p.done:
 			case <-timeout:
-				return firstBeforeClose(first, pipes[i:])
+				return closeStillCopying(first, pipes[i:])
 			}
 		}
 		if first == nil {
@@ -92,11 +92,11 @@ func waitOutputs(pipes []*outPipe, delay time.Duration) error {
 	return first
 }
 
-// firstBeforeClose closes the pipes still open once the delay is over and
+// closeStillCopying closes the pipes still copying once the delay is over and
 // waits for their copies. A copy ended by that close ends with os.ErrClosed,
 // which is no error of the process; the error is first, or that of a copy
 // that failed by itself, before or while the pipes were closed.
-func firstBeforeClose(first error, pipes []*outPipe) error {
+func closeStillCopying(first error, pipes []*outPipe) error {
 	for _, p := range pipes {
 		p.r.Close()
 	}
