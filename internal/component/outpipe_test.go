@@ -69,27 +69,21 @@ func TestRunOutputsErrorPastTheDelay(t *testing.T) {
 	// The script writes to stderr until the copy, whose writer failed,
 	// ended; the descendant then keeps stdout open past the delay.
 	script := `echo $$ > "$1"; echo own; trap '' PIPE; while echo own >&2; do sleep 0.01; done; (sleep 60 2>/dev/null; echo late) & exit 0`
-	err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: &out, Stderr: failingWriter{}})
+	refused := errors.New("refused")
+	stderr := writerFunc(func([]byte) (int, error) { return 0, refused })
+	err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: &out, Stderr: stderr})
 	if b, rerr := os.ReadFile(group); rerr == nil {
 		if pgid, aerr := strconv.Atoi(strings.TrimSpace(string(b))); aerr == nil {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	}
-	if !errors.Is(err, errWriterFailed) {
+	if !errors.Is(err, refused) {
 		t.Errorf("Run: %v, want the writer's error", err)
 	}
 	if got := out.String(); got != "own\n" {
 		t.Errorf("stdout %q, want own", got)
 	}
 }
-
-// errWriterFailed is failingWriter's error.
-var errWriterFailed = errors.New("the writer failed")
-
-// failingWriter fails every write.
-type failingWriter struct{}
-
-func (failingWriter) Write([]byte) (int, error) { return 0, errWriterFailed }
 
 // TestRunOutputsInParallel: many processes at once, each writing more than
 // a pipe holds to stdout and to stderr, each stream whole and to its own

@@ -55,11 +55,10 @@ func (w *discardWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// writerFunc is a writer made of a function.
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-var _ io.Writer = writerFunc(nil)
 
 // selfCPU is the CPU time this process has used (user and system), its
 // children's not counted.
