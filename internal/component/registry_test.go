@@ -26,12 +26,7 @@ func TestRegistryLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A process started as the killed run would have: noted, never ended.
-	long := exec.Command("sleep", "30")
-	long.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := long.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer long.Process.Kill()
+	long := startGroup(t)
 	r.started(long.Process.Pid, 1, dir, []string{"sleep", "30"})
 	// A dead process noted as running (its end line lost).
 	r.started(999999, 2, dir, []string{"gone"})
@@ -113,12 +108,7 @@ func TestGroupAliveIgnoresZombies(t *testing.T) {
 func TestRegistryKeepsLiveCarriedLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state.running")
-	long := exec.Command("sleep", "30")
-	long.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := long.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = syscall.Kill(-long.Process.Pid, syscall.SIGKILL); _, _ = long.Process.Wait() }()
+	long := startGroup(t)
 	carried := Leftover{PID: long.Process.Pid, Dir: dir, Args: "sleep 30"}
 	r, err := OpenRegistry(path, nil, carried)
 	if err != nil {
@@ -146,12 +136,19 @@ func TestRegistryKeepsLiveCarriedLeftovers(t *testing.T) {
 	}
 }
 
-// startGroup starts a process leading its own group, as the runs do; it is
-// killed when the test ends.
+// startGroup starts a sleep leading its own group, as the runs start
+// processes; it is killed when the test ends.
 func startGroup(t *testing.T) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("sleep", "30")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return startKilledAtEnd(t, cmd)
+}
+
+// startKilledAtEnd starts cmd; its process group is killed when the test
+// ends.
+func startKilledAtEnd(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
+	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -334,11 +331,7 @@ func TestRegistryFindsUnnotedProcesses(t *testing.T) {
 		cmd.Env = append(os.Environ(), mark)
 		cmd.Dir = dir
 		cmd.SysProcAttr = attr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _, _ = cmd.Process.Wait() })
-		return cmd
+		return startKilledAtEnd(t, cmd)
 	}
 	group := &syscall.SysProcAttr{Setpgid: true}
 	unnotedMark, _ := r.nextMark()
