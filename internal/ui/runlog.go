@@ -3,9 +3,11 @@ package ui
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -47,10 +49,71 @@ func (l *RunLog) Tap(t LogTap) {
 	l.tap = t
 }
 
+// logFile is one log: lines are buffered in w, and the file is created by
+// the first write that reaches it (a flush), so that a component whose
+// start and end lines come in one burst costs one open, one write and one
+// close. It is a bare descriptor, not an *os.File: a regular file gains
+// nothing from Go's poller, which os.OpenFile tries (five system calls) and
+// os.File's close undoes.
 type logFile struct {
-	f     *os.File
+	path  string
+	fd    int // -1 until the first write opens the file
 	w     *bufio.Writer
 	dirty bool
+}
+
+// Write appends p to the file, opening it first if needed.
+func (lf *logFile) Write(p []byte) (int, error) {
+	if lf.fd < 0 {
+		fd, err := openAppend(lf.path)
+		if err != nil {
+			return 0, err
+		}
+		lf.fd = fd
+	}
+	written := 0
+	for written < len(p) {
+		n, err := syscall.Write(lf.fd, p[written:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return written, &os.PathError{Op: "write", Path: lf.path, Err: err}
+		}
+		if n == 0 {
+			return written, &os.PathError{Op: "write", Path: lf.path, Err: io.ErrShortWrite}
+		}
+		written += n
+	}
+	return written, nil
+}
+
+// close closes the file if a write opened it.
+func (lf *logFile) close() error {
+	if lf.fd < 0 {
+		return nil
+	}
+	err := syscall.Close(lf.fd)
+	lf.fd = -1
+	if err != nil {
+		return &os.PathError{Op: "close", Path: lf.path, Err: err}
+	}
+	return nil
+}
+
+// openAppend opens a log for appending, creating it (mode 0600), closed on
+// exec: components must not inherit the run's logs.
+func openAppend(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_CREAT|syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CLOEXEC, 0o600)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return fd, nil
+	}
 }
 
 // NewRunLog writes logs into dir, which it creates.
@@ -76,12 +139,8 @@ func (l *RunLog) write(group, text string) {
 	}
 	lf, ok := l.files[group]
 	if !ok {
-		f, err := os.OpenFile(l.Path(group), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			l.keep(err)
-			return
-		}
-		lf = &logFile{f: f, w: l.writer(f)}
+		lf = &logFile{path: l.Path(group), fd: -1}
+		lf.w = l.writer(lf)
 		l.files[group] = lf
 	}
 	line := at.UTC().Format("2006-01-02T15:04:05.000Z") + " " + text
@@ -96,8 +155,8 @@ func (l *RunLog) write(group, text string) {
 	}
 }
 
-// writer is a buffer for a log file opened: a spare one if any (l.mu held).
-func (l *RunLog) writer(f *os.File) *bufio.Writer {
+// writer is a buffer for a log: a spare one if any (l.mu held).
+func (l *RunLog) writer(f *logFile) *bufio.Writer {
 	if n := len(l.spare); n > 0 {
 		w := l.spare[n-1]
 		l.spare = l.spare[:n-1]
@@ -212,7 +271,7 @@ func (l *RunLog) closeGroup(group string) {
 		return
 	}
 	l.keep(lf.w.Flush())
-	l.keep(lf.f.Close())
+	l.keep(lf.close())
 	delete(l.files, group)
 	// Reset drops what a failed flush left, and its error (kept above).
 	lf.w.Reset(nil)
@@ -244,7 +303,7 @@ func (l *RunLog) Close() error {
 	defer l.mu.Unlock()
 	for _, lf := range l.files {
 		l.keep(lf.w.Flush())
-		l.keep(lf.f.Close())
+		l.keep(lf.close())
 	}
 	l.files = map[string]*logFile{}
 	l.closed = true
