@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -96,11 +97,13 @@ func (w *fileWriter) Write(_ context.Context, b Batch) error {
 		}
 		return w.start(b.Base, b.BaseSize, recs)
 	}
-	if err := w.reserve(w.jsize + int64(len(recs))); err != nil {
-		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), err)
-	}
+	w.reserve(w.jsize + int64(len(recs)))
 	n, err := w.journal.WriteAt(recs, w.jsize)
 	w.jsize += int64(n)
+	// The next zeros go after the records, never over them: reserved
+	// falls short of the file's length after a reserve failed part way,
+	// and records written where it had no room for zeros extend the file.
+	w.reserved = max(w.reserved, w.jsize)
 	if err != nil {
 		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), err)
 	}
@@ -119,19 +122,24 @@ const (
 )
 
 // reserve writes zeros ahead in the journal's file until it holds at least
-// end bytes. The records are synced after, with the zeros' blocks. On a
-// disk nearly full, zeros can fail where the record alone would have fit:
-// that write fails, and the next is a new generation, as after any failed
-// write.
-func (w *fileWriter) reserve(end int64) error {
+// end bytes, as far as it can. The records are synced after, with the
+// zeros' blocks. The zeros only save the sync some metadata: on a disk
+// nearly full (or past a file size limit) they fail where a record alone
+// may still fit, and the record is written as an append; only its own
+// write or sync failing fails the batch.
+func (w *fileWriter) reserve(end int64) {
 	var err error
 	w.reserved, err = reserveZeros(w.journal, w.reserved, end)
-	return err
+	if err != nil {
+		slog.Debug("state journal not written ahead", "journal", JournalPath(w.path), "err", err)
+	}
 }
 
 // reserveZeros writes zeros in f from reserved (its length) until it holds
 // at least end bytes, doubling it up to reserveMost at a time; it returns
-// f's new length.
+// f's new length as far as it knows: when a write fails part way (a disk
+// full), os.File.WriteAt does not count what it wrote, and the file may be
+// longer.
 func reserveZeros(f *os.File, reserved, end int64) (int64, error) {
 	if end <= reserved {
 		return reserved, nil
@@ -200,9 +208,11 @@ func (w *fileWriter) start(digest string, snapSize int, recs []byte) error {
 	reserved := int64(len(head))
 	_, err = f.Write(head)
 	if err == nil {
-		reserved, err = reserveZeros(f, reserved, reserveFirst)
-	}
-	if err == nil {
+		// As far as there is room (fileWriter.reserve).
+		var zerr error
+		if reserved, zerr = reserveZeros(f, reserved, reserveFirst); zerr != nil {
+			slog.Debug("state journal not written ahead", "journal", jp, "err", zerr)
+		}
 		err = f.Sync()
 	}
 	if err == nil {

@@ -2,7 +2,11 @@ package state
 
 import (
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -296,5 +300,69 @@ func TestJournalWrittenAhead(t *testing.T) {
 		if diff := cmp.Diff(r.Snapshot(), mustRead(t, crashCopy(t, path))); diff != "" {
 			t.Fatalf("write %d: read back (-want +got):\n%s", i, diff)
 		}
+	}
+}
+
+// TestJournalWithoutRoomForItsZeros: past a file size limit (as on a disk
+// nearly full), the zeros a journal is written ahead with fail where its
+// records still fit: every record is written and reads back, none fails.
+// It runs in a child process of its own, whose limit the others must not
+// share; Go would end it on SIGXFSZ, which it ignores.
+func TestJournalWithoutRoomForItsZeros(t *testing.T) {
+	const limit = reserveFirst / 4
+	dir := os.Getenv("GANTRY_TEST_FSIZE_DIR")
+	if dir == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestJournalWithoutRoomForItsZeros$", "-test.v")
+		cmd.Env = append(os.Environ(), "GANTRY_TEST_FSIZE_DIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS") {
+			t.Fatalf("in a process limited to files of %d bytes: %v\n%s", limit, err, out)
+		}
+		return
+	}
+	signal.Ignore(syscall.SIGXFSZ)
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &rl); err != nil {
+		t.Fatal(err)
+	}
+	rl.Cur = limit
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &rl); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "hub.yaml.state")
+	r := NewRecorder(path, sample())
+	var end int64
+	for i := 0; i < 5; i++ {
+		if err := r.Wait(r.UpdateComponent("c", func(c *Component) { c.Status = StatusDeployed; c.Order = i })); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		b, err := os.ReadFile(JournalPath(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Zeros as far as there was room, and the records written over
+		// them one after the other: the same journal, not a new
+		// generation (a whole snapshot) each time.
+		if len(b) != limit {
+			t.Errorf("write %d: a journal of %d bytes, not written ahead up to the limit %d", i, len(b), limit)
+		}
+		if e := journalEnd(t, JournalPath(path)); i > 0 && e <= end {
+			t.Errorf("write %d: the journal's records end at %d, not past the last write's %d", i, e, end)
+		} else {
+			end = e
+		}
+		st, err := ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(r.Snapshot(), st); diff != "" {
+			t.Fatalf("write %d: read back (-want +got):\n%s", i, diff)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := mustRead(t, path); st.Components["c"].Order != 4 {
+		t.Errorf("after the close: order %d, want 4", st.Components["c"].Order)
 	}
 }
