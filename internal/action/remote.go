@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/engine"
 	"github.com/gantry-dev/gantry/internal/gitroot"
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -210,11 +211,11 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 		if err != nil {
 			return nil, err
 		}
-		left, err := leftovers(ws.Registry(st.AbsStatePath()))
+		left, err := component.Leftovers(ws.Registry(st.AbsStatePath()))
 		if err != nil {
 			return nil, err
 		}
-		if left {
+		if len(left) > 0 {
 			return nil, invalid(consequence, "a killed run of this stack left processes running on this machine (%s): a local deploy waits for them; wait for them to end, or run one", ws.Registry(st.AbsStatePath()))
 		}
 		bundle := &Bundle{Format: bundleFormat, Stack: rr.Stack, Verb: r.opts.Verb, RunID: runID, Root: co.root,

@@ -288,19 +288,20 @@ func (r *stackRun) locked(ctx context.Context, b *built, runID, command string) 
 			return fail(err)
 		}
 	}
-	registry := workspace.For(st.AbsStatePath()).Registry(st.AbsStatePath())
-	left, err := leftovers(registry)
+	// Read once, under the lock: the plan built again below waits for
+	// what it found.
+	left, err := component.Leftovers(workspace.For(st.AbsStatePath()).Registry(st.AbsStatePath()))
 	if err != nil {
 		return fail(err)
 	}
-	slog.Debug("state locked", "state", st.Store.String(), "run", runID, "changed", changed, "leftovers", left)
+	slog.Debug("state locked", "state", st.Store.String(), "run", runID, "changed", changed, "leftovers", len(left))
 	if r.rebuild && r.reload != nil {
 		if err := r.reload(); err != nil {
 			return fail(err)
 		}
 		changed = false // the parameters were locked again with it
 	}
-	if changed || left || r.rebuild {
+	if changed || len(left) > 0 || r.rebuild {
 		// Parameters are locked again only when the state they came from
 		// changed: a deploy would ask the person at the terminal again.
 		if changed {
@@ -308,7 +309,7 @@ func (r *stackRun) locked(ctx context.Context, b *built, runID, command string) 
 				return fail(err)
 			}
 		}
-		r.ro.Registry = registry
+		r.ro.Leftovers = left
 		if st.State != nil {
 			r.ro.LastRun = st.State.LastRun
 		}
@@ -341,14 +342,6 @@ func lockStore(ctx context.Context, s state.Store, runID, command string, o stat
 		return nil, fmt.Errorf("lock the state %s: %w", s, err)
 	}
 	return held, nil
-}
-
-// leftovers reports whether a killed run left processes that still live,
-// unless this is a run inside a run of the same stack (gantry invoke from a
-// component), whose processes are the outer run's.
-func leftovers(registry string) (bool, error) {
-	left, err := component.Leftovers(registry)
-	return len(left) > 0, err
 }
 
 func absPath(p string) string {

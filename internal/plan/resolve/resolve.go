@@ -40,10 +40,11 @@ type Options struct {
 	// StateDir is the folder of the state file: folders the state records
 	// are relative to it.
 	StateDir string
-	// Registry is the process registry a killed run may have left ("" for
+	// Leftovers are the processes a killed run left that still live, as
+	// read from its process registry under the state's lock (none for
 	// plans that are only shown); LastRun names that run.
-	Registry string
-	LastRun  string
+	Leftovers []component.Leftover
+	LastRun   string
 	// Handler resolves the stack's installation handler.
 	Handler bool
 	// PluginPath are folders of executable plugins ($GANTRY_PLUGIN_PATH).
@@ -122,18 +123,12 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 		}
 		r.f.Environment[c] = onPath(build.EnvironmentTools(c))
 	}
-	if o.Registry != "" {
-		left, err := component.Leftovers(o.Registry)
-		if err != nil {
-			return nil, err
+	if len(o.Leftovers) > 0 {
+		lo := &plan.Leftovers{Run: o.LastRun}
+		for _, l := range o.Leftovers {
+			lo.Processes = append(lo.Processes, plan.Process{PID: l.PID, Command: l.Args, Dir: l.Dir, Boot: l.Boot, Started: l.Started})
 		}
-		if len(left) > 0 {
-			lo := &plan.Leftovers{Run: o.LastRun}
-			for _, l := range left {
-				lo.Processes = append(lo.Processes, plan.Process{PID: l.PID, Command: l.Args, Dir: l.Dir, Boot: l.Boot, Started: l.Started})
-			}
-			r.f.Leftovers = lo
-		}
+		r.f.Leftovers = lo
 	}
 	if o.Handler {
 		h, err := Handler(res)
