@@ -68,7 +68,8 @@ func touch(t *testing.T, path string) {
 
 // gatedStack writes a chain a → b → c whose components mark when they start
 // and wait for a release file before they finish (or until the test's folder
-// goes: a test that fails leaves no process behind).
+// goes: a test that fails leaves no process behind). Each also notes its
+// start and its end in the file order, in the order they happen.
 func gatedStack(t *testing.T) string {
 	t.Helper()
 	files := map[string]string{
@@ -86,7 +87,9 @@ components:
     depends: [b]
 `,
 		"comp/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: comp}\n",
-		"comp/Makefile": "deploy:\n\t@touch ../started-$(COMPONENT_NAME)\n\t@while [ ! -e ../release-$(COMPONENT_NAME) ] && [ -e ../hub.yaml ]; do sleep 0.01; done\n" +
+		"comp/Makefile": "deploy:\n\t@echo start $(COMPONENT_NAME) >> ../order\n\t@touch ../started-$(COMPONENT_NAME)\n" +
+			"\t@while [ ! -e ../release-$(COMPONENT_NAME) ] && [ -e ../hub.yaml ]; do sleep 0.01; done\n" +
+			"\t@echo end $(COMPONENT_NAME) >> ../order\n" +
 			"\t@printf 'Outputs:\\nat = %s\\n\\n' $(COMPONENT_NAME)\n",
 	}
 	return writeFiles(t, files)
@@ -273,23 +276,24 @@ func forgetStarts(t *testing.T, path string) {
 }
 
 // waitsForLeftover deploys the gated stack killed with a leftover again:
-// the run waits for the leftover, then deploys everything.
+// the run waits for the leftover, then deploys everything; a starts again
+// only after the killed run's a ended.
 func waitsForLeftover(t *testing.T, dir string) {
 	t.Helper()
 	again, out := startDeploy(t, dir)
 	waitLeftoverWait(t, out)
-	time.Sleep(300 * time.Millisecond)
-	if _, err := os.Stat(filepath.Join(dir, "started-a")); err == nil {
-		t.Fatalf("a started again while the killed run's a still ran:\n%s", out)
-	}
 	for _, c := range []string{"a", "b", "c"} {
 		touch(t, filepath.Join(dir, "release-"+c))
 	}
 	if err := again.Wait(); err != nil {
 		t.Fatalf("the next run failed: %v\n%s", err, out)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "started-a")); err != nil {
-		t.Errorf("a was not deployed again after the leftover ended:\n%s", out)
+	order, err := os.ReadFile(filepath.Join(dir, "order"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "start a\nend a\nstart a\nend a\nstart b\nend b\nstart c\nend c\n"; string(order) != want {
+		t.Errorf("starts and ends:\n%s\nwant (the killed run's a, then the next run's):\n%s\n%s", order, want, out)
 	}
 	if st := readState(t, dir); st.Status != state.StatusDeployed {
 		t.Errorf("stack status %q:\n%s", st.Status, out)
