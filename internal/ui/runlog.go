@@ -49,28 +49,18 @@ func (l *RunLog) Tap(t LogTap) {
 	l.tap = t
 }
 
-// logFile is one log: lines are buffered in w, and the file is created by
-// the first write that reaches it (a flush), so that a component whose
-// start and end lines come in one burst costs one open, one write and one
-// close. It is a bare descriptor, not an *os.File: a regular file gains
-// nothing from Go's poller, which os.OpenFile tries (five system calls) and
-// os.File's close undoes.
+// logFile is one log, its lines buffered in w. It is a bare descriptor,
+// not an *os.File: a regular file gains nothing from Go's poller, which
+// os.OpenFile tries (five system calls) and os.File's close undoes.
 type logFile struct {
 	path  string
-	fd    int // -1 until the first write opens the file
+	fd    int
 	w     *bufio.Writer
 	dirty bool
 }
 
-// Write appends p to the file, opening it first if needed.
+// Write appends p to the file.
 func (lf *logFile) Write(p []byte) (int, error) {
-	if lf.fd < 0 {
-		fd, err := openAppend(lf.path)
-		if err != nil {
-			return 0, err
-		}
-		lf.fd = fd
-	}
 	written := 0
 	for written < len(p) {
 		n, err := syscall.Write(lf.fd, p[written:])
@@ -88,11 +78,8 @@ func (lf *logFile) Write(p []byte) (int, error) {
 	return written, nil
 }
 
-// close closes the file if a write opened it.
+// close closes the file.
 func (lf *logFile) close() error {
-	if lf.fd < 0 {
-		return nil
-	}
 	err := syscall.Close(lf.fd)
 	lf.fd = -1
 	if err != nil {
@@ -139,7 +126,15 @@ func (l *RunLog) write(group, text string) {
 	}
 	lf, ok := l.files[group]
 	if !ok {
-		lf = &logFile{path: l.Path(group), fd: -1}
+		// Opened at its first line, so that a component's log exists once
+		// it started (gantry logs, a crash); a line that could not open
+		// it is lost, and the next one tries again.
+		fd, err := openAppend(l.Path(group))
+		if err != nil {
+			l.keep(err)
+			return
+		}
+		lf = &logFile{path: l.Path(group), fd: fd}
 		lf.w = l.writer(lf)
 		l.files[group] = lf
 	}

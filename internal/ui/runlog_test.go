@@ -2,6 +2,7 @@ package ui
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,3 +105,42 @@ func TestRunLogDropsLinesAfterClose(t *testing.T) {
 type tapFunc func(group, line string)
 
 func (f tapFunc) LogLine(group, line string) { f(group, line) }
+
+// TestRunLogOpensAtFirstLineAndRetries: a component's log exists once it
+// logged a line (gantry logs during a run, a crash before the lines are
+// written out); a line that could not open it is lost, the error kept for
+// Close, and the next line opens it.
+func TestRunLogOpensAtFirstLineAndRetries(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	l, err := NewRunLog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := &plan.Node{ID: "db/deploy", Group: "db", Label: "deploy db"}
+	l.StepStarted(step, time.Now())
+	if _, err := os.Stat(l.Path("db")); err != nil {
+		t.Errorf("no log after the component's first line: %v", err)
+	}
+	other := &plan.Node{ID: "web/deploy", Group: "web", Label: "deploy web"}
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	l.Log(other, "while the folder is away")
+	l.Idle()
+	if err := os.Rename(dir+".away", dir); err != nil {
+		t.Fatal(err)
+	}
+	l.Log(other, "once it is back")
+	l.Idle()
+	l.Log(other, "later")
+	if err := l.Close(); err == nil {
+		t.Error("Close reported no error for a line that could not open its log")
+	}
+	data, err := os.ReadFile(l.Path("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "away") || !strings.Contains(string(data), "once it is back\n") || !strings.HasSuffix(string(data), "later\n") {
+		t.Errorf("the log after a failed open:\n%s", data)
+	}
+}
