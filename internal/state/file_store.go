@@ -69,6 +69,10 @@ type fileWriter struct {
 	reserved int64
 	snapSize int
 	appended bool
+	// unreserved: zeros could not be written ahead (a disk full); the
+	// journal's records are appended as they are until its next
+	// generation.
+	unreserved bool
 	// buf frames each batch's records (journalRecords).
 	buf []byte
 }
@@ -98,14 +102,17 @@ func (w *fileWriter) Write(_ context.Context, b Batch) error {
 		return w.start(b.Base, b.BaseSize, recs)
 	}
 	w.reserve(w.jsize + int64(len(recs)))
+	// Past the zeros, a batch that fails part way (a disk full) leaves its
+	// first records complete, and readers apply them, as they would after
+	// a crash in the middle of a batch: each is a true value; the next
+	// write is a whole snapshot.
 	n, err := w.journal.WriteAt(recs, w.jsize)
 	w.jsize += int64(n)
-	// The next zeros go after the records, never over them: reserved
-	// falls short of the file's length after a reserve failed part way,
-	// and records written where it had no room for zeros extend the file.
+	// Records written where there was no room for zeros extend the file:
+	// the zeros go after them, never over them.
 	w.reserved = max(w.reserved, w.jsize)
 	if err != nil {
-		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), err)
+		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), unnamed(err))
 	}
 	if err := syncData(w.journal); err != nil {
 		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), err)
@@ -122,24 +129,27 @@ const (
 )
 
 // reserve writes zeros ahead in the journal's file until it holds at least
-// end bytes, as far as it can. The records are synced after, with the
-// zeros' blocks. The zeros only save the sync some metadata: on a disk
-// nearly full (or past a file size limit) they fail where a record alone
-// may still fit, and the record is written as an append; only its own
-// write or sync failing fails the batch.
+// end bytes. The records are synced after, with the zeros' blocks. The
+// zeros only save the sync some metadata: on a disk nearly full (or past a
+// file size limit) they fail where a record alone may still fit, and the
+// journal's records are appended as they are from then on; only a record's
+// own write or sync failing fails its batch.
 func (w *fileWriter) reserve(end int64) {
+	if w.unreserved {
+		return
+	}
 	var err error
-	w.reserved, err = reserveZeros(w.journal, w.reserved, end)
-	if err != nil {
+	if w.reserved, err = reserveZeros(w.journal, w.reserved, end); err != nil {
+		w.unreserved = true
 		slog.Debug("state journal not written ahead", "journal", JournalPath(w.path), "err", err)
 	}
 }
 
-// reserveZeros writes zeros in f from reserved (its length) until it holds
-// at least end bytes, doubling it up to reserveMost at a time; it returns
-// f's new length as far as it knows: when a write fails part way (a disk
-// full), os.File.WriteAt does not count what it wrote, and the file may be
-// longer.
+// reserveZeros writes zeros in f from reserved (its length, past the
+// records) until it holds at least end bytes, doubling it up to reserveMost
+// at a time; it returns f's new length. When a write fails, f is cut back to
+// the zeros written before it: what the failed write took of a disk nearly
+// full is given back (and os.File.WriteAt does not count it).
 func reserveZeros(f *os.File, reserved, end int64) (int64, error) {
 	if end <= reserved {
 		return reserved, nil
@@ -152,6 +162,9 @@ func reserveZeros(f *os.File, reserved, end int64) (int64, error) {
 		n, err := f.WriteAt(zeros[:min(int64(len(zeros)), size-reserved)], reserved)
 		reserved += int64(n)
 		if err != nil {
+			if terr := f.Truncate(reserved); terr != nil {
+				slog.Debug("state journal's zeros not cut back", "journal", f.Name(), "err", terr)
+			}
 			return reserved, err
 		}
 	}
@@ -207,9 +220,9 @@ func (w *fileWriter) start(digest string, snapSize int, recs []byte) error {
 	head := append(appendRecord(nil, recBase, []byte(digest)), recs...)
 	reserved := int64(len(head))
 	_, err = f.Write(head)
+	var zerr error
 	if err == nil {
 		// As far as there is room (fileWriter.reserve).
-		var zerr error
 		if reserved, zerr = reserveZeros(f, reserved, reserveFirst); zerr != nil {
 			slog.Debug("state journal not written ahead", "journal", jp, "err", zerr)
 		}
@@ -221,13 +234,14 @@ func (w *fileWriter) start(digest string, snapSize int, recs []byte) error {
 	if err != nil {
 		f.Close()
 		os.Remove(tmp)
-		return fmt.Errorf("start state journal %s: %w", jp, err)
+		return fmt.Errorf("start state journal %s: %w", jp, unnamed(err))
 	}
 	syncDir(filepath.Dir(jp))
 	if w.journal != nil {
 		w.journal.Close()
 	}
 	w.journal, w.jsize, w.reserved, w.snapSize, w.appended = f, int64(len(head)), reserved, snapSize, len(recs) > 0
+	w.unreserved = zerr != nil
 	return nil
 }
 
@@ -256,6 +270,17 @@ func (w *fileWriter) Finish(_ context.Context, final func() (Batch, error), dirt
 	}
 	syncDir(filepath.Dir(JournalPath(w.path)))
 	return nil
+}
+
+// unnamed is a file operation's error without the file's name: the
+// journal's file keeps the name it was created under (its .tmp) after its
+// rename, and errors name the journal.
+func unnamed(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }
 
 // syncDir makes a rename or removal in a folder durable; a folder that

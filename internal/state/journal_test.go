@@ -234,8 +234,14 @@ func TestFailedJournalWriteStartsAGeneration(t *testing.T) {
 	broken := r.w.(*fileWriter).journal
 	r.mu.Unlock()
 	broken.Close() // its next write fails
-	if err := r.Wait(r.UpdateComponent("a", func(c *Component) { c.Status = StatusDeployed })); err == nil {
+	err := r.Wait(r.UpdateComponent("a", func(c *Component) { c.Status = StatusDeployed }))
+	if err == nil {
 		t.Fatal("a write to a closed journal did not fail")
+	}
+	// The journal's file was created as its .tmp: the error names the
+	// journal.
+	if want := "write state journal " + JournalPath(path) + ": write: "; !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), ".tmp") {
+		t.Errorf("error %q, want it to begin %q and name no .tmp", err, want)
 	}
 	if err := r.Wait(r.UpdateComponent("b", func(c *Component) { c.Status = StatusDeployed })); err != nil {
 		t.Fatalf("the write after a failed one: %v", err)
@@ -305,7 +311,8 @@ func TestJournalWrittenAhead(t *testing.T) {
 
 // TestJournalWithoutRoomForItsZeros: past a file size limit (as on a disk
 // nearly full), the zeros a journal is written ahead with fail where its
-// records still fit: every record is written and reads back, none fails.
+// records still fit: the zeros are cut back, and every record is appended,
+// reads back, and none fails.
 // It runs in a child process of its own, whose limit the others must not
 // share; Go would end it on SIGXFSZ, which it ignores.
 func TestJournalWithoutRoomForItsZeros(t *testing.T) {
@@ -340,17 +347,18 @@ func TestJournalWithoutRoomForItsZeros(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Zeros as far as there was room, and the records written over
-		// them one after the other: the same journal, not a new
-		// generation (a whole snapshot) each time.
-		if len(b) != limit {
-			t.Errorf("write %d: a journal of %d bytes, not written ahead up to the limit %d", i, len(b), limit)
+		// The zeros that failed were cut back (a disk full gets its
+		// space back), and the records appended one after the other:
+		// the same journal, not a new generation (a whole snapshot)
+		// each time.
+		e := journalEnd(t, JournalPath(path))
+		if int64(len(b)) != e {
+			t.Errorf("write %d: a journal of %d bytes whose records end at %d: zeros left after a failed reserve", i, len(b), e)
 		}
-		if e := journalEnd(t, JournalPath(path)); i > 0 && e <= end {
+		if i > 0 && e <= end {
 			t.Errorf("write %d: the journal's records end at %d, not past the last write's %d", i, e, end)
-		} else {
-			end = e
 		}
+		end = e
 		st, err := ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
