@@ -129,12 +129,13 @@ func (l *RunLog) write(group, text string) {
 		// Opened at its first line, so that a component's log exists once
 		// it started (gantry logs, a crash); a line that could not open
 		// it is lost, and the next one tries again.
-		fd, err := openAppend(l.Path(group))
+		path := l.Path(group)
+		fd, err := openAppend(path)
 		if err != nil {
 			l.keep(err)
 			return
 		}
-		lf = &logFile{path: l.Path(group), fd: fd}
+		lf = &logFile{path: path, fd: fd}
 		lf.w = l.writer(lf)
 		l.files[group] = lf
 	}
