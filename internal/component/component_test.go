@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,10 +114,7 @@ func TestRunKillsTheProcessGroup(t *testing.T) {
 			Stdout: &out, Grace: 200 * time.Millisecond,
 		})
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "started") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(t, "the process has started", func() bool { return strings.Contains(out.String(), "started") })
 	cancel()
 	err := <-done
 	if err == nil {
@@ -132,17 +130,10 @@ func TestRunKillsTheProcessGroup(t *testing.T) {
 	}
 	// SIGKILL was sent to the group; the child dies when the kernel gets to
 	// it. A zombie is dead already: only a running child is a survivor.
-	deadline = time.Now().Add(10 * time.Second)
-	for {
-		st, err := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat")
-		if err != nil || strings.Contains(string(st), ") Z ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("child %d survived the cancellation", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(t, fmt.Sprintf("child %d is gone after the cancellation", pid), func() bool {
+		st, ok := readStat(pid)
+		return !ok || st.state == 'Z' || st.state == 'X'
+	})
 }
 
 // TestRunStopNow: a second interrupt (the stop-now context done) kills a

@@ -83,20 +83,13 @@ func TestGroupAliveIgnoresZombies(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		st, ok := readStat(pid)
-		if !ok {
-			t.Skip("no /proc")
-		}
-		if st.state == 'Z' {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the child never became a zombie")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if _, ok := readStat(pid); !ok {
+		t.Skip("no /proc")
 	}
+	waitUntil(t, "the child is a zombie", func() bool {
+		st, ok := readStat(pid)
+		return ok && st.state == 'Z'
+	})
 	if groupAlive(pid) {
 		t.Error("a zombie counts as alive")
 	}
