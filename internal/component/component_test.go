@@ -168,9 +168,7 @@ func TestRunStopNow(t *testing.T) {
 					Stdout: &out, Grace: time.Hour,
 				})
 			}()
-			for !strings.Contains(out.String(), "started") {
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitUntil(t, "the process has started", func() bool { return strings.Contains(out.String(), "started") })
 			cancel()
 			stopNow()
 			err := <-done
