@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/component"
@@ -316,20 +315,15 @@ func (r *record) close() *Outcome {
 
 // executeStack runs the stack's plan: with the process registry (a killed
 // run's leftovers carried over) unless it is a run inside a run of the same
-// stack, and the state recorder unless the run is read-only. It returns
-// once the plan has run, with settle, which waits until the state is at rest
-// (the recorder closed: the file backend compacts its journal into the
-// snapshot, three syncs) and returns the error writing the state: the run's
-// records and report are written meanwhile. Whatever reads the state file,
-// and the release of the lock, comes after settle.
-func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *steps.Runtime, readOnly bool, o execOptions) (settle func() error, err error) {
-	settled := func() error { return nil }
+// stack, and the state recorder unless the run is read-only. An error
+// writing the state is returned once the run has ended.
+func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *steps.Runtime, readOnly bool, o execOptions) error {
 	// A run inside a run of the same stack (gantry invoke from a component)
 	// is part of the outer run, whose registry and lock cover it.
 	if !insideRunOf(rt.StateLocation, st.Res.Stack.Meta.Name) {
 		registry, err := openRegistry(rt, b.facts.Leftovers)
 		if err != nil {
-			return settled, err
+			return err
 		}
 		defer registry.Close()
 		ctx = component.WithRegistry(ctx, registry)
@@ -339,7 +333,7 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 		// run found it (rt.Before, unlocked): it gets a copy of its own.
 		w, err := st.Store.Writer(ctx)
 		if err != nil {
-			return settled, fmt.Errorf("record the run in the state %s: %w", st.Store, err)
+			return fmt.Errorf("record the run in the state %s: %w", st.Store, err)
 		}
 		// A state the store holds as gantry wrote it is continued, not
 		// written whole again before the first component; the recorder
@@ -350,41 +344,13 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 			rt.Recorder = state.Record(w, state.New(st.Res.Stack.Meta.Name))
 		}
 	}
-	err = r.execute(ctx, b.plan, rt, o)
-	if rt.Recorder == nil {
-		return settled, err
-	}
-	return closeInBackground(rt.Recorder), err
-}
-
-// closeInBackground closes a recorder on a goroutine of its own; the
-// function it returns waits for that and returns the error writing the
-// state, the same at every call (a panic is carried back, to be reported
-// as the command's).
-func closeInBackground(rec *state.Recorder) func() error {
-	type closed struct {
-		err   error
-		panic any
-	}
-	done := make(chan closed, 1)
-	go func() {
-		var c closed
-		defer func() {
-			c.panic = recover()
-			done <- c
-		}()
-		c.err = rec.Close()
-	}()
-	return sync.OnceValue(func() error {
-		c := <-done
-		if c.panic != nil {
-			panic(c.panic)
+	err := r.execute(ctx, b.plan, rt, o)
+	if rt.Recorder != nil {
+		if werr := rt.Recorder.Close(); werr != nil && err == nil {
+			err = fmt.Errorf("the state could not be written: %w", werr)
 		}
-		if c.err != nil {
-			return fmt.Errorf("the state could not be written: %w", c.err)
-		}
-		return nil
-	})
+	}
+	return err
 }
 
 // openRegistry starts noting the run's process groups, carrying over the

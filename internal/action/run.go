@@ -1,7 +1,6 @@
 package action
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -250,16 +249,11 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 	}
 	rt := runtime(st, b, runID, r.keepTFVars)
 	rt.Elaborated = r.elaborated
-	settle, runErr := rec.executeStack(ctx, st, b, rt, r.readOnly, o)
-	if h != nil {
-		// The handler's finalize may carry the state file away (seed 002's
-		// installation handlers upload it): it runs on the state at rest.
-		runErr = cmp.Or(runErr, settle())
-	}
+	runErr := rec.executeStack(ctx, st, b, rt, r.readOnly, o)
 	finish()
 	out := rec.close()
 	writeReport(st, b, out)
-	return out, cmp.Or(runErr, settle())
+	return out, runErr
 }
 
 // handlerRuntime is the world of the installation handler's plans.
