@@ -52,9 +52,17 @@ func init() {
 }
 
 // lateFirstCollection turns the collector off until the runtime holds
-// firstCollection: the memory limit starts the first collection, and once
-// that has run, a finalizer sets the pace and the soft limit. Go has no
-// setting for the heap its collections start at; this is one.
+// firstCollection (heap, garbage included, stacks and the runtime's own):
+// the memory limit starts the first collection, and once that has run, a
+// finalizer sets the pace and the soft limit. Go has no setting for the
+// heap its collections start at; this is one. Until then Go's collection
+// every two minutes does not run either: a long-lived command that
+// allocates little (gantry worker) keeps up to firstCollection.
+//
+// Code that sets its own memory limit before the first collection must
+// set a pace too, or take its limit as GOMEMLIMIT (as internal/landscape's
+// spiff child does): with the collector off, its limit alone would say
+// when the first collection comes.
 func lateFirstCollection() {
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(firstCollection)
@@ -68,10 +76,14 @@ func lateFirstCollection() {
 }
 
 // paced sets the pace and the soft limit that hold from the first
-// collection on.
+// collection on, leaving a pace or a limit that code set meanwhile.
 func paced() {
-	debug.SetGCPercent(percent)
-	debug.SetMemoryLimit(softMemoryLimit())
+	if old := debug.SetGCPercent(percent); old != -1 {
+		debug.SetGCPercent(old)
+	}
+	if debug.SetMemoryLimit(-1) == firstCollection {
+		debug.SetMemoryLimit(softMemoryLimit())
+	}
 }
 
 // softMemoryLimit is the heap size past which the collector runs more

@@ -54,9 +54,9 @@ func childMain(in io.Reader, out io.Writer) int {
 		debug.SetMaxStack(v)
 	}
 	if v, err := strconv.ParseUint(os.Getenv(childEnv+"_MEMORY"), 10, 64); err == nil && v > 0 {
-		// A soft limit makes the collector work harder first; the hard
-		// limit on the address space ends the child.
-		debug.SetMemoryLimit(int64(v / 2))
+		// The hard limit on the address space ends the child; its soft
+		// limit (GOMEMLIMIT, startChild) makes the collector work harder
+		// first.
 		_ = syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: v, Max: v})
 	}
 	dec, enc := json.NewDecoder(in), json.NewEncoder(out)
@@ -183,10 +183,16 @@ func startChild() (*spiffChild, error) {
 		return nil, fmt.Errorf("find gantry's own program to run spiff: %w", err)
 	}
 	cmd := exec.Command(self)
+	// The child's soft memory limit is half its address space, given as
+	// GOMEMLIMIT: the runtime has it from the start, and gantry's
+	// collector pace (internal/gcpace) keeps a GOMEMLIMIT that is set
+	// (a limit set later, with the collector still off until the first
+	// collection, would put that collection at the limit).
 	cmd.Env = append(os.Environ(), childEnv+"=1",
 		childEnv+"_STACK="+strconv.Itoa(EvalStack),
 		childEnv+"_MEMORY="+strconv.FormatUint(EvalMemory, 10),
-		childEnv+"_PARENT="+strconv.Itoa(os.Getpid()))
+		childEnv+"_PARENT="+strconv.Itoa(os.Getpid()),
+		"GOMEMLIMIT="+strconv.FormatUint(EvalMemory/2, 10))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	in, err := cmd.StdinPipe()
 	if err != nil {
