@@ -120,10 +120,12 @@ func (f Files) Sum() [32]byte {
 // run may compact its journal into a new snapshot between the two reads: a
 // journal that does not continue the snapshot read is read again with the
 // snapshot, until the two match or the journal is known to be older than
-// the snapshot (then the snapshot holds all of it). A missing snapshot
-// gives empty Files and no error.
+// the snapshot (then the snapshot holds all of it), and a journal gone
+// since a snapshot that has been replaced has the snapshot read again. A
+// missing snapshot gives empty Files and no error.
 func ReadFiles(path string) (Files, error) {
 	for attempt := 0; ; attempt++ {
+		before, _ := os.Stat(path)
 		snap, err := inputfile.Read(path, inputfile.MaxState)
 		if errors.Is(err, os.ErrNotExist) {
 			return Files{}, nil
@@ -131,10 +133,20 @@ func ReadFiles(path string) (Files, error) {
 		if err != nil {
 			return Files{}, fmt.Errorf("read state %s: %w", path, err)
 		}
+		if snapshotRead != nil {
+			snapshotRead(attempt)
+		}
 		journal, err := inputfile.Read(JournalPath(path), inputfile.MaxState)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			return Files{Snapshot: snap}, nil
+			// No journal: the state is at rest, or a run compacted its
+			// journal into a new snapshot (renamed over the old, then the
+			// journal removed) after the snapshot was read: then the
+			// snapshot is read again.
+			if after, _ := os.Stat(path); before == nil || after == nil || os.SameFile(before, after) || attempt == 3 {
+				return Files{Snapshot: snap}, nil
+			}
+			continue
 		case err != nil:
 			return Files{}, fmt.Errorf("read state journal %s: %w", JournalPath(path), err)
 		}
@@ -150,6 +162,10 @@ func ReadFiles(path string) (Files, error) {
 		}
 	}
 }
+
+// snapshotRead, when set (by tests), is called by ReadFiles between its
+// reads of the snapshot and of the journal, with the attempt's number.
+var snapshotRead func(attempt int)
 
 // Decode parses a state's files: the snapshot, then each change the journal
 // recorded since.

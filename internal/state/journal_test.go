@@ -182,6 +182,51 @@ func TestJournalOfAnotherSnapshot(t *testing.T) {
 	}
 }
 
+// TestReadWhileTheRunCompacts: a run that ends compacts its journal into a
+// new snapshot (renamed over the old) and removes the journal. A reader
+// that read the old snapshot just before, and then finds no journal, reads
+// the snapshot again: it never returns the old snapshot without the run's
+// changes.
+func TestReadWhileTheRunCompacts(t *testing.T) {
+	r, path := running(t)
+	// The first write is a snapshot; the second a record of the journal.
+	for _, status := range []string{StatusIncomplete, StatusDeployed} {
+		if err := r.Wait(r.UpdateComponent("web", func(c *Component) { c.Status = status; c.Order = 7 })); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, err := os.ReadFile(JournalPath(path)); err != nil || len(readRecords(b)) < 2 {
+		t.Fatalf("no record in the journal to compact: %v", err)
+	}
+	want := r.Snapshot()
+	var closeErr error
+	compacted := false
+	snapshotRead = func(attempt int) {
+		if attempt == 0 && !compacted {
+			compacted = true
+			closeErr = r.Close()
+		}
+	}
+	defer func() { snapshotRead = nil }()
+	files, err := ReadFiles(path)
+	if err != nil || closeErr != nil {
+		t.Fatal(err, closeErr)
+	}
+	if !compacted {
+		t.Fatal("the run never compacted between the reads")
+	}
+	if _, err := os.Stat(JournalPath(path)); !os.IsNotExist(err) {
+		t.Fatalf("the journal is still there after Close: %v", err)
+	}
+	got, err := files.Decode(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("read while the run compacted (-want +got):\n%s", diff)
+	}
+}
+
 // TestRecorderCompactsAndCloses: a journal grown past its bound is folded
 // into a new snapshot during the run; Close leaves the snapshot alone, the
 // same bytes as Encode.
