@@ -31,8 +31,9 @@ const percent = 400
 // collection, when neither GOGC nor GOMEMLIMIT is set. Go starts collecting
 // at a 4 MiB heap (16 MiB at percent): a deploy of 1,000 no-op components
 // allocates 64 MiB in all and collected twice; without those collections
-// its own CPU fell 5–6 % and its time 2–2.5 % (10,000 components: one
-// collection of four less, 7.5 % and 4 %; bench/README.md, "Run 7").
+// its own CPU fell 5–6 % and its time 2–2.5 % (10,000 components: two
+// collections instead of four, and within this VM's noise; bench/README.md,
+// "Runs 7 and 8").
 // Below this the heap is not collected; from the first collection on, the
 // pace is percent.
 const firstCollection = 128 << 20
