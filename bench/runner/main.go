@@ -6,9 +6,10 @@
 // are medians over the rounds. With -gantry-b a second gantry binary (B) runs
 // in the same rounds, and the table adds B/make and the paired B/A.
 //
-// The last two lines are the headline: cost_per_comp_ms=<median over the
-// no-op 1,000-node cases of (gantry − make) / N> and, last,
-// ratio_vs_make=<median over the same cases of their median ratios>.
+// The last lines are the headline: cost_per_comp_ms=<median over the
+// no-op 1,000-node cases of (gantry − make) / N>, body_vs_make=<the same
+// of their median body ratios (phases.go)> and, last, ratio_vs_make=<the
+// same of their median ratios>.
 //
 // bench/run.sh builds gantry and calls it; run it directly with
 //
@@ -98,6 +99,12 @@ type sample struct {
 	// (GANTRY_RUSAGE); 0 for make, and for a gantry that does not write it.
 	own time.Duration
 	rss int64 // peak resident set, KiB
+	// began and ended are the wall-clock times around the command.
+	began, ended time.Time
+	// lead and tail are a gantry deploy's phases (runPhases); ok says they
+	// were read.
+	lead, tail time.Duration
+	phased     bool
 }
 
 // spread is the smallest, median and largest of per-round ratios.
@@ -123,6 +130,8 @@ func (s spread) String() string {
 // stats sums up one tool's rounds of a case.
 type stats struct {
 	wall, cpu, own time.Duration // medians
+	lead, tail     time.Duration // medians, of deploys whose phases were read
+	body           spread        // per-round (wall − lead − tail) / make's wall
 	rss            int64         // the largest peak, KiB
 	vsMake         spread        // per-round ratios to make; !ok without make
 	cost           float64       // median per-round (tool − make) / N, ms; only with make
@@ -135,7 +144,17 @@ func statsOf(rs []sample) stats {
 		ws[i], cs[i], owns[i] = float64(r.wall), float64(r.cpu), float64(r.own)
 		rss = max(rss, r.rss)
 	}
-	return stats{wall: time.Duration(median(ws)), cpu: time.Duration(median(cs)), own: time.Duration(median(owns)), rss: rss}
+	st := stats{wall: time.Duration(median(ws)), cpu: time.Duration(median(cs)), own: time.Duration(median(owns)), rss: rss}
+	var leads, tails []float64
+	for _, r := range rs {
+		if r.phased {
+			leads, tails = append(leads, float64(r.lead)), append(tails, float64(r.tail))
+		}
+	}
+	if len(leads) > 0 {
+		st.lead, st.tail = time.Duration(median(leads)), time.Duration(median(tails))
+	}
+	return st
 }
 
 // row is one line of the table.
@@ -359,6 +378,7 @@ func printHeader(o options) {
 	fmt.Printf("# %s, %d CPUs (load %s), %s; %s; %s\n", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), load, firstLine("make", "--version"), tools, rounds)
 	fmt.Println("# ratios: min/median/max of the per-round ratios (the tools run back to back in each round, the order rotating);")
 	fmt.Println("# _ms, _cpu_ms (user+sys, with the commands' children) and cost_ms/comp ((gantry - make) / N, per round): medians; _MB: the largest peak RSS")
+	fmt.Println("# _lead_ms: start to the first component's process, _tail_ms: the last one's end to exit (medians); _body/make: per round (gantry - lead - tail) / make")
 }
 
 // column is one column of the table.
@@ -427,6 +447,11 @@ func columns(o options) []column {
 		cols = append(cols, col(head, 8, func(r row) string { return ifDeploy(r, fmt.Sprintf("%.3f", r.gantries[i].cost)) }))
 	}
 	for i, t := range names {
+		cols = append(cols, col(t+"_lead_ms", 9, func(r row) string { return phase(r, r.gantries[i].lead) }))
+		cols = append(cols, col(t+"_tail_ms", 9, func(r row) string { return phase(r, r.gantries[i].tail) }))
+		cols = append(cols, col(t+"_body/make", 18, func(r row) string { return ifDeploy(r, r.gantries[i].body.String()) }))
+	}
+	for i, t := range names {
 		cols = append(cols, col(t+"_MB", 7, func(r row) string { return fmt.Sprintf("%.1f", float64(r.gantries[i].rss)/1024) }))
 	}
 	for i, t := range names {
@@ -441,6 +466,14 @@ func columns(o options) []column {
 	return cols
 }
 
+// phase is a deploy's lead or tail, "-" when none was read.
+func phase(r row, d time.Duration) string {
+	if !r.deploy || d == 0 {
+		return "-"
+	}
+	return ms(d)
+}
+
 func ifDeploy(r row, s string) string {
 	if !r.deploy {
 		return "-"
@@ -450,7 +483,7 @@ func ifDeploy(r row, s string) string {
 
 // summary prints the headline lines, the last one ratio_vs_make.
 func summary(o options, rows []row) {
-	var ratios, costs [2][]float64
+	var ratios, costs, bodies [2][]float64
 	var bOverA []float64
 	for _, r := range rows {
 		if !r.noop1000 || !r.deploy {
@@ -459,6 +492,9 @@ func summary(o options, rows []row) {
 		for i, g := range r.gantries {
 			ratios[i] = append(ratios[i], g.vsMake.med)
 			costs[i] = append(costs[i], g.cost)
+			if g.body.ok {
+				bodies[i] = append(bodies[i], g.body.med)
+			}
 		}
 		if r.bOverA.ok {
 			bOverA = append(bOverA, r.bOverA.med)
@@ -474,8 +510,10 @@ func summary(o options, rows []row) {
 	if o.ab() {
 		line("b_over_a", bOverA, "%.3f")
 		line("b_cost_per_comp_ms", costs[1], "%.3f")
+		line("b_body_vs_make", bodies[1], "%.2f")
 		line("b_ratio_vs_make", ratios[1], "%.2f")
 	}
+	line("body_vs_make", bodies[0], "%.2f")
 	line("cost_per_comp_ms", costs[0], "%.3f")
 	line("ratio_vs_make", ratios[0], "%.2f")
 }
@@ -520,6 +558,9 @@ func versusMake(ctx context.Context, o options, dir string, c casegen.Case) (row
 					return row{}, err
 				}
 				s, err = measure(ctx, o, dir, gs[t], "deploy", "--parallel", fmt.Sprint(o.parallel), "hub.yaml")
+				if err == nil {
+					s.lead, s.tail, s.phased = runPhases(dir, o.out.Name(), s.began, s.ended)
+				}
 			} else {
 				s, err = measure(ctx, o, dir, "make", "-s", "-j", fmt.Sprint(o.parallel), "-f", "Makefile", "all")
 			}
@@ -536,6 +577,7 @@ func versusMake(ctx context.Context, o options, dir string, c casegen.Case) (row
 	for t := range gs {
 		st := statsOf(rounds[t])
 		st.vsMake = spreadOf(ratios(rounds[t], mk))
+		st.body = spreadOf(bodyRatios(rounds[t], mk))
 		diffs := make([]float64, len(mk))
 		for i := range mk {
 			diffs[i] = float64(rounds[t][i].wall-mk[i].wall) / float64(time.Millisecond) / float64(c.N)
@@ -555,6 +597,20 @@ func ratios(a, b []sample) []float64 {
 	xs := make([]float64, len(a))
 	for i := range a {
 		xs[i] = float64(a[i].wall) / float64(b[i].wall)
+	}
+	return xs
+}
+
+// bodyRatios are the per-round ratios of a's body (its wall time without
+// its lead and tail) to make's wall time; none when a round's phases were
+// not read.
+func bodyRatios(a, mk []sample) []float64 {
+	var xs []float64
+	for i := range a {
+		if !a[i].phased {
+			return nil
+		}
+		xs = append(xs, float64(a[i].wall-a[i].lead-a[i].tail)/float64(mk[i].wall))
 	}
 	return xs
 }
@@ -776,7 +832,8 @@ func measure(ctx context.Context, o options, dir, name string, args ...string) (
 	cmd.Env = append(os.Environ(), "GANTRY_RUSAGE="+rusage)
 	start := time.Now()
 	err := cmd.Run()
-	wall := time.Since(start)
+	end := time.Now()
+	wall := end.Sub(start)
 	if err != nil {
 		tail, _ := os.ReadFile(o.out.Name())
 		if len(tail) > 2000 {
@@ -784,7 +841,7 @@ func measure(ctx context.Context, o options, dir, name string, args ...string) (
 		}
 		return sample{}, fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, tail)
 	}
-	s := sample{wall: wall}
+	s := sample{wall: wall, began: start, ended: end}
 	// The rusage of wait4: the command's own and that of the descendants it
 	// waited for (make's and gantry's components).
 	if ps := cmd.ProcessState; ps != nil {
