@@ -11,9 +11,9 @@
 #                            random-1000 deploy on a pseudo-terminal against
 #                            with its output in a file, in the same rounds
 # Other flags go to the runner (-rounds R, -parallel P, -only REGEXP,
-# -shapes random,fanout,chain). The last two lines printed are the headline:
-# cost_per_comp_ms=... and ratio_vs_make=<median ratio over the no-op
-# 1,000-node cases>.
+# -shapes random,fanout,chain). The last lines printed are the headline:
+# cost_per_comp_ms=..., body_vs_make=... and ratio_vs_make=<median ratio
+# over the no-op 1,000-node cases>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
