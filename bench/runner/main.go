@@ -101,8 +101,8 @@ type sample struct {
 	rss int64 // peak resident set, KiB
 	// began and ended are the wall-clock times around the command.
 	began, ended time.Time
-	// lead and tail are a gantry deploy's phases (runPhases); ok says they
-	// were read.
+	// lead and tail are a gantry deploy's phases (runPhases); phased says
+	// they were read.
 	lead, tail time.Duration
 	phased     bool
 }
@@ -513,8 +513,8 @@ func summary(o options, rows []row) {
 		line("b_body_vs_make", bodies[1], "%.2f")
 		line("b_ratio_vs_make", ratios[1], "%.2f")
 	}
-	line("body_vs_make", bodies[0], "%.2f")
 	line("cost_per_comp_ms", costs[0], "%.3f")
+	line("body_vs_make", bodies[0], "%.2f")
 	line("ratio_vs_make", ratios[0], "%.2f")
 }
 
