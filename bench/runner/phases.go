@@ -20,7 +20,7 @@ import (
 // does not. make's own start and ramp stay in make's time (65-90 ms at
 // 1,000 and 10,000 components, fitted in bench/README.md's run 9), so at
 // 1,000 body/make understates the body's cost per component against
-// make's by up to a sixth; at 10,000 by 2 %.
+// make's by a sixth to a fifth; at 10,000 by 2 %.
 
 // runPhases reads a deploy's lead and tail from its run's events: the
 // folder its output named ("logs: FOLDER", relative to dir), the time of
