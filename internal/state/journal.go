@@ -143,7 +143,7 @@ func ReadFiles(path string) (Files, error) {
 			// journal into a new snapshot (renamed over the old, then the
 			// journal removed) after the snapshot was read: then the
 			// snapshot is read again.
-			if after, _ := os.Stat(path); before == nil || after == nil || os.SameFile(before, after) || attempt == 3 {
+			if after, _ := os.Stat(path); before == nil || after == nil || os.SameFile(before, after) || attempt == lastReadAttempt {
 				return Files{Snapshot: snap}, nil
 			}
 			continue
@@ -157,11 +157,17 @@ func ReadFiles(path string) (Files, error) {
 		// A journal of another snapshot: an older one (compacted into this
 		// one) or a newer one, written after this snapshot was read.
 		again, err := inputfile.Read(path, inputfile.MaxState)
-		if err != nil || string(again) == string(snap) || attempt == 3 {
+		if err != nil || string(again) == string(snap) || attempt == lastReadAttempt {
 			return Files{Snapshot: snap}, nil
 		}
 	}
 }
+
+// lastReadAttempt bounds ReadFiles' reads again, in both of its races
+// with a compaction: a run compacts only once its journal has grown past
+// twice the snapshot, so a reader that lost the race this often returns
+// the snapshot it last read, whole and valid, rather than chase the run.
+const lastReadAttempt = 3
 
 // snapshotRead, when set (by tests), is called by ReadFiles between its
 // reads of the snapshot and of the journal, with the attempt's number.
