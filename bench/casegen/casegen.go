@@ -59,7 +59,8 @@ func Generate(dir, shape string, n int, seed int64, work string) (Case, error) {
 	return write(dir, shape, work, seed, deps, durations)
 }
 
-func name(i int) string { return fmt.Sprintf("n%05d", i) }
+// NodeName is the name of the i-th component of a case.
+func NodeName(i int) string { return fmt.Sprintf("n%05d", i) }
 
 // dag returns, for each node, the earlier nodes it depends on.
 func dag(shape string, n int, r *rand.Rand) ([][]int, error) {
@@ -116,17 +117,24 @@ func write(out, shape, work string, seed int64, deps [][]int, durations []float6
 	// binary itself; with sleep, a script reading its duration from the
 	// environment (a parameter for gantry, a target-specific exported
 	// variable for make).
+	// Its undeploy does nothing, so that gantry can plan (and run) the
+	// teardown of a deployed case.
 	deploy := filepath.Join(out, "comp", "deploy")
+	undeploy := filepath.Join(out, "comp", "undeploy")
 	os.Remove(deploy)
+	os.Remove(undeploy)
+	truePath := "/bin/true"
+	if _, err := os.Stat(truePath); err != nil {
+		truePath = "/usr/bin/true"
+	}
 	if work == "noop" {
-		truePath := "/bin/true"
-		if _, err := os.Stat(truePath); err != nil {
-			truePath = "/usr/bin/true"
-		}
 		if err := os.Symlink(truePath, deploy); err != nil {
 			return Case{}, err
 		}
 	} else if err := os.WriteFile(deploy, []byte("#!/bin/sh\nexec sleep \"$DURATION\"\n"), 0o755); err != nil {
+		return Case{}, err
+	}
+	if err := os.Symlink(truePath, undeploy); err != nil {
 		return Case{}, err
 	}
 	comp := "version: 1\nkind: component\nmeta: {name: node}\n"
@@ -141,25 +149,25 @@ func write(out, shape, work string, seed int64, deps [][]int, durations []float6
 	edges := 0
 	all := make([]string, n)
 	for i := 0; i < n; i++ {
-		all[i] = name(i)
-		fmt.Fprintf(&hub, "  - name: %s\n    source: {dir: comp}\n", name(i))
+		all[i] = NodeName(i)
+		fmt.Fprintf(&hub, "  - name: %s\n    source: {dir: comp}\n", NodeName(i))
 		var ds []string
 		for _, j := range deps[i] {
-			ds = append(ds, name(j))
+			ds = append(ds, NodeName(j))
 		}
 		edges += len(ds)
 		if len(ds) > 0 {
 			fmt.Fprintf(&hub, "    depends: [%s]\n", strings.Join(ds, ", "))
 		}
 		if work == "sleep" {
-			fmt.Fprintf(&mk, "%s: export DURATION = %.3f\n", name(i), durations[i])
+			fmt.Fprintf(&mk, "%s: export DURATION = %.3f\n", NodeName(i), durations[i])
 		}
-		fmt.Fprintf(&mk, "%s: %s\n\t@comp/deploy\n", name(i), strings.Join(ds, " "))
+		fmt.Fprintf(&mk, "%s: %s\n\t@comp/deploy\n", NodeName(i), strings.Join(ds, " "))
 	}
 	if work == "sleep" {
 		hub.WriteString("parameters:\n")
 		for i := 0; i < n; i++ {
-			fmt.Fprintf(&hub, "  - name: duration\n    component: %s\n    value: %.3f\n", name(i), durations[i])
+			fmt.Fprintf(&hub, "  - name: duration\n    component: %s\n    value: %.3f\n", NodeName(i), durations[i])
 		}
 	}
 	makefile := ".PHONY: all " + strings.Join(all, " ") + "\nall: " + strings.Join(all, " ") + "\n" + mk.String()

@@ -114,8 +114,9 @@ func (b *builder) edgesPass() {
 	for _, cp := range b.comps {
 		inPlan[cp.info.Name] = true
 	}
+	deps := newSelectedDeps(b.g, b.in.Before, inPlan, b.undeploy)
 	for _, cp := range b.comps {
-		for _, a := range selectedDependencies(b.g, b.in.Before, cp.info.Name, inPlan, b.undeploy) {
+		for _, a := range deps.of(cp.info.Name) {
 			dep := b.byName[a]
 			if dep == nil || dep.info.Orphan && !b.undeploy {
 				continue

@@ -93,26 +93,98 @@ func dependenciesOf(g *Graph, before *state.State, b string, undeploy bool) []st
 	return deps
 }
 
-// selectedDependencies returns, for a component, the selected components it
-// must wait for: its dependencies, and through the ones that are not
-// selected, theirs — so that -c a,c keeps a before c when a → b → c.
-func selectedDependencies(g *Graph, before *state.State, name string, selected map[string]bool, undeploy bool) []string {
+// selectedDeps finds, for each component of a plan, the selected
+// components it must wait for: its dependencies, and through the ones that
+// are not selected, theirs — so that -c a,c keeps a before c when a → b → c.
+// What each unselected component leads to is worked out once: walking
+// through them again for every selected component took 0.5 s of a plan of
+// 10,000 with -o (every component after the offset walked through every one
+// before it).
+type selectedDeps struct {
+	g        *Graph
+	before   *state.State
+	selected map[string]bool
+	undeploy bool
+	// through holds, for an unselected component, the selected ones its
+	// dependencies lead to, in the order a depth-first walk meets them;
+	// walking marks the ones being worked out.
+	through map[string][]string
+	walking map[string]bool
+	// cyclic: the dependencies the state recorded close a cycle with the
+	// graph's (an undeploy of a stack whose order changed since); then
+	// every component is walked on its own, as a cycle makes a partial
+	// answer of the component met twice.
+	cyclic bool
+}
+
+func newSelectedDeps(g *Graph, before *state.State, selected map[string]bool, undeploy bool) *selectedDeps {
+	return &selectedDeps{g: g, before: before, selected: selected, undeploy: undeploy, through: map[string][]string{}, walking: map[string]bool{}}
+}
+
+// of returns the selected components name must wait for, each once, in the
+// order a depth-first walk of its dependencies meets them.
+func (s *selectedDeps) of(name string) []string {
 	// Most often every dependency is selected: they are the answer, with
-	// no walk (a map and a closure for each of 10,000 components).
-	direct := dependenciesOf(g, before, name, undeploy)
-	if allSelected(direct, name, selected) {
+	// no walk.
+	direct := dependenciesOf(s.g, s.before, name, s.undeploy)
+	if allSelected(direct, name, s.selected) {
 		return direct
 	}
+	if !s.cyclic {
+		out := newOrderedSet(name)
+		for _, d := range direct {
+			if s.selected[d] {
+				out.add(d)
+			} else {
+				out.addAll(s.leadsTo(d))
+			}
+		}
+		if !s.cyclic {
+			return out.list
+		}
+	}
+	return s.walk(name)
+}
+
+// leadsTo returns the selected components an unselected one's dependencies
+// lead to (the depth-first order of a walk from it: a component met again
+// in a walk was walked through already, so its answer is the prefix that
+// walk gave).
+func (s *selectedDeps) leadsTo(u string) []string {
+	if list, ok := s.through[u]; ok {
+		return list
+	}
+	if s.walking[u] {
+		s.cyclic = true
+		return nil
+	}
+	s.walking[u] = true
+	out := newOrderedSet("")
+	for _, d := range dependenciesOf(s.g, s.before, u, s.undeploy) {
+		if s.selected[d] {
+			out.add(d)
+		} else {
+			out.addAll(s.leadsTo(d))
+		}
+	}
+	delete(s.walking, u)
+	s.through[u] = out.list
+	return out.list
+}
+
+// walk is the walk of one component with nothing remembered, which a cycle
+// cannot lead astray: each component is met once.
+func (s *selectedDeps) walk(name string) []string {
 	var out []string
 	seen := map[string]bool{name: true}
 	var walk func(n string)
 	walk = func(n string) {
-		for _, d := range dependenciesOf(g, before, n, undeploy) {
+		for _, d := range dependenciesOf(s.g, s.before, n, s.undeploy) {
 			if seen[d] {
 				continue
 			}
 			seen[d] = true
-			if selected[d] {
+			if s.selected[d] {
 				out = append(out, d)
 			} else {
 				walk(d)
@@ -121,6 +193,45 @@ func selectedDependencies(g *Graph, before *state.State, name string, selected m
 	}
 	walk(name)
 	return out
+}
+
+// orderedSet is a list without repeats, in the order added; not holding
+// the component whose list it is.
+type orderedSet struct {
+	list []string
+	seen map[string]bool // once the list is long
+}
+
+func newOrderedSet(exclude string) *orderedSet {
+	s := &orderedSet{}
+	if exclude != "" {
+		s.seen = map[string]bool{exclude: true}
+	}
+	return s
+}
+
+func (s *orderedSet) add(v string) {
+	if s.seen == nil && len(s.list) >= 16 {
+		s.seen = make(map[string]bool, 2*len(s.list))
+		for _, x := range s.list {
+			s.seen[x] = true
+		}
+	}
+	if s.seen != nil {
+		if s.seen[v] {
+			return
+		}
+		s.seen[v] = true
+	} else if slices.Contains(s.list, v) {
+		return
+	}
+	s.list = append(s.list, v)
+}
+
+func (s *orderedSet) addAll(vs []string) {
+	for _, v := range vs {
+		s.add(v)
+	}
 }
 
 // allSelected reports a list of dependencies that are all selected, none
@@ -278,6 +389,22 @@ func (b *builder) checkDependents() {
 		c, ok := before.Components[n]
 		return ok && (c.Status == state.StatusDeployed || c.Status == state.StatusIncomplete || c.Status == state.StatusFailed)
 	}
+	// A component still in the stack depends on what its manifest says now
+	// (an orphan's teardown may come before its redeploy, as with
+	// teardown_orphans: before); one that left it, on what it recorded.
+	// Those are indexed once: looking through the state for each selected
+	// component took 3.6 s to plan the undeploy of 10,000.
+	departed := map[string][]string{} // a component → the departed that depend on it
+	if before != nil {
+		for name, c := range before.Components {
+			if b.g.DAG.Has(name) {
+				continue
+			}
+			for _, dep := range c.Depends {
+				departed[dep] = append(departed[dep], name)
+			}
+		}
+	}
 	for _, s := range b.selected {
 		var blocking []string
 		seen := map[string]bool{}
@@ -285,16 +412,7 @@ func (b *builder) checkDependents() {
 		if b.g.DAG.Has(s) {
 			dependents = b.g.DAG.Successors(s)
 		}
-		// A component still in the stack depends on what its manifest says
-		// now (an orphan's teardown may come before its redeploy, as with
-		// teardown_orphans: before); one that left it, on what it recorded.
-		if before != nil {
-			for name, c := range before.Components {
-				if !b.g.DAG.Has(name) && containsName(c.Depends, s) {
-					dependents = append(dependents, name)
-				}
-			}
-		}
+		dependents = append(dependents, departed[s]...)
 		for _, d := range dependents {
 			if !b.selectedSet[d] && !seen[d] && deployed(d) {
 				seen[d] = true
