@@ -312,6 +312,11 @@ func (g *Graph) ReachableFrom(names ...string) []string { return g.walk(g.out, f
 // Ancestors returns the nodes from which name is reachable.
 func (g *Graph) Ancestors(name string) []string { return g.walk(g.in, true, name) }
 
+// AncestorsOf returns the nodes from which any of names is reachable by at
+// least one edge (a name is in it only when another, or a cycle, leads
+// from it): one walk, where Ancestors of each walked the graph again.
+func (g *Graph) AncestorsOf(names ...string) []string { return g.walk(g.in, false, names...) }
+
 // walk follows adj from the names; skipStarts leaves them out even when a
 // cycle leads back to them.
 func (g *Graph) walk(adj [][]int, skipStarts bool, names ...string) []string {

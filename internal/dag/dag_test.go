@@ -163,6 +163,21 @@ func TestReachableFrom(t *testing.T) {
 			t.Errorf("ReachableFrom(%v) (-want +got):\n%s", tt.from, diff)
 		}
 	}
+	ancestors := []struct {
+		of   []string
+		want []string
+	}{
+		{[]string{"e"}, []string{"d"}},
+		{[]string{"b", "c"}, []string{"a", "b", "c"}}, // the cycle leads to both
+		{[]string{"d", "e"}, []string{"d"}},           // d leads to e
+		{[]string{"zz"}, []string{}},
+		{nil, []string{}},
+	}
+	for _, tt := range ancestors {
+		if diff := cmp.Diff(tt.want, g.AncestorsOf(tt.of...)); diff != "" {
+			t.Errorf("AncestorsOf(%v) (-want +got):\n%s", tt.of, diff)
+		}
+	}
 	// Reachable and Ancestors leave their start out, even on a cycle.
 	if got := g.Reachable("a"); !cmp.Equal(got, []string{"b", "c"}) {
 		t.Errorf("Reachable(a) = %v", got)

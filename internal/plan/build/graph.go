@@ -77,8 +77,9 @@ func (g *Graph) IsAncestor(a, b string) bool {
 // stack has that name.
 func (g *Graph) NestedLeaves(order []string, name string) []string {
 	var out []string
+	prefix := name + "."
 	for _, n := range order {
-		if up := g.ups[n]; up == name || strings.HasPrefix(up, name+".") {
+		if up := g.ups[n]; up == name || strings.HasPrefix(up, prefix) {
 			out = append(out, n)
 		}
 	}

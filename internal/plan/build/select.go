@@ -321,12 +321,16 @@ func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *ma
 	want := map[string]bool{}
 	if len(sel.Components) > 0 {
 		for _, c := range sel.Components {
-			if leaves := g.NestedLeaves(order, c); !known[c] && len(leaves) > 0 {
-				// A nested stack's name selects its leaves (DESIGN 2.7).
-				for _, l := range leaves {
-					want[l] = true
+			// A nested stack's name selects its leaves (DESIGN 2.7); a
+			// component's name is looked up first: looking through every
+			// component for the leaves of each of 5,000 names took 0.75 s.
+			if !known[c] {
+				if leaves := g.NestedLeaves(order, c); len(leaves) > 0 {
+					for _, l := range leaves {
+						want[l] = true
+					}
+					continue
 				}
-				continue
 			}
 			if check("-c", c) {
 				want[c] = true
@@ -335,18 +339,20 @@ func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *ma
 			}
 		}
 		if sel.WithDeps {
+			// What the selected depend on (undeploy: what depends on
+			// them), in one walk from all of them.
+			from := make([]string, 0, len(want))
 			for c := range want {
-				var more []string
-				if g.DAG.Has(c) {
-					if verb == plan.VerbUndeploy {
-						more = g.DAG.Reachable(c)
-					} else {
-						more = g.DAG.Ancestors(c)
-					}
-				}
-				for _, m := range more {
-					want[m] = true
-				}
+				from = append(from, c)
+			}
+			var more []string
+			if verb == plan.VerbUndeploy {
+				more = g.DAG.ReachableFrom(from...)
+			} else {
+				more = g.DAG.AncestorsOf(from...)
+			}
+			for _, m := range more {
+				want[m] = true
 			}
 		}
 	}
