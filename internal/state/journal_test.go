@@ -1,11 +1,13 @@
 package state
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -417,5 +419,73 @@ func TestJournalWithoutRoomForItsZeros(t *testing.T) {
 	}
 	if st := mustRead(t, path); st.Components["c"].Order != 4 {
 		t.Errorf("after the close: order %d, want 4", st.Components["c"].Order)
+	}
+}
+
+// batchLog is a Writer that keeps the batches written to it.
+type batchLog struct {
+	mu      sync.Mutex
+	batches []Batch
+}
+
+func (w *batchLog) Write(_ context.Context, b Batch) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.batches = append(w.batches, b)
+	return nil
+}
+
+func (w *batchLog) Compact() bool { return false }
+
+func (w *batchLog) Finish(context.Context, func() (Batch, error), bool) error { return nil }
+
+// TestHeaderWrittenWhenItChanges: a component's change moves the stack's
+// update time only to the second, so the stack's fields (which may hold
+// thousands of parameters) go with a batch when that second moves or they
+// change, not with every component's batch; and what is read back holds
+// the time of the last change.
+func TestHeaderWrittenWhenItChanges(t *testing.T) {
+	w := &batchLog{}
+	st := sample()
+	st.Parameters = map[string]string{"a": "1", "b": "2"}
+	r := Record(w, st)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r.Now = func() time.Time { return now }
+	steps := []struct {
+		name   string
+		change func()
+		header bool
+	}{
+		{"first change", func() { r.UpdateComponent("web", func(c *Component) { c.Status = StatusIncomplete }) }, true},
+		{"same second", func() { r.UpdateComponent("web", func(c *Component) { c.Status = StatusDeployed }) }, false},
+		{"later in the second", func() {
+			now = now.Add(900 * time.Millisecond)
+			r.UpdateComponent("db", func(c *Component) { c.Status = StatusDeployed })
+		}, false},
+		{"the next second", func() {
+			now = now.Add(200 * time.Millisecond)
+			r.UpdateComponent("db", func(c *Component) { c.Status = StatusFailed })
+		}, true},
+		{"the stack's fields", func() { r.UpdateStack(func(s *State) { s.Status = StatusFailed }) }, true},
+	}
+	for _, step := range steps {
+		before := len(w.batches)
+		step.change()
+		if err := r.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if len(w.batches) != before+1 {
+			t.Fatalf("%s: %d batches written, want 1", step.name, len(w.batches)-before)
+		}
+		b := w.batches[len(w.batches)-1]
+		if got := b.Header != nil; got != step.header {
+			t.Errorf("%s: header written %v, want %v", step.name, got, step.header)
+		}
+		if want := now.Truncate(time.Second); !r.Snapshot().Updated.Equal(want) {
+			t.Errorf("%s: updated %v, want %v", step.name, r.Snapshot().Updated, want)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
