@@ -3,7 +3,6 @@
 package secret
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,17 +33,18 @@ const MinLength = 4
 // Masker replaces known secret values in text. It is safe for concurrent use;
 // values can be added while a run goes on (secret outputs).
 type Masker struct {
-	mu       sync.RWMutex
-	values   map[string]bool
-	short    map[string]bool
-	replacer *strings.Replacer
+	mu     sync.RWMutex
+	values map[string]bool
+	short  map[string]bool
+	// found finds the values in text; it grows with them.
+	found *matcher
 	// cut holds the streams whose last piece was cut short (see Piece).
 	cut map[string]bool
 }
 
 // NewMasker returns a masker that knows values.
 func NewMasker(values ...string) *Masker {
-	m := &Masker{values: map[string]bool{}, short: map[string]bool{}, cut: map[string]bool{}}
+	m := &Masker{values: map[string]bool{}, short: map[string]bool{}, cut: map[string]bool{}, found: newMatcher()}
 	m.Add(values...)
 	return m
 }
@@ -60,14 +60,13 @@ func NewMasker(values ...string) *Masker {
 func (m *Masker) Add(values ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	changed := false
 	add := func(v string, lineOfMany bool) {
 		v = strings.TrimSpace(v)
 		switch {
 		case v == "" || v == "true" || v == "false":
 		case len(v) >= MinLength && !m.values[v]:
 			m.values[v] = true
-			changed = true
+			m.found.add(v)
 		case len(v) < MinLength && !lineOfMany:
 			m.short[v] = true
 		}
@@ -79,9 +78,6 @@ func (m *Masker) Add(values ...string) {
 				add(line, true)
 			}
 		}
-	}
-	if changed {
-		m.replacer = nil
 	}
 }
 
@@ -97,40 +93,14 @@ func (m *Masker) Text(s string) string {
 		return s
 	}
 	m.mu.RLock()
-	r := m.replacer
-	n := len(m.values)
 	short := len(m.short) > 0
 	m.mu.RUnlock()
 	if short {
 		s = m.maskShort(s)
 	}
-	if n == 0 {
-		return s
-	}
-	if r == nil {
-		m.mu.Lock()
-		if m.replacer == nil {
-			// Longest first, so that a secret containing another is masked whole.
-			vals := make([]string, 0, len(m.values))
-			for v := range m.values {
-				vals = append(vals, v)
-			}
-			sort.Slice(vals, func(i, j int) bool {
-				if len(vals[i]) != len(vals[j]) {
-					return len(vals[i]) > len(vals[j])
-				}
-				return vals[i] < vals[j]
-			})
-			pairs := make([]string, 0, 2*len(vals))
-			for _, v := range vals {
-				pairs = append(pairs, v, Mask)
-			}
-			m.replacer = strings.NewReplacer(pairs...)
-		}
-		r = m.replacer
-		m.mu.Unlock()
-	}
-	return r.Replace(s)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.found.replace(s, Mask)
 }
 
 // Value shows a value: the mask when it is secret, else the value with any

@@ -1,0 +1,83 @@
+package secret
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+// replacedAsBefore is how Text masked before the matcher: a
+// strings.Replacer of the values, longest first (ties in order).
+func replacedAsBefore(values []string, s string) string {
+	vals := append([]string(nil), values...)
+	sort.Slice(vals, func(i, j int) bool {
+		if len(vals[i]) != len(vals[j]) {
+			return len(vals[i]) > len(vals[j])
+		}
+		return vals[i] < vals[j]
+	})
+	var pairs []string
+	for _, v := range vals {
+		pairs = append(pairs, v, Mask)
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+// TestMatcherMatchesTheReplacer: the matcher masks what a replacer of the
+// values longest first masked: the longest secret at the leftmost place,
+// secrets inside, overlapping and following each other, bytes that are not
+// UTF-8, and values added after text was masked.
+func TestMatcherMatchesTheReplacer(t *testing.T) {
+	tests := []struct {
+		values []string
+		texts  []string
+	}{
+		{[]string{"abcd"}, []string{"", "abc", "abcd", "xabcdx", "abcdabcd", "ababcd", "abcabcd"}},
+		{[]string{"abcd", "abcdef", "bcde"}, []string{"abcdef", "abcde", "xabcdefg", "abcdbcde", "aabcdeff"}},
+		{[]string{"aaaa", "aaaaaa"}, []string{"aaaaaaaaa", "aaaaa", "aaaa aaaaaa aaaaaaa"}},
+		{[]string{"pass", "password", "word"}, []string{"password", "passwor", "the word pass", "passpassword"}},
+		{[]string{"\xff\xfe\x00z", "z\x00\x00\x00"}, []string{"\xff\xfe\x00z\x00\x00\x00", "a\xff\xfe\x00zz\x00\x00\x00"}},
+		{[]string{"héllo", "llo wo"}, []string{"héllo world", "hello world"}},
+	}
+	for _, tt := range tests {
+		m := newMatcher()
+		var added []string
+		for _, v := range tt.values {
+			m.add(v)
+			added = append(added, v)
+			for _, s := range tt.texts {
+				if got, want := m.replace(s, Mask), replacedAsBefore(added, s); got != want {
+					t.Errorf("values %q: replace(%q) = %q, the replacer gave %q", added, s, got, want)
+				}
+			}
+		}
+	}
+	if got := newMatcher().replace("nothing to mask", Mask); got != "nothing to mask" {
+		t.Errorf("an empty matcher changed the text: %q", got)
+	}
+}
+
+// FuzzMatcher compares the matcher with the replacer it replaced on any
+// values and text: a difference could show a secret.
+func FuzzMatcher(f *testing.F) {
+	f.Add("abcd\nabcdef\nbcde", "xabcdefg abcde")
+	f.Add("aaaa\naaaaaa", "aaaaaaaaaaa")
+	f.Add("s3cret-pass\ns3cret", "s3cret and s3cret-pass")
+	f.Fuzz(func(t *testing.T, values, text string) {
+		if len(values) > 4096 || len(text) > 4096 {
+			return
+		}
+		m := newMatcher()
+		var added []string
+		for _, v := range strings.Split(values, "\n") {
+			if v == "" {
+				continue
+			}
+			m.add(v)
+			added = append(added, v)
+		}
+		if got, want := m.replace(text, Mask), replacedAsBefore(added, text); got != want {
+			t.Errorf("values %q: replace(%q) = %q, the replacer gave %q", added, text, got, want)
+		}
+	})
+}
