@@ -155,23 +155,23 @@ func groupTitle(group string, verb *Node, after []string) string {
 // first step waits for directly.
 func (p *Plan) groupDependencies() map[string][]string {
 	out := map[string][]string{}
-	for _, e := range p.Edges {
-		from, to := p.index[e.From], p.index[e.To]
+	// Each pair once, in the order of the edges: looking through a group's
+	// list for each edge was quadratic in its dependencies (a component
+	// that reads a plain output name waits for every earlier component
+	// that declares it).
+	seen := map[[2]string]bool{}
+	for i := range p.Edges {
+		a, b := p.EdgeEnds(i)
+		from, to := p.Nodes[a], p.Nodes[b]
 		if from.Group == to.Group || to.Kind != KindBegin && !to.SettledUnchanged() || from.Component == "" {
 			continue
 		}
-		out[to.Group] = appendNew(out[to.Group], from.Group)
-	}
-	return out
-}
-
-func appendNew(l []string, s string) []string {
-	for _, x := range l {
-		if x == s {
-			return l
+		if k := [2]string{to.Group, from.Group}; !seen[k] {
+			seen[k] = true
+			out[to.Group] = append(out[to.Group], from.Group)
 		}
 	}
-	return append(l, s)
+	return out
 }
 
 // jsonPlan is the JSON shape of a plan (docs/lifecycle.md).
