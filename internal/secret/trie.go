@@ -57,6 +57,12 @@ func (t *matcher) node() int32 {
 // child is the node after byte b from node n, 0 when none.
 func (t *matcher) child(n int32, b byte) int32 {
 	next := t.nodes[n].next
+	if len(next) == 1 { // most nodes: one secret goes on from them
+		if next[0].b == b {
+			return next[0].to
+		}
+		return 0
+	}
 	lo, hi := 0, len(next)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -93,6 +99,10 @@ func (t *matcher) replace(s, mask string) string {
 	var out []byte // made at the first secret found
 	last := 0
 	for i := 0; i < len(s); {
+		if t.root[s[i]] == 0 { // most bytes begin no secret
+			i++
+			continue
+		}
 		end := t.longest(s, i)
 		if end < 0 {
 			i++

@@ -147,9 +147,10 @@ func (s *selectedDeps) of(name string) []string {
 }
 
 // leadsTo returns the selected components an unselected one's dependencies
-// lead to (the depth-first order of a walk from it: a component met again
-// in a walk was walked through already, so its answer is the prefix that
-// walk gave).
+// lead to, in the order a depth-first walk from it meets them. Remembering
+// them is exact on a graph without cycles: a component a walk meets again
+// was walked through whole before, so it adds nothing new, and the lists
+// joined in order are what one walk would give.
 func (s *selectedDeps) leadsTo(u string) []string {
 	if list, ok := s.through[u]; ok {
 		return list
