@@ -35,6 +35,7 @@ func main() {
 	shapes := flag.String("shapes", strings.Join(scalecase.Shapes, ","), "stacks to run")
 	work := flag.String("work", "bench/.work/scale", "folder for the stacks")
 	parallel := flag.Int("parallel", 8, "--parallel of the deploys")
+	stateURL := flag.String("state", "", "a state location for every command (-s), e.g. a PostgreSQL URL; the default is the state file next to each stack")
 	flag.Parse()
 	if *a == "" {
 		fmt.Fprintln(os.Stderr, "usage: scale -gantry A [-gantry-b B] [-sizes 1000,4000] [-shapes ...]")
@@ -54,13 +55,17 @@ func main() {
 		ns = append(ns, n)
 	}
 	slices.Sort(ns)
-	if err := run(tools, ns, strings.Split(*shapes, ","), *work, *parallel); err != nil {
+	if err := run(tools, ns, strings.Split(*shapes, ","), *work, *parallel, *stateURL); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
 }
 
-func run(tools []tool, ns []int, shapes []string, work string, parallel int) error {
+func run(tools []tool, ns []int, shapes []string, work string, parallel int, stateURL string) error {
+	var st []string
+	if stateURL != "" {
+		st = []string{"-s", stateURL}
+	}
 	trash := filepath.Join(work, ".trash")
 	fmt.Printf("%-10s %6s %-6s %9s %9s %9s %9s %12s\n", "shape", "n", "tool", "deploy_s", "cpu_s", "plan_s", "undepl_s", "deploy_ms/c")
 	perComp := map[string]map[int]float64{} // shape/tool -> n -> deploy ms per component
@@ -83,15 +88,15 @@ func run(tools []tool, ns []int, shapes []string, work string, parallel int) err
 					os.Remove(filepath.Join(dir, f))
 				}
 				p := strconv.Itoa(parallel)
-				dep, err := measure(dir, t.path, "deploy", "--parallel", p, "hub.yaml")
+				dep, err := measure(dir, t.path, slices.Concat([]string{"deploy", "--parallel", p}, st, []string{"hub.yaml"})...)
 				if err != nil {
 					return fmt.Errorf("%s-%d, %s deploy: %w", shape, n, t.label, err)
 				}
-				plan, err := measure(dir, t.path, "plan", "hub.yaml")
+				plan, err := measure(dir, t.path, slices.Concat([]string{"plan"}, st, []string{"hub.yaml"})...)
 				if err != nil {
 					return fmt.Errorf("%s-%d, %s plan: %w", shape, n, t.label, err)
 				}
-				und, err := measure(dir, t.path, "undeploy", "--yes", "--parallel", p, "hub.yaml")
+				und, err := measure(dir, t.path, slices.Concat([]string{"undeploy", "--yes", "--parallel", p}, st, []string{"hub.yaml"})...)
 				if err != nil {
 					return fmt.Errorf("%s-%d, %s undeploy: %w", shape, n, t.label, err)
 				}
