@@ -14,7 +14,7 @@ import (
 )
 
 // Shapes are the stacks Generate writes.
-var Shapes = []string{"params", "secrets", "provides", "nested", "lifecycle"}
+var Shapes = []string{"params", "secrets", "provides", "nested", "lifecycle", "outputs"}
 
 // kinds is how many component folders the params shape spreads its
 // components over: a component does not see the outputs of components of
@@ -38,6 +38,8 @@ func Generate(dir, shape string, n int) error {
 		g.nested(n)
 	case "lifecycle":
 		g.lifecycle(n)
+	case "outputs":
+		g.outputs(n)
 	default:
 		return fmt.Errorf("unknown shape %q (%s)", shape, strings.Join(Shapes, ", "))
 	}
@@ -199,4 +201,21 @@ func (g *gen) lifecycle(n int) {
 		comps = append(comps, fmt.Sprintf("  - name: %s\n    source: {dir: comp}\n%s    lifecycle:\n      pre_component: {steps: [{exec: {arguments: [/bin/true]}}]}\n      post_component: {steps: [{exec: {arguments: [/bin/true]}}]}\n", name(i), g.depends(i)))
 	}
 	g.stack(fmt.Sprintf("lifecycle-%d", n), comps, nil)
+}
+
+// outputs: 100 outputs per component, printed by its process (a terraform
+// module's), each component after up to three of the 100 before it.
+func (g *gen) outputs(n int) {
+	var decl, lines strings.Builder
+	for k := 0; k < 100; k++ {
+		fmt.Fprintf(&decl, "  - name: out%03d\n", k)
+		fmt.Fprintf(&lines, "out%03d = value-%03d-$COMPONENT_NAME\n", k, k)
+	}
+	g.folder("comp", "version: 1\nkind: component\nmeta: {name: node}\noutputs:\n"+decl.String(),
+		"#!/bin/sh\ncat <<EOF\nOutputs:\n"+lines.String()+"EOF\n")
+	var comps []string
+	for i := 0; i < n; i++ {
+		comps = append(comps, fmt.Sprintf("  - name: %s\n    source: {dir: comp}\n%s", name(i), g.depends(i)))
+	}
+	g.stack(fmt.Sprintf("outputs-%d", n), comps, nil)
 }
