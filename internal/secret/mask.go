@@ -93,13 +93,10 @@ func (m *Masker) Text(s string) string {
 		return s
 	}
 	m.mu.RLock()
-	short := len(m.short) > 0
-	m.mu.RUnlock()
-	if short {
+	defer m.mu.RUnlock()
+	if len(m.short) > 0 {
 		s = m.maskShort(s)
 	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	return m.found.replace(s, Mask)
 }
 
@@ -180,10 +177,8 @@ func (m *Masker) edge(text string, atEnd bool) int {
 	return best
 }
 
-// maskShort masks short secrets that stand as whole words.
+// maskShort masks short secrets that stand as whole words (m.mu held).
 func (m *Masker) maskShort(s string) string {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	for v := range m.short {
 		if !strings.Contains(s, v) {
 			continue

@@ -27,7 +27,8 @@ func replacedAsBefore(values []string, s string) string {
 // TestMatcherMatchesTheReplacer: the matcher masks what a replacer of the
 // values longest first masked: the longest secret at the leftmost place,
 // secrets inside, overlapping and following each other, bytes that are not
-// UTF-8, and values added after text was masked.
+// UTF-8, secrets that all begin alike, and values added after text was
+// masked.
 func TestMatcherMatchesTheReplacer(t *testing.T) {
 	tests := []struct {
 		values []string
@@ -39,6 +40,8 @@ func TestMatcherMatchesTheReplacer(t *testing.T) {
 		{[]string{"pass", "password", "word"}, []string{"password", "passwor", "the word pass", "passpassword"}},
 		{[]string{"\xff\xfe\x00z", "z\x00\x00\x00"}, []string{"\xff\xfe\x00z\x00\x00\x00", "a\xff\xfe\x00zz\x00\x00\x00"}},
 		{[]string{"héllo", "llo wo"}, []string{"héllo world", "hello world"}},
+		// All begin alike: the scan jumps to their common start.
+		{[]string{"secret-1", "secret-22", "secret-333"}, []string{"secret-", "secret-2secret-22", "xsecret-3333 secret-1secret-333", "secretsecret-1"}},
 	}
 	for _, tt := range tests {
 		m := newMatcher()
