@@ -11,6 +11,11 @@ import "strings"
 // Matching is what that replacer did with the values longest first: from
 // the left, at each position the longest secret that starts there is
 // masked, and the search goes on after it.
+//
+// A run of bytes with no branch is one node (its tail), so that the trie
+// holds at most two nodes per secret whatever their length: values may be
+// 16 MiB, and a node per byte would have cost some 50 bytes of memory for
+// each byte of a secret.
 type matcher struct {
 	// root is the node after each first byte (0: no secret starts with
 	// it); nodes[0] is unused, so that 0 means none.
@@ -25,10 +30,12 @@ type matcher struct {
 	prefix string
 }
 
-// trieNode is a prefix of one or more secrets.
+// trieNode is a prefix of one or more secrets: reached by a byte, then
+// tail, where a secret may end and others go on by their next byte.
 type trieNode struct {
+	tail string
 	next []trieEdge // sorted by byte
-	end  bool       // a secret ends here
+	end  bool       // a secret ends after tail
 }
 
 type trieEdge struct {
@@ -40,42 +47,66 @@ func newMatcher() *matcher { return &matcher{nodes: make([]trieNode, 1, 64), emp
 
 // add adds a secret (not empty).
 func (t *matcher) add(v string) {
+	t.empty = false
 	cur := t.root[v[0]]
 	if cur == 0 {
-		cur = t.node()
-		t.root[v[0]] = cur
+		t.root[v[0]] = t.node(v[1:], true)
 		t.firsts++
+		t.setPrefix(v[0])
+		return
 	}
-	for i := 1; i < len(v); i++ {
+	for i := 1; ; {
+		// Past the byte that led to cur: its tail, as far as v follows it.
+		tail := t.nodes[cur].tail
+		c := 0
+		for c < len(tail) && i+c < len(v) && tail[c] == v[i+c] {
+			c++
+		}
+		if c < len(tail) {
+			// v leaves (or ends inside) the tail: cut it there.
+			rest := t.node(tail[c+1:], t.nodes[cur].end)
+			t.nodes[rest].next = t.nodes[cur].next
+			t.nodes[cur].tail, t.nodes[cur].end = tail[:c], false
+			t.nodes[cur].next = []trieEdge{{b: tail[c], to: rest}}
+		}
+		i += c
+		if i == len(v) {
+			t.nodes[cur].end = true
+			break
+		}
 		next := t.child(cur, v[i])
 		if next == 0 {
-			next = t.node()
-			t.link(cur, v[i], next)
+			t.link(cur, v[i], t.node(v[i+1:], true))
+			break
 		}
-		cur = next
+		cur, i = next, i+1
 	}
-	t.nodes[cur].end = true
-	t.empty = false
+	t.setPrefix(v[0])
+}
+
+// setPrefix keeps what every secret begins with when they all begin with
+// b, the only first byte.
+func (t *matcher) setPrefix(b byte) {
 	t.prefix = ""
-	if t.firsts == 1 {
-		t.prefix = t.commonPrefix(v[0])
+	if t.firsts != 1 {
+		return
 	}
-}
-
-// commonPrefix is the longest start every secret shares, all of which
-// begin with b: the path from the root while it does not branch or end.
-func (t *matcher) commonPrefix(b byte) string {
 	p := []byte{b}
-	for cur := t.root[b]; !t.nodes[cur].end && len(t.nodes[cur].next) == 1; {
-		e := t.nodes[cur].next[0]
-		p = append(p, e.b)
-		cur = e.to
+	cur := t.root[b]
+	for {
+		n := &t.nodes[cur]
+		p = append(p, n.tail...)
+		if n.end || len(n.next) != 1 {
+			break
+		}
+		p = append(p, n.next[0].b)
+		cur = n.next[0].to
 	}
-	return string(p)
+	t.prefix = string(p)
 }
 
-func (t *matcher) node() int32 {
-	t.nodes = append(t.nodes, trieNode{})
+func (t *matcher) node(tail string, end bool) int32 {
+	t.nodes = append(t.nodes, trieNode{tail: tail, end: end})
 	return int32(len(t.nodes) - 1)
 }
 
@@ -156,14 +187,19 @@ func (t *matcher) replace(s, mask string) string {
 // none starts there.
 func (t *matcher) longest(s string, i int) int {
 	end := -1
-	for cur, j := t.root[s[i]], i+1; cur != 0; j++ {
-		if t.nodes[cur].end {
+	for cur, j := t.root[s[i]], i+1; cur != 0; {
+		n := &t.nodes[cur]
+		if !strings.HasPrefix(s[j:], n.tail) {
+			break
+		}
+		j += len(n.tail)
+		if n.end {
 			end = j
 		}
 		if j == len(s) {
 			break
 		}
-		cur = t.child(cur, s[j])
+		cur, j = t.child(cur, s[j]), j+1
 	}
 	return end
 }

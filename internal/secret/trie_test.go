@@ -115,3 +115,28 @@ func BenchmarkMaskLine(b *testing.B) {
 		}
 	})
 }
+
+// TestMatcherNodesPerSecret: the trie holds at most two nodes per secret
+// however long they are (values may be 16 MiB), and still masks them.
+func TestMatcherNodesPerSecret(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 1<<20) // 16 MiB
+	values := []string{big, big[:1<<20] + "-other", "s3cret", "s3cr", big[:100] + "x", "abc-" + big[:1000]}
+	m := newMatcher()
+	for _, v := range values {
+		m.add(v)
+	}
+	if n := len(m.nodes) - 1; n > 2*len(values) {
+		t.Errorf("%d nodes for %d secrets", n, len(values))
+	}
+	for _, tt := range []struct{ text, want string }{
+		{"x" + big + "y", "x" + Mask + "y"},
+		{big[:1<<20] + "-other!", Mask + "!"},
+		{big[:100] + "xy", Mask + "y"},
+		{"the s3cret and s3cr", "the " + Mask + " and " + Mask},
+		{big[:5000], big[:5000]},
+	} {
+		if got := m.replace(tt.text, Mask); got != tt.want {
+			t.Errorf("replace of %d bytes: got %d bytes, want %d", len(tt.text), len(got), len(tt.want))
+		}
+	}
+}
