@@ -52,7 +52,7 @@ func (t *matcher) add(v string) {
 	if cur == 0 {
 		t.root[v[0]] = t.node(v[1:], true)
 		t.firsts++
-		t.setPrefix(v[0])
+		t.setPrefix(v)
 		return
 	}
 	for i := 1; ; {
@@ -81,28 +81,29 @@ func (t *matcher) add(v string) {
 		}
 		cur, i = next, i+1
 	}
-	t.setPrefix(v[0])
+	t.setPrefix(v)
 }
 
 // setPrefix keeps what every secret begins with when they all begin with
-// b, the only first byte.
-func (t *matcher) setPrefix(b byte) {
+// the same byte; v, the secret just added, begins with it too, so it is a
+// part of v, not a copy (it may be as long as a secret).
+func (t *matcher) setPrefix(v string) {
 	t.prefix = ""
 	if t.firsts != 1 {
 		return
 	}
-	p := []byte{b}
-	cur := t.root[b]
+	n := 1
+	cur := t.root[v[0]]
 	for {
-		n := &t.nodes[cur]
-		p = append(p, n.tail...)
-		if n.end || len(n.next) != 1 {
+		node := &t.nodes[cur]
+		n += len(node.tail)
+		if node.end || len(node.next) != 1 {
 			break
 		}
-		p = append(p, n.next[0].b)
-		cur = n.next[0].to
+		n++
+		cur = node.next[0].to
 	}
-	t.prefix = string(p)
+	t.prefix = v[:n]
 }
 
 func (t *matcher) node(tail string, end bool) int32 {
