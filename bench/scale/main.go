@@ -35,7 +35,7 @@ func main() {
 	shapes := flag.String("shapes", strings.Join(scalecase.Shapes, ","), "stacks to run")
 	work := flag.String("work", "bench/.work/scale", "folder for the stacks")
 	parallel := flag.Int("parallel", 8, "--parallel of the deploys")
-	stateURL := flag.String("state", "", "a state location for every command (-s), e.g. a PostgreSQL URL; the default is the state file next to each stack")
+	stateURL := flag.String("state", "", "a state location for every command (-s), e.g. a PostgreSQL URL (where the stacks' states stay: a deploy after the first finds its stack undeployed); the default is the state file next to each stack, removed before each deploy")
 	flag.Parse()
 	if *a == "" {
 		fmt.Fprintln(os.Stderr, "usage: scale -gantry A [-gantry-b B] [-sizes 1000,4000] [-shapes ...]")
@@ -72,6 +72,11 @@ func run(tools []tool, ns []int, shapes []string, work string, parallel int, sta
 	for _, shape := range shapes {
 		for _, n := range ns {
 			dir := filepath.Join(work, fmt.Sprintf("%s-%d", shape, n))
+			// An earlier scan's run folders go aside first, not with the
+			// case: thousands of files.
+			if err := setAside(filepath.Join(dir, ".gantry"), trash); err != nil {
+				return err
+			}
 			if err := os.RemoveAll(dir); err != nil {
 				return err
 			}
