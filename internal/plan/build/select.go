@@ -131,7 +131,7 @@ func (s *selectedDeps) of(name string) []string {
 		return direct
 	}
 	if !s.cyclic {
-		out := newOrderedSet(name)
+		out := &orderedSet{exclude: name}
 		for _, d := range direct {
 			if s.selected[d] {
 				out.add(d)
@@ -160,7 +160,7 @@ func (s *selectedDeps) leadsTo(u string) []string {
 		return nil
 	}
 	s.walking[u] = true
-	out := newOrderedSet("")
+	out := &orderedSet{}
 	for _, d := range dependenciesOf(s.g, s.before, u, s.undeploy) {
 		if s.selected[d] {
 			out.add(d)
@@ -178,8 +178,8 @@ func (s *selectedDeps) leadsTo(u string) []string {
 func (s *selectedDeps) walk(name string) []string {
 	var out []string
 	seen := map[string]bool{name: true}
-	var walk func(n string)
-	walk = func(n string) {
+	var visit func(n string)
+	visit = func(n string) {
 		for _, d := range dependenciesOf(s.g, s.before, n, s.undeploy) {
 			if seen[d] {
 				continue
@@ -188,30 +188,26 @@ func (s *selectedDeps) walk(name string) []string {
 			if s.selected[d] {
 				out = append(out, d)
 			} else {
-				walk(d)
+				visit(d)
 			}
 		}
 	}
-	walk(name)
+	visit(name)
 	return out
 }
 
-// orderedSet is a list without repeats, in the order added; not holding
-// the component whose list it is.
+// orderedSet is a list without repeats, in the order added, that never
+// holds exclude (the component whose list it is).
 type orderedSet struct {
-	list []string
-	seen map[string]bool // once the list is long
-}
-
-func newOrderedSet(exclude string) *orderedSet {
-	s := &orderedSet{}
-	if exclude != "" {
-		s.seen = map[string]bool{exclude: true}
-	}
-	return s
+	exclude string
+	list    []string
+	seen    map[string]bool // once the list is long
 }
 
 func (s *orderedSet) add(v string) {
+	if v == s.exclude {
+		return
+	}
 	if s.seen == nil && len(s.list) >= 16 {
 		s.seen = make(map[string]bool, 2*len(s.list))
 		for _, x := range s.list {
