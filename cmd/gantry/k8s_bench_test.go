@@ -380,24 +380,71 @@ var metricLabel = regexp.MustCompile(`(\w+)="([^"]*)"`)
 // counters reads the API server's metrics: apiserver_request_total and
 // apiserver_longrunning_requests of benchResources.
 func (kb *k8sBench) counters(ctx context.Context) (counters, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, kb.metricsURL, nil)
+	samples, err := kb.scrape(ctx)
 	if err != nil {
 		return counters{}, err
-	}
-	resp, err := kb.client.Do(req)
-	if err != nil {
-		return counters{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return counters{}, fmt.Errorf("GET /metrics: %s: %s", resp.Status, body)
 	}
 	resources := map[string]bool{}
 	for _, r := range benchResources {
 		resources[r.Group+"/"+r.Resource] = true
 	}
 	var c counters
+	for _, m := range samples {
+		l := m.labels
+		if !resources[l["group"]+"/"+l["resource"]] || l["subresource"] != "" {
+			continue
+		}
+		switch {
+		case m.name == "apiserver_request_total" && slices.Contains(countedVerbs, l["verb"]):
+			c.requests += int(m.value)
+		case m.name == "apiserver_longrunning_requests" && l["verb"] == "WATCH":
+			c.watching += int(m.value)
+		}
+	}
+	return c, nil
+}
+
+// requests is how many requests of a verb on a resource (of the core
+// group, no subresource) the API server has answered since it started.
+func (kb *k8sBench) requests(ctx context.Context, verb, resource string) (int, error) {
+	samples, err := kb.scrape(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range samples {
+		l := m.labels
+		if m.name == "apiserver_request_total" && l["verb"] == verb && l["group"] == "" && l["resource"] == resource && l["subresource"] == "" {
+			n += int(m.value)
+		}
+	}
+	return n, nil
+}
+
+// sample is one line of the API server's metrics.
+type sample struct {
+	name   string
+	labels map[string]string
+	value  float64
+}
+
+// scrape reads the API server's metrics apiserver_request_total and
+// apiserver_longrunning_requests.
+func (kb *k8sBench) scrape(ctx context.Context) ([]sample, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, kb.metricsURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := kb.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("GET /metrics: %s: %s", resp.Status, body)
+	}
+	var out []sample
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
@@ -414,21 +461,13 @@ func (kb *k8sBench) counters(ctx context.Context) (counters, error) {
 		for _, m := range metricLabel.FindAllStringSubmatch(labels, -1) {
 			l[m[1]] = m[2]
 		}
-		if !resources[l["group"]+"/"+l["resource"]] || l["subresource"] != "" {
-			continue
-		}
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil {
-			return counters{}, fmt.Errorf("metric %s: %w", line, err)
+			return nil, fmt.Errorf("metric %s: %w", line, err)
 		}
-		switch {
-		case name == "apiserver_request_total" && slices.Contains(countedVerbs, l["verb"]):
-			c.requests += int(v)
-		case name == "apiserver_longrunning_requests" && l["verb"] == "WATCH":
-			c.watching += int(v)
-		}
+		out = append(out, sample{name: name, labels: l, value: v})
 	}
-	return c, sc.Err()
+	return out, sc.Err()
 }
 
 // settledCounters reads the counters once no more watches are open than

@@ -323,3 +323,51 @@ wait:
 		t.Errorf("deployment web: ready %q, %v", ready, err)
 	}
 }
+
+// TestKubernetesReadyOnApplyNotAskedAgain deploys 300 ConfigMaps and counts,
+// with the API server's metrics, the requests on ConfigMaps: each is
+// applied once (validated before by a dry-run creation: its namespace is
+// created by the same deploy), and none is listed to see whether it is
+// ready — the apply answered with the object as stored, ready. The first cut listed each one (300 LIST requests); a listing by
+// another client (a controller's relist) could add a few, hence the margin.
+func TestKubernetesReadyOnApplyNotAskedAgain(t *testing.T) {
+	kubeconfig, kubectl := testCluster(t)
+	const n = 300
+	var docs []string
+	for i := range n {
+		docs = append(docs, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c"+strconv.Itoa(i)+"}\ndata: {a: b}\n")
+	}
+	dir, ns := k8sStack(t, map[string]string{"app/manifests/many.yaml": strings.Join(docs, "---\n")})
+	cleanupNamespace(t, kubectl, kubeconfig, ns)
+	kb := newK8sBench(t, kubeconfig, kubectl)
+	ctx := context.Background()
+	count := func() (lists, applies int) {
+		t.Helper()
+		var err error
+		if lists, err = kb.requests(ctx, "LIST", "configmaps"); err != nil {
+			t.Fatal(err)
+		}
+		if applies, err = kb.requests(ctx, "APPLY", "configmaps"); err != nil {
+			t.Fatal(err)
+		}
+		return lists, applies
+	}
+	lists0, applies0 := count()
+	cmd := exec.Command("gantry", "deploy", "hub.yaml")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("deploy: %v\n%s", err, out)
+	}
+	if got := strings.Count(string(out), " ready\n"); got < n {
+		t.Errorf("the deploy says %d objects are ready, want %d:\n%s", got, n, out)
+	}
+	lists1, applies1 := count()
+	if got := applies1 - applies0; got != n {
+		t.Errorf("APPLY requests on ConfigMaps: %d, want %d", got, n)
+	}
+	if got := lists1 - lists0; got > 5 {
+		t.Errorf("LIST requests on ConfigMaps: %d, want none: the apply's answer says each is ready", got)
+	}
+}

@@ -304,12 +304,18 @@ func apiMessage(err error) string {
 	return err.Error()
 }
 
-// each runs fn for every object, a few at a time; it returns the first
-// error (the others are not started once one failed).
+// releaseRequests is how many objects a release works on at once: the
+// most requests it has in flight (or watches open), and what bounds the
+// load it puts on the API server, which the client does not rate-limit
+// (restConfig).
+const releaseRequests = 16
+
+// each runs fn for every object, releaseRequests at a time; it returns the
+// first error (the others are not started once one failed).
 func (r *release) each(ctx context.Context, objs []*object, fn func(context.Context, *object) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sem := make(chan struct{}, 16)
+	sem := make(chan struct{}, releaseRequests)
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
@@ -490,13 +496,21 @@ func byKind(objs []*object) [][]*object {
 }
 
 // awaitAll tracks objects to readiness together; the first failure ends
-// the wait for the others.
+// the wait for the others. An object the apply answered with as ready (a
+// ConfigMap, a Secret, an unchanged Deployment) is not asked about again:
+// the answer is the object as stored, as fresh as a list right after it,
+// and a large release is mostly such objects.
 func (r *release) awaitAll(ctx context.Context, objs []*object, asHook bool) error {
 	return r.each(ctx, objs, func(ctx context.Context, o *object) error {
 		r.mu.Lock()
 		u := r.live[o]
 		r.mu.Unlock()
-		if u == nil {
+		if u != nil {
+			if h, _ := assess(u, asHook); h == healthReady {
+				r.logf("%s ready", display(u))
+				return nil
+			}
+		} else {
 			u = o.u
 		}
 		name := display(u)
