@@ -211,10 +211,11 @@ func (rt *Runtime) verb(ctx context.Context, env plan.Env, n *plan.Node, s plan.
 	// A bare component (lifecycle.bare: allow) has no process: its outputs
 	// come from its parameters alone.
 	if info.Implementation != nil {
-		// The pad is not given to the masker (one more secret per component
-		// would rebuild its replacer for every component of a large run):
-		// the secrets output it encrypts is masked instead (secretKeys), so
-		// a log holding the pad never holds the text to decrypt with it.
+		// The pad is not given to the masker (one more secret per component,
+		// in base64 that begins with any of 64 bytes: the masker could skip
+		// hardly a byte of any line of a large run): the secrets output it
+		// encrypts is masked instead (secretKeys), so a log holding the pad
+		// never holds the text to decrypt with it.
 		pad, padText, err := component.NewPad(padBytes(c))
 		if err != nil {
 			return plan.Fail(err)
