@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -369,5 +370,50 @@ func TestKubernetesReadyOnApplyNotAskedAgain(t *testing.T) {
 	}
 	if got := lists1 - lists0; got > 5 {
 		t.Errorf("LIST requests on ConfigMaps: %d, want none: the apply's answer says each is ready", got)
+	}
+}
+
+// TestKubernetesFailureSeenBehindSlowObjects deploys, in one weight group,
+// more Deployments that cannot become ready (no node matches them, and
+// each may take a minute) than a release works on at once, then one whose
+// progress deadline of a second runs out. The failure is told as soon as
+// it happens, naming that Deployment and why, not a minute later as a
+// time-out of the slow ones: every object of a group is watched from the
+// start.
+func TestKubernetesFailureSeenBehindSlowObjects(t *testing.T) {
+	kubeconfig, kubectl := testCluster(t)
+	deployment := func(name, extra string) string {
+		return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ` + name + `}
+spec:
+  ` + extra + `selector: {matchLabels: {app: ` + name + `}}
+  template:
+    metadata: {labels: {app: ` + name + `}}
+    spec: {nodeSelector: {nowhere: "true"}, containers: [{name: c, image: nginx}]}
+`
+	}
+	var docs []string
+	for i := range 20 {
+		docs = append(docs, deployment(fmt.Sprintf("slow-%02d", i), ""))
+	}
+	docs = append(docs, deployment("zz-stalled", "progressDeadlineSeconds: 1\n  "))
+	dir, ns := k8sStack(t, map[string]string{"app/manifests/slow.yaml": strings.Join(docs, "---\n")})
+	writeFilesIn(t, dir, map[string]string{"app/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: app}\nparameters:\n  - name: namespace\n" +
+		"plugins:\n  - kubernetes: {key: app, config: {manifests: [manifests], timeout: 60}}\n"})
+	cleanupNamespace(t, kubectl, kubeconfig, ns)
+	cmd := exec.Command("gantry", "deploy", "hub.yaml")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the deploy should fail:\n%s", out)
+	}
+	text := string(out)
+	if !strings.Contains(text, "deployment/zz-stalled: progress deadline exceeded") {
+		t.Errorf("the failure should name the stalled Deployment and why:\n%s", text)
+	}
+	if strings.Contains(text, "not ready after") {
+		t.Errorf("the failure should not wait for the slow Deployments' time-out:\n%s", text)
 	}
 }

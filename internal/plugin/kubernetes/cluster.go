@@ -32,6 +32,24 @@ type cluster struct {
 	namespace string
 	// server is the API server's address, for messages.
 	server string
+	// asking holds a place for each request of a tracker in flight: every
+	// object of a group is watched at once, but only releaseRequests ask
+	// at a time (nil: no bound).
+	asking chan struct{}
+}
+
+// ask makes one request (or opens one watch) once fewer than
+// releaseRequests are in flight.
+func (c *cluster) ask(ctx context.Context, fn func() error) error {
+	if c.asking != nil {
+		select {
+		case c.asking <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-c.asking }()
+	}
+	return fn()
 }
 
 // target says where an instance deploys: the config's fields, else the
@@ -132,7 +150,8 @@ func connect(ctx context.Context, t target, dir string) (*cluster, error) {
 		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
 	}
 	c := &cluster{rc: rc, dyn: dyn, disc: disc, namespace: ns, server: rc.Host,
-		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+		asking: make(chan struct{}, releaseRequests)}
 	// The version is the cheapest question: it tells that the cluster is
 	// there and lets gantry in, before anything is read or applied.
 	done := make(chan error, 1)

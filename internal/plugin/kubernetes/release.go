@@ -304,10 +304,12 @@ func apiMessage(err error) string {
 	return err.Error()
 }
 
-// releaseRequests is how many objects a release works on at once: the
-// most requests it has in flight (or watches open), and what bounds the
-// load it puts on the API server, which the client does not rate-limit
-// (restConfig).
+// releaseRequests is how many requests a release has in flight at most:
+// objects applied, validated or deleted at once (each), requests of the
+// trackers (cluster.ask). It bounds the load a release puts on the API
+// server, which the client does not rate-limit (restConfig). The trackers'
+// watches, once open, are not counted: every object of a group is watched
+// from the start.
 const releaseRequests = 16
 
 // each runs fn for every object, releaseRequests at a time; it returns the
@@ -335,6 +337,26 @@ func (r *release) each(ctx context.Context, objs []*object, fn func(context.Cont
 				once.Do(func() { first = err; cancel() })
 			}
 		}(o)
+	}
+	wg.Wait()
+	return first
+}
+
+// all runs fn for every object at once, for waits whose requests
+// cluster.ask bounds; it returns the first error, which cancels the
+// others.
+func (r *release) all(ctx context.Context, objs []*object, fn func(context.Context, *object) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for _, o := range objs {
+		wg.Go(func() {
+			if err := fn(ctx, o); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		})
 	}
 	wg.Wait()
 	return first
@@ -495,13 +517,16 @@ func byKind(objs []*object) [][]*object {
 	return out
 }
 
-// awaitAll tracks objects to readiness together; the first failure ends
-// the wait for the others. An object the apply answered with as ready (a
+// awaitAll tracks objects to readiness together, every one from the
+// start (their requests releaseRequests at a time: cluster.ask); the first
+// failure ends the wait for the others. Tracked a few at a time, a failure
+// behind slow objects was seen only once they were ready or timed out, and
+// told as their time-out. An object the apply answered with as ready (a
 // ConfigMap, a Secret, an unchanged Deployment) is not asked about again:
 // the answer is the object as stored, as fresh as a list right after it,
 // and a large release is mostly such objects.
 func (r *release) awaitAll(ctx context.Context, objs []*object, asHook bool) error {
-	return r.each(ctx, objs, func(ctx context.Context, o *object) error {
+	return r.all(ctx, objs, func(ctx context.Context, o *object) error {
 		r.mu.Lock()
 		u := r.live[o]
 		r.mu.Unlock()
@@ -579,7 +604,7 @@ func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
 		objsOf[i] = &object{u: u, source: "external dependency of " + d.of}
 	}
 	r.logf("waiting for %s", plural(len(deps), "external dependency", "external dependencies"))
-	return r.each(ctx, objsOf, func(ctx context.Context, o *object) error {
+	return r.all(ctx, objsOf, func(ctx context.Context, o *object) error {
 		name := display(o.u)
 		if o.u.GetNamespace() != "" {
 			name += " (namespace " + o.u.GetNamespace() + ")"

@@ -36,7 +36,11 @@ func (c *cluster) await(ctx context.Context, gvk schema.GroupVersionKind, namesp
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		list, err := ri.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		var list *unstructured.UnstructuredList
+		err := c.ask(ctx, func() (err error) {
+			list, err = ri.List(ctx, metav1.ListOptions{FieldSelector: sel})
+			return err
+		})
 		if err != nil {
 			if err := backOff(ctx, err, &retry); err != nil {
 				return err
@@ -50,7 +54,11 @@ func (c *cluster) await(ctx context.Context, gvk schema.GroupVersionKind, namesp
 		if ok, err := done(u); ok || err != nil {
 			return err
 		}
-		w, err := ri.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.GetResourceVersion(), AllowWatchBookmarks: true})
+		var w watch.Interface
+		err = c.ask(ctx, func() (err error) {
+			w, err = ri.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.GetResourceVersion(), AllowWatchBookmarks: true})
+			return err
+		})
 		if err != nil {
 			if err := backOff(ctx, err, &retry); err != nil {
 				return err
@@ -229,8 +237,11 @@ func (c *cluster) unreadyPod(ctx context.Context, u *unstructured.Unstructured) 
 	if err != nil {
 		return nil
 	}
-	pods, err := ri.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String(), Limit: 50})
-	if err != nil {
+	var pods *unstructured.UnstructuredList
+	if err := c.ask(ctx, func() (err error) {
+		pods, err = ri.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String(), Limit: 50})
+		return err
+	}); err != nil {
 		return nil
 	}
 	for i := range pods.Items {
@@ -248,8 +259,11 @@ func (c *cluster) events(ctx context.Context, u *unstructured.Unstructured, inde
 		return nil
 	}
 	sel := fields.Set{"involvedObject.name": u.GetName(), "involvedObject.kind": u.GetKind()}.AsSelector().String()
-	list, err := ri.List(ctx, metav1.ListOptions{FieldSelector: sel})
-	if err != nil {
+	var list *unstructured.UnstructuredList
+	if err := c.ask(ctx, func() (err error) {
+		list, err = ri.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		return err
+	}); err != nil {
 		return nil
 	}
 	items := list.Items
