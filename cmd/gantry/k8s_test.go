@@ -417,3 +417,82 @@ spec:
 		t.Errorf("the failure should not wait for the slow Deployments' time-out:\n%s", text)
 	}
 }
+
+// TestKubernetesDeletionNotHeldBack undeploys more ConfigMaps that a
+// finalizer holds than a release has requests in flight, and one more,
+// deleted last, that nothing holds: that one is gone while the others
+// still wait for their finalizer (deleted a few at a time, it waited
+// behind them until they were gone or timed out), and the undeploy ends
+// once the finalizers are taken off.
+func TestKubernetesDeletionNotHeldBack(t *testing.T) {
+	kubeconfig, kubectl := testCluster(t)
+	// Deleted in the reverse of the apply's order: the free one last.
+	docs := []string{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: free}\n"}
+	for i := range 20 {
+		docs = append(docs, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held-%02d, finalizers: [gantry.dev/test-hold]}\n", i))
+	}
+	dir, ns := k8sStack(t, map[string]string{"app/manifests/held.yaml": strings.Join(docs, "---\n")})
+	writeFilesIn(t, dir, map[string]string{"app/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: app}\nparameters:\n  - name: namespace\n" +
+		"plugins:\n  - kubernetes: {key: app, config: {manifests: [manifests], timeout: 120}}\n"})
+	release := func() {
+		for i := range 20 {
+			_ = exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", ns, "patch", "configmap", fmt.Sprintf("held-%02d", i),
+				"--type=json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`).Run()
+		}
+	}
+	t.Cleanup(release)
+	cleanupNamespace(t, kubectl, kubeconfig, ns)
+	gantry := func(verb string) *exec.Cmd {
+		cmd := exec.Command("gantry", verb, "hub.yaml")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "NO_COLOR=1")
+		return cmd
+	}
+	if out, err := gantry("deploy").CombinedOutput(); err != nil {
+		t.Fatalf("deploy: %v\n%s", err, out)
+	}
+	// The watch starts before the undeploy, from the list's version: the
+	// deletion cannot come before it.
+	dyn := dynClient(t, kubeconfig)
+	cms := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sel := "metadata.name=free"
+	list, err := cms.List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("free after the deploy: %v, %v", list, err)
+	}
+	w, err := cms.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.GetResourceVersion()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	undeploy := gantry("undeploy")
+	var out strings.Builder
+	undeploy.Stdout, undeploy.Stderr = &out, &out
+	if err := undeploy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- undeploy.Wait() }()
+	gone := false
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Deleted {
+			gone = true
+			break
+		}
+	}
+	w.Stop()
+	if !gone {
+		release()
+		t.Fatalf("free was not deleted while the held ConfigMaps waited for their finalizer:\n%s", out.String())
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the undeploy ended while finalizers held ConfigMaps (%v):\n%s", err, out.String())
+	default:
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("undeploy: %v\n%s", err, out.String())
+	}
+}

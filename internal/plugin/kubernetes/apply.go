@@ -98,7 +98,7 @@ func (c *cluster) remove(ctx context.Context, gvk schema.GroupVersionKind, names
 		fg := metav1.DeletePropagationForeground
 		opts.PropagationPolicy = &fg
 	}
-	err = ri.Delete(ctx, name, opts)
+	err = c.ask(ctx, func() error { return ri.Delete(ctx, name, opts) })
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}

@@ -711,7 +711,10 @@ func (r *release) prune(ctx context.Context) error {
 // until they are gone; the state forgets each once it is gone.
 func (r *release) deleteAll(ctx context.Context, objs []*object) error {
 	for _, kind := range byKind(objs) {
-		err := r.each(ctx, kind, func(ctx context.Context, o *object) error {
+		// All at once, their requests a few at a time (cluster.ask): a few
+		// objects slow to go (finalizers, a workload's pods terminating)
+		// would otherwise hold back the deletion of the others.
+		err := r.all(ctx, kind, func(ctx context.Context, o *object) error {
 			gvk, ns, name := o.u.GroupVersionKind(), o.u.GetNamespace(), o.u.GetName()
 			existed, err := r.cl.remove(ctx, gvk, ns, name)
 			if err != nil {
