@@ -329,8 +329,7 @@ wait:
 // with the API server's metrics, the requests on ConfigMaps: each is
 // applied once (validated before by a dry-run creation: its namespace is
 // created by the same deploy), and none is listed to see whether it is
-// ready — the apply answered with the object as stored, ready. The first cut listed each one (300 LIST requests); a listing by
-// another client (a controller's relist) could add a few, hence the margin.
+// ready — the apply answered with the object as stored, ready.
 func TestKubernetesReadyOnApplyNotAskedAgain(t *testing.T) {
 	kubeconfig, kubectl := testCluster(t)
 	const n = 300
@@ -364,11 +363,15 @@ func TestKubernetesReadyOnApplyNotAskedAgain(t *testing.T) {
 	if got := strings.Count(string(out), " ready\n"); got < n {
 		t.Errorf("the deploy says %d objects are ready, want %d:\n%s", got, n, out)
 	}
+	// The counts are the whole cluster's: other clients may add a few (the
+	// namespace controller lists what is left in namespaces that earlier
+	// tests deleted; a request refused with 429 is counted, and tried
+	// again). The first cut listed every ConfigMap: 300.
 	lists1, applies1 := count()
-	if got := applies1 - applies0; got != n {
+	if got := applies1 - applies0; got < n || got > n+n/10 {
 		t.Errorf("APPLY requests on ConfigMaps: %d, want %d", got, n)
 	}
-	if got := lists1 - lists0; got > 5 {
+	if got := lists1 - lists0; got > n/4 {
 		t.Errorf("LIST requests on ConfigMaps: %d, want none: the apply's answer says each is ready", got)
 	}
 }
@@ -482,17 +485,24 @@ func TestKubernetesDeletionNotHeldBack(t *testing.T) {
 		}
 	}
 	w.Stop()
-	if !gone {
-		release()
-		t.Fatalf("free was not deleted while the held ConfigMaps waited for their finalizer:\n%s", out.String())
-	}
+	ended := false
 	select {
 	case err := <-done:
-		t.Fatalf("the undeploy ended while finalizers held ConfigMaps (%v):\n%s", err, out.String())
+		ended = true
+		t.Errorf("the undeploy ended while finalizers held ConfigMaps (%v)", err)
 	default:
 	}
 	release()
-	if err := <-done; err != nil {
-		t.Fatalf("undeploy: %v\n%s", err, out.String())
+	// The output is read once the process has ended and written it all.
+	if !ended {
+		if err := <-done; err != nil {
+			t.Errorf("undeploy: %v", err)
+		}
+	}
+	if !gone {
+		t.Errorf("free was not deleted while the held ConfigMaps waited for their finalizer")
+	}
+	if t.Failed() {
+		t.Logf("undeploy's output:\n%s", out.String())
 	}
 }

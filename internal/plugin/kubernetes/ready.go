@@ -392,3 +392,33 @@ func orText(s, def string) string {
 	}
 	return s
 }
+
+// readyOnApply reports whether the object an apply answered with is ready,
+// so that it need not be tracked. A custom resource is created without a
+// status (its status subresource is not applied), which reads as ready:
+// it is tracked, as a list after the whole group's apply may find what its
+// controller said meanwhile. Built-in kinds that never have a status are
+// ready as they are.
+func readyOnApply(u *unstructured.Unstructured, asHook bool) bool {
+	if _, ok := u.Object["status"]; !ok && !statusless[u.GroupVersionKind().GroupKind()] {
+		return false
+	}
+	h, _ := assess(u, asHook)
+	return h == healthReady
+}
+
+// statusless are the built-in kinds a chart holds that have no status:
+// their objects are ready once they exist.
+var statusless = map[schema.GroupKind]bool{
+	{Kind: "ConfigMap"}: true, {Kind: "Secret"}: true, {Kind: "ServiceAccount"}: true,
+	{Kind: "Endpoints"}: true, {Kind: "LimitRange"}: true, {Kind: "PodTemplate"}: true,
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}: true, {Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}: true,
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}: true, {Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: true,
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}: true, {Group: "networking.k8s.io", Kind: "IngressClass"}: true,
+	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}:  true,
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}: true,
+	{Group: "storage.k8s.io", Kind: "StorageClass"}:     true, {Group: "storage.k8s.io", Kind: "CSIDriver"}: true,
+	{Group: "node.k8s.io", Kind: "RuntimeClass"}:                                    true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}: true,
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:   true,
+}

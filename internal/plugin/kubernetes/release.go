@@ -305,11 +305,11 @@ func apiMessage(err error) string {
 }
 
 // releaseRequests is how many requests a release has in flight at most:
-// objects applied, validated or deleted at once (each), requests of the
-// trackers (cluster.ask). It bounds the load a release puts on the API
-// server, which the client does not rate-limit (restConfig). The trackers'
-// watches, once open, are not counted: every object of a group is watched
-// from the start.
+// objects applied or validated at once (each), the requests of deletions
+// and trackers (cluster.ask). It bounds the load a release puts on the API
+// server, which the client does not rate-limit (restConfig). Watches, once
+// open, are not counted: every object of a group is watched from the
+// start, one watch each while it is not ready (or not gone).
 const releaseRequests = 16
 
 // each runs fn for every object, releaseRequests at a time; it returns the
@@ -531,7 +531,7 @@ func (r *release) awaitAll(ctx context.Context, objs []*object, asHook bool) err
 		u := r.live[o]
 		r.mu.Unlock()
 		if u != nil {
-			if h, _ := assess(u, asHook); h == healthReady {
+			if readyOnApply(u, asHook) {
 				r.logf("%s ready", display(u))
 				return nil
 			}

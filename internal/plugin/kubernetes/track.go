@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ func (c *cluster) await(ctx context.Context, gvk schema.GroupVersionKind, namesp
 		return err
 	}
 	sel := fields.OneTermEqualSelector("metadata.name", name).String()
-	retry := 50 * time.Millisecond
+	retry := firstRetryWait
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -65,12 +66,39 @@ func (c *cluster) await(ctx context.Context, gvk schema.GroupVersionKind, namesp
 			}
 			continue
 		}
+		opened := time.Now()
 		ok, err := follow(w, done)
 		w.Stop()
 		if ok || err != nil {
 			return err
 		}
+		// A watch the server (or a proxy before it) ends at once would
+		// otherwise be listed and watched again in a tight loop: every
+		// object not ready has one, and the client has no rate limit.
+		if time.Since(opened) < watchMinLife {
+			if err := sleep(ctx, jittered(retry)); err != nil {
+				return err
+			}
+			retry = min(2*retry, maxRetryWait)
+		} else {
+			retry = firstRetryWait
+		}
 	}
+}
+
+// A watch that ends sooner than watchMinLife is taken up again only after
+// a wait; waits go from firstRetryWait to maxRetryWait, doubling.
+const (
+	watchMinLife   = time.Second
+	firstRetryWait = 50 * time.Millisecond
+	maxRetryWait   = 2 * time.Second
+)
+
+// jittered is d give or take a quarter, at random: trackers that started
+// together (every object of a group) and met the same failure do not all
+// come back at the same instant.
+func jittered(d time.Duration) time.Duration {
+	return d - d/4 + rand.N(d/2+1)
 }
 
 // follow reads a watch until done says so, or the watch ends (false: list
@@ -107,10 +135,10 @@ func backOff(ctx context.Context, err error, wait *time.Duration) error {
 	if !retryable(err) {
 		return err
 	}
-	if err := sleep(ctx, *wait); err != nil {
+	if err := sleep(ctx, jittered(*wait)); err != nil {
 		return err
 	}
-	*wait = min(2**wait, 2*time.Second)
+	*wait = min(2**wait, maxRetryWait)
 	return nil
 }
 
