@@ -85,24 +85,35 @@ func BenchmarkKubernetesWeightGroups(b *testing.B) {
 		{name: "gantry", deploy: func(ns string) error { return kb.deployGantry(b, manifests, ns) }},
 		{name: "kubectl", deploy: func(ns string) error { return kb.deployKubectl(files, ns) }},
 	}
-	results := map[string]*benchTotals{}
+	results := compareTools(b, tools, "", func(t benchTool) benchRun { return kb.measure(b, t, true) })
 	for _, t := range tools {
-		results[t.name] = &benchTotals{}
+		tot := results[t.name]
+		b.ReportMetric(ms(percentile(tot.gaps, 0.50)), t.name+"-gap-p50-ms")
+		b.ReportMetric(ms(percentile(tot.gaps, 0.99)), t.name+"-gap-p99-ms")
+	}
+}
+
+// compareTools runs b.N iterations of every tool's deploy, measured by
+// measure, each tool going first every other iteration (neither gets a
+// cluster the other one warmed up or loaded every time), and reports each
+// tool's time per deploy and requests per deploy. Each iteration is one
+// log line (go test keeps only the first lines of a benchmark's log), its
+// number followed by label.
+func compareTools(b *testing.B, tools []benchTool, label string, measure func(benchTool) benchRun) map[string]*benchTotals {
+	totals := map[string]*benchTotals{}
+	for _, t := range tools {
+		totals[t.name] = &benchTotals{}
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		// Each tool goes first every other iteration: neither gets a
-		// cluster the other one warmed up or loaded every time.
 		order := tools
 		if i%2 == 1 {
 			order = []benchTool{tools[1], tools[0]}
 		}
-		// One log line an iteration: go test keeps only the first lines
-		// of a benchmark's log.
 		var line []string
 		for _, t := range order {
-			m := kb.measure(b, t)
-			tot := results[t.name]
+			m := measure(t)
+			tot := totals[t.name]
 			tot.runs++
 			tot.total += m.total
 			if m.requests < 0 {
@@ -110,20 +121,23 @@ func BenchmarkKubernetesWeightGroups(b *testing.B) {
 			}
 			tot.requests += m.requests
 			tot.gaps = append(tot.gaps, m.gaps...)
-			line = append(line, fmt.Sprintf("%s %.2fs, %s requests, gaps %s", t.name, m.total.Seconds(), requestText(m.requests), msText(m.gaps)))
+			text := fmt.Sprintf("%s %.2fs, %s requests", t.name, m.total.Seconds(), requestText(m.requests))
+			if m.gaps != nil {
+				text += ", gaps " + msText(m.gaps)
+			}
+			line = append(line, text)
 		}
-		b.Logf("iteration %d: %s", i+1, strings.Join(line, "; "))
+		b.Logf("iteration %d%s: %s", i+1, label, strings.Join(line, "; "))
 	}
 	b.StopTimer()
 	for _, t := range tools {
-		tot := results[t.name]
+		tot := totals[t.name]
 		b.ReportMetric(tot.total.Seconds()/float64(tot.runs), t.name+"-s/deploy")
-		b.ReportMetric(ms(percentile(tot.gaps, 0.50)), t.name+"-gap-p50-ms")
-		b.ReportMetric(ms(percentile(tot.gaps, 0.99)), t.name+"-gap-p99-ms")
 		if !tot.uncounted {
 			b.ReportMetric(float64(tot.requests)/float64(tot.runs), t.name+"-req/deploy")
 		}
 	}
+	return totals
 }
 
 // benchTool is a way to deploy the benchmark's manifests into a namespace.
@@ -223,10 +237,12 @@ func newK8sBench(tb testing.TB, kubeconfig, kubectl string) *k8sBench {
 		metricsURL: strings.TrimSuffix(rc.Host, "/") + "/metrics"}
 }
 
-// measure deploys with one tool into a fresh namespace, with the recorder
-// watching, and deletes the namespace after. Only the deploy itself runs
-// with the benchmark's timer on.
-func (kb *k8sBench) measure(b *testing.B, t benchTool) benchRun {
+// measure deploys with one tool into a fresh namespace and deletes the
+// namespace after; only the deploy itself runs with the benchmark's timer
+// on. With gaps, a recorder watches the namespace during the deploy, and
+// the gaps at the weight groups' boundaries are measured; without, the
+// tools' own waits are the deploy's end.
+func (kb *k8sBench) measure(b *testing.B, t benchTool, gaps bool) benchRun {
 	b.StopTimer()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -235,35 +251,43 @@ func (kb *k8sBench) measure(b *testing.B, t benchTool) benchRun {
 	if baseErr != nil {
 		b.Logf("API requests not counted: %v", baseErr)
 	}
-	rec := startRecorder(ctx, b, kb.dyn, ns)
+	var rec *recorder
+	if gaps {
+		rec = startRecorder(ctx, b, kb.dyn, ns)
+	}
 	b.StartTimer()
 	start := time.Now()
 	if err := t.deploy(ns); err != nil {
 		b.Fatalf("%s deploy into %s: %v", t.name, ns, err)
 	}
-	total := time.Since(start)
+	run := benchRun{total: time.Since(start), requests: -1}
 	b.StopTimer()
-	if err := rec.awaitReady(benchTimeout); err != nil {
-		b.Fatalf("%s deploy into %s: %v", t.name, ns, err)
+	watches := 0
+	if rec != nil {
+		if err := rec.awaitReady(benchTimeout); err != nil {
+			b.Fatalf("%s deploy into %s: %v", t.name, ns, err)
+		}
+		rec.stop()
+		watches = len(benchResources)
 	}
-	rec.stop()
-	requests := -1
 	if baseErr == nil {
 		// A watch is counted once it ends: wait until the deploy's and the
 		// recorder's have.
 		if end, cerr := kb.settledCounters(ctx, base.watching); cerr != nil {
 			b.Logf("API requests not counted: %v", cerr)
 		} else {
-			requests = end.requests - base.requests - len(benchResources)
+			run.requests = end.requests - base.requests - watches
 		}
 	}
-	gaps, err := rec.gaps()
-	if err != nil {
-		b.Fatalf("%s deploy into %s: %v", t.name, ns, err)
+	if rec != nil {
+		var err error
+		if run.gaps, err = rec.gaps(); err != nil {
+			b.Fatalf("%s deploy into %s: %v", t.name, ns, err)
+		}
 	}
 	kb.deleteNamespace(b, ns)
 	b.StartTimer()
-	return benchRun{total: total, requests: requests, gaps: gaps}
+	return run
 }
 
 // deployGantry writes a stack of one component deploying the manifests into

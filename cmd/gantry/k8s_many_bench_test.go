@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // manyMix is the mix of kinds of BenchmarkKubernetesManyObjects, per
@@ -54,38 +52,7 @@ func BenchmarkKubernetesManyObjects(b *testing.B) {
 			return kb.run("wait", "--for=condition=Available", "deployment", "--all", "-n", ns, "--timeout="+benchTimeout.String())
 		}},
 	}
-	totals := map[string]*benchTotals{}
-	for _, t := range tools {
-		totals[t.name] = &benchTotals{}
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		order := tools
-		if i%2 == 1 {
-			order = []benchTool{tools[1], tools[0]}
-		}
-		var line []string
-		for _, t := range order {
-			m := kb.measureMany(b, t)
-			tot := totals[t.name]
-			tot.runs++
-			tot.total += m.total
-			if m.requests < 0 {
-				tot.uncounted = true
-			}
-			tot.requests += m.requests
-			line = append(line, fmt.Sprintf("%s %.2fs, %s requests", t.name, m.total.Seconds(), requestText(m.requests)))
-		}
-		b.Logf("iteration %d (%d objects): %s", i+1, n, strings.Join(line, "; "))
-	}
-	b.StopTimer()
-	for _, t := range tools {
-		tot := totals[t.name]
-		b.ReportMetric(tot.total.Seconds()/float64(tot.runs), t.name+"-s/deploy")
-		if !tot.uncounted {
-			b.ReportMetric(float64(tot.requests)/float64(tot.runs), t.name+"-req/deploy")
-		}
-	}
+	compareTools(b, tools, fmt.Sprintf(" (%d objects)", n), func(t benchTool) benchRun { return kb.measure(b, t, false) })
 }
 
 // writeManyObjects writes n objects of manyMix into dir/objects.yaml and
@@ -103,36 +70,4 @@ func writeManyObjects(tb testing.TB, dir string, n int) string {
 		tb.Fatal(err)
 	}
 	return p
-}
-
-// measureMany deploys with one tool into a fresh namespace and deletes the
-// namespace after; only the deploy runs with the benchmark's timer on.
-// Both tools wait for readiness themselves.
-func (kb *k8sBench) measureMany(b *testing.B, t benchTool) benchRun {
-	b.StopTimer()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ns := kb.createNamespace(b, t.name)
-	base, baseErr := kb.counters(ctx)
-	if baseErr != nil {
-		b.Logf("API requests not counted: %v", baseErr)
-	}
-	b.StartTimer()
-	start := time.Now()
-	if err := t.deploy(ns); err != nil {
-		b.Fatalf("%s deploy into %s: %v", t.name, ns, err)
-	}
-	total := time.Since(start)
-	b.StopTimer()
-	requests := -1
-	if baseErr == nil {
-		if end, err := kb.settledCounters(ctx, base.watching); err != nil {
-			b.Logf("API requests not counted: %v", err)
-		} else {
-			requests = end.requests - base.requests
-		}
-	}
-	kb.deleteNamespace(b, ns)
-	b.StartTimer()
-	return benchRun{total: total, requests: requests}
 }
