@@ -50,7 +50,12 @@ func (c *cluster) apply(ctx context.Context, u *unstructured.Unstructured, dryRu
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	return ri.Apply(ctx, u.GetName(), u, opts)
+	var out *unstructured.Unstructured
+	err = c.ask(ctx, func() (err error) {
+		out, err = ri.Apply(ctx, u.GetName(), u, opts)
+		return err
+	})
+	return out, err
 }
 
 // createDryRun asks the API server whether it would create the object.
@@ -59,8 +64,10 @@ func (c *cluster) createDryRun(ctx context.Context, u *unstructured.Unstructured
 	if err != nil {
 		return err
 	}
-	_, err = ri.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
-	return err
+	return c.ask(ctx, func() error {
+		_, err := ri.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
+		return err
+	})
 }
 
 // get reads an object; nil without error when it does not exist.

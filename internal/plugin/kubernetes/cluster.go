@@ -32,9 +32,9 @@ type cluster struct {
 	namespace string
 	// server is the API server's address, for messages.
 	server string
-	// asking holds a place for each request of the trackers and deletions
-	// in flight: every object of a group is watched (or deleted) at once,
-	// but only releaseRequests ask at a time (nil: no bound).
+	// asking holds a place for each request in flight: a release works on
+	// every object of a group at once, but only releaseRequests ask at a
+	// time (nil: no bound).
 	asking chan struct{}
 }
 
@@ -123,7 +123,7 @@ func restConfig(t target, dir string) (*rest.Config, string, error) {
 		ns = "default"
 	}
 	// No rate limit of the client's own: a release sends at most
-	// releaseRequests requests at once (release.each, cluster.ask), and the API
+	// releaseRequests requests at once (cluster.ask), and the API
 	// server's priority and fairness queues what it cannot take at once,
 	// answering 429 with a time to retry after, which client-go waits for.
 	// A rate would make gantry wait on itself: at client-go's default of 5

@@ -305,47 +305,20 @@ func apiMessage(err error) string {
 }
 
 // releaseRequests is how many requests a release has in flight at most:
-// objects applied or validated at once (each), the requests of deletions
-// and trackers (cluster.ask). It bounds the load a release puts on the API
-// server, which the client does not rate-limit (restConfig). Watches, once
-// open, are not counted: every object of a group is watched from the
-// start, one watch each while it is not ready (or not gone).
+// those it makes for its objects (applies, dry runs, deletions, the lists
+// and watch openings of tracking) go through cluster.ask. It bounds the
+// load a release puts on the API server, which the client does not
+// rate-limit (restConfig). Watches, once open, are not counted: every
+// object of a group is watched from the start, one watch each while it is
+// not ready (or not gone).
 const releaseRequests = 16
 
-// each runs fn for every object, releaseRequests at a time; it returns the
-// first error (the others are not started once one failed).
+// each runs fn for every object at once (their requests releaseRequests at
+// a time: cluster.ask); it returns the first error, which cancels the
+// others. Run a few objects at a time instead, objects slow to become
+// ready or to go would hold back the others, and a failure behind them
+// would be seen only once they were done or timed out.
 func (r *release) each(ctx context.Context, objs []*object, fn func(context.Context, *object) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sem := make(chan struct{}, releaseRequests)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	for _, o := range objs {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func(o *object) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := fn(ctx, o); err != nil {
-				once.Do(func() { first = err; cancel() })
-			}
-		}(o)
-	}
-	wg.Wait()
-	return first
-}
-
-// all runs fn for every object at once, for waits whose requests
-// cluster.ask bounds; it returns the first error, which cancels the
-// others.
-func (r *release) all(ctx context.Context, objs []*object, fn func(context.Context, *object) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -518,15 +491,13 @@ func byKind(objs []*object) [][]*object {
 }
 
 // awaitAll tracks objects to readiness together, every one from the
-// start (their requests releaseRequests at a time: cluster.ask); the first
-// failure ends the wait for the others. Tracked a few at a time, a failure
-// behind slow objects was seen only once they were ready or timed out, and
-// told as their time-out. An object the apply answered with as ready (a
+// start (each); the first failure ends the wait for the others. An
+// object the apply answered with as ready (a
 // ConfigMap, a Secret, an unchanged Deployment) is not asked about again:
 // the answer is the object as stored, as fresh as a list right after it,
 // and a large release is mostly such objects.
 func (r *release) awaitAll(ctx context.Context, objs []*object, asHook bool) error {
-	return r.all(ctx, objs, func(ctx context.Context, o *object) error {
+	return r.each(ctx, objs, func(ctx context.Context, o *object) error {
 		r.mu.Lock()
 		u := r.live[o]
 		r.mu.Unlock()
@@ -604,7 +575,7 @@ func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
 		objsOf[i] = &object{u: u, source: "external dependency of " + d.of}
 	}
 	r.logf("waiting for %s", plural(len(deps), "external dependency", "external dependencies"))
-	return r.all(ctx, objsOf, func(ctx context.Context, o *object) error {
+	return r.each(ctx, objsOf, func(ctx context.Context, o *object) error {
 		name := display(o.u)
 		if o.u.GetNamespace() != "" {
 			name += " (namespace " + o.u.GetNamespace() + ")"
@@ -711,10 +682,7 @@ func (r *release) prune(ctx context.Context) error {
 // until they are gone; the state forgets each once it is gone.
 func (r *release) deleteAll(ctx context.Context, objs []*object) error {
 	for _, kind := range byKind(objs) {
-		// All at once, their requests a few at a time (cluster.ask): a few
-		// objects slow to go (finalizers, a workload's pods terminating)
-		// would otherwise hold back the deletion of the others.
-		err := r.all(ctx, kind, func(ctx context.Context, o *object) error {
+		err := r.each(ctx, kind, func(ctx context.Context, o *object) error {
 			gvk, ns, name := o.u.GroupVersionKind(), o.u.GetNamespace(), o.u.GetName()
 			existed, err := r.cl.remove(ctx, gvk, ns, name)
 			if err != nil {
