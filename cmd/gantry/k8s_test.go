@@ -325,12 +325,14 @@ wait:
 	}
 }
 
-// TestKubernetesReadyOnApplyNotAskedAgain deploys 300 ConfigMaps and counts,
-// with the API server's metrics, the requests on ConfigMaps: each is
-// applied once (validated before by a dry-run creation: its namespace is
-// created by the same deploy), and none is listed to see whether it is
-// ready — the apply answered with the object as stored, ready.
-func TestKubernetesReadyOnApplyNotAskedAgain(t *testing.T) {
+// TestKubernetesAnswersNotAskedAgain deploys and undeploys 300 ConfigMaps
+// and counts, with the API server's metrics, the requests on ConfigMaps.
+// The deploy applies each once (validated before by a dry-run creation: its
+// namespace is created by the same deploy) and lists none to see whether it
+// is ready: the apply answered with the object as stored, ready. The
+// undeploy deletes each once and lists none to see whether it is gone: the
+// DELETE answered that it was.
+func TestKubernetesAnswersNotAskedAgain(t *testing.T) {
 	kubeconfig, kubectl := testCluster(t)
 	const n = 300
 	var docs []string
@@ -341,38 +343,66 @@ func TestKubernetesReadyOnApplyNotAskedAgain(t *testing.T) {
 	cleanupNamespace(t, kubectl, kubeconfig, ns)
 	kb := newK8sBench(t, kubeconfig, kubectl)
 	ctx := context.Background()
-	count := func() (lists, applies int) {
+	count := func(verbs ...string) map[string]int {
 		t.Helper()
-		var err error
-		if lists, err = kb.requests(ctx, "LIST", "configmaps"); err != nil {
-			t.Fatal(err)
+		got := map[string]int{}
+		for _, verb := range verbs {
+			n, err := kb.requests(ctx, verb, "configmaps")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[verb] = n
 		}
-		if applies, err = kb.requests(ctx, "APPLY", "configmaps"); err != nil {
-			t.Fatal(err)
+		return got
+	}
+	gantry := func(verb string) string {
+		t.Helper()
+		cmd := exec.Command("gantry", verb, "hub.yaml")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", verb, err, out)
 		}
-		return lists, applies
-	}
-	lists0, applies0 := count()
-	cmd := exec.Command("gantry", "deploy", "hub.yaml")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("deploy: %v\n%s", err, out)
-	}
-	if got := strings.Count(string(out), " ready\n"); got < n {
-		t.Errorf("the deploy says %d objects are ready, want %d:\n%s", got, n, out)
+		return string(out)
 	}
 	// The counts are the whole cluster's: other clients may add a few (the
 	// namespace controller lists what is left in namespaces that earlier
 	// tests deleted; a request refused with 429 is counted, and tried
-	// again). The first cut listed every ConfigMap: 300.
-	lists1, applies1 := count()
-	if got := applies1 - applies0; got < n || got > n+n/10 {
-		t.Errorf("APPLY requests on ConfigMaps: %d, want %d", got, n)
+	// again). The first cuts listed every ConfigMap: 300.
+	within := func(what string, got, want int) {
+		t.Helper()
+		if got < want || got > want+want/10 {
+			t.Errorf("%s requests on ConfigMaps: %d, want %d", what, got, want)
+		}
 	}
-	if got := lists1 - lists0; got > n/4 {
-		t.Errorf("LIST requests on ConfigMaps: %d, want none: the apply's answer says each is ready", got)
+	before := count("LIST", "APPLY")
+	out := gantry("deploy")
+	if got := strings.Count(out, " ready\n"); got < n {
+		t.Errorf("the deploy says %d objects are ready, want %d:\n%s", got, n, out)
+	}
+	after := count("LIST", "APPLY")
+	within("APPLY", after["APPLY"]-before["APPLY"], n)
+	if got := after["LIST"] - before["LIST"]; got > n/4 {
+		t.Errorf("LIST requests on ConfigMaps during the deploy: %d, want none: the apply's answer says each is ready", got)
+	}
+
+	before = count("LIST", "DELETE")
+	out = gantry("undeploy")
+	if got := strings.Count(out, " deleted\n"); got < n {
+		t.Errorf("the undeploy says %d objects are deleted, want %d:\n%s", got, n, out)
+	}
+	after = count("LIST", "DELETE")
+	within("DELETE", after["DELETE"]-before["DELETE"], n)
+	if got := after["LIST"] - before["LIST"]; got > n/4 {
+		t.Errorf("LIST requests on ConfigMaps during the undeploy: %d, want none: the DELETE's answer says each is gone", got)
+	}
+	left, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "get", "configmaps", "-n", ns, "-o", "name").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl get configmaps: %v\n%s", err, left)
+	}
+	if got := strings.Count(string(left), "configmap/c"); got != 0 {
+		t.Errorf("%d of the ConfigMaps are still there after the undeploy:\n%s", got, left)
 	}
 }
 

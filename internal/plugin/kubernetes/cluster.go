@@ -23,8 +23,11 @@ import (
 // dynamic client for every kind, and a mapper from kinds to API resources
 // that learns CRDs created during the deploy when it is reset.
 type cluster struct {
-	rc     *rest.Config
-	dyn    dynamic.Interface
+	rc  *rest.Config
+	dyn dynamic.Interface
+	// raw is a REST client for what the dynamic client does not tell:
+	// the answer to a DELETE (cluster.remove).
+	raw    rest.Interface
 	disc   discovery.DiscoveryInterface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 	// namespace is the release namespace: objects of namespaced kinds that
@@ -141,7 +144,16 @@ func connect(ctx context.Context, t target, dir string) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(rc)
+	// The dynamic and the raw client share their HTTP client.
+	hc, err := rest.HTTPClientFor(dynamic.ConfigFor(rc))
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
+	}
+	dyn, err := dynamic.NewForConfigAndClient(rc, hc)
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
+	}
+	raw, err := rest.UnversionedRESTClientForConfigAndClient(dynamic.ConfigFor(rc), hc)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
 	}
@@ -149,7 +161,7 @@ func connect(ctx context.Context, t target, dir string) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
 	}
-	c := &cluster{rc: rc, dyn: dyn, disc: disc, namespace: ns, server: rc.Host,
+	c := &cluster{rc: rc, dyn: dyn, raw: raw, disc: disc, namespace: ns, server: rc.Host,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
 		asking: make(chan struct{}, releaseRequests)}
 	// The version is the cheapest question: it tells that the cluster is

@@ -597,12 +597,14 @@ func (r *release) hook(ctx context.Context, o *object, phase string) error {
 	name := display(o.u)
 	gvk := o.u.GroupVersionKind()
 	if slices.Contains(policies, policyBeforeCreation) {
-		existed, err := r.cl.remove(ctx, gvk, o.u.GetNamespace(), o.u.GetName())
+		rm, err := r.cl.remove(ctx, gvk, o.u.GetNamespace(), o.u.GetName())
 		if err != nil {
 			return fmt.Errorf("delete the previous %s: %s", name, apiMessage(err))
 		}
-		if existed {
+		if rm != wasAbsent {
 			r.logf("%s: deleting the previous one", name)
+		}
+		if rm == removing {
 			if err := r.cl.awaitGone(ctx, gvk, o.u.GetNamespace(), o.u.GetName(), r.timeoutOf(o)); err != nil {
 				return fmt.Errorf("delete the previous %s: %w", name, err)
 			}
@@ -616,11 +618,14 @@ func (r *release) hook(ctx context.Context, o *object, phase string) error {
 	del := err == nil && (slices.Contains(policies, policySucceeded) || r.action == plugin.ActionDelete) ||
 		err != nil && slices.Contains(policies, policyFailed)
 	if del && ctx.Err() == nil {
-		if _, derr := r.cl.remove(ctx, gvk, o.u.GetNamespace(), o.u.GetName()); derr != nil {
+		rm, derr := r.cl.remove(ctx, gvk, o.u.GetNamespace(), o.u.GetName())
+		if derr != nil {
 			return errors.Join(err, fmt.Errorf("delete hook %s: %s", name, apiMessage(derr)))
 		}
-		if derr := r.cl.awaitGone(ctx, gvk, o.u.GetNamespace(), o.u.GetName(), r.timeoutOf(o)); derr != nil {
-			return errors.Join(err, fmt.Errorf("delete hook %s: %w", name, derr))
+		if rm == removing {
+			if derr := r.cl.awaitGone(ctx, gvk, o.u.GetNamespace(), o.u.GetName(), r.timeoutOf(o)); derr != nil {
+				return errors.Join(err, fmt.Errorf("delete hook %s: %w", name, derr))
+			}
 		}
 		r.logf("%s deleted (%s)", name, deleteReason(err == nil, r.action))
 		if r.action != plugin.ActionDelete {
@@ -684,17 +689,19 @@ func (r *release) deleteAll(ctx context.Context, objs []*object) error {
 	for _, kind := range byKind(objs) {
 		err := r.each(ctx, kind, func(ctx context.Context, o *object) error {
 			gvk, ns, name := o.u.GroupVersionKind(), o.u.GetNamespace(), o.u.GetName()
-			existed, err := r.cl.remove(ctx, gvk, ns, name)
+			rm, err := r.cl.remove(ctx, gvk, ns, name)
 			if err != nil {
 				return fmt.Errorf("delete %s: %s", display(o.u), apiMessage(err))
 			}
-			if existed {
+			if rm == removing {
 				if err := r.cl.awaitGone(ctx, gvk, ns, name, r.timeoutOf(o)); err != nil {
 					return fmt.Errorf("delete %s: %w", display(o.u), err)
 				}
-				r.logf("%s deleted", display(o.u))
-			} else {
+			}
+			if rm == wasAbsent {
 				r.logf("%s was already gone", display(o.u))
+			} else {
+				r.logf("%s deleted", display(o.u))
 			}
 			r.mu.Lock()
 			delete(r.inventory, resourceKey(resourceOf(o)))
