@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/gantry-dev/gantry/internal/state"
 )
@@ -118,6 +120,10 @@ func (c *cluster) remove(ctx context.Context, gvk schema.GroupVersionKind, names
 		}
 		return wasAbsent, err
 	}
+	path, err := objectPath(m, namespace, name)
+	if err != nil {
+		return wasAbsent, err
+	}
 	opts := metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}}
 	if ownsWhatItMakes(gvk) {
 		fg := metav1.DeletePropagationForeground
@@ -129,8 +135,10 @@ func (c *cluster) remove(ctx context.Context, gvk schema.GroupVersionKind, names
 	}
 	var answer []byte
 	err = c.ask(ctx, func() (err error) {
-		answer, err = c.raw.Delete().AbsPath(objectPath(m, namespace, name)...).
-			SetHeader("Content-Type", runtime.ContentTypeJSON).Body(body).Do(ctx).Raw()
+		// JSON, which removalOf reads, whatever the client would prefer.
+		answer, err = c.raw.Delete().AbsPath(path...).
+			SetHeader("Content-Type", runtime.ContentTypeJSON).SetHeader("Accept", runtime.ContentTypeJSON).
+			Body(body).Do(ctx).Raw()
 		return err
 	})
 	if apierrors.IsNotFound(err) {
@@ -139,21 +147,29 @@ func (c *cluster) remove(ctx context.Context, gvk schema.GroupVersionKind, names
 	if err != nil {
 		return wasAbsent, err
 	}
-	return removalOf(answer), nil
+	return removalOf(answer, name), nil
 }
 
-// removalOf reads the answer to a DELETE that succeeded. The API server
-// answers with a Status of success when the object is gone, or, for kinds
-// whose deletion answers with the object (Services, ServiceAccounts, Pods,
-// …), with the object as it was when it was deleted. An object that is
-// still there (finalizers, dependents deleted first, a grace period) comes
-// back with its deletion timestamp set. What cannot be read is taken as
-// still there: waiting for an object that is gone costs a request,
-// forgetting one that is not would be wrong.
-func removalOf(answer []byte) removal {
+// removalOf reads the answer to the DELETE of the object name that
+// succeeded. The API server's store answers with a Status of success that
+// names the object and its uid when the object is gone, or, for the kinds
+// whose deletion answers with the object (Services, ServiceAccounts), with
+// the object as it was deleted. An object that is still there (finalizers,
+// dependents deleted first, a grace period) comes back with its deletion
+// timestamp set; so do Pods, Namespaces and CRDs, always. A Status without
+// the uid is not the store's: the API server makes one up when a handler
+// returns nothing, and aggregated API servers answer so for deletions they
+// only started. Whatever is not read as gone is watched until it is gone:
+// waiting for an object that is gone costs a request, forgetting one that
+// is not would be wrong.
+func removalOf(answer []byte, name string) removal {
 	var head struct {
-		Kind     string `json:"kind"`
-		Status   string `json:"status"`
+		Kind    string `json:"kind"`
+		Status  string `json:"status"`
+		Details struct {
+			Name string `json:"name"`
+			UID  string `json:"uid"`
+		} `json:"details"`
 		Metadata struct {
 			Name              string  `json:"name"`
 			DeletionTimestamp *string `json:"deletionTimestamp"`
@@ -164,27 +180,42 @@ func removalOf(answer []byte) removal {
 	}
 	switch {
 	case head.Kind == "Status":
-		if head.Status == metav1.StatusSuccess {
+		if head.Status == metav1.StatusSuccess && head.Details.Name == name && head.Details.UID != "" {
 			return removed
 		}
-	case head.Kind != "" && head.Metadata.Name != "" && head.Metadata.DeletionTimestamp == nil:
+	case head.Kind != "" && head.Metadata.Name == name && head.Metadata.DeletionTimestamp == nil:
 		return removed
 	}
 	return removing
 }
 
-// objectPath is the path of an object of a mapped kind: /api/v1/… for
-// the core group, /apis/GROUP/VERSION/… for the others.
-func objectPath(m *meta.RESTMapping, namespace, name string) []string {
+// objectPath is the path of an object of a mapped kind, as the dynamic
+// client makes it: /api/v1/… for the core group, /apis/GROUP/VERSION/…
+// for the others. A name or a namespace that is not one path segment is an
+// error: an empty name would make the path the collection's, and a DELETE
+// of it would delete every object of the kind.
+func objectPath(m *meta.RESTMapping, namespace, name string) ([]string, error) {
 	gvr := m.Resource
+	if name == "" {
+		return nil, fmt.Errorf("delete a %s without a name", gvr.Resource)
+	}
+	if msgs := rest.IsValidPathSegmentName(name); len(msgs) > 0 {
+		return nil, fmt.Errorf("delete %s %q: invalid name: %s", gvr.Resource, name, strings.Join(msgs, "; "))
+	}
 	p := []string{"/apis", gvr.Group, gvr.Version}
 	if gvr.Group == "" {
 		p = []string{"/api", gvr.Version}
 	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		if namespace == "" {
+			return nil, fmt.Errorf("delete %s %s: no namespace", gvr.Resource, name)
+		}
+		if msgs := rest.IsValidPathSegmentName(namespace); len(msgs) > 0 {
+			return nil, fmt.Errorf("delete %s %s: invalid namespace %q: %s", gvr.Resource, name, namespace, strings.Join(msgs, "; "))
+		}
 		p = append(p, "namespaces", namespace)
 	}
-	return append(p, gvr.Resource, name)
+	return append(p, gvr.Resource, name), nil
 }
 
 // ownsWhatItMakes reports the built-in workload kinds, whose controllers

@@ -144,16 +144,7 @@ func connect(ctx context.Context, t target, dir string) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The dynamic and the raw client share their HTTP client.
-	hc, err := rest.HTTPClientFor(dynamic.ConfigFor(rc))
-	if err != nil {
-		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
-	}
-	dyn, err := dynamic.NewForConfigAndClient(rc, hc)
-	if err != nil {
-		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
-	}
-	raw, err := rest.UnversionedRESTClientForConfigAndClient(dynamic.ConfigFor(rc), hc)
+	dyn, raw, err := objectClients(rc)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
 	}
@@ -177,6 +168,25 @@ func connect(ctx context.Context, t target, dir string) (*cluster, error) {
 		return nil, ctx.Err()
 	}
 	return c, nil
+}
+
+// objectClients makes the clients of a connection's objects: the dynamic
+// client, and a REST client for what the dynamic one does not tell (the
+// answer to a DELETE), which share one HTTP client.
+func objectClients(rc *rest.Config) (dynamic.Interface, rest.Interface, error) {
+	hc, err := rest.HTTPClientFor(dynamic.ConfigFor(rc))
+	if err != nil {
+		return nil, nil, err
+	}
+	dyn, err := dynamic.NewForConfigAndClient(rc, hc)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := rest.UnversionedRESTClientForConfigAndClient(dynamic.ConfigFor(rc), hc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return dyn, raw, nil
 }
 
 // mapping finds the API resource of a kind.
