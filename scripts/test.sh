@@ -122,6 +122,26 @@ else
   unset GANTRY_TEST_TEMPORAL
 fi
 
+# The terraform plugin's scenario (testdata/script/plugins_terraform.txtar)
+# runs the terraform on PATH. On a machine without one, OpenTofu (the fork
+# with the same command line), built once from the Go module proxy into
+# ~/.cache/gantry-terraform (scripts/terraform/build.sh: why not terraform
+# itself), goes first on PATH as `terraform`. GANTRY_TEST_TERRAFORM=0 skips
+# this locally (the scenario then skips when there is no terraform); in CI
+# (CI=true) there is always one.
+if wanted GANTRY_TEST_TERRAFORM "runs the terraform plugin's scenario"; then
+  if command -v terraform >/dev/null 2>&1; then
+    echo "== terraform for the terraform plugin's scenario: $(command -v terraform) ($(terraform version 2>/dev/null | head -n 1))"
+  else
+    scripts/terraform/build.sh
+    PATH="$(scripts/terraform/build.sh --print-bin):$PATH"
+    export PATH
+    echo "== no terraform on PATH: the terraform plugin's scenario runs OpenTofu ($(terraform version 2>/dev/null | head -n 1))"
+  fi
+else
+  echo "== GANTRY_TEST_TERRAFORM=0: no terraform is built; the terraform plugin's scenario skips unless one is on PATH"
+fi
+
 echo "== go test"
 go test -race -count=1 -timeout 45m ./...
 
