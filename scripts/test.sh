@@ -131,12 +131,12 @@ fi
 # (CI=true) there is always one.
 if wanted GANTRY_TEST_TERRAFORM "runs the terraform plugin's scenario"; then
   if command -v terraform >/dev/null 2>&1; then
-    echo "== terraform for the terraform plugin's scenario: $(command -v terraform) ($(terraform version 2>/dev/null | head -n 1))"
+    echo "== terraform for the terraform plugin's scenario: $(command -v terraform) ($(CHECKPOINT_DISABLE=1 terraform version 2>/dev/null | sed -n 1p))"
   else
     scripts/terraform/build.sh
     PATH="$(scripts/terraform/build.sh --print-bin):$PATH"
     export PATH
-    echo "== no terraform on PATH: the terraform plugin's scenario runs OpenTofu ($(terraform version 2>/dev/null | head -n 1))"
+    echo "== no terraform on PATH: the terraform plugin's scenario runs OpenTofu ($(terraform version 2>/dev/null | sed -n 1p))"
   fi
 else
   echo "== GANTRY_TEST_TERRAFORM=0: no terraform is built; the terraform plugin's scenario skips unless one is on PATH"

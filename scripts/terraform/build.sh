@@ -14,8 +14,9 @@
 # Output: ${GANTRY_TERRAFORM_CACHE:-$HOME/.cache/gantry-terraform}/bin-tofu-$TOFU_VERSION/
 # with tofu and terraform (a link to tofu, so that the folder on PATH serves
 # the plugin's default binary name). Skipped when the stamp records the
-# version below. Cold (empty Go build cache): a few minutes on 2 cores;
-# already built: instant. The repository's go.mod/go.sum are never touched:
+# version below. On 2 cores with the Go build cache partly filled (the cloud
+# SDKs OpenTofu links compiled, most modules downloaded): 2–2.5 min; cold
+# not measured, longer; already built: instant. The repository's go.mod/go.sum are never touched:
 # the build runs in OpenTofu's own module, as the module cache holds it.
 #
 # Usage: build.sh              build (or check) the binaries
@@ -38,24 +39,31 @@ build_args "$@"
 build_begin
 
 echo "== building OpenTofu v$TOFU_VERSION into $BIN"
-echo "   cold: a few minutes on 2 cores; with a filled Go build cache: a few seconds"
+echo "   2–2.5 min on 2 cores with a partly filled Go build cache; longer cold"
 export CGO_ENABLED=0 GOFLAGS=
 build_ticker
 
 # `go install pkg@version` refuses a module whose go.mod has replace
 # directives: the module is downloaded, and built as the main module in
-# the (read-only) module cache.
-src=$(cd "$CACHE" && go mod download -json "github.com/opentofu/opentofu@v$TOFU_VERSION" |
-  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-if [ -z "$src" ] || [ ! -f "$src/go.mod" ]; then
-  echo "build.sh: the module github.com/opentofu/opentofu@v$TOFU_VERSION could not be downloaded" >&2
+# the (read-only) module cache. Without -json, a failed download says why
+# on stderr.
+mod="github.com/opentofu/opentofu@v$TOFU_VERSION"
+if ! (cd "$CACHE" && go mod download "$mod"); then
+  echo "build.sh: the module $mod could not be downloaded from the Go module proxy" >&2
+  exit 1
+fi
+src="$(go env GOMODCACHE)/$mod"
+if [ ! -f "$src/go.mod" ]; then
+  echo "build.sh: $mod was downloaded, but $src has no go.mod" >&2
   exit 1
 fi
 # As a release build: no -dev marker in the version.
 (cd "$src" && go build -trimpath -ldflags="-s -w -X github.com/opentofu/opentofu/version.dev=no" \
   -o "$TMP/tofu" ./cmd/tofu)
 
-got=$("$TMP/tofu" version 2>/dev/null | head -n 1)
+# sed reads all of the output: head could end the pipe between tofu's two
+# writes and kill it with SIGPIPE.
+got=$("$TMP/tofu" version | sed -n 1p)
 if [ "$got" != "OpenTofu v$TOFU_VERSION" ]; then
   echo "build.sh: built tofu reports \"$got\", want \"OpenTofu v$TOFU_VERSION\"" >&2
   exit 1
