@@ -13,11 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery/cached/memory"
-	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
-	clienttesting "k8s.io/client-go/testing"
 )
 
 // TestRemovalOf reads answers to DELETE requests for an object named "a".
@@ -104,15 +100,12 @@ func TestRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}
-	disc.Resources = []*metav1.APIResourceList{
-		{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: metav1.Verbs{"delete"}}}},
-		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{{Name: "deployments", Kind: "Deployment", Namespaced: true, Verbs: metav1.Verbs{"delete"}}}},
-		{GroupVersion: "rbac.authorization.k8s.io/v1", APIResources: []metav1.APIResource{{Name: "clusterroles", Kind: "ClusterRole", Verbs: metav1.Verbs{"delete"}}}},
-	}
-	c := &cluster{dyn: dyn, raw: raw, disc: disc, namespace: "apps", asking: make(chan struct{}, releaseRequests),
-		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+	c := fakeCluster(dyn, raw,
+		&metav1.APIResourceList{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: metav1.Verbs{"delete"}}}},
+		&metav1.APIResourceList{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{{Name: "deployments", Kind: "Deployment", Namespaced: true, Verbs: metav1.Verbs{"delete"}}}},
+		&metav1.APIResourceList{GroupVersion: "rbac.authorization.k8s.io/v1", APIResources: []metav1.APIResource{{Name: "clusterroles", Kind: "ClusterRole", Verbs: metav1.Verbs{"delete"}}}})
 	ctx := context.Background()
+	foreground := metav1.DeletePropagationForeground
 	configMap := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	deployment := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
 	clusterRole := schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}
@@ -127,7 +120,7 @@ func TestRemove(t *testing.T) {
 		{configMap, "apps", "gone", removed, metav1.DeleteOptions{}, true},
 		{configMap, "apps", "held", removing, metav1.DeleteOptions{}, true},
 		{configMap, "apps", "missing", wasAbsent, metav1.DeleteOptions{}, true},
-		{deployment, "apps", "held", removing, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationForeground)}, true},
+		{deployment, "apps", "held", removing, metav1.DeleteOptions{PropagationPolicy: &foreground}, true},
 		{clusterRole, "", "gone", removed, metav1.DeleteOptions{}, false},
 	} {
 		got, err := c.remove(ctx, tc.gvk, tc.ns, tc.name)
@@ -178,8 +171,6 @@ func TestRemove(t *testing.T) {
 		t.Errorf("requests made for names that are not path segments: %v", got)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // TestObjectPath: the core group under /api, the others under /apis,
 // cluster-scoped kinds without a namespace.

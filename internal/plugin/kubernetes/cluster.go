@@ -174,7 +174,8 @@ func connect(ctx context.Context, t target, dir string) (*cluster, error) {
 // client, and a REST client for what the dynamic one does not tell (the
 // answer to a DELETE), which share one HTTP client.
 func objectClients(rc *rest.Config) (dynamic.Interface, rest.Interface, error) {
-	hc, err := rest.HTTPClientFor(dynamic.ConfigFor(rc))
+	cfg := dynamic.ConfigFor(rc)
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -182,7 +183,7 @@ func objectClients(rc *rest.Config) (dynamic.Interface, rest.Interface, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	raw, err := rest.UnversionedRESTClientForConfigAndClient(dynamic.ConfigFor(rc), hc)
+	raw, err := rest.UnversionedRESTClientForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,10 +13,21 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery/cached/memory"
 	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/dynamic"
 	fakedynamic "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	clienttesting "k8s.io/client-go/testing"
 )
+
+// fakeCluster is a cluster of the given clients whose discovery serves
+// the given resources, in the release namespace "apps".
+func fakeCluster(dyn dynamic.Interface, raw rest.Interface, resources ...*metav1.APIResourceList) *cluster {
+	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}
+	disc.Resources = resources
+	return &cluster{dyn: dyn, raw: raw, disc: disc, namespace: "apps", asking: make(chan struct{}, releaseRequests),
+		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+}
 
 // TestWatchEndingAtOnceIsNotRetriedInALoop: a watch that the server (or a
 // proxy before it) ends as soon as it opens is taken up again after a
@@ -37,11 +48,8 @@ func TestWatchEndingAtOnceIsNotRetriedInALoop(t *testing.T) {
 		w.Stop() // ends at once
 		return true, w, nil
 	})
-	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}
-	disc.Resources = []*metav1.APIResourceList{{GroupVersion: "apps/v1",
-		APIResources: []metav1.APIResource{{Name: "deployments", Kind: "Deployment", Namespaced: true, Verbs: metav1.Verbs{"list", "watch"}}}}}
-	c := &cluster{dyn: dyn, disc: disc, namespace: "apps", asking: make(chan struct{}, releaseRequests),
-		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+	c := fakeCluster(dyn, nil, &metav1.APIResourceList{GroupVersion: "apps/v1",
+		APIResources: []metav1.APIResource{{Name: "deployments", Kind: "Deployment", Namespaced: true, Verbs: metav1.Verbs{"list", "watch"}}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 350*time.Millisecond)
 	defer cancel()
 	gvk := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
