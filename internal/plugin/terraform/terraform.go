@@ -186,8 +186,8 @@ func (tf) Run(ctx context.Context, c *plugin.Call) error {
 		return err
 	}
 	defer os.Remove(varFile)
-	if err := run(ctx, c, bin, dir, env, nil, "init", "-no-color", "-input=false", "-upgrade=false"); err != nil {
-		return fmt.Errorf("terraform init: %w", err)
+	if err := initialize(ctx, c, bin, dir, env); err != nil {
+		return err
 	}
 	switch c.Action {
 	case plugin.ActionDelete:
@@ -214,6 +214,22 @@ func (tf) Run(ctx context.Context, c *plugin.Call) error {
 		return nil
 	}
 	return fmt.Errorf("unknown action %q", c.Action)
+}
+
+// initialize runs "terraform init" in the module's folder, one init at a
+// time on a shared plugin cache (plugincache.go).
+func initialize(ctx context.Context, c *plugin.Call, bin, dir string, env []string) error {
+	if cache := pluginCache(env, dir); cache != "" {
+		unlock, err := lockPluginCache(ctx, cache, c.Stderr)
+		if err != nil {
+			return fmt.Errorf("terraform init: %w", err)
+		}
+		defer unlock()
+	}
+	if err := run(ctx, c, bin, dir, env, nil, "init", "-no-color", "-input=false", "-upgrade=false"); err != nil {
+		return fmt.Errorf("terraform init: %w", err)
+	}
+	return nil
 }
 
 // tfVarName turns a parameter name into a terraform variable name.
