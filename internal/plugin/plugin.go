@@ -49,6 +49,10 @@ type Call struct {
 	Attempt func(n int, elapsed time.Duration, err error)
 	// Report receives outputs a plugin reports itself (terraform output).
 	Report func(values map[string]string, secret []string)
+	// Outside runs fn, a wait for something outside the run (another
+	// run's lock), outside the run's --parallel slots; nil where the
+	// caller has no slots to give back.
+	Outside func(fn func() error) error
 	// Expand expands ${...} and #{...} in what a plugin reads from its
 	// inputs (the kubernetes plugin's manifests), over the component's
 	// parameters and the outputs it sees; nil where there is nothing to

@@ -279,7 +279,7 @@ func (rt *Runtime) instanceRun(ctx context.Context, env plan.Env, info *plan.Com
 	out := &produced{direct: map[string]string{}}
 	err := p.Run(ctx, &plugin.Call{
 		Action: s.Action, Entry: spec, Instance: inst, Dir: info.Dir, Env: rt.processEnv(info, b.exp),
-		Stdout: stdout, Stderr: stderr, Report: rt.reportTo(out),
+		Stdout: stdout, Stderr: stderr, Report: rt.reportTo(out), Outside: env.Outside,
 	})
 	stdout.Flush()
 	stderr.Flush()

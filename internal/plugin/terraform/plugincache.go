@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,14 +26,18 @@ import (
 // inits of the instances that share a cache take turns: each holds a lock
 // on the cache's folder (flock(2), which also keeps apart the inits of
 // other gantry runs, and which the kernel drops with a killed process).
+// Where the cache is configured is read generously — every file terraform
+// or OpenTofu may read — since a cache locked needlessly only makes inits
+// wait, and one missed lets them collide.
 
 // pluginCacheLockPoll is how often an init waiting for the cache tries its
 // lock again: flock(2) cannot wait and be interrupted at once.
 const pluginCacheLockPoll = 100 * time.Millisecond
 
 // pluginCacheRE finds plugin_cache_dir in a CLI configuration file written
-// in HCL (plugin_cache_dir = "…").
-var pluginCacheRE = regexp.MustCompile(`(?m)^\s*plugin_cache_dir\s*=\s*"([^"]*)"`)
+// in HCL (plugin_cache_dir = "…"), outside # and // comments (a /* */
+// comment is not told apart).
+var pluginCacheRE = regexp.MustCompile(`(?m)^\s*"?plugin_cache_dir"?\s*=\s*"([^"]*)"`)
 
 // configuredCache is the plugin_cache_dir a CLI configuration file sets,
 // in HCL or in JSON (which terraform reads too), before expansion.
@@ -51,76 +57,132 @@ func configuredCache(data []byte) (string, bool) {
 	return "", false
 }
 
-// pluginCache is the folder of the plugin cache terraform is configured
-// with in env, as terraform finds it: TF_PLUGIN_CACHE_DIR, else
-// plugin_cache_dir in the CLI configuration file (TF_CLI_CONFIG_FILE, else
-// OpenTofu's ~/.tofurc or terraform's ~/.terraformrc — HashiCorp's
-// terraform reads no .tofurc, and its inits then take turns needlessly),
-// with the environment's variables expanded and a relative path taken
-// from dir, where terraform runs. "" when there is none, or the folder
-// does not exist (terraform then uses no cache).
-func pluginCache(env []string, dir string) string {
+// cliConfigFiles are the CLI configuration files terraform or OpenTofu
+// may read in env, running in dir: the file TF_CLI_CONFIG_FILE names (else
+// the legacy TERRAFORM_CONFIG) — relative to dir, as terraform opens it —
+// else ~/.terraformrc, ~/.tofurc, OpenTofu's XDG tofurc, and the *.tfrc and
+// *.tfrc.json of ~/.terraform.d and of OpenTofu's XDG folder.
+func cliConfigFiles(vars map[string]string, dir string) []string {
+	for _, k := range []string{"TF_CLI_CONFIG_FILE", "TERRAFORM_CONFIG"} {
+		if f := vars[k]; f != "" {
+			if !filepath.IsAbs(f) {
+				f = filepath.Join(dir, f)
+			}
+			return []string{f}
+		}
+	}
+	home := vars["HOME"]
+	if home == "" {
+		if u, err := user.Current(); err == nil {
+			home = u.HomeDir
+		}
+	}
+	if home == "" {
+		return nil
+	}
+	xdg := vars["XDG_CONFIG_HOME"]
+	if xdg == "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	files := []string{filepath.Join(home, ".terraformrc"), filepath.Join(home, ".tofurc"), filepath.Join(xdg, "opentofu", "tofurc")}
+	for _, d := range []string{filepath.Join(home, ".terraform.d"), filepath.Join(xdg, "opentofu")} {
+		for _, pattern := range []string{"*.tfrc", "*.tfrc.json"} {
+			found, _ := filepath.Glob(filepath.Join(d, pattern))
+			files = append(files, found...)
+		}
+	}
+	return files
+}
+
+// pluginCaches are the folders of the plugin caches terraform may use in
+// env, running in dir: TF_PLUGIN_CACHE_DIR, else every plugin_cache_dir of
+// the CLI configuration files (cliConfigFiles); the environment's
+// variables expanded, a relative path taken from dir, symbolic links
+// resolved, sorted, each once. A configured folder that does not exist is
+// made (terraform makes it when it installs a provider there); one that
+// cannot be is left out, with why on out.
+func pluginCaches(env []string, dir string, out io.Writer) []string {
 	vars := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
-	cache := vars["TF_PLUGIN_CACHE_DIR"]
-	if cache == "" {
-		var files []string
-		if f := vars["TF_CLI_CONFIG_FILE"]; f != "" {
-			files = []string{f}
-		} else if home := vars["HOME"]; home != "" {
-			files = []string{filepath.Join(home, ".tofurc"), filepath.Join(home, ".terraformrc")}
-		}
-		for _, f := range files {
+	var settings []string
+	if c := vars["TF_PLUGIN_CACHE_DIR"]; c != "" {
+		settings = []string{c}
+	} else {
+		for _, f := range cliConfigFiles(vars, dir) {
 			data, err := inputfile.Read(f, inputfile.MaxManifest)
 			if err != nil {
 				continue
 			}
-			if setting, ok := configuredCache(data); ok {
-				cache = os.Expand(setting, func(k string) string { return vars[k] })
-				break
+			if s, ok := configuredCache(data); ok && s != "" {
+				settings = append(settings, s)
 			}
 		}
 	}
-	if cache == "" {
-		return ""
+	var caches []string
+	for _, s := range settings {
+		cache := os.Expand(s, func(k string) string { return vars[k] })
+		if !filepath.IsAbs(cache) {
+			cache = filepath.Join(dir, cache)
+		}
+		if err := os.MkdirAll(cache, 0o755); err != nil {
+			fmt.Fprintf(out, "gantry: the terraform plugin cache %s cannot be made (%v): inits on it are not kept apart\n", cache, err)
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(cache); err == nil {
+			cache = real
+		}
+		caches = append(caches, cache)
 	}
-	if !filepath.IsAbs(cache) {
-		cache = filepath.Join(dir, cache)
-	}
-	if fi, err := os.Stat(cache); err != nil || !fi.IsDir() {
-		return ""
-	}
-	return cache
+	slices.Sort(caches)
+	return slices.Compact(caches)
 }
 
-// lockPluginCache takes the lock on the plugin cache's folder, saying on
-// out that it waits when another init holds it, until that one lets go or
-// ctx ends. The function it returns lets go.
-func lockPluginCache(ctx context.Context, cache string, out io.Writer) (func(), error) {
-	if real, err := filepath.EvalSymlinks(cache); err == nil {
-		cache = real
-	}
-	// A folder is opened to be locked, never created: O_RDONLY alone.
-	l := flock.New(cache, flock.SetFlag(os.O_RDONLY))
-	ok, err := l.TryLock()
-	if err != nil {
-		return nil, fmt.Errorf("lock the terraform plugin cache %s: %w", cache, err)
-	}
-	if !ok {
-		fmt.Fprintf(out, "gantry: waiting for the terraform plugin cache %s: another terraform init is using it\n", cache)
-		if _, err := l.TryLockContext(ctx, pluginCacheLockPoll); err != nil {
+// lockPluginCaches takes the locks on the plugin caches' folders, in
+// order, saying on out that it waits when another init holds one, until
+// that one lets go or ctx ends; outside runs the waits (outside the run's
+// parallel slots), nil runs them as they are. A folder that cannot be
+// locked at all (a filesystem without flock, as NFS may be) is said on out
+// and left unlocked: the init runs as it did without gantry's care. The
+// function it returns lets go of every lock taken.
+func lockPluginCaches(ctx context.Context, caches []string, out io.Writer, outside func(func() error) error) (func(), error) {
+	var held []*flock.Flock
+	unlock := func() {
+		for _, l := range held {
+			_ = l.Unlock()
 			_ = l.Close()
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("interrupted while waiting for the terraform plugin cache %s", cache)
-			}
-			return nil, fmt.Errorf("lock the terraform plugin cache %s: %w", cache, err)
 		}
 	}
-	return func() {
-		_ = l.Unlock()
-		_ = l.Close()
-	}, nil
+	if outside == nil {
+		outside = func(fn func() error) error { return fn() }
+	}
+	for _, cache := range caches {
+		// A folder is opened to be locked, never created: O_RDONLY alone.
+		l := flock.New(cache, flock.SetFlag(os.O_RDONLY))
+		ok, err := l.TryLock()
+		if err != nil {
+			fmt.Fprintf(out, "gantry: the terraform plugin cache %s cannot be locked (%v): inits on it are not kept apart\n", cache, err)
+			continue
+		}
+		if !ok {
+			fmt.Fprintf(out, "gantry: waiting for the terraform plugin cache %s: another terraform init is using it\n", cache)
+			err := outside(func() error {
+				_, err := l.TryLockContext(ctx, pluginCacheLockPoll)
+				return err
+			})
+			if err != nil {
+				_ = l.Close()
+				if ctx.Err() != nil {
+					unlock()
+					return nil, fmt.Errorf("interrupted while waiting for the terraform plugin cache %s", cache)
+				}
+				fmt.Fprintf(out, "gantry: the terraform plugin cache %s cannot be locked (%v): inits on it are not kept apart\n", cache, err)
+				continue
+			}
+		}
+		held = append(held, l)
+	}
+	return unlock, nil
 }

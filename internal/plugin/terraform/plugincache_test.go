@@ -6,77 +6,98 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
-// TestPluginCache: the cache folder is found where terraform finds it.
-func TestPluginCache(t *testing.T) {
-	home := t.TempDir()
+// TestPluginCaches: the caches are found wherever terraform or OpenTofu
+// may find them.
+func TestPluginCaches(t *testing.T) {
 	work := t.TempDir()
-	for _, d := range []string{"env-cache", "rc-cache", "json-cache"} {
-		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+	mkdir := func(p string) string {
+		if err := os.MkdirAll(p, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		return p
 	}
-	if err := os.MkdirAll(filepath.Join(work, "rel-cache"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, text string) string {
-		p := filepath.Join(t.TempDir(), name)
+	write := func(p, text string) string {
+		mkdir(filepath.Dir(p))
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	rc := write("rc", "disable_checkpoint = true\nplugin_cache_dir   = \"$HOME/rc-cache\"\n")
-	commented := write("commented", "# plugin_cache_dir = \"$HOME/rc-cache\"\n")
-	jsonRC := write("rc.json", "{\n  \"plugin_cache_dir\": \"${HOME}/json-cache\"\n}\n")
-	jsonLine := write("line.json", `{"disable_checkpoint": true, "plugin_cache_dir": "$HOME/json-cache"}`)
-	relative := write("relative", "plugin_cache_dir = \"rel-cache\"\n")
-	missing := write("missing", "plugin_cache_dir = \"$HOME/no-such-folder\"\n")
-	tofuHome := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(tofuHome, "tofu-cache"), 0o755); err != nil {
+	// home makes a home folder with these files (relative to it).
+	home := func(files map[string]string) string {
+		h := t.TempDir()
+		for name, text := range files {
+			write(filepath.Join(h, name), text)
+		}
+		return h
+	}
+	files := t.TempDir()
+	shared := mkdir(filepath.Join(files, "shared"))
+	link := filepath.Join(files, "link")
+	if err := os.Symlink(shared, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(tofuHome, ".tofurc"), []byte("plugin_cache_dir = \""+filepath.Join(tofuHome, "tofu-cache")+"\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tofuHome, ".terraformrc"), []byte("plugin_cache_dir = \"/elsewhere\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rcHome := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(rcHome, "cache"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(rcHome, ".terraformrc"), []byte("plugin_cache_dir = \"$HOME/cache\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	blocker := write(filepath.Join(files, "a-file"), "")
+	rc := write(filepath.Join(files, "rc"), "disable_checkpoint = true\nplugin_cache_dir   = \"$HOME/rc-cache\"\n")
+	write(filepath.Join(work, "rel.tfrc"), "plugin_cache_dir = \"rel-cache\"\n")
+	empty := home(nil)
 	for _, tc := range []struct {
 		name string
 		env  []string
-		want string
+		want []string // relative to the env's HOME when not absolute
 	}{
-		{"none", []string{"HOME=" + t.TempDir()}, ""},
-		{"the variable", []string{"HOME=" + home, "TF_PLUGIN_CACHE_DIR=" + filepath.Join(home, "env-cache"), "TF_CLI_CONFIG_FILE=" + rc}, filepath.Join(home, "env-cache")},
-		{"an empty variable: the file", []string{"HOME=" + home, "TF_PLUGIN_CACHE_DIR=", "TF_CLI_CONFIG_FILE=" + rc}, filepath.Join(home, "rc-cache")},
-		{"TF_CLI_CONFIG_FILE", []string{"HOME=" + home, "TF_CLI_CONFIG_FILE=" + rc}, filepath.Join(home, "rc-cache")},
-		{"commented out", []string{"HOME=" + home, "TF_CLI_CONFIG_FILE=" + commented}, ""},
-		{"JSON", []string{"HOME=" + home, "TF_CLI_CONFIG_FILE=" + jsonRC}, filepath.Join(home, "json-cache")},
-		{"JSON on one line", []string{"HOME=" + home, "TF_CLI_CONFIG_FILE=" + jsonLine}, filepath.Join(home, "json-cache")},
-		{"relative to the module", []string{"HOME=" + home, "TF_CLI_CONFIG_FILE=" + relative}, filepath.Join(work, "rel-cache")},
-		{"a folder that does not exist", []string{"HOME=" + home, "TF_CLI_CONFIG_FILE=" + missing}, ""},
-		{"a configuration file that does not exist", []string{"HOME=" + rcHome, "TF_CLI_CONFIG_FILE=" + filepath.Join(home, "nothing")}, ""},
-		{"~/.terraformrc", []string{"HOME=" + rcHome}, filepath.Join(rcHome, "cache")},
-		{"~/.tofurc first", []string{"HOME=" + tofuHome}, filepath.Join(tofuHome, "tofu-cache")},
+		{"none", []string{"HOME=" + empty}, nil},
+		{"the variable, over the file", []string{"HOME=" + empty, "TF_PLUGIN_CACHE_DIR=" + shared, "TF_CLI_CONFIG_FILE=" + rc}, []string{shared}},
+		{"an empty variable: the file", []string{"HOME=" + empty, "TF_PLUGIN_CACHE_DIR=", "TF_CLI_CONFIG_FILE=" + rc}, []string{"rc-cache"}},
+		{"TF_CLI_CONFIG_FILE relative to the module", []string{"HOME=" + empty, "TF_CLI_CONFIG_FILE=rel.tfrc"}, []string{filepath.Join(work, "rel-cache")}},
+		{"TERRAFORM_CONFIG", []string{"HOME=" + empty, "TERRAFORM_CONFIG=" + rc}, []string{"rc-cache"}},
+		{"commented out", []string{"HOME=" + home(map[string]string{".terraformrc": "# plugin_cache_dir = \"/c\"\n// plugin_cache_dir = \"/c\"\n"})}, nil},
+		{"a quoted key", []string{"HOME=" + home(map[string]string{".terraformrc": "\"plugin_cache_dir\" = \"$HOME/q\"\n"})}, []string{"q"}},
+		{"JSON", []string{"HOME=" + home(map[string]string{".terraformrc": `{"disable_checkpoint": true, "plugin_cache_dir": "${HOME}/j"}`})}, []string{"j"}},
+		{"a folder made", []string{"HOME=" + home(map[string]string{".terraformrc": "plugin_cache_dir = \"$HOME/not/yet\"\n"})}, []string{"not/yet"}},
+		{"a folder that cannot be made", []string{"HOME=" + empty, "TF_PLUGIN_CACHE_DIR=" + filepath.Join(blocker, "cache")}, nil},
+		{"~/.terraformrc and ~/.tofurc", []string{"HOME=" + home(map[string]string{".terraformrc": "plugin_cache_dir = \"$HOME/t\"\n", ".tofurc": "plugin_cache_dir = \"$HOME/o\"\n"})}, []string{"o", "t"}},
+		{"~/.terraform.d", []string{"HOME=" + home(map[string]string{".terraform.d/cache.tfrc": "plugin_cache_dir = \"$HOME/d\"\n", ".terraform.d/credentials.tfrc.json": `{"credentials": {}}`})}, []string{"d"}},
+		{"OpenTofu's XDG folder", []string{"HOME=" + home(map[string]string{".config/opentofu/tofurc": "plugin_cache_dir = \"$HOME/x\"\n", ".config/opentofu/more.tfrc.json": `{"plugin_cache_dir": "${HOME}/y"}`})}, []string{"x", "y"}},
+		{"one folder by two names", []string{"HOME=" + home(map[string]string{".terraformrc": "plugin_cache_dir = \"" + shared + "\"\n", ".tofurc": "plugin_cache_dir = \"" + link + "\"\n"})}, []string{shared}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := pluginCache(tc.env, work); got != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
+			h := ""
+			for _, kv := range tc.env {
+				if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+					h = v
+				}
+			}
+			env := append([]string{"XDG_CONFIG_HOME="}, tc.env...)
+			var want []string
+			for _, w := range tc.want {
+				if !filepath.IsAbs(w) {
+					w = filepath.Join(h, w)
+				}
+				want = append(want, w)
+			}
+			var said bytes.Buffer
+			got := pluginCaches(env, work, &said)
+			if !slices.Equal(got, want) {
+				t.Errorf("got %q, want %q", got, want)
+			}
+			for _, c := range got {
+				if fi, err := os.Stat(c); err != nil || !fi.IsDir() {
+					t.Errorf("%s is not a folder: %v", c, err)
+				}
+			}
+			if tc.name == "a folder that cannot be made" && !strings.Contains(said.String(), "cannot be made") {
+				t.Errorf("nothing said of the cache left out: %q", said.String())
 			}
 		})
 	}
@@ -118,7 +139,7 @@ func (s *syncBuffer) String() string {
 
 // cachingStack makes n modules run by fakeCachingTerraform on one plugin
 // cache; deploy applies module i.
-func cachingStack(t *testing.T, n int) (cache, calls string, deploy func(ctx context.Context, i int, stderr io.Writer) error) {
+func cachingStack(t *testing.T, n int) (cache, calls string, deploy func(ctx context.Context, i int, stderr io.Writer, outside func(func() error) error) error) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	cache = filepath.Join(dir, "cache")
@@ -142,13 +163,14 @@ func cachingStack(t *testing.T, n int) (cache, calls string, deploy func(ctx con
 			t.Fatal(err)
 		}
 	}
-	deploy = func(ctx context.Context, i int, stderr io.Writer) error {
+	home := t.TempDir()
+	deploy = func(ctx context.Context, i int, stderr io.Writer, outside func(func() error) error) error {
 		return tf{}.Run(ctx, &plugin.Call{
 			Action:   plugin.ActionDeploy,
 			Entry:    &plugin.Spec{Name: "terraform", Key: "terraform"},
 			Instance: &plugin.Instance{Component: filepath.Base(modules[i]), Dir: modules[i], StateRoot: filepath.Join(modules[i], "state")},
-			Env:      append(os.Environ(), "CALLS="+calls, "TF_PLUGIN_CACHE_DIR="+cache),
-			Stdout:   io.Discard, Stderr: stderr,
+			Env:      append(os.Environ(), "CALLS="+calls, "TF_PLUGIN_CACHE_DIR="+cache, "HOME="+home),
+			Stdout:   io.Discard, Stderr: stderr, Outside: outside,
 		})
 	}
 	return cache, calls, deploy
@@ -165,7 +187,7 @@ func TestInitsTakeTurnsOnASharedCache(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = deploy(context.Background(), i, io.Discard)
+			errs[i] = deploy(context.Background(), i, io.Discard, nil)
 		}()
 	}
 	wg.Wait()
@@ -183,37 +205,44 @@ func TestInitsTakeTurnsOnASharedCache(t *testing.T) {
 }
 
 // TestInitWaitsForTheCache: an init whose cache another holds says that it
-// waits, runs once the other lets go, and stops waiting when interrupted.
+// waits, outside the run's slots, runs once the other lets go, and stops
+// waiting when interrupted.
 func TestInitWaitsForTheCache(t *testing.T) {
 	cache, calls, deploy := cachingStack(t, 2)
-	unlock, err := lockPluginCache(context.Background(), cache, io.Discard)
+	unlock, err := lockPluginCaches(context.Background(), []string{cache}, io.Discard, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
-	done := make(chan error, 1)
-	go func() { done <- deploy(context.Background(), 0, &stderr) }()
-	for !strings.Contains(stderr.String(), "waiting for the terraform plugin cache") {
-		select {
-		case err := <-done:
-			t.Fatalf("the deploy did not wait for the cache: %v (stderr %q)", err, stderr.String())
-		case <-time.After(10 * time.Millisecond):
+	t.Cleanup(unlock)
+	var outsides atomic.Int32
+	outside := func(fn func() error) error {
+		outsides.Add(1)
+		return fn()
+	}
+	// waiting waits until stderr says the deploy waits for the cache; the
+	// deploy must not end before.
+	waiting := func(stderr *syncBuffer, ended chan error) {
+		t.Helper()
+		for !strings.Contains(stderr.String(), "waiting for the terraform plugin cache") {
+			select {
+			case err := <-ended:
+				t.Fatalf("the deploy did not wait for the cache: %v (stderr %q)", err, stderr.String())
+			case <-time.After(10 * time.Millisecond):
+			}
 		}
 	}
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- deploy(context.Background(), 0, &stderr, outside) }()
+	waiting(&stderr, done)
 	if _, err := os.Stat(calls); err == nil {
 		t.Fatal("init ran while the cache was held")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	interrupted := make(chan error, 1)
 	var stderr2 syncBuffer
-	go func() { interrupted <- deploy(ctx, 1, &stderr2) }()
-	for !strings.Contains(stderr2.String(), "waiting for the terraform plugin cache") {
-		select {
-		case err := <-interrupted:
-			t.Fatalf("the second deploy did not wait for the cache: %v (stderr %q)", err, stderr2.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	go func() { interrupted <- deploy(ctx, 1, &stderr2, outside) }()
+	waiting(&stderr2, interrupted)
 	cancel()
 	if err := <-interrupted; err == nil || !strings.Contains(err.Error(), "interrupted while waiting for the terraform plugin cache") {
 		t.Errorf("interrupted: %v", err)
@@ -225,10 +254,13 @@ func TestInitWaitsForTheCache(t *testing.T) {
 	if data, _ := os.ReadFile(calls); string(data) != "init\n" {
 		t.Errorf("inits run: %q, want the first instance's alone", data)
 	}
+	if n := outsides.Load(); n != 2 {
+		t.Errorf("the waits ran outside the run's slots %d times, want 2", n)
+	}
 }
 
-// FuzzConfiguredCache: any file reads back as a cache folder or none, and
-// an HCL line that sets one is always found.
+// FuzzConfiguredCache: any file reads back as a cache folder or none,
+// without a panic.
 func FuzzConfiguredCache(f *testing.F) {
 	for _, seed := range []string{"plugin_cache_dir = \"$HOME/c\"\n", `{"plugin_cache_dir": "/c"}`, `{"plugin_cache_dir": 3}`, "# nothing\n", ""} {
 		f.Add([]byte(seed))
@@ -237,10 +269,6 @@ func FuzzConfiguredCache(f *testing.F) {
 		dir, ok := configuredCache(data)
 		if !ok && dir != "" {
 			t.Fatalf("no setting, yet %q", dir)
-		}
-		line := append(append([]byte("plugin_cache_dir = \"/fuzz\"\n"), bytes.ReplaceAll(data, []byte("{"), nil)...), '\n')
-		if got, ok := configuredCache(line); !ok || got != "/fuzz" {
-			t.Fatalf("the first line sets /fuzz: got %q, %v", got, ok)
 		}
 	})
 }

@@ -219,8 +219,8 @@ func (tf) Run(ctx context.Context, c *plugin.Call) error {
 // initialize runs "terraform init" in the module's folder, one init at a
 // time on a shared plugin cache (plugincache.go).
 func initialize(ctx context.Context, c *plugin.Call, bin, dir string, env []string) error {
-	if cache := pluginCache(env, dir); cache != "" {
-		unlock, err := lockPluginCache(ctx, cache, c.Stderr)
+	if caches := pluginCaches(env, dir, c.Stderr); len(caches) > 0 {
+		unlock, err := lockPluginCaches(ctx, caches, c.Stderr, c.Outside)
 		if err != nil {
 			return fmt.Errorf("terraform init: %w", err)
 		}

@@ -118,8 +118,9 @@ func TestRunsTheBinary(t *testing.T) {
 			Action:   action,
 			Entry:    &plugin.Spec{Name: "terraform", Key: "terraform", Config: map[string]any{"dir": "."}},
 			Instance: &plugin.Instance{Component: "net", Dir: module, StateRoot: stateRoot, Params: map[string]string{"cidr": "10.0.0.0/16"}},
-			Env:      append(os.Environ(), "CALLS="+calls, "TF_LOG=TRACE", "TF_CLI_ARGS_apply=-target=x", "TF_WORKSPACE=other", "TF_VAR_keep=1"),
-			Stdout:   io.Discard, Stderr: io.Discard,
+			// No plugin cache of the machine's (plugincache.go).
+			Env:    append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME=", "TF_PLUGIN_CACHE_DIR=", "TF_CLI_CONFIG_FILE=", "TERRAFORM_CONFIG=", "CALLS="+calls, "TF_LOG=TRACE", "TF_CLI_ARGS_apply=-target=x", "TF_WORKSPACE=other", "TF_VAR_keep=1"),
+			Stdout: io.Discard, Stderr: io.Discard,
 			Report: func(v map[string]string, s []string) { reported, secret = v, s },
 		})
 	}
