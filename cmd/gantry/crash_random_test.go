@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
 // crashRandomComponents is the size of the stack TestSIGKILLAtRandomInstants
@@ -308,7 +309,7 @@ func crashRandomTrial(t *testing.T, base, hub string, names []string, trial int,
 	// The run to kill.
 	cmd := exec.Command("gantry", "deploy", "hub.yaml", "--parallel", crashRandomParallel)
 	cmd.Dir = dir
-	out := &lockedBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

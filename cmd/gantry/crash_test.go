@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand"
 	"os"
@@ -10,12 +9,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
 // waitPath waits for a file to exist.
@@ -97,7 +96,7 @@ components:
 
 // startDeploy starts gantry deploy hub.yaml in dir; its output collects in
 // the buffer.
-func startDeploy(t *testing.T, dir string) (*exec.Cmd, *lockedBuffer) {
+func startDeploy(t *testing.T, dir string) (*exec.Cmd, *testenv.SyncBuffer) {
 	t.Helper()
 	cmd := exec.Command("gantry", "deploy", "hub.yaml")
 	cmd.Dir = dir
@@ -188,24 +187,6 @@ func TestSIGKILLLeavesValidState(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // killedWithLeftover deploys the gated stack and kills gantry with SIGKILL
 // while a's process runs: the process goes on alone, a leftover.
 func killedWithLeftover(t *testing.T) string {
@@ -224,7 +205,7 @@ func killedWithLeftover(t *testing.T) string {
 }
 
 // waitLeftoverWait waits until a run says it waits for a leftover.
-func waitLeftoverWait(t *testing.T, out *lockedBuffer) {
+func waitLeftoverWait(t *testing.T, out *testenv.SyncBuffer) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "left 1 process group(s) running; waiting") {
@@ -372,7 +353,7 @@ func TestSIGINTDuringPluginList(t *testing.T) {
 	})
 	cmd := exec.Command("gantry", "deploy", "hub.yaml", "--parallel", "2")
 	cmd.Dir = dir
-	out := &lockedBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -442,7 +423,7 @@ func TestSecondInterruptCutsTheGrace(t *testing.T) {
 	cmd := exec.Command("gantry", "deploy", "hub.yaml")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GANTRY_STOP_GRACE=1h")
-	out := &lockedBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -477,7 +458,7 @@ func TestSecondInterruptCutsTheGrace(t *testing.T) {
 // interruptOnceStarted waits until the processes have written their pid
 // files, interrupts gantry (SIGINT), and checks that it exits 130 and that
 // none of the processes survived.
-func interruptOnceStarted(t *testing.T, cmd *exec.Cmd, out *lockedBuffer, dir string, pidFiles ...string) {
+func interruptOnceStarted(t *testing.T, cmd *exec.Cmd, out *testenv.SyncBuffer, dir string, pidFiles ...string) {
 	t.Helper()
 	for _, f := range pidFiles {
 		waitPID(t, filepath.Join(dir, f))

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
 // exitCode is the exit code of a command that ran to its end (err is what
@@ -23,9 +25,9 @@ func exitCode(t testing.TB, err error) int {
 
 // startCmd starts cmd in the background; its output, stdout and stderr,
 // collects in the buffer.
-func startCmd(t testing.TB, cmd *exec.Cmd) *lockedBuffer {
+func startCmd(t testing.TB, cmd *exec.Cmd) *testenv.SyncBuffer {
 	t.Helper()
-	out := &lockedBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
 // k8sStack writes a stack of one component, app, deploying the files
@@ -263,7 +264,7 @@ spec:
 	cmd := exec.Command("gantry", "deploy", "hub.yaml")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	out := &lockedBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

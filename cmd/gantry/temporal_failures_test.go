@@ -24,6 +24,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/state/pgstate/pgtest"
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
 // onWorkers is a stack's folder with the state in a database of its own and
@@ -59,7 +60,7 @@ func (w *onWorkers) run(args ...string) (string, int) {
 }
 
 // start starts a gantry command; its output collects in the buffer.
-func (w *onWorkers) start(args ...string) (*exec.Cmd, *lockedBuffer) {
+func (w *onWorkers) start(args ...string) (*exec.Cmd, *testenv.SyncBuffer) {
 	w.t.Helper()
 	cmd := w.gantry(args...)
 	return cmd, startCmd(w.t, cmd)
@@ -199,7 +200,7 @@ components:
 
 // deployAndKill deploys killFiles(idempotent) on two workers and, once v
 // runs, marks it killed and sends the worker running it sig.
-func deployAndKill(t *testing.T, idempotent bool, sig syscall.Signal) (*onWorkers, *exec.Cmd, *lockedBuffer) {
+func deployAndKill(t *testing.T, idempotent bool, sig syscall.Signal) (*onWorkers, *exec.Cmd, *testenv.SyncBuffer) {
 	t.Helper()
 	w := newOnWorkers(t, killFiles(idempotent))
 	w.worker("w1", "--parallel", "2")

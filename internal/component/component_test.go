@@ -1,7 +1,6 @@
 package component
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
 func TestCapture(t *testing.T) {
@@ -106,7 +106,7 @@ func TestRunKillsTheProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child.pid")
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	done := make(chan error)
 	go func() {
 		done <- Run(ctx, Process{
@@ -160,7 +160,7 @@ func TestRunStopNow(t *testing.T) {
 			if tt.detached {
 				runCtx = context.WithoutCancel(ctx)
 			}
-			var out syncBuffer
+			var out testenv.SyncBuffer
 			done := make(chan error)
 			go func() {
 				done <- Run(runCtx, Process{
@@ -184,7 +184,7 @@ func TestRunStopNow(t *testing.T) {
 // wait for a terminal), also when many run at once.
 func TestRunStdin(t *testing.T) {
 	var wg sync.WaitGroup
-	outs := make([]syncBuffer, 8)
+	outs := make([]testenv.SyncBuffer, 8)
 	errs := make([]error, len(outs))
 	for i := range outs {
 		wg.Add(1)
@@ -204,12 +204,12 @@ func TestRunStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _, _ = w.WriteString("given\n"); w.Close() }()
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	if err := Run(context.Background(), Process{Args: []string{"/bin/sh", "-c", "cat"}, Stdin: r, Stdout: &out}); err != nil || out.String() != "given\n" {
 		t.Errorf("with an input: %v, output %q", err, out.String())
 	}
 	r.Close()
-	out = syncBuffer{}
+	out = testenv.SyncBuffer{}
 	if err := Run(context.Background(), Process{Args: []string{"/bin/sh", "-c", "cat"}, Stdin: strings.NewReader("read through a pipe\n"), Stdout: &out}); err != nil || out.String() != "read through a pipe\n" {
 		t.Errorf("with an input that is not a file: %v, output %q", err, out.String())
 	}
@@ -292,22 +292,4 @@ func TestResolveOutputs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "output addr: fromObject: Service/web was not read from the cluster") {
 		t.Errorf("unread fromObject output: %v", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader in parallel.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

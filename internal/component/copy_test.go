@@ -9,16 +9,18 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
-// TestRunOutputThroughPooledCopy (syncBuffer is a writer os/exec cannot
+// TestRunOutputThroughPooledCopy (testenv.SyncBuffer is a writer os/exec cannot
 // hand the child directly): output larger than the copy buffer
 // arrives whole and in order, on separate writers and on one shared by
 // stdout and stderr (which os/exec still gives a single pipe: the lines
 // keep the order the child wrote them in).
 func TestRunOutputThroughPooledCopy(t *testing.T) {
 	script := `i=0; while [ $i -lt 3000 ]; do echo "out $i"; echo "err $i" >&2; i=$((i+1)); done`
-	var out, errs syncBuffer
+	var out, errs testenv.SyncBuffer
 	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script}, Stdout: &out, Stderr: &errs}); err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +30,7 @@ func TestRunOutputThroughPooledCopy(t *testing.T) {
 	if n := strings.Count(errs.String(), "err "); n != 3000 {
 		t.Errorf("stderr has %d lines, want 3000", n)
 	}
-	var both syncBuffer
+	var both testenv.SyncBuffer
 	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script}, Stdout: &both, Stderr: &both}); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestChildWriter(t *testing.T) {
 	if childWriter(nil) != nil {
 		t.Error("nil is not nil")
 	}
-	var b syncBuffer
+	var b testenv.SyncBuffer
 	if childWriter(&b) != childWriter(&b) {
 		t.Error("two wrappers of one writer differ: os/exec would give stdout and stderr a pipe each")
 	}
@@ -89,14 +91,14 @@ func TestRunOutputs(t *testing.T) {
 // when none is given, and a clear error for a NUL byte.
 func TestRunEnvironment(t *testing.T) {
 	dir := t.TempDir()
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", "echo \"$A $PWD\""}, Dir: dir, Env: []string{"A=1", "A=2", "PATH=" + os.Getenv("PATH")}, Stdout: &out}); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.TrimSpace(out.String()); !strings.HasPrefix(got, "2 ") {
 		t.Errorf("duplicates: %q, want A=2", got)
 	}
-	out = syncBuffer{}
+	out = testenv.SyncBuffer{}
 	t.Setenv("GANTRY_TEST_INHERITED", "yes")
 	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", "echo \"$GANTRY_TEST_INHERITED $PWD\""}, Dir: dir, Stdout: &out}); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
 // TestRunOutputsOfDescendants: output a descendant writes after its parent
@@ -26,7 +28,7 @@ func TestRunOutputsOfDescendants(t *testing.T) {
 	// Within the delay: the descendant writes once its parent is gone
 	// (it waits for that), then ends.
 	waitDelay = time.Hour
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	script := `echo own; (while kill -0 $$ 2>/dev/null; do sleep 0.01; done; echo after) & exit 0`
 	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script}, Stdout: &out}); err != nil {
 		t.Fatalf("Run: %v", err)
@@ -38,7 +40,7 @@ func TestRunOutputsOfDescendants(t *testing.T) {
 	// Past the delay: the descendant holds both pipes open; its group
 	// (the script's pid) goes when the test ends.
 	waitDelay = 200 * time.Millisecond
-	var outs, errs syncBuffer
+	var outs, errs testenv.SyncBuffer
 	group := filepath.Join(t.TempDir(), "group")
 	script = `echo $$ > "$1"; echo own; echo own >&2; (sleep 60; echo late; echo late >&2) & exit 0`
 	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: &outs, Stderr: &errs}); err != nil {
@@ -65,7 +67,7 @@ func TestRunOutputsErrorPastTheDelay(t *testing.T) {
 	defer func() { waitDelay = old }()
 	waitDelay = 200 * time.Millisecond
 	group := filepath.Join(t.TempDir(), "group")
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	// The script writes to stderr until the copy, whose writer failed,
 	// ended; the descendant then keeps stdout open past the delay.
 	script := `echo $$ > "$1"; echo own; trap '' PIPE; while echo own >&2; do sleep 0.01; done; (sleep 60 2>/dev/null; echo late) & exit 0`
@@ -96,7 +98,7 @@ func TestRunOutputsInParallel(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			var out, errs syncBuffer
+			var out, errs testenv.SyncBuffer
 			script := fmt.Sprintf(`j=0; while [ $j -lt 2000 ]; do echo "o%[1]d $j ................................"; echo "e%[1]d $j" >&2; j=$((j+1)); done`, i)
 			if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script}, Stdout: &out, Stderr: &errs}); err != nil {
 				errc <- err

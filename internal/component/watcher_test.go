@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
 // recordingWatcher notes what it hears, in order.
@@ -56,7 +58,7 @@ func TestRunWatcher(t *testing.T) {
 	dir := t.TempDir()
 	script := `echo "$$ $GANTRY_TEST_MARK $A $PWD"`
 
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	if err := Run(ctx, Process{Args: []string{"sh", "-c", script}, Dir: dir, Stdout: &out}); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestRunWatcher(t *testing.T) {
 		t.Errorf("the watcher heard %q, want %q", got, want)
 	}
 
-	out = syncBuffer{}
+	out = testenv.SyncBuffer{}
 	env := append(make([]string, 0, 8), "A=1", "A=2", "GANTRY_TEST_MARK=given")
 	if err := Run(ctx, Process{Args: []string{"/bin/sh", "-c", script}, Dir: dir, Env: env, Stdout: &out}); err != nil {
 		t.Fatal(err)

@@ -1,5 +1,6 @@
-// Package testenv gives tests the throwaway servers scripts/test.sh starts
-// for them, by the environment variables it exports.
+// Package testenv is what the tests of several packages share: the
+// throwaway servers scripts/test.sh starts for them, found by the
+// environment variables it exports, and a buffer to watch output in.
 package testenv
 
 import (

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
 // TestPluginCaches: the caches are found wherever terraform or OpenTofu
@@ -119,24 +120,6 @@ esac
 exit 0
 `
 
-// syncBuffer is a buffer written by one goroutine and read by another.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // cachingStack makes n modules run by fakeCachingTerraform on one plugin
 // cache; deploy applies module i.
 func cachingStack(t *testing.T, n int) (cache, calls string, deploy func(ctx context.Context, i int, stderr io.Writer, outside func(func() error) error) error) {
@@ -221,7 +204,7 @@ func TestInitWaitsForTheCache(t *testing.T) {
 	}
 	// waiting waits until stderr says the deploy waits for the cache; the
 	// deploy must not end before.
-	waiting := func(stderr *syncBuffer, ended chan error) {
+	waiting := func(stderr *testenv.SyncBuffer, ended chan error) {
 		t.Helper()
 		for !strings.Contains(stderr.String(), "waiting for the terraform plugin cache") {
 			select {
@@ -231,7 +214,7 @@ func TestInitWaitsForTheCache(t *testing.T) {
 			}
 		}
 	}
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- deploy(context.Background(), 0, &stderr, outside) }()
 	waiting(&stderr, done)
@@ -240,7 +223,7 @@ func TestInitWaitsForTheCache(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	interrupted := make(chan error, 1)
-	var stderr2 syncBuffer
+	var stderr2 testenv.SyncBuffer
 	go func() { interrupted <- deploy(ctx, 1, &stderr2, outside) }()
 	waiting(&stderr2, interrupted)
 	cancel()
