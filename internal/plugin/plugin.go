@@ -49,8 +49,10 @@ type Call struct {
 	Attempt func(n int, elapsed time.Duration, err error)
 	// Report receives outputs a plugin reports itself (terraform output).
 	Report func(values map[string]string, secret []string)
-	// Outside runs fn, a wait for something outside the run (another
-	// run's lock), outside the run's --parallel slots; nil where the
+	// Outside runs fn, a wait for a lock (another run's, or one of this
+	// run's other steps), outside the run's --parallel slots: the slot goes
+	// to the next ready step meanwhile and comes back before Outside
+	// returns. Call it from Run itself, one call at a time; nil where the
 	// caller has no slots to give back.
 	Outside func(fn func() error) error
 	// Expand expands ${...} and #{...} in what a plugin reads from its

@@ -20,7 +20,16 @@ import (
 // TestPluginCaches: the caches are found wherever terraform or OpenTofu
 // may find them.
 func TestPluginCaches(t *testing.T) {
-	work := t.TempDir()
+	// tempDir is a folder without symbolic links in its path (a TMPDIR
+	// under one, as macOS has), as pluginCaches gives them.
+	tempDir := func() string {
+		d, err := filepath.EvalSymlinks(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	work := tempDir()
 	mkdir := func(p string) string {
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			t.Fatal(err)
@@ -36,13 +45,13 @@ func TestPluginCaches(t *testing.T) {
 	}
 	// home makes a home folder with these files (relative to it).
 	home := func(files map[string]string) string {
-		h := t.TempDir()
+		h := tempDir()
 		for name, text := range files {
 			write(filepath.Join(h, name), text)
 		}
 		return h
 	}
-	files := t.TempDir()
+	files := tempDir()
 	shared := mkdir(filepath.Join(files, "shared"))
 	link := filepath.Join(files, "link")
 	if err := os.Symlink(shared, link); err != nil {
