@@ -98,7 +98,7 @@ func cliConfigFiles(vars map[string]string, dir string) []string {
 // env, running in dir: TF_PLUGIN_CACHE_DIR, else every plugin_cache_dir of
 // the CLI configuration files (cliConfigFiles); the environment's
 // variables expanded, a relative path taken from dir, symbolic links
-// resolved, sorted, each once. A configured folder that does not exist is
+// resolved, sorted, each folder once. A configured folder that does not exist is
 // made (terraform makes it when it installs a provider there); one that
 // cannot be is left out, with why on out.
 func pluginCaches(env []string, dir string, out io.Writer) []string {
@@ -137,7 +137,26 @@ func pluginCaches(env []string, dir string, out io.Writer) []string {
 		caches = append(caches, cache)
 	}
 	slices.Sort(caches)
-	return slices.Compact(caches)
+	return sameFolderOnce(slices.Compact(caches))
+}
+
+// sameFolderOnce keeps the first of the folders that are one folder by
+// other paths than symbolic links (a bind mount): an init that locked it
+// by one path would wait for itself by the other.
+func sameFolderOnce(caches []string) []string {
+	var kept []string
+	var infos []os.FileInfo
+	for _, c := range caches {
+		fi, err := os.Stat(c)
+		if err == nil && slices.ContainsFunc(infos, func(k os.FileInfo) bool { return os.SameFile(k, fi) }) {
+			continue
+		}
+		kept = append(kept, c)
+		if err == nil {
+			infos = append(infos, fi)
+		}
+	}
+	return kept
 }
 
 // lockPluginCaches takes the locks on the plugin caches' folders, in

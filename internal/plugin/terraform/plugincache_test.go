@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,6 +112,55 @@ func TestPluginCaches(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSameFolderOnce: a folder seen by two paths (a bind mount, where
+// this test may make one) is locked by the first alone.
+func TestSameFolderOnce(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, other := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "other")
+	for _, d := range []string{a, b, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := filepath.Join(dir, "missing")
+	if got := sameFolderOnce([]string{a, b, missing, other}); !slices.Equal(got, []string{a, b, missing, other}) {
+		t.Errorf("different folders: got %q", got)
+	}
+	if err := exec.Command("mount", "--bind", a, b).Run(); err != nil {
+		t.Skipf("no bind mount here (%v): the rest needs one", err)
+	}
+	defer func() {
+		if err := exec.Command("umount", b).Run(); err != nil {
+			t.Errorf("umount %s: %v", b, err)
+		}
+	}()
+	if got := sameFolderOnce([]string{a, b, other}); !slices.Equal(got, []string{a, other}) {
+		t.Errorf("one folder by two paths: got %q", got)
+	}
+	// And the whole way: configured by both paths, an init locks the
+	// folder once instead of waiting for itself (until the deadline, which
+	// only keeps a failure from hanging the test).
+	for name, cache := range map[string]string{".terraformrc": a, ".tofurc": b} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("plugin_cache_dir = \""+cache+"\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	caches := pluginCaches([]string{"HOME=" + dir, "XDG_CONFIG_HOME="}, dir, io.Discard)
+	if !slices.Equal(caches, []string{a}) {
+		t.Errorf("caches: got %q, want %q", caches, a)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	unlock, err := lockPluginCaches(ctx, caches, io.Discard, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
 }
 
 // fakeCachingTerraform is a terraform whose init notes when another init
