@@ -17,6 +17,9 @@ type Acyclic struct {
 	// (valid only for marked nodes): a slice kept with the graph, not a
 	// map per search, which cost most of a plan's validation.
 	parent []int
+	// fwd, back, stack and pos are the searches' buffers, kept with the
+	// graph: a plan's validation searches once for each input of a step.
+	fwd, back, stack, pos []int
 }
 
 // AddNode adds a node at the end of the order and returns it.
@@ -28,6 +31,16 @@ func (g *Acyclic) AddNode() int {
 	g.mark = append(g.mark, false)
 	g.parent = append(g.parent, -1)
 	return v
+}
+
+// Reserve makes room for n more nodes: a graph of 30,000 nodes grown one
+// append at a time allocates its slices five times over.
+func (g *Acyclic) Reserve(n int) {
+	g.out = slices.Grow(g.out, n)
+	g.in = slices.Grow(g.in, n)
+	g.ord = slices.Grow(g.ord, n)
+	g.mark = slices.Grow(g.mark, n)
+	g.parent = slices.Grow(g.parent, n)
 }
 
 // Len is the number of nodes.
@@ -55,18 +68,15 @@ func (g *Acyclic) AddEdge(from, to int) []int {
 
 // forward collects the nodes reachable from start whose position is below
 // ub; reaching target (at ub) means a cycle, returned as target → start → … →
-// target.
+// target. The nodes it returns live in the graph's buffer until the next
+// search.
 func (g *Acyclic) forward(start, target, ub int) ([]int, []int) {
 	g.parent[start] = -1
-	seen := []int{start}
+	seen := append(g.fwd[:0], start)
 	g.mark[start] = true
-	stack := []int{start}
-	defer func() {
-		for _, v := range seen {
-			g.mark[v] = false
-		}
-	}()
-	for len(stack) > 0 {
+	stack := append(g.stack[:0], start)
+	var cycle []int
+	for len(stack) > 0 && cycle == nil {
 		v := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		for _, w := range g.out[v] {
@@ -77,7 +87,8 @@ func (g *Acyclic) forward(start, target, ub int) ([]int, []int) {
 				}
 				// path is target, v, …, start: reverse the part after target.
 				slices.Reverse(path[1:])
-				return nil, append(path, target)
+				cycle = append(path, target)
+				break
 			}
 			if !g.mark[w] && g.ord[w] < ub {
 				g.mark[w] = true
@@ -87,15 +98,22 @@ func (g *Acyclic) forward(start, target, ub int) ([]int, []int) {
 			}
 		}
 	}
+	for _, v := range seen {
+		g.mark[v] = false
+	}
+	g.fwd, g.stack = seen, stack
+	if cycle != nil {
+		return nil, cycle
+	}
 	return seen, nil
 }
 
 // backward collects the nodes from which start is reachable whose position
-// is above lb.
+// is above lb, into the graph's other buffer.
 func (g *Acyclic) backward(start, lb int) []int {
-	seen := []int{start}
+	seen := append(g.back[:0], start)
 	g.mark[start] = true
-	stack := []int{start}
+	stack := append(g.stack[:0], start)
 	for len(stack) > 0 {
 		v := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -110,6 +128,7 @@ func (g *Acyclic) backward(start, lb int) []int {
 	for _, v := range seen {
 		g.mark[v] = false
 	}
+	g.back, g.stack = seen, stack
 	return seen
 }
 
@@ -120,7 +139,7 @@ func (g *Acyclic) reorder(back, fwd []int) {
 	byOrd := func(a, b int) int { return g.ord[a] - g.ord[b] }
 	slices.SortFunc(back, byOrd)
 	slices.SortFunc(fwd, byOrd)
-	pos := make([]int, 0, len(back)+len(fwd))
+	pos := g.pos[:0]
 	for _, v := range back {
 		pos = append(pos, g.ord[v])
 	}
@@ -128,9 +147,13 @@ func (g *Acyclic) reorder(back, fwd []int) {
 		pos = append(pos, g.ord[v])
 	}
 	slices.Sort(pos)
-	for i, v := range append(back, fwd...) {
+	for i, v := range back {
 		g.ord[v] = pos[i]
 	}
+	for i, v := range fwd {
+		g.ord[v] = pos[len(back)+i]
+	}
+	g.pos = pos
 }
 
 // Position is a node's place in the current topological order.
@@ -145,7 +168,6 @@ func (g *Acyclic) Reaches(a, b int) bool {
 	if g.ord[a] > g.ord[b] {
 		return false
 	}
-	seen, found := g.forward(a, b, g.ord[b])
-	_ = seen
+	_, found := g.forward(a, b, g.ord[b])
 	return found != nil
 }

@@ -45,9 +45,10 @@ func (b *builder) componentsPass() {
 	if b.teardown == "before" {
 		b.addOrphans()
 	}
-	// At least a step per selected component (a settled one has one);
-	// orphans torn down before are in the plan already.
-	b.p.Reserve(len(b.selected), len(b.selected))
+	// Three steps per selected component (its begin, its verb, its end; a
+	// settled one has one, and lifecycle steps add more); orphans torn
+	// down before are in the plan already.
+	b.p.Reserve(3*len(b.selected), len(b.selected))
 	located := b.locateAll(b.selected)
 	b.evaluate(located)
 	for _, cp := range located {
