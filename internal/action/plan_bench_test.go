@@ -25,7 +25,9 @@ func benchStack(b *testing.B, n int) string {
 
 // BenchmarkLoad measures what a deploy does before its plan: reading and
 // elaborating the stack (no state yet). It is the first part of the lead
-// before a run's first component (bench/README.md, "The fixed part").
+// before a run's first component (bench/README.md, "The fixed part"). After
+// the first iteration the stack's parse comes from the parse cache, as in a
+// deploy after the first (GANTRY_PARSE_CACHE=off measures it without).
 func BenchmarkLoad(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
@@ -41,7 +43,9 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 // BenchmarkPlanBuild measures a fresh deploy's plan of a loaded stack: the
-// facts resolved and the plan built, the second part of the lead.
+// facts resolved and the plan built, the second part of the lead. The
+// elaborated file a deploy also encodes meanwhile, on another goroutine,
+// is left out.
 func BenchmarkPlanBuild(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {

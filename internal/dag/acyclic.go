@@ -8,7 +8,8 @@ import "slices"
 // Kelly's dynamic topological sort): an edge that agrees with the order costs
 // nothing, and one that does not searches only the nodes between its ends.
 // Graphs built mostly in order — a plan's steps are — check each edge in
-// constant time.
+// constant time. Not safe for concurrent use, Reaches included: its searches
+// mark nodes and fill buffers kept in the graph.
 type Acyclic struct {
 	out, in [][]int
 	ord     []int // ord[v] is v's position in the topological order
