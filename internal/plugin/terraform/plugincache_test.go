@@ -3,6 +3,7 @@ package terraform
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -302,15 +303,19 @@ func TestInitWaitsForTheCache(t *testing.T) {
 }
 
 // FuzzConfiguredCache: any file reads back as a cache folder or none,
-// without a panic.
+// without a panic; a folder read from a file that is not JSON is written in
+// it as it was read (JSON's values are decoded, escapes and all).
 func FuzzConfiguredCache(f *testing.F) {
 	for _, seed := range []string{"plugin_cache_dir = \"$HOME/c\"\n", `{"plugin_cache_dir": "/c"}`, `{"plugin_cache_dir": 3}`, "# nothing\n", ""} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir, ok := configuredCache(data)
-		if !ok && dir != "" {
-			t.Fatalf("no setting, yet %q", dir)
+		if ok && !json.Valid(data) && !bytes.Contains(data, []byte(`plugin_cache_dir`)) {
+			t.Fatalf("a setting read from a file that does not name it: %q", dir)
+		}
+		if ok && !json.Valid(data) && !bytes.Contains(data, []byte(`"`+dir+`"`)) {
+			t.Fatalf("read %q, which the file does not hold in quotes", dir)
 		}
 	})
 }
