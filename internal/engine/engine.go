@@ -75,10 +75,14 @@ type run struct {
 	slots   chan slotRequest
 
 	completions chan completion
-	pauseMu     sync.Mutex // serialises prompts
-	pauseCount  int        // guarded by mu
-	resume      chan struct{}
-	mu          sync.Mutex
+	// idle hands a step to a worker goroutine waiting for one; quit,
+	// closed when the run ends, lets the waiting workers go (workers.go).
+	idle       chan func()
+	quit       chan struct{}
+	pauseMu    sync.Mutex // serialises prompts
+	pauseCount int        // guarded by mu
+	resume     chan struct{}
+	mu         sync.Mutex
 
 	out *Outcome
 }
@@ -117,6 +121,8 @@ func Run(ctx context.Context, p *plan.Plan, b Binder, opts Options) (*Outcome, e
 		opts:        opts,
 		runners:     runners,
 		completions: make(chan completion, opts.Parallel),
+		idle:        make(chan func()),
+		quit:        make(chan struct{}),
 		resume:      make(chan struct{}, 1),
 		slots:       make(chan slotRequest),
 		out: &Outcome{
@@ -127,6 +133,7 @@ func Run(ctx context.Context, p *plan.Plan, b Binder, opts Options) (*Outcome, e
 	}
 	r.s = NewScheduler(p, SchedulerOptions{Parallel: opts.Parallel, Force: opts.Force, Paused: r.paused})
 	err := r.loop()
+	close(r.quit)
 	r.out.Failed, r.out.HaltedBy = r.s.Failed(), r.s.HaltedBy()
 	return r.out, err
 }
@@ -200,11 +207,11 @@ func (r *run) start(i int) {
 		r.finished(i, res, started, time.Now())
 		return
 	}
-	go func() {
+	r.goStep(func() {
 		res := r.safeRun(i, env)
 		env.flush()
 		r.completions <- completion{idx: i, result: res, started: started, ended: time.Now()}
-	}()
+	})
 }
 
 func (r *run) safeRun(i int, env *stepEnv) (res plan.Result) {
