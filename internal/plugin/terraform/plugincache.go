@@ -31,8 +31,9 @@ import (
 // wait, and one missed lets them collide.
 
 // pluginCacheLockPoll is how often an init waiting for the cache tries its
-// lock again: flock(2) cannot wait and be interrupted at once.
-const pluginCacheLockPoll = 100 * time.Millisecond
+// lock again: flock(2) cannot wait and be interrupted at once. (A variable
+// for a test: the inits of one run must not need it.)
+var pluginCacheLockPoll = 100 * time.Millisecond
 
 // pluginCacheRE finds plugin_cache_dir in a CLI configuration file written
 // in HCL (plugin_cache_dir = "…"), outside # and // comments (a /* */
@@ -159,47 +160,71 @@ func sameFolderOnce(caches []string) []string {
 	return kept
 }
 
-// lockPluginCaches takes the locks on the plugin caches' folders, in
-// order, saying on out that it waits when another init holds one, until
-// that one lets go or ctx ends; outside runs the waits (outside the run's
-// parallel slots), nil runs them as they are. A folder that cannot be
-// locked at all (a filesystem without flock, as NFS may be) is said on out
-// and left unlocked: the init runs as it did without gantry's care. The
-// function it returns lets go of every lock taken.
+// lockPluginCaches takes the plugin caches' folders, in order: this
+// process's turn on each (cacheTurns), then a lock on it (flock(2)),
+// saying on out that it waits when another init has either, until that one
+// lets go or ctx ends; outside runs the waits (outside the run's parallel
+// slots), nil runs them as they are. A folder that cannot be locked at all
+// (a filesystem without flock, as NFS may be) is said on out and keeps
+// only its turn: the inits of this run still take turns, those of other
+// processes do not. The function it returns lets go of everything taken.
 func lockPluginCaches(ctx context.Context, caches []string, out io.Writer, outside func(func() error) error) (func(), error) {
 	var held []*flock.Flock
+	var turns []*turnQueue
 	unlock := func() {
+		// The lock first: the next init of this run, given the turn,
+		// finds the folder free.
 		for _, l := range held {
 			_ = l.Unlock()
 			_ = l.Close()
+		}
+		for _, q := range turns {
+			q.release()
 		}
 	}
 	if outside == nil {
 		outside = func(fn func() error) error { return fn() }
 	}
 	for _, cache := range caches {
+		q := cacheTurn(cache)
 		// A folder is opened to be locked, never created: O_RDONLY alone.
 		l := flock.New(cache, flock.SetFlag(os.O_RDONLY))
-		ok, err := l.TryLock()
-		if err != nil {
-			fmt.Fprintf(out, "gantry: the terraform plugin cache %s cannot be locked (%v): inits on it are not kept apart\n", cache, err)
-			continue
+		queued := q.take() // nil: the turn is this init's
+		mine := queued == nil
+		var locked bool
+		var err error
+		if mine {
+			locked, err = l.TryLock()
 		}
-		if !ok {
+		if err == nil && !locked {
 			fmt.Fprintf(out, "gantry: waiting for the terraform plugin cache %s: another terraform init is using it\n", cache)
-			err := outside(func() error {
+			err = outside(func() error {
+				if !mine {
+					c := queued
+					queued = nil // waited for: taken, or left on the way out
+					if err := q.wait(ctx, c); err != nil {
+						return err
+					}
+					mine = true
+				}
 				_, err := l.TryLockContext(ctx, pluginCacheLockPoll)
 				return err
 			})
-			if err != nil {
-				_ = l.Close()
-				if ctx.Err() != nil {
-					unlock()
-					return nil, fmt.Errorf("interrupted while waiting for the terraform plugin cache %s", cache)
-				}
-				fmt.Fprintf(out, "gantry: the terraform plugin cache %s cannot be locked (%v): inits on it are not kept apart\n", cache, err)
-				continue
+			if queued != nil {
+				q.leave(queued) // outside did not run the wait
 			}
+		}
+		if mine {
+			turns = append(turns, q)
+		}
+		if err != nil {
+			_ = l.Close()
+			if ctx.Err() != nil {
+				unlock()
+				return nil, fmt.Errorf("interrupted while waiting for the terraform plugin cache %s", cache)
+			}
+			fmt.Fprintf(out, "gantry: the terraform plugin cache %s cannot be locked (%v): the inits of other runs on it are not kept apart\n", cache, err)
+			continue
 		}
 		held = append(held, l)
 	}

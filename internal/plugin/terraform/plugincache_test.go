@@ -319,3 +319,49 @@ func FuzzConfiguredCache(f *testing.F) {
 		}
 	})
 }
+
+// TestInitsOfARunGoInTurn: inits of one run waiting for a cache take it in
+// the order they came, each handed it by the one before as it lets go. The
+// lock on the folder is tried again only every pluginCacheLockPoll: set to
+// an hour here, a wait that needed it would end with the test's deadline.
+func TestInitsOfARunGoInTurn(t *testing.T) {
+	poll := pluginCacheLockPoll
+	pluginCacheLockPoll = time.Hour
+	t.Cleanup(func() { pluginCacheLockPoll = poll })
+	cache := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	unlock, err := lockPluginCaches(ctx, []string{cache}, io.Discard, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	order := make(chan int, n)
+	for i := range n {
+		var out testenv.SyncBuffer
+		go func() {
+			release, err := lockPluginCaches(ctx, []string{cache}, &out, nil)
+			if err != nil {
+				t.Error(err)
+				order <- -1
+				return
+			}
+			order <- i
+			release()
+		}()
+		// The next comes once this one waits.
+		for !strings.Contains(out.String(), "waiting for the terraform plugin cache") {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	unlock()
+	for want := range n {
+		got := <-order
+		if got < 0 {
+			t.FailNow() // the wait's error is said above
+		}
+		if got != want {
+			t.Fatalf("the init that came %d. took the cache %d.", got+1, want+1)
+		}
+	}
+}
