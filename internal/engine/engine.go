@@ -132,8 +132,10 @@ func Run(ctx context.Context, p *plan.Plan, b Binder, opts Options) (*Outcome, e
 		},
 	}
 	r.s = NewScheduler(p, SchedulerOptions{Parallel: opts.Parallel, Force: opts.Force, Paused: r.paused})
+	// Deferred: a panic out of the loop (an observer's, say) must let the
+	// idle workers go too.
+	defer close(r.quit)
 	err := r.loop()
-	close(r.quit)
 	r.out.Failed, r.out.HaltedBy = r.s.Failed(), r.s.HaltedBy()
 	return r.out, err
 }
@@ -169,7 +171,7 @@ func (r *run) loop() error {
 }
 
 // dispatch carries out the scheduler's decisions until it has none: light
-// steps run inline, others on goroutines of their own.
+// steps run inline, others on the run's workers (goStep).
 func (r *run) dispatch() {
 	for {
 		d, ok := r.s.Next()

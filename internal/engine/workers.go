@@ -18,8 +18,9 @@ func (r *run) goStep(work func()) {
 	}
 }
 
-// worker does work, then the steps handed to it, until the run ends. At
-// most as many workers live as steps ran at once.
+// worker does work, then the steps handed to it, until the run ends. About
+// as many workers live as steps run at once: a few more, since a worker
+// that has sent its step's completion is not yet waiting for the next.
 func (r *run) worker(work func()) {
 	for {
 		work()

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -166,21 +167,26 @@ func sameFolderOnce(caches []string) []string {
 // lets go or ctx ends; outside runs the waits (outside the run's parallel
 // slots), nil runs them as they are. A folder that cannot be locked at all
 // (a filesystem without flock, as NFS may be) is said on out and keeps
-// only its turn: the inits of this run still take turns, those of other
-// processes do not. The function it returns lets go of everything taken.
+// only its turn: the inits of this process still take turns, those of
+// other processes do not. The function it returns lets go of everything
+// taken (once, however often it is called).
 func lockPluginCaches(ctx context.Context, caches []string, out io.Writer, outside func(func() error) error) (func(), error) {
 	var held []*flock.Flock
 	var turns []*turnQueue
+	var once sync.Once
+	// Once: a second call must not hand on a turn another init holds by then.
 	unlock := func() {
-		// The lock first: the next init of this run, given the turn,
-		// finds the folder free.
-		for _, l := range held {
-			_ = l.Unlock()
-			_ = l.Close()
-		}
-		for _, q := range turns {
-			q.release()
-		}
+		once.Do(func() {
+			// The lock first: the next init of this process, given the
+			// turn, finds the folder free.
+			for _, l := range held {
+				_ = l.Unlock()
+				_ = l.Close()
+			}
+			for _, q := range turns {
+				q.release()
+			}
+		})
 	}
 	if outside == nil {
 		outside = func(fn func() error) error { return fn() }

@@ -330,38 +330,47 @@ func TestInitsOfARunGoInTurn(t *testing.T) {
 	t.Cleanup(func() { pluginCacheLockPoll = poll })
 	cache := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	var wg sync.WaitGroup
+	// Registered after the poll's restore, so run before it: the waiters
+	// are gone before the variable changes back.
+	t.Cleanup(func() { cancel(); wg.Wait() })
 	unlock, err := lockPluginCaches(ctx, []string{cache}, io.Discard, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	type took struct {
+		i   int
+		err error
+	}
 	const n = 4
-	order := make(chan int, n)
+	order := make(chan took, n)
 	for i := range n {
 		var out testenv.SyncBuffer
-		go func() {
+		wg.Go(func() {
 			release, err := lockPluginCaches(ctx, []string{cache}, &out, nil)
-			if err != nil {
-				t.Error(err)
-				order <- -1
-				return
+			order <- took{i, err}
+			if err == nil {
+				release()
 			}
-			order <- i
-			release()
-		}()
-		// The next comes once this one waits.
+		})
+		// The next comes once this one waits; nobody may take the cache
+		// before it is let go.
 		for !strings.Contains(out.String(), "waiting for the terraform plugin cache") {
-			time.Sleep(time.Millisecond)
+			select {
+			case got := <-order:
+				t.Fatalf("init %d took the cache while it was held (%v)", got.i+1, got.err)
+			case <-time.After(time.Millisecond):
+			}
 		}
 	}
 	unlock()
 	for want := range n {
 		got := <-order
-		if got < 0 {
-			t.FailNow() // the wait's error is said above
+		if got.err != nil {
+			t.Fatalf("init %d: %v", got.i+1, got.err)
 		}
-		if got != want {
-			t.Fatalf("the init that came %d. took the cache %d.", got+1, want+1)
+		if got.i != want {
+			t.Fatalf("the init that came %d. took the cache %d.", got.i+1, want+1)
 		}
 	}
 }

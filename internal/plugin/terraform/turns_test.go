@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"context"
+	"io"
 	"testing"
 )
 
@@ -55,5 +56,25 @@ func TestTurnQueue(t *testing.T) {
 	q.release()
 	if q.taken || len(q.waiters) != 0 {
 		t.Fatalf("released with nobody waiting: taken %v, %d waiting", q.taken, len(q.waiters))
+	}
+}
+
+// TestUnlockTwice: calling a lock's unlock again, after another init took
+// the cache, leaves that init's turn alone.
+func TestUnlockTwice(t *testing.T) {
+	cache := t.TempDir()
+	first, err := lockPluginCaches(context.Background(), []string{cache}, io.Discard, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first()
+	second, err := lockPluginCaches(context.Background(), []string{cache}, io.Discard, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second()
+	first()
+	if q := cacheTurn(cache); !q.taken {
+		t.Fatal("a second unlock of the first init freed the turn the second holds")
 	}
 }
