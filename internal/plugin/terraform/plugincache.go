@@ -33,7 +33,7 @@ import (
 
 // pluginCacheLockPoll is how often an init waiting for the cache tries its
 // lock again: flock(2) cannot wait and be interrupted at once. (A variable
-// for a test: the inits of one run must not need it.)
+// for a test: the inits of one process must not need it.)
 var pluginCacheLockPoll = 100 * time.Millisecond
 
 // pluginCacheRE finds plugin_cache_dir in a CLI configuration file written

@@ -38,7 +38,7 @@ func TestTurnQueue(t *testing.T) {
 	}
 	q.release()
 	if !handed(c) {
-		t.Fatal("the turn skipped no waiter that had left but one that had not")
+		t.Fatal("the turn did not reach the waiter still queued")
 	}
 	// c had the turn handed to it, then leaves (interrupted): it goes on,
 	// here to nobody, so it is free.
