@@ -60,8 +60,9 @@ type Outcome struct {
 	LogDir string
 	RunLog *ui.RunLog
 	// Heard are the run's logs and events as its report keeps them, heard
-	// while they were written; nil (or a nil part) when they must be read
-	// from LogDir (a large run, or a file that could not be written).
+	// while they were written (and its parameters, once writeReport kept
+	// them); nil (or a nil part) when they must be read from LogDir (a
+	// large run, or a file that could not be written).
 	Heard *report.Heard
 	// Status is StatusOK, StatusFailed or StatusInterrupted.
 	Status     string

@@ -26,8 +26,12 @@ func writeReport(st *Stack, b *built, out *Outcome) {
 		return
 	}
 	start := time.Now()
-	if err := report.SaveParams(out.LogDir, runParams(st, b, out)); err != nil {
+	params := runParams(st, b, out)
+	if err := report.SaveParams(out.LogDir, params); err != nil {
 		slog.Warn("the run's parameters could not be kept for its report", "run", out.RunID, "err", err)
+	} else if out.Heard != nil {
+		// The folder holds them now: the report takes them as kept.
+		out.Heard.Params = params
 	}
 	if n := len(out.Plan.Components); n > autoReportMax {
 		slog.Debug("report not written: gantry report writes it", "run", out.RunID, "components", n, "max", autoReportMax)

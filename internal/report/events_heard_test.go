@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/ui"
 )
 
@@ -206,5 +207,51 @@ func TestHeardModelLikeRead(t *testing.T) {
 	again.Generated = ""
 	if diff := cmp.Diff(want, again, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("second report differs from read (-read +heard):\n%s", diff)
+	}
+}
+
+// TestHeardParamsNotReadBack: the report of a run that hands it the
+// parameters it just kept is the one made from the folder, and does not
+// read them back (a params.json spoiled after they were kept is not seen).
+func TestHeardParamsNotReadBack(t *testing.T) {
+	dir, p, heard := bigRunHeard(t, 30)
+	params := &Params{
+		Stack: []Param{
+			NewParam("region", "", "eu-west-1", "hub.yaml:3", "", false, nil),
+			NewParam("db.password", "", "hunter2", "env:DB_PASSWORD", "DB_PASSWORD", false, nil),
+		},
+		Components: map[string][]Param{
+			"c0001": {NewParam("replicas", "", "3", "default", "", false, nil)},
+			"c0007": {NewParam("token", "", "s3cr3t", "file:token.txt", "", true, nil)},
+		},
+	}
+	if err := SaveParams(dir, params); err != nil {
+		t.Fatal(err)
+	}
+	want, err := LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heard.Params = params
+	got, err := LoadRunOf(dir, p, heard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Generated, want.Generated = "", ""
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("heard parameters differ from read (-read +heard):\n%s", diff)
+	}
+	if len(got.Params) != 2 || !got.Params[1].Secret || got.Params[1].Value != secret.Mask {
+		t.Errorf("stack parameters = %+v, want region and the masked password", got.Params)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, ParamsFile), []byte("spoiled"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadRun(dir); err == nil {
+		t.Fatal("LoadRun read a spoiled params.json without an error: the test cannot tell a read")
+	}
+	if _, err := LoadRunOf(dir, p, heard); err != nil {
+		t.Errorf("LoadRunOf with the parameters heard read them back: %v", err)
 	}
 }

@@ -77,12 +77,16 @@ type Heard struct {
 	// Plan is the part of the report the run's plan makes, worked out
 	// while it ran.
 	Plan *PlanModel
+	// Params are the run's parameters as the run just kept them in its
+	// folder (SaveParams, masked), nil when they must be read from it:
+	// read back, the 20,000 parameters of 1,000 components took 61 ms.
+	Params *Params
 }
 
 // LoadRunOf makes the model of the report of the run whose folder is dir
 // and whose plan (the one its plan.json holds) is p: the run that just
-// ended has it at hand, and need not read it back; nor its logs and events,
-// where heard has them (nil: they are read from the folder).
+// ended has it at hand, and need not read it back; nor its logs, events
+// and parameters, where heard has them (nil: they are read from the folder).
 func LoadRunOf(dir string, p *plan.Plan, heard *Heard) (*Model, error) {
 	if heard == nil {
 		heard = &Heard{}
@@ -108,8 +112,8 @@ func LoadRunOf(dir string, p *plan.Plan, heard *Heard) (*Model, error) {
 	if err == nil {
 		facts.id = filepath.Base(dir)
 	}
-	var params *Params
-	if err == nil {
+	params := heard.Params
+	if err == nil && params == nil {
 		params, err = readParams(dir)
 	}
 	if lerr := <-logsRead; err == nil {
