@@ -95,6 +95,9 @@ func TestRunWritesItsReport(t *testing.T) {
 	if diff := cmp.Diff(want, ps.Components); diff != "" {
 		t.Errorf("the components' parameters (-want +got):\n%s", diff)
 	}
+	if out.Heard == nil || out.Heard.Params == nil {
+		t.Error("the run did not hand the report the parameters it kept: the report read them back")
+	}
 	m, err := report.LoadRun(out.LogDir)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -223,6 +224,8 @@ func TestHeardParamsNotReadBack(t *testing.T) {
 		Components: map[string][]Param{
 			"c0001": {NewParam("replicas", "", "3", "default", "", false, nil)},
 			"c0007": {NewParam("token", "", "s3cr3t", "file:token.txt", "", true, nil)},
+			// Not made by NewParam: masked all the same.
+			"c0009": {{Name: "api.token", Value: "clear-t0ken", Source: "default"}},
 		},
 	}
 	if err := SaveParams(dir, params); err != nil {
@@ -243,6 +246,15 @@ func TestHeardParamsNotReadBack(t *testing.T) {
 	}
 	if len(got.Params) != 2 || !got.Params[1].Secret || got.Params[1].Value != secret.Mask {
 		t.Errorf("stack parameters = %+v, want region and the masked password", got.Params)
+	}
+	var page bytes.Buffer
+	if err := Write(&page, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"hunter2", "s3cr3t", "clear-t0ken"} {
+		if bytes.Contains(page.Bytes(), []byte(s)) {
+			t.Errorf("the page holds the secret %s", s)
+		}
 	}
 
 	if err := os.WriteFile(filepath.Join(dir, ParamsFile), []byte("spoiled"), 0o600); err != nil {

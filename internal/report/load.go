@@ -69,8 +69,9 @@ func LoadRun(dir string) (*Model, error) {
 }
 
 // Heard is what the run that just ended heard of its own folder as it wrote
-// it: its logs and its events, each nil when it must be read from the
-// folder instead.
+// it: its logs, its events, its plan's part of the model and its
+// parameters, each nil when it must be read (or made) from the folder
+// instead.
 type Heard struct {
 	Logs   *LogCollector
 	Events *EventCollector
@@ -78,8 +79,9 @@ type Heard struct {
 	// while it ran.
 	Plan *PlanModel
 	// Params are the run's parameters as the run just kept them in its
-	// folder (SaveParams, masked), nil when they must be read from it:
-	// read back, the 20,000 parameters of 1,000 components took 61 ms.
+	// folder (SaveParams), nil when they must be read from it: read back,
+	// the 20,000 parameters of 1,000 components took 61 ms. They are masked
+	// again as those read are, whoever made them.
 	Params *Params
 }
 
@@ -112,9 +114,13 @@ func LoadRunOf(dir string, p *plan.Plan, heard *Heard) (*Model, error) {
 	if err == nil {
 		facts.id = filepath.Base(dir)
 	}
-	params := heard.Params
-	if err == nil && params == nil {
-		params, err = readParams(dir)
+	var params *Params
+	if err == nil {
+		if heard.Params != nil {
+			params = heard.Params.masked()
+		} else {
+			params, err = readParams(dir)
+		}
 	}
 	if lerr := <-logsRead; err == nil {
 		err = lerr

@@ -86,8 +86,8 @@ func WriteFile(path string, m *Model) error {
 
 // WriteRun writes the report of the run whose folder is dir into the
 // folder (report.html), and returns its path. p is the run's plan, or nil
-// to read it from the folder; heard has the run's logs and events, or is
-// nil to read them from the folder (LoadRunOf).
+// to read it from the folder; heard has what the run wrote there (logs,
+// events, parameters), or is nil to read it from the folder (LoadRunOf).
 func WriteRun(dir string, p *plan.Plan, heard *Heard) (string, error) {
 	var m *Model
 	var err error

@@ -77,15 +77,31 @@ func readParams(dir string) (*Params, error) {
 		return nil, fmt.Errorf("read the run's parameters %s: %w", filepath.Join(dir, ParamsFile), err)
 	}
 	// What was kept is masked; a file edited by hand is masked again.
-	for i := range p.Stack {
-		p.Stack[i] = remask(p.Stack[i])
-	}
-	for _, ps := range p.Components {
-		for i := range ps {
-			ps[i] = remask(ps[i])
+	return p.masked(), nil
+}
+
+// masked is a copy of the parameters with every secret one masked — marked
+// secret, or named like a secret — however they were made.
+func (p *Params) masked() *Params {
+	out := &Params{Stack: remaskAll(p.Stack)}
+	if p.Components != nil {
+		out.Components = make(map[string][]Param, len(p.Components))
+		for name, ps := range p.Components {
+			out.Components[name] = remaskAll(ps)
 		}
 	}
-	return &p, nil
+	return out
+}
+
+func remaskAll(ps []Param) []Param {
+	if ps == nil {
+		return nil
+	}
+	out := make([]Param, len(ps))
+	for i, p := range ps {
+		out[i] = remask(p)
+	}
+	return out
 }
 
 func remask(p Param) Param {

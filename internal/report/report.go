@@ -8,8 +8,9 @@
 // A run's report is built from its folder alone (plan.json, events.jsonl,
 // params.json, summary.txt and the logs), which hold masked values only:
 // the report never reads the state, so it never holds a secret. The run
-// that just ended hands it the plan, logs, events and parameters as it
-// wrote them there (Heard), instead of reading them back.
+// that just ended hands it its plan and, in Heard, its logs, events and
+// parameters as it wrote them there, instead of reading them back; the
+// parameters are masked again either way.
 package report
 
 // Kinds of report.
