@@ -93,6 +93,7 @@ func (p *Params) masked() *Params {
 	return out
 }
 
+// remaskAll is remask of each parameter, in a list of its own (nil for nil).
 func remaskAll(ps []Param) []Param {
 	if ps == nil {
 		return nil
