@@ -44,6 +44,27 @@ func Named(name string) bool {
 	if i := strings.LastIndexByte(name, ':'); i >= 0 {
 		name = name[i+1:]
 	}
+	// Most names end with none of the words' last letters: they are told
+	// at once (Named runs for every parameter a component expands).
+	if name == "" || !formEnds[name[len(name)-1]] {
+		return false
+	}
+	return namedByWords(name)
+}
+
+// formEnds are the last bytes of the secret words' forms: a name that
+// ends otherwise ends with none of them.
+var formEnds = func() (ends [256]bool) {
+	for _, f := range wordForms {
+		for _, form := range []string{f.word, f.title, f.upper} {
+			ends[form[len(form)-1]] = true
+		}
+	}
+	return ends
+}()
+
+// namedByWords is Named's rule on a bare name (no qualifier, no prefix).
+func namedByWords(name string) bool {
 	if notSecretNames[name] {
 		return false
 	}
