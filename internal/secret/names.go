@@ -44,8 +44,8 @@ func Named(name string) bool {
 	if i := strings.LastIndexByte(name, ':'); i >= 0 {
 		name = name[i+1:]
 	}
-	// Most names end with none of the words' last letters: they are told
-	// at once (Named runs for every parameter a component expands).
+	// A name that ends with none of the words' last letters is told at
+	// once (Named runs for every parameter a component expands).
 	if name == "" || !formEnds[name[len(name)-1]] {
 		return false
 	}

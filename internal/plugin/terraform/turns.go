@@ -8,11 +8,11 @@ import (
 
 // cacheTurns are this process's queues for the plugin cache folders, one a
 // folder. The inits of this gantry process (a run, or a worker's runs)
-// that share a cache wait in its queue, in the order they came, and each starts the moment the one before
-// lets go; the lock on the folder (flock(2), which cannot wait and be
-// interrupted at once) could only be tried again every
-// pluginCacheLockPoll, by whichever waiter's poll came first. The lock
-// still keeps other processes apart.
+// that share a cache wait in its queue, in the order they came, and each
+// starts the moment the one before lets go; the lock on the folder
+// (flock(2), which cannot wait and be interrupted at once) could only be
+// tried again every pluginCacheLockPoll, by whichever waiter's poll came
+// first. The lock still keeps other processes apart.
 var cacheTurns sync.Map // folder → *turnQueue
 
 func cacheTurn(cache string) *turnQueue {
