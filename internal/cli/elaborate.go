@@ -56,8 +56,9 @@ per component. The result is deterministic: the same inputs give the same bytes.
 				_, err = a.stdout.Write(data)
 				return err
 			}
-			// Values given with -e may be secrets: keep the file to its owner.
-			mode := os.FileMode(0o644)
+			// Values given with -e may be secrets: keep the file to its owner,
+			// as one that holds a secret parameter's value.
+			mode := res.FileMode()
 			if len(overrides) > 0 {
 				mode = 0o600
 			}

@@ -61,8 +61,12 @@ func (s *paramSet) add(p manifest.Parameter) {
 	}
 	for _, cur := range s.qualified[p.Name] {
 		if p.Value != "" && cur.Value != "" && p.Value != cur.Value {
+			// Either declaration may make the value secret (secret: true on
+			// the later one, a secret name on the earlier): then neither
+			// value is shown.
+			hide := cur.IsSecret() || p.IsSecret()
 			s.diags.Warnf(p.Pos, "", "parameter %q overrides the value of %q given at %s (%s → %s)",
-				p.Name, cur.QName(), cur.Origin.FileLine(), secret.Shown(string(cur.Value), cur.IsSecret()), secret.Shown(string(p.Value), cur.IsSecret()))
+				p.Name, cur.QName(), cur.Origin.FileLine(), secret.Shown(string(cur.Value), hide), secret.Shown(string(p.Value), hide))
 		}
 		s.merge(cur, &p)
 	}
@@ -77,7 +81,7 @@ func (s *paramSet) merge(cur, add *manifest.Parameter) {
 	}
 }
 
-// shown masks values of parameters whose name looks secret.
+// mergeParameter merges the fields add gives into cur.
 func mergeParameter(cur, add *manifest.Parameter) {
 	switch {
 	case add.Kind == "":

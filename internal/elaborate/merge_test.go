@@ -1,6 +1,7 @@
 package elaborate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -112,5 +113,40 @@ func TestMergeParameterFields(t *testing.T) {
 	want := manifest.Parameter{Name: "p", Value: "v1", Default: "d2", FromEnv: "E1", Env: "X2", Brief: "b1", Origin: manifest.Pos{File: "f", Line: 3}}
 	if diff := cmp.Diff(want, cur); diff != "" {
 		t.Errorf("mergeParameter (-want +got):\n%s", diff)
+	}
+}
+
+// TestOverrideWarningHidesSecrets: the warning that an unqualified parameter
+// overrides a qualified one's value shows neither value when either
+// declaration makes it secret.
+func TestOverrideWarningHidesSecrets(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name        string
+		first, then manifest.Parameter
+		shown       bool
+	}{
+		{"neither secret", param("conn", "x", "", "OldValue1"), param("conn", "", "", "NewValue2"), true},
+		{"the later says secret: true", param("conn", "x", "", "OldValue1"), manifest.Parameter{Name: "conn", Value: "NewValue2", Secret: &yes}, false},
+		{"the earlier says secret: true", manifest.Parameter{Name: "conn", Component: "x", Value: "OldValue1", Secret: &yes}, param("conn", "", "", "NewValue2"), false},
+		{"a secret name, the later says secret: false", param("db.password", "x", "", "OldValue1"), manifest.Parameter{Name: "db.password", Value: "NewValue2", Secret: &no}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var diags manifest.Diagnostics
+			s := newParamSet([]manifest.ComponentRef{{Name: "x"}}, &diags)
+			s.add(tt.first)
+			s.add(tt.then)
+			ws := diags.Warnings()
+			if len(ws) != 1 {
+				t.Fatalf("got %d warnings, want 1: %v", len(ws), diags)
+			}
+			msg := ws[0].String()
+			for _, v := range []string{"OldValue1", "NewValue2"} {
+				if got := strings.Contains(msg, v); got != tt.shown {
+					t.Errorf("%q in the warning: %v, want %v: %s", v, got, tt.shown, msg)
+				}
+			}
+		})
 	}
 }

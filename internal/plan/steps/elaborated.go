@@ -85,7 +85,7 @@ func (rt *Runtime) writeElaborated(path string) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := atomicfile.Write(path, data, 0o644, false); err != nil {
+	if err := atomicfile.Write(path, data, rt.Res.FileMode(), false); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if inputs == "" {
