@@ -293,3 +293,26 @@ func TestResolveOutputs(t *testing.T) {
 		t.Errorf("unread fromObject output: %v", err)
 	}
 }
+
+// TestResolveOutputsSecretFromParameters: an output whose value reads a
+// secret parameter is secret however it transforms the value, and whatever
+// its secret: says; one that reads only plain values is not.
+func TestResolveOutputsSecretFromParameters(t *testing.T) {
+	no := false
+	c := &manifest.Component{Outputs: []manifest.Output{
+		{Name: "lower", Value: "#{db.password.lowerAscii()}"},
+		{Name: "encoded", Value: "${db.password/base64}"},
+		{Name: "declaredPlain", Value: "x-${db.password}", Secret: &no},
+		{Name: "url", Value: "http://${db.host}"},
+	}}
+	out, secret, err := ResolveOutputs(c, nil, nil, expanded(t, "db.password", "PwForOuts2Zz", "db.host", "db.local"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out["lower"] != "pwforouts2zz" || out["url"] != "http://db.local" {
+		t.Errorf("outputs: %v", out)
+	}
+	if diff := cmp.Diff([]string{"declaredPlain", "encoded", "lower"}, secret); diff != "" {
+		t.Errorf("secret (-want +got):\n%s", diff)
+	}
+}

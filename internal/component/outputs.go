@@ -20,8 +20,9 @@ import (
 // the kubernetes or helm plugin read from the cluster; else its value expanded over
 // the raw outputs and the component's parameters; else the raw output of the
 // same name; else the component parameter of that name. Raw outputs that are
-// not declared are kept too. Secret are the outputs declared secret and those
-// whose name looks secret.
+// not declared are kept too. Secret are the outputs declared secret, those
+// whose name looks secret, and those whose value reads a secret (a secret
+// parameter, a secret output) whatever they declare.
 //
 // rawSecret are the raw outputs the implementation reported secret.
 func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []string, exp *params.Expanded) (map[string]string, []string, error) {
@@ -32,7 +33,6 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 	// Outputs see the raw outputs, the declared outputs above them, then the
 	// component's parameters.
 	resolved := map[string]string{}
-	r := &rawResolver{raw: raw, resolved: resolved, next: exp.Resolver()}
 	var errs []error
 	var secret []string
 	isSecret := map[string]bool{} // a component may print a million outputs
@@ -43,6 +43,10 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 		}
 	}
 	for _, o := range c.Outputs {
+		// A value that reads a secret parameter, or a secret output of
+		// another component, is secret whatever the output says.
+		scope, readSecret := exp.SecretTracking()
+		r := &rawResolver{raw: raw, resolved: resolved, next: scope}
 		v, err := resolveOutput(o, raw, r, exp)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("output %s: %w", o.Name, err))
@@ -53,7 +57,7 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 		// exp.IsSecret covers names that look secret and parameters holding
 		// secrets; an output read from a raw output the implementation
 		// reported secret (HUB_RANDOM's secrets) is secret whatever its name.
-		if o.IsSecret() || exp.IsSecret(o.Name) || RawKey(o) != "" && slices.Contains(rawSecret, RawKey(o)) {
+		if o.IsSecret() || readSecret() || exp.IsSecret(o.Name) || RawKey(o) != "" && slices.Contains(rawSecret, RawKey(o)) {
 			addSecret(o.Name)
 			// The raw output a secret comes from is just as secret.
 			if raw := RawKey(o); raw != "" && raw != o.Name {

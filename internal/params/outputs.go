@@ -185,21 +185,32 @@ func StackResolver(locked *Locked, outputs *OutputIndex, order []string) Resolve
 	return &stackResolver{locked: locked, outputs: outputs, order: order}
 }
 
+// StackSecretTracking returns a StackResolver and a function that reports
+// whether any value it gave out was secret: a stack output computed from a
+// secret is secret whatever it says, however it transforms the value.
+func StackSecretTracking(locked *Locked, outputs *OutputIndex, order []string) (Resolver, func() bool) {
+	r := &stackResolver{locked: locked, outputs: outputs, order: order}
+	return r, func() bool { return r.secrets }
+}
+
 type stackResolver struct {
 	locked  *Locked
 	outputs *OutputIndex
 	order   []string
+	secrets bool // a value given out was secret
 }
 
 func (r *stackResolver) Lookup(name string) (string, error) {
 	for i := len(r.order) - 1; i >= 0; i-- {
 		if vals := r.outputs.Values(r.order[i]); vals != nil {
 			if v, ok := vals[name]; ok {
+				r.secrets = r.secrets || r.outputs.IsSecret(r.order[i], name)
 				return v, nil
 			}
 		}
 	}
 	if v := r.locked.Get(name); v != nil && !v.Link {
+		r.secrets = r.secrets || v.Secret
 		return v.Value, nil
 	}
 	return "", &UnknownError{Name: name}
@@ -208,6 +219,7 @@ func (r *stackResolver) Lookup(name string) (string, error) {
 func (r *stackResolver) Output(comp, name string) (string, error) {
 	if vals := r.outputs.Values(comp); vals != nil {
 		if v, ok := vals[name]; ok {
+			r.secrets = r.secrets || r.outputs.IsSecret(comp, name)
 			return v, nil
 		}
 	}

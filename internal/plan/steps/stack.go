@@ -89,14 +89,13 @@ func (rt *Runtime) finalize(env plan.Env) plan.Result {
 func (rt *Runtime) stackOutputs() (map[string]string, []string, []string) {
 	out := map[string]string{}
 	var secrets, warnings []string
-	r := params.StackResolver(rt.Locked, rt.Outputs, rt.Order)
 	for _, o := range rt.Res.Stack.Outputs {
+		// An output that reads a secret is secret, secret: false or not.
+		r, readSecret := params.StackSecretTracking(rt.Locked, rt.Outputs, rt.Order)
 		var v string
 		var err error
-		isSecret := o.IsSecret()
 		if comp, name, ok := strings.Cut(o.Name, ":"); ok && o.Value == "" {
 			v, err = r.Output(comp, name)
-			isSecret = isSecret || rt.Outputs.IsSecret(comp, name)
 		} else if o.Value != "" {
 			v, err = params.Expand(o.Value, r)
 		} else {
@@ -107,7 +106,7 @@ func (rt *Runtime) stackOutputs() (map[string]string, []string, []string) {
 			continue
 		}
 		out[o.Name] = v
-		if isSecret || manifest.LooksSecret(o.Name) {
+		if o.IsSecret() || readSecret() || manifest.LooksSecret(o.Name) {
 			secrets = append(secrets, o.Name)
 			rt.Masker.Add(v)
 		}
