@@ -46,7 +46,9 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 		// A value that reads a secret parameter, or a secret output of
 		// another component, is secret whatever the output says.
 		scope, readSecret := exp.SecretTracking()
-		r := &rawResolver{raw: raw, resolved: resolved, next: scope}
+		r := &rawResolver{raw: raw, resolved: resolved, next: scope, isSecret: func(k string) bool {
+			return isSecret[k] || manifest.LooksSecret(k) || slices.Contains(rawSecret, k)
+		}}
 		v, err := resolveOutput(o, raw, r, exp)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("output %s: %w", o.Name, err))
@@ -189,17 +191,27 @@ type rawResolver struct {
 	raw      map[string]string
 	resolved map[string]string
 	next     params.Resolver
+	// isSecret tells the secret raw and resolved outputs; read notes that
+	// one was given out (SecretRead).
+	isSecret func(string) bool
+	read     bool
 }
 
 func (r *rawResolver) Lookup(name string) (string, error) {
 	if v, ok := r.raw[name]; ok {
+		r.read = r.read || r.isSecret(name)
 		return v, nil
 	}
 	if v, ok := r.resolved[name]; ok {
+		r.read = r.read || r.isSecret(name)
 		return v, nil
 	}
 	return r.next.Lookup(name)
 }
+
+// SecretRead reports whether a secret output or parameter was given out:
+// an expression that fails after it withholds its message.
+func (r *rawResolver) SecretRead() bool { return r.read || params.ReadsSecret(r.next) }
 
 func (r *rawResolver) Output(comp, name string) (string, error) { return r.next.Output(comp, name) }
 

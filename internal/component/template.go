@@ -266,7 +266,25 @@ func render(name, src, kind string, exp *params.Expanded, lookup []string) (stri
 		return "", false, fmt.Errorf("%s: unknown template kind %q", name, kind)
 	}
 	secret := readSecret() || kind == TemplateGo && exp.HasSecrets()
+	if err != nil && secret {
+		err = withheldCall(err)
+	}
 	return out, secret, withSuggestion(err, exp)
+}
+
+// withheldCall drops what a function a template called said when it failed
+// (error calling atoi: strconv.Atoi: parsing "…"), in a template that reads
+// a secret: it quotes its argument, which may be the secret or made from it.
+// Expressions withhold their own messages (params).
+func withheldCall(err error) error {
+	var te *TemplateError
+	if !errors.As(err, &te) {
+		return err
+	}
+	if m := goErrCalling.FindStringSubmatch(te.Msg); m != nil {
+		te.Msg = "error calling " + m[1] + ": its message is withheld, as the template reads a secret and the message may show it"
+	}
+	return err
 }
 
 // withSuggestion adds a did-you-mean to an unknown name in a template error.
@@ -339,6 +357,9 @@ func (t trimmingResolver) Lookup(name string) (string, error) {
 	v, err := t.Resolver.Lookup(name)
 	return params.Trimmed(v), err
 }
+
+// SecretRead reports whether the resolver it trims has read a secret.
+func (t trimmingResolver) SecretRead() bool { return params.ReadsSecret(t.Resolver) }
 
 func (t trimmingResolver) Output(comp, name string) (string, error) {
 	v, err := t.Resolver.Output(comp, name)

@@ -123,6 +123,9 @@ type budgeted struct {
 
 func (r budgeted) Budget() *Budget { return r.b }
 
+// SecretRead reports whether the resolver it charges has read a secret.
+func (r budgeted) SecretRead() bool { return ReadsSecret(r.Resolver) }
+
 func sizeText(n int) string {
 	if n%(1<<20) == 0 {
 		return fmt.Sprintf("%d MiB", n>>20)

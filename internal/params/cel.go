@@ -302,7 +302,7 @@ func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 	}
 	if err != nil || a.calls > maxCalls || a.slow {
 		if a.err != nil {
-			return "", a.err
+			return "", a.failure(expr)
 		}
 		if a.slow && budget.overTime() {
 			return "", budget.timeError()
@@ -313,12 +313,18 @@ func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 		if a.calls > maxCalls {
 			return "", &ExprError{Expr: expr, Msg: fmt.Sprintf("more than %d function calls in one expression (each step of a map, filter, all or exists makes some); expressions are for short computations", maxCalls)}
 		}
+		if ReadsSecret(r) {
+			return "", withheld(expr)
+		}
 		return "", &ExprError{Expr: expr, Msg: err.Error()}
 	}
 	if a.err != nil {
-		return "", a.err
+		return "", a.failure(expr)
 	}
 	if types.IsError(val) {
+		if ReadsSecret(r) {
+			return "", withheld(expr)
+		}
 		return "", &ExprError{Expr: expr, Msg: fmt.Sprint(val)}
 	}
 	// A string result is the value as it is; others are formatted (JSON).
@@ -460,6 +466,25 @@ func (a *activation) ResolveName(name string) (any, bool) {
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
+
+// failure is the error a lookup made during the evaluation failed with
+// (a.err): withheld when the expression read a secret, since a key
+// computed from the secret would be quoted (params[db.password]); a budget's
+// error says nothing of values.
+func (a *activation) failure(expr string) error {
+	var be *BudgetError
+	if ReadsSecret(a.r) && !errors.As(a.err, &be) {
+		return withheld(expr)
+	}
+	return a.err
+}
+
+// withheld is the error of an expression that failed after it read a
+// secret: CEL's message quotes the values it failed on (no such key: …,
+// error parsing regexp: …), which may be the secret or made from it.
+func withheld(expr string) error {
+	return &ExprError{Expr: expr, Msg: "it failed on a secret or a value made from one; its message is withheld, as it would show the value"}
+}
 
 func (a *activation) fail(err error) {
 	if a.err == nil {

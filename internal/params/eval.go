@@ -19,6 +19,19 @@ type Resolver interface {
 	Output(component, name string) (string, error)
 }
 
+// SecretReader is a Resolver that knows whether the value it resolves for
+// has read a secret so far: expressions that fail after reading one withhold
+// their messages, which may quote the value.
+type SecretReader interface {
+	SecretRead() bool
+}
+
+// ReadsSecret reports whether r is a SecretReader that has read a secret.
+func ReadsSecret(r Resolver) bool {
+	sr, ok := r.(SecretReader)
+	return ok && sr.SecretRead()
+}
+
 // UnknownError is a reference to a name nothing defines.
 type UnknownError struct {
 	Name       string

@@ -331,6 +331,9 @@ func (r *compResolver) Lookup(name string) (string, error) {
 	return s, err
 }
 
+// SecretRead reports whether the value being expanded read a secret.
+func (r *compResolver) SecretRead() bool { return r.x.secrets }
+
 // Budget is the budget of the parameters the component was expanded with.
 func (r *compResolver) Budget() *Budget { return r.x.in.Locked.budget }
 

@@ -475,6 +475,10 @@ func (r *lockResolver) Lookup(name string) (string, error) {
 	return s, err
 }
 
+// SecretRead reports whether the value being evaluated is secret: declared
+// so, or it read a secret (Lookup marks it).
+func (r *lockResolver) SecretRead() bool { return r.from.Secret }
+
 // Budget is the lock's budget.
 func (r *lockResolver) Budget() *Budget { return r.lk.l.budget }
 

@@ -216,6 +216,9 @@ func (r *stackResolver) Lookup(name string) (string, error) {
 	return "", &UnknownError{Name: name}
 }
 
+// SecretRead reports whether a value given out was secret.
+func (r *stackResolver) SecretRead() bool { return r.secrets }
+
 func (r *stackResolver) Output(comp, name string) (string, error) {
 	if vals := r.outputs.Values(comp); vals != nil {
 		if v, ok := vals[name]; ok {
