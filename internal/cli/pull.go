@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/internal/action"
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/ui"
 )
 
@@ -37,8 +38,8 @@ itself nor one holding a stack file or the state.`,
 			if err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("parallel") && parallel < 1 {
-				return usageError("--parallel %d: expected a positive number of steps to run at once", parallel)
+			if cmd.Flags().Changed("parallel") && (parallel < 1 || parallel > manifest.MaxParallel) {
+				return usageError("--parallel %d: expected a number of repositories to clone at once from 1 to %d", parallel, manifest.MaxParallel)
 			}
 			sty := ui.Style{Color: a.color()}
 			plain := ui.NewPlain(a.stdout, sty)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/report"
@@ -124,8 +125,8 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 	if err != nil {
 		return err
 	}
-	if fl := f.flags; fl != nil && fl.Changed("parallel") && f.parallel < 1 {
-		return usageError("--parallel %d: expected a positive number of steps to run at once", f.parallel)
+	if fl := f.flags; fl != nil && fl.Changed("parallel") && (f.parallel < 1 || f.parallel > manifest.MaxParallel) {
+		return usageError("--parallel %d: expected a number of steps to run at once from 1 to %d", f.parallel, manifest.MaxParallel)
 	}
 	if fl := f.flags; fl != nil && fl.Changed("components") {
 		empty := len(f.components) == 0

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/internal/action"
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -46,8 +47,8 @@ run carries on elsewhere where components declare lifecycle.idempotent
 			if loc == "" {
 				return usageError("worker needs --engine temporal://HOST:PORT/NAMESPACE (or GANTRY_ENGINE)")
 			}
-			if parallel < 1 {
-				return usageError("--parallel %d: expected a positive number of steps to run at once", parallel)
+			if parallel < 1 || parallel > manifest.MaxParallel {
+				return usageError("--parallel %d: expected a number of steps to run at once from 1 to %d", parallel, manifest.MaxParallel)
 			}
 			eng, err := action.OpenEngine(loc)
 			if err != nil {

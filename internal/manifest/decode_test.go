@@ -35,7 +35,8 @@ func TestDecodeStackDiagnostics(t *testing.T) {
 		{"annotations accept anything", "version: 1\nkind: stack\nmeta: {name: s, annotations: {any: {thing: [1]}}}\n", nil},
 		{"bool expected", header + "lifecycle: {pre_flight: {skip_standard_steps: yes}}\n", []string{`hub.yaml:4:47: lifecycle.pre_flight.skip_standard_steps: expected true or false, got "yes"`}},
 		{"integer expected", header + "lifecycle: {parallel: 1.5}\n", []string{`hub.yaml:4:23: lifecycle.parallel: expected an integer, got the number 1.5`}},
-		{"negative parallel", header + "lifecycle: {parallel: -2}\n", []string{`hub.yaml:4:23: lifecycle.parallel: expected a positive number of components to run at once, got -2`}},
+		{"negative parallel", header + "lifecycle: {parallel: -2}\n", []string{`hub.yaml:4:23: lifecycle.parallel: expected a number of components to run at once from 1 to 4096, got -2`}},
+		{"parallel past its bound", header + "lifecycle: {parallel: 99999999999}\n", []string{`hub.yaml:4:23: lifecycle.parallel: expected a number of components to run at once from 1 to 4096, got 99999999999`}},
 		{"mapping expected", header + "lifecycle: [1]\n", []string{`hub.yaml:4:12: lifecycle: expected a mapping, got a list`}},
 		{"swap typo", header + "outputs: [{naem: x}]\n", []string{
 			`hub.yaml:4:12: outputs[0]: unknown field "naem" (did you mean "name"?)`,

@@ -314,8 +314,8 @@ func validateStack(s *Stack, diags *Diagnostics) {
 	default:
 		diags.Errorf(l.Positions.At("teardown_orphans", l.Pos), "lifecycle.teardown_orphans", "expected \"before\", \"after\" or \"none\", got %q", l.TeardownOrphans)
 	}
-	if _, given := l.Positions["parallel"]; (l.Parallel < 0 || given && l.Parallel == 0) && !diags.hasError("lifecycle.parallel") {
-		diags.Errorf(l.Positions.At("parallel", l.Pos), "lifecycle.parallel", "expected a positive number of components to run at once, got %d", l.Parallel)
+	if _, given := l.Positions["parallel"]; (l.Parallel < 0 || given && l.Parallel == 0 || l.Parallel > MaxParallel) && !diags.hasError("lifecycle.parallel") {
+		diags.Errorf(l.Positions.At("parallel", l.Pos), "lifecycle.parallel", "expected a number of components to run at once from 1 to %d, got %d", MaxParallel, l.Parallel)
 	}
 	if l.Bare != "" && l.Bare != EmptyAllow {
 		// The Hub CLI only warns (its schema lists allow alone), and a

@@ -173,7 +173,7 @@ type StackLifecycle struct {
 	Mandatory       []string         `yaml:"mandatory,omitempty"`
 	Optional        []string         `yaml:"optional,omitempty"`
 	Requires        RequiresTuning   `yaml:"requires,omitempty"`
-	Parallel        int              `yaml:"parallel,omitempty"`
+	Parallel        int              `yaml:"parallel,omitempty"` // 1 to MaxParallel
 	ReadyConditions []ReadyCondition `yaml:"readyConditions,omitempty"`
 	// Options are the Hub's lifecycle.options of an application stack;
 	// a derived stack (fromStack) drops them, as the Hub does.
@@ -277,3 +277,9 @@ func (o Output) IsSecret() bool {
 func (o Output) kindSecret() bool {
 	return o.Kind == "secret" || len(o.Kind) > 7 && o.Kind[:7] == "secret/"
 }
+
+// MaxParallel bounds lifecycle.parallel and --parallel: each step in flight
+// may hold a process, its pipes and a log, and the executor sizes its
+// queues by it; past a few thousand the machine's process and descriptor
+// limits fail the run instead.
+const MaxParallel = 4096

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 )
@@ -154,8 +155,17 @@ func (d *decoder) seconds(n *Node, path string) float64 {
 		d.errorf(n.Pos, path, "expected a positive number of seconds, got %s", n.Value)
 		return 0
 	}
+	// The run waits a time.Duration: past ≈292 years it would wrap round
+	// (a delay skipped, a probe that gives up at once).
+	if f > MaxSeconds {
+		d.errorf(n.Pos, path, "expected a positive number of seconds of at most %d, got %s", int64(MaxSeconds), n.Value)
+		return 0
+	}
 	return f
 }
+
+// MaxSeconds is the longest wait in seconds a time.Duration holds.
+const MaxSeconds = float64(math.MaxInt64 / int64(time.Second))
 
 func (s *Step) decodeExec(d *decoder, v *Node, p string) {
 	switch v.Kind {

@@ -229,8 +229,8 @@ func entryDelay(ctx context.Context, spec *plugin.Spec) plan.Result {
 		return plan.Fail(fmt.Errorf("delay takes one argument, seconds"))
 	}
 	secs, err := strconv.ParseFloat(spec.Args[0], 64)
-	if err != nil || secs <= 0 {
-		return plan.Fail(fmt.Errorf("delay %q: expected a positive number of seconds", spec.Args[0]))
+	if err != nil || !(secs > 0) || secs > manifest.MaxSeconds {
+		return plan.Fail(fmt.Errorf("delay %q: expected a positive number of seconds of at most %d", spec.Args[0], int64(manifest.MaxSeconds)))
 	}
 	return delay(ctx, time.Duration(secs*float64(time.Second)))
 }
@@ -245,8 +245,8 @@ func (rt *Runtime) entryWait(ctx context.Context, env plan.Env, info *plan.Compo
 	timeout := time.Duration(manifest.DefaultProbeTimeout) * time.Second
 	if len(spec.Args) > 1 {
 		secs, err := strconv.ParseFloat(spec.Args[1], 64)
-		if err != nil || secs <= 0 {
-			return plan.Fail(fmt.Errorf("%s timeout %q: expected a positive number of seconds", spec.Name, spec.Args[1]))
+		if err != nil || !(secs > 0) || secs > manifest.MaxSeconds {
+			return plan.Fail(fmt.Errorf("%s timeout %q: expected a positive number of seconds of at most %d", spec.Name, spec.Args[1], int64(manifest.MaxSeconds)))
 		}
 		timeout = time.Duration(secs * float64(time.Second))
 	}
