@@ -1,6 +1,7 @@
 package component
 
 import (
+	"errors"
 	"runtime/metrics"
 	"strings"
 	"sync"
@@ -167,5 +168,38 @@ func TestMustacheDeepSections(t *testing.T) {
 	got, err := RenderString("deep.template", src, TemplateMustache, exp, nil)
 	if err != nil || got != "x" {
 		t.Fatalf("render = %q, %v", got, err)
+	}
+}
+
+// TestExecuteGoBounded: a lifecycle step's Go template (ExecuteGo, text/
+// template's own functions only) is bounded as a template file is: a
+// recursion that doubles at each level stops on its work, one that prints
+// at its leaves on the rendered cap; a plain one renders, and a function
+// only template files have is unknown here.
+func TestExecuteGoBounded(t *testing.T) {
+	smallLimits(t)
+	tree := func(leaf string) string {
+		return `{{define "x"}}{{if .}}{{template "x" (slice . 1)}}{{template "x" (slice . 1)}}{{else}}` + leaf + `{{end}}{{end}}{{template "x" "` + strings.Repeat("x", 42) + `"}}`
+	}
+	for _, tt := range []struct{ src, want string }{
+		{tree(""), "units of work"},
+		{tree(strings.Repeat("y", 150)), "renders more than"},
+	} {
+		var err error
+		peak := peakHeap(func() { _, err = ExecuteGo("step", tt.src, map[string]any{}) })
+		var limit *LimitError
+		if !errors.As(err, &limit) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ExecuteGo(%.40q…) = %v, want a *LimitError saying %q", tt.src, err, tt.want)
+		}
+		if peak > 1<<30 {
+			t.Errorf("ExecuteGo(%.40q…): the heap reached %d MiB", tt.src, peak>>20)
+		}
+	}
+	out, err := ExecuteGo("step", `deploy {{.component}} {{printf "%03d" .index}}`, map[string]any{"component": "db", "index": 7})
+	if err != nil || out != "deploy db 007" {
+		t.Errorf("ExecuteGo = %q, %v; want \"deploy db 007\"", out, err)
+	}
+	if _, err := ExecuteGo("step", `{{ upper .component }}`, map[string]any{"component": "db"}); err == nil || !strings.Contains(err.Error(), `function "upper" not defined`) {
+		t.Errorf("ExecuteGo with upper = %v, want function not defined", err)
 	}
 }

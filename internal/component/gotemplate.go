@@ -29,23 +29,12 @@ func renderGo(name, src string, exp *params.Expanded, r params.Resolver, lookup 
 	}
 	funcs["lookupfile"] = func(rel string) (string, error) { return LookupFile(lookup, rel, false) }
 	funcs["lookupdir"] = func(rel string) (string, error) { return LookupFile(lookup, rel, true) }
-	budget := newRenderBudget()
-	for n, f := range funcs {
-		funcs[n] = budget.wrap(n, f)
-	}
-	funcs[tickFunc] = budget.tick
-	funcs[chargeFunc] = budget.charge
-	t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(src)
-	if err != nil {
-		return "", goTemplateError(name, err)
-	}
-	instrument(t)
 	data := map[string]any{}
 	for _, v := range exp.Values {
 		setNested(data, v.Name, params.Trimmed(v.Value))
 	}
-	out := &cappedBuffer{max: renderLimits.rendered}
-	if err := t.Execute(out, data); err != nil {
+	out, budget, err := runGo(name, src, funcs, data)
+	if err != nil {
 		var limit *LimitError
 		if errors.As(err, &limit) && !goErrPos.MatchString(err.Error()) {
 			// Writing past the cap has no place of its own: blame the
@@ -54,7 +43,53 @@ func renderGo(name, src string, exp *params.Expanded, r params.Resolver, lookup 
 		}
 		return "", goTemplateError(name, err)
 	}
-	return out.String(), nil
+	return out, nil
+}
+
+// runGo parses a Go template with funcs (missing keys are errors) and runs
+// it with data under a fresh budget: every function is measured, loops and
+// template calls pay (instrument), and the text it renders is capped. The
+// error is text/template's, or a *LimitError.
+func runGo(name, src string, funcs template.FuncMap, data any) (string, *renderBudget, error) {
+	budget := newRenderBudget()
+	for n, f := range funcs {
+		funcs[n] = budget.wrap(n, f)
+	}
+	funcs[tickFunc] = budget.tick
+	funcs[chargeFunc] = budget.charge
+	t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(src)
+	if err != nil {
+		return "", budget, err
+	}
+	instrument(t)
+	out := &cappedBuffer{max: renderLimits.rendered}
+	if err := t.Execute(out, data); err != nil {
+		return "", budget, err
+	}
+	return out.String(), budget, nil
+}
+
+// builtinsBounded are text/template's functions that funcMap replaces with
+// bounded ones (the printing and escaping ones).
+var builtinsBounded = []string{"print", "printf", "println", "html", "js", "urlquery"}
+
+// ExecuteGo runs a Go text/template with data and text/template's own
+// functions only, under the bounds of a component's templates: a
+// lifecycle step's arguments (seed 001's {{.component}}) can no more hang
+// gantry or exhaust its memory than a template file can. The error is
+// text/template's, or a *LimitError when a bound was crossed.
+func ExecuteGo(name, src string, data any) (string, error) {
+	all := funcMap()
+	funcs := template.FuncMap{}
+	for _, n := range builtinsBounded {
+		funcs[n] = all[n]
+	}
+	out, _, err := runGo(name, src, funcs, data)
+	var limit *LimitError
+	if errors.As(err, &limit) {
+		return "", limit
+	}
+	return out, err
 }
 
 func setNested(m map[string]any, name, value string) {

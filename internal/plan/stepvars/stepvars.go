@@ -5,12 +5,12 @@
 package stepvars
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"text/template"
 
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
@@ -73,18 +73,19 @@ func Model(res *elaborate.Result, locked *params.Locked) map[string]any {
 	return map[string]any{"Name": s.Meta.Name, "Meta": s.Meta, "Components": comps, "Parameters": stackParams}
 }
 
-// Apply runs a value through Go's text/template with the variables; an
-// unknown variable is an error that lists the known ones.
+// Apply runs a value through Go's text/template with the variables, under
+// the bounds of component templates (component.ExecuteGo); an unknown
+// variable is an error that lists the known ones.
 func Apply(v string, vars map[string]any) (string, error) {
 	if !strings.Contains(v, "{{") {
 		return v, nil
 	}
-	t, err := template.New("step").Option("missingkey=error").Parse(v)
+	out, err := component.ExecuteGo("step", v, vars)
 	if err != nil {
-		return "", fmt.Errorf("in %q: %w", v, err)
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, vars); err != nil {
+		var limit *component.LimitError
+		if errors.As(err, &limit) {
+			return "", fmt.Errorf("in %q: %s", v, limit.Msg)
+		}
 		msg := err.Error()
 		if i := strings.Index(msg, "map has no entry for key "); i >= 0 {
 			key := strings.Trim(msg[i+len("map has no entry for key "):], `"`)
@@ -97,5 +98,5 @@ func Apply(v string, vars map[string]any) (string, error) {
 		}
 		return "", fmt.Errorf("in %q: %s", v, strings.TrimPrefix(msg, "template: step:"))
 	}
-	return b.String(), nil
+	return out, nil
 }
