@@ -16,6 +16,7 @@ import (
 	"github.com/lmittmann/tint"
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/internal/manifest"
 	// The terraform plugin registers itself with the plugin registry.
 	_ "github.com/gantry-dev/gantry/internal/plugin/terraform"
 )
@@ -51,6 +52,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	code = exitCode(err)
+	// The trees of large files parsed on the way are cached only when the
+	// input was valid: invalid input writes nothing.
+	if code == ExitInvalid {
+		manifest.DropParsedTrees()
+	} else {
+		manifest.KeepParsedTrees()
+	}
 	if err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.err != nil {

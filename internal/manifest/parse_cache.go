@@ -19,8 +19,9 @@ import (
 // command, the same file again and again. A file this large is parsed once
 // per content: its tree is kept in a cache folder, in a binary form that
 // reads back ten times faster, under the digest of the file's path, its
-// bytes and the gantry binary that parsed it. Small files are parsed: the
-// cache would cost them more than it saves.
+// bytes and the gantry binary that parsed it — once the command found its
+// input valid (KeepParsedTrees). Small files are parsed: the cache would
+// cost them more than it saves.
 
 // cacheMinBytes is the size from which a file's tree is cached.
 const cacheMinBytes = 64 << 10
@@ -38,6 +39,39 @@ var parseCache struct {
 	// binary tells trees of different gantry builds apart: a build whose
 	// parser changed must not read an older one's trees.
 	binary string
+	// pending are the trees parsed and not yet written, by path: they are
+	// written when the command found its input valid (KeepParsedTrees),
+	// since invalid input must leave nothing behind.
+	pending map[string][]byte
+}
+
+// KeepParsedTrees writes the trees parsed since the last call into the
+// cache: the command's input was valid.
+func KeepParsedTrees() {
+	parseCache.mu.Lock()
+	pending := parseCache.pending
+	parseCache.pending = nil
+	parseCache.mu.Unlock()
+	dirs := map[string]bool{}
+	for path, tree := range pending {
+		// The cache only saves work: a tree that cannot be kept is parsed
+		// again next time.
+		dir := filepath.Dir(path)
+		if err := os.MkdirAll(dir, 0o700); err == nil && atomicfile.Write(path, tree, 0o600, false) == nil {
+			dirs[dir] = true
+		}
+	}
+	for dir := range dirs {
+		pruneCache(dir)
+	}
+}
+
+// DropParsedTrees forgets the trees parsed since the last call, unwritten:
+// the command's input was invalid, and nothing may be written then.
+func DropParsedTrees() {
+	parseCache.mu.Lock()
+	parseCache.pending = nil
+	parseCache.mu.Unlock()
 }
 
 // SetParseCache keeps the trees of large files in dir ("" turns the cache
@@ -83,13 +117,13 @@ func parseCached(file string, data []byte) ([]*Node, Diagnostics) {
 	}
 	docs, diags := ParseBytes(file, data)
 	if len(diags) == 0 {
-		// The cache only saves work: a tree that cannot be kept is parsed
-		// again next time.
-		if err := os.MkdirAll(dir, 0o700); err == nil {
-			if atomicfile.Write(path, encodeTree(docs, sum), 0o600, false) == nil {
-				pruneCache(dir)
-			}
+		tree := encodeTree(docs, sum)
+		parseCache.mu.Lock()
+		if parseCache.pending == nil {
+			parseCache.pending = map[string][]byte{}
 		}
+		parseCache.pending[path] = tree
+		parseCache.mu.Unlock()
 	}
 	return docs, diags
 }

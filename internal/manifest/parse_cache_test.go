@@ -46,9 +46,10 @@ func TestTreeRoundTrip(t *testing.T) {
 	}
 }
 
-// TestParseCache: a large file is parsed once; the next read of the same
-// content comes from the cache and is the same tree; a change of content,
-// a damaged tree and a file with problems are parsed.
+// TestParseCache: a large file is parsed once; its tree is written when
+// the command keeps it (its input was valid), never when it drops it; the
+// next read of the same content comes from the cache and is the same tree;
+// a change of content, a damaged tree and a file with problems are parsed.
 func TestParseCache(t *testing.T) {
 	dir := t.TempDir()
 	cache := filepath.Join(dir, ".gantry", "cache", "yaml")
@@ -63,10 +64,19 @@ func TestParseCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := ParseBytes(path, []byte(in))
+	if _, diags := ParseFile(path); len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	DropParsedTrees()
+	KeepParsedTrees()
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Fatalf("a dropped tree was written: %v", err)
+	}
 	first, diags := ParseFile(path)
 	if len(diags) > 0 {
 		t.Fatal(diags)
 	}
+	KeepParsedTrees()
 	entries, _ := os.ReadDir(cache)
 	if len(entries) != 1 {
 		t.Fatalf("%d trees cached, want 1", len(entries))
@@ -86,6 +96,7 @@ func TestParseCache(t *testing.T) {
 	if got, _ := ParseFile(path); !cmp.Equal(want, got) {
 		t.Error("a damaged tree was read")
 	}
+	KeepParsedTrees()
 	if now, _ := os.ReadFile(tree); len(now) != len(b) {
 		t.Error("the damaged tree was not replaced")
 	}
@@ -98,6 +109,7 @@ func TestParseCache(t *testing.T) {
 	if got[0].Get("components").Items[7].Get("name").Value != "renamed" {
 		t.Error("a changed file was read from the cache")
 	}
+	KeepParsedTrees()
 	// A file with problems is not cached: its diagnostics come every time.
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte(in+"dup: 1\ndup: 2\n"), 0o644); err != nil {
@@ -107,6 +119,7 @@ func TestParseCache(t *testing.T) {
 		if _, diags := ParseFile(bad); len(diags) == 0 {
 			t.Error("no diagnostics for a duplicate key")
 		}
+		KeepParsedTrees()
 	}
 	if entries, _ := os.ReadDir(cache); len(entries) != 2 {
 		t.Errorf("%d trees cached, want 2 (the bad file's is not)", len(entries))
