@@ -186,14 +186,14 @@ func Open(ctx context.Context, root string, opts Options) (*Landscape, manifest.
 		return nil, diags
 	}
 	// The crop's acre.yaml is the template, the landscape's the stub.
-	job := Job{Template: Doc{Name: acre, Data: acreData}}
+	job := Job{Template: Doc{Name: acre, Data: acreData}, Reading: true}
 	if tmpl := filepath.Join(l.RootProductDir(), AcreFile); exists(tmpl) {
 		data, err := readFile(tmpl)
 		if err != nil {
 			diags.Errorf(manifest.Pos{File: tmpl}, "", "read the configuration template: %v", err)
 			return nil, diags
 		}
-		job = Job{Template: Doc{Name: tmpl, Data: data}, Stubs: []Doc{{Name: acre, Data: acreData}}}
+		job = Job{Template: Doc{Name: tmpl, Data: data}, Stubs: []Doc{{Name: acre, Data: acreData}}, Reading: true}
 	}
 	res, err := Evaluate(ctx, []Job{job})
 	if err != nil {
@@ -345,7 +345,7 @@ func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *m
 			continue
 		}
 		stubs = append(stubs, Doc{Name: l.ConfigFile(), Data: l.Config}, Doc{Name: "env", Data: env})
-		jobs = append(jobs, Job{Template: Doc{Name: c.File, Data: data}, Stubs: stubs})
+		jobs = append(jobs, Job{Template: Doc{Name: c.File, Data: data}, Stubs: stubs, Reading: true})
 		done = append(done, func(res Result) {
 			c.broken = take(res, "component.yaml", pos, diags, func(meta []byte) {
 				c.Meta = meta
@@ -360,7 +360,7 @@ func (l *Landscape) evalComponents(ctx context.Context, pos *positions, diags *m
 			t.broken = true
 			continue
 		}
-		jobs = append(jobs, Job{Template: Doc{Name: t.File, Data: data}, Stubs: []Doc{{Name: l.ConfigFile(), Data: l.Config}}})
+		jobs = append(jobs, Job{Template: Doc{Name: t.File, Data: data}, Stubs: []Doc{{Name: l.ConfigFile(), Data: l.Config}}, Reading: true})
 		done = append(done, func(res Result) {
 			t.broken = take(res, "template.yaml", pos, diags, func(meta []byte) {
 				t.Meta = meta

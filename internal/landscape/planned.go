@@ -110,7 +110,14 @@ func (l *Landscape) readPlan(c *Component, job Job, in *inputs, res *Result, pos
 	// other is a mistake in the files, found now rather than during the
 	// run. Without missing exports every issue is one.
 	var errs []Issue
+	osRefusals := false
 	for _, is := range res.Issues {
+		// A command or a write the plan does not do stays for the run,
+		// which does it (partial).
+		if osRefused(is.Msg) {
+			osRefusals = true
+			continue
+		}
 		if len(in.missing) == 0 || is.Cause && !strings.Contains(is.Msg, notDeployedYet) {
 			errs = append(errs, is)
 		}
@@ -129,6 +136,10 @@ func (l *Landscape) readPlan(c *Component, job Job, in *inputs, res *Result, pos
 	listPos := l.listPos(c, pos)
 	list, err := shapeOf(doc["plugins"])
 	switch {
+	case errors.Is(err, errUnresolved) && len(in.missing) == 0 && osRefusals:
+		c.Plan.Unknown = fmt.Errorf("its plugin list (%v) comes from a command or a file it writes (exec, pipe, write), which runs only with the component: gantry plans every plugin of a landscape before it runs; write the list in deployment.yaml", err)
+		c.Plan.Pos = listPos
+		return
 	case errors.Is(err, errUnresolved):
 		c.Plan.Unknown = fmt.Errorf("its plugin list (%v) depends on the exports of %s, not deployed yet: gantry plans every plugin of a landscape before it runs; deploy %s first (gantry deploy -c %s)",
 			err, strings.Join(in.missing, ", "), strings.Join(in.missing, ", "), strings.Join(in.missing, ","))

@@ -46,6 +46,12 @@ type Job struct {
 	// ParseOnly reads the documents and no more: a check, before the run,
 	// of a file that is evaluated only late in it (export.yaml).
 	ParseOnly bool `json:"parseOnly,omitempty"`
+	// Reading evaluates a file gantry reads the landscape with (acre.yaml,
+	// component.yaml, template.yaml): every command reads them, validate
+	// and plan included, and invalid input too, so spiff may read files
+	// but runs no command (exec, pipe) and writes nothing (write, mkdir,
+	// tempfile).
+	Reading bool `json:"reading,omitempty"`
 }
 
 // Unresolved stands in a partial result for a value spiff could not
@@ -75,6 +81,20 @@ type Issue struct {
 	Cause bool `json:"cause,omitempty"`
 }
 
+// noOSOperations is what spiff says of exec, pipe and tempfile when it runs
+// without OS access.
+const noOSOperations = "no OS operations supported in this execution environment"
+
+// osRefused reports whether spiff's message is its refusal of a command
+// (exec, pipe, tempfile) or of a write, in an evaluation without OS access.
+func osRefused(msg string) bool {
+	return strings.Contains(msg, noOSOperations) || strings.Contains(msg, "not writable") || strings.Contains(msg, "read-only file system")
+}
+
+// readingRefuses explains an OS operation refused in a file gantry reads
+// the landscape with (Job.Reading).
+const readingRefuses = "gantry evaluates acre.yaml, component.yaml and template.yaml whenever it reads the landscape, validate and plan included, and runs no command and writes no file then (exec, pipe, write, tempfile): do it in deployment.yaml, which runs with the component"
+
 // evaluate runs a job with spiff in this process. spiff's panics (a nil
 // state node panics, among others) become issues: a template must never
 // crash gantry.
@@ -86,6 +106,10 @@ func evaluate(j Job) (res Result) {
 	}()
 	// sow runs spiff with string interpolation on (SPIFF_FEATURES).
 	s := spiffing.New().WithFeatures(features.INTERPOLATION)
+	if j.Reading {
+		// spiff turns its OS access off on any file system but the plain one.
+		s = s.WithFileSystem(readonlyfs.New(osfs.New())).WithMode(spiffing.MODE_FILE_ACCESS)
+	}
 	tmpl, err := s.Unmarshal(j.Template.Name, j.Template.Data)
 	if err != nil {
 		return Result{Issues: []Issue{notYAML(j.Template.Name, err)}}
@@ -115,7 +139,15 @@ func evaluate(j Job) (res Result) {
 	}
 	out, err := s.Cascade(tmpl, stubs, states...)
 	if err != nil {
-		return Result{Issues: issuesOf(j.Template.Name, err)}
+		issues := issuesOf(j.Template.Name, err)
+		if j.Reading {
+			for i := range issues {
+				if osRefused(issues[i].Msg) {
+					issues[i].Msg += "; " + readingRefuses
+				}
+			}
+		}
+		return Result{Issues: issues}
 	}
 	if j.WantState {
 		if st := s.DetermineState(out); st != nil && st.Value() != nil {
