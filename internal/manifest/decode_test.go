@@ -97,6 +97,24 @@ func TestAliasBombIsBounded(t *testing.T) {
 	}
 }
 
+// TestAliasTextIsBounded: aliases of long strings that stay well under the
+// count of values still stop at the text they repeat (an 11 KB stack wrote
+// out gigabytes into its elaborated file); a few repeats of a long string
+// load.
+func TestAliasTextIsBounded(t *testing.T) {
+	long := strings.Repeat("x", 10_000)
+	bomb := "big: &b " + long + "\nl1: &l1 [" + strings.Repeat("*b, ", 99) + "*b]\nl2: &l2 [" + strings.Repeat("*l1, ", 99) + "*l1]\nl3: [" + strings.Repeat("*l2, ", 29) + "*l2]\n"
+	_, diags := ParseBytes("bomb.yaml", []byte(bomb))
+	if len(diags) != 1 || !strings.Contains(diags[0].Msg, "aliases expand to more than 64 MiB of text") {
+		t.Fatalf("want one error on the text aliases repeat, got %v", diags)
+	}
+	few := "big: &b " + long + "\nl1: [" + strings.Repeat("*b, ", 99) + "*b]\n"
+	docs, diags := ParseBytes("few.yaml", []byte(few))
+	if len(diags) != 0 || len(docs[0].Get("l1").Items) != 100 || docs[0].Get("l1").Items[99].Value != long {
+		t.Fatalf("100 repeats of 10 KB: %v", diags)
+	}
+}
+
 func TestFlattenInherits(t *testing.T) {
 	src := header + `parameters:
   - name: component.db

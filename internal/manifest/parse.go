@@ -138,13 +138,20 @@ const maxDepth = 200
 // loads, and one of a few lines that would expand to millions does not.
 const maxAliasNodes = 1_000_000
 
+// maxAliasBytes bounds the text aliases repeat: a few values of a long
+// string each, repeated in lists of lists, stay under maxAliasNodes and
+// would still write out gigabytes (the elaborated file, a plugin's input).
+// A file may hold as much text as a manifest may be large.
+const maxAliasBytes = 64 << 20
+
 type converter struct {
 	file string
 	// anchors are the converted anchored nodes, by the parser's node.
 	anchors map[*yaml.Node]*Node
 	diags   Diagnostics
-	// copies counts the values aliases expanded to.
-	copies int
+	// copies counts the values aliases expanded to, copiedBytes their text.
+	copies      int
+	copiedBytes int
 }
 
 func (c *converter) pos(n *yaml.Node) Pos {
@@ -302,10 +309,19 @@ func (c *converter) copyNode(n *Node, depth int) *Node {
 		}
 		return &Node{Kind: NullNode, Pos: n.Pos}
 	}
+	c.copiedBytes += len(n.Value)
+	if c.copiedBytes > maxAliasBytes {
+		if c.copiedBytes-len(n.Value) <= maxAliasBytes {
+			c.errorf(n.Pos, "aliases expand to more than %d MiB of text (an alias bomb?)", maxAliasBytes>>20)
+		}
+		c.copies = maxAliasNodes + 1 // stop the copies, and say it once
+		return &Node{Kind: NullNode, Pos: n.Pos}
+	}
 	out := *n
 	if n.Entries != nil {
 		out.Entries = make([]Entry, len(n.Entries))
 		for i, e := range n.Entries {
+			c.copiedBytes += len(e.Key)
 			out.Entries[i] = Entry{Key: e.Key, KeyPos: e.KeyPos, Value: c.copyNode(e.Value, depth+1)}
 		}
 	}

@@ -35,8 +35,10 @@ const (
 	// maxAliasNodes bounds the nodes YAML aliases may add, over all the
 	// documents of one instance: a few levels of aliases of aliases
 	// ("billion laughs") would otherwise expand a small file into
-	// gigabytes.
+	// gigabytes. Their text pays too, a node for every aliasTextUnit
+	// bytes: a long string repeated in lists of lists is as large.
 	maxAliasNodes = 1 << 20
+	aliasTextUnit = 64
 	// maxDepth bounds the nesting of a document, also through aliases,
 	// which the YAML parser's own bound does not see.
 	maxDepth = 10000
@@ -559,9 +561,9 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 		return nil, c.errorf(n, "nested more than %d levels deep", maxDepth)
 	}
 	if c.aliased > 0 {
-		*c.budget--
+		*c.budget -= 1 + len(n.Value)/aliasTextUnit
 		if *c.budget < 0 {
-			return nil, c.errorf(n, "aliases expand to more than %d nodes (an alias bomb?)", maxAliasNodes)
+			return nil, c.errorf(n, "aliases expand to more than %d nodes, or %d MiB of text (an alias bomb?)", maxAliasNodes, maxAliasNodes*aliasTextUnit>>20)
 		}
 	}
 	switch n.Kind {

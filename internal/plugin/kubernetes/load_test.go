@@ -616,6 +616,13 @@ func TestLoadAliasBomb(t *testing.T) {
 	if _, err := load(dir, config{Manifests: []string{"many.yaml"}}, nil); err == nil || !strings.Contains(err.Error(), "aliases expand to more than") {
 		t.Errorf("load of many expansions: %v", err)
 	}
+	// Few nodes, much text: a 10 KB string repeated 300,000 times.
+	long := strings.Repeat("x", 10_000)
+	text := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t}\nbig: &b " + long + "\nl1: &l1 [" + strings.Repeat("*b, ", 99) + "*b]\nl2: &l2 [" + strings.Repeat("*l1, ", 99) + "*l1]\nl3: [" + strings.Repeat("*l2, ", 29) + "*l2]\n"
+	writeFiles(t, dir, map[string]string{"text.yaml": text})
+	if _, err := load(dir, config{Manifests: []string{"text.yaml"}}, nil); err == nil || !strings.Contains(err.Error(), "MiB of text (an alias bomb?)") {
+		t.Errorf("load of a text alias bomb: %v", err)
+	}
 }
 
 func TestLoadObjectLimit(t *testing.T) {
