@@ -13,6 +13,14 @@ import (
 // runaway chain of folders is an error rather than a hang.
 const MaxNestingDepth = 32
 
+// MaxSolutionParts bounds the components and nested stacks a solution
+// flattens to: a stack that includes another twice, which includes another
+// twice, thirty levels down, is a billion leaves from 31 small files.
+const MaxSolutionParts = 50_000
+
+// solutionParts is MaxSolutionParts, lowered by tests.
+var solutionParts = MaxSolutionParts
+
 // Implicit parameters every leaf of a nesting gets, qualified with its name.
 const (
 	HSizeParameter      = "hub.hsize"
@@ -42,6 +50,26 @@ type nester struct {
 	// requires and provides are the nested stacks' own, which hold for the
 	// solution as a whole.
 	requires, provides []string
+	// parts counts the leaves and nested stacks met, up to
+	// MaxSolutionParts; tooMany is set once it was passed (and said).
+	parts   int
+	tooMany bool
+}
+
+// count counts a leaf or a nested stack met at pos (field is its path);
+// false once the solution has more than MaxSolutionParts, which it says
+// once.
+func (n *nester) count(pos manifest.Pos, field string) bool {
+	if n.tooMany {
+		return false
+	}
+	n.parts++
+	if n.parts > solutionParts {
+		n.tooMany = true
+		n.diags.Errorf(pos, field, "the solution has more than %d components and nested stacks: do nested stacks include others many times over?", solutionParts)
+		return false
+	}
+	return true
 }
 
 // frame is one stack on the way down, for cycle messages.
@@ -88,6 +116,13 @@ func nest(chain []*level, pc manifest.ParamsConfig, diags *manifest.Diagnostics)
 	abs, _ := filepath.Abs(own.File)
 	for _, l := range chain {
 		l.stack.Components = n.level(l.stack, cfg, "", n.root, []frame{{abs: abs, path: n.root}}, &l.stack.Parameters)
+		if n.tooMany {
+			// What was flattened is a fraction of a solution nobody could
+			// run: checking it further would only take the time and
+			// memory the bound saves.
+			l.stack.Components = nil
+			continue
+		}
 		n.checkLeafNames(l.stack.Components)
 		expandLists(l.stack, n.leavesOf(l.stack))
 	}
@@ -159,6 +194,9 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 				"name %q has a dot: nested stacks and their components are named without, since leaves are named by their path (%s%s would read as a leaf of a nested stack %s)",
 				ref.Name, prefix, ref.Name, prefix+ref.Name[:dot])
 			continue
+		}
+		if !n.count(ref.Pos, path+"."+field) {
+			break
 		}
 		if ref.Source.Stack == "" {
 			leaf := ref

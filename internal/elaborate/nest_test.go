@@ -1,6 +1,7 @@
 package elaborate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,38 @@ func TestNestingDepthBounded(t *testing.T) {
 	_, diags := Elaborate(filepath.Join(dir, "hub.yaml"), Options{})
 	if got := diagText(diags.Errors()); !strings.Contains(got, "stacks nest deeper than 32 levels") {
 		t.Fatalf("errors: %s", got)
+	}
+}
+
+// TestSolutionPartsBounded: stacks that each nest the next twice flatten to
+// 2^depth leaves from a few small files; the flattening stops at the bound
+// with one error and leaves no components to check; a solution within it
+// flattens whole.
+func TestSolutionPartsBounded(t *testing.T) {
+	saved := solutionParts
+	solutionParts = 1000
+	t.Cleanup(func() { solutionParts = saved })
+	layout := func(depth int) string {
+		dir := t.TempDir()
+		files := map[string]string{"comp/hub-component.yaml": nestComp}
+		for i := 0; i < depth; i++ {
+			files[fmt.Sprintf("s%d/hub.yaml", i)] = fmt.Sprintf("version: 1\nkind: stack\nmeta: {name: s%d}\ncomponents:\n  - name: l\n    source: {stack: ../s%d}\n  - name: r\n    source: {stack: ../s%d}\n", i, i+1, i+1)
+		}
+		files[fmt.Sprintf("s%d/hub.yaml", depth)] = "version: 1\nkind: stack\nmeta: {name: leaf}\ncomponents:\n  - name: app\n    source: {dir: ../comp}\n"
+		writeFiles(t, dir, files)
+		return filepath.Join(dir, "s0", "hub.yaml")
+	}
+	res, diags := Elaborate(layout(16), Options{Partial: true})
+	errs := diags.Errors()
+	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "the solution has more than 1000 components and nested stacks") {
+		t.Fatalf("errors: %s", diagText(errs))
+	}
+	if res != nil && len(res.Components) != 0 {
+		t.Errorf("%d components left to check", len(res.Components))
+	}
+	res, diags = Elaborate(layout(8), Options{})
+	if diags.HasErrors() || len(res.Components) != 256 {
+		t.Fatalf("depth 8: %d components, errors %s", len(res.Components), diagText(diags.Errors()))
 	}
 }
 
