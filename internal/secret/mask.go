@@ -49,8 +49,9 @@ func NewMasker(values ...string) *Masker {
 	return m
 }
 
-// Add makes more values secret. Output reaches the displays and logs one
-// line at a time, so each line of a value of several lines (a PEM key, a
+// Add makes more values secret, and their common encodings (encodings:
+// upper and lower case, URL escapes, base64, hex, JSON's escapes) with
+// them. Output reaches the displays and logs one line at a time, so each line of a value of several lines (a PEM key, a
 // kubeconfig) is a secret of its own too; lines shorter than MinLength
 // (a lone "}") are not, as they would mask every such line of any output.
 // The words true and false are never masked inside other text: a secret
@@ -73,6 +74,11 @@ func (m *Masker) Add(values ...string) {
 	}
 	for _, v := range values {
 		add(v, false)
+		if t := strings.TrimSpace(v); len(t) >= MinLength && t != "true" && t != "false" {
+			for _, e := range encodings(t) {
+				add(e, true)
+			}
+		}
 		if strings.ContainsAny(v, "\n\r") {
 			for _, line := range splitLines(v) {
 				add(line, true)

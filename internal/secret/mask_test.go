@@ -1,6 +1,12 @@
 package secret
 
-import "testing"
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"net/url"
+	"strings"
+	"testing"
+)
 
 func TestMasker(t *testing.T) {
 	m := NewMasker("s3cret-pass", "abc", "s3cret")
@@ -84,5 +90,37 @@ func TestMaskerPieces(t *testing.T) {
 		if got := m.Piece(tt.stream, tt.piece, tt.continues); got != tt.want {
 			t.Errorf("%d: Piece(%q, %q, %v) = %q, want %q", i, tt.stream, tt.piece, tt.continues, got, tt.want)
 		}
+	}
+}
+
+// TestMaskerEncodings: a secret's common encodings are masked as the secret
+// is — the forms it takes in arguments written ${x/base64} or
+// #{x.upperAscii()}, in a URL an error quotes escaped, in JSON, in a
+// template's printf "%x" — and the text around them is kept.
+func TestMaskerEncodings(t *testing.T) {
+	const pw = `Tk/<Secret Value&98>"\`
+	m := NewMasker(pw)
+	for _, text := range []string{
+		`Get "http://127.0.0.1:9/p/Tk/%3CSecret%20Value&98%3E%22%5C": refused`,
+		"token=" + url.QueryEscape(pw) + "&x=1",
+		"b64 " + base64.StdEncoding.EncodeToString([]byte(pw)) + " end",
+		"raw " + base64.RawURLEncoding.EncodeToString([]byte(pw)) + " end",
+		"hex " + hex.EncodeToString([]byte(pw)) + " end",
+		"upper " + strings.ToUpper(pw) + " end",
+		"lower " + strings.ToLower(pw) + " end",
+		`{"password":"Tk/<Secret Value&98>\"\\"}`,
+		`{"password":"Tk/\u003cSecret Value\u002698\u003e\"\\"}`,
+	} {
+		got := m.Text(text)
+		if !strings.Contains(got, Mask) {
+			t.Errorf("Text(%q) = %q: the encoded secret is shown", text, got)
+		}
+	}
+	if got := m.Text(`{"password":"Tk/<Secret Value&98>\"\\"}`); got != `{"password":"*****"}` {
+		t.Errorf("JSON: %q, want the quotes kept around the mask", got)
+	}
+	// Values too short to mask inside text have no encodings masked either.
+	if got := NewMasker("ab").Text("YWI= AB"); got != "YWI= AB" {
+		t.Errorf("short secret: %q", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/stepvars"
+	"github.com/gantry-dev/gantry/internal/secret"
 )
 
 // expander expands the arguments of a step: ${...} and #{...} first, with
@@ -24,23 +25,31 @@ type expander struct {
 	vars map[string]any
 	env  []string
 	info *plan.Component
+	// tracking is a resolver like r and a function that reports whether it
+	// gave out a secret.
+	tracking func() (params.Resolver, func() bool)
+	// masker learns what is computed from a secret (expand).
+	masker *secret.Masker
 }
 
 // expander returns the expander of a step of comp ("" for the stack's).
 func (rt *Runtime) expander(env plan.Env, comp string) (*expander, error) {
+	stackTracking := func() (params.Resolver, func() bool) {
+		return params.StackSecretTracking(rt.Locked, rt.Outputs, rt.Order)
+	}
 	if comp == "" {
-		return &expander{r: params.StackResolver(rt.Locked, rt.Outputs, rt.Order), vars: stepvars.For(rt.Res, rt.Locked, nil, rt.modelOf()), env: rt.stackEnv()}, nil
+		return &expander{r: params.StackResolver(rt.Locked, rt.Outputs, rt.Order), vars: stepvars.For(rt.Res, rt.Locked, nil, rt.modelOf()), env: rt.stackEnv(), tracking: stackTracking, masker: rt.Masker}, nil
 	}
 	info, err := rt.comp(comp)
 	if err != nil {
 		return nil, err
 	}
 	b := begunOf(env, comp)
-	x := &expander{info: info, env: rt.processEnv(info, b.exp)}
+	x := &expander{info: info, env: rt.processEnv(info, b.exp), masker: rt.Masker}
 	if b.exp != nil {
-		x.r = b.exp.Resolver()
+		x.r, x.tracking = b.exp.Resolver(), b.exp.SecretTracking
 	} else {
-		x.r = params.StackResolver(rt.Locked, rt.Outputs, rt.Order)
+		x.r, x.tracking = params.StackResolver(rt.Locked, rt.Outputs, rt.Order), stackTracking
 	}
 	if c := rt.Res.Component(comp); c != nil {
 		x.vars = stepvars.For(rt.Res, rt.Locked, c, rt.modelOf())
@@ -48,12 +57,33 @@ func (rt *Runtime) expander(env plan.Env, comp string) (*expander, error) {
 	return x, nil
 }
 
+// expand expands a value; one that computes with a secret (#{…} or a
+// template function over it: #{db.password.substring(0, 6)}) becomes a
+// secret of the run's masker, like a parameter computed from one: whatever
+// the process prints of it is masked. A value that only substitutes a
+// secret, or one of its usual encodings (${db.password/base64}), needs
+// nothing more: the masker knows those, and masks them alone (the rest of
+// http://host/${token} stays readable).
 func (x *expander) expand(v string) (string, error) {
-	out, err := params.Expand(v, x.r)
-	if err != nil {
-		return "", err
+	out, readSecret, err := x.expandTracked(v)
+	if err == nil && readSecret && x.masker != nil && computesWithValues(v) {
+		x.masker.Add(out)
 	}
-	return stepvars.Apply(out, x.vars)
+	return out, err
+}
+
+// expandTracked expands a value and says whether it read a secret.
+func (x *expander) expandTracked(v string) (string, bool, error) {
+	r, readSecret := x.r, func() bool { return false }
+	if x.tracking != nil {
+		r, readSecret = x.tracking()
+	}
+	out, err := params.Expand(v, r)
+	if err != nil {
+		return "", false, err
+	}
+	out, err = stepvars.Apply(out, x.vars)
+	return out, readSecret(), err
 }
 
 func (x *expander) expandArgs(args map[string]any) (map[string]any, error) {
@@ -97,8 +127,38 @@ func (rt *Runtime) sayLabel(env plan.Env, n *plan.Node, comp string) {
 	if err != nil {
 		return
 	}
-	if l, err := x.expand(n.Label); err == nil && l != n.Label {
+	// A label that computes with a secret (#{…}, or a {{…}} template the
+	// secret is substituted into) stays as written: the masker hides the
+	// secret and its usual encodings, not what an expression or a template
+	// makes of it (printf "%.6s" is its first six characters). One that
+	// only substitutes it shows it masked.
+	l, readSecret, err := x.expandTracked(n.Label)
+	if err == nil && l != n.Label && !(computesWithValues(n.Label) && readSecret) {
 		env.Note(plan.Note{Kind: plan.NoteLabel, Value: l})
+	}
+}
+
+// computesWithValues reports whether a label computes with the values it
+// names: a #{…} expression, or a ${…} or #{…} inside a {{…}} action,
+// whose functions get the value substituted.
+func computesWithValues(label string) bool {
+	if strings.Contains(label, "#{") {
+		return true
+	}
+	for rest := label; ; {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+2:]
+		end := strings.Index(rest, "}}")
+		if end < 0 {
+			end = len(rest)
+		}
+		if strings.Contains(rest[:end], "${") {
+			return true
+		}
+		rest = rest[end:]
 	}
 }
 
