@@ -36,6 +36,8 @@ type Masker struct {
 	mu     sync.RWMutex
 	values map[string]bool
 	short  map[string]bool
+	// whole are the values given to Add (not their encodings or lines).
+	whole map[string]bool
 	// found finds the values in text; it grows with them.
 	found *matcher
 	// cut holds the streams whose last piece was cut short (see Piece).
@@ -44,7 +46,7 @@ type Masker struct {
 
 // NewMasker returns a masker that knows values.
 func NewMasker(values ...string) *Masker {
-	m := &Masker{values: map[string]bool{}, short: map[string]bool{}, cut: map[string]bool{}, found: newMatcher()}
+	m := &Masker{values: map[string]bool{}, short: map[string]bool{}, whole: map[string]bool{}, cut: map[string]bool{}, found: newMatcher()}
 	m.Add(values...)
 	return m
 }
@@ -73,8 +75,13 @@ func (m *Masker) Add(values ...string) {
 		}
 	}
 	for _, v := range values {
+		t := strings.TrimSpace(v)
+		if m.whole[t] {
+			continue // known, with its encodings and lines
+		}
+		m.whole[t] = true
 		add(v, false)
-		if t := strings.TrimSpace(v); len(t) >= MinLength && t != "true" && t != "false" {
+		if len(t) >= MinLength && t != "true" && t != "false" {
 			for _, e := range encodings(t) {
 				add(e, true)
 			}
