@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/gantry-dev/gantry/internal/lines"
 )
 
 // Mask is what a secret is shown as.
@@ -100,17 +102,44 @@ func splitLines(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
 }
 
-// Text returns s with every known secret value replaced by the mask.
+// Text returns s with every known secret value replaced by the mask. Text
+// with escape sequences or control characters is also masked as a terminal
+// shows it (lines.Sanitize): a colour change between a secret's characters
+// (a word diff) hides it from the match, and the display strips it; when
+// that finds a secret, the line is given without its escapes, masked.
 func (m *Masker) Text(s string) string {
 	if m == nil || s == "" {
 		return s
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	out := m.mask(s)
+	if hasControls(out) {
+		if shown := lines.Sanitize(out); m.mask(shown) != shown {
+			return m.mask(shown)
+		}
+	}
+	return out
+}
+
+// mask replaces the known values in s (m.mu held).
+func (m *Masker) mask(s string) string {
 	if len(m.short) > 0 {
 		s = m.maskShort(s)
 	}
 	return m.found.replace(s, Mask)
+}
+
+// hasControls reports whether s holds a control character other than a
+// tab: an escape sequence begins with one (ESC, or an 8-bit C1).
+func hasControls(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 && c != '\t' || c == 0x7f || c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f {
+			return true
+		}
+	}
+	return false
 }
 
 // Value shows a value: the mask when it is secret, else the value with any

@@ -124,3 +124,22 @@ func TestMaskerEncodings(t *testing.T) {
 		t.Errorf("short secret: %q", got)
 	}
 }
+
+// TestMaskerEscapes: a secret with escape sequences between its characters
+// (a word diff colours what changed) is masked as a terminal shows it,
+// the line given without its escapes; a coloured line without a secret
+// keeps its colours, and a secret outside the escapes is masked in place.
+func TestMaskerEscapes(t *testing.T) {
+	m := NewMasker("EscSecretVal9")
+	for in, want := range map[string]string{
+		"a=\x1b[1mEscSec\x1b[0mretVal9": "a=*****",
+		"a=EscSec\x07retVal9":           "a=*****",
+		"\x1b[32mok\x1b[0m":             "\x1b[32mok\x1b[0m",
+		"\x1b[31mEscSecretVal9\x1b[0m":  "\x1b[31m*****\x1b[0m",
+		"tab\tEscSecretVal9":            "tab\t*****",
+	} {
+		if got := m.Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
