@@ -33,6 +33,11 @@ func writeReport(st *Stack, b *built, out *Outcome) {
 		// The folder holds them now: the report takes them as kept.
 		out.Heard.Params = params
 	}
+	if out.Heard != nil && b.masker != nil {
+		// What the run heard was masked with the secrets known then; a
+		// secret it learned later is masked in the report too.
+		out.Heard.Mask = b.masker.Text
+	}
 	if n := len(out.Plan.Components); n > autoReportMax {
 		slog.Debug("report not written: gantry report writes it", "run", out.RunID, "components", n, "max", autoReportMax)
 		return

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/internal/action"
+	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/ui"
 )
 
@@ -50,18 +52,22 @@ they end, each line named by its component, until the run ends.`,
 					return usageError("run %s has no log of %q (logs: %s)", run.ID, comp, strings.Join(names, ", "))
 				}
 			}
+			// A line the run wrote before it knew a value was secret (a token
+			// printed before the Outputs: block that declares it) is masked
+			// with the secrets the state knows now.
+			mask := stateMasker(cmd.Context(), statePath).Text
 			if follow {
-				return a.follow(cmd.Context(), run, comp)
+				return a.follow(cmd.Context(), run, comp, mask)
 			}
 			if comp != "" {
-				return copyFile(a.stdout, paths[comp])
+				return copyMasked(a.stdout, paths[comp], mask)
 			}
 			for i, n := range names {
 				if i > 0 {
 					fmt.Fprintln(a.stdout)
 				}
 				fmt.Fprintf(a.stdout, "== %s (%s)\n", n, relPath(paths[n]))
-				if err := copyFile(a.stdout, paths[n]); err != nil {
+				if err := copyMasked(a.stdout, paths[n], mask); err != nil {
 					return err
 				}
 			}
@@ -76,14 +82,52 @@ they end, each line named by its component, until the run ends.`,
 	return cmd
 }
 
-func copyFile(w io.Writer, path string) error {
+// copyMasked copies a log to w a line at a time, each through mask.
+func copyMasked(w io.Writer, path string, mask func(string) string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	_, err = io.Copy(w, f)
-	return err
+	rd := bufio.NewReaderSize(f, 64<<10)
+	out := bufio.NewWriter(w)
+	for {
+		line, err := rd.ReadString('\n')
+		if line != "" {
+			text, end := strings.CutSuffix(line, "\n")
+			out.WriteString(mask(text))
+			if end {
+				out.WriteByte('\n')
+			}
+		}
+		if err == io.EOF {
+			return out.Flush()
+		}
+		if err != nil {
+			out.Flush()
+			return err
+		}
+	}
+}
+
+// stateMasker is a masker of the secrets the state at statePath knows
+// (action.StateSecrets), for what is printed from a run's folder; an empty
+// one when the state cannot be read (the run's own masking stands).
+func stateMasker(ctx context.Context, statePath string) *secret.Masker {
+	store, _, err := action.OpenState(stateOrEnv(statePath, defaultState()), "", "")
+	if err != nil {
+		return secret.NewMasker()
+	}
+	defer store.Close()
+	files, err := store.Read(ctx)
+	if err != nil {
+		return secret.NewMasker()
+	}
+	st, err := files.Decode(store.String())
+	if err != nil || st == nil {
+		return secret.NewMasker()
+	}
+	return secret.NewMasker(action.StateSecrets(st)...)
 }
 
 // followPoll is how often a followed run's events are read again once
@@ -94,7 +138,7 @@ const followPoll = 200 * time.Millisecond
 // them, until its run_finished event; or, when the gantry process running
 // it is gone without one (killed), what it wrote. A run of another host is
 // followed until its end or an interrupt.
-func (a *app) follow(ctx context.Context, run ui.RunInfo, comp string) error {
+func (a *app) follow(ctx context.Context, run ui.RunInfo, comp string, mask func(string) string) error {
 	f, err := os.Open(filepath.Join(run.Dir, "events.jsonl"))
 	if err != nil {
 		return fmt.Errorf("follow run %s: %w", run.ID, err)
@@ -120,7 +164,7 @@ func (a *app) follow(ctx context.Context, run ui.RunInfo, comp string) error {
 				fmt.Fprintf(out, "run %s ended: %s in %s\n", run.ID, ev.Status, ui.FormatDuration(time.Duration(derefMS(ev.DurationMS))*time.Millisecond))
 				return nil
 			}
-			followLine(out, &ev, comp)
+			followLine(out, &ev, comp, mask)
 			continue
 		}
 		partial = append(partial, line...) // a line the run is still writing
@@ -173,7 +217,7 @@ var hiddenKinds = map[string]bool{"begin": true, "end": true, "record": true, "s
 // followLine prints one event of a followed run, as the plain display
 // prints it: "[db] ==> deploy db", "[db] a line", "[db] <== deploy db: ok
 // (1.2s)", and how each component ended; only comp's with -c.
-func followLine(w io.Writer, ev *ui.Event, comp string) {
+func followLine(w io.Writer, ev *ui.Event, comp string, mask func(string) string) {
 	group := ev.Component
 	if group == "" {
 		group, _, _ = strings.Cut(ev.Step, "/")
@@ -181,7 +225,7 @@ func followLine(w io.Writer, ev *ui.Event, comp string) {
 	if comp != "" && ev.Component != comp {
 		return
 	}
-	say := func(text string) { fmt.Fprintf(w, "[%s] %s\n", ui.Sanitize(group), text) }
+	say := func(text string) { fmt.Fprintf(w, "[%s] %s\n", ui.Sanitize(group), mask(text)) }
 	switch ev.Event {
 	case "log":
 		if ev.Line != nil {

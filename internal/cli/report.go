@@ -45,6 +45,8 @@ or a prefix of one; without it, the latest run.`,
 			if err != nil {
 				return fmt.Errorf("the report of run %s: %w", run.ID, err)
 			}
+			// Masked again with the secrets the state knows now (gantry logs).
+			m.Remask(stateMasker(cmd.Context(), statePath).Text)
 			if out == "-" {
 				return report.Write(a.stdout, m)
 			}

@@ -83,6 +83,9 @@ type Heard struct {
 	// the 20,000 parameters of 1,000 components took 61 ms. They are masked
 	// again as those read are, whoever made them.
 	Params *Params
+	// Mask, when set, masks the report's texts again (Model.Remask) with
+	// every secret the run knows at its end.
+	Mask func(string) string
 }
 
 // LoadRunOf makes the model of the report of the run whose folder is dir
@@ -144,6 +147,7 @@ func LoadRunOf(dir string, p *plan.Plan, heard *Heard) (*Model, error) {
 	for _, c := range m.Components {
 		c.Log = byName[c.Name]
 	}
+	m.Remask(heard.Mask)
 	return m, nil
 }
 

@@ -1,0 +1,30 @@
+package report
+
+// Remask masks the report's texts again with mask: a secret the run learned
+// only after a line had named it (a token a component printed before the
+// Outputs: block that declares it secret), or one the state knows, is
+// masked in the logs, reasons, step titles, outputs and summary already
+// written.
+func (m *Model) Remask(mask func(string) string) {
+	if m == nil || mask == nil {
+		return
+	}
+	m.Summary = mask(m.Summary)
+	for _, c := range m.Components {
+		c.Reason, c.Why = mask(c.Reason), mask(c.Why)
+		for _, s := range c.Steps {
+			s.Title, s.Reason, s.Warning = mask(s.Title), mask(s.Reason), mask(s.Warning)
+		}
+		for i := range c.Outputs {
+			c.Outputs[i].Value = mask(c.Outputs[i].Value)
+		}
+		if l := c.Log; l != nil {
+			for i := range l.Lines {
+				l.Lines[i] = mask(l.Lines[i])
+			}
+			for i := range l.Failing {
+				l.Failing[i].Text = mask(l.Failing[i].Text)
+			}
+		}
+	}
+}
