@@ -7,6 +7,7 @@
 package action
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -73,4 +74,38 @@ func (e *LockedError) Error() string {
 func IsInvalid(err error) bool {
 	var ie *InvalidError
 	return errors.As(err, &ie) || manifest.IsInvalid(err)
+}
+
+// allProblems is err, invalid input a deploy found before running anything,
+// with what validate finds in the same input besides: a deploy stops at the
+// first phase that fails (the manifests, the graph, the parameters, the
+// plan), and nobody should need a run per phase to see every mistake.
+// Other errors are returned as they are.
+func allProblems(ctx context.Context, src Source, err error, consequence string) error {
+	var ie *InvalidError
+	if !errors.As(err, &ie) || ie.Err != nil {
+		return err
+	}
+	_, verr := (&Validate{Source: src}).Run(ctx)
+	var all *InvalidError
+	if !errors.As(verr, &all) || all.Err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, d := range ie.Diags {
+		seen[d.String()] = true
+	}
+	diags := append(manifest.Diagnostics(nil), ie.Diags...)
+	added := false
+	for _, d := range all.Diags.Errors() {
+		if !seen[d.String()] {
+			seen[d.String()] = true
+			diags = append(diags, d)
+			added = true
+		}
+	}
+	if !added {
+		return err
+	}
+	return &InvalidError{Diags: diags, Consequence: consequence}
 }

@@ -84,9 +84,17 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	}
 	src := o.Source
 	src.HandlerLater = true
+	// Invalid input of a deploy is reported with everything validate
+	// finds in it, whichever phase stopped the deploy.
+	invalidDeploy := func(err error) error {
+		if verb != plan.VerbDeploy {
+			return err
+		}
+		return allProblems(ctx, o.Source, err, consequence)
+	}
 	st, err := Load(src, consequence)
 	if err != nil {
-		return nil, err
+		return nil, invalidDeploy(err)
 	}
 	// Without a state there is nothing to undeploy — unless the installation
 	// handler's prepare fetches it.
@@ -126,7 +134,7 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 		return nil
 	}
 	if err := r.lockParams(); err != nil {
-		return nil, err
+		return nil, invalidDeploy(err)
 	}
 	r.opts = build.Options{Verb: verb, Selection: o.Selection, Resume: o.Resume, Force: o.Force, Run: true,
 		EnvironmentLater: st.Res.Stack.Meta.InstallationHandler != nil}
@@ -144,7 +152,7 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	r.ro = resolve.Options{Verbs: []string{verb}, Resume: o.Resume, Handler: true}
 	b, err := r.pl.build(r.opts, r.ro)
 	if err != nil {
-		return nil, err
+		return nil, invalidDeploy(err)
 	}
 	parallel := o.Parallel
 	if parallel == 0 {

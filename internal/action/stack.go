@@ -95,6 +95,14 @@ func IsElaborated(path string) bool { return strings.HasSuffix(path, elaborate.S
 // and builds its component graph. Invalid input is an *InvalidError.
 func Load(src Source, consequence string) (*Stack, error) {
 	st, diags, err := load(src, false)
+	if err == nil && diags.HasErrors() {
+		// Invalid: read it again as validate does, past the manifests that
+		// are broken to the graph, so that every problem is said at once
+		// (a cycle beside an unknown field). Only invalid input pays.
+		if _, all, perr := load(src, true); perr == nil && len(all.Errors()) > len(diags.Errors()) {
+			diags = all
+		}
+	}
 	if err == nil {
 		err = diagsError(diags, consequence)
 	}
