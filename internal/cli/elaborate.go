@@ -44,6 +44,16 @@ per component. The result is deterministic: the same inputs give the same bytes.
 			if err := reportDiags(a.stderr, diags, "nothing was written"); err != nil {
 				return err
 			}
+			if out != "" && out != "-" {
+				// Writing over a file it was made from would lose that file.
+				if to, err := os.Stat(out); err == nil {
+					for _, f := range res.Files {
+						if from, err := os.Stat(f); err == nil && os.SameFile(from, to) {
+							return usageError("-o %s is %s, which the elaborated stack is made from: expected another file (hub.yaml.elaborate)", out, relPath(f))
+						}
+					}
+				}
+			}
 			baseDir := filepath.Dir(args[0])
 			if out != "" && out != "-" {
 				baseDir = filepath.Dir(out)
