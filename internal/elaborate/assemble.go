@@ -338,7 +338,7 @@ func loadComponents(s *manifest.Stack, diags *manifest.Diagnostics) []*manifest.
 		if f.diags.HasErrors() && !readErr && f.first != i {
 			return // a broken file is said once, at its first component
 		}
-		comps[i] = loadComponent(ref, i, path, f.docs, f.diags, &perComp[i])
+		comps[i] = loadComponent(ref, ref.Item, path, f.docs, f.diags, &perComp[i])
 	})
 	// Components that share a folder decode its manifest each: a problem
 	// of the file is said once, at the first of them.
@@ -492,10 +492,10 @@ func check(s *manifest.Stack, diags *manifest.Diagnostics) {
 		}
 		return msg
 	}
-	for i, c := range s.Components {
+	for _, c := range s.Components {
 		for j, d := range c.Depends {
 			if !known[d] {
-				diags.Errorf(c.Positions.At(manifest.ItemPath("depends", j), c.Pos), manifest.ItemPath(manifest.ItemPath("components", i)+".depends", j), "%s", unknown(d))
+				diags.Errorf(c.Positions.At(manifest.ItemPath("depends", j), c.Pos), manifest.ItemPath(manifest.ItemPath("components", c.Item)+".depends", j), "%s", unknown(d))
 			}
 		}
 	}

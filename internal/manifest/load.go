@@ -57,6 +57,9 @@ func DecodeStack(doc *Node, diags *Diagnostics) *Stack {
 	s := &Stack{}
 	d := decoder{diags: diags}
 	d.decode(doc, reflectOf(s), "")
+	for i := range s.Components {
+		s.Components[i].Item = i
+	}
 	s.Parameters = flattenAll(s.Parameters, "parameters", diags)
 	validateStack(s, diags)
 	return s

@@ -125,6 +125,10 @@ type ComponentRef struct {
 	// Up names the nested stack that governs a leaf of the solution
 	// elaborate extracts ("web", "web.edge"); empty at the top.
 	Up string `yaml:"up,omitempty"`
+	// Item is the entry's place in the components list of the file that
+	// declares it, for messages (components[2].depends[0]) about a list
+	// that merging base stacks or dropping a duplicate renumbered.
+	Item int `yaml:"-"`
 }
 
 // Source says where a component's files are: Dir, filled from Git by
