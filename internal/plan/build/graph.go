@@ -189,7 +189,7 @@ func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 			// they are needed: the graph does not depend on what PATH holds.
 			if len(providers[r]) == 0 && !IsEnvironmentCapability(r) && !containsName(s.Provides, r) {
 				for _, earlier := range res.Components[:i] {
-					edge(earlier.Meta.Name, c.Meta.Name, "requires "+r+", which an earlier component may provide")
+					edge(earlier.Meta.Name, c.Meta.Name, "requires "+r+mayProvide)
 				}
 			}
 		}
@@ -229,20 +229,38 @@ func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 	return g, diags
 }
 
+// mayProvide ends the reason of a tie to a component that requires what
+// no manifest provides (an earlier component may print it).
+const mayProvide = ", which an earlier component may provide"
+
 func (g *Graph) describeCycles(err error) string {
 	ce, ok := err.(*dag.CycleError)
 	if !ok {
 		return err.Error()
 	}
 	var parts []string
+	var unprovided []string
 	for _, c := range ce.Cycles {
 		var why []string
 		for i := 0; i+1 < len(c); i++ {
-			why = append(why, fmt.Sprintf("%s runs after %s: %s", c[i+1], c[i], strings.Join(g.Reasons(c[i], c[i+1]), ", ")))
+			reasons := g.Reasons(c[i], c[i+1])
+			why = append(why, fmt.Sprintf("%s runs after %s: %s", c[i+1], c[i], strings.Join(reasons, ", ")))
+			for _, r := range reasons {
+				if what, ok := strings.CutSuffix(strings.TrimPrefix(r, "requires "), mayProvide); ok && !slices.Contains(unprovided, what) {
+					unprovided = append(unprovided, what)
+				}
+			}
 		}
 		parts = append(parts, strings.Join(c, " → ")+" ("+strings.Join(why, "; ")+")")
 	}
-	return "dependency cycle: " + strings.Join(parts, "; ")
+	msg := "dependency cycle: " + strings.Join(parts, "; ")
+	// The tie that closes such a cycle is one gantry made up, for a
+	// capability no manifest provides: say so, since the cycle is not the
+	// user's doing.
+	for _, what := range unprovided {
+		msg += fmt.Sprintf("; no component declares %s in its provides, so gantry waits for every component listed before the one that requires it, in case one prints it: declare it where it comes from (provides: [%s]), or list the component that requires it earlier", what, what)
+	}
+	return msg
 }
 
 // computeReach records, for every component, the set of its ancestors.
