@@ -22,6 +22,10 @@ const (
 type exitError struct {
 	code int
 	err  error
+	// invalid says the input was invalid whatever the code says (plan
+	// --detailed-exitcode exits 1 for it); valid says it was valid (the
+	// same flag's 2 for changes).
+	invalid, valid bool
 }
 
 func (e *exitError) Error() string {
@@ -42,6 +46,17 @@ func silentExit(code int) error { return &exitError{code: code} }
 // usageError is bad usage of the command line: exit code 2.
 func usageError(format string, args ...any) error {
 	return withCode(ExitInvalid, fmt.Errorf(format, args...))
+}
+
+// invalidInput reports whether a command ended on invalid input, whatever
+// its exit code: plan --detailed-exitcode exits 1 for it and 2 for a plan
+// with changes.
+func invalidInput(err error) bool {
+	var ee *exitError
+	if errors.As(err, &ee) && (ee.invalid || ee.valid) {
+		return ee.invalid
+	}
+	return exitCode(err) == ExitInvalid
 }
 
 // exitCode maps an error returned by a command to the process exit code.

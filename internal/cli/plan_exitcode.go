@@ -40,12 +40,12 @@ func (d *detailedExit) register(cmd *cobra.Command) {
 				} else {
 					inner = err
 				}
-				return &exitError{code: ExitFailed, err: inner}
+				return &exitError{code: ExitFailed, err: inner, invalid: true}
 			}
 			return err
 		}
 		if d.changes {
-			return silentExit(ExitChanges)
+			return &exitError{code: ExitChanges, valid: true}
 		}
 		return nil
 	}

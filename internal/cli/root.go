@@ -54,7 +54,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	code = exitCode(err)
 	// The trees of large files parsed on the way are cached only when the
 	// input was valid: invalid input writes nothing.
-	if code == ExitInvalid {
+	if invalidInput(err) {
 		manifest.DropParsedTrees()
 	} else {
 		manifest.KeepParsedTrees()

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -107,6 +108,18 @@ func TestAliasTextIsBounded(t *testing.T) {
 	_, diags := ParseBytes("bomb.yaml", []byte(bomb))
 	if len(diags) != 1 || !strings.Contains(diags[0].Msg, "aliases expand to more than 64 MiB of text") {
 		t.Fatalf("want one error on the text aliases repeat, got %v", diags)
+	}
+	// Long keys count as text too, and the error is said even when a key
+	// is what crossed the bound.
+	var keys strings.Builder
+	keys.WriteString("m: &m {")
+	for i := range 100 {
+		fmt.Fprintf(&keys, "%s%d: x, ", strings.Repeat("k", 1000), i)
+	}
+	keys.WriteString("}\nl: [" + strings.Repeat("*m, ", 799) + "*m]\n")
+	_, diags = ParseBytes("keys.yaml", []byte(keys.String()))
+	if len(diags) != 1 || !strings.Contains(diags[0].Msg, "MiB of text") {
+		t.Fatalf("aliases of long keys: want one error on the text, got %v", diags)
 	}
 	few := "big: &b " + long + "\nl1: [" + strings.Repeat("*b, ", 99) + "*b]\n"
 	docs, diags := ParseBytes("few.yaml", []byte(few))

@@ -310,18 +310,18 @@ func (c *converter) copyNode(n *Node, depth int) *Node {
 		return &Node{Kind: NullNode, Pos: n.Pos}
 	}
 	c.copiedBytes += len(n.Value)
+	for _, e := range n.Entries {
+		c.copiedBytes += len(e.Key)
+	}
 	if c.copiedBytes > maxAliasBytes {
-		if c.copiedBytes-len(n.Value) <= maxAliasBytes {
-			c.errorf(n.Pos, "aliases expand to more than %d MiB of text (an alias bomb?)", maxAliasBytes>>20)
-		}
-		c.copies = maxAliasNodes + 1 // stop the copies, and say it once
+		c.errorf(n.Pos, "aliases expand to more than %d MiB of text (an alias bomb?)", maxAliasBytes>>20)
+		c.copies = maxAliasNodes + 1 // no more copies, and nothing more said
 		return &Node{Kind: NullNode, Pos: n.Pos}
 	}
 	out := *n
 	if n.Entries != nil {
 		out.Entries = make([]Entry, len(n.Entries))
 		for i, e := range n.Entries {
-			c.copiedBytes += len(e.Key)
 			out.Entries[i] = Entry{Key: e.Key, KeyPos: e.KeyPos, Value: c.copyNode(e.Value, depth+1)}
 		}
 	}

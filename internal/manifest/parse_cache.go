@@ -122,7 +122,11 @@ func parseCached(file string, data []byte) ([]*Node, Diagnostics) {
 		if parseCache.pending == nil {
 			parseCache.pending = map[string][]byte{}
 		}
-		parseCache.pending[path] = tree
+		// A long-lived process (gantry worker) loads stack after stack and
+		// ends late: it holds no more trees than the cache would keep.
+		if len(parseCache.pending) < cacheKeep {
+			parseCache.pending[path] = tree
+		}
 		parseCache.mu.Unlock()
 	}
 	return docs, diags

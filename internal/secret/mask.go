@@ -54,8 +54,7 @@ func NewMasker(values ...string) *Masker {
 }
 
 // Add makes more values secret, and their common encodings (encodings:
-// upper and lower case, URL escapes, base64, hex, JSON's escapes) with
-// them. Output reaches the displays and logs one line at a time, so each line of a value of several lines (a PEM key, a
+// URL escapes, base64, JSON's escapes) with them. Output reaches the displays and logs one line at a time, so each line of a value of several lines (a PEM key, a
 // kubeconfig) is a secret of its own too; lines shorter than MinLength
 // (a lone "}") are not, as they would mask every such line of any output.
 // The words true and false are never masked inside other text: a secret
@@ -96,6 +95,18 @@ func (m *Masker) Add(values ...string) {
 	}
 }
 
+// AddComputed makes secret values computed from secrets (a step argument
+// #{db.password.substring(0, 6)}): those of at least MinLength, since a
+// short one (a yes, a length) masked as a word everywhere would garble the
+// output of every component and tell nothing of the secret.
+func (m *Masker) AddComputed(values ...string) {
+	for _, v := range values {
+		if len(strings.TrimSpace(v)) >= MinLength {
+			m.Add(v)
+		}
+	}
+}
+
 // splitLines splits s at "\n", "\r\n" and a lone "\r", as output is split
 // into lines.
 func splitLines(s string) []string {
@@ -114,7 +125,7 @@ func (m *Masker) Text(s string) string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := m.mask(s)
-	if hasControls(out) {
+	if len(m.values) > 0 && hasControls(out) {
 		if shown := lines.Sanitize(out); m.mask(shown) != shown {
 			return m.mask(shown)
 		}

@@ -28,7 +28,16 @@ type matcher struct {
 	// string.
 	firsts int
 	prefix string
+	// few are, while at most fewFirsts bytes begin a secret (a secret and
+	// its encodings, which begin with other bytes), what the secrets that
+	// begin with each begin with: the scan jumps to the nearest with
+	// strings.Index, nearly as fast as with one prefix.
+	few []string
 }
+
+// fewFirsts is how many bytes that begin a secret the scan looks for with
+// strings.IndexByte each.
+const fewFirsts = 4
 
 // trieNode is a prefix of one or more secrets: reached by a byte, then
 // tail, where a secret may end and others go on by their next byte.
@@ -84,26 +93,53 @@ func (t *matcher) add(v string) {
 }
 
 // setPrefix keeps what every secret begins with when they all begin with
-// the same byte; v, the secret just added, begins with it too, so it is a
-// part of v, not a copy (it may be as long as a secret).
+// the same byte (v, the secret just added, begins with it too, so it is a
+// part of v, not a copy: it may be as long as a secret), or what those of
+// each first byte begin with when there are few of them.
 func (t *matcher) setPrefix(v string) {
-	t.prefix = ""
-	if t.firsts != 1 {
-		return
+	t.prefix, t.few = "", nil
+	switch {
+	case t.firsts == 1:
+		n := 1
+		cur := t.root[v[0]]
+		for {
+			node := &t.nodes[cur]
+			n += len(node.tail)
+			if node.end || len(node.next) != 1 {
+				break
+			}
+			n++
+			cur = node.next[0].to
+		}
+		t.prefix = v[:n]
+	case t.firsts <= fewFirsts:
+		for b := range t.root {
+			if t.root[b] != 0 {
+				t.few = append(t.few, t.common(byte(b)))
+			}
+		}
 	}
-	n := 1
-	cur := t.root[v[0]]
-	for {
+}
+
+// common is what every secret that begins with b begins with, at most
+// fewPrefix bytes of it (a copy, short whatever the secrets' length).
+func (t *matcher) common(b byte) string {
+	p := []byte{b}
+	cur := t.root[b]
+	for len(p) < fewPrefix {
 		node := &t.nodes[cur]
-		n += len(node.tail)
-		if node.end || len(node.next) != 1 {
+		p = append(p, node.tail[:min(len(node.tail), fewPrefix-len(p))]...)
+		if node.end || len(node.next) != 1 || len(p) >= fewPrefix {
 			break
 		}
-		n++
+		p = append(p, node.next[0].b)
 		cur = node.next[0].to
 	}
-	t.prefix = v[:n]
+	return string(p)
 }
+
+// fewPrefix bounds the prefixes of few.
+const fewPrefix = 32
 
 func (t *matcher) node(tail string, end bool) int32 {
 	t.nodes = append(t.nodes, trieNode{tail: tail, end: end})
@@ -157,6 +193,17 @@ func (t *matcher) replace(s, mask string) string {
 	for i := 0; i < len(s); {
 		if t.prefix != "" {
 			k := strings.Index(s[i:], t.prefix)
+			if k < 0 {
+				break
+			}
+			i += k
+		} else if t.few != nil {
+			k := -1
+			for _, p := range t.few {
+				if j := strings.Index(s[i:], p); j >= 0 && (k < 0 || j < k) {
+					k = j
+				}
+			}
 			if k < 0 {
 				break
 			}

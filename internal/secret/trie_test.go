@@ -67,6 +67,7 @@ func FuzzMatcher(f *testing.F) {
 	f.Add("abcd\nabcdef\nbcde", "xabcdefg abcde")
 	f.Add("aaaa\naaaaaa", "aaaaaaaaaaa")
 	f.Add("s3cret-pass\ns3cret", "s3cret and s3cret-pass")
+	f.Add("abcd\nxyzw-1\nmnop\nxyzw-2", "x xyzw-2 abc abcd mnopq xyzw-")
 	f.Fuzz(func(t *testing.T, values, text string) {
 		if len(values) > 4096 || len(text) > 4096 {
 			return

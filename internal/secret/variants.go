@@ -3,19 +3,25 @@ package secret
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"net/url"
 	"strings"
 )
 
-// encodings are the forms a secret commonly takes on its way into text
-// gantry shows, without anyone meaning to show it: an argument written
-// ${db.password/base64} or #{db.password.upperAscii()}, a URL that quotes
-// it escaped in an error (Get "http://host/p/Tk%3C…"), a JSON document
-// that escapes its quotes, a template's printf "%x". The masker masks
-// them as it masks the value.
+// encodings are the forms a secret takes on its way into text gantry
+// shows without anyone meaning to show it: an argument written
+// ${db.password/base64} or ${db.password/json}, a URL that an error quotes
+// escaped (Get "http://host/p/Tk%3C…"). The masker masks them as it masks
+// the value. What an expression or a template computes from a secret
+// (upper case, a part of it) is not here: the values computed are made
+// secrets themselves where gantry computes them (parameters, outputs,
+// step arguments). A value past maxEncoded has none: a certificate bundle
+// is not passed around encoded, and its encodings would cost the masker
+// several times its size.
 func encodings(v string) []string {
+	if len(v) > maxEncoded {
+		return nil
+	}
 	path := (&url.URL{Path: v}).EscapedPath()
 	quoted, _ := json.Marshal(v) // <, > and & escaped, as encoding/json writes them
 	var plain bytes.Buffer
@@ -24,8 +30,6 @@ func encodings(v string) []string {
 	_ = enc.Encode(v)
 	unescapedHTML := strings.TrimSuffix(plain.String(), "\n")
 	out := []string{
-		strings.ToUpper(v),
-		strings.ToLower(v),
 		url.PathEscape(v),
 		path,
 		url.QueryEscape(v),
@@ -33,7 +37,6 @@ func encodings(v string) []string {
 		base64.RawStdEncoding.EncodeToString([]byte(v)),
 		base64.URLEncoding.EncodeToString([]byte(v)),
 		base64.RawURLEncoding.EncodeToString([]byte(v)),
-		hex.EncodeToString([]byte(v)),
 		string(quoted[1 : len(quoted)-1]),
 		unescapedHTML[1 : len(unescapedHTML)-1],
 	}
@@ -45,3 +48,6 @@ func encodings(v string) []string {
 	}
 	return kept
 }
+
+// maxEncoded is the longest value whose encodings are masked.
+const maxEncoded = 64 << 10

@@ -67,7 +67,7 @@ func (rt *Runtime) expander(env plan.Env, comp string) (*expander, error) {
 func (x *expander) expand(v string) (string, error) {
 	out, readSecret, err := x.expandTracked(v)
 	if err == nil && readSecret && x.masker != nil && computesWithValues(v) {
-		x.masker.Add(out)
+		x.masker.AddComputed(out)
 	}
 	return out, err
 }
