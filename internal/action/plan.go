@@ -27,7 +27,7 @@ type Plan struct {
 // Run builds the plan. A stack with nothing to undeploy is a *Nothing.
 func (a *Plan) Run(ctx context.Context) (*plan.Plan, error) {
 	p, _, _, err := a.build()
-	if err != nil && a.Verb == plan.VerbDeploy {
+	if err != nil && a.Verb == plan.VerbDeploy && !a.Selection.Narrows() {
 		// Every problem validate finds, whichever phase stopped the plan.
 		err = allProblems(ctx, a.Source, err, "nothing was run")
 	}

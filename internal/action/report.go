@@ -33,7 +33,7 @@ func writeReport(st *Stack, b *built, out *Outcome) {
 		// The folder holds them now: the report takes them as kept.
 		out.Heard.Params = params
 	}
-	if out.Heard != nil && b.masker != nil {
+	if out.Heard != nil && !b.masker.Empty() {
 		// What the run heard was masked with the secrets known then; a
 		// secret it learned later is masked in the report too.
 		out.Heard.Mask = b.masker.Text

@@ -87,7 +87,9 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	// Invalid input of a deploy is reported with everything validate
 	// finds in it, whichever phase stopped the deploy.
 	invalidDeploy := func(err error) error {
-		if verb != plan.VerbDeploy {
+		// Validate checks the whole stack: a deploy of some of its
+		// components must not be told of the others' mistakes.
+		if verb != plan.VerbDeploy || o.Selection.Narrows() {
 			return err
 		}
 		return allProblems(ctx, o.Source, err, consequence)

@@ -46,7 +46,9 @@ or a prefix of one; without it, the latest run.`,
 				return fmt.Errorf("the report of run %s: %w", run.ID, err)
 			}
 			// Masked again with the secrets the state knows now (gantry logs).
-			m.Remask(stateMasker(cmd.Context(), statePath).Text)
+			if mask := stateMasker(cmd.Context(), statePath); !mask.Empty() {
+				m.Remask(mask.Text)
+			}
 			if out == "-" {
 				return report.Write(a.stdout, m)
 			}

@@ -70,8 +70,16 @@ func runGo(name, src string, funcs template.FuncMap, data any) (string, *renderB
 }
 
 // builtinsBounded are text/template's functions that funcMap replaces with
-// bounded ones (the printing and escaping ones).
-var builtinsBounded = []string{"print", "printf", "println", "html", "js", "urlquery"}
+// bounded ones (the printing and escaping ones), picked once: funcMap
+// makes a hundred closures.
+var builtinsBounded = func() template.FuncMap {
+	all := funcMap()
+	out := template.FuncMap{}
+	for _, n := range []string{"print", "printf", "println", "html", "js", "urlquery"} {
+		out[n] = all[n]
+	}
+	return out
+}()
 
 // ExecuteGo runs a Go text/template with data and text/template's own
 // functions only, under the bounds of a component's templates: a
@@ -79,10 +87,9 @@ var builtinsBounded = []string{"print", "printf", "println", "html", "js", "urlq
 // gantry or exhaust its memory than a template file can. The error is
 // text/template's, or a *LimitError when a bound was crossed.
 func ExecuteGo(name, src string, data any) (string, error) {
-	all := funcMap()
-	funcs := template.FuncMap{}
-	for _, n := range builtinsBounded {
-		funcs[n] = all[n]
+	funcs := make(template.FuncMap, len(builtinsBounded)+2) // runGo wraps them in this run's budget
+	for n, f := range builtinsBounded {
+		funcs[n] = f
 	}
 	out, _, err := runGo(name, src, funcs, data)
 	var limit *LimitError

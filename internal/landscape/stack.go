@@ -62,7 +62,7 @@ func (l *Landscape) Result() *elaborate.Result {
 		if !c.Active {
 			continue
 		}
-		ref := manifest.ComponentRef{Pos: manifest.Pos{File: c.File, Line: 1, Col: 1}, Name: c.Name, Source: manifest.Source{Dir: c.Dir}}
+		ref := manifest.ComponentRef{Pos: manifest.Pos{File: c.File, Line: 1, Col: 1}, Name: c.Name, Source: manifest.Source{Dir: c.Dir}, Item: len(st.Components)}
 		for _, im := range c.Imports {
 			ref.Depends = append(ref.Depends, im.Component)
 		}

@@ -398,6 +398,10 @@ func validateReadyConditions(rcs []ReadyCondition, path string, diags *Diagnosti
 		if rc.WaitSeconds < 0 || rc.PauseSeconds < 0 {
 			diags.Errorf(rc.Pos, p, "waitSeconds and pauseSeconds cannot be negative")
 		}
+		// The run waits a time.Duration: past ≈292 years it wraps round.
+		if float64(rc.WaitSeconds) > MaxSeconds || float64(rc.PauseSeconds) > MaxSeconds {
+			diags.Errorf(rc.Pos, p, "waitSeconds and pauseSeconds are at most %d", int64(MaxSeconds))
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"time"
@@ -208,8 +209,10 @@ func durationArg(args map[string]any, key string, def time.Duration) (time.Durat
 	default:
 		return 0, fmt.Errorf("argument %q must be a number of seconds, got %T", key, v)
 	}
-	if f <= 0 {
-		return 0, fmt.Errorf("argument %q must be positive", key)
+	// NaN and values past what a time.Duration holds would wrap round (a
+	// negative interval is a busy loop).
+	if !(f > 0) || f > float64(math.MaxInt64/int64(time.Second)) {
+		return 0, fmt.Errorf("argument %q must be a positive number of seconds of at most %d, got %v", key, math.MaxInt64/int64(time.Second), v)
 	}
 	return time.Duration(f * float64(time.Second)), nil
 }

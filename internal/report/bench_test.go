@@ -135,16 +135,21 @@ func bigRunHeard(b testing.TB, n int) (string, *plan.Plan, *Heard) {
 // BenchmarkWriteRun1000 is what a run of 1,000 components adds at its end:
 // its report, from its folder and the plan at hand.
 func BenchmarkWriteRun1000(b *testing.B) {
-	b.Run("read", func(b *testing.B) { benchmarkWriteRun(b, false) })
-	b.Run("heard", func(b *testing.B) { benchmarkWriteRun(b, true) })
+	b.Run("read", func(b *testing.B) { benchmarkWriteRun(b, false, nil) })
+	b.Run("heard", func(b *testing.B) { benchmarkWriteRun(b, true, nil) })
+	// A run that knows a secret masks what it heard again at its end.
+	b.Run("heard-remasked", func(b *testing.B) { benchmarkWriteRun(b, true, secret.NewMasker("s3cret-value-of-the-run")) })
 }
 
 // benchmarkWriteRun writes the report of a run of 1,000 components, with
-// the logs and events read from the files or as the run heard them.
-func benchmarkWriteRun(b *testing.B, useHeard bool) {
+// the logs and events read from the files or as the run heard them, masked
+// again with masker when it is not nil.
+func benchmarkWriteRun(b *testing.B, useHeard bool, masker *secret.Masker) {
 	dir, p, heard := bigRunHeard(b, 1000)
 	if !useHeard {
 		heard = nil
+	} else if masker != nil {
+		heard.Mask = masker.Text
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

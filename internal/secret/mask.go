@@ -95,6 +95,17 @@ func (m *Masker) Add(values ...string) {
 	}
 }
 
+// Empty reports whether the masker knows no secret: masking with it
+// changes nothing.
+func (m *Masker) Empty() bool {
+	if m == nil {
+		return true
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.values) == 0 && len(m.short) == 0
+}
+
 // AddComputed makes secret values computed from secrets (a step argument
 // #{db.password.substring(0, 6)}): those of at least MinLength, since a
 // short one (a yes, a length) masked as a word everywhere would garble the

@@ -27,6 +27,9 @@ type Selection struct {
 	Limit      string   // -l: stop after this component
 }
 
+// Narrows reports whether the selection leaves components out.
+func (s Selection) Narrows() bool { return s.narrows() }
+
 func (s Selection) narrows() bool {
 	return len(s.Components) > 0 || s.Offset != "" || s.Limit != ""
 }
