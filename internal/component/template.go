@@ -201,6 +201,45 @@ func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded
 	return out, errors.Join(errs...)
 }
 
+// CheckTemplates reports, without rendering anything, what would keep a
+// component's templates from rendering: a pattern or a folder that leads
+// out of its folder, or a file templates.files matches that has no
+// .template or .gotemplate suffix (rendering it would overwrite it). Every
+// problem, joined. A folder templates.directories names that is not there
+// is left to the run (a checkout may bring it; manifests list a folder per
+// cloud).
+func CheckTemplates(dir string, t *manifest.Templates) error {
+	if t == nil {
+		return nil
+	}
+	var errs []error
+	for _, target := range append([]manifest.Templates{*t}, extraTargets(t)...) {
+		paths, err := TemplateFiles(dir, &target)
+		if err != nil {
+			for _, e := range joined(err) {
+				if !errors.Is(e, fs.ErrNotExist) {
+					errs = append(errs, e)
+				}
+			}
+			continue
+		}
+		for _, f := range paths {
+			if _, err := OutputName(f); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// joined are the errors errors.Join made err of, or err alone.
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
 // extraTargets are templates.extra as sets of templates of their own.
 func extraTargets(t *manifest.Templates) []manifest.Templates {
 	out := make([]manifest.Templates, len(t.Extra))

@@ -2,9 +2,11 @@ package build
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan/stepvars"
@@ -71,6 +73,25 @@ func TuningConditions(s *manifest.Stack, comp string) []string {
 		}
 	}
 	return out
+}
+
+// checkTemplates reports, before anything runs, templates the deploy could
+// not render (component.CheckTemplates). A folder not there yet (an
+// installation handler's prepare or gantry pull brings it) is checked by
+// the run.
+func (b *builder) checkTemplates(cp *compPlan) {
+	t := cp.c.Templates
+	if t == nil || cp.info.Dir == "" {
+		return
+	}
+	if fi, err := os.Stat(cp.info.Dir); err != nil || !fi.IsDir() {
+		return
+	}
+	if err := component.CheckTemplates(cp.info.Dir, t); err != nil {
+		for _, msg := range strings.Split(err.Error(), "\n") {
+			b.diags.Errorf(t.Pos, "templates", "component %s: %s", cp.info.Name, msg)
+		}
+	}
 }
 
 // checkParameters expands the component's parameters with the outputs known
