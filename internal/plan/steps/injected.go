@@ -21,12 +21,12 @@ import (
 // the component's parameters (the stack's for flight groups), then the
 // special variables of seed 001 ({{.component}}, {{.Model...}}).
 type expander struct {
-	r    params.Resolver
 	vars map[string]any
 	env  []string
 	info *plan.Component
-	// tracking is a resolver like r and a function that reports whether it
-	// gave out a secret.
+	// tracking makes a resolver of the step's values (the component's
+	// parameters, the stack's for flight groups) and a function that
+	// reports whether it gave out a secret.
 	tracking func() (params.Resolver, func() bool)
 	// masker learns what is computed from a secret (expand).
 	masker *secret.Masker
@@ -38,18 +38,16 @@ func (rt *Runtime) expander(env plan.Env, comp string) (*expander, error) {
 		return params.StackSecretTracking(rt.Locked, rt.Outputs, rt.Order)
 	}
 	if comp == "" {
-		return &expander{r: params.StackResolver(rt.Locked, rt.Outputs, rt.Order), vars: stepvars.For(rt.Res, rt.Locked, nil, rt.modelOf()), env: rt.stackEnv(), tracking: stackTracking, masker: rt.Masker}, nil
+		return &expander{vars: stepvars.For(rt.Res, rt.Locked, nil, rt.modelOf()), env: rt.stackEnv(), tracking: stackTracking, masker: rt.Masker}, nil
 	}
 	info, err := rt.comp(comp)
 	if err != nil {
 		return nil, err
 	}
 	b := begunOf(env, comp)
-	x := &expander{info: info, env: rt.processEnv(info, b.exp), masker: rt.Masker}
+	x := &expander{info: info, env: rt.processEnv(info, b.exp), masker: rt.Masker, tracking: stackTracking}
 	if b.exp != nil {
-		x.r, x.tracking = b.exp.Resolver(), b.exp.SecretTracking
-	} else {
-		x.r, x.tracking = params.StackResolver(rt.Locked, rt.Outputs, rt.Order), stackTracking
+		x.tracking = b.exp.SecretTracking
 	}
 	if c := rt.Res.Component(comp); c != nil {
 		x.vars = stepvars.For(rt.Res, rt.Locked, c, rt.modelOf())
@@ -74,10 +72,7 @@ func (x *expander) expand(v string) (string, error) {
 
 // expandTracked expands a value and says whether it read a secret.
 func (x *expander) expandTracked(v string) (string, bool, error) {
-	r, readSecret := x.r, func() bool { return false }
-	if x.tracking != nil {
-		r, readSecret = x.tracking()
-	}
+	r, readSecret := x.tracking()
 	out, err := params.Expand(v, r)
 	if err != nil {
 		return "", false, err
