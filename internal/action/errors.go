@@ -12,6 +12,8 @@ import (
 	"fmt"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -76,14 +78,15 @@ func IsInvalid(err error) bool {
 	return errors.As(err, &ie) || manifest.IsInvalid(err)
 }
 
-// allProblems is err, invalid input a deploy found before running anything,
-// with what validate finds in the same input besides: a deploy stops at the
-// first phase that fails (the manifests, the graph, the parameters, the
-// plan), and nobody should need a run per phase to see every mistake.
-// Other errors are returned as they are.
-func allProblems(ctx context.Context, src Source, err error, consequence string) error {
+// allProblems is err, invalid input a deploy of the whole stack found before
+// running anything, with what validate finds in the same input besides: a
+// deploy stops at the first phase that fails (the manifests, the graph, the
+// parameters, the plan), and nobody should need a run per phase to see
+// every mistake. Other verbs, a deploy of some components (validate would
+// tell of the others') and other errors get err as it is.
+func allProblems(ctx context.Context, src Source, verb string, sel build.Selection, err error, consequence string) error {
 	var ie *InvalidError
-	if !errors.As(err, &ie) || ie.Err != nil {
+	if verb != plan.VerbDeploy || sel.Narrows() || !errors.As(err, &ie) || ie.Err != nil {
 		return err
 	}
 	_, verr := (&Validate{Source: src}).Run(ctx)

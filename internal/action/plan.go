@@ -27,9 +27,9 @@ type Plan struct {
 // Run builds the plan. A stack with nothing to undeploy is a *Nothing.
 func (a *Plan) Run(ctx context.Context) (*plan.Plan, error) {
 	p, _, _, err := a.build()
-	if err != nil && a.Verb == plan.VerbDeploy && !a.Selection.Narrows() {
+	if err != nil {
 		// Every problem validate finds, whichever phase stopped the plan.
-		err = allProblems(ctx, a.Source, err, "nothing was run")
+		err = allProblems(ctx, a.Source, a.Verb, a.Selection, err, "nothing was run")
 	}
 	return p, err
 }

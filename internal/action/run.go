@@ -87,12 +87,7 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	// Invalid input of a deploy is reported with everything validate
 	// finds in it, whichever phase stopped the deploy.
 	invalidDeploy := func(err error) error {
-		// Validate checks the whole stack: a deploy of some of its
-		// components must not be told of the others' mistakes.
-		if verb != plan.VerbDeploy || o.Selection.Narrows() {
-			return err
-		}
-		return allProblems(ctx, o.Source, err, consequence)
+		return allProblems(ctx, o.Source, verb, o.Selection, err, consequence)
 	}
 	st, err := Load(src, consequence)
 	if err != nil {

@@ -91,17 +91,8 @@ func registerSelection(cmd *cobra.Command) {
 // folder's) records, for explain -c.
 func stateComponents(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	statePath, _ := cmd.Flags().GetString("state")
-	store, _, err := action.OpenState(stateOrEnv(statePath, defaultState()), "", "")
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	defer store.Close()
-	files, err := store.Read(context.Background())
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	st, err := files.Decode(store.String())
-	if err != nil || st == nil {
+	st := stateIfAny(context.Background(), statePath)
+	if st == nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	names := make([]string, 0, len(st.Components))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/ui"
 )
 
@@ -114,20 +115,31 @@ func copyMasked(w io.Writer, path string, mask func(string) string) error {
 // (action.StateSecrets), for what is printed from a run's folder; an empty
 // one when the state cannot be read (the run's own masking stands).
 func stateMasker(ctx context.Context, statePath string) *secret.Masker {
+	st := stateIfAny(ctx, statePath)
+	if st == nil {
+		return secret.NewMasker()
+	}
+	return secret.NewMasker(action.StateSecrets(st)...)
+}
+
+// stateIfAny reads the state at statePath (-s, else the folder's), for
+// what only helps when there is one (completions, masking); nil when
+// there is none or it cannot be read.
+func stateIfAny(ctx context.Context, statePath string) *state.State {
 	store, _, err := action.OpenState(stateOrEnv(statePath, defaultState()), "", "")
 	if err != nil {
-		return secret.NewMasker()
+		return nil
 	}
 	defer store.Close()
 	files, err := store.Read(ctx)
 	if err != nil {
-		return secret.NewMasker()
+		return nil
 	}
 	st, err := files.Decode(store.String())
-	if err != nil || st == nil {
-		return secret.NewMasker()
+	if err != nil {
+		return nil
 	}
-	return secret.NewMasker(action.StateSecrets(st)...)
+	return st
 }
 
 // followPoll is how often a followed run's events are read again once

@@ -42,13 +42,12 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 			secret = append(secret, k)
 		}
 	}
+	secretKey := func(k string) bool { return isSecret[k] || manifest.LooksSecret(k) || slices.Contains(rawSecret, k) }
 	for _, o := range c.Outputs {
-		// A value that reads a secret parameter, or a secret output of
-		// another component, is secret whatever the output says.
-		scope, readSecret := exp.SecretTracking()
-		r := &rawResolver{raw: raw, resolved: resolved, next: scope, isSecret: func(k string) bool {
-			return isSecret[k] || manifest.LooksSecret(k) || slices.Contains(rawSecret, k)
-		}}
+		// A value that reads a secret — a parameter, an output of this
+		// component or another — is secret whatever the output says.
+		scope, _ := exp.SecretTracking() // a flag of its own, read by r.SecretRead
+		r := &rawResolver{raw: raw, resolved: resolved, next: scope, isSecret: secretKey}
 		v, err := resolveOutput(o, raw, r, exp)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("output %s: %w", o.Name, err))
@@ -59,7 +58,7 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 		// exp.IsSecret covers names that look secret and parameters holding
 		// secrets; an output read from a raw output the implementation
 		// reported secret (HUB_RANDOM's secrets) is secret whatever its name.
-		if o.IsSecret() || readSecret() || exp.IsSecret(o.Name) || RawKey(o) != "" && slices.Contains(rawSecret, RawKey(o)) {
+		if o.IsSecret() || r.SecretRead() || exp.IsSecret(o.Name) || RawKey(o) != "" && slices.Contains(rawSecret, RawKey(o)) {
 			addSecret(o.Name)
 			// The raw output a secret comes from is just as secret.
 			if raw := RawKey(o); raw != "" && raw != o.Name {

@@ -167,6 +167,15 @@ func (d *decoder) seconds(n *Node, path string) float64 {
 // MaxSeconds is the longest wait in seconds a time.Duration holds.
 const MaxSeconds = float64(math.MaxInt64 / int64(time.Second))
 
+// Seconds is a wait of secs seconds; false unless 0 < secs ≤ MaxSeconds
+// (NaN and larger values would wrap round: a negative wait).
+func Seconds(secs float64) (time.Duration, bool) {
+	if !(secs > 0) || secs > MaxSeconds {
+		return 0, false
+	}
+	return time.Duration(secs * float64(time.Second)), true
+}
+
 func (s *Step) decodeExec(d *decoder, v *Node, p string) {
 	switch v.Kind {
 	case ScalarNode:

@@ -178,16 +178,12 @@ func (x *OutputIndex) plain(name, asking, kind string) outputResult {
 	return outputResult{}
 }
 
-// StackResolver resolves names as the stack's outputs see them: a plain name
-// is the output of the latest component in deploy order that has it, else a
-// stack parameter; ${component:name} is that component's output.
-func StackResolver(locked *Locked, outputs *OutputIndex, order []string) Resolver {
-	return &stackResolver{locked: locked, outputs: outputs, order: order}
-}
-
-// StackSecretTracking returns a StackResolver and a function that reports
-// whether any value it gave out was secret: a stack output computed from a
-// secret is secret whatever it says, however it transforms the value.
+// StackSecretTracking returns a resolver of names as the stack's outputs
+// and steps see them — a plain name is the output of the latest component
+// in deploy order that has it, else a stack parameter; ${component:name}
+// is that component's output — and a function that reports whether any
+// value it gave out was secret: what is computed from a secret is secret,
+// however it transforms the value.
 func StackSecretTracking(locked *Locked, outputs *OutputIndex, order []string) (Resolver, func() bool) {
 	r := &stackResolver{locked: locked, outputs: outputs, order: order}
 	return r, func() bool { return r.secrets }

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"time"
@@ -211,10 +210,11 @@ func durationArg(args map[string]any, key string, def time.Duration) (time.Durat
 	}
 	// NaN and values past what a time.Duration holds would wrap round (a
 	// negative interval is a busy loop).
-	if !(f > 0) || f > float64(math.MaxInt64/int64(time.Second)) {
-		return 0, fmt.Errorf("argument %q must be a positive number of seconds of at most %d, got %v", key, math.MaxInt64/int64(time.Second), v)
+	d, ok := manifest.Seconds(f)
+	if !ok {
+		return 0, fmt.Errorf("argument %q must be a positive number of seconds of at most %d, got %v", key, int64(manifest.MaxSeconds), v)
 	}
-	return time.Duration(f * float64(time.Second)), nil
+	return d, nil
 }
 
 // allowedArgs rejects arguments a plugin does not know.

@@ -229,10 +229,11 @@ func entryDelay(ctx context.Context, spec *plugin.Spec) plan.Result {
 		return plan.Fail(fmt.Errorf("delay takes one argument, seconds"))
 	}
 	secs, err := strconv.ParseFloat(spec.Args[0], 64)
-	if err != nil || !(secs > 0) || secs > manifest.MaxSeconds {
+	wait, ok := manifest.Seconds(secs)
+	if err != nil || !ok {
 		return plan.Fail(fmt.Errorf("delay %q: expected a positive number of seconds of at most %d", spec.Args[0], int64(manifest.MaxSeconds)))
 	}
-	return delay(ctx, time.Duration(secs*float64(time.Second)))
+	return delay(ctx, wait)
 }
 
 // entryWait waits, on deploy, until the URL of an http entry answers 2xx or
@@ -245,10 +246,10 @@ func (rt *Runtime) entryWait(ctx context.Context, env plan.Env, info *plan.Compo
 	timeout := time.Duration(manifest.DefaultProbeTimeout) * time.Second
 	if len(spec.Args) > 1 {
 		secs, err := strconv.ParseFloat(spec.Args[1], 64)
-		if err != nil || !(secs > 0) || secs > manifest.MaxSeconds {
+		var ok bool
+		if timeout, ok = manifest.Seconds(secs); err != nil || !ok {
 			return plan.Fail(fmt.Errorf("%s timeout %q: expected a positive number of seconds of at most %d", spec.Name, spec.Args[1], int64(manifest.MaxSeconds)))
 		}
-		timeout = time.Duration(secs * float64(time.Second))
 	}
 	args, action := map[string]any{"url": spec.Args[0]}, "get_wait"
 	if spec.Name == "tcp" {
