@@ -55,6 +55,7 @@ func DecodeStack(doc *Node, diags *Diagnostics) *Stack {
 		return nil
 	}
 	s := &Stack{}
+	from := len(*diags)
 	d := decoder{diags: diags}
 	d.decode(doc, reflectOf(s), "")
 	for i := range s.Components {
@@ -62,6 +63,7 @@ func DecodeStack(doc *Node, diags *Diagnostics) *Stack {
 	}
 	s.Parameters = flattenAll(s.Parameters, "parameters", diags)
 	validateStack(s, diags)
+	pointAtValues(doc, "", (*diags)[from:])
 	return s
 }
 
@@ -101,10 +103,12 @@ func LoadTemplate(path string) (*Component, Diagnostics) {
 		return nil, diags
 	}
 	c := &Component{}
+	from := len(diags)
 	d := decoder{diags: &diags}
 	d.decode(docs[0], reflectOf(c), "")
 	c.Parameters = flattenAll(c.Parameters, "parameters", &diags)
 	validateComponent(c, &diags)
+	pointAtValues(docs[0], "", diags[from:])
 	c.File, c.Dir = path, filepath.Dir(path)
 	return c, diags
 }
@@ -115,10 +119,12 @@ func DecodeComponent(doc *Node, diags *Diagnostics) *Component {
 		return nil
 	}
 	c := &Component{}
+	from := len(*diags)
 	d := decoder{diags: diags}
 	d.decode(doc, reflectOf(c), "")
 	c.Parameters = flattenAll(c.Parameters, "parameters", diags)
 	validateComponent(c, diags)
+	pointAtValues(doc, "", (*diags)[from:])
 	return c
 }
 
@@ -144,10 +150,12 @@ func DecodeParams(docs []*Node, diagsp *Diagnostics) ([]Parameter, []Output) {
 	var outputs []Output
 	d := decoder{diags: &diags}
 	for i, doc := range docs {
-		field := "parameters"
+		field, inDoc := "parameters", ""
 		if len(docs) > 1 {
-			field = fmt.Sprintf("document %d: parameters", i+1)
+			inDoc = fmt.Sprintf("document %d: ", i+1)
+			field = inDoc + "parameters"
 		}
+		from := len(diags)
 		var ps []Parameter
 		switch doc.Kind {
 		case SeqNode:
@@ -175,6 +183,14 @@ func DecodeParams(docs []*Node, diagsp *Diagnostics) ([]Parameter, []Output) {
 			continue
 		}
 		out = append(out, flattenAll(ps, field, &diags)...)
+		if doc.Kind == SeqNode {
+			pointAtValues(doc, field, diags[from:])
+		} else {
+			// The decoder's paths start at the document's keys, those of
+			// its parameters' checks at the document's name.
+			pointAtValues(doc, "", diags[from:])
+			pointAtValues(doc, inDoc, diags[from:])
+		}
 	}
 	return out, outputs
 }
