@@ -202,7 +202,8 @@ func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 	} else {
 		order, err := g.DAG.TopoOrder()
 		if err != nil {
-			diags.Errorf(s.Meta.Pos, "components", "%s", g.describeCycles(err))
+			pos, field := g.cyclePlace(s, err)
+			diags.Errorf(pos, field, "%s", g.describeCycles(err))
 			return nil, diags
 		}
 		g.Order = order
@@ -213,7 +214,9 @@ func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 	}
 	if len(s.Lifecycle.Order) > 0 {
 		if cycles := g.DAG.Cycles(); len(cycles) > 0 {
-			diags.Errorf(s.Meta.Pos, "components", "%s", g.describeCycles(&dag.CycleError{Cycles: cycles}))
+			err := &dag.CycleError{Cycles: cycles}
+			pos, field := g.cyclePlace(s, err)
+			diags.Errorf(pos, field, "%s", g.describeCycles(err))
 			return nil, diags
 		}
 		for _, e := range g.DAG.Edges() {
@@ -227,6 +230,36 @@ func BuildGraph(res *elaborate.Result) (*Graph, manifest.Diagnostics) {
 		}
 	}
 	return g, diags
+}
+
+// cyclePlace is where a cycle is reported: at the first depends of the
+// first cycle that closes it — the one edge the user wrote and can take
+// out — or else at the entry of the cycle's first component.
+func (g *Graph) cyclePlace(s *manifest.Stack, err error) (manifest.Pos, string) {
+	ce, ok := err.(*dag.CycleError)
+	if !ok || len(ce.Cycles) == 0 || len(ce.Cycles[0]) == 0 {
+		return s.Meta.Pos, "components"
+	}
+	c := ce.Cycles[0]
+	refs := make(map[string]*manifest.ComponentRef, len(c))
+	for i := range s.Components {
+		if slices.Contains(c, s.Components[i].Name) {
+			refs[s.Components[i].Name] = &s.Components[i]
+		}
+	}
+	for i := 0; i+1 < len(c); i++ {
+		ref := refs[c[i+1]]
+		if ref == nil || !slices.Contains(g.Reasons(c[i], c[i+1]), "depends") {
+			continue
+		}
+		if j := slices.Index(ref.Depends, c[i]); j >= 0 {
+			return ref.Positions.At(manifest.ItemPath("depends", j), ref.Pos), manifest.ItemPath(manifest.ItemPath("components", ref.Item)+".depends", j)
+		}
+	}
+	if ref := refs[c[0]]; ref != nil {
+		return ref.Pos, manifest.ItemPath("components", ref.Item)
+	}
+	return s.Meta.Pos, "components"
 }
 
 // mayProvide ends the reason of a tie to a component that requires what
