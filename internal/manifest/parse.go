@@ -95,6 +95,29 @@ func checkUTF8(file string, data []byte) (Diagnostic, bool) {
 	return Diagnostic{}, false
 }
 
+// controlCharacter reports the first character of data that YAML does not
+// allow in a file (C0 controls other than tab, line feed and carriage
+// return, DEL, C1 controls other than NEL, U+FFFE and U+FFFF), where it is:
+// the parser says only that there is one.
+func controlCharacter(file string, data []byte) (Diagnostic, bool) {
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		allowed := r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0x7e || r == 0x85 ||
+			r >= 0xa0 && r != 0xfffe && r != 0xffff
+		if !allowed {
+			return Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Msg: fmt.Sprintf("invalid YAML: control character U+%04X is not allowed (write it as an escape in a double-quoted string: \"\\u%04X\")", r, r)}, true
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return Diagnostic{}, false
+}
+
 // syntaxLine finds the line in the parser's messages ("yaml: line 6: did not
 // find expected key").
 var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): `)
@@ -108,6 +131,11 @@ const maxPrecise = 1 << 20
 // bytes, goccy's parser gives line and column and its own wording; for a
 // larger one, or one goccy accepts, the line of yaml/v3's message is used.
 func syntaxDiagnostic(file string, data []byte, err error) Diagnostic {
+	if strings.Contains(err.Error(), "control characters are not allowed") {
+		if d, ok := controlCharacter(file, data); ok {
+			return d
+		}
+	}
 	if len(data) <= maxPrecise {
 		if _, gerr := goccyparser.ParseBytes(data, 0); gerr != nil {
 			var ye goccyyaml.Error
