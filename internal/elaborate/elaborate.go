@@ -227,7 +227,7 @@ func loadChain(path string, docs []*manifest.Node, diags *manifest.Diagnostics) 
 		if s.Meta.FromStack == "" {
 			break
 		}
-		from = s.Meta.Pos
+		from = s.Meta.Positions.At("fromStack", s.Meta.Pos)
 		path, paramsFile = resolveFromStack(s, diags)
 	}
 	return chain
@@ -244,7 +244,7 @@ func resolveFromStack(s *manifest.Stack, diags *manifest.Diagnostics) (stackFile
 	fi, err := os.Stat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		diags.Errorf(s.Meta.Pos, "meta.fromStack", "base stack %q not found (looked for %s)", ref, p)
+		diags.Errorf(s.Meta.Positions.At("fromStack", s.Meta.Pos), "meta.fromStack", "base stack %q not found (looked for %s)", ref, p)
 		return "", ""
 	case err != nil:
 		// A loop of links, a folder that cannot be searched: say what.
@@ -253,12 +253,12 @@ func resolveFromStack(s *manifest.Stack, diags *manifest.Diagnostics) (stackFile
 		if errors.As(err, &pe) {
 			msg = pe.Err.Error()
 		}
-		diags.Errorf(s.Meta.Pos, "meta.fromStack", "base stack %q cannot be read: %s: %s", ref, p, msg)
+		diags.Errorf(s.Meta.Positions.At("fromStack", s.Meta.Pos), "meta.fromStack", "base stack %q cannot be read: %s: %s", ref, p, msg)
 		return "", ""
 	case fi.IsDir():
 		stackFile = filepath.Join(p, "hub.yaml")
 		if _, err := os.Stat(stackFile); err != nil {
-			diags.Errorf(s.Meta.Pos, "meta.fromStack", "base stack directory %q has no hub.yaml", ref)
+			diags.Errorf(s.Meta.Positions.At("fromStack", s.Meta.Pos), "meta.fromStack", "base stack directory %q has no hub.yaml", ref)
 			return "", ""
 		}
 		if _, err := os.Stat(filepath.Join(p, "params.yaml")); err == nil {

@@ -307,7 +307,7 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 	}
 	n.files = append(n.files, file)
 	if cs.Meta.FromStack != "" {
-		n.diags.Errorf(cs.Meta.Pos, childPath+".meta.fromStack", "a nested stack cannot extend a base stack (fromStack) yet")
+		n.diags.Errorf(cs.Meta.Positions.At("fromStack", cs.Meta.Pos), childPath+".meta.fromStack", "a nested stack cannot extend a base stack (fromStack) yet")
 	}
 	n.checkCarried(cs, childPath)
 	n.requires = appendUnique(n.requires, cs.Requires...)

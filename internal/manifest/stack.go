@@ -77,8 +77,11 @@ type Platform struct {
 // Meta describes a stack: its name, the Hub's metadata fields in its order,
 // and gantry's installation handler.
 type Meta struct {
-	Pos         Pos    `yaml:"-"`
-	Name        string `yaml:"name,required"`
+	Pos Pos `yaml:"-"`
+	// Positions are those of its fields' values (fromStack's, for the
+	// base stack's errors).
+	Positions   Positions `yaml:"-"`
+	Name        string    `yaml:"name,required"`
 	HubMeta     `yaml:",inline"`
 	FromStack   string         `yaml:"fromStack,omitempty"`
 	Annotations map[string]any `yaml:"annotations,omitempty"`
