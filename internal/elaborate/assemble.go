@@ -368,19 +368,23 @@ func loadComponent(ref *manifest.ComponentRef, i int, file string, docs []*manif
 	// The manifest could not be read (or holds nothing): say why at the
 	// stack entry — a missing folder, a missing file, or what is wrong
 	// with the file that is there (empty, a directory, unreadable).
+	at := ref.Positions.At("source.dir", ref.Source.Pos)
 	switch fi, err := os.Stat(ref.Source.Dir); {
-	case err != nil && ref.Source.Git != nil:
-		diags.Errorf(ref.Source.Pos, field, "component %q: directory %s not found; it comes from %s: run gantry pull to fetch it", ref.Name, ref.Source.Dir, ref.Source.Git.Remote)
+	case errors.Is(err, fs.ErrNotExist) && ref.Source.Git != nil:
+		diags.Errorf(at, field, "component %q: directory %s not found; it comes from %s: run gantry pull to fetch it", ref.Name, ref.Source.Dir, ref.Source.Git.Remote)
+	case errors.Is(err, fs.ErrNotExist):
+		diags.Errorf(at, field, "component %q: directory %s not found", ref.Name, ref.Source.Dir)
 	case err != nil:
-		diags.Errorf(ref.Source.Pos, field, "component %q: directory %s not found", ref.Name, ref.Source.Dir)
+		// A loop of links, a folder that cannot be searched: say what.
+		diags.Errorf(at, field, "component %q: directory %s cannot be read: %s", ref.Name, ref.Source.Dir, pathErrorReason(err))
 	case !fi.IsDir():
-		diags.Errorf(ref.Source.Pos, field, "component %q: %s is not a directory", ref.Name, ref.Source.Dir)
+		diags.Errorf(at, field, "component %q: %s is not a directory", ref.Name, ref.Source.Dir)
 	default:
 		if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
-			diags.Errorf(ref.Source.Pos, field, "component %q: no %s in %s", ref.Name, manifest.ComponentManifestFile, ref.Source.Dir)
+			diags.Errorf(at, field, "component %q: no %s in %s", ref.Name, manifest.ComponentManifestFile, ref.Source.Dir)
 			break
 		}
-		diags.Errorf(ref.Source.Pos, field, "component %q: %s: %s", ref.Name, file, ds[0].Msg)
+		diags.Errorf(at, field, "component %q: %s: %s", ref.Name, file, ds[0].Msg)
 	}
 	return nil
 }

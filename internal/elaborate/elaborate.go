@@ -111,13 +111,24 @@ func Elaborate(path string, opts Options) (*Result, manifest.Diagnostics) {
 	return elaborate(path, nil, opts)
 }
 
+// paramsProblems are the mistakes of the params files of a stack that could
+// not be read: said with the stack's, so that one run tells of all of them.
+func paramsProblems(opts Options) manifest.Diagnostics {
+	var diags manifest.Diagnostics
+	for _, pf := range opts.ParamsFiles {
+		_, _, ds := manifest.LoadParams(pf)
+		diags = append(diags, ds...)
+	}
+	return diags
+}
+
 // elaborate is Elaborate with the stack file's documents when they were
 // parsed already (Load looks at them first).
 func elaborate(path string, docs []*manifest.Node, opts Options) (*Result, manifest.Diagnostics) {
 	var diags manifest.Diagnostics
 	chain := loadChain(path, docs, &diags)
 	if len(chain) == 0 {
-		return nil, diags
+		return nil, append(diags, paramsProblems(opts)...)
 	}
 	files := []string{}
 	for _, l := range chain {
@@ -233,6 +244,17 @@ func loadChain(path string, docs []*manifest.Node, diags *manifest.Diagnostics) 
 	return chain
 }
 
+// pathErrorReason is what went wrong with a path, without the path and
+// the operation an fs.PathError repeats ("too many levels of symbolic
+// links", "permission denied").
+func pathErrorReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
 // resolveFromStack finds the base stack file of s: a directory means its
 // hub.yaml (and params.yaml if present), a file means that file.
 func resolveFromStack(s *manifest.Stack, diags *manifest.Diagnostics) (stackFile, paramsFile string) {
@@ -248,12 +270,7 @@ func resolveFromStack(s *manifest.Stack, diags *manifest.Diagnostics) (stackFile
 		return "", ""
 	case err != nil:
 		// A loop of links, a folder that cannot be searched: say what.
-		msg := err.Error()
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			msg = pe.Err.Error()
-		}
-		diags.Errorf(s.Meta.Positions.At("fromStack", s.Meta.Pos), "meta.fromStack", "base stack %q cannot be read: %s: %s", ref, p, msg)
+		diags.Errorf(s.Meta.Positions.At("fromStack", s.Meta.Pos), "meta.fromStack", "base stack %q cannot be read: %s: %s", ref, p, pathErrorReason(err))
 		return "", ""
 	case fi.IsDir():
 		stackFile = filepath.Join(p, "hub.yaml")

@@ -163,7 +163,7 @@ func IsElaborated(path string, docs []*manifest.Node) bool {
 func Load(path string, opts Options) (*Result, manifest.Diagnostics) {
 	docs, diags := manifest.ParseFile(path)
 	if diags.HasErrors() {
-		return nil, diags
+		return nil, append(diags, paramsProblems(opts)...)
 	}
 	if !IsElaborated(path, docs) {
 		return elaborate(path, docs, opts)
