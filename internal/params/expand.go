@@ -116,6 +116,10 @@ func (e *Expanded) Env() []string {
 	return env
 }
 
+// MaxEnvEntry is the longest NAME=value Linux passes to a process
+// (MAX_ARG_STRLEN, 32 pages of 4 KiB, less the terminating NUL).
+const MaxEnvEntry = 32*4096 - 1
+
 // Trimmed is a value as the environment and templates get it: without
 // leading and trailing white space, as the Hub CLI gives it (a value of only
 // spaces is empty). Values keep their spaces everywhere else: in expansions,
@@ -153,6 +157,12 @@ func ExpandComponent(in ComponentInput) (*Expanded, manifest.Diagnostics) {
 	for i := range in.Component.Parameters {
 		p := &in.Component.Parameters[i]
 		v := x.expand(p)
+		if v.Env != "" && v.Pending == "" && len(v.Env)+len("=")+len(Trimmed(v.Value)) > MaxEnvEntry {
+			// exec would refuse it with "argument list too long", naming
+			// neither the parameter nor the limit. No size: it may be a
+			// secret's.
+			x.diags.Errorf(v.Pos, "", "component %s: parameter %q is exported as %s, and its value is longer than the %d bytes Linux passes in one environment variable: give it to the component in a file (a template) instead", x.name, v.Name, v.Env, MaxEnvEntry)
+		}
 		out.Values = append(out.Values, v)
 		out.byName[v.Name] = v
 		x.locals[v.Name] = v
