@@ -25,6 +25,9 @@ func ReadFile(path string) (*State, error) {
 func Decode(path string, data []byte) (*State, error) {
 	s, err := decodeDoc(data)
 	if err != nil {
+		if probs := shapeProblems(data); len(probs) > 0 {
+			return nil, shapeError(path, probs)
+		}
 		return nil, fmt.Errorf("%s", positioned(path, err.Error()))
 	}
 	return checked(path, s)
