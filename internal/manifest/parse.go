@@ -137,7 +137,7 @@ func syntaxDiagnostic(file string, data []byte, err error) Diagnostic {
 		}
 	}
 	if len(data) <= maxPrecise {
-		if _, gerr := goccyparser.ParseBytes(data, 0); gerr != nil {
+		if gerr := goccyParse(data); gerr != nil {
 			var ye goccyyaml.Error
 			if errors.As(gerr, &ye) && ye.GetToken() != nil && ye.GetToken().Position != nil {
 				p := ye.GetToken().Position
@@ -154,6 +154,18 @@ func syntaxDiagnostic(file string, data []byte, err error) Diagnostic {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
 	return Diagnostic{Pos: pos, Msg: "invalid YAML: " + msg}
+}
+
+// goccyParse is goccy's parser's verdict on data, none when it fails in a
+// panic of its own (the caller then keeps yaml/v3's line).
+func goccyParse(data []byte) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = nil
+		}
+	}()
+	_, err = goccyparser.ParseBytes(data, 0)
+	return err
 }
 
 // maxDepth bounds nesting so that hostile input (deeply nested flow

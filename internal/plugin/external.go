@@ -91,11 +91,25 @@ func InstanceConfig(s *Spec, params map[string]string) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("config path %q: the component has no parameter of that name", s.Path)
 	}
-	var parsed any
-	if err := yaml.Unmarshal([]byte(v), &parsed); err == nil && parsed != nil {
+	if parsed := parseYAML(v); parsed != nil {
 		return parsed, nil
 	}
 	return v, nil
+}
+
+// parseYAML reads a value as YAML, or gives nil when it is not: the YAML
+// decoder fails on some input with a panic of its own, and a parameter's
+// value is whatever the stack or an earlier component made it.
+func parseYAML(v string) (parsed any) {
+	defer func() {
+		if recover() != nil {
+			parsed = nil
+		}
+	}()
+	if err := yaml.Unmarshal([]byte(v), &parsed); err != nil {
+		return nil
+	}
+	return parsed
 }
 
 // Executable is a plugin that is a program of its own, run by the sow

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 
@@ -25,7 +26,7 @@ func ReadFile(path string) (*State, error) {
 func Decode(path string, data []byte) (*State, error) {
 	s, err := decodeDoc(data)
 	if err != nil {
-		if probs := shapeProblems(data); len(probs) > 0 {
+		if probs := shapeProblems(data); agrees(probs, err.Error()) {
 			return nil, shapeError(path, probs)
 		}
 		return nil, fmt.Errorf("%s", positioned(path, err.Error()))
@@ -35,8 +36,15 @@ func Decode(path string, data []byte) (*State, error) {
 
 // decodeYAML parses a state document with goccy, the one parser of every
 // document decodeFast does not take.
-func decodeYAML(data []byte) (*State, error) {
-	s := &State{}
+func decodeYAML(data []byte) (s *State, err error) {
+	defer func() {
+		// goccy fails on some hand edits: a tag on an anchored list
+		// (secretOutputs: &x !t) took it down with a nil dereference.
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("the YAML decoder could not read it (%v): look for a tag (!…), an anchor (&…) or an alias (*…), which gantry never writes", r)
+		}
+	}()
+	s = &State{}
 	if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
 		return nil, err
 	}
@@ -65,10 +73,50 @@ var yamlPos = regexp.MustCompile(`^\[(\d+):(\d+)\] `)
 // parser says, in the file:line:col form of every other message: editors
 // and terminals jump to it.
 func positioned(path, msg string) string {
+	msg = inWords(msg)
 	if m := yamlPos.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("%s:%s:%s: the state is not valid: %s", path, m[1], m[2], msg[len(m[0]):])
 	}
 	return fmt.Sprintf("state %s is not valid: %s", path, msg)
+}
+
+// goTypeMessages are the YAML decoder's messages that speak of Go types.
+var (
+	unmarshalMessage = regexp.MustCompile(`cannot unmarshal (.+?) into Go (?:struct field \S+ of type|value of type) (\S+)`)
+	usedWhereMessage = regexp.MustCompile(`(\S+) was used where (\S+) is expected`)
+)
+
+// inWords says what the decoder says of Go types in the words of the
+// manifests' messages: "expected an integer, got a string".
+func inWords(msg string) string {
+	msg = unmarshalMessage.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := unmarshalMessage.FindStringSubmatch(m)
+		return "expected " + goTypeWords(sub[2]) + ", got " + goTypeWords(sub[1])
+	})
+	return usedWhereMessage.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := usedWhereMessage.FindStringSubmatch(m)
+		return "expected " + goTypeWords(sub[2]) + ", got " + goTypeWords(sub[1])
+	})
+}
+
+func goTypeWords(t string) string {
+	switch {
+	case t == "time.Time":
+		return "a time (2006-01-02T15:04:05Z)"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "mapping" || strings.HasPrefix(t, "map[") || strings.HasPrefix(t, "state.") || strings.HasPrefix(t, "*state."):
+		return "a mapping"
+	case t == "sequence" || strings.HasPrefix(t, "[]"):
+		return "a list"
+	}
+	return "a value of another kind"
 }
 
 var knownStatuses = map[string]bool{"": true, StatusDeployed: true, StatusUndeployed: true, StatusFailed: true, StatusSkipped: true, StatusIncomplete: true}

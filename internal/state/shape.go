@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +35,9 @@ func shapeProblems(data []byte) []shapeProblem {
 		return nil
 	}
 	var probs []shapeProblem
-	checkShape(f.Docs[0].Body, reflect.TypeOf(State{}), "", &probs, 0)
+	if !checkShape(f.Docs[0].Body, reflect.TypeOf(State{}), "", &probs, 0) {
+		return nil
+	}
 	sort.SliceStable(probs, func(i, j int) bool {
 		if probs[i].line != probs[j].line {
 			return probs[i].line < probs[j].line
@@ -46,20 +49,20 @@ func shapeProblems(data []byte) []shapeProblem {
 
 var timeType = reflect.TypeOf(time.Time{})
 
-// checkShape checks n against t; path names n.
-func checkShape(n ast.Node, t reflect.Type, path string, probs *[]shapeProblem, depth int) {
+// checkShape checks n against t; path names n. It returns false when it
+// cannot tell: a tag (gantry writes none) may make the decoder read a value
+// in ways of its own.
+func checkShape(n ast.Node, t reflect.Type, path string, probs *[]shapeProblem, depth int) bool {
 	if n == nil || depth > 64 {
-		return
+		return true
 	}
 	switch v := n.(type) {
 	case *ast.AnchorNode:
-		checkShape(v.Value, t, path, probs, depth+1)
-		return
+		return checkShape(v.Value, t, path, probs, depth+1)
 	case *ast.TagNode:
-		checkShape(v.Value, t, path, probs, depth+1)
-		return
+		return false
 	case *ast.AliasNode, *ast.NullNode, *ast.CommentGroupNode:
-		return
+		return true
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -71,7 +74,9 @@ func checkShape(n ast.Node, t reflect.Type, path string, probs *[]shapeProblem, 
 	expect := func(what string) { problem("expected " + what + ", got " + shapeOf(n)) }
 	switch {
 	case t == timeType:
-		if !isScalar(n) {
+		switch n.(type) {
+		case *ast.StringNode, *ast.LiteralNode:
+		default:
 			expect("a time (2006-01-02T15:04:05Z)")
 		}
 	case t.Kind() == reflect.String:
@@ -91,16 +96,18 @@ func checkShape(n ast.Node, t reflect.Type, path string, probs *[]shapeProblem, 
 		seq, ok := n.(*ast.SequenceNode)
 		if !ok {
 			expect("a list")
-			return
+			return true
 		}
 		for i, item := range seq.Values {
-			checkShape(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), probs, depth+1)
+			if !checkShape(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), probs, depth+1) {
+				return false
+			}
 		}
 	case t.Kind() == reflect.Map || t.Kind() == reflect.Struct:
 		entries, ok := mappingEntries(n)
 		if !ok {
 			expect("a mapping")
-			return
+			return true
 		}
 		for _, e := range entries {
 			key := e.Key.GetToken().Value
@@ -108,9 +115,20 @@ func checkShape(n ast.Node, t reflect.Type, path string, probs *[]shapeProblem, 
 			if path != "" {
 				sub = path + "." + key
 			}
+			if isTagged(e.Key) || isTagged(e.Value) {
+				return false
+			}
+			if _, null := e.Value.(*ast.NullNode); null || e.Value == nil {
+				continue // the decoder passes over a field of no value, known or not
+			}
 			if t.Kind() == reflect.Map {
-				checkShape(e.Value, t.Elem(), sub, probs, depth+1)
+				if !checkShape(e.Value, t.Elem(), sub, probs, depth+1) {
+					return false
+				}
 				continue
+			}
+			if _, text := e.Key.(*ast.StringNode); !text {
+				continue // the decoder passes over 0:, true:, ~: in a struct
 			}
 			ft, known := fieldByTag(t, key)
 			if !known {
@@ -118,9 +136,12 @@ func checkShape(n ast.Node, t reflect.Type, path string, probs *[]shapeProblem, 
 				*probs = append(*probs, shapeProblem{line: p.Line, col: p.Column, field: path, msg: fmt.Sprintf("unknown field %q", key)})
 				continue
 			}
-			checkShape(e.Value, ft, sub, probs, depth+1)
+			if !checkShape(e.Value, ft, sub, probs, depth+1) {
+				return false
+			}
 		}
 	}
+	return true
 }
 
 // mappingEntries are the entries of a mapping node: goccy gives a mapping
@@ -147,6 +168,19 @@ func fieldByTag(t reflect.Type, key string) (reflect.Type, bool) {
 	return nil, false
 }
 
+func isTagged(n ast.Node) bool {
+	for {
+		switch v := n.(type) {
+		case *ast.TagNode:
+			return true
+		case *ast.AnchorNode:
+			n = v.Value
+		default:
+			return false
+		}
+	}
+}
+
 func isScalar(n ast.Node) bool {
 	switch n.(type) {
 	case *ast.MappingNode, *ast.MappingValueNode, *ast.SequenceNode:
@@ -170,6 +204,23 @@ func shapeOf(n ast.Node) string {
 		return "a boolean"
 	}
 	return "a string"
+}
+
+// agrees reports whether the decoder's error (its "[line:col] " first) is
+// at one of the problems: the shape check is then telling of what the
+// decoder refused, not of one of its quirks (it passes over some keys a
+// mapping of its own parser holds).
+func agrees(probs []shapeProblem, decodeErr string) bool {
+	m := yamlPos.FindStringSubmatch(decodeErr)
+	if m == nil {
+		return false
+	}
+	for _, p := range probs {
+		if strconv.Itoa(p.line) == m[1] && strconv.Itoa(p.col) == m[2] {
+			return true
+		}
+	}
+	return false
 }
 
 // shapeError is the error of a state whose shape is wrong: every problem

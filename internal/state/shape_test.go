@@ -3,6 +3,8 @@ package state
 import (
 	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml"
 )
 
 func TestDecodeNamesEveryShapeProblem(t *testing.T) {
@@ -57,4 +59,35 @@ components:
 	if _, err := Decode("s.state", []byte(good)); err != nil {
 		t.Fatalf("the good state: %v", err)
 	}
+}
+
+// FuzzShapeProblems: the shape check never fails, and a document it tells
+// of is one the decoder refuses, at one of the places it names; no error
+// of Decode speaks of Go types.
+func FuzzShapeProblems(f *testing.F) {
+	f.Add([]byte("version: 1\nstack: s\ncomponents:\n  a: {status: deployed, order: 0, depends: [b]}\n"))
+	f.Add([]byte("version: 1\nfoo: [1, {a: b}]\ncomponents: 5\n"))
+	f.Add([]byte("components:\n  a:\n    plugins:\n      - {name: n, config: {x: [1]}, resources: [{weight: x}]}\n"))
+	f.Add([]byte("updated: 2026-01-02T03:04:05Z\nsecretOutputs: &x [a]\noutputs: *x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 4096 {
+			return
+		}
+		probs := shapeProblems(data)
+		_, derr := decodeYAML(data)
+		if derr == nil {
+			return
+		}
+		_, err := Decode("f.state", data)
+		if err == nil {
+			t.Fatalf("Decode took %q, the decoder did not: %v", data, derr)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "Go struct") {
+			t.Fatalf("Decode(%q) speaks of Go: %s", data, msg)
+		}
+		if agrees(probs, yaml.FormatError(derr, false, false)) && !strings.HasPrefix(msg, "f.state:") {
+			t.Fatalf("Decode(%q) = %s, not the shape's problems %v", data, msg, probs)
+		}
+	})
 }
