@@ -19,6 +19,9 @@ type Spec struct {
 	OnFail   []string `json:"-"`
 	Hidden   bool     `json:"-"`
 	Children []*Spec  `json:"children,omitempty"`
+	// Pos is where the manifest lists it, for the plan's messages; none
+	// for a list the state recorded.
+	Pos manifest.Pos `json:"-"`
 }
 
 // Specs converts manifest entries.
@@ -31,7 +34,7 @@ func Specs(entries []manifest.PluginEntry) []*Spec {
 		e := &entries[i]
 		key, path := e.Instance()
 		out[i] = &Spec{Name: e.Name, Key: key, Path: path, Args: append([]string(nil), e.Args...), Config: e.Config,
-			Label: e.Label, OnFail: e.OnFail, Hidden: e.Hidden, Children: Specs(e.Children)}
+			Label: e.Label, OnFail: e.OnFail, Hidden: e.Hidden, Children: Specs(e.Children), Pos: e.Pos}
 	}
 	return out
 }

@@ -70,15 +70,19 @@ func (b *builder) lists(cp *compPlan) {
 				check(s.Children)
 				continue
 			}
+			at := cp.pos
+			if s.Pos.File != "" {
+				at = s.Pos // the entry in the component's manifest
+			}
 			src, ok := b.f.Plugins[PluginKey{info.Dir, s.Name}]
 			switch {
 			case !ok:
-				b.diags.Errorf(cp.pos, "", "%s", missing("where plugin %s of %s comes from", s.Name, info.Name))
+				b.diags.Errorf(at, "", "%s", missing("where plugin %s of %s comes from", s.Name, info.Name))
 			case src.Err != "":
-				b.diags.Errorf(cp.pos, "", "component %s: %s", info.Name, src.Err)
+				b.diags.Errorf(at, "", "component %s: %s", info.Name, src.Err)
 			}
 			if s.Path != "" && s.Config == nil && cp.c != nil && !hasParameter(cp.c, s.Path) {
-				b.diags.Errorf(cp.pos, "", "component %s: plugin %s: config path %q names no parameter of the component", info.Name, s.Name, s.Path)
+				b.diags.Errorf(at, "", "component %s: plugin %s: config path %q names no parameter of the component", info.Name, s.Name, s.Path)
 			}
 		}
 	}
