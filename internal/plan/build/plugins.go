@@ -1,6 +1,8 @@
 package build
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -99,35 +101,40 @@ func (b *builder) lists(cp *compPlan) {
 func (b *builder) checkArgumentRefs(cp *compPlan, specs []*plugin.Spec) {
 	known := b.knownNames(cp.c)
 	name := cp.info.Name
-	var refs func(v any)
-	refs = func(v any) {
+	var refs func(at manifest.Pos, v any)
+	refs = func(at manifest.Pos, v any) {
 		switch x := v.(type) {
 		case string:
 			t, err := params.Parse(x)
 			if err != nil {
-				b.diags.Errorf(cp.pos, "", "component %s: plugin argument %q: %v", name, x, err)
+				b.diags.Errorf(at, "", "component %s: plugin argument %q: %v", name, x, err)
 				return
 			}
 			for _, r := range t.Refs() {
 				if r.Component == "" && !known(r.Name) {
-					b.diags.Errorf(cp.pos, "", "component %s: plugin argument %q: unknown parameter %q", name, x, r.Name)
+					b.diags.Errorf(at, "", "component %s: plugin argument %q: unknown parameter %q", name, x, r.Name)
 				}
 			}
 		case map[string]any:
-			for _, e := range x {
-				refs(e)
+			// In the order of the keys: the same messages every time.
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				refs(at, x[k])
 			}
 		case []any:
 			for _, e := range x {
-				refs(e)
+				refs(at, e)
 			}
 		}
 	}
 	for _, s := range specs {
-		for _, a := range s.Args {
-			refs(a)
+		at := cp.pos
+		if s.Pos.File != "" {
+			at = s.Pos
 		}
-		refs(s.Config)
+		for _, a := range s.Args {
+			refs(at, a)
+		}
+		refs(at, s.Config)
 		b.checkArgumentRefs(cp, s.Children)
 	}
 }
