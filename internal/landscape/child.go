@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -116,6 +117,9 @@ func Evaluate(ctx context.Context, jobs []Job) ([]Result, error) {
 	results, err := c.serve(ctx, req, timeout)
 	if err != nil {
 		c.stop()
+		if errors.Is(err, errTooLong) {
+			return nil, fmt.Errorf("spiff evaluation of %s took longer than %s (a template that never ends? GANTRY_SPIFF_TIMEOUT sets the bound, in seconds); stopped", jobNames(jobs), timeout)
+		}
 		return nil, err
 	}
 	if len(results) != len(jobs) {
@@ -124,6 +128,23 @@ func Evaluate(ctx context.Context, jobs []Job) ([]Result, error) {
 	}
 	children.put(c)
 	return results, nil
+}
+
+// errTooLong is a request that took longer than its bound.
+var errTooLong = errors.New("spiff evaluation took too long")
+
+// jobNames names the templates of a request, for an error about all of it:
+// the first three, and how many more.
+func jobNames(jobs []Job) string {
+	var names []string
+	for i, j := range jobs {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("%d more", len(jobs)-i))
+			break
+		}
+		names = append(names, j.Template.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // spiffChild is a running spiff child process.
@@ -239,7 +260,7 @@ func (c *spiffChild) serve(ctx context.Context, req []byte, timeout time.Duratio
 	case <-timer.C:
 		c.stop()
 		<-done
-		return nil, fmt.Errorf("spiff evaluation took longer than %s (a template that never ends?); stopped", timeout)
+		return nil, errTooLong
 	case <-ctx.Done():
 		c.stop()
 		<-done

@@ -44,7 +44,7 @@ func TestEvaluateBounds(t *testing.T) {
 	EvalTimeout = time.Second
 	loop := Job{Template: Doc{Name: "loop.yaml", Data: []byte("l: (( sum[[1..300000000]|0|s,i|->s + i] ))\n")}}
 	_, err := Evaluate(context.Background(), []Job{loop})
-	if err == nil || !strings.Contains(err.Error(), "took longer") && !strings.Contains(err.Error(), "memory") {
+	if err == nil || !strings.Contains(err.Error(), "of loop.yaml took longer") && !strings.Contains(err.Error(), "memory") {
 		t.Fatalf("got %v", err)
 	}
 	// The child that ran out of time is gone; the next request gets one.
