@@ -79,20 +79,12 @@ func checkUTF8(file string, data []byte) (Diagnostic, bool) {
 	if utf8.Valid(data) {
 		return Diagnostic{}, false
 	}
-	line, col := 1, 1
-	for i := 0; i < len(data); {
-		r, size := utf8.DecodeRune(data[i:])
+	return firstRune(file, data, func(r rune, size int, at int) string {
 		if r == utf8.RuneError && size <= 1 {
-			return Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Msg: fmt.Sprintf("invalid UTF-8 (byte 0x%02x): manifests are UTF-8 text", data[i])}, true
+			return fmt.Sprintf("invalid UTF-8 (byte 0x%02x): manifests are UTF-8 text", data[at])
 		}
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-		i += size
-	}
-	return Diagnostic{}, false
+		return ""
+	})
 }
 
 // controlCharacter reports the first character of data that YAML does not
@@ -100,13 +92,24 @@ func checkUTF8(file string, data []byte) (Diagnostic, bool) {
 // return, DEL, C1 controls other than NEL, U+FFFE and U+FFFF), where it is:
 // the parser says only that there is one.
 func controlCharacter(file string, data []byte) (Diagnostic, bool) {
+	return firstRune(file, data, func(r rune, _ int, _ int) string {
+		allowed := r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0x7e || r == 0x85 ||
+			r >= 0xa0 && r != 0xfffe && r != 0xffff
+		if allowed {
+			return ""
+		}
+		return fmt.Sprintf("invalid YAML: control character U+%04X is not allowed (write it as an escape in a double-quoted string: \"\\u%04X\")", r, r)
+	})
+}
+
+// firstRune walks data rune by rune, counting lines and columns, and
+// reports the first rune bad calls wrong (a message), where it is.
+func firstRune(file string, data []byte, bad func(r rune, size int, at int) string) (Diagnostic, bool) {
 	line, col := 1, 1
 	for i := 0; i < len(data); {
 		r, size := utf8.DecodeRune(data[i:])
-		allowed := r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0x7e || r == 0x85 ||
-			r >= 0xa0 && r != 0xfffe && r != 0xffff
-		if !allowed {
-			return Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Msg: fmt.Sprintf("invalid YAML: control character U+%04X is not allowed (write it as an escape in a double-quoted string: \"\\u%04X\")", r, r)}, true
+		if msg := bad(r, size, i); msg != "" {
+			return Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Msg: msg}, true
 		}
 		if r == '\n' {
 			line, col = line+1, 1
