@@ -154,7 +154,9 @@ func withoutBroken(res *Result, diags manifest.Diagnostics) *Result {
 		return out
 	}
 	for i := range refs {
-		refs[i].Depends = keep(refs[i].Depends)
+		if kept := keep(refs[i].Depends); len(kept) != len(refs[i].Depends) {
+			refs[i].Depends, refs[i].DependsRewritten = kept, true
+		}
 	}
 	s.Components = refs
 	s.Lifecycle.Order = keep(s.Lifecycle.Order)

@@ -3,6 +3,7 @@ package elaborate
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -237,8 +238,10 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 		for range roles[ref.Name] {
 			if ref.Source.Stack != "" {
 				out[k].Depends = append(append([]string(nil), deps...), out[k].Depends...)
+				out[k].DependsRewritten = out[k].DependsRewritten || len(deps) > 0
 			} else {
 				out[k].Depends = deps
+				out[k].DependsRewritten = out[k].DependsRewritten || !slices.Equal(deps, ref.Depends)
 			}
 			k++
 		}

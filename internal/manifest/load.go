@@ -189,7 +189,9 @@ func DecodeParams(docs []*Node, diagsp *Diagnostics) ([]Parameter, []Output) {
 			// The decoder's paths start at the document's keys, those of
 			// its parameters' checks at the document's name.
 			pointAtValues(doc, "", diags[from:])
-			pointAtValues(doc, inDoc, diags[from:])
+			if inDoc != "" {
+				pointAtValues(doc, inDoc, diags[from:])
+			}
 		}
 	}
 	return out, outputs
@@ -311,7 +313,7 @@ func validateStack(s *Stack, diags *Diagnostics) {
 		}
 		switch {
 		case c.Source.Stack != "" && (c.Source.Dir != "" || c.Source.Git != nil):
-			diags.Errorf(c.Source.Pos, path+".source.stack", "a nested stack takes neither dir nor git: give stack alone")
+			diags.Errorf(c.Source.Pos, path+".source", "a nested stack takes neither dir nor git: give stack alone")
 		case c.Source.Stack != "":
 		case c.Source.Dir == "" && c.Source.Git != nil:
 			c.Source.Dir, c.Source.FromGit = c.Source.Git.Folder(c.Name), true

@@ -77,12 +77,20 @@ type Entry struct {
 
 // Get returns the value of key in a mapping, or nil.
 func (n *Node) Get(key string) *Node {
+	if e := n.entry(key); e != nil {
+		return e.Value
+	}
+	return nil
+}
+
+// entry returns the entry of key in a mapping, or nil.
+func (n *Node) entry(key string) *Entry {
 	if n == nil || n.Kind != MapNode {
 		return nil
 	}
 	for i := range n.Entries {
 		if n.Entries[i].Key == key {
-			return n.Entries[i].Value
+			return &n.Entries[i]
 		}
 	}
 	return nil

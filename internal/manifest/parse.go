@@ -111,7 +111,9 @@ func firstRune(file string, data []byte, bad func(r rune, size int, at int) stri
 		if msg := bad(r, size, i); msg != "" {
 			return Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Msg: msg}, true
 		}
-		if r == '\n' {
+		// A line ends at a line feed, or at a carriage return alone (a
+		// file of old Mac line ends), as the parser counts them.
+		if r == '\n' || r == '\r' && (i+1 == len(data) || data[i+1] != '\n') {
 			line, col = line+1, 1
 		} else {
 			col++

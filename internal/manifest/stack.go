@@ -132,6 +132,11 @@ type ComponentRef struct {
 	// declares it, for messages (components[2].depends[0]) about a list
 	// that merging base stacks or dropping a duplicate renumbered.
 	Item int `yaml:"-"`
+	// DependsRewritten is set when Depends is no longer the list as
+	// written (a nested stack's name became its leaves, a leaf took its
+	// stack's, a broken component was dropped): its items' positions are
+	// not those of Positions.
+	DependsRewritten bool `yaml:"-"`
 }
 
 // Source says where a component's files are: Dir, filled from Git by

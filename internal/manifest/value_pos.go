@@ -19,6 +19,8 @@ import (
 // params document that is a plain list. Diagnostics of other paths, of
 // other files, or already at a position inside the field are left alone,
 // as are fields root does not write (a kind a nested parameter inherits).
+// A field an entry takes from a merge key (<<: *defaults) is pointed at
+// where the anchor writes it: the one place to change it.
 func pointAtValues(root *Node, prefix string, diags Diagnostics) {
 	if root == nil {
 		return
@@ -39,7 +41,7 @@ func pointAtValues(root *Node, prefix string, diags Diagnostics) {
 // n and returns the position of the node it ends at, if one of the nodes on
 // the way is at at: the diagnostic was placed on an enclosing entry.
 func fieldValuePos(n *Node, path string, at Pos) (Pos, bool) {
-	enclosing := false
+	root, enclosing := n, false
 	for path != "" {
 		if n.Pos == at {
 			enclosing = true
@@ -62,11 +64,14 @@ func fieldValuePos(n *Node, path string, at Pos) (Pos, bool) {
 			if end < 0 {
 				end = len(path)
 			}
-			v := n.Get(path[:end])
-			if v == nil {
+			e := n.entry(path[:end])
+			if e == nil || n == root && e.KeyPos == at {
+				// Not written here, or about a key of the document itself:
+				// an unknown field at the top is named by its key, and the
+				// document is where its first key is.
 				return Pos{}, false
 			}
-			n, path = v, path[end:]
+			n, path = e.Value, path[end:]
 		}
 	}
 	return n.Pos, enclosing && n.Pos != at

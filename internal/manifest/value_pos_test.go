@@ -32,6 +32,8 @@ list: [p, q]
 		{"an index past the list", "parameters[7].kind", entry, entry},
 		{"another file", "parameters[0].kind", Pos{"g.yaml", 2, 5}, Pos{"g.yaml", 2, 5}},
 		{"no path", "", entry, entry},
+		{"a document's first key itself (an unknown field)", "parameters", Pos{"f.yaml", 1, 1}, Pos{"f.yaml", 1, 1}},
+		{"the value of an entry's first field", "parameters[0].name", entry, Pos{"f.yaml", 2, 11}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := Diagnostics{{Pos: tc.at, Field: tc.field}}

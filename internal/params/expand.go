@@ -3,6 +3,9 @@ package params
 import (
 	"errors"
 	"fmt"
+	"math"
+	"os"
+	"runtime"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -117,8 +120,16 @@ func (e *Expanded) Env() []string {
 }
 
 // MaxEnvEntry is the longest NAME=value Linux passes to a process
-// (MAX_ARG_STRLEN, 32 pages of 4 KiB, less the terminating NUL).
-const MaxEnvEntry = 32*4096 - 1
+// (MAX_ARG_STRLEN, 32 pages, less the terminating NUL: 131,071 bytes with
+// 4 KiB pages); no bound elsewhere.
+var MaxEnvEntry = maxEnvEntry()
+
+func maxEnvEntry() int {
+	if runtime.GOOS != "linux" {
+		return math.MaxInt
+	}
+	return 32*os.Getpagesize() - 1
+}
 
 // Trimmed is a value as the environment and templates get it: without
 // leading and trailing white space, as the Hub CLI gives it (a value of only
@@ -157,7 +168,7 @@ func ExpandComponent(in ComponentInput) (*Expanded, manifest.Diagnostics) {
 	for i := range in.Component.Parameters {
 		p := &in.Component.Parameters[i]
 		v := x.expand(p)
-		if v.Env != "" && v.Pending == "" && len(v.Env)+len("=")+len(Trimmed(v.Value)) > MaxEnvEntry {
+		if v.Env != "" && v.Pending == "" && len(v.Env)+len("=")+len(v.Value) > MaxEnvEntry && len(v.Env)+len("=")+len(Trimmed(v.Value)) > MaxEnvEntry {
 			// exec would refuse it with "argument list too long", naming
 			// neither the parameter nor the limit. No size: it may be a
 			// secret's.

@@ -73,7 +73,7 @@ var yamlPos = regexp.MustCompile(`^\[(\d+):(\d+)\] `)
 // parser says, in the file:line:col form of every other message: editors
 // and terminals jump to it.
 func positioned(path, msg string) string {
-	msg = inWords(msg)
+	msg = withoutValues(inWords(msg))
 	if m := yamlPos.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("%s:%s:%s: the state is not valid: %s", path, m[1], m[2], msg[len(m[0]):])
 	}
@@ -99,6 +99,23 @@ func inWords(msg string) string {
 	})
 }
 
+// quotedValue is a double-quoted text of the decoder's messages that is not
+// a field's name: a value it could not convert ("cannot convert \"…\" to
+// boolean" of a tagged value), which may be a secret.
+var quotedValue = regexp.MustCompile(`(field )?"(?:[^"\\]|\\.)*"`)
+
+// withoutValues takes the values out of a decoder's message, keeping the
+// names of fields.
+func withoutValues(msg string) string {
+	return quotedValue.ReplaceAllStringFunc(msg, func(q string) string {
+		if strings.HasPrefix(q, "field ") {
+			return q
+		}
+		return "a value"
+	})
+}
+
+// goTypeWords names a Go type of the decoder's messages in words.
 func goTypeWords(t string) string {
 	switch {
 	case t == "time.Time":

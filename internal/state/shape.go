@@ -29,12 +29,18 @@ const maxShapeProblems = 20
 // map, and speaks of Go types ("Go struct field State.Components of type
 // int"). None quotes a value: a state holds secrets. Nothing when the
 // document does not parse, or has the shape of a State.
-func shapeProblems(data []byte) []shapeProblem {
+func shapeProblems(data []byte) (probs []shapeProblem) {
+	defer func() {
+		// The parser, like the decoder, may fail in a panic of its own:
+		// then the decoder's message is all there is.
+		if recover() != nil {
+			probs = nil
+		}
+	}()
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil || len(f.Docs) != 1 {
 		return nil
 	}
-	var probs []shapeProblem
 	if !checkShape(f.Docs[0].Body, reflect.TypeOf(State{}), "", &probs, 0) {
 		return nil
 	}
@@ -89,7 +95,7 @@ func checkShape(n ast.Node, t reflect.Type, path string, probs *[]shapeProblem, 
 			expect("true or false")
 		}
 	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
-		if _, ok := n.(*ast.IntegerNode); !ok {
+		if !takesAsInteger(n) {
 			expect("an integer")
 		}
 	case t.Kind() == reflect.Slice:
@@ -168,6 +174,23 @@ func fieldByTag(t reflect.Type, key string) (reflect.Type, bool) {
 	return nil, false
 }
 
+// takesAsInteger reports whether the decoder reads n into an integer
+// field: an integer, a number (it drops the fraction) or a string that
+// spells one, not a boolean, an infinity or words. The shape check is no
+// stricter than the decoder.
+func takesAsInteger(n ast.Node) bool {
+	switch v := n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+		return true
+	case *ast.StringNode:
+		_, err := strconv.ParseFloat(v.Value, 64)
+		_, ierr := strconv.ParseInt(v.Value, 0, 64)
+		return err == nil || ierr == nil
+	}
+	return false
+}
+
+// isTagged reports whether n carries a tag (!t), through an anchor.
 func isTagged(n ast.Node) bool {
 	for {
 		switch v := n.(type) {
@@ -181,6 +204,7 @@ func isTagged(n ast.Node) bool {
 	}
 }
 
+// isScalar reports whether n is a single value, not a mapping or a list.
 func isScalar(n ast.Node) bool {
 	switch n.(type) {
 	case *ast.MappingNode, *ast.MappingValueNode, *ast.SequenceNode:

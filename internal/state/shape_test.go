@@ -38,6 +38,12 @@ components:
 		{"no value quoted", "secret: true}", "secret: hunter2}", []string{
 			`s.state:9:59: the state is not valid: components.app.parameters[0].secret: expected true or false, got a string`,
 		}},
+		{"what the decoder takes is not told", "    order: 0\n", "    order: 1.5\n    depends: x\n", []string{
+			`s.state:8:14: the state is not valid: components.app.depends: expected a list, got a string`,
+		}},
+		{"a tagged value's text is not quoted", "value: hunter2secret", "value: !!bool hunter2secret", []string{
+			`s.state:9:42: the state is not valid: cannot convert a value to boolean`,
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := strings.Replace(good, tc.old, tc.new, 1)

@@ -249,7 +249,7 @@ func (g *Graph) cyclePlace(s *manifest.Stack, err error) (manifest.Pos, string) 
 	}
 	for i := 0; i+1 < len(c); i++ {
 		ref := refs[c[i+1]]
-		if ref == nil || !slices.Contains(g.Reasons(c[i], c[i+1]), "depends") {
+		if ref == nil || ref.DependsRewritten || !slices.Contains(g.Reasons(c[i], c[i+1]), "depends") {
 			continue
 		}
 		if j := slices.Index(ref.Depends, c[i]); j >= 0 {
