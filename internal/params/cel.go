@@ -51,6 +51,9 @@ type compiled struct {
 type nameRef struct {
 	candidates []string
 	offset     int
+	// tests is set for a chain inside has(): parameter names are not
+	// fields of maps (CEL reads has(db.host) as db.host's value).
+	tests bool
 }
 
 var (
@@ -123,6 +126,11 @@ func compileUncached(expr string) (*compiled, error) {
 	}
 	c := &compiled{prg: prg}
 	collectNames(parsed.NativeRep().Expr(), parsed.NativeRep().SourceInfo(), map[string]bool{}, &c.names)
+	for _, n := range c.names {
+		if n.tests {
+			return nil, &ExprError{Expr: expr, Offset: n.offset, Msg: fmt.Sprintf("has() tests a field of a map, and %s is a parameter's name: write '%s' in params to ask whether it is set", n.candidates[0], n.candidates[0])}
+		}
+	}
 	return c, nil
 }
 
@@ -165,6 +173,21 @@ func collectNames(e ast.Expr, info *ast.SourceInfo, bound map[string]bool, out *
 			parts = append([]string{cur.AsSelect().FieldName()}, parts...)
 			cur = cur.AsSelect().Operand()
 		}
+		test := cur.Kind() == ast.SelectKind // has(a.b)
+		if test {
+			// Its operand is what has() looks into. (Walking cur
+			// itself again never ended.)
+			parts = append([]string{cur.AsSelect().FieldName()}, parts...)
+			cur = cur.AsSelect().Operand()
+			for cur.Kind() == ast.SelectKind && !cur.AsSelect().IsTestOnly() {
+				parts = append([]string{cur.AsSelect().FieldName()}, parts...)
+				cur = cur.AsSelect().Operand()
+			}
+		}
+		if cur.Kind() != ast.IdentKind {
+			collectNames(cur, info, bound, out)
+			return
+		}
 		if cur.Kind() != ast.IdentKind {
 			collectNames(cur, info, bound, out)
 			return
@@ -174,7 +197,7 @@ func collectNames(e ast.Expr, info *ast.SourceInfo, bound map[string]bool, out *
 			return
 		}
 		chain := append([]string{root}, parts...)
-		ref := nameRef{offset: int(info.GetStartLocation(cur.ID()).Column())}
+		ref := nameRef{offset: int(info.GetStartLocation(cur.ID()).Column()), tests: test}
 		for i := len(chain); i > 0; i-- {
 			ref.candidates = append(ref.candidates, strings.Join(chain[:i], "."))
 		}

@@ -8,7 +8,8 @@ func FuzzExpand(f *testing.F) {
 	for _, s := range []string{
 		"plain", "${a}", "${db:host}", "${x/base64/json}", "#{a + 1}", "#{ {'k': '}'}['k'] }",
 		"$${x} ##{y}", "${", "#{", "#{'", "#{[1,2].map(x, x * a)}", "${a/unbase64}", "#{params['a']}",
-		"#{outputs['c']['o']}", "#{a.b.c}", "${a}${b}#{c}",
+		"#{outputs['c']['o']}", "#{a.b.c}", "${a}${b}#{c}", "#{has(a.b)}", "#{has(params.a)}",
+		"#{[{'k': 1}].exists(x, has(x.k))}", "#{cel.bind(y, a, has(y.z))}",
 	} {
 		f.Add(s)
 	}

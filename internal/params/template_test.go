@@ -110,6 +110,15 @@ func TestEval(t *testing.T) {
 		{"${word/unbase64}", "", "not base64 of text"},
 		{"${nul/unbase64}", "", "not base64 of text"},
 		{"${b64raw/unbase64}", "hello", ""},
+		// has() looks into maps; whether a parameter is set is asked of
+		// params (has(db.host) made the name walk recurse without end).
+		{"#{has(db.host)}", "", "has() tests a field of a map, and db.host is a parameter's name: write 'db.host' in params"},
+		{"#{has(db.nope)}", "", "write 'db.nope' in params"},
+		{"#{'db.host' in params}", "true", ""},
+		{"#{'db.nope' in params}", "false", ""},
+		{"#{[{'k': 1}].exists(x, has(x.k))}", "true", ""},
+		{"#{has({'k': {'j': 1}}.k.j)}", "true", ""},
+		{"#{has({'k': 1}.j)}", "false", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
