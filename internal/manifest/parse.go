@@ -128,9 +128,11 @@ func firstRune(file string, data []byte, bad func(r rune, size int, at int) stri
 var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): `)
 
 // maxPrecise bounds the files whose syntax errors are located by a second,
-// slower parser (goccy/go-yaml, about a second per MiB): go.yaml.in/yaml/v3
-// names only a line, and for an unclosed bracket the line where it opened.
-const maxPrecise = 1 << 20
+// slower parser (goccy/go-yaml): go.yaml.in/yaml/v3 names only a line, and
+// for an unclosed bracket the line where it opened. goccy's time grows with
+// the square of a mapping's keys that have no value: a 1 MiB file of them
+// took 41 s and 1.2 GB; at 64 KiB, a fraction of a second.
+const maxPrecise = 64 << 10
 
 // syntaxDiagnostic locates a syntax error. For a file of up to maxPrecise
 // bytes, goccy's parser gives line and column and its own wording; for a
