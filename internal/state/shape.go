@@ -259,7 +259,15 @@ func shapeError(path string, probs []shapeProblem) error {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s:%d:%d: the state is not valid: ", path, p.line, p.col)
+		switch {
+		case p.col > 0:
+			fmt.Fprintf(&b, "%s:%d:%d: ", path, p.line, p.col)
+		case p.line > 0:
+			fmt.Fprintf(&b, "%s:%d: ", path, p.line)
+		case path != "":
+			fmt.Fprintf(&b, "%s: ", path)
+		}
+		b.WriteString("the state is not valid: ")
 		if p.field != "" {
 			b.WriteString(p.field + ": ")
 		}
