@@ -42,8 +42,20 @@ func init() {
 	if os.Getenv(childEnv) != "1" {
 		return
 	}
-	os.Exit(childMain(os.Stdin, os.Stdout))
+	// Requests come on descriptor 3 and results go out on 4, not on stdin
+	// and stdout: a template that reads /dev/stdin (spiff's read) or
+	// writes /dev/stdout would take a request or break a result. Neither
+	// is for the commands spiff runs.
+	syscall.CloseOnExec(requestFD)
+	syscall.CloseOnExec(resultFD)
+	os.Exit(childMain(os.NewFile(requestFD, "spiff requests"), os.NewFile(resultFD, "spiff results")))
 }
+
+// The descriptors of a child's requests and results (cmd.ExtraFiles).
+const (
+	requestFD = 3
+	resultFD  = 4
+)
 
 // childMain serves requests, one after another: a JSON array of jobs in,
 // a JSON array of results out (one line each), until in ends.
@@ -151,6 +163,7 @@ func jobNames(jobs []Job) string {
 type spiffChild struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
+	out    io.Closer
 	dec    *json.Decoder
 	stderr *head
 }
@@ -215,17 +228,29 @@ func startChild() (*spiffChild, error) {
 		childEnv+"_PARENT="+strconv.Itoa(os.Getpid()),
 		"GOMEMLIMIT="+strconv.FormatUint(EvalMemory/2, 10))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	in, err := cmd.StdinPipe()
+	reqR, reqW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("start a spiff child: %w", err)
 	}
-	out, err := cmd.StdoutPipe()
+	resR, resW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		reqR.Close()
+		reqW.Close()
+		return nil, fmt.Errorf("start a spiff child: %w", err)
 	}
-	c := &spiffChild{cmd: cmd, in: in, dec: json.NewDecoder(out), stderr: &head{n: 4096}}
+	// Its stdin and stdout are /dev/null: requests and results go by
+	// descriptors of their own (requestFD, resultFD).
+	cmd.ExtraFiles = []*os.File{reqR, resW}
+	c := &spiffChild{cmd: cmd, in: reqW, out: resR, dec: json.NewDecoder(resR), stderr: &head{n: 4096}}
 	cmd.Stderr = c.stderr
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The child has its ends; the parent keeps only its own, so that the
+	// child's exit ends the results.
+	reqR.Close()
+	resW.Close()
+	if err != nil {
+		reqW.Close()
+		resR.Close()
 		return nil, fmt.Errorf("start a spiff child: %w", err)
 	}
 	return c, nil
@@ -275,6 +300,7 @@ func (c *spiffChild) stop() {
 		_ = c.cmd.Process.Kill()
 	}
 	_ = c.cmd.Wait()
+	_ = c.out.Close()
 }
 
 // childFailure says why a child died: the bounds show in its last words.

@@ -171,3 +171,24 @@ func TestPartialRunsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateStdinIsNotTheRequests: a template that reads /dev/stdin or
+// writes /dev/stdout meets /dev/null, not the child's requests and
+// results: it took the next request and hung for the whole timeout.
+func TestEvaluateStdinIsNotTheRequests(t *testing.T) {
+	defer func(d time.Duration) { EvalTimeout = d }(EvalTimeout)
+	EvalTimeout = time.Minute
+	for _, tmpl := range []string{
+		"x: (( read(\"/dev/stdin\") ))\n",
+		"x: (( write(\"/dev/stdout\", \"[oops]\") ))\n",
+	} {
+		_, err := Evaluate(context.Background(), []Job{{Template: Doc{Name: "t.yaml", Data: []byte(tmpl)}}})
+		if err != nil && strings.Contains(err.Error(), "took longer") {
+			t.Fatalf("%q: %v", tmpl, err)
+		}
+		res, err := Evaluate(context.Background(), []Job{{Template: Doc{Name: "t.yaml", Data: []byte("a: 1\n")}}})
+		if err != nil || string(res[0].JSON) != `{"a":1}` {
+			t.Fatalf("after %q: %v %v", tmpl, res, err)
+		}
+	}
+}
