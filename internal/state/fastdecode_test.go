@@ -15,11 +15,11 @@ import (
 
 // goccyDecode is what Decode did before decodeFast: goccy alone, without the
 // checks that follow it.
-func goccyDecode(data []byte) (*State, error) { return decodeGoccy(data) }
+func goccyDecode(data []byte) (*State, error) { return decodeYAML(data) }
 
 // oldDecode is Decode as it was: goccy, then the same checks.
 func oldDecode(path string, data []byte) (*State, error) {
-	s, err := decodeGoccy(data)
+	s, err := decodeYAML(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s", positioned(path, yaml.FormatError(err, false, false)))
 	}

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -26,10 +25,6 @@ func ReadFile(path string) (*State, error) {
 // anything else (a hand edit) with goccy, whose messages point at the fault.
 func Decode(path string, data []byte) (*State, error) {
 	s, err := decodeDoc(data)
-	var large *largeStateError
-	if errors.As(err, &large) {
-		return nil, shapeError(path, large.probs)
-	}
 	if err != nil {
 		if probs := shapeProblems(data); agrees(probs, err.Error()) {
 			return nil, shapeError(path, probs)
@@ -39,18 +34,9 @@ func Decode(path string, data []byte) (*State, error) {
 	return checked(path, s)
 }
 
-// decodeYAML parses a state document decodeFast does not take (a hand
-// edit): with goccy, whose messages point at the fault, up to maxGoccy;
-// past it, as goccy's time and memory grow too fast, with decodeLarge.
-func decodeYAML(data []byte) (*State, error) {
-	if len(data) > maxGoccy {
-		return decodeLarge(data)
-	}
-	return decodeGoccy(data)
-}
-
-// decodeGoccy parses a state document with goccy.
-func decodeGoccy(data []byte) (s *State, err error) {
+// decodeYAML parses a state document with goccy, the one parser of every
+// document decodeFast does not take.
+func decodeYAML(data []byte) (s *State, err error) {
 	defer func() {
 		// goccy fails on some hand edits: a tag on an anchored list
 		// (secretOutputs: &x !t) took it down with a nil dereference.

@@ -202,10 +202,6 @@ func decodeDoc(data []byte) (*State, error) {
 		return s, nil
 	}
 	s, err := decodeYAML(data)
-	var large *largeStateError
-	if errors.As(err, &large) {
-		return nil, err
-	}
 	if err != nil {
 		return nil, errors.New(yaml.FormatError(err, false, false))
 	}

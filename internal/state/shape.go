@@ -259,15 +259,7 @@ func shapeError(path string, probs []shapeProblem) error {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		switch {
-		case p.col > 0:
-			fmt.Fprintf(&b, "%s:%d:%d: ", path, p.line, p.col)
-		case p.line > 0:
-			fmt.Fprintf(&b, "%s:%d: ", path, p.line)
-		case path != "":
-			fmt.Fprintf(&b, "%s: ", path)
-		}
-		b.WriteString("the state is not valid: ")
+		fmt.Fprintf(&b, "%s:%d:%d: the state is not valid: ", path, p.line, p.col)
 		if p.field != "" {
 			b.WriteString(p.field + ": ")
 		}

@@ -1,12 +1,10 @@
 package state
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/goccy/go-yaml"
-	"github.com/google/go-cmp/cmp"
 )
 
 func TestDecodeNamesEveryShapeProblem(t *testing.T) {
@@ -96,85 +94,6 @@ func FuzzShapeProblems(f *testing.F) {
 		}
 		if agrees(probs, yaml.FormatError(derr, false, false)) && !strings.HasPrefix(msg, "f.state:") {
 			t.Fatalf("Decode(%q) = %s, not the shape's problems %v", data, msg, probs)
-		}
-	})
-}
-
-// TestDecodeLargeReadsWhatGoccyReads: every state of the fast decoder's
-// table, edited by hand (a comment), reads the same with decodeLarge as
-// with goccy.
-func TestDecodeLargeReadsWhatGoccyReads(t *testing.T) {
-	for name, s := range fastTable() {
-		t.Run(name, func(t *testing.T) {
-			data := append([]byte("# edited by hand\n"), mustEncode(t, s)...)
-			want, err := decodeGoccy(data)
-			if err != nil {
-				t.Fatalf("goccy: %v", err)
-			}
-			got, err := decodeLarge(data)
-			if err != nil {
-				t.Fatalf("decodeLarge: %v", err)
-			}
-			if diff := cmp.Diff(want, got, sameState); diff != "" {
-				t.Fatalf("(-goccy +large):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestDecodeLargeNamesEveryProblem: a hand-edited state past maxGoccy is
-// told in the same words, without values, and a comment alone changes
-// nothing.
-func TestDecodeLargeNamesEveryProblem(t *testing.T) {
-	data := mustEncode(t, stateOf1000())
-	if len(data) <= maxGoccy {
-		t.Fatalf("the state is %d bytes, not past maxGoccy", len(data))
-	}
-	commented := append([]byte("# edited by hand\n"), data...)
-	if _, err := Decode("s.state", commented); err != nil {
-		t.Fatalf("a comment: %v", err)
-	}
-	lines := strings.Split(string(commented), "\n")
-	var order int
-	for i, l := range lines {
-		if strings.HasPrefix(l, "    order: ") {
-			order = i
-			break
-		}
-	}
-	lines[order] = "    order: hunter2secret\n    colour: red"
-	_, err := Decode("s.state", []byte(strings.Join(lines, "\n")))
-	if err == nil {
-		t.Fatal("decoded")
-	}
-	want := []string{
-		fmt.Sprintf("s.state:%d:12: the state is not valid: components.", order+1),
-		fmt.Sprintf("s.state:%d:5: the state is not valid: components.", order+2),
-	}
-	got := strings.Split(err.Error(), "\n")
-	if len(got) != 2 || !strings.HasPrefix(got[0], want[0]) || !strings.HasSuffix(got[0], ".order: expected an integer, got a string") ||
-		!strings.HasPrefix(got[1], want[1]) || !strings.HasSuffix(got[1], `: unknown field "colour"`) {
-		t.Fatalf("got\n%s\nwant lines starting\n%s", err, strings.Join(want, "\n"))
-	}
-	if strings.Contains(err.Error(), "hunter2") {
-		t.Fatalf("the error quotes the value: %s", err)
-	}
-}
-
-// FuzzDecodeLarge: the reader of large hand-edited states never fails in
-// a panic, and its messages do not speak of Go types.
-func FuzzDecodeLarge(f *testing.F) {
-	f.Add([]byte("version: 1\nstack: s\ncomponents:\n  a: {status: deployed, order: 0, plugins: [{name: n, config: {x: [1, 1e+21]}}]}\n"))
-	f.Add([]byte("version: 1\nfoo: [1, {a: b}]\ncomponents: 5\n"))
-	f.Add([]byte("components:\n  a: &x {status: deployed}\n  b: *x\n  a: {}\n"))
-	f.Add([]byte("updated: '2026-01-02T03:04:05Z'\nsecretOutputs: !t [a]\n---\nx: 1\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > 4096 {
-			return
-		}
-		_, err := decodeLarge(data)
-		if err != nil && (strings.Contains(err.Error(), "Go struct") || strings.Contains(err.Error(), "cannot unmarshal")) {
-			t.Fatalf("decodeLarge(%q): %s", data, err)
 		}
 	})
 }
