@@ -15,8 +15,9 @@ import (
 // anything. decodeFast reads the document as Encode writes it, and nothing
 // else: block style, two-space indents, fields in the encoder's order, no
 // duplicate keys, strings plain (as plainSafe allows) or double-quoted with
-// the escapes strconv.Quote writes. At the first thing it does not expect — a
-// comment, a flow collection, an anchor, a field it does not know, a scalar
+// the escapes strconv.Quote writes, and blank lines and lines of comment
+// anywhere. At the first thing it does not expect — a comment after a
+// value, a flow collection, an anchor, a field it does not know, a scalar
 // the encoder would not write — it gives up, and Decode reads the document
 // with goccy, whose errors and positions stay those of every bad file.
 //
@@ -86,23 +87,34 @@ func (s *stack[T]) pop(from int) []T {
 	return l
 }
 
-// load reads the line at pos.
+// load reads the line at pos, passing over blank lines and lines that
+// are a comment: the usual hand edit of a state ("# restored from the
+// backup of …") keeps it on this path. (The encoder writes no block
+// scalars, whose lines these could be; a comment after a value is not
+// passed over: the value is no longer one plainSafe allows.)
 func (p *fastParser) load() {
-	if p.pos >= len(p.src) {
-		p.ind, p.text = -1, ""
+	for {
+		if p.pos >= len(p.src) {
+			p.ind, p.text = -1, ""
+			return
+		}
+		rest := p.src[p.pos:]
+		n := strings.IndexByte(rest, '\n')
+		if n < 0 {
+			p.ind, p.text = -2, ""
+			return
+		}
+		i := 0
+		for i < n && rest[i] == ' ' {
+			i++
+		}
+		if text := rest[i:n]; text == "" || text[0] == '#' {
+			p.pos += n + 1
+			continue
+		}
+		p.ind, p.text, p.eol = i, rest[i:n], p.pos+n
 		return
 	}
-	rest := p.src[p.pos:]
-	n := strings.IndexByte(rest, '\n')
-	if n < 0 {
-		p.ind, p.text = -2, ""
-		return
-	}
-	i := 0
-	for i < n && rest[i] == ' ' {
-		i++
-	}
-	p.ind, p.text, p.eol = i, rest[i:n], p.pos+n
 }
 
 // next moves to the next line. Only called on a line that was matched.
