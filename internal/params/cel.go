@@ -128,7 +128,7 @@ func compileUncached(expr string) (*compiled, error) {
 	collectNames(parsed.NativeRep().Expr(), parsed.NativeRep().SourceInfo(), map[string]bool{}, &c.names)
 	for _, n := range c.names {
 		if n.tests {
-			return nil, &ExprError{Expr: expr, Offset: n.offset, Msg: fmt.Sprintf("has() tests a field of a map, and %s is a parameter's name: write '%s' in params to ask whether it is set", n.candidates[0], n.candidates[0])}
+			return nil, &ExprError{Expr: expr, Offset: n.offset, Msg: fmt.Sprintf("has() tests a field of a map, not whether a parameter is set: for that, write '%s' in params", n.candidates[0])}
 		}
 	}
 	return c, nil
@@ -185,10 +185,7 @@ func collectNames(e ast.Expr, info *ast.SourceInfo, bound map[string]bool, out *
 			}
 		}
 		if cur.Kind() != ast.IdentKind {
-			collectNames(cur, info, bound, out)
-			return
-		}
-		if cur.Kind() != ast.IdentKind {
+			// A proper part of e: each call walks a smaller tree.
 			collectNames(cur, info, bound, out)
 			return
 		}

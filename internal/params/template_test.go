@@ -112,7 +112,7 @@ func TestEval(t *testing.T) {
 		{"${b64raw/unbase64}", "hello", ""},
 		// has() looks into maps; whether a parameter is set is asked of
 		// params (has(db.host) made the name walk recurse without end).
-		{"#{has(db.host)}", "", "has() tests a field of a map, and db.host is a parameter's name: write 'db.host' in params"},
+		{"#{has(db.host)}", "", "has() tests a field of a map, not whether a parameter is set: for that, write 'db.host' in params"},
 		{"#{has(db.nope)}", "", "write 'db.nope' in params"},
 		{"#{'db.host' in params}", "true", ""},
 		{"#{'db.nope' in params}", "false", ""},
