@@ -227,7 +227,9 @@ func startChild() (*spiffChild, error) {
 		childEnv+"_MEMORY="+strconv.FormatUint(EvalMemory, 10),
 		childEnv+"_PARENT="+strconv.Itoa(os.Getpid()),
 		"GOMEMLIMIT="+strconv.FormatUint(EvalMemory/2, 10))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A group of its own: stopping it stops the commands a template runs
+	// (exec, pipe), which would go on alone after a timeout.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start a spiff child: %w", err)
@@ -279,7 +281,7 @@ func (c *spiffChild) serve(ctx context.Context, req []byte, timeout time.Duratio
 	case a := <-done:
 		if a.err != nil {
 			c.stop()
-			return nil, childFailure(a.err, c.stderr.String())
+			return nil, childFailure(a.err, c.cmd.ProcessState, c.stderr.String())
 		}
 		return a.results, nil
 	case <-timer.C:
@@ -297,6 +299,7 @@ func (c *spiffChild) serve(ctx context.Context, req []byte, timeout time.Duratio
 func (c *spiffChild) stop() {
 	_ = c.in.Close()
 	if c.cmd.Process != nil {
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 		_ = c.cmd.Process.Kill()
 	}
 	_ = c.cmd.Wait()
@@ -304,7 +307,7 @@ func (c *spiffChild) stop() {
 }
 
 // childFailure says why a child died: the bounds show in its last words.
-func childFailure(err error, stderr string) error {
+func childFailure(err error, ended *os.ProcessState, stderr string) error {
 	switch {
 	case bytes.Contains([]byte(stderr), []byte("stack exceeds")):
 		return errors.New("spiff evaluation recursed too deep (a template calling itself without end?); stopped at the stack bound")
@@ -315,6 +318,14 @@ func childFailure(err error, stderr string) error {
 	first := stderr
 	if i := bytes.IndexByte([]byte(first), '\n'); i > 0 {
 		first = first[:i]
+	}
+	if ended != nil && !ended.Success() {
+		// It died (killed from outside, a crash): say how, not only
+		// that its answer ended.
+		err = fmt.Errorf("%w (the spiff process %s)", err, ended)
+	}
+	if first == "" {
+		return fmt.Errorf("spiff evaluation failed: %v", err)
 	}
 	return fmt.Errorf("spiff evaluation failed: %v: %s", err, first)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -190,5 +191,37 @@ func TestEvaluateStdinIsNotTheRequests(t *testing.T) {
 		if err != nil || string(res[0].JSON) != `{"a":1}` {
 			t.Fatalf("after %q: %v %v", tmpl, res, err)
 		}
+	}
+}
+
+// TestEvaluateTimeoutStopsCommands: a template's command that outlives the
+// bound is stopped with its child (it went on alone).
+func TestEvaluateTimeoutStopsCommands(t *testing.T) {
+	defer func(d time.Duration) { EvalTimeout = d }(EvalTimeout)
+	EvalTimeout = time.Second
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	tmpl := fmt.Sprintf("x: (( exec(\"sh\", \"-c\", \"echo $$ > %s; exec sleep 60\") ))\n", pidFile)
+	_, err := Evaluate(context.Background(), []Job{{Template: Doc{Name: "t.yaml", Data: []byte(tmpl)}}})
+	if err == nil || !strings.Contains(err.Error(), "took longer") {
+		t.Fatalf("got %v", err)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the command did not start: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Killed, it may stay a zombie until init reaps it: gone or a zombie.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command %d still runs", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
