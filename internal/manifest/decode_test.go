@@ -263,6 +263,7 @@ func TestSyntaxErrorsArePositioned(t *testing.T) {
 		{"a NUL in a comment", "a: 1\n# x\x00\n", "x.yaml:2:4: invalid YAML: control character U+0000 is not allowed"},
 		{"a control character in a value", "a: 1\nb: {c: d\x01}\n", "x.yaml:2:9: invalid YAML: control character U+0001"},
 		{"a control character after old Mac line ends", "a: 1\rb: 2\rc: \"x\x01\"\r", "x.yaml:3:6: invalid YAML: control character U+0001"},
+		{"an alias of no anchor", "a: &bx 1\nc: [*bx, *bx]\nd: *b\n", "x.yaml:3:4: invalid YAML: the alias *b names no anchor (&b) written before it"},
 		{"DEL after multibyte text", "a: \"é\x7f\"\n", "x.yaml:1:6: invalid YAML: control character U+007F"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

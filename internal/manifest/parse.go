@@ -143,6 +143,11 @@ func syntaxDiagnostic(file string, data []byte, err error) Diagnostic {
 			return d
 		}
 	}
+	if m := unknownAnchor.FindStringSubmatch(err.Error()); m != nil {
+		if d, ok := aliasPlace(file, data, m[1]); ok {
+			return d
+		}
+	}
 	if len(data) <= maxPrecise {
 		if gerr := goccyParse(data); gerr != nil {
 			var ye goccyyaml.Error
@@ -161,6 +166,33 @@ func syntaxDiagnostic(file string, data []byte, err error) Diagnostic {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
 	return Diagnostic{Pos: pos, Msg: "invalid YAML: " + msg}
+}
+
+// unknownAnchor is the parser's message for an alias of no anchor, which
+// names no line (and goccy's parser lets it pass).
+var unknownAnchor = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
+
+// aliasPlace reports the first alias *name in data, where it is.
+func aliasPlace(file string, data []byte, name string) (Diagnostic, bool) {
+	alias := []byte("*" + name)
+	for from := 0; ; {
+		i := bytes.Index(data[from:], alias)
+		if i < 0 {
+			return Diagnostic{}, false
+		}
+		at, end := from+i, from+i+len(alias)
+		// The whole name: an alias ends at a space, a line's end or a
+		// flow indicator.
+		if end == len(data) || bytes.IndexByte([]byte(" \t\r\n,]}"), data[end]) >= 0 {
+			return firstRune(file, data, func(_ rune, _ int, i int) string {
+				if i == at {
+					return fmt.Sprintf("invalid YAML: the alias *%s names no anchor (&%s) written before it", name, name)
+				}
+				return ""
+			})
+		}
+		from = end
+	}
 }
 
 // goccyParse is goccy's parser's verdict on data, none when it fails in a
