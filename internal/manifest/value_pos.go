@@ -65,7 +65,7 @@ func fieldValuePos(n *Node, path string, at Pos) (Pos, bool) {
 				end = len(path)
 			}
 			e := n.entry(path[:end])
-			if e == nil || n == root && e.KeyPos == at {
+			if e == nil || e.Value == nil || n == root && e.KeyPos == at {
 				// Not written here, or about a key of the document itself:
 				// an unknown field at the top is named by its key, and the
 				// document is where its first key is.
