@@ -542,6 +542,10 @@ func (m *lazyMap) Contains(key ref.Val) ref.Val {
 	return types.Bool(err == nil)
 }
 
+// IsSet is has()'s question (has(params.x)): whether the key names
+// something, like Contains, without the lookup's failure.
+func (m *lazyMap) IsSet(key ref.Val) ref.Val { return m.Contains(key) }
+
 func (m *lazyMap) ConvertToNative(reflect.Type) (any, error) {
 	return nil, errors.New("parameter lookups cannot be converted")
 }

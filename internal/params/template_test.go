@@ -116,6 +116,8 @@ func TestEval(t *testing.T) {
 		{"#{has(db.nope)}", "", "write 'db.nope' in params"},
 		{"#{'db.host' in params}", "true", ""},
 		{"#{'db.nope' in params}", "false", ""},
+		{"#{has(params.nope)}", "false", ""},
+		{"#{has(params.secret)}", "true", ""},
 		{"#{[{'k': 1}].exists(x, has(x.k))}", "true", ""},
 		{"#{has({'k': {'j': 1}}.k.j)}", "true", ""},
 		{"#{has({'k': 1}.j)}", "false", ""},
