@@ -103,6 +103,25 @@ func (t *Template) Eval(r Resolver) (string, error) {
 	return b.String(), nil
 }
 
+// Check parses a value and compiles its expressions without evaluating
+// anything: a plan finds a mistake in a value it expands only when the
+// component runs (a kubernetes manifest's strings) before anything runs.
+func Check(src string) error {
+	t, err := Parse(src)
+	if err != nil {
+		return err
+	}
+	for _, p := range t.Parts {
+		if p.Kind != Expr {
+			continue
+		}
+		if _, err := compile(p.Text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Expand parses and evaluates a value in one go.
 func Expand(src string, r Resolver) (string, error) {
 	t, err := Parse(src)

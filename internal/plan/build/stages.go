@@ -79,11 +79,23 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 		return nil, nil
 	case fact.Err != "":
 		// The plugin reports every problem of the inputs, one a line:
-		// each is an error of its own.
+		// each is an error of its own, with the lines of an expression's
+		// caret ("  | ") that follow it.
+		at := cp.pos
+		if s.Pos.File != "" {
+			at = s.Pos
+		}
+		var problems []string
 		for _, e := range strings.Split(fact.Err, "\n") {
-			if e = strings.TrimSpace(e); e != "" {
-				b.diags.Errorf(cp.pos, "", "component %s: plugin %s: %s", name, s.Title(), e)
+			switch {
+			case strings.HasPrefix(e, "  | ") && len(problems) > 0:
+				problems[len(problems)-1] += "\n" + e
+			case strings.TrimSpace(e) != "":
+				problems = append(problems, strings.TrimSpace(e))
 			}
+		}
+		for _, e := range problems {
+			b.diags.Errorf(at, "", "component %s: plugin %s: %s", name, s.Title(), e)
 		}
 		return nil, nil
 	}

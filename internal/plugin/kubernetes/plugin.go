@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
@@ -22,6 +23,11 @@ func (manifests) plan(req plugin.StagesRequest) (*planned, error) {
 		return nil, err
 	}
 	objs, err := load(req.Dir, cfg, nil)
+	if err == nil {
+		// The strings are expanded when the component runs: their
+		// mistakes are found now, before anything runs.
+		err = checkRefs(req.Dir, cfg)
+	}
 	return &planned{objs: objs, upgrade: Upgrading(req.Recorded)}, err
 }
 
@@ -62,4 +68,12 @@ func reachable(ctx context.Context, env []string) error {
 		return fmt.Errorf("no kubeconfig reaches a cluster (%v)", err)
 	}
 	return nil
+}
+
+// checkRefs reads the manifests again with every string's references and
+// expressions parsed and compiled, not evaluated: the mistakes a deploy
+// would meet when it expands them, each at its line and column.
+func checkRefs(dir string, cfg config) error {
+	_, err := load(dir, cfg, func(s string) (string, error) { return s, params.Check(s) })
+	return err
 }
