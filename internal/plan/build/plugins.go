@@ -106,6 +106,9 @@ func (b *builder) checkArgumentRefs(cp *compPlan, specs []*plugin.Spec) {
 		switch x := v.(type) {
 		case string:
 			t, err := params.Parse(x)
+			if err == nil {
+				err = params.Check(x) // its expressions compile
+			}
 			if err != nil {
 				b.diags.Errorf(at, "", "component %s: plugin argument %q: %v", name, x, err)
 				return
