@@ -207,7 +207,7 @@ func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded
 // .template or .gotemplate suffix (rendering it would overwrite it). Every
 // problem, joined. A folder templates.directories names that is not there
 // is left to the run (a checkout may bring it; manifests list a folder per
-// cloud).
+// cloud). A curly template's text is parsed and its expressions compiled.
 func CheckTemplates(dir string, t *manifest.Templates) error {
 	if t == nil {
 		return nil
@@ -226,10 +226,50 @@ func CheckTemplates(dir string, t *manifest.Templates) error {
 		for _, f := range paths {
 			if _, err := OutputName(f); err != nil {
 				errs = append(errs, err)
+				continue
+			}
+			if KindOf(f, target.Kind) == TemplateCurly {
+				errs = append(errs, checkCurly(f)...)
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkCurly parses a curly template and compiles its expressions, as a
+// render does first: a mistake of its text is found before anything runs,
+// at its line and column. A file that cannot be read is the render's to
+// report.
+func checkCurly(path string) []error {
+	data, err := readTemplate(path)
+	if err != nil {
+		return nil
+	}
+	src := string(data)
+	t, err := params.Parse(src)
+	if err != nil {
+		var se *params.SyntaxError
+		if errors.As(err, &se) {
+			return []error{&TemplateError{Pos: posAt(path, src, se.Offset), Msg: se.Msg}}
+		}
+		return []error{err}
+	}
+	var errs []error
+	for _, p := range t.Parts {
+		if p.Kind != params.Expr {
+			continue
+		}
+		if err := params.Check("#{" + p.Text + "}"); err != nil {
+			// One line: the position says where, a caret would not.
+			msg := err.Error()
+			var ee *params.ExprError
+			if errors.As(err, &ee) {
+				msg = "#{" + ee.Expr + "}: " + ee.Msg
+			}
+			errs = append(errs, &TemplateError{Pos: posAt(path, src, p.Offset), Msg: msg})
+		}
+	}
+	return errs
 }
 
 // joined are the errors errors.Join made err of, or err alone.
