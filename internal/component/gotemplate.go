@@ -46,6 +46,24 @@ func renderGo(name, src string, exp *params.Expanded, r params.Resolver, lookup 
 	return out, nil
 }
 
+// checkGo parses a Go template as a render does first, with its functions
+// named, so that a mistake of its text is found before anything runs. A
+// file that cannot be read is the render's to report.
+func checkGo(path string) []error {
+	data, err := readTemplate(path)
+	if err != nil {
+		return nil
+	}
+	funcs := funcMap()
+	for _, name := range []string{"param", "output", "lookupfile", "lookupdir"} {
+		funcs[name] = func(...string) (string, error) { return "", nil }
+	}
+	if _, err := template.New(path).Option("missingkey=error").Funcs(funcs).Parse(string(data)); err != nil {
+		return []error{goTemplateError(path, err)}
+	}
+	return nil
+}
+
 // runGo parses a Go template with funcs (missing keys are errors) and runs
 // it with data under a fresh budget: every function is measured, loops and
 // template calls pay (instrument), and the text it renders is capped. The

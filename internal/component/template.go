@@ -207,7 +207,8 @@ func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded
 // .template or .gotemplate suffix (rendering it would overwrite it). Every
 // problem, joined. A folder templates.directories names that is not there
 // is left to the run (a checkout may bring it; manifests list a folder per
-// cloud). A curly template's text is parsed and its expressions compiled.
+// cloud). A curly template's text is parsed and its expressions compiled;
+// a Go template's text is parsed.
 func CheckTemplates(dir string, t *manifest.Templates) error {
 	if t == nil {
 		return nil
@@ -228,8 +229,11 @@ func CheckTemplates(dir string, t *manifest.Templates) error {
 				errs = append(errs, err)
 				continue
 			}
-			if KindOf(f, target.Kind) == TemplateCurly {
+			switch KindOf(f, target.Kind) {
+			case TemplateCurly:
 				errs = append(errs, checkCurly(f)...)
+			case TemplateGo:
+				errs = append(errs, checkGo(f)...)
 			}
 		}
 	}
