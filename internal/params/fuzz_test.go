@@ -2,8 +2,9 @@ package params
 
 import "testing"
 
-// FuzzExpand parses and evaluates arbitrary values: no panics, no hangs, and a
-// value without $ or # comes back unchanged.
+// FuzzExpand parses and evaluates arbitrary values: no panics, no hangs, a
+// value without $ or # comes back unchanged, and one Check refuses does not
+// evaluate.
 func FuzzExpand(f *testing.F) {
 	for _, s := range []string{
 		"plain", "${a}", "${db:host}", "${x/base64/json}", "#{a + 1}", "#{ {'k': '}'}['k'] }",
@@ -22,6 +23,10 @@ func FuzzExpand(f *testing.F) {
 		got, err := tm.Eval(r)
 		if err == nil && tm.IsLiteral() && got != tm.Parts[0].Text {
 			t.Fatalf("literal %q evaluated to %q", src, got)
+		}
+		// What the plan refuses, the run could not have evaluated.
+		if cerr := Check(src); cerr != nil && err == nil {
+			t.Fatalf("Check(%q) = %v, but it evaluates to %q", src, cerr, got)
 		}
 	})
 }
