@@ -7,6 +7,27 @@ import (
 	"github.com/gantry-dev/gantry/internal/params"
 )
 
+// checkMustache renders a mustache template with every name empty, as a
+// check of its text before anything runs (an unclosed tag or section): the
+// values are the run's. A file that cannot be read is the render's to
+// report.
+func checkMustache(path string) []error {
+	data, err := readTemplate(path)
+	if err != nil {
+		return nil
+	}
+	if _, err := renderMustache(path, string(data), emptyResolver{}); err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
+// emptyResolver resolves every name to nothing.
+type emptyResolver struct{}
+
+func (emptyResolver) Lookup(string) (string, error)         { return "", nil }
+func (emptyResolver) Output(string, string) (string, error) { return "", nil }
+
 // renderMustache renders the mustache subset that fits parameter values:
 // {{name}} and {{{name}}} / {{&name}} substitute (without HTML escaping: these
 // are configuration files, not web pages), {{#name}}…{{/name}} keeps its body

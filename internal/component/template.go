@@ -208,7 +208,8 @@ func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded
 // problem, joined. A folder templates.directories names that is not there
 // is left to the run (a checkout may bring it; manifests list a folder per
 // cloud). A curly template's text is parsed and its expressions compiled;
-// a Go template's text is parsed.
+// a Go template's text is parsed; a mustache template is rendered with
+// every name empty.
 func CheckTemplates(dir string, t *manifest.Templates) error {
 	if t == nil {
 		return nil
@@ -234,6 +235,8 @@ func CheckTemplates(dir string, t *manifest.Templates) error {
 				errs = append(errs, checkCurly(f)...)
 			case TemplateGo:
 				errs = append(errs, checkGo(f)...)
+			case TemplateMustache:
+				errs = append(errs, checkMustache(f)...)
 			}
 		}
 	}
