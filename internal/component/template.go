@@ -266,7 +266,7 @@ func checkCurly(path string) []error {
 		if p.Kind != params.Expr {
 			continue
 		}
-		if err := params.Check("#{" + p.Text + "}"); err != nil {
+		if err := params.CheckExpr(p.Text); err != nil {
 			// One line: the position says where, a caret would not.
 			msg := err.Error()
 			var ee *params.ExprError

@@ -111,15 +111,25 @@ func Check(src string) error {
 	if err != nil {
 		return err
 	}
+	return t.Check()
+}
+
+// Check compiles the template's expressions, the first error.
+func (t *Template) Check() error {
 	for _, p := range t.Parts {
-		if p.Kind != Expr {
-			continue
-		}
-		if _, err := compile(p.Text); err != nil {
-			return err
+		if p.Kind == Expr {
+			if err := CheckExpr(p.Text); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// CheckExpr compiles one expression (the text between #{ and }).
+func CheckExpr(expr string) error {
+	_, err := compile(expr)
+	return err
 }
 
 // Expand parses and evaluates a value in one go.

@@ -168,7 +168,7 @@ func ExpandComponent(in ComponentInput) (*Expanded, manifest.Diagnostics) {
 	for i := range in.Component.Parameters {
 		p := &in.Component.Parameters[i]
 		v := x.expand(p)
-		if v.Env != "" && v.Pending == "" && len(v.Env)+len("=")+len(v.Value) > MaxEnvEntry && len(v.Env)+len("=")+len(Trimmed(v.Value)) > MaxEnvEntry {
+		if v.Env != "" && v.Pending == "" && len(v.Env)+len("=")+len(Trimmed(v.Value)) > MaxEnvEntry {
 			// exec would refuse it with "argument list too long", naming
 			// neither the parameter nor the limit. No size: it may be a
 			// secret's.

@@ -28,9 +28,7 @@ type Selection struct {
 }
 
 // Narrows reports whether the selection leaves components out.
-func (s Selection) Narrows() bool { return s.narrows() }
-
-func (s Selection) narrows() bool {
+func (s Selection) Narrows() bool {
 	return len(s.Components) > 0 || s.Offset != "" || s.Limit != ""
 }
 

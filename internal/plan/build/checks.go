@@ -200,7 +200,7 @@ func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, f
 	for _, t := range texts {
 		tm, err := params.Parse(t)
 		if err == nil {
-			err = params.Check(t) // its expressions compile
+			err = tm.Check() // its expressions compile
 		}
 		if err != nil {
 			b.diags.Errorf(st.Pos, field, "%v", err)

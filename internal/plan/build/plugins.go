@@ -72,10 +72,7 @@ func (b *builder) lists(cp *compPlan) {
 				check(s.Children)
 				continue
 			}
-			at := cp.pos
-			if s.Pos.File != "" {
-				at = s.Pos // the entry in the component's manifest
-			}
+			at := cp.entryPos(s)
 			src, ok := b.f.Plugins[PluginKey{info.Dir, s.Name}]
 			switch {
 			case !ok:
@@ -107,7 +104,7 @@ func (b *builder) checkArgumentRefs(cp *compPlan, specs []*plugin.Spec) {
 		case string:
 			t, err := params.Parse(x)
 			if err == nil {
-				err = params.Check(x) // its expressions compile
+				err = t.Check() // its expressions compile
 			}
 			if err != nil {
 				b.diags.Errorf(at, "", "component %s: plugin argument %q: %v", name, x, err)
@@ -130,16 +127,23 @@ func (b *builder) checkArgumentRefs(cp *compPlan, specs []*plugin.Spec) {
 		}
 	}
 	for _, s := range specs {
-		at := cp.pos
-		if s.Pos.File != "" {
-			at = s.Pos
-		}
+		at := cp.entryPos(s)
 		for _, a := range s.Args {
 			refs(at, a)
 		}
 		refs(at, s.Config)
 		b.checkArgumentRefs(cp, s.Children)
 	}
+}
+
+// entryPos is where a plugin entry's problems are told: at the entry in
+// the component's manifest, else (a list the state recorded) at the
+// component.
+func (cp *compPlan) entryPos(s *plugin.Spec) manifest.Pos {
+	if s.Pos.File != "" {
+		return s.Pos
+	}
+	return cp.pos
 }
 
 func hasParameter(c *manifest.Component, name string) bool {

@@ -39,7 +39,7 @@ func (b *builder) selectPass() {
 	// Orphans are torn down only when the whole stack deploys, as
 	// teardown_orphans says; otherwise they are listed with the command
 	// that removes them (DESIGN 5: gantry plan always lists them).
-	if !b.opts.Selection.narrows() && (l.TeardownOrphans == "before" || l.TeardownOrphans == "after") {
+	if !b.opts.Selection.Narrows() && (l.TeardownOrphans == "before" || l.TeardownOrphans == "after") {
 		b.teardown = l.TeardownOrphans
 	} else {
 		b.p.Orphans = b.orphans

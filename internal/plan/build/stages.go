@@ -81,10 +81,7 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 		// The plugin reports every problem of the inputs, one a line:
 		// each is an error of its own, with the lines of an expression's
 		// caret ("  | ") that follow it.
-		at := cp.pos
-		if s.Pos.File != "" {
-			at = s.Pos
-		}
+		at := cp.entryPos(s)
 		var problems []string
 		for _, e := range strings.Split(fact.Err, "\n") {
 			switch {
