@@ -115,12 +115,13 @@ func (a *Validate) Run(ctx context.Context) (*Validated, error) {
 	if err := collect(st.LockParams(Terminal{}, true, pl.warnOnce, consequence)); err != nil {
 		return nil, err
 	}
-	// The plan needs a graph without cycles and the parameters locked; the
-	// components left out of a partial stack are reported already.
-	// A stack without the components elaborate left out would report
-	// problems of theirs in other words (an output nothing gives any
-	// more): the plan waits until the manifests are sound.
-	if st.elaborated && !st.graphBroken && st.Locked != nil {
+	// The plan needs a graph without cycles and the parameters locked. Of
+	// a partial stack (components whose manifests are broken left out) it
+	// reports what the components left have wrong in themselves: a name or
+	// a capability they miss may be one a component left out declares
+	// (elaborate.Result.Partial), so those wait until the manifests are
+	// sound. Errors in the stack's own files leave no plan to speak of.
+	if (st.elaborated || st.Res.Partial) && !st.graphBroken && st.Locked != nil {
 		if _, err := pl.build(build.Options{Verb: plan.VerbDeploy}, resolve.Options{Verbs: []string{plan.VerbDeploy}, Handler: true}); collect(err) != nil {
 			return nil, err
 		}

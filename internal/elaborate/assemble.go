@@ -126,7 +126,7 @@ func withoutBroken(res *Result, diags manifest.Diagnostics) *Result {
 	for _, d := range diags.Errors() {
 		broken[d.Pos.File] = true
 	}
-	gone := map[string]bool{}
+	gone, goneFiles := map[string]bool{}, map[string]bool{}
 	var refs []manifest.ComponentRef
 	var comps []*manifest.Component
 	for i, ref := range s.Components {
@@ -136,6 +136,9 @@ func withoutBroken(res *Result, diags manifest.Diagnostics) *Result {
 		}
 		if c == nil || broken[c.File] {
 			gone[ref.Name] = true
+			if c != nil {
+				goneFiles[c.File] = true
+			}
 			continue
 		}
 		refs = append(refs, ref)
@@ -143,6 +146,14 @@ func withoutBroken(res *Result, diags manifest.Diagnostics) *Result {
 	}
 	if len(gone) == 0 {
 		return res
+	}
+	res.Partial = true
+	for file := range broken {
+		if !goneFiles[file] {
+			// The stack's own files have errors too: what is left may
+			// miss anything.
+			res.Partial = false
+		}
 	}
 	keep := func(list []string) []string {
 		var out []string

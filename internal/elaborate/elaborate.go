@@ -51,6 +51,12 @@ type Result struct {
 	// say it was deployed with, where they live beside gantry's state (a
 	// sow landscape's state/<component>/SPEC-VERSION); "" is never set.
 	DeployedVersions map[string]string
+	// Partial says some components' manifests had errors and were left out
+	// (Options.Partial), and nothing else had any: the rest is a stack that
+	// can be planned, except that the names and capabilities the left-out
+	// manifests declare are unknown, so a reference that resolves to
+	// nothing here may resolve in the whole stack.
+	Partial bool
 
 	// spread and secretResources come from nested stacks (SpreadSource,
 	// SecretResources).

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // nodeDecoder is implemented by types with their own YAML shapes (steps, plugin
@@ -329,13 +330,18 @@ func (d *decoder) unknownField(e Entry, known []string, path string) {
 func suggest(s string, known []string) string {
 	best, bestDist := "", math.MaxInt
 	ls := strings.ToLower(s)
+	n := utf8.RuneCountInString(ls)
+	limit := max(1, len(s)/3)
 	for _, k := range known {
-		dist := editDistance(ls, strings.ToLower(k))
+		lk := strings.ToLower(k)
+		if d := utf8.RuneCountInString(lk) - n; d > limit || -d > limit {
+			continue // at least d edits away: not worth the distance
+		}
+		dist := editDistance(ls, lk)
 		if dist < bestDist {
 			best, bestDist = k, dist
 		}
 	}
-	limit := max(1, len(s)/3)
 	if bestDist <= limit {
 		return best
 	}

@@ -35,6 +35,8 @@ type ExprError struct {
 	Expr   string
 	Offset int // into Expr
 	Msg    string
+	// Unknown is the name nothing defines, when that is the error.
+	Unknown string
 }
 
 func (e *ExprError) Error() string {
@@ -301,7 +303,7 @@ func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 			break
 		}
 		if !found {
-			return "", &ExprError{Expr: expr, Offset: n.offset, Msg: (&UnknownError{Name: n.candidates[0]}).Error()}
+			return "", &ExprError{Expr: expr, Offset: n.offset, Msg: (&UnknownError{Name: n.candidates[0]}).Error(), Unknown: n.candidates[0]}
 		}
 	}
 	// The context stops a comprehension between steps (every 16th) once the

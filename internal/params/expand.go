@@ -25,6 +25,10 @@ type ComponentInput struct {
 	Outputs   *OutputIndex
 	// Provides is the space-separated list of capabilities known so far.
 	Provides string
+	// Open says the stack is partial (validate past broken manifests): a
+	// name nothing here declares may be declared by a part left out, so it
+	// waits as a pending output does instead of being an error.
+	Open bool
 }
 
 // Expanded is a component's parameters with their values.
@@ -217,9 +221,25 @@ func (x *expander) expand(p *manifest.Parameter) *Value {
 		v.Source = v.Pos.FileLine()
 		return v
 	}
+	if x.in.Open {
+		v.Pending, v.Source = leftOut, "output:"+leftOut
+		return v
+	}
 	x.diags.Errorf(v.Pos, "", "component %s: parameter %q has no value: it is not a stack parameter, an output of %s or an earlier component, and has no value or default here; add it to the stack's parameters or allow it to be empty with empty: allow",
 		x.name, p.Name, x.dependsText())
 	return v
+}
+
+// leftOut is what a value of a partial stack waits for when it names
+// something nothing declares (ComponentInput.Open).
+const leftOut = "(a component left out)"
+
+// unknownName reports whether err is about a name nothing defines, in a
+// ${...} or an expression.
+func unknownName(err error) bool {
+	var ue *UnknownError
+	var ee *ExprError
+	return errors.As(err, &ue) || errors.As(err, &ee) && ee.Unknown != ""
 }
 
 func (x *expander) dependsText() string {
@@ -235,6 +255,10 @@ func (x *expander) fail(v *Value, err error) {
 		v.Pending, v.Source = pe.Component, "output:"+pe.Component
 		return
 	}
+	if x.in.Open && unknownName(err) {
+		v.Pending, v.Source = leftOut, "output:"+leftOut
+		return
+	}
 	var be *BudgetError
 	if errors.As(err, &be) {
 		if x.overBudget {
@@ -244,7 +268,7 @@ func (x *expander) fail(v *Value, err error) {
 	}
 	var ue *UnknownError
 	if errors.As(err, &ue) && ue.Component == "" && ue.Suggestion == "" {
-		names := append([]string(nil), x.in.Locked.names...)
+		names := append(x.in.Outputs.declared(), x.in.Locked.names...)
 		for n := range x.locals {
 			names = append(names, n)
 		}

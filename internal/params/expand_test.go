@@ -125,6 +125,52 @@ func TestExpandErrors(t *testing.T) {
 	}
 }
 
+// TestExpandOpenScope: in a partial stack (ComponentInput.Open) a name
+// nothing declares may be declared by a component left out: it waits instead
+// of being an error, and the mistakes a value has in itself are still said.
+func TestExpandOpenScope(t *testing.T) {
+	l, diags := Lock(LockInput{Stack: stackFrom(t, "  - {name: known, value: k}\n"), Env: env(), DeploymentID: "id"})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	c := componentFrom(t, "app", `  - {name: missing}
+  - {name: plain, value: "${nope}"}
+  - {name: output, value: "${gone:url}"}
+  - {name: expr, value: "#{int(nope) + 1}"}
+  - {name: uses, value: "${plain}-${known}"}
+  - {name: fine, value: "${known}"}
+  - {name: syntax, value: "#{1 +}"}
+  - {name: unclosed, value: "${known"}
+`)
+	x := NewOutputIndex([]string{"app"})
+	for _, tc := range []struct {
+		open    bool
+		errors  []string // the parameters with an error
+		pending []string
+	}{
+		{open: false, errors: []string{"missing", "plain", "output", "expr", "syntax", "unclosed"}}, // uses: said at plain
+		{open: true, errors: []string{"syntax", "unclosed"}, pending: []string{"missing", "plain", "output", "expr", "uses"}},
+	} {
+		exp, diags := ExpandComponent(ComponentInput{Locked: l, Component: c, Outputs: x, Open: tc.open})
+		var errs, pending []string
+		for _, d := range diags.Errors() {
+			name, _, _ := strings.Cut(strings.TrimPrefix(d.Msg, `component app: parameter "`), `"`)
+			errs = append(errs, name)
+		}
+		for _, v := range exp.Values {
+			if v.Pending != "" {
+				pending = append(pending, v.Name)
+			}
+		}
+		if strings.Join(errs, " ") != strings.Join(tc.errors, " ") || strings.Join(pending, " ") != strings.Join(tc.pending, " ") {
+			t.Errorf("open=%v: errors %v, pending %v; want errors %v, pending %v\n%v", tc.open, errs, pending, tc.errors, tc.pending, diags.Err())
+		}
+		if got := exp.Get("fine").Value; got != "k" {
+			t.Errorf("open=%v: fine = %q, want k", tc.open, got)
+		}
+	}
+}
+
 // TestExpandValueToEmpty: a value or default that expands to nothing is the
 // value; only a parameter with neither must find one in scope.
 func TestExpandValueToEmpty(t *testing.T) {

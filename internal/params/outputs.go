@@ -1,6 +1,7 @@
 package params
 
 import (
+	"slices"
 	"sort"
 	"sync"
 )
@@ -64,6 +65,22 @@ func (x *OutputIndex) Declare(comp string, names []string) {
 		l[i] = p
 		x.byName[n] = l
 	}
+}
+
+// declared returns the plain output names some component declares, for
+// suggestions.
+func (x *OutputIndex) declared() []string {
+	if x == nil {
+		return nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	names := make([]string, 0, len(x.byName))
+	for n := range x.byName {
+		names = append(names, n)
+	}
+	slices.Sort(names) // the same suggestion among equally near ones
+	return names
 }
 
 // SetKind records a component's kind (its meta.kind). As in the Hub CLI, a

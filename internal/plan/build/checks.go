@@ -19,6 +19,9 @@ import (
 // environment does not (its tool is not on PATH), the state does not, and it
 // is not tuned optional.
 func (b *builder) checkRequirements(cp *compPlan) {
+	if b.res.Partial {
+		return // a component left out may provide it
+	}
 	name := cp.info.Name
 	for _, req := range cp.c.Requires {
 		if b.provides[req] || IsOptionalRequirement(b.res.Stack, req, name) || slices.Contains(cp.info.DroppedRequires, req) {
@@ -102,9 +105,15 @@ func (b *builder) checkParameters(cp *compPlan) {
 	if cp.evaluated != nil {
 		return // evaluate found no errors
 	}
-	_, ds := params.ExpandComponent(params.ComponentInput{Locked: b.in.Locked, Component: cp.c, Depends: cp.info.Depends,
-		Outputs: b.plannedOutputs(), Provides: b.providesString()})
+	_, ds := b.expand(cp, b.in.Locked, b.plannedOutputs(), b.providesString())
 	b.diags = append(b.diags, ds.Errors()...)
+}
+
+// expand expands the component's parameters as a plan sees them: in a
+// partial stack, a name nothing declares waits (params.ComponentInput.Open).
+func (b *builder) expand(cp *compPlan, locked *params.Locked, outputs *params.OutputIndex, provides string) (*params.Expanded, manifest.Diagnostics) {
+	return params.ExpandComponent(params.ComponentInput{Locked: locked, Component: cp.c, Depends: cp.info.Depends,
+		Outputs: outputs, Provides: provides, Open: b.res.Partial})
 }
 
 // plannedOutputs is the outputs index as a plan sees it: outputs of
@@ -132,8 +141,12 @@ func (b *builder) plannedOutputs() *params.OutputIndex {
 
 // knownNames tells whether a ${name} in a component's steps can resolve: a
 // parameter of the component or the stack, an output some component declares,
-// or an implicit parameter.
+// or an implicit parameter. In a partial stack (validate past broken
+// manifests) every name can: a component left out may declare it.
 func (b *builder) knownNames(c *manifest.Component) func(string) bool {
+	if b.res.Partial {
+		return func(string) bool { return true }
+	}
 	if b.stackNames == nil {
 		names := map[string]bool{"hub.deploymentId": true, "hub.stackName": true, "hub.componentName": true, "hub.provides": true}
 		for _, p := range b.res.Stack.Parameters {

@@ -689,7 +689,7 @@ func (b *builder) predictChange(cp *compPlan) (change *plan.Change, readsProvide
 // not expand.
 func (b *builder) changeOf(cp *compPlan, locked *params.Locked, provides string, exclude []string) (change *plan.Change, readsProvides, expandFailed bool) {
 	info := cp.info
-	exp, diags := params.ExpandComponent(params.ComponentInput{Locked: locked, Component: cp.c, Depends: info.Depends, Outputs: b.outputs, Provides: provides})
+	exp, diags := b.expand(cp, locked, b.outputs, provides)
 	if diags.HasErrors() {
 		return nil, false, true
 	}

@@ -114,7 +114,7 @@ func (b *builder) evaluateOne(cp *compPlan, out *evaluated, locked *params.Locke
 		return true
 	}
 	info := cp.info
-	if _, ds := params.ExpandComponent(params.ComponentInput{Locked: locked, Component: cp.c, Depends: info.Depends, Outputs: planned, Provides: provides}); ds.HasErrors() {
+	if _, ds := b.expand(cp, locked, planned, provides); ds.HasErrors() {
 		return false
 	}
 	// What predictAction asks predictChange for.

@@ -475,7 +475,11 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		}
 		visit = func(r params.Part) {
 			if r.Component != "" {
-				edge(r.Component, name, "uses "+r.Component+":"+r.Name)
+				// A component the stack does not have is the expansion's
+				// error to report ("there is no component …"), not a node.
+				if _, ok := position[r.Component]; ok {
+					edge(r.Component, name, "uses "+r.Component+":"+r.Name)
+				}
 				return
 			}
 			use(r.Name)
