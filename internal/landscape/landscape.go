@@ -201,7 +201,9 @@ func Open(ctx context.Context, root string, opts Options) (*Landscape, manifest.
 		return nil, diags
 	}
 	if len(res[0].Issues) > 0 {
-		return nil, append(diags, pos.diagnostics(res[0].Issues, "acre.yaml")...)
+		diags = append(diags, pos.diagnostics(res[0].Issues, "acre.yaml")...)
+		l.checkWithoutConfig(ctx, pos, &diags)
+		return nil, diags
 	}
 	l.Config = res[0].JSON
 	if len(l.Config) == 0 || string(l.Config) == "null" {
@@ -241,6 +243,53 @@ func Open(ctx context.Context, root string, opts Options) (*Landscape, manifest.
 		return nil, diags
 	}
 	return l, diags
+}
+
+// checkWithoutConfig reports, when the configuration (acre.yaml) cannot be
+// evaluated, what is wrong in the landscape regardless of it: names defined
+// twice, SPEC-VERSIONs that are no number, control files (component.yaml,
+// template.yaml, deployment.yaml, export.yaml) that are no YAML. Their
+// evaluation needs the configuration, so it waits until acre.yaml is mended:
+// it would report the configuration's absence in every file.
+func (l *Landscape) checkWithoutConfig(ctx context.Context, pos *positions, diags *manifest.Diagnostics) {
+	l.findProducts(l.RootProductDir(), mainProduct, nil, diags)
+	l.findComponents(diags)
+	l.findTemplates(diags)
+	var jobs []Job
+	var kinds []string
+	add := func(dir, file string) {
+		p := filepath.Join(dir, file)
+		if !isFile(p) {
+			return
+		}
+		data, err := readFile(p)
+		if err != nil {
+			diags.Errorf(manifest.Pos{File: p}, "", "read: %v", err)
+			return
+		}
+		jobs, kinds = append(jobs, Job{Template: Doc{Name: p, Data: data}, ParseOnly: true}), append(kinds, file)
+	}
+	for _, c := range l.Components {
+		for _, f := range []string{componentFile, deploymentFile, exportFile} {
+			add(c.Dir, f)
+		}
+	}
+	for _, t := range l.Templates {
+		for _, f := range []string{templateFile, deploymentFile, exportFile} {
+			add(t.Dir, f)
+		}
+	}
+	if len(jobs) == 0 {
+		return
+	}
+	results, err := Evaluate(ctx, jobs)
+	if err != nil {
+		diags.Errorf(manifest.Pos{File: l.Root}, "", "read the control files: %v", err)
+		return
+	}
+	for i, res := range results {
+		*diags = append(*diags, pos.diagnostics(res.Issues, kinds[i])...)
+	}
 }
 
 // findProducts records the product at dir and, recursively, the
