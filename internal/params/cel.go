@@ -46,6 +46,10 @@ func (e *ExprError) Error() string {
 type compiled struct {
 	prg   cel.Program
 	names []nameRef // identifier chains, for unknown-name checks and dependencies
+	// dotted are the beginnings of dotted names the expression reads
+	// through params (params.db.host: "db"), where a lookup that finds no
+	// parameter goes on to the rest of the name.
+	dotted map[string]bool
 }
 
 // nameRef is an identifier chain of an expression: a.b.c gives the candidates
@@ -56,6 +60,9 @@ type nameRef struct {
 	// tests is set for a chain inside has(): parameter names are not
 	// fields of maps (CEL reads has(db.host) as db.host's value).
 	tests bool
+	// params is set for a chain through the params map (params.db.host):
+	// its candidates are the beginnings of the name (db), not names.
+	params bool
 }
 
 var (
@@ -127,7 +134,20 @@ func compileUncached(expr string) (*compiled, error) {
 		return nil, &ExprError{Expr: expr, Msg: err.Error()}
 	}
 	c := &compiled{prg: prg}
-	collectNames(parsed.NativeRep().Expr(), parsed.NativeRep().SourceInfo(), map[string]bool{}, &c.names)
+	var names []nameRef
+	collectNames(parsed.NativeRep().Expr(), parsed.NativeRep().SourceInfo(), map[string]bool{}, &names)
+	for _, n := range names {
+		if !n.params {
+			c.names = append(c.names, n)
+			continue
+		}
+		if c.dotted == nil {
+			c.dotted = map[string]bool{}
+		}
+		for _, p := range n.candidates {
+			c.dotted[p] = true
+		}
+	}
 	for _, n := range c.names {
 		if n.tests {
 			return nil, &ExprError{Expr: expr, Offset: n.offset, Msg: fmt.Sprintf("has() tests a field of a map, not whether a parameter is set: for that, write '%s' in params", n.candidates[0])}
@@ -192,6 +212,15 @@ func collectNames(e ast.Expr, info *ast.SourceInfo, bound map[string]bool, out *
 			return
 		}
 		root := cur.AsIdent()
+		if root == paramsVar && !bound[root] && len(parts) > 1 {
+			// Parameter values are strings, which have no fields:
+			// params.db.host can only mean the parameter db.host.
+			ref := nameRef{params: true}
+			for i := 1; i < len(parts); i++ {
+				ref.candidates = append(ref.candidates, strings.Join(parts[:i], "."))
+			}
+			*out = append(*out, ref)
+		}
 		if bound[root] || root == paramsVar || root == outputsVar {
 			return
 		}
@@ -282,7 +311,7 @@ func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a := &activation{r: r, values: map[string]any{}, deadline: deadline}
+	a := &activation{r: r, values: map[string]any{}, deadline: deadline, dotted: c.dotted}
 	// Resolve every identifier chain up front: unknown names get a clear error
 	// (with a caret) instead of CEL's "no such attribute", and cycles surface.
 	// Every value is a string, as parameter values are: flag == 'true',
@@ -431,6 +460,8 @@ type activation struct {
 	stop     context.CancelFunc
 	deadline time.Time
 	slow     bool
+	// dotted is compiled.dotted: where params goes on to a longer name.
+	dotted map[string]bool
 }
 
 // maxCalls bounds the function calls of one expression, and so the steps
@@ -465,13 +496,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		}
 		return false, true
 	case paramsVar:
-		return &lazyMap{get: func(k string) (ref.Val, error) {
-			v, err := a.r.Lookup(k)
-			if err != nil {
-				return nil, err
-			}
-			return types.String(v), nil
-		}, fail: a.fail}, true
+		return a.params(""), true
 	case outputsVar:
 		return &lazyMap{get: func(comp string) (ref.Val, error) {
 			return &lazyMap{get: func(k string) (ref.Val, error) {
@@ -488,6 +513,24 @@ func (a *activation) ResolveName(name string) (any, bool) {
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
+
+// params is the params map of the names that begin with prefix: one that
+// names no parameter but begins a dotted name the expression reads
+// (params.db.host) is the map of the rest of it.
+func (a *activation) params(prefix string) *lazyMap {
+	return &lazyMap{get: func(k string) (ref.Val, error) {
+		v, err := a.r.Lookup(prefix + k)
+		if err != nil {
+			return nil, err
+		}
+		return types.String(v), nil
+	}, within: func(k string) *lazyMap {
+		if a.dotted[prefix+k] {
+			return a.params(prefix + k + ".")
+		}
+		return nil
+	}, fail: a.fail}
+}
 
 // failure is the error a lookup made during the evaluation failed with
 // (a.err): withheld when the expression read a secret, since a key
@@ -516,8 +559,11 @@ func (a *activation) fail(err error) {
 
 // lazyMap is a CEL map whose entries are looked up on access.
 type lazyMap struct {
-	get  func(key string) (ref.Val, error)
-	fail func(error)
+	get func(key string) (ref.Val, error)
+	// within, when set, gives the map a key that names nothing leads into
+	// (params.db of params.db.host), else nil.
+	within func(key string) *lazyMap
+	fail   func(error)
 }
 
 var lazyMapType = types.NewObjectType("gantry.Lookup", traits.IndexerType|traits.ContainerType)
@@ -528,6 +574,12 @@ func (m *lazyMap) Get(key ref.Val) ref.Val {
 		return types.NewErr("lookup keys are strings, got %s", key.Type().TypeName())
 	}
 	v, err := m.get(k)
+	var ue *UnknownError
+	if errors.As(err, &ue) && m.within != nil {
+		if inner := m.within(k); inner != nil {
+			return inner
+		}
+	}
 	if err != nil {
 		m.fail(err)
 		return types.NewErr("%v", err)

@@ -10,7 +10,7 @@ func FuzzExpand(f *testing.F) {
 		"plain", "${a}", "${db:host}", "${x/base64/json}", "#{a + 1}", "#{ {'k': '}'}['k'] }",
 		"$${x} ##{y}", "${", "#{", "#{'", "#{[1,2].map(x, x * a)}", "${a/unbase64}", "#{params['a']}",
 		"#{outputs['c']['o']}", "#{a.b.c}", "${a}${b}#{c}", "#{has(a.b)}", "#{has(params.a)}",
-		"#{[{'k': 1}].exists(x, has(x.k))}", "#{cel.bind(y, a, has(y.z))}",
+		"#{[{'k': 1}].exists(x, has(x.k))}", "#{cel.bind(y, a, has(y.z))}", "#{has(params.a.b.c)}", "#{params.a.b + params.a}",
 	} {
 		f.Add(s)
 	}

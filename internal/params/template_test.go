@@ -118,6 +118,17 @@ func TestEval(t *testing.T) {
 		{"#{'db.nope' in params}", "false", ""},
 		{"#{has(params.nope)}", "false", ""},
 		{"#{has(params.secret)}", "true", ""},
+		// Through params a dotted name is the parameter's: values are
+		// strings, which have no fields.
+		{"#{params.db.host}", "db.local", ""},
+		{"#{has(params.db.host)}", "true", ""},
+		{"#{has(params.db.nope)}", "false", ""},
+		{"#{has(params.no.such.thing)}", "false", ""},
+		{"#{params.db.nope}", "", `unknown parameter "db.nope"`},
+		{"#{params.nope}", "", `unknown parameter "nope"`},
+		{"#{'db' in params}", "false", ""},
+		{"#{params.db.host + params.db.port}", "db.local5432", ""},
+		{"#{[1].map(params, params.db.host)}", "", "no such key"},
 		{"#{[{'k': 1}].exists(x, has(x.k))}", "true", ""},
 		{"#{has({'k': {'j': 1}}.k.j)}", "true", ""},
 		{"#{has({'k': 1}.j)}", "false", ""},
