@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
@@ -135,6 +136,23 @@ func maxEnvEntry() int {
 	return 32*os.Getpagesize() - 1
 }
 
+// MaxEnvTotal is what Linux passes to a new process of arguments and
+// environment together (a quarter of the stack limit, at most three
+// quarters of 8 MiB, at least 32 pages; 2 MiB with the usual 8 MiB stack),
+// each string with its NUL and a pointer; no bound elsewhere.
+var MaxEnvTotal = maxEnvTotal()
+
+// inheritedEnv is what the environment gantry passes on takes of
+// MaxEnvTotal, with room for the variables gantry adds (GANTRY_STATE,
+// COMPONENT_NAME...) and the command's arguments.
+var inheritedEnv = sync.OnceValue(func() int {
+	n := 64 << 10
+	for _, e := range os.Environ() {
+		n += len(e) + 1 + 8
+	}
+	return n
+})
+
 // Trimmed is a value as the environment and templates get it: without
 // leading and trailing white space, as the Hub CLI gives it (a value of only
 // spaces is empty). Values keep their spaces everywhere else: in expansions,
@@ -182,7 +200,33 @@ func ExpandComponent(in ComponentInput) (*Expanded, manifest.Diagnostics) {
 		out.byName[v.Name] = v
 		x.locals[v.Name] = v
 	}
+	x.checkEnvTotal(out.Values)
 	return out, x.diags
+}
+
+// checkEnvTotal refuses exported values that fit one by one but not
+// together: exec would fail with "argument list too long", naming none of
+// them. The parameters are named in the manifest's order and no size is
+// given: the values may be secrets.
+func (x *expander) checkEnvTotal(values []*Value) {
+	total := inheritedEnv()
+	var exported []string
+	var at manifest.Pos
+	for _, v := range values {
+		if v.Env == "" || v.Pending != "" {
+			continue
+		}
+		total += len(v.Env) + len("=") + len(Trimmed(v.Value)) + 1 + 8
+		exported = append(exported, v.Name)
+		if at.File == "" {
+			at = v.Pos
+		}
+	}
+	if total <= MaxEnvTotal {
+		return
+	}
+	x.diags.Errorf(at, "", "component %s: its parameters exported to the environment (%s) do not fit, with the environment gantry passes on, in the %d bytes Linux passes to a process: give the larger ones to the component in a file (a template) instead",
+		x.name, strings.Join(exported, ", "), MaxEnvTotal)
 }
 
 func (x *expander) expand(p *manifest.Parameter) *Value {

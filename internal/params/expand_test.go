@@ -1,6 +1,7 @@
 package params
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -167,6 +168,41 @@ func TestExpandOpenScope(t *testing.T) {
 		}
 		if got := exp.Get("fine").Value; got != "k" {
 			t.Errorf("open=%v: fine = %q, want k", tc.open, got)
+		}
+	}
+}
+
+// TestExpandEnvTotal: values exported to the environment that each fit in
+// one variable but not together in what Linux passes to a process are
+// refused, once, naming them and no size.
+func TestExpandEnvTotal(t *testing.T) {
+	defer func(m int) { MaxEnvTotal = m }(MaxEnvTotal)
+	MaxEnvTotal = 2 << 20
+	big := strings.Repeat("x", 120_000)
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{
+		{n: 10},
+		{n: 20, want: "component app: its parameters exported to the environment (p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19) do not fit, with the environment gantry passes on, in the 2097152 bytes Linux passes to a process"},
+	} {
+		var stack, comp strings.Builder
+		for i := range tc.n {
+			fmt.Fprintf(&stack, "  - {name: p%d, value: %s}\n", i, big)
+			fmt.Fprintf(&comp, "  - {name: p%d, env: P%d}\n", i, i)
+		}
+		_, diags := expandFixture(t, stack.String(), comp.String(), nil)
+		var got []string
+		for _, d := range diags.Errors() {
+			got = append(got, d.String())
+		}
+		switch {
+		case tc.want == "" && len(got) > 0:
+			t.Errorf("%d values: want no error, got %q", tc.n, got)
+		case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+			t.Errorf("%d values: want one error with %q, got %q", tc.n, tc.want, got)
+		case tc.want != "" && strings.Contains(got[0], "120000"):
+			t.Errorf("the message gives a size: %q", got[0])
 		}
 	}
 }

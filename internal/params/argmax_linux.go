@@ -1,0 +1,18 @@
+package params
+
+import (
+	"os"
+	"syscall"
+)
+
+// maxEnvTotal is Linux's bound on a new process's arguments and
+// environment together (fs/exec.c): a quarter of the stack's soft limit, at
+// most three quarters of _STK_LIM (8 MiB), at least ARG_MAX (32 pages).
+func maxEnvTotal() int {
+	limit := uint64(8<<20) / 4 * 3
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_STACK, &rl); err == nil && rl.Cur/4 < limit {
+		limit = rl.Cur / 4
+	}
+	return int(max(limit, uint64(32*os.Getpagesize())))
+}
