@@ -150,7 +150,7 @@ func compileUncached(expr string) (*compiled, error) {
 	}
 	for _, n := range c.names {
 		if n.tests {
-			return nil, &ExprError{Expr: expr, Offset: n.offset, Msg: fmt.Sprintf("has() tests a field of a map, not whether a parameter is set: for that, write '%s' in params", n.candidates[0])}
+			return nil, &ExprError{Expr: expr, Offset: n.offset, Msg: fmt.Sprintf("has() tests a field of a map, not whether a parameter is set: for that, write has(params.%s)", n.candidates[0])}
 		}
 	}
 	return c, nil

@@ -112,8 +112,8 @@ func TestEval(t *testing.T) {
 		{"${b64raw/unbase64}", "hello", ""},
 		// has() looks into maps; whether a parameter is set is asked of
 		// params (has(db.host) made the name walk recurse without end).
-		{"#{has(db.host)}", "", "has() tests a field of a map, not whether a parameter is set: for that, write 'db.host' in params"},
-		{"#{has(db.nope)}", "", "write 'db.nope' in params"},
+		{"#{has(db.host)}", "", "has() tests a field of a map, not whether a parameter is set: for that, write has(params.db.host)"},
+		{"#{has(db.nope)}", "", "write has(params.db.nope)"},
 		{"#{'db.host' in params}", "true", ""},
 		{"#{'db.nope' in params}", "false", ""},
 		{"#{has(params.nope)}", "false", ""},
