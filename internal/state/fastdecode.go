@@ -15,9 +15,9 @@ import (
 // anything. decodeFast reads the document as Encode writes it, and nothing
 // else: block style, two-space indents, fields in the encoder's order, no
 // duplicate keys, strings plain (as plainSafe allows) or double-quoted with
-// the escapes strconv.Quote writes, and blank lines and lines of comment
-// anywhere. At the first thing it does not expect — a comment after a
-// value, a flow collection, an anchor, a field it does not know, a scalar
+// the escapes strconv.Quote writes, and blank lines, lines of comment and
+// comments after a value anywhere. At the first thing it does not expect — a
+// flow collection, an anchor, a field it does not know, a scalar
 // the encoder would not write — it gives up, and Decode reads the document
 // with goccy, whose errors and positions stay those of every bad file.
 //
@@ -88,10 +88,10 @@ func (s *stack[T]) pop(from int) []T {
 }
 
 // load reads the line at pos, passing over blank lines and lines that
-// are a comment: the usual hand edit of a state ("# restored from the
-// backup of …") keeps it on this path. (The encoder writes no block
-// scalars, whose lines these could be; a comment after a value is not
-// passed over: the value is no longer one plainSafe allows.)
+// are a comment, and without a comment after its value: the usual hand
+// edits of a state ("# restored from the backup of …", "status: failed #
+// rerun it") keep it on this path. (The encoder writes no block scalars,
+// whose lines these could be.)
 func (p *fastParser) load() {
 	for {
 		if p.pos >= len(p.src) {
@@ -112,9 +112,40 @@ func (p *fastParser) load() {
 			p.pos += n + 1
 			continue
 		}
-		p.ind, p.text, p.eol = i, rest[i:n], p.pos+n
+		p.ind, p.text, p.eol = i, withoutComment(rest[i:n]), p.pos+n
 		return
 	}
+}
+
+// withoutComment is a line without the comment after its value: from a '#'
+// after a space, outside quotes, on. A quote it cannot see the end of on the
+// line leaves the line as it is (a plain scalar with a quote inside, a quoted
+// scalar on several lines): the value is then one the parser refuses, and
+// goccy reads the document. Cutting less than YAML would is safe that way;
+// cutting more is not, so quotes count from wherever they appear.
+func withoutComment(text string) string {
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '"':
+			for i++; i < len(text) && text[i] != '"'; i++ {
+				if text[i] == '\\' {
+					i++
+				}
+			}
+		case '\'':
+			// '' inside is a quote: the next pass opens again.
+			for i++; i < len(text) && text[i] != '\''; i++ {
+			}
+		case '#':
+			if i > 0 && text[i-1] == ' ' {
+				return strings.TrimRight(text[:i], " ")
+			}
+		}
+		if i >= len(text) {
+			return text // a quote left open
+		}
+	}
+	return text
 }
 
 // next moves to the next line. Only called on a line that was matched.

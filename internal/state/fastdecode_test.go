@@ -385,6 +385,13 @@ func TestDecodeFastPassesOverComments(t *testing.T) {
 		"blank line":           "version: 1\n\nstack: x\n",
 		"indented comment":     "version: 1\nstack: x\n        # far in\n  # and out\n",
 		"comment at the end":   "version: 1\nstack: x\n# end\n",
+		"after a value":        "version: 1\nstack: x # c\n",
+		"after a key":          "version: 1\nstack: x\ncomponents: # all\n  \"a\": # one\n    status: deployed  # spaces\n    order: 0 #\n",
+		"after a list item":    "version: 1\nstack: x\nsecretOutputs:\n  - a # c\n",
+		"hash in quotes":       "version: 1\nstack: \"x # y\" # c \"quoted\"\n",
+		"escaped quote":        "version: 1\nstack: \"x\\\" # y\" # c\n",
+		"hash without space":   "version: 1\nstack: x#y\n",
+		"quote in the comment": "version: 1\nstack: x # it's \"\n",
 	} {
 		t.Run(name, func(t *testing.T) { checkFast(t, []byte(doc)) })
 	}
@@ -398,6 +405,11 @@ func TestDecodeFastPassesOverComments(t *testing.T) {
 			if diff := cmp.Diff(checkFast(t, data), got, sameState); diff != "" {
 				t.Fatalf("the comments changed the state:\n%s", diff)
 			}
+			// And a comment after every line's value.
+			after := strings.ReplaceAll(string(data), "\n", " # it's a \"hand\" edit\n")
+			if diff := cmp.Diff(checkFast(t, data), checkFast(t, []byte(after)), sameState); diff != "" {
+				t.Fatalf("the comments after the values changed the state:\n%s", diff)
+			}
 		})
 	}
 }
@@ -405,7 +417,9 @@ func TestDecodeFastPassesOverComments(t *testing.T) {
 // fallbackDocs are documents Encode does not write: decodeFast must refuse
 // them, and Decode must give what it gave before, state or error.
 var fallbackDocs = map[string]string{
-	"trailing comment":       "version: 1\nstack: x # c\n",
+	"quote in plain comment": "version: 1\nstack: it's # c\n",
+	"comment after tab":      "version: 1\nstack: x\t# c\n",
+	"hash after quote":       "version: 1\nstack: \"x\"# c\n",
 	"flow map":               "version: 1\nstack: x\nparameters: {a: b}\n",
 	"flow list":              "version: 1\nstack: x\nsecretOutputs: [a, b]\n",
 	"flow config":            "version: 1\nstack: x\ncomponents:\n  \"a\":\n    status: deployed\n    order: 0\n    plugins:\n      - name: n\n        config: {a: 1}\n",
@@ -530,6 +544,7 @@ func FuzzDecodeFast(f *testing.F) {
 	for _, s := range fastTable() {
 		if data, err := Encode(s); err == nil && len(data) < 1<<16 {
 			f.Add(data)
+			f.Add([]byte(strings.ReplaceAll(string(data), "\n", " # c\n")))
 		}
 	}
 	r := rand.New(rand.NewSource(1))
