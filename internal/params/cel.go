@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
@@ -46,10 +47,6 @@ func (e *ExprError) Error() string {
 type compiled struct {
 	prg   cel.Program
 	names []nameRef // identifier chains, for unknown-name checks and dependencies
-	// dotted are the beginnings of dotted names the expression reads
-	// through params (params.db.host: "db"), where a lookup that finds no
-	// parameter goes on to the rest of the name.
-	dotted map[string]bool
 }
 
 // nameRef is an identifier chain of an expression: a.b.c gives the candidates
@@ -60,9 +57,6 @@ type nameRef struct {
 	// tests is set for a chain inside has(): parameter names are not
 	// fields of maps (CEL reads has(db.host) as db.host's value).
 	tests bool
-	// params is set for a chain through the params map (params.db.host):
-	// its candidates are the beginnings of the name (db), not names.
-	params bool
 }
 
 var (
@@ -127,31 +121,20 @@ func compileUncached(expr string) (*compiled, error) {
 	if iss != nil && iss.Err() != nil {
 		return nil, issuesError(expr, iss.Err())
 	}
-	// A cost limit stops runaway comprehensions: parameter values are small.
-	// The cost is tracked so that each evaluation is charged to its budget.
-	prg, err := e.Program(parsed, cel.CostLimit(maxExprCost), cel.EvalOptions(cel.OptTrackCost), cel.CustomDecoratorV2(boundedCalls), cel.InterruptCheckFrequency(16))
-	if err != nil {
-		return nil, &ExprError{Expr: expr, Msg: err.Error()}
-	}
-	c := &compiled{prg: prg}
-	var names []nameRef
-	collectNames(parsed.NativeRep().Expr(), parsed.NativeRep().SourceInfo(), map[string]bool{}, &names)
-	for _, n := range names {
-		if !n.params {
-			c.names = append(c.names, n)
-			continue
-		}
-		if c.dotted == nil {
-			c.dotted = map[string]bool{}
-		}
-		for _, p := range n.candidates {
-			c.dotted[p] = true
-		}
-	}
+	c := &compiled{}
+	native := parsed.NativeRep()
+	w := nameWalker{info: native.SourceInfo(), out: &c.names, fac: ast.NewExprFactory(), lastID: ast.MaxID(native)}
+	w.walk(native.Expr(), map[string]bool{})
 	for _, n := range c.names {
 		if n.tests {
 			return nil, &ExprError{Expr: expr, Offset: n.offset, Msg: fmt.Sprintf("has() tests a field of a map, not whether a parameter is set: for that, write has(params.%s)", n.candidates[0])}
 		}
+	}
+	// A cost limit stops runaway comprehensions: parameter values are small.
+	// The cost is tracked so that each evaluation is charged to its budget.
+	c.prg, err = e.Program(parsed, cel.CostLimit(maxExprCost), cel.EvalOptions(cel.OptTrackCost), cel.CustomDecoratorV2(boundedCalls), cel.InterruptCheckFrequency(16))
+	if err != nil {
+		return nil, &ExprError{Expr: expr, Msg: err.Error()}
 	}
 	return c, nil
 }
@@ -184,9 +167,24 @@ func issuesError(expr string, err error) error {
 	return &ExprError{Expr: expr, Offset: off, Msg: msg}
 }
 
-// collectNames walks the expression for identifier chains that are not bound
-// by a comprehension (map, filter, all, exists) or the params/outputs maps.
-func collectNames(e ast.Expr, info *ast.SourceInfo, bound map[string]bool, out *[]nameRef) {
+// nameWalker collects an expression's identifier chains that are not bound
+// by a comprehension (map, filter, all, exists) or the params/outputs maps,
+// and rewrites the chains through params into lookups of dotted names.
+type nameWalker struct {
+	info   *ast.SourceInfo
+	out    *[]nameRef
+	fac    ast.ExprFactory
+	lastID int64 // the largest expression id in use
+}
+
+// id is a new expression id.
+func (w *nameWalker) id() int64 {
+	w.lastID++
+	return w.lastID
+}
+
+// walk walks e with the names bound around it.
+func (w *nameWalker) walk(e ast.Expr, bound map[string]bool) {
 	switch e.Kind() {
 	case ast.IdentKind, ast.SelectKind:
 		var parts []string
@@ -208,56 +206,60 @@ func collectNames(e ast.Expr, info *ast.SourceInfo, bound map[string]bool, out *
 		}
 		if cur.Kind() != ast.IdentKind {
 			// A proper part of e: each call walks a smaller tree.
-			collectNames(cur, info, bound, out)
+			w.walk(cur, bound)
 			return
 		}
 		root := cur.AsIdent()
 		if root == paramsVar && !bound[root] && len(parts) > 1 {
 			// Parameter values are strings, which have no fields:
-			// params.db.host can only mean the parameter db.host.
-			ref := nameRef{params: true}
-			for i := 1; i < len(parts); i++ {
-				ref.candidates = append(ref.candidates, strings.Join(parts[:i], "."))
+			// params.db.host can only mean the parameter db.host, even
+			// beside a parameter db (params.db is its value).
+			name := w.fac.NewLiteral(w.id(), types.String(strings.Join(parts, ".")))
+			params := w.fac.NewIdent(w.id(), paramsVar)
+			if test {
+				e.SetKindCase(w.fac.NewCall(w.id(), operators.In, name, params))
+			} else {
+				e.SetKindCase(w.fac.NewCall(w.id(), operators.Index, params, name))
 			}
-			*out = append(*out, ref)
+			return
 		}
 		if bound[root] || root == paramsVar || root == outputsVar {
 			return
 		}
 		chain := append([]string{root}, parts...)
-		ref := nameRef{offset: int(info.GetStartLocation(cur.ID()).Column()), tests: test}
+		ref := nameRef{offset: int(w.info.GetStartLocation(cur.ID()).Column()), tests: test}
 		for i := len(chain); i > 0; i-- {
 			ref.candidates = append(ref.candidates, strings.Join(chain[:i], "."))
 		}
-		*out = append(*out, ref)
+		*w.out = append(*w.out, ref)
 	case ast.CallKind:
 		c := e.AsCall()
 		if c.IsMemberFunction() && celFunctions[chainName(c.Target())+"."+c.FunctionName()] {
 			// A namespaced function (lists.range, base64.encode): its
 			// "target" is the namespace.
 		} else if c.IsMemberFunction() {
-			collectNames(c.Target(), info, bound, out)
+			w.walk(c.Target(), bound)
 		}
 		for _, a := range c.Args() {
-			collectNames(a, info, bound, out)
+			w.walk(a, bound)
 		}
 	case ast.ListKind:
 		for _, el := range e.AsList().Elements() {
-			collectNames(el, info, bound, out)
+			w.walk(el, bound)
 		}
 	case ast.MapKind:
 		for _, en := range e.AsMap().Entries() {
 			me := en.AsMapEntry()
-			collectNames(me.Key(), info, bound, out)
-			collectNames(me.Value(), info, bound, out)
+			w.walk(me.Key(), bound)
+			w.walk(me.Value(), bound)
 		}
 	case ast.StructKind:
 		for _, f := range e.AsStruct().Fields() {
-			collectNames(f.AsStructField().Value(), info, bound, out)
+			w.walk(f.AsStructField().Value(), bound)
 		}
 	case ast.ComprehensionKind:
 		c := e.AsComprehension()
-		collectNames(c.IterRange(), info, bound, out)
+		w.walk(c.IterRange(), bound)
 		inner := map[string]bool{c.IterVar(): true, c.AccuVar(): true}
 		if c.HasIterVar2() {
 			inner[c.IterVar2()] = true
@@ -265,10 +267,10 @@ func collectNames(e ast.Expr, info *ast.SourceInfo, bound map[string]bool, out *
 		for k := range bound {
 			inner[k] = true
 		}
-		collectNames(c.AccuInit(), info, bound, out)
-		collectNames(c.LoopCondition(), info, inner, out)
-		collectNames(c.LoopStep(), info, inner, out)
-		collectNames(c.Result(), info, inner, out)
+		w.walk(c.AccuInit(), bound)
+		w.walk(c.LoopCondition(), inner)
+		w.walk(c.LoopStep(), inner)
+		w.walk(c.Result(), inner)
 	}
 }
 
@@ -311,7 +313,7 @@ func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a := &activation{r: r, values: map[string]any{}, deadline: deadline, dotted: c.dotted}
+	a := &activation{r: r, values: map[string]any{}, deadline: deadline}
 	// Resolve every identifier chain up front: unknown names get a clear error
 	// (with a caret) instead of CEL's "no such attribute", and cycles surface.
 	// Every value is a string, as parameter values are: flag == 'true',
@@ -460,8 +462,6 @@ type activation struct {
 	stop     context.CancelFunc
 	deadline time.Time
 	slow     bool
-	// dotted is compiled.dotted: where params goes on to a longer name.
-	dotted map[string]bool
 }
 
 // maxCalls bounds the function calls of one expression, and so the steps
@@ -496,7 +496,13 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		}
 		return false, true
 	case paramsVar:
-		return a.params(""), true
+		return &lazyMap{get: func(k string) (ref.Val, error) {
+			v, err := a.r.Lookup(k)
+			if err != nil {
+				return nil, err
+			}
+			return types.String(v), nil
+		}, fail: a.fail}, true
 	case outputsVar:
 		return &lazyMap{get: func(comp string) (ref.Val, error) {
 			return &lazyMap{get: func(k string) (ref.Val, error) {
@@ -514,23 +520,6 @@ func (a *activation) ResolveName(name string) (any, bool) {
 
 func (a *activation) Parent() interpreter.Activation { return nil }
 
-// params is the params map of the names that begin with prefix: one that
-// names no parameter but begins a dotted name the expression reads
-// (params.db.host) is the map of the rest of it.
-func (a *activation) params(prefix string) *lazyMap {
-	return &lazyMap{get: func(k string) (ref.Val, error) {
-		v, err := a.r.Lookup(prefix + k)
-		if err != nil {
-			return nil, err
-		}
-		return types.String(v), nil
-	}, within: func(k string) *lazyMap {
-		if a.dotted[prefix+k] {
-			return a.params(prefix + k + ".")
-		}
-		return nil
-	}, fail: a.fail}
-}
 
 // failure is the error a lookup made during the evaluation failed with
 // (a.err): withheld when the expression read a secret, since a key
@@ -559,11 +548,8 @@ func (a *activation) fail(err error) {
 
 // lazyMap is a CEL map whose entries are looked up on access.
 type lazyMap struct {
-	get func(key string) (ref.Val, error)
-	// within, when set, gives the map a key that names nothing leads into
-	// (params.db of params.db.host), else nil.
-	within func(key string) *lazyMap
-	fail   func(error)
+	get  func(key string) (ref.Val, error)
+	fail func(error)
 }
 
 var lazyMapType = types.NewObjectType("gantry.Lookup", traits.IndexerType|traits.ContainerType)
@@ -574,12 +560,6 @@ func (m *lazyMap) Get(key ref.Val) ref.Val {
 		return types.NewErr("lookup keys are strings, got %s", key.Type().TypeName())
 	}
 	v, err := m.get(k)
-	var ue *UnknownError
-	if errors.As(err, &ue) && m.within != nil {
-		if inner := m.within(k); inner != nil {
-			return inner
-		}
-	}
 	if err != nil {
 		m.fail(err)
 		return types.NewErr("%v", err)

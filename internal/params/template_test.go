@@ -119,8 +119,7 @@ func TestEval(t *testing.T) {
 		{"#{has(params.nope)}", "false", ""},
 		{"#{has(params.secret)}", "true", ""},
 		// Through params a dotted name is the parameter's: values are
-		// strings, which have no fields.
-		{"#{params.db.host}", "db.local", ""},
+		// strings, which have no fields (TestEvalDottedParams).
 		{"#{has(params.db.host)}", "true", ""},
 		{"#{has(params.db.nope)}", "false", ""},
 		{"#{has(params.no.such.thing)}", "false", ""},
@@ -128,7 +127,6 @@ func TestEval(t *testing.T) {
 		{"#{params.nope}", "", `unknown parameter "nope"`},
 		{"#{'db' in params}", "false", ""},
 		{"#{params.db.host + params.db.port}", "db.local5432", ""},
-		{"#{[1].map(params, params.db.host)}", "", "no such key"},
 		{"#{[{'k': 1}].exists(x, has(x.k))}", "true", ""},
 		{"#{has({'k': {'j': 1}}.k.j)}", "true", ""},
 		{"#{has({'k': 1}.j)}", "false", ""},
@@ -147,6 +145,36 @@ func TestEval(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("Expand(%q) = %q, want %q", tt.src, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestEvalDottedParams: through params a dotted name is the parameter's,
+// beside a parameter named by its beginning too.
+func TestEvalDottedParams(t *testing.T) {
+	r := mapResolver{"db": "main", "db.host": "db.local", "a.b.c": "x"}
+	for _, tt := range []struct{ src, want, err string }{
+		{"#{params.db.host}", "db.local", ""},
+		{"#{params.db}", "main", ""},
+		{"#{has(params.db.host) ? params.db.host : 'localhost'}", "db.local", ""},
+		{"#{has(params.db.port) ? params.db.port : 'none'}", "none", ""},
+		{"#{params.db.host != '' ? params.db : ''}", "main", ""},
+		{"#{params.db.host + params['db']}", "db.localmain", ""},
+		{"#{params.a.b.c}", "x", ""},
+		{"#{has(params.a.b)}", "false", ""},
+		{"#{has(params.a)}", "false", ""},
+		{"#{params.a.b}", "", `unknown parameter "a.b"`},
+		{"#{[1].map(params, params.db.host)}", "", "no such key"},
+		{"#{[{'db': {'host': 'h'}}].map(params, params.db.host)}", "h", ""},
+	} {
+		t.Run(tt.src, func(t *testing.T) {
+			got, err := Expand(tt.src, r)
+			switch {
+			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+				t.Fatalf("Expand(%q) = %q, %v; want error %q", tt.src, got, err, tt.err)
+			case tt.err == "" && (err != nil || got != tt.want):
+				t.Fatalf("Expand(%q) = %q, %v; want %q", tt.src, got, err, tt.want)
 			}
 		})
 	}
