@@ -520,7 +520,6 @@ func (a *activation) ResolveName(name string) (any, bool) {
 
 func (a *activation) Parent() interpreter.Activation { return nil }
 
-
 // failure is the error a lookup made during the evaluation failed with
 // (a.err): withheld when the expression read a secret, since a key
 // computed from the secret would be quoted (params[db.password]); a budget's
