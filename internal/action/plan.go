@@ -86,8 +86,9 @@ type Validated struct {
 // Every problem of every class is reported at once: validate goes on past
 // broken manifests (without the components they leave out) to the graph,
 // past a cycle to the parameters, and builds the plan (implementations,
-// requirements, component parameters) when the manifests are sound, the
-// graph has no cycle and the parameters could be locked.
+// requirements, component parameters) when the stack's own files are sound
+// (broken component manifests left out), the graph has no cycle and the
+// parameters could be locked.
 func (a *Validate) Run(ctx context.Context) (*Validated, error) {
 	const consequence = "the stack is not valid"
 	st, diags, err := load(a.Source, true)

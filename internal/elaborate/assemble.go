@@ -138,6 +138,10 @@ func withoutBroken(res *Result, diags manifest.Diagnostics) *Result {
 			gone[ref.Name] = true
 			if c != nil {
 				goneFiles[c.File] = true
+			} else if ref.Source.Dir != "" {
+				// Not even decoded (no YAML, another kind): its errors
+				// are at the file loadComponents read.
+				goneFiles[filepath.Clean(filepath.Join(ref.Source.Dir, manifest.ComponentManifestFile))] = true
 			}
 			continue
 		}
@@ -147,7 +151,7 @@ func withoutBroken(res *Result, diags manifest.Diagnostics) *Result {
 	if len(gone) == 0 {
 		return res
 	}
-	res.Partial = true
+	res.Partial, res.LeftOut = true, gone
 	for file := range broken {
 		if !goneFiles[file] {
 			// The stack's own files have errors too: what is left may

@@ -57,6 +57,8 @@ type Result struct {
 	// manifests declare are unknown, so a reference that resolves to
 	// nothing here may resolve in the whole stack.
 	Partial bool
+	// LeftOut are the components a partial result left out.
+	LeftOut map[string]bool
 
 	// spread and secretResources come from nested stacks (SpreadSource,
 	// SecretResources).

@@ -2,6 +2,7 @@ package elaborate
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -22,6 +23,31 @@ func TestPartialLeavesOutBrokenComponents(t *testing.T) {
 		files: map[string]string{
 			"a/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: a}\ncolour: blue\n",
 			"b/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: b}\n",
+		},
+		kept: []string{"b"}, partial: true,
+	}, {
+		name:  "a component manifest is no YAML",
+		stack: "components:\n  - {name: a, source: {dir: a}}\n  - {name: b, source: {dir: b}, depends: [a]}\n",
+		files: map[string]string{
+			"a/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: a\n",
+			"b/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: b}\n",
+		},
+		kept: []string{"b"}, partial: true,
+	}, {
+		name:  "a component manifest is of another kind",
+		stack: "components:\n  - {name: a, source: {dir: a}}\n  - {name: b, source: {dir: b}, depends: [a]}\n",
+		files: map[string]string{
+			"a/hub-component.yaml": "version: 1\nkind: stack\nmeta: {name: a}\n",
+			"b/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: b}\n",
+		},
+		kept: []string{"b"}, partial: true,
+	}, {
+		name:  "two of three broken",
+		stack: "components:\n  - {name: a, source: {dir: a}}\n  - {name: b, source: {dir: b}, depends: [a]}\n  - {name: c, source: {dir: c}, depends: [b]}\n",
+		files: map[string]string{
+			"a/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: a\n",
+			"b/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: b}\n",
+			"c/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: c}\ncolour: red\n",
 		},
 		kept: []string{"b"}, partial: true,
 	}, {
@@ -55,14 +81,21 @@ func TestPartialLeavesOutBrokenComponents(t *testing.T) {
 			for _, ref := range res.Stack.Components {
 				kept = append(kept, ref.Name)
 			}
-			if len(kept) != len(tc.kept) || kept[0] != tc.kept[0] || len(res.Components) != len(kept) {
+			if !slices.Equal(kept, tc.kept) || len(res.Components) != len(kept) {
 				t.Errorf("kept %v (%d manifests), want %v", kept, len(res.Components), tc.kept)
+			}
+			for i, c := range res.Components {
+				if c.Meta.Name != kept[i] {
+					t.Errorf("manifest %d is %s's, want %s's", i, c.Meta.Name, kept[i])
+				}
 			}
 			if res.Partial != tc.partial {
 				t.Errorf("Partial = %v, want %v; errors:\n%v", res.Partial, tc.partial, diags.Err())
 			}
-			if len(res.Stack.Components[0].Depends) != 0 {
-				t.Errorf("the reference to a left out is kept: %v", res.Stack.Components[0].Depends)
+			for _, ref := range res.Stack.Components {
+				if len(ref.Depends) != 0 {
+					t.Errorf("%s keeps its reference to a component left out: %v", ref.Name, ref.Depends)
+				}
 			}
 		})
 	}

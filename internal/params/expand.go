@@ -3,11 +3,8 @@ package params
 import (
 	"errors"
 	"fmt"
-	"math"
-	"os"
-	"runtime"
+	"slices"
 	"strings"
-	"sync"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
@@ -26,10 +23,11 @@ type ComponentInput struct {
 	Outputs   *OutputIndex
 	// Provides is the space-separated list of capabilities known so far.
 	Provides string
-	// Open says the stack is partial (validate past broken manifests): a
-	// name nothing here declares may be declared by a part left out, so it
-	// waits as a pending output does instead of being an error.
-	Open bool
+	// LeftOut are the components a partial stack left out (validate past
+	// broken manifests). A plain name nothing here declares may be one of
+	// theirs, and so is an output of one of them: such a value waits, as a
+	// pending output does, instead of being an error.
+	LeftOut map[string]bool
 }
 
 // Expanded is a component's parameters with their values.
@@ -124,35 +122,6 @@ func (e *Expanded) Env() []string {
 	return env
 }
 
-// MaxEnvEntry is the longest NAME=value Linux passes to a process
-// (MAX_ARG_STRLEN, 32 pages, less the terminating NUL: 131,071 bytes with
-// 4 KiB pages); no bound elsewhere.
-var MaxEnvEntry = maxEnvEntry()
-
-func maxEnvEntry() int {
-	if runtime.GOOS != "linux" {
-		return math.MaxInt
-	}
-	return 32*os.Getpagesize() - 1
-}
-
-// MaxEnvTotal is what Linux passes to a new process of arguments and
-// environment together (a quarter of the stack limit, at most three
-// quarters of 8 MiB, at least 32 pages; 2 MiB with the usual 8 MiB stack),
-// each string with its NUL and a pointer; no bound elsewhere.
-var MaxEnvTotal = maxEnvTotal()
-
-// inheritedEnv is what the environment gantry passes on takes of
-// MaxEnvTotal, with room for the variables gantry adds (GANTRY_STATE,
-// COMPONENT_NAME...) and the command's arguments.
-var inheritedEnv = sync.OnceValue(func() int {
-	n := 64 << 10
-	for _, e := range os.Environ() {
-		n += len(e) + 1 + 8
-	}
-	return n
-})
-
 // Trimmed is a value as the environment and templates get it: without
 // leading and trailing white space, as the Hub CLI gives it (a value of only
 // spaces is empty). Values keep their spaces everywhere else: in expansions,
@@ -190,43 +159,11 @@ func ExpandComponent(in ComponentInput) (*Expanded, manifest.Diagnostics) {
 	for i := range in.Component.Parameters {
 		p := &in.Component.Parameters[i]
 		v := x.expand(p)
-		if v.Env != "" && v.Pending == "" && len(v.Env)+len("=")+len(Trimmed(v.Value)) > MaxEnvEntry {
-			// exec would refuse it with "argument list too long", naming
-			// neither the parameter nor the limit. No size: it may be a
-			// secret's.
-			x.diags.Errorf(v.Pos, "", "component %s: parameter %q is exported as %s, and its value is longer than the %d bytes Linux passes in one environment variable: give it to the component in a file (a template) instead", x.name, v.Name, v.Env, MaxEnvEntry)
-		}
 		out.Values = append(out.Values, v)
 		out.byName[v.Name] = v
 		x.locals[v.Name] = v
 	}
-	x.checkEnvTotal(out.Values)
 	return out, x.diags
-}
-
-// checkEnvTotal refuses exported values that fit one by one but not
-// together: exec would fail with "argument list too long", naming none of
-// them. The parameters are named in the manifest's order and no size is
-// given: the values may be secrets.
-func (x *expander) checkEnvTotal(values []*Value) {
-	total := inheritedEnv()
-	var exported []string
-	var at manifest.Pos
-	for _, v := range values {
-		if v.Env == "" || v.Pending != "" {
-			continue
-		}
-		total += len(v.Env) + len("=") + len(Trimmed(v.Value)) + 1 + 8
-		exported = append(exported, v.Name)
-		if at.File == "" {
-			at = v.Pos
-		}
-	}
-	if total <= MaxEnvTotal {
-		return
-	}
-	x.diags.Errorf(at, "", "component %s: its parameters exported to the environment (%s) do not fit, with the environment gantry passes on, in the %d bytes Linux passes to a process: give the larger ones to the component in a file (a template) instead",
-		x.name, strings.Join(exported, ", "), MaxEnvTotal)
 }
 
 func (x *expander) expand(p *manifest.Parameter) *Value {
@@ -265,7 +202,7 @@ func (x *expander) expand(p *manifest.Parameter) *Value {
 		v.Source = v.Pos.FileLine()
 		return v
 	}
-	if x.in.Open {
+	if len(x.in.LeftOut) > 0 {
 		v.Pending, v.Source = leftOut, "output:"+leftOut
 		return v
 	}
@@ -275,15 +212,26 @@ func (x *expander) expand(p *manifest.Parameter) *Value {
 }
 
 // leftOut is what a value of a partial stack waits for when it names
-// something nothing declares (ComponentInput.Open).
+// something a component left out may declare (ComponentInput.LeftOut): shown
+// where a pending output's component would be.
 const leftOut = "(a component left out)"
 
-// unknownName reports whether err is about a name nothing defines, in a
-// ${...} or an expression.
-func unknownName(err error) bool {
+// leftOutMay reports whether err is about a name a component left out may
+// declare: a plain name nothing here defines, in a ${...} or an expression,
+// or an output of a component left out.
+func (x *expander) leftOutMay(err error) bool {
+	if len(x.in.LeftOut) == 0 {
+		return false
+	}
 	var ue *UnknownError
 	var ee *ExprError
-	return errors.As(err, &ue) || errors.As(err, &ee) && ee.Unknown != ""
+	switch {
+	case errors.As(err, &ue):
+		return ue.Component == "" || x.in.LeftOut[ue.Component]
+	case errors.As(err, &ee):
+		return ee.Unknown != ""
+	}
+	return false
 }
 
 func (x *expander) dependsText() string {
@@ -299,7 +247,7 @@ func (x *expander) fail(v *Value, err error) {
 		v.Pending, v.Source = pe.Component, "output:"+pe.Component
 		return
 	}
-	if x.in.Open && unknownName(err) {
+	if x.leftOutMay(err) {
 		v.Pending, v.Source = leftOut, "output:"+leftOut
 		return
 	}
@@ -316,6 +264,9 @@ func (x *expander) fail(v *Value, err error) {
 		for n := range x.locals {
 			names = append(names, n)
 		}
+		// An output this component cannot see (of a later component,
+		// or of its kind) is declared under the very name.
+		names = slices.DeleteFunc(names, func(n string) bool { return n == ue.Name })
 		ue.Suggestion = manifest.Suggest(ue.Name, names)
 	}
 	x.diags.Errorf(v.Pos, "", "component %s: parameter %q: %v", x.name, v.Name, err)

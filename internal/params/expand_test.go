@@ -126,10 +126,12 @@ func TestExpandErrors(t *testing.T) {
 	}
 }
 
-// TestExpandOpenScope: in a partial stack (ComponentInput.Open) a name
-// nothing declares may be declared by a component left out: it waits instead
-// of being an error, and the mistakes a value has in itself are still said.
-func TestExpandOpenScope(t *testing.T) {
+// TestExpandLeftOut: in a partial stack (ComponentInput.LeftOut) a name
+// nothing declares may be declared by a component left out, and so may an
+// output of one: those wait instead of being errors. The mistakes a value
+// has in itself, and an output of a component the stack does not have, are
+// still said.
+func TestExpandLeftOut(t *testing.T) {
 	l, diags := Lock(LockInput{Stack: stackFrom(t, "  - {name: known, value: k}\n"), Env: env(), DeploymentID: "id"})
 	if diags.HasErrors() {
 		t.Fatal(diags.Err())
@@ -137,6 +139,8 @@ func TestExpandOpenScope(t *testing.T) {
 	c := componentFrom(t, "app", `  - {name: missing}
   - {name: plain, value: "${nope}"}
   - {name: output, value: "${gone:url}"}
+  - {name: outputs, value: "#{outputs.gone.url}"}
+  - {name: nosuch, value: "${nosuch:url}"}
   - {name: expr, value: "#{int(nope) + 1}"}
   - {name: uses, value: "${plain}-${known}"}
   - {name: fine, value: "${known}"}
@@ -149,10 +153,14 @@ func TestExpandOpenScope(t *testing.T) {
 		errors  []string // the parameters with an error
 		pending []string
 	}{
-		{open: false, errors: []string{"missing", "plain", "output", "expr", "syntax", "unclosed"}}, // uses: said at plain
-		{open: true, errors: []string{"syntax", "unclosed"}, pending: []string{"missing", "plain", "output", "expr", "uses"}},
+		{open: false, errors: []string{"missing", "plain", "output", "outputs", "nosuch", "expr", "syntax", "unclosed"}}, // uses: said at plain
+		{open: true, errors: []string{"nosuch", "syntax", "unclosed"}, pending: []string{"missing", "plain", "output", "outputs", "expr", "uses"}},
 	} {
-		exp, diags := ExpandComponent(ComponentInput{Locked: l, Component: c, Outputs: x, Open: tc.open})
+		var leftOut map[string]bool
+		if tc.open {
+			leftOut = map[string]bool{"gone": true}
+		}
+		exp, diags := ExpandComponent(ComponentInput{Locked: l, Component: c, Outputs: x, LeftOut: leftOut})
 		var errs, pending []string
 		for _, d := range diags.Errors() {
 			name, _, _ := strings.Cut(strings.TrimPrefix(d.Msg, `component app: parameter "`), `"`)
@@ -172,39 +180,56 @@ func TestExpandOpenScope(t *testing.T) {
 	}
 }
 
-// TestExpandEnvTotal: values exported to the environment that each fit in
-// one variable but not together in what Linux passes to a process are
-// refused, once, naming them and no size.
-func TestExpandEnvTotal(t *testing.T) {
+// TestExpandEnvProblems: values exported to the environment that each fit
+// in one variable but not together in what Linux passes to a process are
+// refused, once, naming them and no size; one longer than a variable is
+// refused alone. Expanding alone (gantry params, render) refuses neither.
+func TestExpandEnvProblems(t *testing.T) {
 	defer func(m int) { MaxEnvTotal = m }(MaxEnvTotal)
-	MaxEnvTotal = 2 << 20
-	big := strings.Repeat("x", 120_000)
+	MaxEnvTotal = inheritedEnv() + 1_500_000 // 12 values of 120,000 bytes fit
 	for _, tc := range []struct {
-		n    int
-		want string
+		name string
+		size []int // of the values p0, p1…
+		want []string
 	}{
-		{n: 10},
-		{n: 20, want: "component app: its parameters exported to the environment (p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19) do not fit, with the environment gantry passes on, in the 2097152 bytes Linux passes to a process"},
+		{name: "fit", size: repeat(120_000, 10)},
+		{name: "together too large", size: repeat(120_000, 20),
+			want: []string{"component app: its parameters exported to the environment (p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19) do not fit, with the environment gantry passes on, in the "}},
+		{name: "one too large", size: append(repeat(120_000, 20), MaxEnvEntry),
+			want: []string{`component app: parameter "p20" is exported as P20, and its value is longer than the`}},
 	} {
-		var stack, comp strings.Builder
-		for i := range tc.n {
-			fmt.Fprintf(&stack, "  - {name: p%d, value: %s}\n", i, big)
-			fmt.Fprintf(&comp, "  - {name: p%d, env: P%d}\n", i, i)
-		}
-		_, diags := expandFixture(t, stack.String(), comp.String(), nil)
-		var got []string
-		for _, d := range diags.Errors() {
-			got = append(got, d.String())
-		}
-		switch {
-		case tc.want == "" && len(got) > 0:
-			t.Errorf("%d values: want no error, got %q", tc.n, got)
-		case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
-			t.Errorf("%d values: want one error with %q, got %q", tc.n, tc.want, got)
-		case tc.want != "" && strings.Contains(got[0], "120000"):
-			t.Errorf("the message gives a size: %q", got[0])
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			var stack, comp strings.Builder
+			for i, n := range tc.size {
+				fmt.Fprintf(&stack, "  - {name: p%d, value: %s}\n", i, strings.Repeat("x", n))
+				fmt.Fprintf(&comp, "  - {name: p%d, env: P%d}\n", i, i)
+			}
+			exp, diags := expandFixture(t, stack.String(), comp.String(), nil)
+			if diags.HasErrors() {
+				t.Fatalf("expanding alone refused: %v", diags.Err())
+			}
+			var got []string
+			for _, d := range exp.EnvProblems() {
+				got = append(got, d.Msg)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %q, want %d errors", got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if !strings.HasPrefix(got[i], w) || strings.Contains(got[i], "120000") {
+					t.Errorf("got %q, want it to begin %q and give no size", got[i], w)
+				}
+			}
+		})
 	}
+}
+
+func repeat(n, times int) []int {
+	out := make([]int, times)
+	for i := range out {
+		out[i] = n
+	}
+	return out
 }
 
 // TestExpandValueToEmpty: a value or default that expands to nothing is the

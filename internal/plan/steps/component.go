@@ -63,6 +63,7 @@ func (rt *Runtime) begin(s plan.Begin) plan.Result {
 		Outputs:   rt.Outputs,
 		Provides:  rt.Provides.String(),
 	})
+	diags = append(diags, exp.EnvProblems()...)
 	if diags.HasErrors() {
 		var msgs []string
 		for _, d := range diags.Errors() {
