@@ -61,3 +61,45 @@ func TestWritersKeepStreamsApart(t *testing.T) {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
 }
+
+// TestPieceWriterHolds: a line longer than MaxLine comes in pieces, the
+// later ones marked as continuing it; while Hold says so it comes whole, up
+// to its bound, then in pieces again.
+func TestPieceWriterHolds(t *testing.T) {
+	type piece struct {
+		Len       int
+		Continued bool
+	}
+	write := func(w *Writer, text string) {
+		for len(text) > 0 {
+			n := min(len(text), 1000)
+			w.Write([]byte(text[:n]))
+			text = text[n:]
+		}
+		w.Flush()
+	}
+	long := strings.Repeat("x", 2*MaxLine+500) + "\nend\n"
+	for _, tt := range []struct {
+		name string
+		hold bool
+		max  int
+		want []piece
+	}{
+		// 131,572 bytes in writes of 1,000: handed over past MaxLine.
+		{"pieces", false, 0, []piece{{66000, false}, {65572, true}, {3, false}}},
+		{"held", true, 4 * MaxLine, []piece{{131572, false}, {3, false}}},
+		{"held up to its bound", true, MaxLine + 5000, []piece{{71000, false}, {60572, true}, {3, false}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []piece
+			w := NewPieceWriter(func(l string, continued bool) { got = append(got, piece{len(l), continued}) })
+			if tt.hold {
+				w.Hold(tt.max, func() bool { return true })
+			}
+			write(w, long)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("pieces (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -19,15 +19,32 @@ type captureWriter struct {
 	out        io.Writer
 	masker     *secret.Masker
 	secretKeys map[string]bool
+	// hidden says the line being written in pieces is a secret output's,
+	// shown as its name and the mask: its other pieces are not shown.
+	hidden bool
 }
 
 func newCaptureWriter(out io.Writer, masker *secret.Masker, secretKeys map[string]bool) *captureWriter {
 	w := &captureWriter{capture: component.NewCapture(), out: out, masker: masker, secretKeys: secretKeys}
-	w.Writer = lines.NewWriter(w.line)
+	w.Writer = lines.NewPieceWriter(w.line)
+	// An output's value is read whole, however long its line (a CA
+	// bundle in base64): a value in pieces would be cut, and a secret's
+	// later pieces unknown to the masker. Past the capture's bound the
+	// line comes in pieces, and the capture fails the step.
+	w.Writer.Hold(component.MaxCaptured+lines.MaxLine, w.capture.InOutputsBlock)
 	return w
 }
 
-func (w *captureWriter) line(text string) {
+func (w *captureWriter) line(text string, continued bool) {
+	if continued {
+		// The rest of a line longer than the capture keeps: not a line
+		// of its own to parse.
+		if !w.hidden {
+			_, _ = io.WriteString(w.out, text+"\n")
+		}
+		return
+	}
+	w.hidden = false
 	inBlock := w.capture.InOutputsBlock()
 	w.capture.Line(text)
 	if inBlock {
@@ -38,7 +55,7 @@ func (w *captureWriter) line(text string) {
 					// Past the capture's bound the masker learns nothing
 					// more (it would grow with the output); the value is
 					// hidden in the line itself.
-					text = k + " = " + secret.Mask
+					text, w.hidden = k+" = "+secret.Mask, true
 				} else {
 					w.masker.Add(strings.Trim(strings.TrimSpace(v), `"'`))
 				}

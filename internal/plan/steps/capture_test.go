@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/lines"
 	"github.com/gantry-dev/gantry/internal/secret"
 )
 
@@ -55,5 +57,60 @@ func TestCaptureWriterPastTheBound(t *testing.T) {
 	}
 	if got := m.Text("s3cr3t-value"); got != "s3cr3t-value" {
 		t.Errorf("the masker learnt the value past the bound: %q", got)
+	}
+}
+
+// An output's value on a line longer than lines.MaxLine is read whole (a CA
+// bundle in base64 on one line), whatever the writes it comes in; a secret
+// one is known to the masker whole, and no piece of it is shown.
+func TestCaptureWriterLongValues(t *testing.T) {
+	var out strings.Builder
+	m := secret.NewMasker()
+	w := newCaptureWriter(&out, m, map[string]bool{"cert": true})
+	secretValue := strings.Repeat("S3cr3t+", 30_000) // 210,000 bytes
+	plain := strings.Repeat("p", 3*lines.MaxLine)
+	text := "before\n" + strings.Repeat("x", 2*lines.MaxLine) + "\nOutputs:\ncert = " + secretValue + "\nplain = " + plain + "\n\n"
+	for len(text) > 0 { // as a pipe hands it over
+		n := min(len(text), 4096)
+		fmt.Fprint(w, text[:n])
+		text = text[n:]
+	}
+	w.Flush()
+	if got := w.capture.Outputs()["cert"]; got != secretValue {
+		t.Errorf("cert: %d bytes, want %d", len(got), len(secretValue))
+	}
+	if got := w.capture.Outputs()["plain"]; got != plain {
+		t.Errorf("plain: %d bytes, want %d", len(got), len(plain))
+	}
+	// The stream it writes to masks what the masker knows.
+	shown := m.Text(out.String())
+	if strings.Contains(shown, "S3cr3t") {
+		t.Errorf("a piece of the secret is shown")
+	}
+	if !strings.Contains(shown, "\ncert = *****\n") || !strings.Contains(shown, "\nplain = "+plain+"\n") {
+		t.Errorf("the outputs are not shown as written: %.200q", shown)
+	}
+	if got := m.Text("x " + secretValue + " y"); got != "x ***** y" {
+		t.Errorf("the masker does not know the whole secret: %.80q", got)
+	}
+}
+
+// A secret output's line longer than the capture keeps is shown as its name
+// and the mask, and none of its later pieces.
+func TestCaptureWriterSecretPastTheBoundInPieces(t *testing.T) {
+	var out strings.Builder
+	w := newCaptureWriter(&out, secret.NewMasker(), map[string]bool{"cert": true})
+	fmt.Fprint(w, "Outputs:\ncert = ")
+	piece := strings.Repeat("S3cr3t+", 1<<14)
+	for written := 0; written <= component.MaxCaptured+2*lines.MaxLine; written += len(piece) {
+		fmt.Fprint(w, piece)
+	}
+	fmt.Fprint(w, "\nafter = 1\n\n")
+	w.Flush()
+	if w.capture.Err() == nil {
+		t.Fatal("the capture did not reach its bound")
+	}
+	if got := out.String(); got != "Outputs:\ncert = *****\nafter = 1\n\n" {
+		t.Errorf("shown %.200q", got)
 	}
 }
