@@ -26,6 +26,13 @@ func catchInterrupts(ctx context.Context, said func(second bool)) (context.Conte
 	ctx = component.WithStopNow(ctx, now)
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, interruptSignals...)
+	// A reader of gantry's output that goes away (gantry deploy | head)
+	// must not end a run halfway: with SIGPIPE notified, a write to the
+	// closed pipe fails (EPIPE) instead of killing gantry, and the run goes
+	// on to its end, its logs and state written. Never stopped: the summary
+	// after the run writes too. (A handled signal is not inherited:
+	// components get SIGPIPE's default.)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {
 		count := 0
