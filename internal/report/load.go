@@ -45,10 +45,14 @@ type runFacts struct {
 	comps   map[string]ui.ComponentJSON
 	order   []string
 	outputs map[string][]Output
+	// outputAt is where each output is in outputs: a component may print
+	// many thousands.
+	outputAt map[string]map[string]int
 }
 
 func newRunFacts() *runFacts {
-	return &runFacts{status: "unfinished", steps: map[string]*stepRun{}, comps: map[string]ui.ComponentJSON{}, outputs: map[string][]Output{}}
+	return &runFacts{status: "unfinished", steps: map[string]*stepRun{}, comps: map[string]ui.ComponentJSON{},
+		outputs: map[string][]Output{}, outputAt: map[string]map[string]int{}}
 }
 
 // LoadRun reads the folder of a run and makes the model of its report.
@@ -251,14 +255,17 @@ func (r *runFacts) add(ev *event) {
 // setOutput keeps a component's output; one printed again replaces the
 // value printed before.
 func (r *runFacts) setOutput(comp string, o Output) {
-	outs := r.outputs[comp]
-	for i := range outs {
-		if outs[i].Name == o.Name {
-			outs[i] = o
-			return
-		}
+	at := r.outputAt[comp]
+	if at == nil {
+		at = map[string]int{}
+		r.outputAt[comp] = at
 	}
-	r.outputs[comp] = append(outs, o)
+	if i, ok := at[o.Name]; ok {
+		r.outputs[comp][i] = o
+		return
+	}
+	at[o.Name] = len(r.outputs[comp])
+	r.outputs[comp] = append(r.outputs[comp], o)
 }
 
 func (r *runFacts) setComponents(comps []ui.ComponentJSON) {

@@ -322,8 +322,14 @@ func (rt *Runtime) recordOutputs(env plan.Env, info *plan.Component, c *manifest
 	if err != nil {
 		return err
 	}
+	// Sets, not lists searched: a component may print many thousands.
+	isSecret := make(map[string]bool, len(secret)+len(directSecrets))
+	for _, s := range secret {
+		isSecret[s] = true
+	}
 	for _, s := range directSecrets {
-		if !slices.Contains(secret, s) {
+		if !isSecret[s] {
+			isSecret[s] = true
 			secret = append(secret, s)
 		}
 	}
@@ -340,7 +346,7 @@ func (rt *Runtime) recordOutputs(env plan.Env, info *plan.Component, c *manifest
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		env.Note(plan.Note{Kind: plan.NoteOutput, Name: k, Value: outputs[k], Secret: slices.Contains(secret, k)})
+		env.Note(plan.Note{Kind: plan.NoteOutput, Name: k, Value: outputs[k], Secret: isSecret[k]})
 	}
 	var instances, setup []state.PluginInstance
 	if lists != nil {
