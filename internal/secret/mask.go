@@ -86,6 +86,12 @@ func (m *Masker) Add(values ...string) {
 			for _, e := range encodings(t) {
 				add(e, true)
 			}
+			// As a terminal shows it (Text masks a line with escapes
+			// so): a tab is a space there, a byte that is no UTF-8 a
+			// replacement character.
+			if shown := lines.Sanitize(t); shown != t {
+				add(shown, true)
+			}
 		}
 		if strings.ContainsAny(v, "\n\r") {
 			for _, line := range splitLines(v) {

@@ -164,3 +164,20 @@ func TestMaskerEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskerEscapesInsideOddSecrets: a secret with a tab or a byte that is
+// no UTF-8, shown with an escape between its characters, is masked as the
+// terminal shows it (the escape made Text sanitize the line, and the raw
+// secret no longer matched).
+func TestMaskerEscapesInsideOddSecrets(t *testing.T) {
+	for secret, line := range map[string]string{
+		"SecretPart\tTwo99":  "tok = Secret\x1b[1mPart\tTwo99",
+		"secr\xc3et\xffzz12": "tok = se\x1b[0mcr\xc3et\xffzz12",
+	} {
+		m := NewMasker(secret)
+		got := m.Text(line)
+		if got != "tok = *****" {
+			t.Errorf("Text(%q) = %q, want the secret masked", line, got)
+		}
+	}
+}
