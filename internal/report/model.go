@@ -219,35 +219,13 @@ func componentOf(n *plan.Node) string {
 }
 
 // statusFromSteps is a component's status when the run's events do not
-// say how it ended (a run killed before it finished): failed or running
-// when a step is; skipped when every step that ended was; else done as
-// its verb says; waiting when no step ended.
+// say how it ended (ui.StatusFromSteps).
 func statusFromSteps(c *Component) string {
-	ended, skipped := 0, 0
-	for _, s := range c.Steps {
-		switch s.Status {
-		case "failed":
-			return ui.Failed
-		case ui.Running:
-			return ui.Running
-		case "skipped":
-			skipped++
-			ended++
-		case "ok":
-			ended++
-		}
+	statuses := make([]string, len(c.Steps))
+	for i, s := range c.Steps {
+		statuses[i] = s.Status
 	}
-	switch {
-	case ended == 0:
-		return ui.Waiting
-	case skipped == ended:
-		return ui.Skipped
-	case c.Verb == plan.VerbDeploy && !c.Group:
-		return ui.Deployed
-	case c.Verb == plan.VerbUndeploy && !c.Group:
-		return ui.Undeployed
-	}
-	return ui.Done
+	return ui.StatusFromSteps(c.Verb, c.Group, statuses)
 }
 
 // markCritical marks the steps, components and ties on the critical path.

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -131,7 +133,100 @@ func ReadRun(dir string) RunInfo {
 			}
 		}
 	}
+	if ri.Status == "unfinished" && len(ri.Components) > 0 {
+		// Killed before it said how its components ended: their steps
+		// say how far each got.
+		if _, err := f.Seek(0, io.SeekStart); err == nil {
+			ri.Components = statusesFromSteps(f, ri.Components)
+		}
+	}
 	return ri
+}
+
+// statusesFromSteps is the components' lines of a run that did not finish,
+// each with the status its steps' events give it (StatusFromSteps): a
+// component's steps name it, a stack-level group's begin with its name.
+func statusesFromSteps(events io.Reader, comps []ComponentJSON) []ComponentJSON {
+	type steps struct {
+		status map[string]string // by step, "running" until it finished
+		named  bool              // the steps name the component
+	}
+	of := make(map[string]*steps, len(comps))
+	for _, c := range comps {
+		of[c.Name] = &steps{status: map[string]string{}}
+	}
+	sc := bufio.NewScanner(events)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !strings.Contains(string(line[:min(len(line), 80)]), `"event":"step_`) {
+			continue
+		}
+		var ev Event
+		if json.Unmarshal(line, &ev) != nil {
+			continue
+		}
+		name, _, _ := strings.Cut(ev.Step, "/")
+		if ev.Component != "" {
+			name = ev.Component
+		}
+		st := of[name]
+		if st == nil {
+			continue
+		}
+		st.named = st.named || ev.Component != ""
+		switch ev.Event {
+		case "step_started":
+			st.status[ev.Step] = Running
+		case "step_finished":
+			st.status[ev.Step] = ev.Status
+		}
+	}
+	out := make([]ComponentJSON, len(comps))
+	for i, c := range comps {
+		st := of[c.Name]
+		statuses := make([]string, 0, len(st.status))
+		for _, s := range st.status {
+			statuses = append(statuses, s)
+		}
+		c.Status = StatusFromSteps(c.Verb, !st.named, statuses)
+		out[i] = c
+	}
+	return out
+}
+
+// StatusFromSteps is a component's status, or a stack-level group's, when
+// a run's events do not say how it ended (it was killed before it
+// finished), from its steps' statuses ("ok", "failed", "skipped", Running):
+// failed or running when a step is; skipped when every step that ended was;
+// else done as its verb says (a group's is done); waiting when no step
+// ended.
+func StatusFromSteps(verb string, group bool, steps []string) string {
+	ended, skipped := 0, 0
+	for _, s := range steps {
+		switch s {
+		case Failed:
+			return Failed
+		case Running:
+			return Running
+		case Skipped:
+			skipped++
+			ended++
+		case "ok":
+			ended++
+		}
+	}
+	switch {
+	case ended == 0:
+		return Waiting
+	case skipped == ended:
+		return Skipped
+	case verb == plan.VerbDeploy && !group:
+		return Deployed
+	case verb == plan.VerbUndeploy && !group:
+		return Undeployed
+	}
+	return Done
 }
 
 // Counts says how many components ended how: "3 deployed, 1 failed".

@@ -1,0 +1,46 @@
+package ui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestReadRunKilled: a run killed before it finished says how far each
+// component got from its steps' events; run_started listed them all waiting
+// ("6 waiting" for a run whose 5 components had finished).
+func TestReadRunKilled(t *testing.T) {
+	events := []string{
+		`{"time":"2026-11-30T10:00:00Z","event":"run_started","run":"r","verb":"deploy","components":[{"name":"pre-flight","verb":"deploy","status":"waiting","duration_ms":0},{"name":"a","verb":"deploy","status":"waiting","duration_ms":0},{"name":"b","verb":"deploy","status":"waiting","duration_ms":0},{"name":"c","verb":"deploy","status":"waiting","duration_ms":0},{"name":"d","verb":"deploy","status":"waiting","duration_ms":0},{"name":"e","verb":"deploy","status":"waiting","duration_ms":0}]}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"pre-flight/step/0","kind":"exec"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"pre-flight/step/0","kind":"exec","status":"ok"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"a/begin","component":"a"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"a/begin","component":"a","status":"ok"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"a/deploy","component":"a"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"a/deploy","component":"a","status":"ok"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"b/deploy","component":"b"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"b/deploy","component":"b","status":"failed","reason":"exit 1"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"c/deploy","component":"c"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"d/deploy","component":"d"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"d/deploy","component":"d","status":"skipped"}`,
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(strings.Join(events, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ri := ReadRun(dir)
+	got := map[string]string{}
+	for _, c := range ri.Components {
+		got[c.Name] = c.Status
+	}
+	want := map[string]string{"pre-flight": Done, "a": Deployed, "b": Failed, "c": Running, "d": Skipped, "e": Waiting}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	if ri.Status != "unfinished" {
+		t.Errorf("status %q, want unfinished", ri.Status)
+	}
+}
