@@ -335,6 +335,10 @@ func TestSIGINTStopsEveryChild(t *testing.T) {
 	if !strings.Contains(out.String(), "interrupted") {
 		t.Errorf("no word of the interruption:\n%s", out.String())
 	}
+	// It stopped for the interrupt: --force would not have gone on.
+	if strings.Contains(out.String(), "--force goes on") {
+		t.Errorf("the summary says the run stopped after a failure:\n%s", out.String())
+	}
 }
 
 // TestSIGINTDuringPluginList interrupts a run in the middle of a plugin list

@@ -82,7 +82,9 @@ func (a *app) printRunEnd(o *action.Outcome) {
 			fmt.Fprintln(a.stdout, "  "+ui.Sanitize(line))
 		}
 	}
-	if h := o.Engine.HaltedBy; h != "" {
+	// An interrupted run stopped for the interrupt, whatever failed on the
+	// way: --force would not have gone on.
+	if h := o.Engine.HaltedBy; h != "" && !o.Engine.Cancelled {
 		fmt.Fprintf(a.stdout, "\nstopped after %s failed (mandatory); --force goes on with independent components\n", h)
 	}
 	fmt.Fprintf(a.stdout, "\nlogs: %s\n", relPath(o.LogDir))

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -173,7 +172,7 @@ func TestRunStopNow(t *testing.T) {
 			stopNow()
 			err := <-done
 			var ee *ExitError
-			if !errors.As(err, &ee) || ee.Signal != syscall.SIGKILL.String() {
+			if !errors.As(err, &ee) || ee.Signal != "SIGKILL (killed)" || !strings.Contains(err.Error(), "was killed by SIGKILL (killed)") {
 				t.Fatalf("got %v, want the process killed by SIGKILL", err)
 			}
 		})

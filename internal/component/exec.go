@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultGrace is how long a cancelled process group gets between SIGTERM and
@@ -226,6 +228,15 @@ func Run(ctx context.Context, p Process) error {
 	return exitError(p.Args, err)
 }
 
+// signalName names a signal as kill -l and the docs do, with Go's words:
+// "SIGKILL (killed)" (Go's alone made "was killed by killed").
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name + " (" + sig.String() + ")"
+	}
+	return sig.String()
+}
+
 func exitError(args []string, err error) error {
 	if err == nil {
 		return nil
@@ -233,7 +244,7 @@ func exitError(args []string, err error) error {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return &ExitError{Args: args, Code: -1, Signal: ws.Signal().String()}
+			return &ExitError{Args: args, Code: -1, Signal: signalName(ws.Signal())}
 		}
 		return &ExitError{Args: args, Code: ee.ExitCode()}
 	}

@@ -2,6 +2,7 @@ package component
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"syscall"
@@ -82,7 +83,7 @@ func waitOutputs(pipes []*outPipe, delay time.Duration) error {
 			select {
 			case err = <-p.done:
 			case <-timeout:
-				return closeStillCopying(first, pipes[i:])
+				return closeStillCopying(first, pipes[i:], delay)
 			}
 		}
 		if first == nil {
@@ -96,7 +97,7 @@ func waitOutputs(pipes []*outPipe, delay time.Duration) error {
 // waits for their copies. A copy ended by that close ends with os.ErrClosed,
 // which is no error of the process; the error is first, or that of a copy
 // that failed by itself, before or while the pipes were closed.
-func closeStillCopying(first error, pipes []*outPipe) error {
+func closeStillCopying(first error, pipes []*outPipe, delay time.Duration) error {
 	for _, p := range pipes {
 		p.r.Close()
 	}
@@ -105,6 +106,10 @@ func closeStillCopying(first error, pipes []*outPipe) error {
 			first = err
 		}
 	}
+	// Said where the output goes, once: an Outputs: block the process
+	// left to a child is not read, and the run would otherwise say only
+	// that it printed none.
+	fmt.Fprintf(pipes[0].to, "gantry: the process ended, and %v later a process it started still held its output open: what that one prints from now on is not read (start a process meant to run on with setsid, or with its output sent elsewhere)\n", delay)
 	return first
 }
 
