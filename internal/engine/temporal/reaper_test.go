@@ -106,7 +106,7 @@ func TestReaperKillsProcessesItHasNoGroupOf(t *testing.T) {
 	select {
 	case err := <-done:
 		var ee *component.ExitError
-		if !errors.As(err, &ee) || ee.Signal != "killed" {
+		if !errors.As(err, &ee) || ee.Signal != "SIGKILL (killed)" {
 			t.Errorf("the step's process: %v, want it killed", err)
 		}
 	case <-time.After(time.Minute):
