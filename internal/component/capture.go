@@ -100,7 +100,7 @@ func (c *Capture) Line(line string) {
 		grown += len(k)
 	}
 	if grown > MaxCaptured {
-		c.err = fmt.Errorf("the outputs printed are larger than %d MiB (at output %q): gantry keeps no more", MaxCaptured>>20, truncate(k))
+		c.err = tooLarge(k)
 		return
 	}
 	c.outputs[k], c.size = v, grown
@@ -167,6 +167,30 @@ func (c *Capture) Provides() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.provides...)
+}
+
+// tooLarge is the error of outputs past the capture's bound, at output k.
+func tooLarge(k string) error {
+	return fmt.Errorf("the outputs printed are larger than %d MiB (at output %q): gantry keeps no more", MaxCaptured>>20, truncate(k))
+}
+
+// TooLong tells the capture that the line beginning with line is longer
+// than it can be given whole: past its bound, the step fails.
+func (c *Capture) TooLong(line string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		k, _, _ := strings.Cut(strings.TrimSpace(StripANSI(line)), "=")
+		c.err = tooLarge(strings.TrimSpace(k))
+	}
+}
+
+// InBlock reports whether the next line would be read as an output or a
+// capability: such a line is read whole, however long.
+func (c *Capture) InBlock() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.block != ""
 }
 
 // InOutputsBlock reports whether the next line would be read as an output, so

@@ -267,6 +267,16 @@ func TestResolveOutputs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "declared but not produced") {
 		t.Errorf("missing output: %v", err)
 	}
+	// What fromTfVar decodes or reads must be text, as every output: the
+	// state holds text only. The value is not said.
+	os.WriteFile(filepath.Join(dir, "ks.bin"), []byte{0xff, 0x00, 0xfe}, 0o600)
+	for name, v := range map[string]string{"ks_b64/base64": "/wA=", "ks_file": "file://" + filepath.Join(dir, "ks.bin")} {
+		key, _, _ := strings.Cut(name, "/")
+		_, _, err = ResolveOutputs(&manifest.Component{Outputs: []manifest.Output{{Name: "ks", FromTfVar: name}}}, map[string]string{key: v}, nil, expanded(t))
+		if err == nil || !strings.Contains(err.Error(), "output ks: fromTfVar "+name+": what it gives is not UTF-8 text") || strings.Contains(err.Error(), "/wA=") {
+			t.Errorf("fromTfVar %s of bytes that are no text: %v", name, err)
+		}
+	}
 
 	// fromObject takes what the plugin read, reported under the output's
 	// name; a Secret's value is secret whatever the output's name says.

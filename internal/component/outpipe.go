@@ -108,7 +108,11 @@ func closeStillCopying(first error, pipes []*outPipe, delay time.Duration) error
 	}
 	// Said where the output goes, once: an Outputs: block the process
 	// left to a child is not read, and the run would otherwise say only
-	// that it printed none.
+	// that it printed none. After the line the output left unended, not
+	// glued to it (a line writer holds it).
+	if f, ok := pipes[0].to.(interface{ Flush() }); ok {
+		f.Flush()
+	}
 	fmt.Fprintf(pipes[0].to, "gantry: the process ended, and %v later a process it started still held its output open: what that one prints from now on is not read (start a process meant to run on with setsid, or with its output sent elsewhere)\n", delay)
 	return first
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/lines"
 	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
@@ -118,5 +119,37 @@ func TestRunOutputsInParallel(t *testing.T) {
 	close(errc)
 	for err := range errc {
 		t.Error(err)
+	}
+}
+
+// TestRunNoteAfterAnUnendedLine: the note that a descendant still held the
+// output comes after the line the process left unended, not glued to it (it
+// was read as the end of an output's value).
+func TestRunNoteAfterAnUnendedLine(t *testing.T) {
+	old := waitDelay
+	defer func() { waitDelay = old }()
+	waitDelay = 200 * time.Millisecond
+	group := filepath.Join(t.TempDir(), "group")
+	var mu sync.Mutex
+	var got []string
+	w := lines.NewWriter(func(l string) {
+		mu.Lock()
+		got = append(got, l)
+		mu.Unlock()
+	})
+	script := `echo $$ > "$1"; printf 'url = http://x'; (sleep 60; echo late) & exit 0`
+	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: w}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if b, err := os.ReadFile(group); err == nil {
+		if pgid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}
+	w.Flush()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[0] != "url = http://x" || !strings.HasPrefix(got[1], "gantry: the process ended") {
+		t.Errorf("lines %q, want the unended line, then the note", got)
 	}
 }

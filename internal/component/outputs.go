@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -42,7 +42,11 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 			secret = append(secret, k)
 		}
 	}
-	secretKey := func(k string) bool { return isSecret[k] || manifest.LooksSecret(k) || slices.Contains(rawSecret, k) }
+	rawSecretSet := make(map[string]bool, len(rawSecret))
+	for _, k := range rawSecret {
+		rawSecretSet[k] = true
+	}
+	secretKey := func(k string) bool { return isSecret[k] || manifest.LooksSecret(k) || rawSecretSet[k] }
 	for _, o := range c.Outputs {
 		// A value that reads a secret — a parameter, an output of this
 		// component or another — is secret whatever the output says.
@@ -58,7 +62,7 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 		// exp.IsSecret covers names that look secret and parameters holding
 		// secrets; an output read from a raw output the implementation
 		// reported secret (HUB_RANDOM's secrets) is secret whatever its name.
-		if o.IsSecret() || r.SecretRead() || exp.IsSecret(o.Name) || RawKey(o) != "" && slices.Contains(rawSecret, RawKey(o)) {
+		if o.IsSecret() || r.SecretRead() || exp.IsSecret(o.Name) || RawKey(o) != "" && rawSecretSet[RawKey(o)] {
 			addSecret(o.Name)
 			// The raw output a secret comes from is just as secret.
 			if raw := RawKey(o); raw != "" && raw != o.Name {
@@ -67,7 +71,7 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 		}
 	}
 	for k := range raw {
-		if manifest.LooksSecret(k) || slices.Contains(rawSecret, k) {
+		if manifest.LooksSecret(k) || rawSecretSet[k] {
 			addSecret(k)
 		}
 	}
@@ -124,6 +128,11 @@ func resolveOutput(o manifest.Output, raw map[string]string, r params.Resolver, 
 			default:
 				return "", fmt.Errorf("fromTfVar %s: unknown decoding %q (expected base64 or json)", o.FromTfVar, enc)
 			}
+		}
+		if !utf8.ValidString(v) {
+			// The state is YAML, which holds text only. No value: it may
+			// be a secret.
+			return "", fmt.Errorf("fromTfVar %s: what it gives is not UTF-8 text, and gantry keeps outputs as text (the state, the components after this one): keep the value encoded (no /base64) and decode it where it is used", o.FromTfVar)
 		}
 		return v, nil
 	}

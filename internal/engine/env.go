@@ -21,9 +21,13 @@ type stepEnv struct {
 	logMu sync.Mutex
 }
 
-func (e *stepEnv) log(line string) {
+func (e *stepEnv) log(line string, continues bool) {
 	e.logMu.Lock()
-	e.r.opts.Observer.Log(e.n, line)
+	if pl, ok := e.r.opts.Observer.(plan.PieceLogger); ok {
+		pl.LogPiece(e.n, line, continues)
+	} else {
+		e.r.opts.Observer.Log(e.n, line)
+	}
 	e.logMu.Unlock()
 }
 
@@ -33,7 +37,7 @@ func (e *stepEnv) log(line string) {
 func (e *stepEnv) Stream() io.Writer { return e.streams.New(e.log) }
 
 func (e *stepEnv) Logf(format string, args ...any) {
-	e.log(fmt.Sprintf(format, args...))
+	e.log(fmt.Sprintf(format, args...), false)
 }
 
 // flush emits the last line of each stream that did not end with a newline.

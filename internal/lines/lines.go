@@ -3,11 +3,13 @@ package lines
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 )
 
 // MaxLine bounds a line held back waiting for its end: a longer one is
-// handed over in pieces (unless a Writer is told to Hold it).
+// handed over in pieces of at most MaxLine bytes (unless a Writer is told
+// to Hold it), as it comes.
 const MaxLine = 64 << 10
 
 // Writer hands each line written to it to emit, without its end: "\n",
@@ -18,7 +20,7 @@ type Writer struct {
 	mu   sync.Mutex
 	buf  []byte
 	seen int // bytes of buf known to hold no line end: a held line is not scanned again
-	emit func(line string, continued bool)
+	emit func(piece string, continued, continues bool)
 	// cont says the last piece emitted was a part of a line not ended yet.
 	cont bool
 	// hold, while it says so, keeps lines longer than MaxLine whole, up to
@@ -30,13 +32,14 @@ type Writer struct {
 // NewWriter returns a Writer that emits lines to emit; a line longer than
 // MaxLine comes in pieces, each emitted as a line.
 func NewWriter(emit func(line string)) *Writer {
-	return &Writer{emit: func(line string, _ bool) { emit(line) }}
+	return &Writer{emit: func(line string, _, _ bool) { emit(line) }}
 }
 
-// NewPieceWriter returns a Writer that emits lines to emit, which is told
-// whether what it is given continues a line longer than MaxLine whose
-// beginning it was given before.
-func NewPieceWriter(emit func(line string, continued bool)) *Writer {
+// NewPieceWriter returns a Writer that emits lines to emit, which is told of
+// a line longer than MaxLine that comes in pieces whether a piece continues
+// one it was given before (continued) and whether the line goes on in the
+// next (continues).
+func NewPieceWriter(emit func(piece string, continued, continues bool)) *Writer {
 	return &Writer{emit: emit}
 }
 
@@ -57,37 +60,65 @@ func (w *Writer) Write(p []byte) (int, error) {
 		i := bytes.IndexAny(w.buf[w.seen:], "\n\r")
 		if i < 0 {
 			w.seen = len(w.buf)
-			if len(w.buf) > MaxLine && !w.holding() {
-				w.emit(string(w.buf), w.cont)
-				w.buf, w.seen, w.cont = w.buf[:0], 0, true
+			if len(w.buf) > MaxLine && !w.holding(len(w.buf)) {
+				// Whole pieces go; the rest waits for its end or more.
+				k := len(w.buf) / MaxLine * MaxLine
+				if k == len(w.buf) {
+					k -= MaxLine
+				}
+				w.pieces(string(w.buf[:k]), true)
+				w.buf = append(w.buf[:0], w.buf[k:]...)
+				w.seen = len(w.buf)
 			}
 			return len(p), nil
 		}
 		i += w.seen
+		if w.buf[i] == '\r' && i+1 == len(w.buf) {
+			// A "\r\n" may come in two writes: the next one says
+			// whether this ends the line alone.
+			w.seen = i
+			return len(p), nil
+		}
 		w.seen = 0
 		line := string(w.buf[:i])
+		held := len(line) > MaxLine && w.holding(len(line))
 		skip := 1
 		if w.buf[i] == '\r' && i+1 < len(w.buf) && w.buf[i+1] == '\n' {
 			skip = 2
 		}
 		w.buf = w.buf[i+skip:]
-		w.emit(line, w.cont)
-		w.cont = false
+		if held {
+			w.emit(line, w.cont, false)
+			w.cont = false
+			continue
+		}
+		w.pieces(line, false)
 	}
 }
 
-// holding reports whether the unended line in buf is to be kept whole (w.mu
-// held).
-func (w *Writer) holding() bool {
-	return w.hold != nil && !w.cont && len(w.buf) <= w.maxHeld && w.hold()
+// pieces emits text in pieces of at most MaxLine bytes; continues says the
+// line goes on after it (w.mu held).
+func (w *Writer) pieces(text string, continues bool) {
+	for len(text) > MaxLine {
+		w.emit(text[:MaxLine], w.cont, true)
+		text, w.cont = text[MaxLine:], true
+	}
+	w.emit(text, w.cont, continues)
+	w.cont = continues
+}
+
+// holding reports whether a line of n bytes so far is to be kept whole
+// (w.mu held).
+func (w *Writer) holding(n int) bool {
+	return w.hold != nil && !w.cont && n <= w.maxHeld && w.hold()
 }
 
 // Flush emits what is left of an unended last line.
 func (w *Writer) Flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.buf) > 0 {
-		w.emit(string(w.buf), w.cont)
+	if text := strings.TrimSuffix(string(w.buf), "\r"); len(w.buf) > 0 {
+		w.pieces(text, false)
 		w.buf = w.buf[:0]
 	}
 	w.seen, w.cont = 0, false

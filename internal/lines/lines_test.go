@@ -18,9 +18,11 @@ func TestWriterSplitsLines(t *testing.T) {
 		{"split across writes", []string{"he", "llo\nwor", "ld\n"}, []string{"hello", "world"}},
 		{"crlf is one end", []string{"a\r\nb\r\n"}, []string{"a", "b"}},
 		{"lone cr ends a line", []string{"10%\r50%\r100%\n"}, []string{"10%", "50%", "100%"}},
+		{"crlf across writes is one end", []string{"Outputs:\r", "\na = 1\r", "\n"}, []string{"Outputs:", "a = 1"}},
+		{"lone cr at the end of writes", []string{"10%\r", "50%\r"}, []string{"10%", "50%"}},
 		{"empty lines kept", []string{"a\n\nb\n"}, []string{"a", "", "b"}},
 		{"unended last line on flush", []string{"a\nrest"}, []string{"a", "rest"}},
-		{"too long a line goes as it is", []string{long}, []string{long}},
+		{"too long a line comes in pieces", []string{long}, []string{long[:MaxLine], "x"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,7 +46,7 @@ func TestWriterSplitsLines(t *testing.T) {
 // emits what each has left.
 func TestWritersKeepStreamsApart(t *testing.T) {
 	var got []string
-	emit := func(l string) { got = append(got, l) }
+	emit := func(l string, _ bool) { got = append(got, l) }
 	var s Writers
 	out, errs := s.New(emit), s.New(emit)
 	for _, w := range []struct {
@@ -62,41 +64,52 @@ func TestWritersKeepStreamsApart(t *testing.T) {
 	}
 }
 
-// TestPieceWriterHolds: a line longer than MaxLine comes in pieces, the
-// later ones marked as continuing it; while Hold says so it comes whole, up
-// to its bound, then in pieces again.
+// TestPieceWriterHolds: a line longer than MaxLine comes in pieces of
+// MaxLine, each told whether it continues one before and goes on in the next,
+// whether its end came in the same write or later; while Hold says so it
+// comes whole, up to its bound, then in pieces again.
 func TestPieceWriterHolds(t *testing.T) {
 	type piece struct {
-		Len       int
-		Continued bool
+		Len                  int
+		Continued, Continues bool
 	}
-	write := func(w *Writer, text string) {
-		for len(text) > 0 {
-			n := min(len(text), 1000)
-			w.Write([]byte(text[:n]))
-			text = text[n:]
-		}
-		w.Flush()
-	}
-	long := strings.Repeat("x", 2*MaxLine+500) + "\nend\n"
+	const n = 2*MaxLine + 500
 	for _, tt := range []struct {
-		name string
-		hold bool
-		max  int
-		want []piece
+		name  string
+		chunk int // bytes per write
+		hold  bool
+		max   int
+		want  []piece
 	}{
-		// 131,572 bytes in writes of 1,000: handed over past MaxLine.
-		{"pieces", false, 0, []piece{{66000, false}, {65572, true}, {3, false}}},
-		{"held", true, 4 * MaxLine, []piece{{131572, false}, {3, false}}},
-		{"held up to its bound", true, MaxLine + 5000, []piece{{71000, false}, {60572, true}, {3, false}}},
+		{"pieces, in small writes", 1000, false, 0, []piece{{MaxLine, false, true}, {MaxLine, true, true}, {500, true, false}, {3, false, false}}},
+		{"pieces, in one write", 1 << 30, false, 0, []piece{{MaxLine, false, true}, {MaxLine, true, true}, {500, true, false}, {3, false, false}}},
+		{"held", 1000, true, 4 * MaxLine, []piece{{n, false, false}, {3, false, false}}},
+		{"held, in one write", 1 << 30, true, 4 * MaxLine, []piece{{n, false, false}, {3, false, false}}},
+		// Past the bound: pieces.
+		{"held up to its bound", 1000, true, MaxLine + 5000, []piece{{MaxLine, false, true}, {MaxLine, true, true}, {500, true, false}, {3, false, false}}},
+		// An end right after whole pieces: the last one waits for it, so
+		// that no piece is empty.
+		{"a multiple of MaxLine", MaxLine, false, 0, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			line := strings.Repeat("x", n) + "\nend\n"
+			if tt.want == nil {
+				line = strings.Repeat("x", 2*MaxLine) + "\nend\n"
+				tt.want = []piece{{MaxLine, false, true}, {MaxLine, true, false}, {3, false, false}}
+			}
 			var got []piece
-			w := NewPieceWriter(func(l string, continued bool) { got = append(got, piece{len(l), continued}) })
+			w := NewPieceWriter(func(l string, continued, continues bool) { got = append(got, piece{len(l), continued, continues}) })
 			if tt.hold {
 				w.Hold(tt.max, func() bool { return true })
 			}
-			write(w, long)
+			for text := line; len(text) > 0; {
+				k := min(len(text), tt.chunk)
+				if _, err := w.Write([]byte(text[:k])); err != nil {
+					t.Fatal(err)
+				}
+				text = text[k:]
+			}
+			w.Flush()
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("pieces (-want +got):\n%s", diff)
 			}

@@ -11,9 +11,10 @@ type Writers struct {
 	ws []*Writer
 }
 
-// New returns a new Writer that emits lines to emit.
-func (s *Writers) New(emit func(line string)) *Writer {
-	w := NewWriter(emit)
+// New returns a new Writer that emits lines to emit, telling it of a line
+// that comes in pieces whether it goes on in the next (continues).
+func (s *Writers) New(emit func(line string, continues bool)) *Writer {
+	w := NewPieceWriter(func(line string, _, continues bool) { emit(line, continues) })
 	s.mu.Lock()
 	s.ws = append(s.ws, w)
 	s.mu.Unlock()

@@ -50,6 +50,17 @@ func (a *Async) Log(n *plan.Node, line string) {
 	a.queue <- func() { a.next.Log(n, line) }
 }
 
+// LogPiece queues the event.
+func (a *Async) LogPiece(n *plan.Node, piece string, continues bool) {
+	a.queue <- func() {
+		if pl, ok := a.next.(plan.PieceLogger); ok {
+			pl.LogPiece(n, piece, continues)
+		} else {
+			a.next.Log(n, piece)
+		}
+	}
+}
+
 // Note queues the event.
 func (a *Async) Note(n *plan.Node, note plan.Note) {
 	a.queue <- func() { a.next.Note(n, note) }

@@ -1,9 +1,10 @@
 package ui
 
 import (
+	"fmt"
 	"time"
+	"unicode/utf8"
 
-	"github.com/gantry-dev/gantry/internal/lines"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/secret"
 )
@@ -60,23 +61,39 @@ func (m Masked) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 	m.Next.StepFinished(n, r, started, ended)
 }
 
-// Log masks the line and forwards it. A line longer than lines.MaxLine was
-// cut (the rest follows in the next line of the step): a secret cut with it
-// is masked on both sides.
+// Log masks the line and forwards it.
 func (m Masked) Log(n *plan.Node, line string) {
-	m.Next.Log(n, m.Masker.Piece(n.ID, line, len(line) > lines.MaxLine))
+	m.Next.Log(n, m.Masker.Piece(n.ID, line, false))
+}
+
+// LogPiece masks a piece of a line and forwards it as a line: a secret cut
+// between two pieces is masked on both sides, one longer than a piece in
+// every piece it fills.
+func (m Masked) LogPiece(n *plan.Node, piece string, continues bool) {
+	m.Next.Log(n, m.Masker.Piece(n.ID, piece, continues))
 }
 
 type maskedError struct{ s string }
 
 func (e maskedError) Error() string { return e.s }
 
-// Note masks secret values and forwards the event.
+// MaxNoteValue bounds a value an event shows (an output's: the state keeps
+// it whole): events are lines of events.jsonl, the report and the display.
+const MaxNoteValue = 64 << 10
+
+// Note masks secret values and forwards the event, a long value cut.
 func (m Masked) Note(n *plan.Node, note plan.Note) {
 	if note.Secret {
 		note.Value = secret.Mask
 	} else {
 		note.Value = m.Masker.Text(note.Value)
+		if len(note.Value) > MaxNoteValue {
+			cut := MaxNoteValue
+			for cut > 0 && !utf8.RuneStart(note.Value[cut]) {
+				cut--
+			}
+			note.Value = fmt.Sprintf("%s… (%d bytes; the state keeps it whole)", note.Value[:cut], len(note.Value))
+		}
 	}
 	m.Next.Note(n, note)
 }

@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/gantry-dev/gantry/internal/plan"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/plan"
 )
 
 // RunInfo summarises one run folder, from its events.

@@ -110,7 +110,7 @@ func (b *builder) checkParameters(cp *compPlan) {
 }
 
 // expand expands the component's parameters as a plan sees them: in a
-// partial stack, a name nothing declares waits (params.ComponentInput.Open);
+// partial stack, a name a component left out may declare waits (params.ComponentInput.LeftOut);
 // exported values its processes could not be given are errors.
 func (b *builder) expand(cp *compPlan, locked *params.Locked, outputs *params.OutputIndex, provides string) (*params.Expanded, manifest.Diagnostics) {
 	exp, diags := params.ExpandComponent(params.ComponentInput{Locked: locked, Component: cp.c, Depends: cp.info.Depends,

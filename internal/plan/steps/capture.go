@@ -31,11 +31,11 @@ func newCaptureWriter(out io.Writer, masker *secret.Masker, secretKeys map[strin
 	// bundle in base64): a value in pieces would be cut, and a secret's
 	// later pieces unknown to the masker. Past the capture's bound the
 	// line comes in pieces, and the capture fails the step.
-	w.Writer.Hold(component.MaxCaptured+lines.MaxLine, w.capture.InOutputsBlock)
+	w.Writer.Hold(component.MaxCaptured+lines.MaxLine, w.capture.InBlock)
 	return w
 }
 
-func (w *captureWriter) line(text string, continued bool) {
+func (w *captureWriter) line(text string, continued, continues bool) {
 	if continued {
 		// The rest of a line longer than the capture keeps: not a line
 		// of its own to parse.
@@ -46,7 +46,12 @@ func (w *captureWriter) line(text string, continued bool) {
 	}
 	w.hidden = false
 	inBlock := w.capture.InOutputsBlock()
-	w.capture.Line(text)
+	if continues && w.capture.InBlock() {
+		// Longer than a line is held whole: its value cannot be read.
+		w.capture.TooLong(text)
+	} else {
+		w.capture.Line(text)
+	}
 	if inBlock {
 		if k, v, ok := strings.Cut(component.StripANSI(text), "="); ok {
 			k = strings.TrimSpace(k)
@@ -58,6 +63,11 @@ func (w *captureWriter) line(text string, continued bool) {
 					text, w.hidden = k+" = "+secret.Mask, true
 				} else {
 					w.masker.Add(strings.Trim(strings.TrimSpace(v), `"'`))
+					if len(text) > lines.MaxLine {
+						// Shown as the masker would show it, in
+						// one line rather than a mask per piece.
+						text = k + " = " + secret.Mask
+					}
 				}
 			}
 		}
