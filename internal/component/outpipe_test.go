@@ -47,11 +47,7 @@ func TestRunOutputsOfDescendants(t *testing.T) {
 	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: &outs, Stderr: &errs}); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if b, err := os.ReadFile(group); err == nil {
-		if pgid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-	}
+	killGroupIn(group)
 	if got, want := outs.String(), "own\ngantry: the process ended, and 200ms later a process it started still held its output open: what that one prints from now on is not read (start a process meant to run on with setsid, or with its output sent elsewhere)\n"; got != want {
 		t.Errorf("stdout %q, want %q", got, want)
 	}
@@ -75,11 +71,7 @@ func TestRunOutputsErrorPastTheDelay(t *testing.T) {
 	refused := errors.New("refused")
 	stderr := writerFunc(func([]byte) (int, error) { return 0, refused })
 	err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: &out, Stderr: stderr})
-	if b, rerr := os.ReadFile(group); rerr == nil {
-		if pgid, aerr := strconv.Atoi(strings.TrimSpace(string(b))); aerr == nil {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-	}
+	killGroupIn(group)
 	if !errors.Is(err, refused) {
 		t.Errorf("Run: %v, want the writer's error", err)
 	}
@@ -141,15 +133,21 @@ func TestRunNoteAfterAnUnendedLine(t *testing.T) {
 	if err := Run(context.Background(), Process{Args: []string{"sh", "-c", script, "sh", group}, Stdout: w}); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if b, err := os.ReadFile(group); err == nil {
-		if pgid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-	}
+	killGroupIn(group)
 	w.Flush()
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 2 || got[0] != "url = http://x" || !strings.HasPrefix(got[1], "gantry: the process ended") {
 		t.Errorf("lines %q, want the unended line, then the note", got)
+	}
+}
+
+// killGroupIn kills the process group whose id a test's script wrote to
+// file: the descendants it left holding its output.
+func killGroupIn(file string) {
+	if b, err := os.ReadFile(file); err == nil {
+		if pgid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
 	}
 }

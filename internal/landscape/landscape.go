@@ -262,12 +262,9 @@ func (l *Landscape) checkWithoutConfig(ctx context.Context, pos *positions, diag
 		if !isFile(p) {
 			return
 		}
-		data, err := readFile(p)
-		if err != nil {
-			diags.Errorf(manifest.Pos{File: p}, "", "read: %v", err)
-			return
+		if job, ok := parseOnly(p, diags); ok {
+			jobs, kinds = append(jobs, job), append(kinds, file)
 		}
-		jobs, kinds = append(jobs, Job{Template: Doc{Name: p, Data: data}, ParseOnly: true}), append(kinds, file)
 	}
 	for _, c := range l.Components {
 		for _, f := range []string{componentFile, deploymentFile, exportFile} {
@@ -290,6 +287,17 @@ func (l *Landscape) checkWithoutConfig(ctx context.Context, pos *positions, diag
 	for i, res := range results {
 		*diags = append(*diags, pos.diagnostics(res.Issues, kinds[i])...)
 	}
+}
+
+// parseOnly is the job that reads a control file as YAML and no more; false
+// when the file cannot be read (said in diags).
+func parseOnly(path string, diags *manifest.Diagnostics) (Job, bool) {
+	data, err := readFile(path)
+	if err != nil {
+		diags.Errorf(manifest.Pos{File: path}, "", "read: %v", err)
+		return Job{}, false
+	}
+	return Job{Template: Doc{Name: path, Data: data}, ParseOnly: true}, true
 }
 
 // findProducts records the product at dir and, recursively, the

@@ -80,12 +80,9 @@ func (l *Landscape) planComponents(ctx context.Context, pos *positions, diags *m
 				continue
 			}
 			checked[f] = true
-			data, err := readFile(f)
-			if err != nil {
-				diags.Errorf(manifest.Pos{File: f}, "", "read: %v", err)
-				continue
+			if job, ok := parseOnly(f, diags); ok {
+				jobs = append(jobs, job)
 			}
-			jobs = append(jobs, Job{Template: Doc{Name: f, Data: data}, ParseOnly: true})
 		}
 	}
 	if len(jobs) == 0 {

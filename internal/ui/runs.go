@@ -113,17 +113,7 @@ func ReadRun(dir string) RunInfo {
 		return ri
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !strings.Contains(string(line[:min(len(line), 80)]), `"event":"run_`) {
-			continue
-		}
-		var ev Event
-		if json.Unmarshal(line, &ev) != nil {
-			continue
-		}
+	eachEvent(f, "run_", func(ev *Event) {
 		switch ev.Event {
 		case "run_started":
 			ri.Verb, ri.Started, ri.At, ri.Components = ev.Verb, ev.Time, ev.Time, ev.Components
@@ -133,7 +123,7 @@ func ReadRun(dir string) RunInfo {
 				ri.Duration = time.Duration(*ev.DurationMS) * time.Millisecond
 			}
 		}
-	}
+	})
 	if ri.Status == "unfinished" && len(ri.Components) > 0 {
 		// Killed before it said how its components ended: their steps
 		// say how far each got.
@@ -156,24 +146,14 @@ func statusesFromSteps(events io.Reader, comps []ComponentJSON) []ComponentJSON 
 	for _, c := range comps {
 		of[c.Name] = &steps{status: map[string]string{}}
 	}
-	sc := bufio.NewScanner(events)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !strings.Contains(string(line[:min(len(line), 80)]), `"event":"step_`) {
-			continue
-		}
-		var ev Event
-		if json.Unmarshal(line, &ev) != nil {
-			continue
-		}
+	eachEvent(events, "step_", func(ev *Event) {
 		name, _, _ := strings.Cut(ev.Step, "/")
 		if ev.Component != "" {
 			name = ev.Component
 		}
 		st := of[name]
 		if st == nil {
-			continue
+			return
 		}
 		st.named = st.named || ev.Component != ""
 		switch ev.Event {
@@ -182,7 +162,7 @@ func statusesFromSteps(events io.Reader, comps []ComponentJSON) []ComponentJSON 
 		case "step_finished":
 			st.status[ev.Step] = ev.Status
 		}
-	}
+	})
 	out := make([]ComponentJSON, len(comps))
 	for i, c := range comps {
 		st := of[c.Name]
@@ -194,6 +174,24 @@ func statusesFromSteps(events io.Reader, comps []ComponentJSON) []ComponentJSON 
 		out[i] = c
 	}
 	return out
+}
+
+// eachEvent calls fn with each event of a run's events.jsonl whose name
+// begins with prefix (run_, step_); the others are passed over unread.
+func eachEvent(events io.Reader, prefix string, fn func(*Event)) {
+	sc := bufio.NewScanner(events)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	mark := `"event":"` + prefix
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !strings.Contains(string(line[:min(len(line), 80)]), mark) {
+			continue
+		}
+		var ev Event
+		if json.Unmarshal(line, &ev) == nil {
+			fn(&ev)
+		}
+	}
 }
 
 // StatusFromSteps is a component's status, or a stack-level group's, when
