@@ -154,8 +154,8 @@ func withoutBroken(res *Result, diags manifest.Diagnostics) *Result {
 	res.Partial, res.LeftOut = true, gone
 	for file := range broken {
 		if !goneFiles[file] {
-			// The stack's own files have errors too: what is left may
-			// miss anything.
+			// Other files have errors too (the stack's own, a
+			// template's): what is left may miss anything.
 			res.Partial = false
 		}
 	}
