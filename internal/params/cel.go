@@ -47,6 +47,9 @@ func (e *ExprError) Error() string {
 type compiled struct {
 	prg   cel.Program
 	names []nameRef // identifier chains, for unknown-name checks and dependencies
+	// paramsAt are where the expression reads a dotted name through params
+	// (params.db.host), for the caret of its error when it names nothing.
+	paramsAt map[string]int
 }
 
 // nameRef is an identifier chain of an expression: a.b.c gives the candidates
@@ -123,7 +126,7 @@ func compileUncached(expr string) (*compiled, error) {
 	}
 	c := &compiled{}
 	native := parsed.NativeRep()
-	w := nameWalker{info: native.SourceInfo(), out: &c.names, fac: ast.NewExprFactory(), lastID: ast.MaxID(native)}
+	w := nameWalker{info: native.SourceInfo(), c: c, fac: ast.NewExprFactory(), lastID: ast.MaxID(native)}
 	w.walk(native.Expr(), map[string]bool{})
 	for _, n := range c.names {
 		if n.tests {
@@ -172,7 +175,7 @@ func issuesError(expr string, err error) error {
 // and rewrites the chains through params into lookups of dotted names.
 type nameWalker struct {
 	info   *ast.SourceInfo
-	out    *[]nameRef
+	c      *compiled // what it finds goes there
 	fac    ast.ExprFactory
 	lastID int64 // the largest expression id in use
 }
@@ -214,7 +217,14 @@ func (w *nameWalker) walk(e ast.Expr, bound map[string]bool) {
 			// Parameter values are strings, which have no fields:
 			// params.db.host can only mean the parameter db.host, even
 			// beside a parameter db (params.db is its value).
-			name := w.fac.NewLiteral(w.id(), types.String(strings.Join(parts, ".")))
+			dotted := strings.Join(parts, ".")
+			if _, ok := w.c.paramsAt[dotted]; !ok {
+				if w.c.paramsAt == nil {
+					w.c.paramsAt = map[string]int{}
+				}
+				w.c.paramsAt[dotted] = int(w.info.GetStartLocation(cur.ID()).Column())
+			}
+			name := w.fac.NewLiteral(w.id(), types.String(dotted))
 			params := w.fac.NewIdent(w.id(), paramsVar)
 			if test {
 				e.SetKindCase(w.fac.NewCall(w.id(), operators.In, name, params))
@@ -231,7 +241,7 @@ func (w *nameWalker) walk(e ast.Expr, bound map[string]bool) {
 		for i := len(chain); i > 0; i-- {
 			ref.candidates = append(ref.candidates, strings.Join(chain[:i], "."))
 		}
-		*w.out = append(*w.out, ref)
+		w.c.names = append(w.c.names, ref)
 	case ast.CallKind:
 		c := e.AsCall()
 		if c.IsMemberFunction() && celFunctions[chainName(c.Target())+"."+c.FunctionName()] {
@@ -313,7 +323,7 @@ func evalCEL(expr string, r Resolver, budget *Budget) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a := &activation{r: r, values: map[string]any{}, deadline: deadline}
+	a := &activation{r: r, values: map[string]any{}, deadline: deadline, paramsAt: c.paramsAt}
 	// Resolve every identifier chain up front: unknown names get a clear error
 	// (with a caret) instead of CEL's "no such attribute", and cycles surface.
 	// Every value is a string, as parameter values are: flag == 'true',
@@ -462,6 +472,8 @@ type activation struct {
 	stop     context.CancelFunc
 	deadline time.Time
 	slow     bool
+	// paramsAt is compiled.paramsAt.
+	paramsAt map[string]int
 }
 
 // maxCalls bounds the function calls of one expression, and so the steps
@@ -528,6 +540,14 @@ func (a *activation) failure(expr string) error {
 	var be *BudgetError
 	if ReadsSecret(a.r) && !errors.As(a.err, &be) {
 		return withheld(expr)
+	}
+	// A name read through params that names nothing: said with the
+	// expression and a caret, as a name read alone is.
+	var ue *UnknownError
+	if errors.As(a.err, &ue) && ue.Component == "" {
+		if at, ok := a.paramsAt[ue.Name]; ok {
+			return &ExprError{Expr: expr, Offset: at, Msg: ue.Error(), Unknown: ue.Name}
+		}
 	}
 	return a.err
 }

@@ -195,6 +195,21 @@ func TestExprErrorShowsCaret(t *testing.T) {
 	}
 }
 
+// TestExprErrorShowsCaretThroughParams: a dotted name read through params
+// that names nothing is said as a name read alone is, with the expression
+// and a caret at params.
+func TestExprErrorShowsCaretThroughParams(t *testing.T) {
+	_, err := Expand("#{1 + params.no.such}", mapResolver{"db.port": "1"})
+	var ee *ExprError
+	if !errors.As(err, &ee) || ee.Unknown != "no.such" {
+		t.Fatalf("want an ExprError naming no.such, got %v", err)
+	}
+	want := "#{1 + params.no.such}: unknown parameter \"no.such\"\n  | 1 + params.no.such\n  |     ^"
+	if err.Error() != want {
+		t.Errorf("got\n%s\nwant\n%s", err, want)
+	}
+}
+
 func TestExprNames(t *testing.T) {
 	got := ExprNames("a.b + c * [1].map(x, x + d.e)[0] + params['p']")
 	want := [][]string{{"a.b", "a"}, {"c"}, {"d.e", "d"}}
