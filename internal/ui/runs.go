@@ -166,9 +166,16 @@ func statusesFromSteps(events io.Reader, comps []ComponentJSON) []ComponentJSON 
 	out := make([]ComponentJSON, len(comps))
 	for i, c := range comps {
 		st := of[c.Name]
-		statuses := make([]string, 0, len(st.status))
+		statuses := make([]string, 0, len(st.status)+1)
 		for _, s := range st.status {
 			statuses = append(statuses, s)
+		}
+		if _, begun := st.status[c.Name+"/begin"]; begun {
+			// Killed between its steps: until its end step it was
+			// under way, whatever the steps before it said.
+			if end := st.status[c.Name+"/end"]; end == "" || end == Running {
+				statuses = append(statuses, Running)
+			}
 		}
 		c.Status = StatusFromSteps(c.Verb, !st.named, statuses)
 		out[i] = c

@@ -14,13 +14,23 @@ import (
 // ("6 waiting" for a run whose 5 components had finished).
 func TestReadRunKilled(t *testing.T) {
 	events := []string{
-		`{"time":"2026-11-30T10:00:00Z","event":"run_started","run":"r","verb":"deploy","components":[{"name":"pre-flight","verb":"deploy","status":"waiting","duration_ms":0},{"name":"a","verb":"deploy","status":"waiting","duration_ms":0},{"name":"b","verb":"deploy","status":"waiting","duration_ms":0},{"name":"c","verb":"deploy","status":"waiting","duration_ms":0},{"name":"d","verb":"deploy","status":"waiting","duration_ms":0},{"name":"e","verb":"deploy","status":"waiting","duration_ms":0}]}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"run_started","run":"r","verb":"deploy","components":[{"name":"pre-flight","verb":"deploy","status":"waiting","duration_ms":0},{"name":"a","verb":"deploy","status":"waiting","duration_ms":0},{"name":"b","verb":"deploy","status":"waiting","duration_ms":0},{"name":"c","verb":"deploy","status":"waiting","duration_ms":0},{"name":"d","verb":"deploy","status":"waiting","duration_ms":0},{"name":"e","verb":"deploy","status":"waiting","duration_ms":0},{"name":"f","verb":"deploy","status":"waiting","duration_ms":0},{"name":"g","verb":"deploy","status":"waiting","duration_ms":0}]}`,
 		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"pre-flight/step/0","kind":"exec"}`,
 		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"pre-flight/step/0","kind":"exec","status":"ok"}`,
 		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"a/begin","component":"a"}`,
 		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"a/begin","component":"a","status":"ok"}`,
 		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"a/deploy","component":"a"}`,
 		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"a/deploy","component":"a","status":"ok"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"a/end","component":"a"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"a/end","component":"a","status":"ok"}`,
+		// f was killed after its verb's step, before its end recorded it.
+		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"f/begin","component":"f"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"f/begin","component":"f","status":"ok"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"f/deploy","component":"f"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"f/deploy","component":"f","status":"ok"}`,
+		// g was unchanged: one step, no begin or end.
+		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"g/deploy","component":"g"}`,
+		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"g/deploy","component":"g","status":"ok"}`,
 		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"b/deploy","component":"b"}`,
 		`{"time":"2026-11-30T10:00:00Z","event":"step_finished","run":"r","step":"b/deploy","component":"b","status":"failed","reason":"exit 1"}`,
 		`{"time":"2026-11-30T10:00:00Z","event":"step_started","run":"r","step":"c/deploy","component":"c"}`,
@@ -36,7 +46,7 @@ func TestReadRunKilled(t *testing.T) {
 	for _, c := range ri.Components {
 		got[c.Name] = c.Status
 	}
-	want := map[string]string{"pre-flight": Done, "a": Deployed, "b": Failed, "c": Running, "d": Skipped, "e": Waiting}
+	want := map[string]string{"pre-flight": Done, "a": Deployed, "b": Failed, "c": Running, "d": Skipped, "e": Waiting, "f": Running, "g": Deployed}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
