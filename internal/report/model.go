@@ -204,7 +204,7 @@ func (m *Model) applyRun(p *plan.Plan, facts *runFacts, index map[string]int) {
 			c.Status, c.Why = line.Status, line.Reason
 		default:
 			// A run killed before it ended said how it began only.
-			c.Status = statusFromSteps(c)
+			c.Status = statusFromSteps(c, facts)
 		}
 	}
 	m.markCritical(p, criticalPath(p, times), steps, index)
@@ -219,11 +219,17 @@ func componentOf(n *plan.Node) string {
 }
 
 // statusFromSteps is a component's status when the run's events do not
-// say how it ended (ui.StatusFromSteps).
-func statusFromSteps(c *Component) string {
-	statuses := make([]string, len(c.Steps))
+// say how it ended (ui.StatusFromSteps). One that began and whose end step
+// (hidden: no step of the report) never recorded it was under way.
+func statusFromSteps(c *Component, facts *runFacts) string {
+	statuses := make([]string, len(c.Steps), len(c.Steps)+1)
 	for i, s := range c.Steps {
 		statuses[i] = s.Status
+	}
+	if _, begun := facts.steps[c.Name+"/begin"]; begun && !c.Group {
+		if end := facts.steps[c.Name+"/end"]; end == nil || end.status == "" {
+			statuses = append(statuses, ui.Running)
+		}
 	}
 	return ui.StatusFromSteps(c.Verb, c.Group, statuses)
 }

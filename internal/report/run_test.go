@@ -268,6 +268,37 @@ func TestLoadRunOfAKilledRun(t *testing.T) {
 	}
 }
 
+// TestLoadRunKilledBeforeAnEnd: a component whose steps ended but whose end
+// step never recorded it (the run was killed between them) was under way,
+// not deployed.
+func TestLoadRunKilledBeforeAnEnd(t *testing.T) {
+	dir, p := fakeRun(t)
+	events := filepath.Join(dir, EventsFile)
+	b, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, `"run_finished"`) || strings.Contains(l, `"step":"net/end"`) {
+			continue
+		}
+		kept = append(kept, l)
+	}
+	if err := os.WriteFile(events, []byte(strings.Join(kept, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadRunOf(dir, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range m.Components {
+		if c.Name == "net" && c.Status != "running" {
+			t.Errorf("net: %s, want running", c.Status)
+		}
+	}
+}
+
 func TestLoadRunRefusesAFolderWithoutPlan(t *testing.T) {
 	_, err := LoadRun(t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "is not the folder of a run") {
