@@ -40,7 +40,7 @@ func newOrderCmd(a *app) *cobra.Command {
 				}
 			}
 			var sd manifest.Diagnostics
-			out, ok := build.SelectOrder(g, order, verb, build.Selection{Components: comps, WithDeps: withDeps, Offset: offset, Limit: limit}, &sd)
+			out, ok := build.SelectOrder(g, nil, order, verb, build.Selection{Components: comps, WithDeps: withDeps, Offset: offset, Limit: limit}, &sd)
 			if !ok {
 				return reportDiags(a.stderr, sd, "no order")
 			}

@@ -19,10 +19,13 @@ import (
 func (b *builder) selectPass() {
 	order := b.g.Order
 	b.orphans = Orphans(b.g, b.in.Before)
+	var teardown *dag.Graph
 	if b.undeploy {
-		order = reversed(teardownOrder(b.g, b.in.Before, b.orphans))
+		var tord []string
+		teardown, tord = teardownOrder(b.g, b.in.Before, b.orphans)
+		order = reversed(tord)
 	}
-	selected, ok := SelectOrder(b.g, order, b.verb, b.opts.Selection, &b.diags)
+	selected, ok := SelectOrder(b.g, teardown, order, b.verb, b.opts.Selection, &b.diags)
 	if !ok {
 		return
 	}
@@ -248,7 +251,7 @@ func allSelected(deps []string, name string, selected map[string]bool) bool {
 // teardownOrder is the deploy order of everything an undeploy may touch: the
 // stack's components and the orphans, ordered by the graph and by the
 // dependencies the state recorded. Undeploy runs it backwards.
-func teardownOrder(g *Graph, before *state.State, orphans []string) []string {
+func teardownOrder(g *Graph, before *state.State, orphans []string) (*dag.Graph, []string) {
 	d := dag.New()
 	for _, n := range g.Order {
 		d.AddNode(n)
@@ -267,9 +270,9 @@ func teardownOrder(g *Graph, before *state.State, orphans []string) []string {
 	if err != nil {
 		// The recorded dependencies and the new manifest disagree in a loop:
 		// the recorded deploy order is what was really done.
-		return append(append([]string(nil), orphans...), g.Order...)
+		return d, append(append([]string(nil), orphans...), g.Order...)
 	}
-	return order
+	return d, order
 }
 
 // Orphans are components recorded in the state, not undeployed, that the
@@ -293,8 +296,10 @@ func Orphans(g *Graph, before *state.State) []string {
 // them meant --output.
 var formatNames = []string{"text", "json", "yaml", "dot", "mermaid", "html"}
 
-// SelectOrder applies -c, -a, -o and -l to a run order.
-func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *manifest.Diagnostics) ([]string, bool) {
+// SelectOrder applies -c, -a, -o and -l to a run order. For an undeploy,
+// teardown (when not nil) is the graph of what it may touch, the orphans
+// and what they recorded depending on included: -a adds them too.
+func SelectOrder(g *Graph, teardown *dag.Graph, order []string, verb string, sel Selection, diags *manifest.Diagnostics) ([]string, bool) {
 	known := map[string]bool{}
 	for _, n := range order {
 		known[n] = true
@@ -343,9 +348,12 @@ func SelectOrder(g *Graph, order []string, verb string, sel Selection, diags *ma
 				from = append(from, c)
 			}
 			var more []string
-			if verb == plan.VerbUndeploy {
+			switch {
+			case verb == plan.VerbUndeploy && teardown != nil:
+				more = teardown.ReachableFrom(from...)
+			case verb == plan.VerbUndeploy:
 				more = g.DAG.ReachableFrom(from...)
-			} else {
+			default:
 				more = g.DAG.AncestorsOf(from...)
 			}
 			for _, m := range more {
