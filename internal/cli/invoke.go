@@ -53,6 +53,7 @@ func (f *insideFlags) resolve() error {
 
 func newInvokeCmd(a *app) *cobra.Command {
 	var f insideFlags
+	output := "text"
 	cmd := &cobra.Command{
 		Use:   "invoke COMPONENT VERB",
 		Short: "Run a custom verb (backup, rotate, …) of a deployed component",
@@ -62,12 +63,16 @@ works from inside a component's implementation (gantry sets GANTRY_ELABORATE
 and GANTRY_STATE) or with -m and -s. Deploy and undeploy go through gantry
 deploy and undeploy -c COMPONENT.`,
 		Example: `  gantry invoke db backup
-  gantry invoke db backup -m hub.yaml.elaborate -s hub.yaml.state`,
+  gantry invoke db backup -m hub.yaml.elaborate -s hub.yaml.state
+  gantry invoke db backup --output json`,
 		Args: argsRange(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			comp, verb := args[0], args[1]
 			if verb == plan.VerbDeploy || verb == plan.VerbUndeploy {
 				return usageError("invoke runs custom verbs; use gantry %s -c %s", verb, comp)
+			}
+			if output != "text" && output != "json" {
+				return usageError("--output %q: expected text or json", output)
 			}
 			if err := f.resolve(); err != nil {
 				return err
@@ -78,12 +83,14 @@ deploy and undeploy -c COMPONENT.`,
 				// Inside a run the parent holds the lock and called the
 				// installation handler; invoke only reads the state.
 				Nested:   os.Getenv("GANTRY_RUN_ID") != "",
-				Terminal: a.terminal(), Warn: a.warn, Display: a.display("text", ui.TTYOptions{}), Interrupted: a.interrupted,
+				Terminal: a.terminal(), Warn: a.warn, Display: a.display(output, ui.TTYOptions{}), Interrupted: a.interrupted,
 			}).Run(cmd.Context())
 			return a.runEnd(out, err)
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().StringVar(&output, "output", "text", "text, or json for one event per line")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	cmd.ValidArgsFunction = invokeArgs(&f)
 	return cmd
 }
