@@ -62,9 +62,15 @@ and when it last ran. Secrets are masked unless --show-secrets.`,
 				return usageError("--output %q: expected text, json or yaml", output)
 			}
 			if runs {
+				if comp != "" {
+					return usageError("-c %s: --runs lists the runs of the whole stack; gantry logs -c %s prints a component's log of a run", comp, comp)
+				}
 				r, err := a.runsOf(statePath)
 				if err != nil {
 					return err
+				}
+				if output != "text" {
+					return writeRunsData(a.stdout, r, output)
 				}
 				return writeRuns(a.stdout, r, 20)
 			}

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/state"
@@ -130,6 +134,49 @@ func writeRuns(w io.Writer, r stackRuns, limit int) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", run.ID, orDash(run.Verb), started, dur, run.Status, run.Counts())
 	}
 	return tw.Flush()
+}
+
+// runJSON is a run as explain --runs --output json|yaml gives it, every run
+// of the stack, the latest first (docs/operating.md).
+type runJSON struct {
+	Run        string             `json:"run"`
+	Dir        string             `json:"dir"`
+	Verb       string             `json:"verb,omitempty"`
+	Started    string             `json:"started,omitempty"`
+	DurationMS int64              `json:"duration_ms"`
+	Status     string             `json:"status"`
+	Components []ui.ComponentJSON `json:"components"`
+}
+
+// writeRunsData writes every run of the stack as JSON or YAML.
+func writeRunsData(w io.Writer, r stackRuns, format string) error {
+	runs, err := r.list()
+	if err != nil {
+		return err
+	}
+	out := make([]runJSON, 0, len(runs))
+	for _, run := range runs {
+		j := runJSON{Run: run.ID, Dir: relPath(run.Dir), Verb: run.Verb, DurationMS: run.Duration.Milliseconds(),
+			Status: run.Status, Components: run.Components}
+		if !run.Started.IsZero() {
+			j.Started = run.Started.UTC().Format(time.RFC3339Nano)
+		}
+		if j.Components == nil {
+			j.Components = []ui.ComponentJSON{}
+		}
+		out = append(out, j)
+	}
+	if format == "yaml" {
+		b, err := yaml.MarshalWithOptions(out, yaml.IndentSequence(true))
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 // findRun finds the run args name (a run id or a prefix of one), or
