@@ -649,6 +649,11 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 		switch {
 		case info.Resume && unchanged && !info.ForceReplace:
 			info.Settled = !readsProvides && b.afterSettled(info)
+			if !info.Settled {
+				// Unchanged with what is known now; the run looks again
+				// once what it reads is there (and may redeploy it).
+				return "unchanged", b.unsettledReason(info, readsProvides)
+			}
 			return "unchanged", ""
 		case info.ForceReplace && info.Change != nil:
 			return "redeploy", "force_replace; " + info.Change.String()
@@ -712,6 +717,25 @@ func (b *builder) changeOf(cp *compPlan, locked *params.Locked, provides string,
 // components of its After are those the state holds when it begins: each
 // of them is settled, or not part of this run. Components are prepared in
 // run order, so those of After are prepared already.
+// unsettledReason says why an unchanged component of a resumed run is
+// looked at again when it runs: what it comes after runs first, or it reads
+// hub.provides, which the run may change.
+func (b *builder) unsettledReason(info *plan.Component, readsProvides bool) string {
+	var running []string
+	for _, d := range info.After {
+		if dep := b.byName[d]; dep != nil && !dep.info.Settled {
+			running = append(running, d)
+		}
+	}
+	switch {
+	case len(running) > 0:
+		return "so far: looked at again after " + strings.Join(running, ", ") + " ran, whose outputs may change it"
+	case readsProvides:
+		return "so far: looked at again when it runs, as it reads hub.provides"
+	}
+	return ""
+}
+
 func (b *builder) afterSettled(info *plan.Component) bool {
 	for _, d := range info.After {
 		if dep := b.byName[d]; dep != nil && !dep.info.Settled {
