@@ -101,6 +101,16 @@ func TestProbe(t *testing.T) {
 	}
 }
 
+// TestProbeGoneFolder: a component's folder that is gone (removed with the
+// component from the stack) is said so, not only what it lacks.
+func TestProbeGoneFolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gone")
+	_, err := Probe(path, "undeploy")
+	if err == nil || !strings.HasPrefix(err.Error(), `no implementation of "undeploy" in `+path+": expected a Makefile with the target undeploy:") || !strings.HasSuffix(err.Error(), "; the folder does not exist") {
+		t.Errorf("Probe(%s): %v, want it to say the folder does not exist", path, err)
+	}
+}
+
 func TestRunKillsTheProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child.pid")

@@ -48,7 +48,7 @@ type NoImplementationError struct {
 }
 
 func (e *NoImplementationError) Error() string {
-	msg := fmt.Sprintf("no implementation of %q in %s: expected a Makefile with a %s: target, or an executable %s, %s.sh, bin/%s or _%s",
+	msg := fmt.Sprintf("no implementation of %q in %s: expected a Makefile with the target %s:, or an executable %s, %s.sh, bin/%s or _%s",
 		e.Verb, e.Dir, e.Verb, e.Verb, e.Verb, e.Verb, e.Verb)
 	if e.Hint != "" {
 		msg += "; " + e.Hint
@@ -101,6 +101,11 @@ func Probe(dir, verb string) (*Implementation, error) {
 		}
 	}
 	e := &NoImplementationError{Dir: dir, Verb: verb}
+	// The folder may be gone (a component removed from the stack whose
+	// folder was deleted too): none of what is expected can be there.
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		e.Hint = "the folder does not exist"
+	}
 	if len(notExecutable) > 0 {
 		e.Hint = fmt.Sprintf("%s exists but is not executable (chmod +x %s)", notExecutable[0], filepath.Join(dir, notExecutable[0]))
 	}
