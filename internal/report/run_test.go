@@ -238,22 +238,7 @@ func TestLoadRun(t *testing.T) {
 // was running ends where the run does.
 func TestLoadRunOfAKilledRun(t *testing.T) {
 	dir, p := fakeRun(t)
-	events := filepath.Join(dir, EventsFile)
-	b, err := os.ReadFile(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kept []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, `"run_finished"`) || strings.Contains(l, `"step_finished","run":"20260101T000000Z-abcdef","step":"cache/deploy"`) {
-			continue
-		}
-		kept = append(kept, l)
-	}
-	doc := strings.Join(kept, "\n") + `{"time":"2026-01-01T00:00:00.9Z","event":"step_fin`
-	if err := os.WriteFile(events, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	killed(t, dir, `"step_finished","run":"20260101T000000Z-abcdef","step":"cache/deploy"`, `{"time":"2026-01-01T00:00:00.9Z","event":"step_fin`)
 	m, err := LoadRunOf(dir, p, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -273,21 +258,7 @@ func TestLoadRunOfAKilledRun(t *testing.T) {
 // not deployed.
 func TestLoadRunKilledBeforeAnEnd(t *testing.T) {
 	dir, p := fakeRun(t)
-	events := filepath.Join(dir, EventsFile)
-	b, err := os.ReadFile(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kept []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, `"run_finished"`) || strings.Contains(l, `"step":"net/end"`) {
-			continue
-		}
-		kept = append(kept, l)
-	}
-	if err := os.WriteFile(events, []byte(strings.Join(kept, "\n")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	killed(t, dir, `"step":"net/end"`, "")
 	m, err := LoadRunOf(dir, p, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -296,6 +267,27 @@ func TestLoadRunKilledBeforeAnEnd(t *testing.T) {
 		if c.Name == "net" && c.Status != "running" {
 			t.Errorf("net: %s, want running", c.Status)
 		}
+	}
+}
+
+// killed makes the events of the run in dir those of a run killed before
+// its end: no run_finished, no event that holds drop, and tail after the
+// last line (a line cut short).
+func killed(t *testing.T, dir, drop, tail string) {
+	t.Helper()
+	events := filepath.Join(dir, EventsFile)
+	b, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.Contains(l, `"run_finished"`) && !strings.Contains(l, drop) {
+			kept = append(kept, l)
+		}
+	}
+	if err := os.WriteFile(events, []byte(strings.Join(kept, "\n")+tail), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
