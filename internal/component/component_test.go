@@ -277,6 +277,10 @@ func TestResolveOutputs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "declared but not produced") {
 		t.Errorf("missing output: %v", err)
 	}
+	_, _, err = ResolveOutputs(&manifest.Component{}, map[string]string{"bad": "A\xffB", "k\xfe": "v", "good": "x"}, nil, expanded(t))
+	if err == nil || err.Error() != `outputs "bad", "k\xfe": not UTF-8 text; gantry keeps outputs as text (the state, the components after this one): print a binary value base64-encoded` {
+		t.Errorf("outputs that are no text: %v", err)
+	}
 	// What fromTfVar decodes or reads must be text, as every output: the
 	// state holds text only. The value is not said.
 	os.WriteFile(filepath.Join(dir, "ks.bin"), []byte{0xff, 0x00, 0xfe}, 0o600)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -88,7 +89,34 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 		}
 	}
 	sort.Strings(secret)
+	if len(errs) == 0 {
+		if err := textOnly(out); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return out, secret, errors.Join(errs...)
+}
+
+// textOnly refuses outputs that are not UTF-8 text: the state is YAML, which
+// holds text only, and would give other bytes back to the runs after this
+// one (a \xff written comes back as ÿ). Neither the value nor where in it
+// the bad byte is is said: it may be a secret.
+func textOnly(outputs map[string]string) error {
+	var bad []string
+	for k, v := range outputs {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			bad = append(bad, strconv.QuoteToASCII(k))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	what := "output"
+	if len(bad) > 1 {
+		what = "outputs"
+	}
+	return fmt.Errorf("%s %s: not UTF-8 text; gantry keeps outputs as text (the state, the components after this one): print a binary value base64-encoded", what, strings.Join(bad, ", "))
 }
 
 func resolveOutput(o manifest.Output, raw map[string]string, r params.Resolver, exp *params.Expanded) (string, error) {

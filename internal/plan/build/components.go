@@ -648,11 +648,12 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 		unchanged := info.Change != nil && info.Change.Status == plan.ChangeUnchanged
 		switch {
 		case info.Resume && unchanged && !info.ForceReplace:
-			info.Settled = !readsProvides && b.afterSettled(info)
+			running := b.unsettledAfter(info)
+			info.Settled = !readsProvides && len(running) == 0
 			if !info.Settled {
 				// Unchanged with what is known now; the run looks again
 				// once what it reads is there (and may redeploy it).
-				return "unchanged", b.unsettledReason(info, readsProvides)
+				return "unchanged", unsettledReason(running)
 			}
 			return "unchanged", ""
 		case info.ForceReplace && info.Change != nil:
@@ -713,36 +714,28 @@ func (b *builder) changeOf(cp *compPlan, locked *params.Locked, provides string,
 	return &plan.Change{Status: plan.ChangeChanged, Details: Changes(cp.recorded, exp, now)}, exp.ReadsProvides(), false
 }
 
-// afterSettled reports whether the outputs a component reads from the
-// components of its After are those the state holds when it begins: each
-// of them is settled, or not part of this run. Components are prepared in
-// run order, so those of After are prepared already.
-// unsettledReason says why an unchanged component of a resumed run is
-// looked at again when it runs: what it comes after runs first, or it reads
-// hub.provides, which the run may change.
-func (b *builder) unsettledReason(info *plan.Component, readsProvides bool) string {
+// unsettledAfter are the components of a component's After that are not
+// settled: they run first, and the outputs it reads from them may be others
+// than the state holds when it begins. Components are prepared in run
+// order, so those of After are prepared already.
+func (b *builder) unsettledAfter(info *plan.Component) []string {
 	var running []string
 	for _, d := range info.After {
 		if dep := b.byName[d]; dep != nil && !dep.info.Settled {
 			running = append(running, d)
 		}
 	}
-	switch {
-	case len(running) > 0:
-		return "so far: looked at again after " + strings.Join(running, ", ") + " ran, whose outputs may change it"
-	case readsProvides:
-		return "so far: looked at again when it runs, as it reads hub.provides"
-	}
-	return ""
+	return running
 }
 
-func (b *builder) afterSettled(info *plan.Component) bool {
-	for _, d := range info.After {
-		if dep := b.byName[d]; dep != nil && !dep.info.Settled {
-			return false
-		}
+// unsettledReason says why an unchanged component of a resumed run is
+// looked at again when it runs: what it comes after runs first, or it reads
+// hub.provides, which the run may change.
+func unsettledReason(running []string) string {
+	if len(running) > 0 {
+		return "so far: looked at again after " + strings.Join(running, ", ") + " ran, whose outputs may change it"
 	}
-	return true
+	return "so far: looked at again when it runs, as it reads hub.provides"
 }
 
 // pluginSource is where a plugin of the component's lists comes from.

@@ -348,12 +348,13 @@ func SelectOrder(g *Graph, teardown *dag.Graph, order []string, verb string, sel
 				from = append(from, c)
 			}
 			var more []string
-			switch {
-			case verb == plan.VerbUndeploy && teardown != nil:
-				more = teardown.ReachableFrom(from...)
-			case verb == plan.VerbUndeploy:
-				more = g.DAG.ReachableFrom(from...)
-			default:
+			if verb == plan.VerbUndeploy {
+				reach := g.DAG
+				if teardown != nil {
+					reach = teardown
+				}
+				more = reach.ReachableFrom(from...)
+			} else {
 				more = g.DAG.AncestorsOf(from...)
 			}
 			for _, m := range more {

@@ -7,10 +7,8 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -315,28 +313,6 @@ func secretKeys(c *manifest.Component) map[string]bool {
 	return keys
 }
 
-// textOnly refuses outputs that are not UTF-8 text: the state is YAML, which
-// holds text only, and would give other bytes back to the runs after this
-// one (a \xff written comes back as ÿ). Neither the value nor where in it
-// the bad byte is is said: it may be a secret.
-func textOnly(outputs map[string]string) error {
-	var bad []string
-	for k, v := range outputs {
-		if !utf8.ValidString(k) || !utf8.ValidString(v) {
-			bad = append(bad, strconv.QuoteToASCII(k))
-		}
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	sort.Strings(bad)
-	what := "output"
-	if len(bad) > 1 {
-		what = "outputs"
-	}
-	return fmt.Errorf("%s %s: not UTF-8 text; gantry keeps outputs as text (the state, the components after this one): print a binary value base64-encoded", what, strings.Join(bad, ", "))
-}
-
 // recordOutputs makes the outputs a deploy produced the component's: they
 // are resolved as the manifest declares them, masked where secret, known to
 // the components after it, shown, and recorded with its fingerprint and its
@@ -344,9 +320,6 @@ func textOnly(outputs map[string]string) error {
 func (rt *Runtime) recordOutputs(env plan.Env, info *plan.Component, c *manifest.Component, b *begun, raw map[string]string, directSecrets, dynamicProvides []string, lists *prepared) error {
 	outputs, secret, err := component.ResolveOutputs(c, raw, directSecrets, b.exp)
 	if err != nil {
-		return err
-	}
-	if err := textOnly(outputs); err != nil {
 		return err
 	}
 	// Sets, not lists searched: a component may print many thousands.
