@@ -124,6 +124,9 @@ func (p *fastParser) load() {
 // goccy reads the document. Cutting less than YAML would is safe that way;
 // cutting more is not, so quotes count from wherever they appear.
 func withoutComment(text string) string {
+	if strings.IndexByte(text, '#') < 0 {
+		return text // most lines: one fast search, not a walk
+	}
 	for i := 0; i < len(text); i++ {
 		switch text[i] {
 		case '"':
