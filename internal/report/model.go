@@ -226,10 +226,14 @@ func statusFromSteps(c *Component, facts *runFacts) string {
 	for i, s := range c.Steps {
 		statuses[i] = s.Status
 	}
-	if _, begun := facts.steps[c.Name+"/begin"]; begun && !c.Group {
-		if end := facts.steps[c.Name+"/end"]; end == nil || end.status == "" {
-			statuses = append(statuses, ui.Running)
+	stepStatus := func(step string) (string, bool) {
+		if r := facts.steps[step]; r != nil {
+			return r.status, true
 		}
+		return "", false
+	}
+	if !c.Group && ui.BetweenSteps(c.Name, stepStatus) {
+		statuses = append(statuses, ui.Running)
 	}
 	return ui.StatusFromSteps(c.Verb, c.Group, statuses)
 }

@@ -170,12 +170,8 @@ func statusesFromSteps(events io.Reader, comps []ComponentJSON) []ComponentJSON 
 		for _, s := range st.status {
 			statuses = append(statuses, s)
 		}
-		if _, begun := st.status[c.Name+"/begin"]; begun {
-			// Killed between its steps: until its end step it was
-			// under way, whatever the steps before it said.
-			if end := st.status[c.Name+"/end"]; end == "" || end == Running {
-				statuses = append(statuses, Running)
-			}
+		if BetweenSteps(c.Name, func(step string) (string, bool) { s, ok := st.status[step]; return s, ok }) {
+			statuses = append(statuses, Running)
 		}
 		c.Status = StatusFromSteps(c.Verb, !st.named, statuses)
 		out[i] = c
@@ -199,6 +195,18 @@ func eachEvent(events io.Reader, prefix string, fn func(*Event)) {
 			fn(&ev)
 		}
 	}
+}
+
+// BetweenSteps reports whether a component of a run killed before it ended
+// had begun (its begin step ran) and its end step, which records it, never
+// finished: it was under way, whatever its other steps say. status gives a
+// step's status ("" or Running until it finished) and whether it started.
+func BetweenSteps(name string, status func(step string) (string, bool)) bool {
+	if _, begun := status(name + "/begin"); !begun {
+		return false
+	}
+	end, _ := status(name + "/end")
+	return end == "" || end == Running
 }
 
 // StatusFromSteps is a component's status, or a stack-level group's, when
