@@ -47,10 +47,8 @@ var inheritedEnv = sync.OnceValue(func() int {
 func (e *Expanded) EnvProblems() manifest.Diagnostics {
 	var diags manifest.Diagnostics
 	total := inheritedEnv()
-	var exported []string
-	var at manifest.Pos
 	for _, v := range e.Values {
-		if v.Env == "" || v.Pending != "" {
+		if !exported(v) {
 			continue
 		}
 		entry := len(v.Env) + len("=") + len(Trimmed(v.Value))
@@ -58,14 +56,24 @@ func (e *Expanded) EnvProblems() manifest.Diagnostics {
 			diags.Errorf(v.Pos, "", "component %s: parameter %q is exported as %s, and its value is longer than the %d bytes Linux passes in one environment variable: give it to the component in a file (a template) instead", e.Component, v.Name, v.Env, MaxEnvEntry)
 		}
 		total += entry + 1 + pointerSize
-		exported = append(exported, v.Name)
-		if at.File == "" {
-			at = v.Pos
+	}
+	if total <= MaxEnvTotal || diags.HasErrors() {
+		return diags // every plan and every begin step pass here: nothing kept
+	}
+	var names []string
+	var at manifest.Pos
+	for _, v := range e.Values {
+		if exported(v) {
+			if names == nil {
+				at = v.Pos
+			}
+			names = append(names, v.Name)
 		}
 	}
-	if total > MaxEnvTotal && !diags.HasErrors() {
-		diags.Errorf(at, "", "component %s: its parameters exported to the environment (%s) do not fit, with the environment gantry passes on, in the %d bytes Linux passes to a process: give the larger ones to the component in a file (a template) instead",
-			e.Component, strings.Join(exported, ", "), MaxEnvTotal)
-	}
+	diags.Errorf(at, "", "component %s: its parameters exported to the environment (%s) do not fit, with the environment gantry passes on, in the %d bytes Linux passes to a process: give the larger ones to the component in a file (a template) instead",
+		e.Component, strings.Join(names, ", "), MaxEnvTotal)
 	return diags
 }
+
+// exported reports whether a value goes to the component's processes now.
+func exported(v *Value) bool { return v.Env != "" && v.Pending == "" }
