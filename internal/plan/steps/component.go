@@ -485,7 +485,9 @@ func (rt *Runtime) recordFailed(info *plan.Component, reason string) {
 // recordSkipped records why the component did not run: one never deployed
 // becomes skipped; one that was keeps its status with the reason. Nothing is
 // recorded of a component --resume found unchanged, or of an undeploy with
-// nothing to do.
+// nothing to do. A skipped record has no times and the verb of the run that
+// skipped it: an undeployed one's undeploy times and verb, kept beside the
+// deploy's reason, would tell of a run that did not skip it.
 func (rt *Runtime) recordSkipped(info *plan.Component, r plan.Result) {
 	if info.ReadOnly || rt.Recorder == nil || r.Cause == plan.CauseUnchanged || info.Verb == plan.VerbUndeploy && r.Soft() {
 		return
@@ -494,6 +496,8 @@ func (rt *Runtime) recordSkipped(info *plan.Component, r plan.Result) {
 		c.LastRun = rt.RunID
 		if c.Status == "" || c.Status == state.StatusSkipped || c.Status == state.StatusUndeployed && info.Verb == plan.VerbDeploy {
 			c.Status = state.StatusSkipped
+			c.Verb = info.Verb
+			c.Started, c.Finished = time.Time{}, time.Time{}
 			c.Order = info.Order
 			c.Dir = rt.RecordDir(info.Dir)
 			c.Reason = r.Reason

@@ -197,6 +197,25 @@ func TestEndSettlesTheComponent(t *testing.T) {
 	}
 }
 
+// TestSkipOfUndeployedRecord: a deploy that skips a component an earlier
+// undeploy took down records the skip with its own verb and no times; the
+// undeploy's, kept beside the skip's reason, told of a run that did not skip it.
+func TestSkipOfUndeployedRecord(t *testing.T) {
+	rt := testRuntime(t, t.TempDir(), &plan.Component{Name: "app", Verb: plan.VerbDeploy})
+	undeployed := time.Unix(50, 0).UTC()
+	rt.Recorder.UpdateComponent("app", func(c *state.Component) {
+		c.Status, c.Verb, c.Started, c.Finished, c.LastRun = state.StatusUndeployed, plan.VerbUndeploy, undeployed, undeployed.Add(time.Second), "run-0"
+	})
+	env := &fakeEnv{results: map[string]plan.Result{"app/s0": plan.Skip(plan.CauseUpstream, "db failed")}}
+	rt.end(env, &plan.Node{ID: "app/end", Inputs: []string{"app/s0"}}, plan.End{Component: "app"})
+	got := rt.Recorder.Snapshot().Components["app"]
+	want := state.Component{Status: state.StatusSkipped, Reason: "db failed", Verb: plan.VerbDeploy, LastRun: "run-1"}
+	if got == nil || got.Status != want.Status || got.Reason != want.Reason || got.Verb != want.Verb || got.LastRun != want.LastRun ||
+		!got.Started.IsZero() || !got.Finished.IsZero() {
+		t.Errorf("recorded %+v, want %+v", got, want)
+	}
+}
+
 // TestEnvironmentCapabilityFoundLater: a capability of the environment is
 // looked for when asked about, so a tool an installation handler put on PATH
 // after the run started counts.
