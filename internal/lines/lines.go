@@ -3,7 +3,6 @@ package lines
 
 import (
 	"bytes"
-	"strings"
 	"sync"
 )
 
@@ -23,6 +22,10 @@ type Writer struct {
 	emit func(piece string, continued, continues bool)
 	// cont says the last piece emitted was a part of a line not ended yet.
 	cont bool
+	// afterCR says the last write ended with a "\r", which ended its line:
+	// a "\n" that begins the next write is the rest of a "\r\n" that came
+	// in two writes, not an empty line.
+	afterCR bool
 	// hold, while it says so, keeps lines longer than MaxLine whole, up to
 	// maxHeld bytes.
 	hold    func() bool
@@ -55,6 +58,13 @@ func (w *Writer) Hold(max int, hold func() bool) {
 func (w *Writer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	n := len(p)
+	if w.afterCR && len(p) > 0 {
+		w.afterCR = false
+		if p[0] == '\n' {
+			p = p[1:]
+		}
+	}
 	w.buf = append(w.buf, p...)
 	for {
 		i := bytes.IndexAny(w.buf[w.seen:], "\n\r")
@@ -70,15 +80,13 @@ func (w *Writer) Write(p []byte) (int, error) {
 				w.buf = append(w.buf[:0], w.buf[k:]...)
 				w.seen = len(w.buf)
 			}
-			return len(p), nil
+			return n, nil
 		}
 		i += w.seen
-		if w.buf[i] == '\r' && i+1 == len(w.buf) {
-			// A "\r\n" may come in two writes: the next one says
-			// whether this ends the line alone.
-			w.seen = i
-			return len(p), nil
-		}
+		// A "\r" at the end of what was written ends its line now (a
+		// progress bar that redraws and waits is shown as it is), and a
+		// "\n" that comes next is the rest of its "\r\n".
+		w.afterCR = w.buf[i] == '\r' && i+1 == len(w.buf)
 		w.seen = 0
 		line := string(w.buf[:i])
 		held := len(line) > MaxLine && w.holding(len(line))
@@ -90,9 +98,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 		if held {
 			w.emit(line, w.cont, false)
 			w.cont = false
-			continue
+		} else {
+			w.pieces(line, false)
 		}
-		w.pieces(line, false)
 	}
 }
 
@@ -117,9 +125,9 @@ func (w *Writer) holding(n int) bool {
 func (w *Writer) Flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if text := strings.TrimSuffix(string(w.buf), "\r"); len(w.buf) > 0 {
-		w.pieces(text, false)
+	if len(w.buf) > 0 {
+		w.pieces(string(w.buf), false)
 		w.buf = w.buf[:0]
 	}
-	w.seen, w.cont = 0, false
+	w.seen, w.cont, w.afterCR = 0, false, false
 }

@@ -20,6 +20,8 @@ func TestWriterSplitsLines(t *testing.T) {
 		{"lone cr ends a line", []string{"10%\r50%\r100%\n"}, []string{"10%", "50%", "100%"}},
 		{"crlf across writes is one end", []string{"Outputs:\r", "\na = 1\r", "\n"}, []string{"Outputs:", "a = 1"}},
 		{"lone cr at the end of writes", []string{"10%\r", "50%\r"}, []string{"10%", "50%"}},
+		{"crlf across writes then an empty line", []string{"a\r", "\n\nb\n"}, []string{"a", "", "b"}},
+		{"cr then an empty write", []string{"a\r", "", "\nb\n"}, []string{"a", "b"}},
 		{"empty lines kept", []string{"a\n\nb\n"}, []string{"a", "", "b"}},
 		{"unended last line on flush", []string{"a\nrest"}, []string{"a", "rest"}},
 		{"too long a line comes in pieces", []string{long}, []string{long[:MaxLine], "x"}},
@@ -44,6 +46,27 @@ func TestWriterSplitsLines(t *testing.T) {
 // TestWritersKeepStreamsApart: two writers of one step (a process's
 // stdout and stderr) never glue their partial lines together, and Flush
 // emits what each has left.
+// TestWriterShowsProgressAtOnce: a line ended by a "\r" at the end of a
+// write (a progress bar that redraws, then waits) is emitted by that write,
+// not when the next one comes.
+func TestWriterShowsProgressAtOnce(t *testing.T) {
+	var got []string
+	w := NewWriter(func(l string) { got = append(got, l) })
+	for _, s := range []string{"10%\r", "50%\r", "\n"} {
+		before := len(got)
+		if _, err := w.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		if s != "\n" && len(got) != before+1 {
+			t.Fatalf("after writing %q: lines %q, want the line emitted", s, got)
+		}
+	}
+	w.Flush()
+	if diff := cmp.Diff([]string{"10%", "50%"}, got); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+}
+
 func TestWritersKeepStreamsApart(t *testing.T) {
 	var got []string
 	emit := func(l string, _ bool) { got = append(got, l) }
@@ -115,4 +138,59 @@ func TestPieceWriterHolds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzWriterSplitsAsWhole: however output is cut into writes, the lines
+// (pieces joined) are those of the whole output split at "\n", "\r\n" and a
+// lone "\r".
+func FuzzWriterSplitsAsWhole(f *testing.F) {
+	f.Add("a\r\nb\rc\n\nd", []byte{1, 2})
+	f.Add("10%\r50%\r\n", []byte{4, 1})
+	f.Add(strings.Repeat("x", MaxLine+3)+"\r\ny", []byte{255, 255, 1})
+	f.Fuzz(func(t *testing.T, out string, cuts []byte) {
+		var want []string
+		rest := out
+		for rest != "" {
+			i := strings.IndexAny(rest, "\r\n")
+			if i < 0 {
+				want = append(want, rest)
+				break
+			}
+			want = append(want, rest[:i])
+			if strings.HasPrefix(rest[i:], "\r\n") {
+				i++
+			}
+			rest = rest[i+1:]
+		}
+		var got []string
+		joining := false
+		w := NewPieceWriter(func(piece string, continued, continues bool) {
+			if continued != joining {
+				t.Fatalf("piece %q: continued %v after a piece that said continues %v", piece, continued, joining)
+			}
+			if continued {
+				got[len(got)-1] += piece
+			} else {
+				got = append(got, piece)
+			}
+			joining = continues
+		})
+		for _, c := range cuts {
+			n := min(len(out), int(c)*int(c))
+			if _, err := w.Write([]byte(out[:n])); err != nil {
+				t.Fatal(err)
+			}
+			out = out[n:]
+		}
+		if _, err := w.Write([]byte(out)); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		if joining {
+			t.Fatal("the last piece said the line continues")
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("lines (-whole +written in cuts):\n%s", diff)
+		}
+	})
 }
