@@ -21,10 +21,10 @@ type stepEnv struct {
 	logMu sync.Mutex
 }
 
-func (e *stepEnv) log(line string, continues bool) {
+func (e *stepEnv) log(line string, continued, continues bool) {
 	e.logMu.Lock()
 	if pl, ok := e.r.opts.Observer.(plan.PieceLogger); ok {
-		pl.LogPiece(e.n, line, continues)
+		pl.LogPiece(e.n, line, continued, continues)
 	} else {
 		e.r.opts.Observer.Log(e.n, line)
 	}
@@ -37,7 +37,7 @@ func (e *stepEnv) log(line string, continues bool) {
 func (e *stepEnv) Stream() io.Writer { return e.streams.New(e.log) }
 
 func (e *stepEnv) Logf(format string, args ...any) {
-	e.log(fmt.Sprintf(format, args...), false)
+	e.log(fmt.Sprintf(format, args...), false, false)
 }
 
 // flush emits the last line of each stream that did not end with a newline.

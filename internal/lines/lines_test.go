@@ -69,7 +69,7 @@ func TestWriterShowsProgressAtOnce(t *testing.T) {
 
 func TestWritersKeepStreamsApart(t *testing.T) {
 	var got []string
-	emit := func(l string, _ bool) { got = append(got, l) }
+	emit := func(l string, _, _ bool) { got = append(got, l) }
 	var s Writers
 	out, errs := s.New(emit), s.New(emit)
 	for _, w := range []struct {

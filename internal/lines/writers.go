@@ -12,9 +12,10 @@ type Writers struct {
 }
 
 // New returns a new Writer that emits lines to emit, telling it of a line
-// that comes in pieces whether it goes on in the next (continues).
-func (s *Writers) New(emit func(line string, continues bool)) *Writer {
-	w := NewPieceWriter(func(line string, _, continues bool) { emit(line, continues) })
+// that comes in pieces whether a piece goes on from the last one (continued)
+// and in the next (continues), as NewPieceWriter does.
+func (s *Writers) New(emit func(piece string, continued, continues bool)) *Writer {
+	w := NewPieceWriter(emit)
 	s.mu.Lock()
 	s.ws = append(s.ws, w)
 	s.mu.Unlock()

@@ -84,11 +84,12 @@ type Observer interface {
 
 // PieceLogger is implemented by observers that must know which log lines
 // are pieces of a longer one: a line longer than a writer holds back comes
-// in pieces, each but the last going on in the next (continues). A masker
-// needs it, for a secret cut between two pieces or longer than one.
+// in pieces, each but the first going on from the last piece of its stream
+// (continued), each but the last going on in the next (continues). A
+// masker needs it, for a secret cut between two pieces or longer than one.
 // Observers without it are given the pieces as lines (Log).
 type PieceLogger interface {
-	LogPiece(n *Node, piece string, continues bool)
+	LogPiece(n *Node, piece string, continued, continues bool)
 }
 
 // Pauser is implemented by observers that must step aside while a step asks

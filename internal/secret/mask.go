@@ -42,13 +42,11 @@ type Masker struct {
 	whole map[string]bool
 	// found finds the values in text; it grows with them.
 	found *matcher
-	// cut holds the streams whose last piece was cut short (see Piece).
-	cut map[string]bool
 }
 
 // NewMasker returns a masker that knows values.
 func NewMasker(values ...string) *Masker {
-	m := &Masker{values: map[string]bool{}, short: map[string]bool{}, whole: map[string]bool{}, cut: map[string]bool{}, found: newMatcher()}
+	m := &Masker{values: map[string]bool{}, short: map[string]bool{}, whole: map[string]bool{}, found: newMatcher()}
 	m.Add(values...)
 	return m
 }
@@ -180,22 +178,17 @@ func (m *Masker) Value(v string, isSecret bool) string {
 }
 
 // Piece masks one piece of a stream of output: a line, or a part of a line
-// too long to be held back whole (continues says the line goes on in the
-// next piece of the stream). A secret cut in two at the end of a piece is
+// too long to be held back whole (continued says it goes on from the
+// stream's last piece, continues that the line goes on in its next one, as
+// lines.NewPieceWriter tells). A secret cut in two at the end of a piece is
 // masked in both: the end of a piece that begins a secret, and the start
-// of the next piece that ends it.
-func (m *Masker) Piece(stream, text string, continues bool) string {
+// of the next piece that ends it. The flags come from the stream's own
+// writer: a step's stdout and stderr are two streams, and a line of one
+// between two pieces of the other must not end the cut one.
+func (m *Masker) Piece(text string, continued, continues bool) string {
 	if m == nil {
 		return text
 	}
-	m.mu.Lock()
-	continued := m.cut[stream]
-	if continues {
-		m.cut[stream] = true
-	} else {
-		delete(m.cut, stream)
-	}
-	m.mu.Unlock()
 	if !continued && !continues {
 		return m.Text(text)
 	}

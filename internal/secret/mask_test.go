@@ -72,22 +72,23 @@ func TestMaskerBooleans(t *testing.T) {
 func TestMaskerPieces(t *testing.T) {
 	m := NewMasker("Sup3r-Secret-Pw")
 	tests := []struct {
-		stream, piece string
-		continues     bool
-		want          string
+		piece                string
+		continued, continues bool
+		want                 string
 	}{
-		{"a", "xxxx Sup3r-Se", true, "xxxx *****"},
-		{"b", "Sup3r-Secret-Pw alone", false, "***** alone"},
-		{"a", "cret-Pw yyyy", false, "***** yyyy"},
-		{"a", "cret-Pw at the start of a new line", false, "cret-Pw at the start of a new line"},
-		{"b", "ends with Sup", false, "ends with Sup"},
-		{"c", "S", true, "*****"},
-		{"c", "up3r-Secret-", true, "*****"},
-		{"c", "Pw!", false, "*****!"},
+		{"xxxx Sup3r-Se", false, true, "xxxx *****"},
+		{"Sup3r-Secret-Pw alone", false, false, "***** alone"},
+		{"cret-Pw yyyy", true, false, "***** yyyy"},
+		{"cret-Pw at the start of a new line", false, false, "cret-Pw at the start of a new line"},
+		{"ends with Sup", false, false, "ends with Sup"},
+		{"S", false, true, "*****"},
+		{"up3r-Secret-", true, true, "*****"},
+		{"Pw!", true, false, "*****!"},
+		{"a whole line", true, true, "a whole line"},
 	}
 	for i, tt := range tests {
-		if got := m.Piece(tt.stream, tt.piece, tt.continues); got != tt.want {
-			t.Errorf("%d: Piece(%q, %q, %v) = %q, want %q", i, tt.stream, tt.piece, tt.continues, got, tt.want)
+		if got := m.Piece(tt.piece, tt.continued, tt.continues); got != tt.want {
+			t.Errorf("%d: Piece(%q, %v, %v) = %q, want %q", i, tt.piece, tt.continued, tt.continues, got, tt.want)
 		}
 	}
 }

@@ -51,10 +51,10 @@ func (a *Async) Log(n *plan.Node, line string) {
 }
 
 // LogPiece queues the event.
-func (a *Async) LogPiece(n *plan.Node, piece string, continues bool) {
+func (a *Async) LogPiece(n *plan.Node, piece string, continued, continues bool) {
 	a.queue <- func() {
 		if pl, ok := a.next.(plan.PieceLogger); ok {
-			pl.LogPiece(n, piece, continues)
+			pl.LogPiece(n, piece, continued, continues)
 		} else {
 			a.next.Log(n, piece)
 		}

@@ -63,14 +63,14 @@ func (m Masked) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 
 // Log masks the line and forwards it.
 func (m Masked) Log(n *plan.Node, line string) {
-	m.Next.Log(n, m.Masker.Piece(n.ID, line, false))
+	m.Next.Log(n, m.Masker.Text(line))
 }
 
 // LogPiece masks a piece of a line and forwards it as a line: a secret cut
 // between two pieces is masked on both sides, one longer than a piece in
 // every piece it fills.
-func (m Masked) LogPiece(n *plan.Node, piece string, continues bool) {
-	m.Next.Log(n, m.Masker.Piece(n.ID, piece, continues))
+func (m Masked) LogPiece(n *plan.Node, piece string, continued, continues bool) {
+	m.Next.Log(n, m.Masker.Piece(piece, continued, continues))
 }
 
 type maskedError struct{ s string }

@@ -194,8 +194,8 @@ type stepEnv struct {
 	streams lines.Writers
 }
 
-func (e *stepEnv) log(line string, continues bool) {
-	masked := e.hr.run.Masker.Piece(e.n.ID, line, continues)
+func (e *stepEnv) log(line string, continued, continues bool) {
+	masked := e.hr.run.Masker.Piece(line, continued, continues)
 	e.hr.lines.add(pgstate.Line{Step: e.n.ID, Kind: lineLog, Body: masked})
 }
 
@@ -206,7 +206,9 @@ func (e *stepEnv) Stream() io.Writer { return e.streams.New(e.log) }
 // newline.
 func (e *stepEnv) flush() { e.streams.Flush() }
 
-func (e *stepEnv) Logf(format string, args ...any) { e.log(fmt.Sprintf(format, args...), false) }
+func (e *stepEnv) Logf(format string, args ...any) {
+	e.log(fmt.Sprintf(format, args...), false, false)
+}
 
 // Note sends what the step learned to the client, secret values masked
 // here: they never leave the worker.
