@@ -172,7 +172,7 @@ func explainState(st *state.State, only string, showSecrets bool) explainJSON {
 			cj.Outputs[k] = show(v, contains(c.SecretOutputs, k) || manifest.LooksSecret(k))
 		}
 		for _, p := range c.Parameters {
-			cj.Parameters[p.Name] = show(p.Value, p.Secret || manifest.LooksSecret(p.Name))
+			cj.Parameters[p.Name] = show(p.Value, p.IsSecret())
 		}
 		ex.Components[name] = cj
 	}

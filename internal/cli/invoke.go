@@ -163,7 +163,7 @@ func (a *app) componentParams(st *action.Stack, comp string) (*params.Expanded, 
 		if rec, ok := st.State.Components[comp]; ok && len(rec.Parameters) > 0 {
 			values := make([]*params.Value, len(rec.Parameters))
 			for i, p := range rec.Parameters {
-				values[i] = &params.Value{Name: p.Name, Value: p.Value, Env: p.Env}
+				values[i] = &params.Value{Name: p.Name, Value: p.Value, Env: p.Env, Secret: p.IsSecret()}
 			}
 			locked := params.FromState(st.Res.Stack.Meta.Name, st.State.DeploymentID, st.State.Parameters)
 			exp := params.Recorded(comp, values, outputs, locked)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/secret"
 )
 
 // FormatVersion is the version of the state file format.
@@ -95,6 +97,10 @@ type Parameter struct {
 	// computed from a secret; names that look secret need no mark.
 	Secret bool `yaml:"secret,omitempty"`
 }
+
+// IsSecret reports whether the recorded value is secret: marked so, or
+// with a name that looks secret (which the record does not mark).
+func (p Parameter) IsSecret() bool { return p.Secret || secret.Named(p.Name) }
 
 // PluginInstance is the recorded spec of one plugin list entry: an instance
 // (Key is empty for keyless built-ins) or a control plugin (pinned,

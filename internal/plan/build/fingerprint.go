@@ -76,7 +76,7 @@ func paramChanges(recorded []state.Parameter, exp *params.Expanded) []plan.Chang
 	}
 	old := make(map[string]value, len(recorded))
 	for _, p := range recorded {
-		old[p.Name] = value{p.Value, p.Env, p.Secret || manifest.LooksSecret(p.Name)}
+		old[p.Name] = value{p.Value, p.Env, p.IsSecret()}
 	}
 	now := map[string]value{}
 	if exp != nil {

@@ -43,7 +43,7 @@ func (rt *Runtime) Absorb(st *state.State, mine func(string) bool) {
 			}
 		}
 		for _, p := range rec.Parameters {
-			if p.Secret || manifest.LooksSecret(p.Name) {
+			if p.IsSecret() {
 				rt.Masker.Add(p.Value)
 			}
 		}

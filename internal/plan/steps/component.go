@@ -175,7 +175,7 @@ func (rt *Runtime) beginRecorded(info *plan.Component) plan.Result {
 	}
 	values := make([]*params.Value, len(rec.Parameters))
 	for i, p := range rec.Parameters {
-		values[i] = &params.Value{Name: p.Name, Value: p.Value, Env: p.Env, Secret: manifest.LooksSecret(p.Name)}
+		values[i] = &params.Value{Name: p.Name, Value: p.Value, Env: p.Env, Secret: p.IsSecret()}
 		if values[i].Secret {
 			rt.Masker.Add(p.Value)
 		}
