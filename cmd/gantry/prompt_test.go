@@ -27,6 +27,13 @@ type ptySession struct {
 
 func startPTY(t *testing.T, dir string, args ...string) *ptySession {
 	t.Helper()
+	return startPTYOut(t, dir, nil, args...)
+}
+
+// startPTYOut runs gantry on a pseudo-terminal with its stdout going to
+// out instead when out is not nil (deploy > run.log).
+func startPTYOut(t *testing.T, dir string, out *os.File, args ...string) *ptySession {
+	t.Helper()
 	bin, err := exec.LookPath("gantry")
 	if err != nil {
 		t.Fatalf("gantry is not on PATH: %v", err)
@@ -34,6 +41,9 @@ func startPTY(t *testing.T, dir string, args ...string) *ptySession {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	if out != nil {
+		cmd.Stdout = out
+	}
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {
 		t.Fatal(err)
@@ -220,6 +230,31 @@ func TestGateOnTerminal(t *testing.T) {
 	}
 }
 
+// TestGateWithStdoutRedirected: with the display going to a file
+// (deploy > run.log), a gate's question is asked on the terminal (stderr),
+// where the person sees it; the log has it too.
+func TestGateWithStdoutRedirected(t *testing.T) {
+	dir := writeFiles(t, gateFiles)
+	out, err := os.Create(filepath.Join(dir, "run.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	s := startPTYOut(t, dir, out, "deploy", "hub.yaml")
+	s.waitFor("Ready to ship? [y/N]")
+	s.send("y\r")
+	if code := s.wait(); code != 0 {
+		t.Fatalf("exit code %d:\n%s", code, s.output())
+	}
+	log, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "[pre-flight] Ready to ship? [y/N]") || !regexp.MustCompile(`(?m)^app +deploy +deployed`).Match(log) {
+		t.Errorf("the run's output lacks the question or the deploy:\n%s", log)
+	}
+}
+
 // TestComponentGateNamesItsComponent: a component's gate asks on the
 // terminal with the component's name before its message, the message's
 // values expanded, while another component's live line stood aside.
@@ -311,7 +346,7 @@ func TestPauseOnTerminal(t *testing.T) {
 		t.Run(tt.onFail+" "+tt.answer, func(t *testing.T) {
 			dir := writeFiles(t, pauseFiles(tt.onFail))
 			s := startPTY(t, dir, "deploy", "hub.yaml")
-			s.waitFor("paused: continue or abort? [c/a]")
+			s.waitFor("paused after check app failed: continue or abort? [c/a]")
 			s.send(tt.answer + "\r")
 			if code := s.wait(); code != tt.wantCode {
 				t.Fatalf("exit code %d, want %d:\n%s", code, tt.wantCode, s.output())

@@ -243,7 +243,7 @@ func (r *record) execute(ctx context.Context, p *plan.Plan, b engine.Binder, o e
 		RunID:       r.runID,
 		Interactive: o.term.Interactive(),
 		Yes:         o.yes,
-		Input:       o.term.Input,
+		Ask:         r.ask(o.term),
 	})
 	events.Close()
 	if err != nil {
@@ -269,6 +269,16 @@ func (r *record) execute(ctx context.Context, p *plan.Plan, b engine.Binder, o e
 }
 
 // failed reports whether a plan executed so far failed or was interrupted.
+// ask is the terminal's Ask with the question's secrets masked: a gate's
+// message may hold a value (its label expanded), and the terminal's copy of
+// the question does not go through the display's masker.
+func (r *record) ask(t Terminal) func(string) (string, error) {
+	if t.Ask == nil {
+		return nil
+	}
+	return func(q string) (string, error) { return t.Ask(r.masker.Text(q)) }
+}
+
 func (r *record) failed() bool { return r.engine.Failed || r.engine.Cancelled }
 
 // close ends the run's records: the run_finished event, the summary, the

@@ -43,12 +43,13 @@ type Source struct {
 type Terminal struct {
 	// Prompter asks for parameters that have no value.
 	Prompter params.Prompter
-	// Input reads an answer to a gate or a pause.
-	Input func() (string, error)
+	// Ask shows a gate's or a pause's question, secrets masked, where the
+	// person sees it and reads an answer.
+	Ask func(question string) (string, error)
 }
 
 // Interactive reports whether someone can answer.
-func (t Terminal) Interactive() bool { return t.Input != nil }
+func (t Terminal) Interactive() bool { return t.Ask != nil }
 
 // Stack is a loaded stack: elaborated, with its state and, once locked, its
 // parameters.

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/ui"
 )
 
 // ttyPrompter asks for parameter values on the terminal; secrets are read
@@ -62,6 +63,17 @@ func (p *ttyPrompter) Prompt(param *manifest.Parameter, current string) (string,
 		return "", err
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// ask asks a gate's or a pause's question (the step logged it) and reads
+// the answer. The display shows the step's log on stdout: when that is not
+// the terminal (deploy > run.log), the question goes to stderr too, as the
+// parameter prompts do, or the run would wait with nothing on the screen.
+func (a *app) ask(question string) (string, error) {
+	if a.stdoutTerminal() == nil {
+		fmt.Fprintf(a.stderr, "%s ", ui.Sanitize(question))
+	}
+	return a.readLine()
 }
 
 // readLine reads an answer from the terminal.

@@ -164,7 +164,7 @@ func (a *app) terminal() action.Terminal {
 	if p == nil {
 		return action.Terminal{}
 	}
-	return action.Terminal{Prompter: p, Input: a.readLine}
+	return action.Terminal{Prompter: p, Ask: a.ask}
 }
 
 // lockParams locks the top-level parameters with the OS environment, -e

@@ -38,8 +38,9 @@ type Options struct {
 	RunID       string
 	Interactive bool
 	Yes         bool
-	// Input reads a line from the terminal for gates and pauses.
-	Input func() (string, error)
+	// Ask shows a gate's or a pause's question where the person at the
+	// terminal sees it (the step has logged it) and reads a line of answer.
+	Ask func(question string) (string, error)
 	// Settled, when set, is called each time the executor has started every
 	// step it can and waits for one to end: tests drive steps one at a time
 	// with it.

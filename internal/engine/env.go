@@ -63,20 +63,21 @@ func (e *stepEnv) Result(id string) plan.Result {
 	return e.r.s.Result(e.r.p.Node(id).Index())
 }
 
-// Input reads an answer from the terminal. An interrupt does not wait for
-// the answer: the read goes on alone (the run ends soon after) and the step
-// hears that it was interrupted.
-func (e *stepEnv) Input() (string, error) {
-	if e.r.opts.Input == nil || !e.r.opts.Interactive {
+// Ask logs the question and asks it on the terminal. An interrupt does not
+// wait for the answer: the read goes on alone (the run ends soon after) and
+// the step hears that it was interrupted.
+func (e *stepEnv) Ask(question string) (string, error) {
+	if e.r.opts.Ask == nil || !e.r.opts.Interactive {
 		return "", errors.New("no terminal to read an answer from")
 	}
+	e.Logf("%s", question)
 	type answer struct {
 		line string
 		err  error
 	}
 	got := make(chan answer, 1)
 	go func() {
-		line, err := e.r.opts.Input()
+		line, err := e.r.opts.Ask(question)
 		got <- answer{line, err}
 	}()
 	select {

@@ -25,8 +25,9 @@ type Env interface {
 	Outside(fn func() error) error
 	// Interactive reports whether a person can answer prompts (stdin is a terminal).
 	Interactive() bool
-	// Input reads one line from the terminal.
-	Input() (string, error)
+	// Ask shows question to the person at the terminal, and in the step's
+	// log, and reads one line of answer.
+	Ask(question string) (string, error)
 	// Yes reports whether --yes approved every gate.
 	Yes() bool
 	// RunID is the id of the run.

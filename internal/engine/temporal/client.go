@@ -392,7 +392,7 @@ func (f *follower) ask(ctx context.Context, q Question) {
 	}
 	go func() {
 		a := Answer{ID: q.ID}
-		text, err := f.rr.Terminal.Input()
+		text, err := f.rr.Terminal.Ask(q.Text)
 		if err != nil {
 			a.Err = err.Error()
 		}

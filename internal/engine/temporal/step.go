@@ -263,12 +263,13 @@ func (e *stepEnv) Pause(fn func() error) error {
 	return err
 }
 
-// Input asks the client for an answer, through the workflow, and waits
-// for it: a client attached later can answer too.
-func (e *stepEnv) Input() (string, error) {
+// Ask logs the question and asks the client for an answer, through the
+// workflow, and waits for it: a client attached later can answer too.
+func (e *stepEnv) Ask(question string) (string, error) {
 	id := e.n.ID + "#" + randomID()
+	e.Logf("%s", question)
 	e.hr.lines.flush(e.ctx)
-	if err := e.signal(SignalAsk, Question{ID: id, Step: e.n.ID}); err != nil {
+	if err := e.signal(SignalAsk, Question{ID: id, Step: e.n.ID, Text: e.hr.run.Masker.Text(question)}); err != nil {
 		return "", fmt.Errorf("ask the client: %w", err)
 	}
 	t := time.NewTicker(250 * time.Millisecond)

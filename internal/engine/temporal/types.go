@@ -226,6 +226,8 @@ type PauseSignal struct {
 type Question struct {
 	ID   string
 	Step string
+	// Text is the question, secrets masked.
+	Text string
 }
 
 // Answer is the client's answer to a question.

@@ -48,7 +48,8 @@ func (e *fakeEnv) Logf(format string, args ...any) {
 func (e *fakeEnv) Pause(fn func() error) error   { return fn() }
 func (e *fakeEnv) Outside(fn func() error) error { return fn() }
 func (e *fakeEnv) Interactive() bool             { return e.interactive }
-func (e *fakeEnv) Input() (string, error) {
+func (e *fakeEnv) Ask(q string) (string, error) {
+	e.Logf("%s", q)
 	if len(e.answers) == 0 {
 		return "", errors.New("no answer")
 	}

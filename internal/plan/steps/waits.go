@@ -29,9 +29,8 @@ func gate(env plan.Env, msg string) plan.Result {
 	}
 	var answer string
 	err := env.Pause(func() error {
-		env.Logf("%s [y/N]", msg)
 		var err error
-		answer, err = env.Input()
+		answer, err = env.Ask(msg + " [y/N]")
 		return err
 	})
 	if err != nil {
@@ -115,9 +114,8 @@ func pause(res plan.Result, label string, env plan.Env) bool {
 	var answer string
 	err := env.Pause(func() error {
 		env.Logf("%s failed: %s", label, res.Reason)
-		env.Logf("paused: continue or abort? [c/a]")
 		var err error
-		answer, err = env.Input()
+		answer, err = env.Ask(fmt.Sprintf("paused after %s failed: continue or abort? [c/a]", label))
 		return err
 	})
 	return err == nil && strings.HasPrefix(strings.ToLower(strings.TrimSpace(answer)), "c")
