@@ -55,8 +55,42 @@ func TestWaitKeepsTheLastCompletedError(t *testing.T) {
 	if !ok || we.Last.Error() != "503 Service Unavailable" {
 		t.Fatalf("got %v", err)
 	}
-	if diff := cmp.Diff([]string{"1 503 Service Unavailable"}, attempts); diff != "" {
+	if diff := cmp.Diff([]string{"1 503 Service Unavailable", "2 context deadline exceeded"}, attempts); diff != "" {
 		t.Errorf("attempts (-want +got):\n%s", diff)
+	}
+}
+
+// TestWaitTriesAtTheEnd: when the interval is longer than what is left of
+// the timeout, a last attempt is made before the timeout ends (a condition
+// that held at 6 s of 8 with an interval of 5 was given up at 5 s), and
+// every failed attempt is heard, the last one too.
+func TestWaitTriesAtTheEnd(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		okAt     int
+		wantErr  bool
+		attempts []int
+	}{
+		{"the last attempt sees the condition", 2, false, []int{1}},
+		{"no attempt does", 0, true, []int{1, 2}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			var attempts []int
+			err := Wait(context.Background(), 300*time.Millisecond, time.Hour, func(context.Context) error {
+				calls++
+				if calls == tt.okAt {
+					return nil
+				}
+				return errors.New("not yet")
+			}, func(n int, _ time.Duration, _ error) { attempts = append(attempts, n) })
+			if _, isWait := IsWaitError(err); isWait != tt.wantErr || !isWait && err != nil {
+				t.Errorf("Wait = %v after %d attempts", err, calls)
+			}
+			if diff := cmp.Diff(tt.attempts, attempts); diff != "" {
+				t.Errorf("attempts heard (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

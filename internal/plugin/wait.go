@@ -19,19 +19,25 @@ func (e *WaitError) Error() string { return fmt.Sprintf("gave up after %s: %v", 
 func (e *WaitError) Unwrap() error { return e.Last }
 
 // Wait retries try every interval until it succeeds, the timeout passes or
-// ctx ends; attempt (if set) hears of each failed attempt: its number (the
-// first is 1), the time since the wait began and its error. Every waiting
+// ctx ends; attempt (if set) hears of each failed attempt, the last one and
+// one the timeout cut short too: its number (the first is 1), the time since
+// the wait began and its error. Every waiting
 // step — probes, ready conditions, waits of plugin lists — waits with it.
 // When the timeout cuts an attempt short, the error reported is the one of
 // the last attempt that completed: "503 Service Unavailable" says more than
-// "context deadline exceeded".
+// "context deadline exceeded". When the next attempt would come after the
+// timeout, a last one is made as late as it can begin and still end by it
+// (as long before it as the attempt before took): a condition that holds
+// before the timeout is seen, whatever the interval.
 func Wait(ctx context.Context, timeout, interval time.Duration, try func(context.Context) error, attempt func(int, time.Duration, error)) error {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	var last error
-	for n := 1; ; n++ {
+	for n, final := 1, false; ; n++ {
+		began := time.Now()
 		attemptCtx, cancel := context.WithDeadline(ctx, deadline)
 		err := try(attemptCtx)
+		took := time.Since(began)
 		cutShort := attemptCtx.Err() != nil
 		cancel()
 		if err == nil {
@@ -43,13 +49,17 @@ func Wait(ctx context.Context, timeout, interval time.Duration, try func(context
 		if !cutShort || last == nil {
 			last = err
 		}
-		if time.Now().Add(interval).After(deadline) {
-			return &WaitError{Timeout: timeout, Last: last}
-		}
 		if attempt != nil {
 			attempt(n, time.Since(start), err)
 		}
-		t := time.NewTimer(interval)
+		next := time.Now().Add(interval)
+		if latest := deadline.Add(-took); next.After(latest) {
+			if final || cutShort || !latest.After(time.Now()) {
+				return &WaitError{Timeout: timeout, Last: last}
+			}
+			next, final = latest, true
+		}
+		t := time.NewTimer(time.Until(next))
 		select {
 		case <-ctx.Done():
 			t.Stop()
