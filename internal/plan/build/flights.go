@@ -50,10 +50,10 @@ func (b *builder) tools() []string {
 // undeploy, then the injected steps.
 func (b *builder) postFlightPass() {
 	l := &b.res.Stack.Lifecycle
-	name, group := "post-flight", l.PostFlight
+	name, group := groupPostFlight, l.PostFlight
 	var std []*plan.Node
 	if b.undeploy {
-		name, group = "post-teardown", l.PostTeardown
+		name, group = groupPostTeardown, l.PostTeardown
 		if len(b.selected) > 0 {
 			std = append(std, &plan.Node{ID: name + "/standard/clean", Kind: plan.KindStandard, Label: "remove generated files of undeployed components",
 				Spec: plan.Clean{Components: append([]string(nil), b.selected...)}})

@@ -11,6 +11,9 @@ const (
 	GroupLeftovers = "leftovers"
 	GroupHandler   = "installation-handler"
 	GroupStack     = "stack"
+
+	groupPostFlight   = "post-flight"
+	groupPostTeardown = "post-teardown"
 )
 
 // runStartPass adds what comes before everything else of a run: waiting for
@@ -75,9 +78,14 @@ func (b *builder) runEndPass() {
 	b.p.Add(&plan.Node{ID: finish, Kind: plan.KindFinalize, Group: GroupStack, Hidden: true, Light: true, Always: true,
 		Label: "record how the run left the stack", Spec: plan.Finalize{}})
 	b.connect(b.setup, finish, plan.OnSuccess)
+	fin := b.p.Node(finish)
 	for _, n := range sinks {
 		if n.ID != b.setup {
 			b.connect(n.ID, finish, plan.OnComplete)
+		}
+		if n.Group == groupPostFlight || n.Group == groupPostTeardown {
+			// How the group ended tells whether the stack is ready.
+			fin.Inputs = append(fin.Inputs, n.ID)
 		}
 	}
 }

@@ -44,7 +44,7 @@ func (rt *Runtime) Runner(n *plan.Node) (plan.Runner, error) {
 	case plan.Place:
 		run = func(ctx context.Context, env plan.Env) plan.Result { return place(ctx, env, s) }
 	case plan.Finalize:
-		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.finalize(env) }
+		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.finalize(env, n) }
 	default:
 		return nil, fmt.Errorf("no runner for steps of kind %s (%T)", n.Kind, n.Spec)
 	}

@@ -40,8 +40,16 @@ func (rt *Runtime) setup(s plan.Setup) plan.Result {
 
 // finalize records how the run left the stack: its status, what its
 // components provide, and after a deploy its outputs, and waits until the
-// state is on disk. Outputs it cannot record are warnings.
-func (rt *Runtime) finalize(env plan.Env) plan.Result {
+// state is on disk. Outputs it cannot record are warnings. The status is
+// the components' unless the post-flight (post-teardown) group did not
+// end well: a stack whose ready conditions failed is not deployed.
+func (rt *Runtime) finalize(env plan.Env, n *plan.Node) plan.Result {
+	flightFailed := false
+	for _, id := range n.Inputs { // the post-flight group's end
+		if r := env.Result(id); r.Status == plan.Failed || r.Status == plan.Skipped && !r.Soft() {
+			flightFailed = true
+		}
+	}
 	var warnings []string
 	rt.Recorder.UpdateStack(func(s *state.State) {
 		s.Provides = map[string][]string{}
@@ -58,7 +66,7 @@ func (rt *Runtime) finalize(env plan.Env) plan.Result {
 			sort.Strings(v)
 		}
 		switch {
-		case statuses[state.StatusFailed] > 0:
+		case statuses[state.StatusFailed] > 0 || flightFailed:
 			s.Status = state.StatusFailed
 		case statuses[state.StatusIncomplete] > 0:
 			s.Status = state.StatusIncomplete
