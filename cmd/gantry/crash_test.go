@@ -589,3 +589,60 @@ func TestParallelRandomDAG(t *testing.T) {
 		}
 	}
 }
+
+// TestSIGKILLInAHookBeforeTheVerb: a run killed while a component's
+// pre_component step runs leaves it incomplete (it stayed deployed, and
+// --resume skipped it, so what the hook began never got its post steps),
+// and the next deploy --resume runs it again, post steps included.
+func TestSIGKILLInAHookBeforeTheVerb(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"hub.yaml": "version: 1\nkind: stack\nmeta: {name: hooked}\ncomponents:\n  - name: a\n    source: {dir: a}\n",
+		"a/hub-component.yaml": `version: 1
+kind: component
+meta: {name: a}
+lifecycle:
+  pre_component:
+    steps:
+      - exec:
+          arguments: [sh, -c, "touch ../drained; if [ -e ../hold ]; then touch ../in-hook; while [ -e ../hold ] && [ -e ../hub.yaml ]; do sleep 0.01; done; fi"]
+          label: drain
+  post_component:
+    steps:
+      - exec:
+          arguments: [sh, -c, "rm -f ../drained"]
+          label: undrain
+`,
+		"a/Makefile": "deploy:\n\t@echo deployed a\n",
+	})
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("gantry", args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("gantry %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("deploy", "hub.yaml")
+	touch(t, filepath.Join(dir, "hold"))
+	cmd, _ := startDeploy(t, dir)
+	waitPath(t, filepath.Join(dir, "in-hook"))
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if got := statusOf(readState(t, dir), "a"); got != state.StatusIncomplete {
+		t.Errorf("after SIGKILL in the hook a is %q, want incomplete", got)
+	}
+	if err := os.Remove(filepath.Join(dir, "hold")); err != nil {
+		t.Fatal(err)
+	}
+	out := run("deploy", "hub.yaml", "--resume")
+	if _, err := os.Stat(filepath.Join(dir, "drained")); err == nil {
+		t.Errorf("the post step never ran:\n%s", out)
+	}
+	if got := statusOf(readState(t, dir), "a"); got != state.StatusDeployed {
+		t.Errorf("after the next deploy a is %q:\n%s", got, out)
+	}
+}

@@ -398,6 +398,45 @@ func (rt *Runtime) markInFlight(info *plan.Component, exp *params.Expanded, plug
 	return nil
 }
 
+// markHooksInFlight records, before a lifecycle step of the component runs
+// ahead of its verb (pre_component, pre_instance_create), that the
+// component is in flight: a run killed in such a hook leaves it
+// incomplete, and the next deploy runs it again, post steps included. It
+// keeps the parameters it was last run with and leaves Started unset for a
+// component that never started (its implementation has not: an undeploy
+// has nothing to do); one that did starts now. Once per component and run.
+func (rt *Runtime) markHooksInFlight(info *plan.Component) error {
+	if info.ReadOnly || rt.Recorder == nil {
+		return nil
+	}
+	var marked bool
+	rt.Recorder.View(func(st *state.State) {
+		c := st.Components[info.Name]
+		marked = c != nil && c.LastRun == rt.RunID && c.Status == state.StatusIncomplete
+	})
+	if marked {
+		return nil
+	}
+	now := rt.Now().UTC()
+	ver := rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
+		c.Status = state.StatusIncomplete
+		c.Verb = info.Verb
+		if !c.Started.IsZero() {
+			c.Started = now
+		}
+		c.Finished = time.Time{}
+		c.LastRun = rt.RunID
+		c.Dir = rt.RecordDir(info.Dir)
+		c.Depends = info.After
+		c.Order = info.Order
+		c.Reason = ""
+	})
+	if err := rt.Recorder.Wait(ver); err != nil {
+		return fmt.Errorf("cannot record the state before running: %w", err)
+	}
+	return nil
+}
+
 func recordParams(exp *params.Expanded) []state.Parameter {
 	if exp == nil {
 		return nil

@@ -101,6 +101,15 @@ func (x *expander) expandArgs(args map[string]any) (map[string]any, error) {
 // injected runs an injected lifecycle step (seed 001) — exec, call, probe,
 // gate or delay — and applies its on_fail.
 func (rt *Runtime) injected(ctx context.Context, env plan.Env, n *plan.Node, s plan.Injected) plan.Result {
+	if s.Component != "" {
+		info, err := rt.comp(s.Component)
+		if err != nil {
+			return plan.Fail(err)
+		}
+		if err := rt.markHooksInFlight(info); err != nil {
+			return plan.Fail(err)
+		}
+	}
 	rt.sayLabel(env, n, s.Component)
 	// Retries come before on_fail: it applies to the last attempt.
 	res := limited(ctx, env, s.Step.Limits, func(ctx context.Context, env plan.Env) plan.Result { return rt.runInjected(ctx, env, s) })
