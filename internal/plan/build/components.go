@@ -262,7 +262,12 @@ func NeverRan(c *state.Component) bool {
 // its steps did. A failure skips the rest of the component (its group).
 func (b *builder) addComponent(cp *compPlan) {
 	info, name := cp.info, cp.info.Name
-	critical := IsMandatory(b.res.Stack, name) && cp.c != nil && !info.Orphan
+	// An orphan a deploy tears down is reported, not holding the deploy
+	// back; a component an undeploy tears down from its record alone (the
+	// stack no longer lists it) is as mandatory as any: the components it
+	// depends on wait for it, and a run that left it and them in place has
+	// failed.
+	critical := IsMandatory(b.res.Stack, name) && (cp.c != nil && !info.Orphan || b.undeploy)
 	add := func(n *plan.Node) *plan.Node {
 		n.Component, n.Group, n.Critical = name, name, critical
 		b.p.Add(n)
