@@ -122,6 +122,22 @@ func (x *OutputIndex) Set(comp string, values map[string]string, secret []string
 	}
 }
 
+// Without returns an index that knows what x knows but the outputs of the
+// components gone says: a stack's outputs after an undeploy of some of its
+// components are worked out without theirs.
+func (x *OutputIndex) Without(gone func(comp string) bool) *OutputIndex {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := &OutputIndex{pos: x.pos, comps: x.comps, byName: x.byName, kinds: x.kinds, visible: x.visible,
+		values: make(map[string]map[string]string, len(x.values)), secrets: x.secrets}
+	for c, v := range x.values {
+		if !gone(c) {
+			out.values[c] = v
+		}
+	}
+	return out
+}
+
 // Known reports whether the outputs of comp are known.
 func (x *OutputIndex) Known(comp string) bool {
 	x.mu.RLock()

@@ -75,10 +75,16 @@ func (rt *Runtime) finalize(env plan.Env, n *plan.Node) plan.Result {
 		default:
 			s.Status = state.StatusUndeployed
 		}
-		if rt.Plan.Verb == plan.VerbDeploy {
-			s.Outputs, s.SecretOutputs, warnings = rt.stackOutputs()
-		} else if s.Status == state.StatusUndeployed {
+		switch {
+		case rt.Plan.Verb == plan.VerbDeploy:
+			s.Outputs, s.SecretOutputs, warnings = rt.stackOutputs(rt.Outputs)
+		case s.Status == state.StatusUndeployed:
 			s.Outputs, s.SecretOutputs = nil, nil
+		case rt.Plan.Verb == plan.VerbUndeploy:
+			// What the components still deployed make of them; those of
+			// the components taken down stay out.
+			down := func(c string) bool { rec := s.Components[c]; return rec == nil || rec.Status != state.StatusDeployed }
+			s.Outputs, s.SecretOutputs, _ = rt.stackOutputs(rt.Outputs.Without(down))
 		}
 	})
 	for _, w := range warnings {
@@ -92,14 +98,14 @@ func (rt *Runtime) finalize(env plan.Env, n *plan.Node) plan.Result {
 	return plan.Ok()
 }
 
-// stackOutputs evaluates the stack's declared outputs with what is known now;
-// outputs of components that did not run stay out.
-func (rt *Runtime) stackOutputs() (map[string]string, []string, []string) {
+// stackOutputs evaluates the stack's declared outputs with the outputs
+// known; outputs of components that did not run stay out.
+func (rt *Runtime) stackOutputs(known *params.OutputIndex) (map[string]string, []string, []string) {
 	out := map[string]string{}
 	var secrets, warnings []string
 	for _, o := range rt.Res.Stack.Outputs {
 		// An output that reads a secret is secret, secret: false or not.
-		r, readSecret := params.StackSecretTracking(rt.Locked, rt.Outputs, rt.Order)
+		r, readSecret := params.StackSecretTracking(rt.Locked, known, rt.Order)
 		var v string
 		var err error
 		if comp, name, ok := strings.Cut(o.Name, ":"); ok && o.Value == "" {
