@@ -234,6 +234,25 @@ func TestNextRunWaitsForWhatAKilledRunLeft(t *testing.T) {
 	}
 }
 
+// TestPlanShowsTheLeftoverWait: after a kill, gantry plan and deploy
+// --dry-run show the wait the run will begin with (they left it out, and
+// the run then waited for the leftover first).
+func TestPlanShowsTheLeftoverWait(t *testing.T) {
+	dir := killedWithLeftover(t)
+	defer touch(t, filepath.Join(dir, "release-a"))
+	for _, args := range [][]string{{"plan", "hub.yaml"}, {"deploy", "hub.yaml", "--dry-run"}} {
+		cmd := exec.Command("gantry", args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("gantry %v: %v\n%s", args, err, out)
+		}
+		if !strings.Contains(string(out), "wait for 1 process group(s) the killed run left") {
+			t.Errorf("gantry %v does not show the wait:\n%s", args, out)
+		}
+	}
+}
+
 // forgetStarts drops the "+" lines of a process registry, as if the run had
 // been killed before it wrote them.
 func forgetStarts(t *testing.T, path string) {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/plan/resolve"
+	"github.com/gantry-dev/gantry/internal/workspace"
 )
 
 // Plan builds the plan a deploy or an undeploy would run, and runs nothing:
@@ -51,9 +53,19 @@ func (a *Plan) build() (*plan.Plan, *Stack, *built, error) {
 	} else if err := st.LockParams(a.Terminal, false, pl.warnOnce, consequence); err != nil {
 		return nil, nil, nil, err
 	}
+	// The processes a killed run left: the run will wait for them first,
+	// so the plan shows that wait (read without the lock: a plan changes
+	// nothing, and the run reads them again under it).
+	left, err := component.Leftovers(workspace.For(st.AbsStatePath()).Registry(st.AbsStatePath()))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ro := resolve.Options{Verbs: []string{a.Verb}, Resume: a.Resume, Handler: true, Leftovers: left}
+	if st.State != nil {
+		ro.LastRun = st.State.LastRun
+	}
 	b, err := pl.build(build.Options{Verb: a.Verb, Selection: a.Selection, Resume: a.Resume, Force: a.Force,
-		EnvironmentLater: st.Res.Stack.Meta.InstallationHandler != nil},
-		resolve.Options{Verbs: []string{a.Verb}, Resume: a.Resume, Handler: true})
+		EnvironmentLater: st.Res.Stack.Meta.InstallationHandler != nil}, ro)
 	if err != nil {
 		return nil, nil, nil, err
 	}
