@@ -44,6 +44,7 @@ func TestDecodeStackDiagnostics(t *testing.T) {
 			`hub.yaml:4:12: outputs[0]: missing required field "name"`,
 		}},
 		{"ready condition needs something to check", header + "lifecycle: {readyConditions: [{waitSeconds: 3}]}\n", []string{`hub.yaml:4:32: lifecycle.readyConditions[0]: a ready condition needs url, dns or pauseSeconds`}},
+		{"a pause that is no integer is said once", header + "lifecycle: {readyConditions: [{pauseSeconds: 0.1}]}\n", []string{`hub.yaml:4:46: lifecycle.readyConditions[0].pauseSeconds: expected an integer, got the number 0.1`}},
 		{"ready condition waits past a duration", header + "lifecycle: {readyConditions: [{url: \"http://x\", waitSeconds: 18446744074}]}\n", []string{`hub.yaml:4:32: lifecycle.readyConditions[0]: waitSeconds and pauseSeconds are at most 9223372036`}},
 		{"catalog field misspelt", "version: 1\nkind: stack\nmeta: {name: c, categroy: x}\n", []string{`hub.yaml:3:17: meta: unknown field "categroy" (did you mean "category"?)`}},
 		{"version missing", "kind: stack\nmeta: {name: s}\n", []string{`hub.yaml:1:1: version: missing required field "version" (expected 1)`}},

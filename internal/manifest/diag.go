@@ -24,6 +24,16 @@ type Diagnostic struct {
 	Severity Severity
 }
 
+// HasFieldError reports whether an error was said of the field.
+func (ds Diagnostics) HasFieldError(field string) bool {
+	for _, d := range ds {
+		if d.Severity == SevError && d.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
 // String formats the diagnostic as "file:line:col: field: message"; warnings
 // carry "warning:" after the position.
 func (d Diagnostic) String() string {

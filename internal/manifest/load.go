@@ -410,7 +410,8 @@ func validateComponentLifecycle(l *ComponentLifecycle, path string, diags *Diagn
 func validateReadyConditions(rcs []ReadyCondition, path string, diags *Diagnostics) {
 	for i, rc := range rcs {
 		p := itemPath(path, i)
-		if rc.URL == "" && rc.DNS == "" && rc.PauseSeconds == 0 {
+		// A pauseSeconds that did not decode (0.1) is said where it is.
+		if rc.URL == "" && rc.DNS == "" && rc.PauseSeconds == 0 && !diags.HasFieldError(p+".pauseSeconds") {
 			diags.Errorf(rc.Pos, p, "a ready condition needs url, dns or pauseSeconds")
 		}
 		if rc.WaitSeconds < 0 || rc.PauseSeconds < 0 {
