@@ -63,6 +63,16 @@ func (d *display) Finish(o *action.Outcome) {
 	d.a.printRunEnd(o)
 }
 
+// stoppedAny reports whether a failure stopped any step from starting.
+func stoppedAny(results map[string]plan.Result) bool {
+	for _, r := range results {
+		if r.Status == plan.Skipped && r.Cause == plan.CauseStopped {
+			return true
+		}
+	}
+	return false
+}
+
 // printRunEnd prints the summary, the last lines of failed components' logs
 // and where the logs are.
 func (a *app) printRunEnd(o *action.Outcome) {
@@ -83,8 +93,9 @@ func (a *app) printRunEnd(o *action.Outcome) {
 		}
 	}
 	// An interrupted run stopped for the interrupt, whatever failed on the
-	// way: --force would not have gone on.
-	if h := o.Engine.HaltedBy; h != "" && !o.Engine.Cancelled {
+	// way: --force would not have gone on. Nor does --force help when the
+	// failure stopped nothing (the post-flight group, last).
+	if h := o.Engine.HaltedBy; h != "" && !o.Engine.Cancelled && stoppedAny(o.Engine.Results) {
 		fmt.Fprintf(a.stdout, "\nstopped after %s failed (mandatory); --force goes on with independent components\n", h)
 	}
 	fmt.Fprintf(a.stdout, "\nlogs: %s\n", relPath(o.LogDir))
