@@ -274,10 +274,20 @@ func padBytes(c *manifest.Component) int {
 // interruption stopped says so.
 func failure(ctx context.Context, err error) plan.Result {
 	if ctx.Err() != nil {
-		return plan.Fail(fmt.Errorf("interrupted: %w", err))
+		return plan.Fail(interrupted{err})
 	}
 	return plan.Fail(err)
 }
+
+// interrupted is an error the run's interruption caused: "interrupted:
+// exec run_wait", not "…: context canceled" after it.
+type interrupted struct{ err error }
+
+func (e interrupted) Error() string {
+	return "interrupted: " + strings.TrimSuffix(e.err.Error(), ": "+context.Canceled.Error())
+}
+
+func (e interrupted) Unwrap() error { return e.err }
 
 // render renders the component's templates before its verb runs, with its
 // folder locked against other runs until the component's end.

@@ -279,3 +279,18 @@ func TestCapabilitiesOfUndeployedComponentsGo(t *testing.T) {
 		t.Errorf("after a: %q", got)
 	}
 }
+
+// TestFailureOfAnInterruption: a failure the interruption caused says so,
+// without the context's own words after what failed, and keeps its cause.
+func TestFailureOfAnInterruption(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := fmt.Errorf("exec run_wait: %w", context.Canceled)
+	got := failure(ctx, err)
+	if got.Reason != "interrupted: exec run_wait" || !errors.Is(got.Err, context.Canceled) {
+		t.Errorf("failure = %q (%v)", got.Reason, got.Err)
+	}
+	if got := failure(context.Background(), err); got.Reason != err.Error() {
+		t.Errorf("not interrupted: %q", got.Reason)
+	}
+}
