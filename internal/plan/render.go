@@ -76,6 +76,10 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 		for _, orphan := range p.Orphans {
 			fmt.Fprintf(&b, "  %s: remove with gantry undeploy %s -c %s\n", orphan, manifestOr(o.Manifest), orphan)
 		}
+		if len(p.Orphans) > 1 {
+			// One that depended on another is refused alone: together they go.
+			fmt.Fprintf(&b, "  all of them: gantry undeploy %s -c %s\n", manifestOr(o.Manifest), strings.Join(p.Orphans, ","))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
