@@ -362,7 +362,20 @@ func SelectOrder(g *Graph, teardown *dag.Graph, order []string, verb string, sel
 			}
 		}
 	}
-	for _, f := range []struct{ flag, name string }{{"-o", sel.Offset}, {"-l", sel.Limit}} {
+	// A nested stack's name as -o starts at its first leaf in the order,
+	// as -l stops after its last.
+	offset, limit := sel.Offset, sel.Limit
+	if offset != "" && !known[offset] {
+		if leaves := g.NestedLeaves(order, offset); len(leaves) > 0 {
+			offset = leaves[0]
+		}
+	}
+	if limit != "" && !known[limit] {
+		if leaves := g.NestedLeaves(order, limit); len(leaves) > 0 {
+			limit = leaves[len(leaves)-1]
+		}
+	}
+	for _, f := range []struct{ flag, name string }{{"-o", offset}, {"-l", limit}} {
 		if f.name != "" && !check(f.flag, f.name) {
 			ok = false
 		}
@@ -371,15 +384,15 @@ func SelectOrder(g *Graph, teardown *dag.Graph, order []string, verb string, sel
 		return nil, false
 	}
 	var out []string
-	started := sel.Offset == ""
+	started := offset == ""
 	for _, n := range order {
-		if n == sel.Offset {
+		if n == offset {
 			started = true
 		}
 		if started && (len(want) == 0 || want[n]) {
 			out = append(out, n)
 		}
-		if n == sel.Limit {
+		if n == limit {
 			break
 		}
 	}
