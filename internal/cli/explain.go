@@ -90,7 +90,9 @@ and when it last ran. Secrets are masked unless --show-secrets.`,
 			if st == nil {
 				return withCode(ExitInvalid, fmt.Errorf("no state at %s: deploy first, or point -s at the state%s", store, otherStatesHere(anchor)))
 			}
-			if comp != "" {
+			// A nested stack's name stands for its leaves (web: web.app, …).
+			nested := comp != "" && st.Components[comp] == nil && hasLeaves(st, comp)
+			if comp != "" && !nested {
 				if _, ok := st.Components[comp]; !ok {
 					names := make([]string, 0, len(st.Components))
 					for n := range st.Components {
@@ -103,7 +105,7 @@ and when it last ran. Secrets are masked unless --show-secrets.`,
 					return usageError("%s", msg)
 				}
 			}
-			ex := explainState(st, comp, showSecrets)
+			ex := explainState(st, selected(comp, nested), showSecrets)
 			switch output {
 			case "json":
 				enc := json.NewEncoder(a.stdout)
@@ -117,7 +119,7 @@ and when it last ran. Secrets are masked unless --show-secrets.`,
 				_, err = a.stdout.Write(b)
 				return err
 			}
-			writeExplainText(a.stdout, st, ex, comp)
+			writeExplainText(a.stdout, st, ex, comp != "")
 			return nil
 		},
 	}
@@ -134,7 +136,29 @@ and when it last ran. Secrets are masked unless --show-secrets.`,
 // explainState builds the explain document, secrets masked unless shown:
 // every value it holds (parameters, outputs, reasons) goes through a masker
 // built from the state's secrets.
-func explainState(st *state.State, only string, showSecrets bool) explainJSON {
+// hasLeaves reports whether the state holds leaves of a nested stack name.
+func hasLeaves(st *state.State, name string) bool {
+	for n := range st.Components {
+		if strings.HasPrefix(n, name+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// selected is which components explain -c shows: all without one, the one,
+// or a nested stack's leaves.
+func selected(comp string, nested bool) func(string) bool {
+	switch {
+	case comp == "":
+		return func(string) bool { return true }
+	case nested:
+		return func(n string) bool { return strings.HasPrefix(n, comp+".") }
+	}
+	return func(n string) bool { return n == comp }
+}
+
+func explainState(st *state.State, shown func(name string) bool, showSecrets bool) explainJSON {
 	masker := secret.NewMasker(action.StateSecrets(st)...)
 	secretParams := map[string]bool{}
 	for q := range st.Parameters {
@@ -163,7 +187,7 @@ func explainState(st *state.State, only string, showSecrets bool) explainJSON {
 		ex.Provides[k] = append([]string{}, v...)
 	}
 	for name, c := range st.Components {
-		if only != "" && name != only {
+		if !shown(name) {
 			continue
 		}
 		cj := componentJSON{Status: c.Status, Outputs: map[string]string{}, Parameters: map[string]string{}, Started: rfc3339(c.Started), Finished: rfc3339(c.Finished),
@@ -196,8 +220,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func writeExplainText(w io.Writer, st *state.State, ex explainJSON, only string) {
-	if only == "" {
+func writeExplainText(w io.Writer, st *state.State, ex explainJSON, some bool) {
+	if !some {
 		fmt.Fprintf(w, "stack %s: %s", ex.Stack, orDash(ex.Status))
 		if st.LastRun != "" {
 			fmt.Fprintf(w, " (last run %s)", st.LastRun)
@@ -230,8 +254,20 @@ func writeExplainText(w io.Writer, st *state.State, ex explainJSON, only string)
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, cj.Status, when, ui.Sanitize(oneLine(cj.reason)))
 	}
 	tw.Flush()
-	if only != "" {
-		cj := ex.Components[only]
+	if !some {
+		return
+	}
+	for _, name := range st.ComponentOrder() {
+		cj, ok := ex.Components[name]
+		if !ok {
+			continue
+		}
+		if len(ex.Components) > 1 {
+			fmt.Fprintf(w, "  %s:\n", name)
+			section(w, "    parameters", cj.Parameters)
+			section(w, "    outputs", cj.Outputs)
+			continue
+		}
 		section(w, "  parameters", cj.Parameters)
 		section(w, "  outputs", cj.Outputs)
 	}
