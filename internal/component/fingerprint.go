@@ -18,10 +18,11 @@ import (
 )
 
 // Fingerprint hashes what decides a component's result: the verb, its expanded
-// parameters, the outputs of the components it runs after, and the files of
-// its directory (dirSum, from DirSum). An unchanged fingerprint lets --resume
-// skip the component.
-func Fingerprint(verb, dirSum string, exp *params.Expanded, upstream map[string]map[string]string) string {
+// parameters, the outputs of the components it runs after, the files of
+// its directory (dirSum, from DirSum) and the digest of the lifecycle the
+// stack's entry of it sets (entryLifecycle, "" without one). An unchanged
+// fingerprint lets --resume skip the component.
+func Fingerprint(verb, dirSum, entryLifecycle string, exp *params.Expanded, upstream map[string]map[string]string) string {
 	// The text hashed is kept byte for byte as it always was (each line as
 	// fmt's %q would quote it; fingerprintOracle in the tests is the old code):
 	// a changed text would make every recorded fingerprint stale. It is
@@ -66,6 +67,12 @@ func Fingerprint(verb, dirSum string, exp *params.Expanded, upstream map[string]
 	b = append(b, "dir "...)
 	b = append(b, dirSum...)
 	b = append(b, '\n')
+	if entryLifecycle != "" {
+		// Only then: the fingerprints recorded without one stay valid.
+		b = append(b, "lifecycle "...)
+		b = append(b, entryLifecycle...)
+		b = append(b, '\n')
+	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }

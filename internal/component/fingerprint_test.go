@@ -67,9 +67,13 @@ func TestFingerprintKeepsItsText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Fingerprint(tt.verb, tt.dirSum, tt.exp, tt.upstream)
+			got := Fingerprint(tt.verb, tt.dirSum, "", tt.exp, tt.upstream)
 			if want := fingerprintOracle(tt.verb, tt.dirSum, tt.exp, tt.upstream); got != want {
 				t.Errorf("Fingerprint = %s, the text it was always made from gives %s", got, want)
+			}
+			// A lifecycle the stack's entry sets makes it another.
+			if Fingerprint(tt.verb, tt.dirSum, "digest", tt.exp, tt.upstream) == got {
+				t.Error("the entry's lifecycle changes nothing")
 			}
 		})
 	}
@@ -81,7 +85,7 @@ func FuzzFingerprint(f *testing.F) {
 	f.Fuzz(func(t *testing.T, verb, dirSum, name, value, env, comp, key, out string) {
 		e := &params.Expanded{Values: []*params.Value{{Name: name, Value: value, Env: env}, {Name: value, Value: name}}}
 		up := map[string]map[string]string{comp: {key: out, out: key}, key: {comp: value}}
-		if got, want := Fingerprint(verb, dirSum, e, up), fingerprintOracle(verb, dirSum, e, up); got != want {
+		if got, want := Fingerprint(verb, dirSum, "", e, up), fingerprintOracle(verb, dirSum, e, up); got != want {
 			t.Errorf("Fingerprint = %s, want %s", got, want)
 		}
 	})
@@ -90,7 +94,11 @@ func FuzzFingerprint(f *testing.F) {
 // BenchmarkFingerprint is a component with a few parameters after two
 // others, beside the oracle (fmt into the hash).
 func BenchmarkFingerprint(b *testing.B) {
-	b.Run("now", func(b *testing.B) { benchmarkFingerprint(b, Fingerprint) })
+	b.Run("now", func(b *testing.B) {
+		benchmarkFingerprint(b, func(verb, dirSum string, e *params.Expanded, up map[string]map[string]string) string {
+			return Fingerprint(verb, dirSum, "", e, up)
+		})
+	})
 	b.Run("oracle", func(b *testing.B) { benchmarkFingerprint(b, fingerprintOracle) })
 }
 

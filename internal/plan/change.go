@@ -16,6 +16,9 @@ const (
 	ChangeFile      = "file"
 	ChangeManifest  = "manifest"
 	ChangeVerb      = "verb"
+	// ChangeLifecycle: the lifecycle the stack's entry of the component
+	// sets was added, removed or changed.
+	ChangeLifecycle = "lifecycle"
 	// ChangeUnknown: the fingerprint differs but the state does not say
 	// what it was made of (written by an older gantry).
 	ChangeUnknown = "unknown"

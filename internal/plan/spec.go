@@ -24,6 +24,10 @@ type Component struct {
 	// FingerprintExclude are globs of files of its folder left out of its
 	// fingerprint (lifecycle.fingerprint.exclude).
 	FingerprintExclude []string `json:"fingerprintExclude,omitempty"`
+	// EntryLifecycle is a digest of the lifecycle the stack's entry of the
+	// component sets (its fields replace the manifest's), part of a
+	// deploy's fingerprint as the manifest's file is; empty without one.
+	EntryLifecycle string `json:"entryLifecycle,omitempty"`
 	// Dir is the component's folder, absolute.
 	Dir string `json:"dir"`
 	// After are the components it runs after, in deploy order: their

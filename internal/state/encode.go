@@ -142,6 +142,7 @@ func (e *encoder) inputs(in int, i *Inputs) {
 	e.str(i.Verb)
 	e.strMap(in+2, "outputs", i.Outputs)
 	e.strMap(in+2, "files", i.Files)
+	e.optStr(in+2, "lifecycle", i.Lifecycle)
 }
 
 // plugins writes a recorded plugin list, children nested.

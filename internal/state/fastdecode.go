@@ -649,6 +649,9 @@ func (p *fastParser) inputs(rest string) (*Inputs, bool) {
 		case "files":
 			idx = 2
 			in.Files, ok = p.strMap(rest, 8)
+		case "lifecycle":
+			idx = 3
+			in.Lifecycle, ok = p.scalar(rest)
 		}
 		if idx <= last || !ok {
 			return nil, false

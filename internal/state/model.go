@@ -86,6 +86,9 @@ type Inputs struct {
 	// Files are digests of the files of the component's folder, by path
 	// relative to it (slash-separated).
 	Files map[string]string `yaml:"files,omitempty"`
+	// Lifecycle is the digest of the lifecycle the stack's entry of the
+	// component set, when it set one.
+	Lifecycle string `yaml:"lifecycle,omitempty"`
 }
 
 // Parameter is an expanded component parameter as it was used.

@@ -141,6 +141,9 @@ func (b *builder) locate(name, verb string, orphan bool) *compPlan {
 		info.After = b.g.Dependencies(name)
 		info.Depends = ref.Depends
 		info.Up = ref.Up
+		if verb == plan.VerbDeploy {
+			info.EntryLifecycle = entryLifecycleDigest(ref)
+		}
 	} else if cp.recorded != nil {
 		info.FromState = true
 		dir = b.recordedDir(cp.recorded.Dir)
@@ -712,10 +715,10 @@ func (b *builder) changeOf(cp *compPlan, locked *params.Locked, provides string,
 	for _, d := range info.After {
 		upstream[d] = b.outputs.Values(d)
 	}
-	if component.Fingerprint(info.Verb, dir.Sum, exp, upstream) == cp.recorded.Fingerprint {
+	if component.Fingerprint(info.Verb, dir.Sum, info.EntryLifecycle, exp, upstream) == cp.recorded.Fingerprint {
 		return &plan.Change{Status: plan.ChangeUnchanged}, exp.ReadsProvides(), false
 	}
-	now := Inputs(info.Verb, locked.DeploymentID, dir, upstream)
+	now := Inputs(info.Verb, locked.DeploymentID, info.EntryLifecycle, dir, upstream)
 	return &plan.Change{Status: plan.ChangeChanged, Details: Changes(cp.recorded, exp, now)}, exp.ReadsProvides(), false
 }
 

@@ -73,7 +73,7 @@ func evaluateWorld(t *testing.T, n int, unchanged func(i int) bool, extra func(c
 		for _, d := range g.Dependencies(names[i]) {
 			upstream[d] = outputs.Values(d)
 		}
-		w.before.Components[names[i]].Fingerprint = component.Fingerprint(plan.VerbDeploy, "sum-"+names[i], exp, upstream)
+		w.before.Components[names[i]].Fingerprint = component.Fingerprint(plan.VerbDeploy, "sum-"+names[i], "", exp, upstream)
 	}
 	return w
 }

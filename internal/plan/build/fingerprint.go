@@ -1,11 +1,14 @@
 package build
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"maps"
 	"slices"
 	"sort"
 
 	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -21,11 +24,30 @@ func FingerprintExclude(lc *manifest.ComponentLifecycle) []string {
 	return lc.Fingerprint.Exclude
 }
 
+// entryLifecycleDigest is a digest of the lifecycle a stack's component
+// entry sets, "" when it sets none: editing it (a gate, a probe, a
+// timeout) changes what a deploy of the component does, as editing the
+// manifest's does.
+func entryLifecycleDigest(ref *manifest.ComponentRef) string {
+	if ref.Lifecycle == nil {
+		return ""
+	}
+	text, err := elaborate.Canonical(ref.Lifecycle)
+	if err != nil {
+		// Cannot happen for what a manifest decodes to; a digest that
+		// matches nothing recorded redeploys rather than skip.
+		text = []byte(err.Error())
+	}
+	sum := sha256.Sum256(text)
+	return hex.EncodeToString(sum[:])
+}
+
 // Inputs is what a fingerprint is made of besides the parameters, as the
 // state records it: the verb, a salted digest of each upstream output, a
-// digest of each file of the folder.
-func Inputs(verb, salt string, dir *component.DirDigest, upstream map[string]map[string]string) *state.Inputs {
-	in := &state.Inputs{Verb: verb}
+// digest of each file of the folder, the digest of the lifecycle the
+// stack's entry sets.
+func Inputs(verb, salt, entryLifecycle string, dir *component.DirDigest, upstream map[string]map[string]string) *state.Inputs {
+	in := &state.Inputs{Verb: verb, Lifecycle: entryLifecycle}
 	for c, outs := range upstream {
 		for k, v := range outs {
 			if in.Outputs == nil {
@@ -57,6 +79,15 @@ func Changes(rec *state.Component, exp *params.Expanded, now *state.Inputs) []pl
 	}
 	if old.Verb != now.Verb {
 		out = append(out, plan.ChangeDetail{Kind: plan.ChangeVerb, What: "changed", Old: old.Verb, New: now.Verb})
+	}
+	switch {
+	case old.Lifecycle == now.Lifecycle:
+	case old.Lifecycle == "":
+		out = append(out, plan.ChangeDetail{Kind: plan.ChangeLifecycle, What: "added"})
+	case now.Lifecycle == "":
+		out = append(out, plan.ChangeDetail{Kind: plan.ChangeLifecycle, What: "removed"})
+	default:
+		out = append(out, plan.ChangeDetail{Kind: plan.ChangeLifecycle, What: "changed"})
 	}
 	out = append(out, mapChanges(plan.ChangeOutput, old.Outputs, now.Outputs)...)
 	for _, d := range mapChanges(plan.ChangeFile, old.Files, now.Files) {

@@ -132,7 +132,8 @@ func (rt *Runtime) fingerprint(info *plan.Component, exp *params.Expanded) (stri
 	for _, dep := range info.After {
 		upstream[dep] = rt.Outputs.Values(dep)
 	}
-	return component.Fingerprint(info.Verb, d.Sum, exp, upstream), build.Inputs(info.Verb, rt.Locked.DeploymentID, d, upstream), nil
+	return component.Fingerprint(info.Verb, d.Sum, info.EntryLifecycle, exp, upstream),
+		build.Inputs(info.Verb, rt.Locked.DeploymentID, info.EntryLifecycle, d, upstream), nil
 }
 
 // comp is the plan's record of a component.
