@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -77,7 +78,7 @@ func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 	case r.Status == plan.Failed:
 		p.println(g, laned(n, p.sty.Red("✗ "+label+" failed")+" ("+d+"): "+SanitizeLines(r.Reason)))
 	case r.Warning != "":
-		p.println(g, laned(n, p.sty.Yellow("! "+label+" failed; going on (on_fail: warn)")+": "+SanitizeLines(r.Warning)))
+		p.println(g, laned(n, p.sty.Yellow("! "+label+" failed; going on ("+wentOnBy(n)+")")+": "+SanitizeLines(r.Warning)))
 	case r.Info != "":
 		p.println(g, laned(n, "i "+label+" failed; going on (on_fail: info): "+SanitizeLines(r.Info)))
 	case r.Status == plan.Skipped && (n.Kind == plan.KindBegin || n.SettledUnchanged()):
@@ -138,4 +139,20 @@ func (p *Plain) Note(n *plan.Node, note plan.Note) {
 	if p.labels.release(n) {
 		p.started(n, note.Value)
 	}
+}
+
+// wentOnBy says why a step that failed with a warning went on: its on_fail
+// warn, or a pause that was told to continue (or --yes).
+func wentOnBy(n *plan.Node) string {
+	var onFail []string
+	switch s := n.Spec.(type) {
+	case plan.Injected:
+		onFail = s.Step.OnFail
+	case plan.Entry:
+		onFail = s.OnFail
+	}
+	if slices.Contains(onFail, "pause") && !slices.Contains(onFail, "warn") {
+		return "on_fail: pause, continued"
+	}
+	return "on_fail: warn"
 }
