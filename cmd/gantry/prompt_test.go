@@ -382,6 +382,10 @@ func TestPauseWithoutTerminal(t *testing.T) {
 			if !strings.Contains(string(out), tt.want) || strings.Contains(string(out), "web deployed") != tt.webRan {
 				t.Errorf("unexpected output:\n%s", out)
 			}
+			// What let it go on was the pause (said on_fail: warn).
+			if tt.webRan && !strings.Contains(string(out), "failed; going on (on_fail: pause, continued)") {
+				t.Errorf("the going on does not name the pause:\n%s", out)
+			}
 		})
 	}
 }
