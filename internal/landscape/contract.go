@@ -100,6 +100,9 @@ func (r *runner) external(ctx context.Context, c *call) error {
 		return fmt.Errorf("plugin %s: %w", c.Name, err)
 	}
 	exe := r.lookupPlugin(c.Name)
+	if exe == "" && r.c.Gone != "" {
+		return fmt.Errorf("no action function or plugin with name '%s' found (looked for plugins/%s/plugin in the greenhouses, the landscape and gantry's sow tool root; the component's own folder %s is gone): instance %s of component %s cannot be deleted without it; restore the plugin (or the component's folder, when it was the component's own) and run the undeploy again", c.Name, c.Name, relTo(r.l.Root, r.c.Gone), c.Key, r.c.Name)
+	}
 	if exe == "" {
 		return fmt.Errorf("no action function or plugin with name '%s' found (looked for plugins/%s/plugin in the greenhouses, the component, the landscape and gantry's sow tool root)", c.Name, c.Name)
 	}
@@ -172,7 +175,11 @@ func (r *runner) lookupPlugin(name string) string {
 	if strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
 		return ""
 	}
-	for _, d := range append(append([]string{r.c.Dir}, productDirs(r.c)...), r.l.Root, sowRoot()) {
+	own := r.c.Dir
+	if r.c.Gone != "" {
+		own = "" // its folder is gone: Dir is its GENDIR
+	}
+	for _, d := range append(append([]string{own}, productDirs(r.c)...), r.l.Root, sowRoot()) {
 		if d == "" {
 			continue
 		}

@@ -109,6 +109,12 @@ type Component struct {
 	// out from its deployment manifest when the landscape was opened (not
 	// with Options.Graph).
 	Plan *planned
+	// Gone is the folder a component had that the landscape no longer
+	// has, rebuilt from sow's records to be deleted (orphan); "" for the
+	// landscape's components. recordedTemplates are then its env.TEMPLATES
+	// as recorded.
+	Gone              string
+	recordedTemplates []string
 	// broken says a problem of the component itself was reported (its
 	// component.yaml, imports, templates, stubs or records): it is not
 	// planned, while the others are, so that every problem is reported at

@@ -190,7 +190,7 @@ func (l *Landscape) actionScripts(c *Component) []string {
 			out = append(out, p)
 		}
 	}
-	if p := filepath.Join(c.Dir, "action"); isFile(p) {
+	if p := filepath.Join(c.Dir, "action"); c.Gone == "" && isFile(p) {
 		out = append(out, p)
 	}
 	return out

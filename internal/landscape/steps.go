@@ -192,6 +192,12 @@ func (s step) Run(ctx context.Context, c *plugin.Call) error {
 		return fmt.Errorf("open the landscape %s: %w", cfg.Landscape, err)
 	}
 	comp := l.Component(cfg.Component)
+	if comp == nil && c.Action == plugin.ActionDelete {
+		// Its folder is gone: it is deleted from sow's records of it.
+		if comp, err = l.orphan(cfg.Component); err != nil {
+			return err
+		}
+	}
 	if comp == nil {
 		return fmt.Errorf("component %s is no longer in the landscape %s", cfg.Component, cfg.Landscape)
 	}
@@ -322,6 +328,9 @@ func (w *work) notDeployed() bool {
 
 // setup runs an entry of component.plugins with its phase's action.
 func (w *work) setup(ctx context.Context) error {
+	if w.c.Gone != "" && !isFile(filepath.Join(w.gen(), "component.json")) {
+		return w.missingRecord("the component.yaml its setup plugins ran with", filepath.Join(w.gen(), "component.json"))
+	}
 	var meta map[string]any
 	_ = json.Unmarshal(w.c.Meta, &meta)
 	comp, _ := meta["component"].(map[string]any)
@@ -356,6 +365,9 @@ func (w *work) setup(ctx context.Context) error {
 // imports gathered, the env node written, the manifest generated with the
 // last state and checked against the plan, the new state kept.
 func (w *work) deployment(ctx context.Context) error {
+	if w.c.Gone != "" {
+		return w.recordedDeployment()
+	}
 	in, err := w.l.gather(w.c, false)
 	if err != nil {
 		return err
@@ -431,6 +443,35 @@ func (w *work) deployment(ctx context.Context) error {
 	return w.registry(func(reg *registry) { reg.Current = nil })
 }
 
+// recordedDeployment stands for the evaluation of the deployment manifest
+// of a component whose folder is gone, on delete: its plugins are deleted
+// with the manifest it was last deployed with (gen/<comp>/deployment.json),
+// which must still have the plan's shape.
+func (w *work) recordedDeployment() error {
+	p := filepath.Join(w.gen(), "deployment.json")
+	data, err := readFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return w.missingRecord("the deployment manifest it was deployed with", p)
+	}
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: the deployment manifest is no JSON mapping: %w", p, err)
+	}
+	now, err := shapeOf(doc["plugins"])
+	if err != nil {
+		return fmt.Errorf("%s: plugins: %w", p, err)
+	}
+	if err := fits(w.cfg.Shape, now, ""); err != nil {
+		return fmt.Errorf("%s: the plugin list it records is not the one the plan was made with: %w", w.rel(p), err)
+	}
+	fmt.Fprintf(w.call.Stdout, "component %s is no longer in the landscape (%s is gone): deleting it with the manifest it was deployed with (%s)\n", w.c.Name, w.rel(w.c.Gone), w.rel(p))
+	// A new run of the list starts (sow's pluginlist reset).
+	return w.registry(func(reg *registry) { reg.Current = nil })
+}
+
 // evaluateYAML evaluates a component's deployment.yaml or export.yaml
 // (what) to YAML when its step runs, in a child process; the file's
 // problems are the step's error, at their places.
@@ -482,6 +523,11 @@ func (w *work) action(ctx context.Context) error {
 		return err
 	}
 	if !r.hasFunc(w.cfg.Function) {
+		if w.c.Gone != "" && len(r.scripts) == 0 {
+			// The plan has this step, so the component had an action
+			// script: its own, gone with its folder.
+			return w.missingRecord("its action script, whose "+w.cfg.Function+" function this step runs", filepath.Join(w.c.Gone, "action"))
+		}
 		return nil
 	}
 	return r.shell(ctx, r.stdout, r.stderr, nil, w.cfg.Function)

@@ -119,6 +119,9 @@ func (l *Landscape) suggestTemplate(name string) string {
 // TemplateDirs are env.TEMPLATES: the folders of the component's template
 // chain, the base template first (sow's order).
 func (c *Component) TemplateDirs() []string {
+	if c.Gone != "" {
+		return c.recordedTemplates
+	}
 	out := make([]string, 0, len(c.Chain))
 	for i := len(c.Chain) - 1; i >= 0; i-- {
 		out = append(out, c.Chain[i].Dir)
