@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/atomicfile"
@@ -103,22 +104,27 @@ func (l *Landscape) planComponents(ctx context.Context, pos *positions, diags *m
 
 // readPlan takes the plugin list's shape from a partial evaluation.
 func (l *Landscape) readPlan(c *Component, job Job, in *inputs, res *Result, pos *positions, diags *manifest.Diagnostics) {
-	// Issues that only wait for exports not there yet are expected; any
-	// other is a mistake in the files, found now rather than during the
-	// run. Without missing exports every issue is one.
-	var errs []Issue
-	osRefusals := false
+	// Issues that only wait for exports not there yet are expected, and
+	// so are those that only wait for a command or a write the plan does
+	// not do; any other is a mistake in the files, found now rather than
+	// during the run. Without missing exports every issue is one but
+	// those.
+	var errs, waiting []Issue
+	var refused [][]string
 	for _, is := range res.Issues {
-		// A command or a write the plan does not do stays for the run,
-		// which does it (partial).
-		if osRefused(is.Msg) {
-			osRefusals = true
-			continue
-		}
-		if len(in.missing) == 0 || is.Cause && !strings.Contains(is.Msg, notDeployedYet) {
+		switch {
+		case osRefused(is.Msg):
+			// A command or a write the plan does not do stays for the
+			// run, which does it (partial).
+			refused = append(refused, is.Path)
+		case len(in.missing) == 0 && !is.Cause:
+			waiting = append(waiting, is)
+		case len(in.missing) == 0 || is.Cause && !strings.Contains(is.Msg, notDeployedYet):
 			errs = append(errs, is)
 		}
 	}
+	osRefusals := len(refused) > 0
+	errs = append(errs, waitingOnOthers(waiting, refused)...)
 	if len(errs) > 0 {
 		*diags = append(*diags, pos.diagnostics(errs, "deployment.yaml")...)
 		return
@@ -158,6 +164,73 @@ func (l *Landscape) readPlan(c *Component, job Job, in *inputs, res *Result, pos
 			c.Plan.Vanished = append(c.Plan.Vanished, k)
 		}
 	}
+}
+
+// unresolvedRef is how spiff says a node waits for another: the reference
+// it could not evaluate yet.
+var unresolvedRef = regexp.MustCompile(`'([^']+)' unresolved`)
+
+// waitingOnOthers are the issues of nodes that wait for another node
+// (waiting) that do not wait, directly or through others, for a node
+// whose command or write the plan does not do (refused, by path): a
+// value computed from exec's output is known at run time; a node waiting
+// for nothing that will ever be evaluated (a cycle) is a mistake.
+func waitingOnOthers(waiting []Issue, refused [][]string) []Issue {
+	pending := append([][]string(nil), refused...)
+	left := waiting
+	for changed := len(pending) > 0; changed; {
+		changed = false
+		var still []Issue
+		for _, is := range left {
+			if waitsOn(is, pending) {
+				pending = append(pending, is.Path)
+				changed = true
+			} else {
+				still = append(still, is)
+			}
+		}
+		left = still
+	}
+	return left
+}
+
+// waitsOn reports whether an issue's message names a reference that can
+// be a pending node, in or below it or above it: spiff looks a reference
+// up in the scopes around the node, the innermost first (a leading dot:
+// at the root only).
+func waitsOn(is Issue, pending [][]string) bool {
+	for _, m := range unresolvedRef.FindAllStringSubmatch(is.Msg, -1) {
+		ref := m[1]
+		var candidates [][]string
+		if strings.HasPrefix(ref, ".") {
+			candidates = append(candidates, strings.Split(ref[1:], "."))
+		} else {
+			comps := strings.Split(ref, ".")
+			for k := len(is.Path) - 1; k >= 0; k-- {
+				candidates = append(candidates, append(append([]string(nil), is.Path[:k]...), comps...))
+			}
+		}
+		for _, c := range candidates {
+			for _, p := range pending {
+				if isPrefix(c, p) || isPrefix(p, c) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func isPrefix(prefix, path []string) bool {
+	if len(prefix) > len(path) {
+		return false
+	}
+	for i := range prefix {
+		if prefix[i] != path[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // listPos is where a component's plugin list is written: the nearest
