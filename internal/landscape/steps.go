@@ -566,10 +566,13 @@ func (w *work) vanished(ctx context.Context) error {
 // folders go.
 func (w *work) export(ctx context.Context) error {
 	if w.call.Action == plugin.ActionDelete {
-		for _, d := range []string{w.export_(), w.state(), w.gen()} {
+		for _, base := range []string{"export", "state", "gen"} {
+			top := filepath.Join(w.l.Root, base)
+			d := filepath.Join(top, filepath.FromSlash(w.c.Name))
 			if err := os.RemoveAll(d); err != nil {
 				return err
 			}
+			removeEmptyParents(top, filepath.Dir(d))
 		}
 		return nil
 	}
@@ -613,6 +616,19 @@ func (w *work) export(ctx context.Context) error {
 		return err
 	}
 	return w.finish(nil)
+}
+
+// removeEmptyParents removes dir and the folders above it up to top (not
+// top itself) as long as they are empty: the folders of a component named
+// by a path (store/db) that held only it. A folder another component's
+// files are in stays.
+func removeEmptyParents(top, dir string) {
+	for dir != top && strings.HasPrefix(dir, top+string(filepath.Separator)) {
+		if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return // not empty: the folders above it are not either
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 // finish records a deploy as sow does: state.info and, for a product with
