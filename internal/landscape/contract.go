@@ -171,15 +171,18 @@ func (r *runner) instanceVars(c *call) ([]string, error) {
 // lookupPlugin finds plugins/<name>/plugin: in the component (a component
 // may replace a plugin, seed 002), its greenhouse and those around it
 // (nearest first), the landscape, and gantry's sow tool root.
-func (r *runner) lookupPlugin(name string) string {
+func (r *runner) lookupPlugin(name string) string { return r.l.pluginPath(r.c, name) }
+
+// pluginPath is lookupPlugin for a component: "" when no folder has it.
+func (l *Landscape) pluginPath(c *Component, name string) string {
 	if strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
 		return ""
 	}
-	own := r.c.Dir
-	if r.c.Gone != "" {
+	own := c.Dir
+	if c.Gone != "" {
 		own = "" // its folder is gone: Dir is its GENDIR
 	}
-	for _, d := range append(append([]string{own}, productDirs(r.c)...), r.l.Root, sowRoot()) {
+	for _, d := range append(append([]string{own}, productDirs(c)...), l.Root, sowRoot()) {
 		if d == "" {
 			continue
 		}

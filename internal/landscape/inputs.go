@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/gantry-dev/gantry/internal/component"
 )
@@ -45,7 +46,85 @@ func (l *Landscape) inputsDigest(c *Component) string {
 	for _, f := range files {
 		fmt.Fprintf(h, "file %s %s\n", f, fileDigest(f))
 	}
+	// The plugins it runs that are not in its own folder (whose files
+	// are the fingerprint's already): each plugin's whole folder.
+	for _, name := range l.pluginNames(c) {
+		p := l.pluginPath(c, name)
+		if p == "" || isWithin(c.Dir, p) {
+			continue
+		}
+		sum := "unreadable"
+		if d, err := component.DigestDir(filepath.Dir(p), nil); err == nil {
+			sum = d.Sum
+		}
+		fmt.Fprintf(h, "plugin %s %s %s\n", name, filepath.Dir(p), sum)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// pluginNames are the plugins a component's plan runs, sorted: its setup
+// plugins, the entries of its manifest's list and the vanished instances'
+// plugins; built-ins and control plugins left out.
+func (l *Landscape) pluginNames(c *Component) []string {
+	seen := map[string]bool{}
+	var walk func([]*shape)
+	walk = func(list []*shape) {
+		for _, s := range list {
+			if isControl(s.Name) {
+				walk(s.Children)
+			} else if !keyless(s.Name) {
+				seen[s.Name] = true
+			}
+		}
+	}
+	if c.Plan == nil {
+		return nil
+	}
+	walk(c.Plan.Setup)
+	walk(c.Plan.List)
+	if len(c.Plan.Vanished) > 0 {
+		reg := loadRegistry(l.StateDir(c.Name))
+		for _, k := range c.Plan.Vanished {
+			spec, _ := reg.Plugins[k].(map[string]any)
+			if name := str(spec["name"]); name != "" {
+				seen[name] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for name := range seen {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// isWithin reports whether p lies in dir.
+func isWithin(dir, p string) bool {
+	r, err := filepath.Rel(dir, p)
+	return err == nil && filepath.IsLocal(r)
+}
+
+// recordsIncomplete says sow's records of a component are there but do
+// not say it is deployed: a state, gen or export folder without both
+// state.info and export.yaml (its export/ folder was deleted, say). A
+// deploy then runs it again though its fingerprint did not change.
+func (l *Landscape) recordsIncomplete(c *Component) (bool, string) {
+	info := filepath.Join(l.StateDir(c.Name), "state.info")
+	exp := filepath.Join(l.ExportDir(c.Name), exportFile)
+	if isFile(info) && isFile(exp) {
+		return false, ""
+	}
+	if !exists(l.StateDir(c.Name)) && !exists(l.GenDir(c.Name)) && !exists(l.ExportDir(c.Name)) {
+		return false, "" // never deployed, or deleted
+	}
+	for _, f := range []string{info, exp} {
+		if !isFile(f) {
+			r, _ := filepath.Rel(l.Root, f)
+			return true, r
+		}
+	}
+	return false, ""
 }
 
 // fileDigest is the SHA-256 of a file's content, or why it has none.

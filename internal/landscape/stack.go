@@ -30,6 +30,14 @@ func Load(ctx context.Context, path string, opts Options) (*elaborate.Result, ma
 	}
 	if !opts.Graph {
 		loaded.Store(root, l)
+		for _, c := range l.Components {
+			// Only where one of the two is there: a first deploy that
+			// failed has neither, and gantry's state says it failed.
+			if gone, missing := l.recordsIncomplete(c); gone && c.Active && c.Plan != nil &&
+				(isFile(filepath.Join(l.StateDir(c.Name), "state.info")) || isFile(filepath.Join(l.ExportDir(c.Name), exportFile))) {
+				diags.Warnf(manifest.Pos{File: filepath.Join(l.Root, missing)}, "", "component %s: sow's records do not say it is deployed (%s is missing): a deploy runs it again, --resume included", c.Name, missing)
+			}
+		}
 	}
 	return l.Result(), diags
 }
@@ -84,7 +92,14 @@ func (l *Landscape) Result() *elaborate.Result {
 			// secrets; displays mask it.
 			secret := true
 			mc.Parameters = []manifest.Parameter{{Pos: ref.Pos, Name: InputsParameter, Value: manifest.Scalar(l.inputsDigest(c)),
-				Brief: "digest of what the component's files are evaluated with (configuration, templates, stubs, spec version)", Secret: &secret}}
+				Brief: "digest of what the component's files are evaluated with (configuration, templates, stubs, plugins, spec version)", Secret: &secret}}
+			// sow's records no longer say it is deployed (its exports were
+			// deleted): --resume does not skip it. Not part of its
+			// fingerprint, which the deploy records as the plan saw it.
+			if gone, _ := l.recordsIncomplete(c); gone {
+				replace := true
+				mc.Lifecycle.ForceReplace = &replace
+			}
 		}
 		res.Components = append(res.Components, mc)
 		res.Files = append(res.Files, c.File)
