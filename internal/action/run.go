@@ -104,7 +104,7 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 		// state/ folders) are part of the stack: the handler's prepare may
 		// bring them, so the landscape is read again after it.
 		r.reload = func() error {
-			src.HandlerLater = false
+			src.HandlerLater, src.HandlerCalled = false, true
 			res, diags := elaborateSource(&src, false)
 			if err := diagsError(diags, consequence); err != nil {
 				return err

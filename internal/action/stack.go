@@ -36,6 +36,9 @@ type Source struct {
 	// then: a sow landscape's plugin lists that depend on records prepare
 	// may bring (exports, state) are not refused yet.
 	HandlerLater bool
+	// HandlerCalled says the installation handler's prepare ran: the
+	// stack is loaded again with what it brought.
+	HandlerCalled bool
 }
 
 // Terminal is what an action may use of the person at the terminal; the

@@ -47,10 +47,11 @@ type Landscape struct {
 	// called with prepare before a deploy or undeploy and finalize after
 	// it, its path relative to the landscape.
 	Handler *manifest.InstallationHandler
-	// handlerLater: Options.HandlerLater, and there is a handler.
-	handlerLater bool
-	byName       map[string]*Component
-	templates    map[string]*Template
+	// handlerLater: Options.HandlerLater, and there is a handler;
+	// handlerCalled: Options.HandlerCalled.
+	handlerLater, handlerCalled bool
+	byName                      map[string]*Component
+	templates                   map[string]*Template
 }
 
 // Options say how much of a landscape Open reads.
@@ -65,6 +66,10 @@ type Options struct {
 	// plugin list that depends on exports not there yet is not refused
 	// now (prepare may bring them), only when it is opened again.
 	HandlerLater bool
+	// HandlerCalled says the installation handler's prepare ran before
+	// the landscape was opened (a run reads it again then): its records
+	// are what prepare left.
+	HandlerCalled bool
 }
 
 // Product is an installation source: the crop, or a greenhouse in it.
@@ -217,6 +222,7 @@ func Open(ctx context.Context, root string, opts Options) (*Landscape, manifest.
 	}
 	l.readHandler(acre, pos, &diags)
 	l.handlerLater = opts.HandlerLater && l.Handler != nil
+	l.handlerCalled = opts.HandlerCalled
 	l.findProducts(l.RootProductDir(), mainProduct, nil, &diags)
 	l.findComponents(&diags)
 	l.findTemplates(&diags)

@@ -146,6 +146,11 @@ func (l *Landscape) readPlan(c *Component, job Job, in *inputs, res *Result, pos
 	case errors.Is(err, errUnresolved):
 		c.Plan.Unknown = fmt.Errorf("its plugin list (%v) depends on the exports of %s, not deployed yet: gantry plans every plugin of a landscape before it runs; deploy %s first (gantry deploy -c %s)",
 			err, strings.Join(in.missing, ", "), strings.Join(in.missing, ", "), strings.Join(in.missing, ","))
+		if l.Handler != nil && !l.handlerLater && !l.handlerCalled {
+			// plan, validate and --dry-run read the records as they are
+			// here (docs/sow.md, "Where gantry differs from sow").
+			c.Plan.Unknown = fmt.Errorf("%w; or, if the installation handler keeps the records elsewhere, its prepare may bring them: deploy and undeploy call it first and plan again, plan, validate and --dry-run do not call it", c.Plan.Unknown)
+		}
 		c.Plan.Pos = listPos
 		return
 	case err != nil:
