@@ -65,6 +65,12 @@ type Call struct {
 	// created, durably, before the plugin goes on (staged plugins).
 	Recorded *state.PluginInstance
 	Keep     func(resources []state.Resource) error
+	// Others reads what the state records now of the stack's other plugin
+	// instances: their resources by component (this component's other
+	// instances under its own name). The kubernetes plugin leaves in place
+	// an object another component still deploys. nil where there is no
+	// state.
+	Others func() map[string][]state.Resource
 	// Stages are the ids of the stages the plan runs of the instance's
 	// action, given to its first stage: prepare checks that what it read
 	// fits into them (staged plugins).

@@ -102,3 +102,29 @@ func SetResources(c *state.Component, key string, resources []state.Resource) bo
 	}
 	return set(c.Plugins) || set(c.SetupPlugins)
 }
+
+// OtherResources are the resources a state records of every plugin
+// instance but one (the instance key of component), by component.
+func OtherResources(st *state.State, component, key string) map[string][]state.Resource {
+	out := map[string][]state.Resource{}
+	var walk func(name string, list []state.PluginInstance)
+	walk = func(name string, list []state.PluginInstance) {
+		for _, p := range list {
+			if !(name == component && p.Key == key) && len(p.Resources) > 0 {
+				out[name] = append(out[name], p.Resources...)
+			}
+			walk(name, p.Children)
+		}
+	}
+	if st == nil {
+		return out
+	}
+	for name, c := range st.Components {
+		if c == nil {
+			continue
+		}
+		walk(name, c.Plugins)
+		walk(name, c.SetupPlugins)
+	}
+	return out
+}

@@ -200,6 +200,10 @@ func (e *encoder) resources(in int, list []Resource) {
 			e.field(in+4, "keep")
 			e.buf = append(e.buf, "true"...)
 		}
+		if r.Adopted {
+			e.field(in+4, "adopted")
+			e.buf = append(e.buf, "true"...)
+		}
 	}
 }
 

@@ -805,6 +805,9 @@ func (p *fastParser) resources(rest string, in int) ([]Resource, bool) {
 			case "keep":
 				idx = 6
 				r.Keep, ok = true, p.flag(rest)
+			case "adopted":
+				idx = 7
+				r.Adopted, ok = true, p.flag(rest)
 			}
 			if idx <= last || !ok {
 				return nil, false

@@ -140,6 +140,10 @@ type Resource struct {
 	// Keep marks an object that stays when it is pruned or undeployed
 	// (helm.sh/resource-policy: keep).
 	Keep bool `yaml:"keep,omitempty"`
+	// Adopted marks an object that existed before gantry applied it, and
+	// that no gantry component or Helm release owned: prune and undeploy
+	// leave it in place.
+	Adopted bool `yaml:"adopted,omitempty"`
 }
 
 // New returns an empty state for a stack.

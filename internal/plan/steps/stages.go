@@ -53,6 +53,13 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 			return nil
 		},
 	}
+	if rt.Recorder != nil {
+		call.Others = func() map[string][]state.Resource {
+			var out map[string][]state.Resource
+			rt.Recorder.View(func(st *state.State) { out = plugin.OtherResources(st, info.Name, spec.Key) })
+			return out
+		}
+	}
 	var reported *produced
 	if s.Stage == plugin.StageOutputs {
 		outs, err := objectOutputs(rt.Res.Component(info.Name), resolver)

@@ -191,7 +191,8 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	if err != nil {
 		return nil, err
 	}
-	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout}
+	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout,
+		HelmRelease: &kubernetes.HelmRelease{Name: in.release, Namespace: cl.Namespace()}}
 	rec := &record{store: store, hist: hist}
 	out.Record = rec
 	adopted := !kubernetes.Upgrading(c.Recorded) && deployedIn(hist)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -112,6 +113,14 @@ const (
 // An object the DELETE's answer says is gone is not asked about again
 // (removalOf): undeploying 1,000 ConfigMaps is 1,000 requests, not 2,000.
 func (c *cluster) remove(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (removal, error) {
+	return c.removeUID(ctx, gvk, namespace, name, "")
+}
+
+// removeUID is remove of the object with the uid only (uid "": whatever
+// object has the name): an object deleted and made again by someone else
+// since its owner was read is not deleted — the API server answers
+// Conflict.
+func (c *cluster) removeUID(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, uid types.UID) (removal, error) {
 	m, err := c.mapping(gvk)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
@@ -128,6 +137,9 @@ func (c *cluster) remove(ctx context.Context, gvk schema.GroupVersionKind, names
 	if ownsWhatItMakes(gvk) {
 		fg := metav1.DeletePropagationForeground
 		opts.PropagationPolicy = &fg
+	}
+	if uid != "" {
+		opts.Preconditions = &metav1.Preconditions{UID: &uid}
 	}
 	body, err := json.Marshal(&opts)
 	if err != nil {

@@ -96,7 +96,7 @@ func deleteServer(t *testing.T) (*httptest.Server, func() []deleteRequest) {
 // and the answer says gone, still there or absent.
 func TestRemove(t *testing.T) {
 	srv, requests := deleteServer(t)
-	dyn, raw, err := objectClients(&rest.Config{Host: srv.URL + "/clusters/c1"})
+	dyn, raw, _, err := objectClients(&rest.Config{Host: srv.URL + "/clusters/c1"})
 	if err != nil {
 		t.Fatal(err)
 	}

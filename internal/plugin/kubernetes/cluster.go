@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
@@ -27,7 +28,9 @@ type cluster struct {
 	dyn dynamic.Interface
 	// raw is a REST client for what the dynamic client does not tell:
 	// the answer to a DELETE (cluster.remove).
-	raw    rest.Interface
+	raw rest.Interface
+	// meta reads objects' metadata only: who owns an object (owner.go).
+	meta   metadata.Interface
 	disc   discovery.DiscoveryInterface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 	// namespace is the release namespace: objects of namespaced kinds that
@@ -144,7 +147,7 @@ func connect(ctx context.Context, t target, dir string) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dyn, raw, err := objectClients(rc)
+	dyn, raw, mc, err := objectClients(rc)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
 	}
@@ -152,7 +155,7 @@ func connect(ctx context.Context, t target, dir string) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
 	}
-	c := &cluster{rc: rc, dyn: dyn, raw: raw, disc: disc, namespace: ns, server: rc.Host,
+	c := &cluster{rc: rc, dyn: dyn, raw: raw, meta: mc, disc: disc, namespace: ns, server: rc.Host,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
 		asking: make(chan struct{}, releaseRequests)}
 	// The version is the cheapest question: it tells that the cluster is
@@ -171,23 +174,28 @@ func connect(ctx context.Context, t target, dir string) (*cluster, error) {
 }
 
 // objectClients makes the clients of a connection's objects: the dynamic
-// client, and a REST client for what the dynamic one does not tell (the
-// answer to a DELETE), which share one HTTP client.
-func objectClients(rc *rest.Config) (dynamic.Interface, rest.Interface, error) {
+// client, a REST client for what the dynamic one does not tell (the
+// answer to a DELETE) and a client of objects' metadata, which share one
+// HTTP client.
+func objectClients(rc *rest.Config) (dynamic.Interface, rest.Interface, metadata.Interface, error) {
 	cfg := dynamic.ConfigFor(rc)
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	dyn, err := dynamic.NewForConfigAndClient(rc, hc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	raw, err := rest.UnversionedRESTClientForConfigAndClient(cfg, hc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return dyn, raw, nil
+	mc, err := metadata.NewForConfigAndClient(rc, hc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return dyn, raw, mc, nil
 }
 
 // mapping finds the API resource of a kind.

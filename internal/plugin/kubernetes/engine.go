@@ -50,6 +50,8 @@ type opened struct {
 	timeout time.Duration
 	// record is the source's own record of the action; nil for none.
 	record Record
+	// helm is the Helm release the instance deploys; nil for none.
+	helm *HelmRelease
 }
 
 // stagePrepare is the first stage of every action: it reads the inputs,

@@ -27,6 +27,11 @@ type release struct {
 	action  string
 	timeout time.Duration
 	cl      *cluster
+	// id is who the instance is: the owner its objects' annotations name.
+	id identity
+	// others reads the resources the state records of the stack's other
+	// components (plugin.Call.Others); nil for none.
+	others func() map[string][]state.Resource
 	// record is the source's record of the action (a Helm release), nil
 	// for none.
 	rec Record
@@ -80,7 +85,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		return nil, err
 	}
 	r := &release{action: c.Action, timeout: in.timeout, cl: in.cl, rec: in.record, out: c.Stdout,
-		inventory: map[string]state.Resource{}, keep: c.Keep,
+		inventory: map[string]state.Resource{}, keep: c.Keep, others: c.Others,
 		live: map[*object]*unstructured.Unstructured{}, gone: map[*object]bool{}}
 	for _, res := range recordedResources(c.Recorded) {
 		r.inventory[resourceKey(res)] = res
@@ -98,6 +103,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		mark(o.u, stack, component)
 	}
 	r.objects = objs
+	r.id = identity{stack: stack, component: component, helm: in.helm}
 	sts, _ := stagesOf(c.Action, &in.planned, c.Recorded)
 	if err := checkPlanned(c.Stages, sts); err != nil {
 		return nil, err
@@ -111,6 +117,13 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		r.logf("%s to delete from %s", objectCount(len(r.inventory)), r.cl.server)
 		return r, r.begin(ctx)
 	}
+	// Objects of another stack or Helm release are refused before
+	// anything is applied; those that existed before gantry and nobody
+	// owned are recorded as adopted: an undeploy leaves them in place.
+	adopted, exists, err := r.claimAll(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := r.validate(ctx); err != nil {
 		return nil, err
 	}
@@ -120,7 +133,10 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	}
 	for _, o := range objs {
 		res := resourceOf(o)
-		r.inventory[resourceKey(res)] = res
+		k := resourceKey(res)
+		prev, had := r.inventory[k]
+		res.Adopted = adopted[o] || had && prev.Adopted && exists[o]
+		r.inventory[k] = res
 	}
 	if err := r.record(); err != nil {
 		return nil, err
@@ -684,30 +700,22 @@ func (r *release) prune(ctx context.Context) error {
 }
 
 // deleteAll deletes objects, in the order given kind by kind, and waits
-// until they are gone; the state forgets each once it is gone.
+// until they are gone; the state forgets each once it is gone. Only
+// objects that are the instance's to delete are (keepReason): gantry
+// created them, their annotations name its stack, and no other component
+// of the stack records them. The others — adopted (they existed before
+// gantry applied them), another stack's or Helm release's now, or deployed
+// by another component too — are forgotten and left in place, with a line
+// saying why.
 func (r *release) deleteAll(ctx context.Context, objs []*object) error {
+	holders := r.holders()
 	for _, kind := range byKind(objs) {
-		err := r.each(ctx, kind, func(ctx context.Context, o *object) error {
-			gvk, ns, name := o.u.GroupVersionKind(), o.u.GetNamespace(), o.u.GetName()
-			rm, err := r.cl.remove(ctx, gvk, ns, name)
-			if err != nil {
-				return fmt.Errorf("delete %s: %s", display(o.u), apiMessage(err))
-			}
-			if rm == removing {
-				if err := r.cl.awaitGone(ctx, gvk, ns, name, r.timeoutOf(o)); err != nil {
-					return fmt.Errorf("delete %s: %w", display(o.u), err)
-				}
-			}
-			if rm == wasAbsent {
-				r.logf("%s was already gone", display(o.u))
-			} else {
-				r.logf("%s deleted", display(o.u))
-			}
-			r.mu.Lock()
-			delete(r.inventory, resourceKey(resourceOf(o)))
-			r.mu.Unlock()
-			return nil
-		})
+		live, err := r.cl.lookup(ctx, kind)
+		if err == nil {
+			err = r.each(ctx, kind, func(ctx context.Context, o *object) error {
+				return r.deleteOwned(ctx, o, live[o], holders[resourceKey(resourceOf(o))])
+			})
+		}
 		if rerr := r.record(); rerr != nil {
 			return errors.Join(err, rerr)
 		}
@@ -715,6 +723,53 @@ func (r *release) deleteAll(ctx context.Context, objs []*object) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// deleteOwned deletes one object if it is the instance's to delete (live
+// is its metadata, nil when it is gone; holders the stack's other
+// components that record it: keepReason), and forgets it.
+func (r *release) deleteOwned(ctx context.Context, o *object, live metav1.Object, holders []string) error {
+	gvk, ns, name := o.u.GroupVersionKind(), o.u.GetNamespace(), o.u.GetName()
+	key := resourceKey(resourceOf(o))
+	r.mu.Lock()
+	res := r.inventory[key]
+	r.mu.Unlock()
+	forget := func() {
+		r.mu.Lock()
+		delete(r.inventory, key)
+		r.mu.Unlock()
+	}
+	if live == nil {
+		r.logf("%s was already gone", display(o.u))
+		forget()
+		return nil
+	}
+	if why := r.id.keepReason(res.Adopted, live, holders); why != "" {
+		r.logf("%s left in place: %s", display(o.u), why)
+		forget()
+		return nil
+	}
+	rm, err := r.cl.removeUID(ctx, gvk, ns, name, live.GetUID())
+	if apierrors.IsConflict(err) {
+		r.logf("%s left in place: it was deleted and made again while gantry looked at it", display(o.u))
+		forget()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete %s: %s", display(o.u), apiMessage(err))
+	}
+	if rm == removing {
+		if err := r.cl.awaitGone(ctx, gvk, ns, name, r.timeoutOf(o)); err != nil {
+			return fmt.Errorf("delete %s: %w", display(o.u), err)
+		}
+	}
+	if rm == wasAbsent {
+		r.logf("%s was already gone", display(o.u))
+	} else {
+		r.logf("%s deleted", display(o.u))
+	}
+	forget()
 	return nil
 }
 

@@ -62,6 +62,10 @@ type Opened struct {
 	Timeout time.Duration
 	// Record is what the source keeps of the action; nil for nothing.
 	Record Record
+	// HelmRelease is the Helm release the instance deploys, nil for none:
+	// objects whose Helm annotations name it are the instance's own (a
+	// release helm installed, adopted); another release's are refused.
+	HelmRelease *HelmRelease
 }
 
 // Record is what a source keeps of an action beside the objects in the
@@ -154,7 +158,7 @@ func (r rendered) open(ctx context.Context, c *plugin.Call) (*opened, error) {
 		timeout = defaultTimeout
 	}
 	return &opened{planned: planned{objs: objs, upgrade: out.Upgrade, finish: out.Finish},
-		cl: out.Cluster.c, timeout: timeout, record: out.Record}, nil
+		cl: out.Cluster.c, timeout: timeout, record: out.Record, helm: out.HelmRelease}, nil
 }
 
 // parseDocuments reads the objects of rendered documents, with the checks

@@ -1,0 +1,352 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Who owns an object in the cluster is read from its annotations: gantry's
+// (gantry.dev/stack, gantry.dev/component, which every object gantry
+// applies carries) and Helm's (meta.helm.sh/release-name and
+// release-namespace, which helm install puts on a release's objects).
+//
+// The rule (docs/kubernetes.md, "Who owns an object"):
+//   - a deploy applies an object that does not exist (it creates it), that
+//     is already its own, or that nobody owns (it adopts it: the object
+//     existed before gantry, and an undeploy leaves it in place);
+//   - it takes over an object of another component of the same stack: the
+//     component that applied an object last owns it, so that an object
+//     moved from one component's manifests to another's changes hands in
+//     one deploy, whichever component deploys first;
+//   - it refuses, before anything is applied, an object of another stack
+//     or of a Helm release other than its own;
+//   - prune and undeploy delete only objects whose annotations name the
+//     instance's stack and component, and that gantry created: others are
+//     forgotten, with a line that says why.
+const (
+	annHelmRelease          = "meta.helm.sh/release-name"
+	annHelmReleaseNamespace = "meta.helm.sh/release-namespace"
+)
+
+// HelmRelease names the Helm release an instance deploys (the helm
+// plugin): the objects of that release, which helm installed, are the
+// instance's own.
+type HelmRelease struct{ Name, Namespace string }
+
+// identity is who an instance is, as the annotations of its objects say.
+type identity struct {
+	stack, component string
+	// helm is the instance's Helm release; nil for none.
+	helm *HelmRelease
+}
+
+// owner is who an object in the cluster belongs to, from its annotations.
+type owner struct {
+	// gantry marks an object that carries gantry's annotations; stack and
+	// component are their values.
+	gantry           bool
+	stack, component string
+	// helmRelease and helmNamespace are Helm's annotations.
+	helmRelease, helmNamespace string
+}
+
+func ownerOf(m metav1.Object) owner {
+	a := m.GetAnnotations()
+	o := owner{stack: a[annotationStack], component: a[annotationComponent],
+		helmRelease: a[annHelmRelease], helmNamespace: a[annHelmReleaseNamespace]}
+	_, s := a[annotationStack]
+	_, c := a[annotationComponent]
+	o.gantry = s || c
+	return o
+}
+
+// String says who the owner is, for messages.
+func (o owner) String() string {
+	switch {
+	case o.gantry && o.stack == "":
+		return "component " + o.component
+	case o.gantry:
+		return "component " + o.component + " of stack " + o.stack
+	case o.helmRelease != "":
+		return "helm release " + o.helmRelease + " in namespace " + o.helmNamespace
+	}
+	return "nobody gantry or helm knows"
+}
+
+// owns reports whether the object's annotations name the instance: gantry's
+// naming its stack and component, or, without them, Helm's naming its
+// release.
+func (id identity) owns(o owner) bool {
+	if o.gantry {
+		return o.stack == id.stack && o.component == id.component
+	}
+	return id.helm != nil && o.helmRelease == id.helm.Name && o.helmNamespace == id.helm.Namespace
+}
+
+// claim is what a deploy does with an object of its manifests, given the
+// object in the cluster.
+type claim int
+
+const (
+	// claimCreate: the object does not exist; the deploy creates it.
+	claimCreate claim = iota
+	// claimOwn: the object is the instance's already.
+	claimOwn
+	// claimTakeOver: the object is another component's of the same stack;
+	// the deploy takes it over (the last to apply it owns it).
+	claimTakeOver
+	// claimAdopt: the object existed before gantry and nobody owns it; the
+	// deploy applies it, and an undeploy leaves it in place.
+	claimAdopt
+	// claimRefuse: the object is another stack's, or another Helm
+	// release's; the deploy must not touch it.
+	claimRefuse
+)
+
+// claimOf decides what a deploy does with an object; live is its metadata
+// in the cluster, nil when it does not exist.
+func (id identity) claimOf(live metav1.Object) (claim, owner) {
+	if live == nil {
+		return claimCreate, owner{}
+	}
+	o := ownerOf(live)
+	switch {
+	case id.owns(o):
+		return claimOwn, o
+	case o.gantry && o.stack == id.stack:
+		return claimTakeOver, o
+	case o.gantry, o.helmRelease != "":
+		return claimRefuse, o
+	}
+	return claimAdopt, o
+}
+
+// refusal explains why a deploy does not apply an object another owns.
+func (id identity) refusal(o *object, own owner) error {
+	if !own.gantry {
+		return fmt.Errorf("%s (%s): invalid ownership metadata: it belongs to %s (annotations %s, %s); gantry does not take over another release's objects: uninstall that release, or remove the object from here", o.ref(), o.source, own, annHelmRelease, annHelmReleaseNamespace)
+	}
+	return fmt.Errorf("%s (%s): it belongs to %s (annotations %s, %s); gantry does not take over another stack's objects: undeploy it from that stack, or remove it from here", o.ref(), o.source, own, annotationStack, annotationComponent)
+}
+
+// keepReason says why prune or undeploy leaves an object in the cluster
+// rather than deleting it ("" to delete it). live is its metadata (not
+// nil); adopted marks an object that existed before gantry applied it;
+// holders are the stack's other components that record it (they deploy
+// it too, or took it over). An object is deleted when gantry created it,
+// its annotations name the instance's stack (or, without gantry's, its
+// Helm release), and no other component of the stack records it: then
+// nobody else of the stack wants it, whichever component applied it last.
+func (id identity) keepReason(adopted bool, live metav1.Object, holders []string) string {
+	o := ownerOf(live)
+	switch {
+	case adopted:
+		return "it existed before gantry applied it"
+	case o.gantry && o.stack != id.stack, !o.gantry && o.helmRelease != "" && !id.owns(o):
+		return "it belongs to " + o.String() + " now"
+	case !o.gantry && !id.owns(o):
+		return "it no longer carries gantry's annotations (gantry.dev/stack, gantry.dev/component): someone else made it again or took it over"
+	case len(holders) > 0:
+		why := "component " + holders[0] + " of this stack deploys it too"
+		if len(holders) > 1 {
+			why = "components " + strings.Join(holders, ", ") + " of this stack deploy it too"
+		}
+		if o.gantry && o.component != id.component {
+			why = "it belongs to " + o.String() + " now"
+		}
+		return why
+	}
+	return ""
+}
+
+// lookup reads the metadata of objects in the cluster: nil for those that
+// do not exist (or whose kind the cluster does not serve yet: its CRD comes
+// with the deploy). Objects of one kind in one namespace are listed
+// together when there are several, each read alone otherwise; a list the
+// API server does not allow falls back to reading them one by one.
+func (c *cluster) lookup(ctx context.Context, objs []*object) (map[*object]metav1.Object, error) {
+	type groupKey struct {
+		gvr schema.GroupVersionResource
+		ns  string
+	}
+	groups := map[groupKey][]*object{}
+	var order []groupKey
+	for _, o := range objs {
+		m, err := c.mapping(o.u.GroupVersionKind())
+		if err != nil {
+			if meta.IsNoMatchError(err) {
+				continue
+			}
+			return nil, err
+		}
+		ns := o.u.GetNamespace()
+		if m.Scope.Name() != meta.RESTScopeNameNamespace {
+			ns = ""
+		}
+		k := groupKey{m.Resource, ns}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], o)
+	}
+	out := map[*object]metav1.Object{}
+	var mu sync.Mutex
+	set := func(o *object, m metav1.Object) {
+		mu.Lock()
+		out[o] = m
+		mu.Unlock()
+	}
+	get := func(ctx context.Context, gvr schema.GroupVersionResource, ns string, o *object) error {
+		var m *metav1.PartialObjectMetadata
+		err := c.ask(ctx, func() (err error) {
+			m, err = c.metaClient(gvr, ns).Get(ctx, o.u.GetName(), metav1.GetOptions{})
+			return err
+		})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return fmt.Errorf("read %s to see who owns it: %s", display(o.u), apiMessage(err))
+		}
+		set(o, m)
+		return nil
+	}
+	list := func(ctx context.Context, k groupKey, objs []*object) error {
+		want := map[string]*object{}
+		for _, o := range objs {
+			want[o.u.GetName()] = o
+		}
+		opts := metav1.ListOptions{Limit: 500}
+		for {
+			var l *metav1.PartialObjectMetadataList
+			err := c.ask(ctx, func() (err error) {
+				l, err = c.metaClient(k.gvr, k.ns).List(ctx, opts)
+				return err
+			})
+			if apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err) {
+				for _, o := range objs {
+					if err := get(ctx, k.gvr, k.ns, o); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("list %s to see who owns them: %s", k.gvr.Resource, apiMessage(err))
+			}
+			for i := range l.Items {
+				if o, ok := want[l.Items[i].Name]; ok {
+					set(o, &l.Items[i])
+				}
+			}
+			if l.Continue == "" {
+				return nil
+			}
+			opts.Continue = l.Continue
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	fail := func(err error) {
+		if err != nil {
+			once.Do(func() { first = err; cancel() })
+		}
+	}
+	for _, k := range order {
+		objs := groups[k]
+		if len(objs) > 1 {
+			wg.Go(func() { fail(list(ctx, k, objs)) })
+			continue
+		}
+		wg.Go(func() { fail(get(ctx, k.gvr, k.ns, objs[0])) })
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return out, ctx.Err()
+}
+
+// metaClient is the metadata client of a resource in a namespace ("" for
+// cluster-scoped ones).
+func (c *cluster) metaClient(gvr schema.GroupVersionResource, ns string) interface {
+	Get(context.Context, string, metav1.GetOptions, ...string) (*metav1.PartialObjectMetadata, error)
+	List(context.Context, metav1.ListOptions) (*metav1.PartialObjectMetadataList, error)
+} {
+	if ns == "" {
+		return c.meta.Resource(gvr)
+	}
+	return c.meta.Resource(gvr).Namespace(ns)
+}
+
+// claimAll reads who owns each object of a deploy and decides what the
+// deploy does with it: it refuses, before anything is applied, objects of
+// another stack or Helm release (all of them, in one error), and says
+// which objects it takes over or adopts. It returns the objects that
+// existed before gantry and nobody owned (adopted), and those that exist.
+func (r *release) claimAll(ctx context.Context) (adopted, exists map[*object]bool, err error) {
+	// The objects the deploy applies: its stages' (not the delete hooks).
+	var objs []*object
+	for _, id := range r.order {
+		objs = append(objs, r.stages[id].Objects...)
+	}
+	live, err := r.cl.lookup(ctx, objs)
+	if err != nil {
+		return nil, nil, err
+	}
+	adopted, exists = map[*object]bool{}, map[*object]bool{}
+	var errs []error
+	for _, o := range objs {
+		m := live[o]
+		if m != nil {
+			exists[o] = true
+		}
+		c, own := r.id.claimOf(m)
+		switch c {
+		case claimRefuse:
+			errs = append(errs, r.id.refusal(o, own))
+		case claimTakeOver:
+			r.logf("%s: taking it over from %s (the component that applies an object last owns it)", display(o.u), own)
+		case claimAdopt:
+			adopted[o] = true
+			r.logf("%s exists and no gantry component or helm release owns it: applying it; an undeploy leaves it in place", display(o.u))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, fmt.Errorf("%d of %s belong to others, so nothing was applied:\n%w", len(errs), objectCount(len(objs)), errors.Join(errs...))
+	}
+	return adopted, exists, nil
+}
+
+// holders are, by resource key, the stack's other components whose
+// recorded resources include the object (see keepReason).
+func (r *release) holders() map[string][]string {
+	if r.others == nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for name, list := range r.others() {
+		for _, res := range list {
+			k := resourceKey(res)
+			if !slices.Contains(out[k], name) {
+				out[k] = append(out[k], name)
+			}
+		}
+	}
+	for _, names := range out {
+		slices.Sort(names)
+	}
+	return out
+}

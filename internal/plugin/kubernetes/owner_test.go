@@ -1,0 +1,76 @@
+package kubernetes
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func metaWith(ann map[string]string) metav1.Object {
+	return &metav1.ObjectMeta{Name: "x", Annotations: ann}
+}
+
+func gantryMarks(stack, component string) map[string]string {
+	return map[string]string{annotationStack: stack, annotationComponent: component}
+}
+
+// TestClaimOf: a deploy creates what is missing, applies what is its own,
+// takes over what another component of its stack applied, adopts what
+// nobody owns, and refuses another stack's objects and another Helm
+// release's — its own release's (one helm installed) are its own.
+func TestClaimOf(t *testing.T) {
+	id := identity{stack: "own", component: "b"}
+	helmID := identity{stack: "own", component: "b", helm: &HelmRelease{Name: "web", Namespace: "apps"}}
+	helmMarks := func(rel, ns string) map[string]string {
+		return map[string]string{annHelmRelease: rel, annHelmReleaseNamespace: ns}
+	}
+	for _, tc := range []struct {
+		name string
+		id   identity
+		live metav1.Object
+		want claim
+	}{
+		{"absent", id, nil, claimCreate},
+		{"own", id, metaWith(gantryMarks("own", "b")), claimOwn},
+		{"same stack, other component", id, metaWith(gantryMarks("own", "a")), claimTakeOver},
+		{"other stack", id, metaWith(gantryMarks("other", "b")), claimRefuse},
+		{"nobody's", id, metaWith(nil), claimAdopt},
+		{"unrelated annotations", id, metaWith(map[string]string{"note": "x"}), claimAdopt},
+		{"other helm release", id, metaWith(helmMarks("other", "apps")), claimRefuse},
+		{"helm release, kubernetes plugin", id, metaWith(helmMarks("web", "apps")), claimRefuse},
+		{"own helm release", helmID, metaWith(helmMarks("web", "apps")), claimOwn},
+		{"own release name, other namespace", helmID, metaWith(helmMarks("web", "db")), claimRefuse},
+	} {
+		if got, _ := tc.id.claimOf(tc.live); got != tc.want {
+			t.Errorf("%s: claim %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestKeepReason: prune and undeploy delete an object only when gantry
+// created it, it is its stack's, and no other component of the stack
+// records it.
+func TestKeepReason(t *testing.T) {
+	id := identity{stack: "own", component: "a"}
+	for _, tc := range []struct {
+		name    string
+		adopted bool
+		live    metav1.Object
+		holders []string
+		want    string
+	}{
+		{"own", false, metaWith(gantryMarks("own", "a")), nil, ""},
+		{"adopted", true, metaWith(gantryMarks("own", "a")), nil, "it existed before gantry applied it"},
+		{"taken over, other records it", false, metaWith(gantryMarks("own", "b")), []string{"b"}, "it belongs to component b of stack own now"},
+		{"own, another records it too", false, metaWith(gantryMarks("own", "a")), []string{"b"}, "component b of this stack deploys it too"},
+		{"own, others record it too", false, metaWith(gantryMarks("own", "a")), []string{"b", "c"}, "components b, c of this stack deploy it too"},
+		{"another component's, which forgot it", false, metaWith(gantryMarks("own", "b")), nil, ""},
+		{"another stack's", false, metaWith(gantryMarks("other", "a")), nil, "it belongs to component a of stack other now"},
+		{"a helm release's", false, metaWith(map[string]string{annHelmRelease: "r", annHelmReleaseNamespace: "n"}), nil, "it belongs to helm release r in namespace n now"},
+		{"unmarked", false, metaWith(nil), nil, "it no longer carries gantry's annotations (gantry.dev/stack, gantry.dev/component): someone else made it again or took it over"},
+	} {
+		if got := id.keepReason(tc.adopted, tc.live, tc.holders); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
