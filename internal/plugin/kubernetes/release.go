@@ -407,7 +407,7 @@ func (r *release) run(ctx context.Context, c *plugin.Call, id string) error {
 		return r.prune(ctx)
 	case id == stageFinish && r.rec != nil:
 		return r.rec.Finish(ctx, c.Stdout)
-	case strings.HasPrefix(id, "delete:"), id == "delete-crds":
+	case strings.HasPrefix(id, "delete:"), id == stageDeleteCRDs, id == stageDeleteNamespaces:
 		return r.deleteAll(ctx, st.Objects)
 	}
 	return fmt.Errorf("internal error: unknown stage %s", id)

@@ -40,11 +40,14 @@ const (
 	// stageNamespaces applies the manifests' namespaces before the pre
 	// hooks that run in them.
 	stageNamespaces = "namespaces"
+	// stageDeleteNamespaces deletes them after the post-delete hooks that
+	// run in them.
+	stageDeleteNamespaces = "delete-namespaces"
 )
 
 // stageID is a stage id read back: "crds", "namespaces",
 // "hook:<phase>:<ref>", "group:<weight>", "prune", "delete:<weight>",
-// "delete-crds", "finish". The ref of a
+// "delete-crds", "delete-namespaces", "finish". The ref of a
 // hook is its planned ref (Kind/name or Kind/namespace/name; names may
 // hold colons, as RBAC's do, so the ref is everything after the phase).
 type stageID struct {
@@ -76,7 +79,7 @@ var stagePhases = []string{eventPreInstall, eventPostInstall, eventPreUpgrade, e
 func parseStageID(s string) (stageID, error) {
 	kind, rest, hasRest := strings.Cut(s, ":")
 	switch kind {
-	case stageCRDs, stagePrune, stageDeleteCRDs, stageNamespaces, stageFinish, stageAll:
+	case stageCRDs, stagePrune, stageDeleteCRDs, stageNamespaces, stageDeleteNamespaces, stageFinish, stageAll:
 		if hasRest {
 			break
 		}
@@ -216,9 +219,17 @@ func deployStages(objs []*object, upgrade bool) []stage {
 // deleteStages plans an undeploy: the pre-delete hooks of the manifests
 // one at a time, then what the last deploy recorded in weight groups from
 // high to low, each deleted in reverse kind order, then the CRDs (which
-// would take their custom resources along), then the post-delete hooks.
-// Resources to keep (helm.sh/resource-policy: keep) are left out.
+// would take their custom resources along), then the post-delete hooks,
+// and when there are some, the recorded namespaces last: the hooks run in
+// them (the mirror of a deploy, which creates them before its pre hooks).
+// Resources to keep (helm.sh/resource-policy: keep) are left out. With
+// nothing recorded there is nothing to undeploy, and no hook runs: the
+// release is gone (a later undeploy, or one of an instance that never
+// deployed).
 func deleteStages(objs []*object, recorded []state.Resource) []stage {
+	if len(recorded) == 0 {
+		return nil
+	}
 	var preHooks, postHooks []*object
 	for _, o := range objs {
 		if o.hookOf(eventPreDelete) {
@@ -228,14 +239,15 @@ func deleteStages(objs []*object, recorded []state.Resource) []stage {
 			postHooks = append(postHooks, o)
 		}
 	}
-	var crds, rest []*object
+	var crds, namespaces, rest []*object
 	for _, r := range recorded {
-		if r.Keep {
-			continue
-		}
-		if r.CRD {
+		switch {
+		case r.Keep:
+		case r.CRD:
 			crds = append(crds, recordedObject(r))
-		} else {
+		case len(postHooks) > 0 && r.Kind == "Namespace" && gvkOf(r).Group == "":
+			namespaces = append(namespaces, recordedObject(r))
+		default:
 			rest = append(rest, recordedObject(r))
 		}
 	}
@@ -253,7 +265,12 @@ func deleteStages(objs []*object, recorded []state.Resource) []stage {
 		slices.Reverse(crds)
 		out = append(out, stage{ID: stageID{Kind: stageDeleteCRDs}.String(), Label: "delete CRDs", Objects: crds})
 	}
-	return append(out, hookStages(postHooks, eventPostDelete, ids)...)
+	out = append(out, hookStages(postHooks, eventPostDelete, ids)...)
+	if len(namespaces) > 0 {
+		slices.SortStableFunc(namespaces, compareCreation)
+		out = append(out, stage{ID: stageID{Kind: stageDeleteNamespaces}.String(), Label: "delete namespaces (the post-delete hooks ran in them)", Objects: namespaces})
+	}
+	return out
 }
 
 // hookStages makes one stage per hook of phase, in hook order. ids holds

@@ -234,7 +234,7 @@ func TestDeleteStages(t *testing.T) {
 	}{
 		{name: "nothing recorded, no hooks", want: []summary{}},
 		{
-			name: "hooks around groups high to low in reverse kind order, CRDs last, kept left out",
+			name: "hooks around groups high to low in reverse kind order, CRDs, namespaces after the post-delete hooks, kept left out",
 			objs: []*object{
 				hook("backup", "pre-delete", "2"),
 				hook("drain", "pre-delete", "-1"),
@@ -259,9 +259,9 @@ func TestDeleteStages(t *testing.T) {
 				{ID: "hook:pre-delete:Job/backup", Label: "pre-delete hook Job/backup", Objects: []string{"Job/backup"}},
 				{ID: "delete:5", Label: "delete weight group 5", Objects: []string{"StatefulSet/web/db"}},
 				{ID: "delete:0", Label: "delete weight group 0", Objects: []string{"CronTab/web/tab", "Deployment/web/app", "Service/web/app", "ConfigMap/web/cfg"}},
-				{ID: "delete:-10", Label: "delete weight group -10", Objects: []string{"Namespace/web"}},
 				{ID: "delete-crds", Label: "delete CRDs", Objects: []string{"CustomResourceDefinition/crontabs.example.org", "CustomResourceDefinition/backups.example.org"}},
 				{ID: "hook:post-delete:Job/goodbye", Label: "post-delete hook Job/goodbye", Objects: []string{"Job/goodbye"}},
+				{ID: "delete-namespaces", Label: "delete namespaces (the post-delete hooks ran in them)", Objects: []string{"Namespace/web"}},
 			},
 		},
 		{
@@ -270,9 +270,36 @@ func TestDeleteStages(t *testing.T) {
 			want:     []summary{},
 		},
 		{
+			// Nothing left to undeploy (an undeploy ran already): the
+			// release is gone, its delete hooks do not run again.
 			name: "delete hooks without recorded resources",
-			objs: []*object{hook("cleanup", "post-delete", "")},
-			want: []summary{{ID: "hook:post-delete:Job/cleanup", Label: "post-delete hook Job/cleanup", Objects: []string{"Job/cleanup"}}},
+			objs: []*object{hook("cleanup", "pre-delete", ""), hook("goodbye", "post-delete", "")},
+			want: []summary{},
+		},
+		{
+			name: "namespaces after the post-delete hooks that run in them",
+			objs: []*object{hook("cleanup", "pre-delete", ""), hook("goodbye", "post-delete", "")},
+			recorded: []state.Resource{
+				res("v1", "Namespace", "", "k1", 0),
+				res("v1", "ConfigMap", "k1", "cfg", 0),
+				res("v1", "Namespace", "", "k0", 5),
+				res("example.org/v1", "Namespace", "k1", "not-core", 0),
+			},
+			want: []summary{
+				{ID: "hook:pre-delete:Job/cleanup", Label: "pre-delete hook Job/cleanup", Objects: []string{"Job/cleanup"}},
+				{ID: "delete:0", Label: "delete weight group 0", Objects: []string{"ConfigMap/k1/cfg", "Namespace/k1/not-core"}},
+				{ID: "hook:post-delete:Job/goodbye", Label: "post-delete hook Job/goodbye", Objects: []string{"Job/goodbye"}},
+				{ID: "delete-namespaces", Label: "delete namespaces (the post-delete hooks ran in them)", Objects: []string{"Namespace/k0", "Namespace/k1"}},
+			},
+		},
+		{
+			name:     "without post-delete hooks namespaces stay in their groups",
+			objs:     []*object{hook("cleanup", "pre-delete", "")},
+			recorded: []state.Resource{res("v1", "Namespace", "", "k1", 0), res("v1", "ConfigMap", "k1", "cfg", 0)},
+			want: []summary{
+				{ID: "hook:pre-delete:Job/cleanup", Label: "pre-delete hook Job/cleanup", Objects: []string{"Job/cleanup"}},
+				{ID: "delete:0", Label: "delete weight group 0", Objects: []string{"ConfigMap/k1/cfg", "Namespace/k1"}},
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -317,6 +344,7 @@ func TestStageIDRoundTrip(t *testing.T) {
 	ids := []stageID{
 		{Kind: stageCRDs},
 		{Kind: stageNamespaces},
+		{Kind: stageDeleteNamespaces},
 		{Kind: stageHook, Phase: "pre-install", Ref: "Job/migrate"},
 		{Kind: stageHook, Phase: "post-upgrade", Ref: "Job/web/notify"},
 		{Kind: stageHook, Phase: "pre-delete", Ref: "ClusterRole/system:backup"},
