@@ -204,6 +204,10 @@ func (e *encoder) resources(in int, list []Resource) {
 			e.field(in+4, "adopted")
 			e.buf = append(e.buf, "true"...)
 		}
+		if r.Pending {
+			e.field(in+4, "pending")
+			e.buf = append(e.buf, "true"...)
+		}
 	}
 }
 

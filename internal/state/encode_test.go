@@ -65,7 +65,7 @@ func richState() *State {
 		{Key: "app", Name: "kubernetes", Resources: []Resource{
 			{APIVersion: "v1", Kind: "Namespace", Name: "demo"},
 			{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "demo", Name: "web", Weight: -5},
-			{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "widgets.example.com", CRD: true, Keep: true, Adopted: true},
+			{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "widgets.example.com", CRD: true, Keep: true, Adopted: true, Pending: true},
 		}},
 	}
 	c.SetupPlugins = []PluginInstance{{Key: "setup", Name: "rec", Config: "plain"}}

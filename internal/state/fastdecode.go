@@ -808,6 +808,9 @@ func (p *fastParser) resources(rest string, in int) ([]Resource, bool) {
 			case "adopted":
 				idx = 7
 				r.Adopted, ok = true, p.flag(rest)
+			case "pending":
+				idx = 8
+				r.Pending, ok = true, p.flag(rest)
 			}
 			if idx <= last || !ok {
 				return nil, false

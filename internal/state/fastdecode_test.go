@@ -274,7 +274,7 @@ func randPlugins(r *rand.Rand, depth int) []PluginInstance {
 		}
 		for j := r.Intn(4) - 1; j > 0; j-- {
 			p.Resources = append(p.Resources, Resource{APIVersion: randString(r), Kind: randString(r), Namespace: randString(r),
-				Name: randString(r), Weight: r.Intn(11) - 5, CRD: r.Intn(2) == 0, Keep: r.Intn(2) == 0, Adopted: r.Intn(2) == 0})
+				Name: randString(r), Weight: r.Intn(11) - 5, CRD: r.Intn(2) == 0, Keep: r.Intn(2) == 0, Adopted: r.Intn(2) == 0, Pending: r.Intn(2) == 0})
 		}
 		l = append(l, p)
 	}

@@ -144,6 +144,11 @@ type Resource struct {
 	// that no gantry component or Helm release owned: prune and undeploy
 	// leave it in place.
 	Adopted bool `yaml:"adopted,omitempty"`
+	// Pending marks an object recorded before the instance's deploy
+	// applied it, no deploy of the instance having succeeded since: an
+	// instance all of whose objects are pending has not been installed yet
+	// (its next deploy installs, with the install hooks).
+	Pending bool `yaml:"pending,omitempty"`
 }
 
 // New returns an empty state for a stack.

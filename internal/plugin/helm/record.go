@@ -110,7 +110,7 @@ func (r *record) Finish(_ context.Context, out io.Writer) error {
 		}
 	}
 	desc := "Install complete"
-	if len(r.hist) > 0 {
+	if r.rel.Info.Status == rcommon.StatusPendingUpgrade {
 		desc = "Upgrade complete"
 	}
 	r.rel.Info.LastDeployed = time.Now()

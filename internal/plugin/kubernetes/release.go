@@ -63,9 +63,23 @@ func (r *release) logf(format string, args ...any) {
 	fmt.Fprintf(r.out, format+"\n", args...)
 }
 
-// Upgrading reports an instance that created resources before: its deploy
-// is an upgrade (pre-upgrade and post-upgrade hooks), not an install.
-func Upgrading(rec *state.PluginInstance) bool { return rec != nil && len(rec.Resources) > 0 }
+// Upgrading reports an instance that was installed: a deploy of it
+// succeeded once, and some of the objects it recorded are there since (not
+// pending). Its deploy is an upgrade (pre-upgrade and post-upgrade hooks),
+// not an install. A first install that failed recorded every object as
+// pending before creating any: it is retried as an install, its install
+// hooks with it.
+func Upgrading(rec *state.PluginInstance) bool {
+	if rec == nil {
+		return false
+	}
+	for _, res := range rec.Resources {
+		if !res.Pending {
+			return true
+		}
+	}
+	return false
+}
 
 func recordedResources(rec *state.PluginInstance) []state.Resource {
 	if rec == nil {
@@ -136,6 +150,9 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		k := resourceKey(res)
 		prev, had := r.inventory[k]
 		res.Adopted = adopted[o] || had && prev.Adopted && exists[o]
+		// Pending until this deploy succeeds (prune), unless a deploy
+		// that succeeded recorded it already.
+		res.Pending = !had || prev.Pending
 		r.inventory[k] = res
 	}
 	if err := r.record(); err != nil {
@@ -663,8 +680,17 @@ func deleteReason(ok bool, action string) string {
 }
 
 // prune deletes what the instance created before and the manifests no
-// longer have, after everything new is ready, and records what exists now.
+// longer have, after everything new is ready, and records what exists now,
+// none of it pending any more.
 func (r *release) prune(ctx context.Context) error {
+	// Every stage before succeeded: what the deploy applied is there, and
+	// the instance is installed (Upgrading).
+	r.mu.Lock()
+	for k, res := range r.inventory {
+		res.Pending = false
+		r.inventory[k] = res
+	}
+	r.mu.Unlock()
 	want := map[string]bool{}
 	for _, o := range r.objects {
 		if !r.gone[o] {

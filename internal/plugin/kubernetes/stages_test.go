@@ -398,3 +398,28 @@ func TestParseStageIDErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgrading: a deploy upgrades an instance once a deploy of it
+// succeeded (some recorded object not pending); a first install that
+// failed recorded only pending objects and installs again. States written
+// before the mark existed (nothing pending) upgrade, as they did.
+func TestUpgrading(t *testing.T) {
+	cm := state.Resource{APIVersion: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}
+	pending := cm
+	pending.Pending = true
+	for _, tc := range []struct {
+		name string
+		rec  *state.PluginInstance
+		want bool
+	}{
+		{"never ran", nil, false},
+		{"nothing recorded", &state.PluginInstance{}, false},
+		{"first install failed", &state.PluginInstance{Resources: []state.Resource{pending, pending}}, false},
+		{"installed", &state.PluginInstance{Resources: []state.Resource{cm}}, true},
+		{"upgrade failed", &state.PluginInstance{Resources: []state.Resource{cm, pending}}, true},
+	} {
+		if got := Upgrading(tc.rec); got != tc.want {
+			t.Errorf("%s: Upgrading = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
