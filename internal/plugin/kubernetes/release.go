@@ -566,7 +566,8 @@ func (r *release) group(ctx context.Context, objs []*object) error {
 
 // awaitExternal waits until every external dependency of the objects
 // exists and is ready: resources the release does not own, named by
-// werf's annotations.
+// werf's annotations. Each is waited for as long as the object that
+// waits for it may take (its gantry.dev/timeout, else the config's).
 func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
 	type dep struct {
 		gvk             schema.GroupVersionKind
@@ -574,7 +575,7 @@ func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
 		timeout         time.Duration
 		of              string
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	var deps []dep
 	for _, o := range objs {
 		for _, d := range o.externalDeps() {
@@ -589,10 +590,13 @@ func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
 				ns = r.cl.namespace
 			}
 			key := gvk.String() + "/" + ns + "/" + d.Resource
-			if seen[key] {
+			if i, ok := seen[key]; ok {
+				// Waited for once, as long as the most patient object
+				// that waits for it.
+				deps[i].timeout = max(deps[i].timeout, r.timeoutOf(o))
 				continue
 			}
-			seen[key] = true
+			seen[key] = len(deps)
 			deps = append(deps, dep{gvk, ns, d.Resource, r.timeoutOf(o), display(o.u)})
 		}
 	}
@@ -600,12 +604,14 @@ func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
 		return nil
 	}
 	objsOf := make([]*object, len(deps))
+	timeouts := make(map[*object]time.Duration, len(deps))
 	for i, d := range deps {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(d.gvk)
 		u.SetNamespace(d.namespace)
 		u.SetName(d.name)
 		objsOf[i] = &object{u: u, source: "external dependency of " + d.of}
+		timeouts[objsOf[i]] = d.timeout
 	}
 	r.logf("waiting for %s", plural(len(deps), "external dependency", "external dependencies"))
 	return r.each(ctx, objsOf, func(ctx context.Context, o *object) error {
@@ -613,7 +619,7 @@ func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
 		if o.u.GetNamespace() != "" {
 			name += " (namespace " + o.u.GetNamespace() + ")"
 		}
-		err := r.cl.awaitReady(ctx, o.u, false, r.timeout, func(msg string) { r.logf("external %s %s", name, msg) })
+		err := r.cl.awaitReady(ctx, o.u, false, timeouts[o], func(msg string) { r.logf("external %s %s", name, msg) })
 		if err != nil {
 			return fmt.Errorf("external dependency %s: %w", name, err)
 		}
