@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/plugin"
@@ -41,6 +43,10 @@ type planned struct {
 	// deferred says why the stages are known only when the action runs;
 	// the plan then has one stage (stageAll) for them.
 	deferred string
+	// rendered marks objects a source rendered (a chart): the plan's
+	// render may name them otherwise than the run's (the release's name
+	// and namespace), so the plan does not tell what prune deletes.
+	rendered bool
 }
 
 // opened is an instance read for a run.
@@ -124,9 +130,64 @@ func (e engine) Stages(req plugin.StagesRequest) ([]plugin.Stage, error) {
 		for _, o := range st.Objects {
 			ps.Objects = append(ps.Objects, o.ref())
 		}
+		if st.ID == stagePrune && !p.rendered {
+			ps.Label, ps.Objects = pruneLabel(vanished(p.objs, recordedResources(req.Recorded)))
+		}
 		out = append(out, ps)
 	}
 	return out, nil
+}
+
+// vanished are the recorded resources no object of the manifests (as
+// written, before parameters are expanded) can be: what prune will delete
+// unless it finds them another's (owner.go). An object whose name or
+// namespace holds a reference may be any recorded one of its kind, and one
+// without a namespace any of its kind and name (the release namespace is
+// known when the deploy runs): the list errs on the side of leaving out.
+// Kept resources are left out, prune only forgets them.
+func vanished(objs []*object, recorded []state.Resource) []state.Resource {
+	var out []state.Resource
+	for _, res := range recorded {
+		if res.Keep {
+			continue
+		}
+		gk := gvkOf(res).GroupKind()
+		found := false
+		for _, o := range objs {
+			if o.u.GroupVersionKind().GroupKind() != gk {
+				continue
+			}
+			name, ns := o.u.GetName(), o.u.GetNamespace()
+			if (name == res.Name || HasRef(name)) && (ns == "" || ns == res.Namespace || HasRef(ns)) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// pruneLabel is the prune stage's label and objects in a plan: which
+// recorded objects it deletes (the first few in the label, all in the
+// objects); the label as it always was when there are none.
+func pruneLabel(stale []state.Resource) (string, []string) {
+	if len(stale) == 0 {
+		return "prune vanished objects", nil
+	}
+	refs := make([]string, len(stale))
+	for i, res := range stale {
+		refs[i] = resourceText(res)
+	}
+	sort.Strings(refs)
+	const shown = 5
+	text := strings.Join(refs[:min(shown, len(refs))], ", ")
+	if len(refs) > shown {
+		text += fmt.Sprintf(" and %d more", len(refs)-shown)
+	}
+	return "prune vanished objects: delete " + text, refs
 }
 
 // stagesOf lists the stages of an action after prepare, and how many

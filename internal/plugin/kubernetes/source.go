@@ -138,7 +138,7 @@ func (r rendered) plan(req plugin.StagesRequest) (*planned, error) {
 		return nil, err
 	}
 	objs, perr := parseDocuments(out.Documents)
-	return &planned{objs: objs, upgrade: out.Upgrade, finish: out.Finish, deferred: out.Deferred, what: out.What}, errors.Join(err, perr)
+	return &planned{objs: objs, upgrade: out.Upgrade, finish: out.Finish, deferred: out.Deferred, what: out.What, rendered: true}, errors.Join(err, perr)
 }
 
 func (r rendered) open(ctx context.Context, c *plugin.Call) (*opened, error) {

@@ -423,3 +423,44 @@ func TestUpgrading(t *testing.T) {
 		}
 	}
 }
+
+// TestVanished: the plan lists as pruned only the recorded resources no
+// object of the manifests can be; a reference in a name or namespace, or
+// no namespace (the release's), may be any.
+func TestVanished(t *testing.T) {
+	rec := func(apiVersion, kind, ns, name string) state.Resource {
+		return state.Resource{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name}
+	}
+	kept := rec("v1", "Secret", "web", "kept")
+	kept.Keep = true
+	recorded := []state.Resource{
+		rec("v1", "ConfigMap", "web", "cfg"),
+		rec("v1", "ConfigMap", "web", "old"),
+		rec("apps/v1", "Deployment", "web", "app"),
+		rec("v1", "Service", "web", "app"),
+		rec("v1", "Namespace", "", "web"),
+		rec("example.org/v1", "ConfigMap", "web", "cfg"),
+		kept,
+	}
+	objs := []*object{
+		newObject("v1", "ConfigMap", "", "cfg", nil),
+		newObject("apps/v2", "Deployment", "web", "app", nil),
+		newObject("v1", "Service", "${namespace}", "app", nil),
+		newObject("v1", "Namespace", "", "${namespace}", nil),
+	}
+	var got []string
+	for _, res := range vanished(objs, recorded) {
+		got = append(got, resourceText(res))
+	}
+	want := []string{"ConfigMap/web/old", "ConfigMap/web/cfg"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("vanished (-want +got):\n%s", diff)
+	}
+	label, refs := pruneLabel(vanished(objs, recorded))
+	if label != "prune vanished objects: delete ConfigMap/web/cfg, ConfigMap/web/old" || len(refs) != 2 {
+		t.Errorf("label %q, objects %v", label, refs)
+	}
+	if label, refs := pruneLabel(nil); label != "prune vanished objects" || refs != nil {
+		t.Errorf("nothing to prune: label %q, objects %v", label, refs)
+	}
+}
