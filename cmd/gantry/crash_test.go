@@ -241,13 +241,7 @@ func TestPlanShowsTheLeftoverWait(t *testing.T) {
 	dir := killedWithLeftover(t)
 	defer touch(t, filepath.Join(dir, "release-a"))
 	for _, args := range [][]string{{"plan", "hub.yaml"}, {"deploy", "hub.yaml", "--dry-run"}} {
-		cmd := exec.Command("gantry", args...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("gantry %v: %v\n%s", args, err, out)
-		}
-		if !strings.Contains(string(out), "wait for 1 process group(s) the killed run left") {
+		if out := gantryIn(t, dir, args...); !strings.Contains(out, "wait for 1 process group(s) the killed run left") {
 			t.Errorf("gantry %v does not show the wait:\n%s", args, out)
 		}
 	}
@@ -633,17 +627,7 @@ lifecycle:
 `,
 		"a/Makefile": "deploy:\n\t@echo deployed a\n",
 	})
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("gantry", args...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("gantry %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	run("deploy", "hub.yaml")
+	gantryIn(t, dir, "deploy", "hub.yaml")
 	touch(t, filepath.Join(dir, "hold"))
 	cmd, _ := startDeploy(t, dir)
 	waitPath(t, filepath.Join(dir, "in-hook"))
@@ -657,7 +641,7 @@ lifecycle:
 	if err := os.Remove(filepath.Join(dir, "hold")); err != nil {
 		t.Fatal(err)
 	}
-	out := run("deploy", "hub.yaml", "--resume")
+	out := gantryIn(t, dir, "deploy", "hub.yaml", "--resume")
 	if _, err := os.Stat(filepath.Join(dir, "drained")); err == nil {
 		t.Errorf("the post step never ran:\n%s", out)
 	}

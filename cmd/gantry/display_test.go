@@ -167,15 +167,7 @@ func TestResumeHundredComponentsStartsNoProcess(t *testing.T) {
 		"comp/deploy":             "#!/bin/sh\necho $COMPONENT_NAME >> ../started.txt\n",
 	})
 	os.Chmod(filepath.Join(dir, "comp/deploy"), 0o755)
-	run := func(args ...string) string {
-		cmd := exec.Command("gantry", args...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("gantry %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
+	run := func(args ...string) string { return gantryIn(t, dir, args...) }
 	run("deploy", "hub.yaml", "--parallel", "8")
 	data, _ := os.ReadFile(filepath.Join(dir, "started.txt"))
 	if got := strings.Count(string(data), "\n"); got != 100 {

@@ -102,6 +102,19 @@ func (s *ptySession) wait() int {
 	return exitCode(s.t, err)
 }
 
+// gantryIn runs gantry in dir and returns its output; a failure fails the
+// test.
+func gantryIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("gantry", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gantry %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
 func writeFiles(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
