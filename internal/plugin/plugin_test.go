@@ -94,6 +94,32 @@ func TestWaitTriesAtTheEnd(t *testing.T) {
 	}
 }
 
+// TestWaitLeavesTheLastAttemptRoom: the last attempt before the timeout
+// is given time to succeed, not as little as the quick failure before it
+// took (a refused connection takes microseconds, the answer that follows
+// milliseconds: it was always cut short).
+func TestWaitLeavesTheLastAttemptRoom(t *testing.T) {
+	var slack time.Duration
+	calls := 0
+	err := Wait(context.Background(), 1200*time.Millisecond, time.Hour, func(ctx context.Context) error {
+		calls++
+		if calls == 1 {
+			return errors.New("connection refused")
+		}
+		d, _ := ctx.Deadline()
+		slack = time.Until(d)
+		return nil
+	}, nil)
+	if err != nil || calls != 2 {
+		t.Fatalf("Wait = %v after %d attempts", err, calls)
+	}
+	// It begins a second (lastRoom) before the timeout: a scheduler
+	// would have to be late by half a second to leave it less.
+	if slack < 500*time.Millisecond {
+		t.Errorf("the last attempt had %s before the timeout", slack)
+	}
+}
+
 func TestWaitStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	err := Wait(ctx, time.Hour, time.Hour, func(context.Context) error { cancel(); return errors.New("no") }, nil)

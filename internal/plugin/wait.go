@@ -26,9 +26,8 @@ func (e *WaitError) Unwrap() error { return e.Last }
 // When the timeout cuts an attempt short, the error reported is the one of
 // the last attempt that completed: "503 Service Unavailable" says more than
 // "context deadline exceeded". When the next attempt would come after the
-// timeout, a last one is made as late as it can begin and still end by it
-// (as long before it as the attempt before took): a condition that holds
-// before the timeout is seen, whatever the interval.
+// timeout, a last one is made before it ends, leaving it lastRoom: a
+// condition that holds before the timeout is seen, whatever the interval.
 func Wait(ctx context.Context, timeout, interval time.Duration, try func(context.Context) error, attempt func(int, time.Duration, error)) error {
 	start := time.Now()
 	deadline := start.Add(timeout)
@@ -53,11 +52,11 @@ func Wait(ctx context.Context, timeout, interval time.Duration, try func(context
 			attempt(n, time.Since(start), err)
 		}
 		next := time.Now().Add(interval)
-		if latest := deadline.Add(-took); next.After(latest) {
-			if final || cutShort || !latest.After(time.Now()) {
+		if latest := deadline.Add(-lastRoom(took, interval)); next.After(latest) {
+			if final || cutShort || !time.Now().Before(deadline.Add(-took)) {
 				return &WaitError{Timeout: timeout, Last: last}
 			}
-			next, final = latest, true
+			next, final = latest, true // at once when that is past
 		}
 		t := time.NewTimer(time.Until(next))
 		select {
@@ -67,6 +66,15 @@ func Wait(ctx context.Context, timeout, interval time.Duration, try func(context
 		case <-t.C:
 		}
 	}
+}
+
+// lastRoom is the time a wait's last attempt is given before the timeout:
+// as long as the attempt before took, and at least a quarter of the
+// interval up to a second. A failed attempt is often much quicker than
+// the one that succeeds (a refused connection against an answer), so the
+// time the failed one took alone would cut the last one short.
+func lastRoom(took, interval time.Duration) time.Duration {
+	return max(took, min(interval/4, time.Second))
 }
 
 // IsWaitError reports whether err is a wait that gave up.
