@@ -413,8 +413,9 @@ func (rt *Runtime) markInFlight(info *plan.Component, exp *params.Expanded, plug
 // component is in flight: a run killed in such a hook leaves it
 // incomplete, and the next deploy runs it again, post steps included. It
 // keeps the parameters it was last run with and leaves Started unset for a
-// component that never started (its implementation has not: an undeploy
-// has nothing to do); one that did starts now. Once per component and run.
+// component that never started, or is undeployed (its implementation has
+// not run since: an undeploy has nothing to do); one that did starts now.
+// Once per component and run.
 func (rt *Runtime) markHooksInFlight(info *plan.Component) error {
 	if info.ReadOnly || rt.Recorder == nil {
 		return nil
@@ -429,11 +430,16 @@ func (rt *Runtime) markHooksInFlight(info *plan.Component) error {
 	}
 	now := rt.Now().UTC()
 	ver := rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
-		c.Status = state.StatusIncomplete
-		c.Verb = info.Verb
-		if !c.Started.IsZero() {
+		// Of one taken down (or never up), nothing stands: its undeploy
+		// times must not make it one whose implementation started.
+		switch {
+		case c.Status == state.StatusUndeployed || c.Status == state.StatusSkipped:
+			c.Started = time.Time{}
+		case !c.Started.IsZero():
 			c.Started = now
 		}
+		c.Status = state.StatusIncomplete
+		c.Verb = info.Verb
 		c.Finished = time.Time{}
 		c.LastRun = rt.RunID
 		c.Dir = rt.RecordDir(info.Dir)

@@ -81,9 +81,10 @@ func (rt *Runtime) finalize(env plan.Env, n *plan.Node) plan.Result {
 		case s.Status == state.StatusUndeployed:
 			s.Outputs, s.SecretOutputs = nil, nil
 		case rt.Plan.Verb == plan.VerbUndeploy:
-			// What the components still deployed make of them; those of
-			// the components taken down stay out.
-			down := func(c string) bool { rec := s.Components[c]; return rec == nil || rec.Status != state.StatusDeployed }
+			// Those of the components this run took down stay out (one
+			// whose undeploy failed may well be up; one undeployed before
+			// has no outputs to read).
+			down := func(c string) bool { rec := s.Components[c]; return rec == nil || rec.Status == state.StatusUndeployed }
 			s.Outputs, s.SecretOutputs, _ = rt.stackOutputs(rt.Outputs.Without(down))
 		}
 	})

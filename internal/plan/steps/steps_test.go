@@ -20,6 +20,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/workspace"
@@ -292,5 +293,28 @@ func TestFailureOfAnInterruption(t *testing.T) {
 	}
 	if got := failure(context.Background(), err); got.Reason != err.Error() {
 		t.Errorf("not interrupted: %q", got.Reason)
+	}
+}
+
+// TestHookMarkOfAnUndeployedComponent: a deploy killed in a pre hook of a
+// component an undeploy took down leaves it in flight as one that never
+// started: the next undeploy has nothing to tear down (its undeploy times
+// made it one whose implementation ran).
+func TestHookMarkOfAnUndeployedComponent(t *testing.T) {
+	for _, status := range []string{state.StatusUndeployed, state.StatusDeployed} {
+		t.Run(status, func(t *testing.T) {
+			rt := testRuntime(t, t.TempDir(), &plan.Component{Name: "app", Verb: plan.VerbDeploy})
+			rt.Recorder.UpdateComponent("app", func(c *state.Component) {
+				c.Status, c.Started, c.Finished = status, time.Unix(50, 0).UTC(), time.Unix(51, 0).UTC()
+			})
+			info, _ := rt.comp("app")
+			if err := rt.markHooksInFlight(info); err != nil {
+				t.Fatal(err)
+			}
+			got := rt.Recorder.Snapshot().Components["app"]
+			if got.Status != state.StatusIncomplete || build.NeverRan(got) != (status == state.StatusUndeployed) {
+				t.Errorf("recorded %s, started %v: never ran %v", got.Status, got.Started, build.NeverRan(got))
+			}
+		})
 	}
 }
