@@ -247,6 +247,23 @@ func TestPlanShowsTheLeftoverWait(t *testing.T) {
 	}
 }
 
+// TestPlanDuringALiveRun: a run going on has processes in its registry
+// too: they are not a killed run's leftovers, and the plan does not say so.
+func TestPlanDuringALiveRun(t *testing.T) {
+	dir := gatedStack(t)
+	cmd, out := startDeploy(t, dir)
+	waitPath(t, filepath.Join(dir, "started-a"))
+	if plan := gantryIn(t, dir, "plan", "hub.yaml"); strings.Contains(plan, "killed run") {
+		t.Errorf("the plan took the live run's process for a leftover:\n%s", plan)
+	}
+	for _, c := range []string{"a", "b", "c"} {
+		touch(t, filepath.Join(dir, "release-"+c))
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the run failed: %v\n%s", err, out)
+	}
+}
+
 // forgetStarts drops the "+" lines of a process registry, as if the run had
 // been killed before it wrote them.
 func forgetStarts(t *testing.T, path string) {

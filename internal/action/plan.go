@@ -55,10 +55,13 @@ func (a *Plan) build() (*plan.Plan, *Stack, *built, error) {
 	}
 	// The processes a killed run left: the run will wait for them first,
 	// so the plan shows that wait (read without the lock: a plan changes
-	// nothing, and the run reads them again under it).
-	left, err := component.Leftovers(workspace.For(st.AbsStatePath()).Registry(st.AbsStatePath()))
-	if err != nil {
-		return nil, nil, nil, err
+	// nothing, and the run reads them again under it). A live run's are
+	// not leftovers.
+	var left []component.Leftover
+	if registry := workspace.For(st.AbsStatePath()).Registry(st.AbsStatePath()); !component.RegistryInUse(registry) {
+		if left, err = component.Leftovers(registry); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	ro := resolve.Options{Verbs: []string{a.Verb}, Resume: a.Resume, Handler: true, Leftovers: left}
 	if st.State != nil {

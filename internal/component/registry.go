@@ -71,6 +71,13 @@ func OpenRegistry(path string, mask func(string) string, carry ...Leftover) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("process registry: %w", err)
 	}
+	// Held while the run lives (the kernel lets go when it dies; children
+	// do not inherit the descriptor): RegistryInUse tells a live run's
+	// registry from a killed one's.
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("process registry %s: %w", path, err)
+	}
 	if mask == nil {
 		mask = func(s string) string { return s }
 	}
@@ -242,6 +249,21 @@ func parseStarted(line string) (l Leftover, n uint64, ok bool) {
 		}
 	}
 	return l, n, true
+}
+
+// RegistryInUse reports whether the registry at path is a live run's (it
+// holds it): its processes are that run's, not a killed run's leftovers.
+func RegistryInUse(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
 }
 
 // Leftovers reads the registry a previous run left at path and returns the

@@ -445,3 +445,34 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestRegistryInUse: a run's registry is in use while the run has it open,
+// not once it is closed or left by a run that died (the kernel lets its
+// lock go): gantry plan tells a live run's processes from leftovers so.
+func TestRegistryInUse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.yaml.state.running")
+	if RegistryInUse(path) {
+		t.Fatal("no registry is in use")
+	}
+	r, err := OpenRegistry(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !RegistryInUse(path) {
+		t.Error("an open registry is not in use")
+	}
+	// What a killed run leaves: the file, no lock.
+	left, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, left, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if RegistryInUse(path) {
+		t.Error("a registry no run holds is in use")
+	}
+}
