@@ -254,7 +254,7 @@ func TestGateWithStdoutRedirected(t *testing.T) {
 	}
 	defer out.Close()
 	s := startPTYOut(t, dir, out, "deploy", "hub.yaml")
-	s.waitFor("Ready to ship? [y/N]")
+	s.waitFor("[pre-flight] Ready to ship? [y/N]")
 	s.send("y\r")
 	if code := s.wait(); code != 0 {
 		t.Fatalf("exit code %d:\n%s", code, s.output())

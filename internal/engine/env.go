@@ -77,7 +77,7 @@ func (e *stepEnv) Ask(question string) (string, error) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		line, err := e.r.opts.Ask(question)
+		line, err := e.r.opts.Ask(plan.Asking(e.n, question))
 		got <- answer{line, err}
 	}()
 	select {

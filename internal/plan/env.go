@@ -93,6 +93,16 @@ type PieceLogger interface {
 	LogPiece(n *Node, piece string, continued, continues bool)
 }
 
+// Asking is a step's question as the terminal asks it, named by the
+// component (or the stack's group) that asks, as the display names its
+// lines: with parallel components, which gate is being answered.
+func Asking(n *Node, question string) string {
+	if n.Group == "" {
+		return question
+	}
+	return "[" + n.Group + "] " + question
+}
+
 // Pauser is implemented by observers that must step aside while a step asks
 // the person at the terminal something (a gate, a pause).
 type Pauser interface {

@@ -269,7 +269,7 @@ func (e *stepEnv) Ask(question string) (string, error) {
 	id := e.n.ID + "#" + randomID()
 	e.Logf("%s", question)
 	e.hr.lines.flush(e.ctx)
-	if err := e.signal(SignalAsk, Question{ID: id, Step: e.n.ID, Text: e.hr.run.Masker.Text(question)}); err != nil {
+	if err := e.signal(SignalAsk, Question{ID: id, Step: e.n.ID, Text: e.hr.run.Masker.Text(plan.Asking(e.n, question))}); err != nil {
 		return "", fmt.Errorf("ask the client: %w", err)
 	}
 	t := time.NewTicker(250 * time.Millisecond)
