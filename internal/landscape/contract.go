@@ -107,7 +107,7 @@ func (r *runner) external(ctx context.Context, c *call) error {
 		return fmt.Errorf("no action function or plugin with name '%s' found (looked for plugins/%s/plugin in the greenhouses, the component, the landscape and gantry's sow tool root)", c.Name, c.Name)
 	}
 	r.header(c, exe)
-	if err := os.MkdirAll(filepath.Join(r.l.GenDir(r.c.Name), c.Key), 0o755); err != nil {
+	if err := makeDirs(filepath.Join(r.l.GenDir(r.c.Name), c.Key), 0o755); err != nil {
 		return fmt.Errorf("create the instance's folder: %w", err)
 	}
 	spec := map[string]any{"name": c.Name, "key": c.Key, "path": c.Path, "config": c.Config, "args": c.Args}
@@ -154,7 +154,7 @@ func (r *runner) header(c *call, what string) {
 // by an empty variable.
 func (r *runner) instanceVars(c *call) ([]string, error) {
 	gen := r.l.GenDir(r.c.Name)
-	if err := os.MkdirAll(gen, 0o755); err != nil {
+	if err := makeDirs(gen, 0o755); err != nil {
 		return nil, err
 	}
 	cfgFile := filepath.Join(gen, "pluginconfig-"+strings.ReplaceAll(c.Key, "/", "_")+".json")

@@ -61,7 +61,7 @@ func sowRoot() string {
 // extract writes the tool root into dir, through a temporary folder renamed
 // into place, so that a concurrent gantry never sees half of it.
 func extract(dir string) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	if err := makeDirs(filepath.Dir(dir), 0o755); err != nil {
 		return err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".tmp-sow-")
@@ -75,7 +75,7 @@ func extract(dir string) error {
 		rel, _ := filepath.Rel("sow", p)
 		target := filepath.Join(tmp, rel)
 		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
+			return makeDirs(target, 0o755)
 		}
 		data, err := tool.ReadFile(p)
 		if err != nil {

@@ -308,7 +308,7 @@ func (w *work) runner(ctx context.Context, action, docVar, docFile string, doc [
 // it is replaced whole, and only when it changed.
 func (w *work) dirs() error {
 	for _, d := range []string{w.gen(), w.state(), w.export_()} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := makeDirs(d, 0o755); err != nil {
 			return err
 		}
 	}
@@ -623,12 +623,27 @@ func (w *work) export(ctx context.Context) error {
 // by a path (store/db) that held only it. A folder another component's
 // files are in stays.
 func removeEmptyParents(top, dir string) {
+	dirsMu.Lock()
+	defer dirsMu.Unlock()
 	for dir != top && strings.HasPrefix(dir, top+string(filepath.Separator)) {
 		if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return // not empty: the folders above it are not either
 		}
 		dir = filepath.Dir(dir)
 	}
+}
+
+// dirsMu keeps removeEmptyParents from taking away a folder between the
+// steps of another component's makeDirs (gen/store between its creation
+// and that of gen/store/new, as an orphan store/old goes in the run that
+// deploys store/new).
+var dirsMu sync.RWMutex
+
+// makeDirs is os.MkdirAll, never while removeEmptyParents runs.
+func makeDirs(path string, perm os.FileMode) error {
+	dirsMu.RLock()
+	defer dirsMu.RUnlock()
+	return os.MkdirAll(path, perm)
 }
 
 // finish records a deploy as sow does: state.info and, for a product with
@@ -671,7 +686,7 @@ func (w *work) exportFiles(src string, exports []byte) error {
 			p = name
 		}
 		file := filepath.Join(w.export_(), filepath.Clean("/"+p))
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		if err := makeDirs(filepath.Dir(file), 0o755); err != nil {
 			return err
 		}
 		text, _ := scalar(f.Data)
@@ -717,7 +732,7 @@ func (w *work) readRegistry() *registry {
 // registry changes plugins.json.
 func (w *work) registry(change func(*registry)) error {
 	defer w.lockRegistry()()
-	if err := os.MkdirAll(w.state(), 0o755); err != nil {
+	if err := makeDirs(w.state(), 0o755); err != nil {
 		return err
 	}
 	reg := loadRegistry(w.state())
