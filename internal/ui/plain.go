@@ -78,9 +78,9 @@ func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 	case r.Status == plan.Failed:
 		p.println(g, laned(n, p.sty.Red("✗ "+label+" failed")+" ("+d+"): "+SanitizeLines(r.Reason)))
 	case r.Warning != "":
-		p.println(g, laned(n, p.sty.Yellow("! "+label+" failed; going on ("+wentOnBy(n)+")")+": "+SanitizeLines(r.Warning)))
+		p.println(g, laned(n, p.sty.Yellow("! "+label+" failed; going on ("+wentOnBy(n, "warn")+")")+": "+SanitizeLines(r.Warning)))
 	case r.Info != "":
-		p.println(g, laned(n, "i "+label+" failed; going on (on_fail: info): "+SanitizeLines(r.Info)))
+		p.println(g, laned(n, "i "+label+" failed; going on ("+wentOnBy(n, "info")+"): "+SanitizeLines(r.Info)))
 	case r.Status == plan.Skipped && (n.Kind == plan.KindBegin || n.SettledUnchanged()):
 		if r.Cause == plan.CauseUnchanged {
 			p.println(g, p.sty.Dim("= unchanged"))
@@ -141,9 +141,9 @@ func (p *Plain) Note(n *plan.Node, note plan.Note) {
 	}
 }
 
-// wentOnBy says why a step that failed with a warning went on: its on_fail
-// warn, or a pause that was told to continue (or --yes).
-func wentOnBy(n *plan.Node) string {
+// wentOnBy says why a step that failed went on, logged as level (warn or
+// info): its on_fail, and a pause that was told to continue (or --yes).
+func wentOnBy(n *plan.Node, level string) string {
 	var onFail []string
 	switch s := n.Spec.(type) {
 	case plan.Injected:
@@ -151,8 +151,11 @@ func wentOnBy(n *plan.Node) string {
 	case plan.Entry:
 		onFail = s.OnFail
 	}
-	if slices.Contains(onFail, "pause") && !slices.Contains(onFail, "warn") {
+	if slices.Contains(onFail, "pause") {
+		if slices.Contains(onFail, level) {
+			return "on_fail: pause, continued, " + level
+		}
 		return "on_fail: pause, continued"
 	}
-	return "on_fail: warn"
+	return "on_fail: " + level
 }
