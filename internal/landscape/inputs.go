@@ -62,9 +62,12 @@ func (l *Landscape) inputsDigest(c *Component) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// pluginNames are the plugins a component's plan runs, sorted: its setup
-// plugins, the entries of its manifest's list and the vanished instances'
-// plugins; built-ins and control plugins left out.
+// pluginNames are the plugins a component's deploy runs, sorted: its setup
+// plugins and the entries of its manifest's list; built-ins and control
+// plugins left out. The vanished instances' plugins are not: the deploy
+// that deletes them records them, and the next one, with nothing vanished,
+// would find the component changed (their deletes are steps the plan
+// shows; their plugins' changes concern no deploy of the component).
 func (l *Landscape) pluginNames(c *Component) []string {
 	seen := map[string]bool{}
 	var walk func([]*shape)
@@ -82,15 +85,6 @@ func (l *Landscape) pluginNames(c *Component) []string {
 	}
 	walk(c.Plan.Setup)
 	walk(c.Plan.List)
-	if len(c.Plan.Vanished) > 0 {
-		reg := loadRegistry(l.StateDir(c.Name))
-		for _, k := range c.Plan.Vanished {
-			spec, _ := reg.Plugins[k].(map[string]any)
-			if name := str(spec["name"]); name != "" {
-				seen[name] = true
-			}
-		}
-	}
 	out := make([]string, 0, len(seen))
 	for name := range seen {
 		out = append(out, name)
