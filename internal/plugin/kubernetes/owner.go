@@ -308,6 +308,14 @@ func (r *release) claimAll(ctx context.Context) (adopted, exists map[*object]boo
 	}
 	adopted, exists = map[*object]bool{}, map[*object]bool{}
 	var errs []error
+	r.mu.Lock()
+	for _, o := range objs {
+		r.before[o] = ""
+		if m := live[o]; m != nil {
+			r.before[o] = m.GetResourceVersion()
+		}
+	}
+	r.mu.Unlock()
 	for _, o := range objs {
 		m := live[o]
 		if m != nil {

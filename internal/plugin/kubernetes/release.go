@@ -53,6 +53,10 @@ type release struct {
 	// gone the hooks deleted by their policies.
 	live map[*object]*unstructured.Unstructured
 	gone map[*object]bool
+	// before are the resource versions of the objects the deploy applies,
+	// as prepare found them ("" for one that did not exist): an apply says
+	// whether it created, changed or left each alone, as kubectl does.
+	before map[*object]string
 }
 
 // logf writes one line of the stage's output; stages write from several
@@ -100,7 +104,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	}
 	r := &release{action: c.Action, timeout: in.timeout, cl: in.cl, rec: in.record, out: c.Stdout,
 		inventory: map[string]state.Resource{}, keep: c.Keep, others: c.Others,
-		live: map[*object]*unstructured.Unstructured{}, gone: map[*object]bool{}}
+		live: map[*object]*unstructured.Unstructured{}, gone: map[*object]bool{}, before: map[*object]string{}}
 	for _, res := range recordedResources(c.Recorded) {
 		r.inventory[resourceKey(res)] = res
 	}
@@ -498,8 +502,9 @@ func (r *release) applyAll(ctx context.Context, objs []*object) error {
 			}
 			r.mu.Lock()
 			r.live[o] = applied
+			before, looked := r.before[o]
 			r.mu.Unlock()
-			r.logf("%s applied", display(o.u))
+			r.logf("%s %s", display(o.u), appliedHow(before, looked, applied.GetResourceVersion()))
 			return nil
 		})
 		if err != nil {
@@ -507,6 +512,21 @@ func (r *release) applyAll(ctx context.Context, objs []*object) error {
 		}
 	}
 	return nil
+}
+
+// appliedHow says what an apply did to an object, as kubectl apply does:
+// created, configured (changed), unchanged (its resource version is the
+// one prepare read); applied when prepare did not look it up.
+func appliedHow(before string, looked bool, after string) string {
+	switch {
+	case !looked:
+		return "applied"
+	case before == "":
+		return "created"
+	case before == after:
+		return "unchanged"
+	}
+	return "configured"
 }
 
 // byKind cuts objects in the order given into runs of one kind.
