@@ -30,6 +30,12 @@ const (
 	labelManagedBy      = "app.kubernetes.io/managed-by"
 	annotationStack     = "gantry.dev/stack"
 	annotationComponent = "gantry.dev/component"
+	// annotationAdopted ("true") marks an object that existed before
+	// gantry applied it: the state records it too (Resource.Adopted), but
+	// the mark on the object outlives the record — an undeploy that leaves
+	// the object and forgets it, a component that takes it over — so that
+	// no later deploy takes the object for one gantry created.
+	annotationAdopted = "gantry.dev/adopted"
 )
 
 // resource is a client for the object's kind in its namespace.

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gantry-dev/gantry/internal/state"
 )
 
 // Who owns an object in the cluster is read from its annotations: gantry's
@@ -57,12 +59,16 @@ type owner struct {
 	stack, component string
 	// helmRelease and helmNamespace are Helm's annotations.
 	helmRelease, helmNamespace string
+	// adopted marks an object a gantry deploy adopted once (it existed
+	// before gantry): annotationAdopted.
+	adopted bool
 }
 
 func ownerOf(m metav1.Object) owner {
 	a := m.GetAnnotations()
 	o := owner{stack: a[annotationStack], component: a[annotationComponent],
-		helmRelease: a[annHelmRelease], helmNamespace: a[annHelmReleaseNamespace]}
+		helmRelease: a[annHelmRelease], helmNamespace: a[annHelmReleaseNamespace],
+		adopted: a[annotationAdopted] == "true"}
 	_, s := a[annotationStack]
 	_, c := a[annotationComponent]
 	o.gantry = s || c
@@ -140,7 +146,9 @@ func (id identity) refusal(o *object, own owner) error {
 
 // keepReason says why prune or undeploy leaves an object in the cluster
 // rather than deleting it ("" to delete it). live is its metadata (not
-// nil); adopted marks an object that existed before gantry applied it;
+// nil); adopted marks an object the state records as one that existed
+// before gantry applied it — as does the object's own mark
+// (annotationAdopted), which outlives the record;
 // holders are the stack's other components that record it (they deploy
 // it too, or took it over). An object is deleted when gantry created it,
 // its annotations name the instance's stack (or, without gantry's, its
@@ -149,7 +157,7 @@ func (id identity) refusal(o *object, own owner) error {
 func (id identity) keepReason(adopted bool, live metav1.Object, holders []string) string {
 	o := ownerOf(live)
 	switch {
-	case adopted:
+	case adopted, o.adopted:
 		return "it existed before gantry applied it"
 	case o.gantry && o.stack != id.stack, !o.gantry && o.helmRelease != "" && !id.owns(o):
 		return "it belongs to " + o.String() + " now"
@@ -294,19 +302,19 @@ func (c *cluster) metaClient(gvr schema.GroupVersionResource, ns string) interfa
 // claimAll reads who owns each object of a deploy and decides what the
 // deploy does with it: it refuses, before anything is applied, objects of
 // another stack or Helm release (all of them, in one error), and says
-// which objects it takes over or adopts. It returns the objects that
-// existed before gantry and nobody owned (adopted), and those that exist.
-func (r *release) claimAll(ctx context.Context) (adopted, exists map[*object]bool, err error) {
+// which objects it takes over or adopts. It returns each object's claim,
+// and the metadata of those that exist.
+func (r *release) claimAll(ctx context.Context) (claims map[*object]claim, live map[*object]metav1.Object, err error) {
 	// The objects the deploy applies: its stages' (not the delete hooks).
 	var objs []*object
 	for _, id := range r.order {
 		objs = append(objs, r.stages[id].Objects...)
 	}
-	live, err := r.cl.lookup(ctx, objs)
+	live, err = r.cl.lookup(ctx, objs)
 	if err != nil {
 		return nil, nil, err
 	}
-	adopted, exists = map[*object]bool{}, map[*object]bool{}
+	claims = map[*object]claim{}
 	var errs []error
 	r.mu.Lock()
 	for _, o := range objs {
@@ -317,25 +325,58 @@ func (r *release) claimAll(ctx context.Context) (adopted, exists map[*object]boo
 	}
 	r.mu.Unlock()
 	for _, o := range objs {
-		m := live[o]
-		if m != nil {
-			exists[o] = true
-		}
-		c, own := r.id.claimOf(m)
+		c, own := r.id.claimOf(live[o])
+		claims[o] = c
 		switch c {
 		case claimRefuse:
 			errs = append(errs, r.id.refusal(o, own))
 		case claimTakeOver:
 			r.logf("%s: taking it over from %s (the component that applies an object last owns it)", display(o.u), own)
 		case claimAdopt:
-			adopted[o] = true
 			r.logf("%s exists and no gantry component or helm release owns it: applying it; an undeploy leaves it in place", display(o.u))
 		}
 	}
 	if len(errs) > 0 {
 		return nil, nil, fmt.Errorf("%d of %s belong to others, so nothing was applied:\n%w", len(errs), objectCount(len(objs)), errors.Join(errs...))
 	}
-	return adopted, exists, nil
+	return claims, live, nil
+}
+
+// recordOf is what a deploy records of an object of its manifests before
+// applying it: res is the object's resource, c its claim, live its
+// metadata in the cluster (nil when it does not exist), prev what the
+// instance recorded of it before (nil for nothing), heldAdopted whether
+// another component of the stack records it as adopted.
+//
+// The object is adopted — prune and undeploy leave it in place — when it
+// exists and nobody owns it (claimAdopt), or it exists and was adopted
+// before: the object carries gantry's adopted mark (annotationAdopted,
+// which outlives every record: an undeploy that forgot the object, a
+// component that took it over), the instance recorded it as adopted, or
+// another component of the stack does. An object that does not exist is
+// never adopted: this deploy creates it. It is pending until this deploy
+// succeeds (prune), unless a deploy that succeeded recorded it already.
+func recordOf(res state.Resource, c claim, live metav1.Object, prev *state.Resource, heldAdopted bool) state.Resource {
+	res.Adopted = live != nil && (c == claimAdopt || ownerOf(live).adopted || prev != nil && prev.Adopted || heldAdopted)
+	res.Pending = prev == nil || prev.Pending
+	return res
+}
+
+// adoptedByOthers are the resource keys the stack's other components
+// record as adopted.
+func (r *release) adoptedByOthers() map[string]bool {
+	if r.others == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, list := range r.others() {
+		for _, res := range list {
+			if res.Adopted {
+				out[resourceKey(res)] = true
+			}
+		}
+	}
+	return out
 }
 
 // holders are, by resource key, the stack's other components whose

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gantry-dev/gantry/internal/state"
 )
 
 func metaWith(ann map[string]string) metav1.Object {
@@ -67,10 +69,54 @@ func TestKeepReason(t *testing.T) {
 		{"another component's, which forgot it", false, metaWith(gantryMarks("own", "b")), nil, ""},
 		{"another stack's", false, metaWith(gantryMarks("other", "a")), nil, "it belongs to component a of stack other now"},
 		{"a helm release's", false, metaWith(map[string]string{annHelmRelease: "r", annHelmReleaseNamespace: "n"}), nil, "it belongs to helm release r in namespace n now"},
+		{"adopted mark, not recorded", false, metaWith(map[string]string{annotationStack: "own", annotationComponent: "a", annotationAdopted: "true"}), nil, "it existed before gantry applied it"},
+		{"adopted mark, taken over", false, metaWith(map[string]string{annotationStack: "own", annotationComponent: "b", annotationAdopted: "true"}), nil, "it existed before gantry applied it"},
 		{"unmarked", false, metaWith(nil), nil, "it no longer carries gantry's annotations (gantry.dev/stack, gantry.dev/component): someone else made it again or took it over"},
 	} {
 		if got := id.keepReason(tc.adopted, tc.live, tc.holders); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRecordOf: what a deploy records of an object before applying it.
+// An object adopted once stays adopted whatever record forgot it: an
+// undeploy that left it, a component that took it over (gantry's adopted
+// mark on the object), or a component that still records it so.
+func TestRecordOf(t *testing.T) {
+	res := state.Resource{APIVersion: "v1", Kind: "Namespace", Name: "pre"}
+	adoptedMark := func(component string) metav1.Object {
+		m := gantryMarks("own", component)
+		m[annotationAdopted] = "true"
+		return metaWith(m)
+	}
+	installed := &state.Resource{}
+	pendingPrev := &state.Resource{Pending: true}
+	adoptedPrev := &state.Resource{Adopted: true}
+	for _, tc := range []struct {
+		name                 string
+		c                    claim
+		live                 metav1.Object
+		prev                 *state.Resource
+		heldAdopted          bool
+		wantAdopted, pending bool
+	}{
+		{"created", claimCreate, nil, nil, false, false, true},
+		{"created, recorded pending", claimCreate, nil, pendingPrev, false, false, true},
+		{"own, installed", claimOwn, metaWith(gantryMarks("own", "a")), installed, false, false, false},
+		{"nobody's: adopted", claimAdopt, metaWith(nil), nil, false, true, true},
+		{"adopted before, recorded", claimOwn, metaWith(gantryMarks("own", "a")), adoptedPrev, false, true, false},
+		{"recorded adopted, gone since: created", claimCreate, nil, adoptedPrev, false, false, false},
+		{"adopted, undeployed (forgotten), deployed again", claimOwn, adoptedMark("a"), nil, false, true, true},
+		{"adopted, dropped from the manifests, added again", claimOwn, adoptedMark("a"), nil, false, true, true},
+		{"taken over from the component that adopted it", claimTakeOver, adoptedMark("a"), nil, false, true, true},
+		{"taken over, another records it adopted", claimTakeOver, metaWith(gantryMarks("own", "a")), nil, true, true, true},
+		{"taken over from one that created it", claimTakeOver, metaWith(gantryMarks("own", "a")), nil, false, false, true},
+		{"another records it adopted, but it is gone", claimCreate, nil, nil, true, false, true},
+	} {
+		got := recordOf(res, tc.c, tc.live, tc.prev, tc.heldAdopted)
+		if got.Adopted != tc.wantAdopted || got.Pending != tc.pending {
+			t.Errorf("%s: adopted %v pending %v, want %v %v", tc.name, got.Adopted, got.Pending, tc.wantAdopted, tc.pending)
 		}
 	}
 }

@@ -137,10 +137,28 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	}
 	// Objects of another stack or Helm release are refused before
 	// anything is applied; those that existed before gantry and nobody
-	// owned are recorded as adopted: an undeploy leaves them in place.
-	adopted, exists, err := r.claimAll(ctx)
+	// owned are recorded as adopted, and marked so on the object (it
+	// keeps the mark as long as gantry applies it): an undeploy leaves
+	// them in place.
+	claims, live, err := r.claimAll(ctx)
 	if err != nil {
 		return nil, err
+	}
+	heldAdopted := r.adoptedByOthers()
+	for _, o := range objs {
+		res := resourceOf(o)
+		k := resourceKey(res)
+		var prev *state.Resource
+		if p, had := r.inventory[k]; had {
+			prev = &p
+		}
+		res = recordOf(res, claims[o], live[o], prev, heldAdopted[k])
+		if res.Adopted {
+			a := o.u.GetAnnotations()
+			a[annotationAdopted] = "true"
+			o.u.SetAnnotations(a)
+		}
+		r.inventory[k] = res
 	}
 	if err := r.validate(ctx); err != nil {
 		return nil, err
@@ -148,16 +166,6 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	mode := "install"
 	if in.upgrade {
 		mode = "upgrade"
-	}
-	for _, o := range objs {
-		res := resourceOf(o)
-		k := resourceKey(res)
-		prev, had := r.inventory[k]
-		res.Adopted = adopted[o] || had && prev.Adopted && exists[o]
-		// Pending until this deploy succeeds (prune), unless a deploy
-		// that succeeded recorded it already.
-		res.Pending = !had || prev.Pending
-		r.inventory[k] = res
 	}
 	if err := r.record(); err != nil {
 		return nil, err
