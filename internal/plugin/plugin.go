@@ -71,6 +71,14 @@ type Call struct {
 	// an object another component still deploys. nil where there is no
 	// state.
 	Others func() map[string][]state.Resource
+	// ForgetIfHeld asks, in one step under the state's lock, whether
+	// another plugin instance of the stack records a resource match
+	// selects: if so the instance forgets it (durably) and ForgetIfHeld
+	// returns the components that hold it; if not, it returns none and
+	// the instance, the last holder, deletes it (ForgetIfHeld in
+	// records.go). Two instances that give up one object at once never
+	// both leave it to the other. nil where there is no state.
+	ForgetIfHeld func(match func(state.Resource) bool) ([]string, error)
 	// Stages are the ids of the stages the plan runs of the instance's
 	// action, given to its first stage: prepare checks that what it read
 	// fits into them (staged plugins).

@@ -1,6 +1,11 @@
 package plugin
 
-import "github.com/gantry-dev/gantry/internal/state"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gantry-dev/gantry/internal/state"
+)
 
 // FromRecord turns recorded instances back into specs.
 func FromRecord(list []state.PluginInstance) []*Spec {
@@ -127,4 +132,61 @@ func OtherResources(st *state.State, component, key string) map[string][]state.R
 		walk(name, c.SetupPlugins)
 	}
 	return out
+}
+
+// ForgetIfHeld is the step that makes "the last holder deletes it" safe
+// when several instances give up one object at once: when another
+// instance of the stack (another component, or another instance of this
+// one) records a resource that match selects, the instance with the key
+// of component forgets it — every resource match selects — and ForgetIfHeld
+// returns the components that hold it (sorted), forgot whether the record
+// changed. With none, nothing changes: the instance is the last to hold
+// it, and deletes it. Call it under the lock of whatever holds st.
+func ForgetIfHeld(st *state.State, c *state.Component, component, key string, match func(state.Resource) bool) (holders []string, forgot bool) {
+	for name, list := range OtherResources(st, component, key) {
+		if slices.ContainsFunc(list, match) {
+			holders = append(holders, name)
+		}
+	}
+	if len(holders) == 0 {
+		return nil, false
+	}
+	slices.Sort(holders)
+	var walk func(l []state.PluginInstance) bool
+	walk = func(l []state.PluginInstance) bool {
+		for i := range l {
+			if l[i].Key == key {
+				n := len(l[i].Resources)
+				l[i].Resources = slices.DeleteFunc(slices.Clone(l[i].Resources), match)
+				forgot = len(l[i].Resources) != n
+				return true
+			}
+			if walk(l[i].Children) {
+				return true
+			}
+		}
+		return false
+	}
+	if !walk(c.Plugins) {
+		walk(c.SetupPlugins)
+	}
+	return holders, forgot
+}
+
+// ForgetIfHeldIn is Call.ForgetIfHeld of the instance with the key of
+// component (named instance in errors) over a recorder's state: one step
+// under its lock, then a wait until the state file holds the change.
+func ForgetIfHeldIn(rec *state.Recorder, component, key, instance string) func(match func(state.Resource) bool) ([]string, error) {
+	return func(match func(state.Resource) bool) ([]string, error) {
+		var holders []string
+		ver := rec.UpdateComponentSeeing(component, func(st *state.State, c *state.Component) bool {
+			var forgot bool
+			holders, forgot = ForgetIfHeld(st, c, component, key, match)
+			return forgot
+		})
+		if err := rec.Wait(ver); err != nil {
+			return nil, fmt.Errorf("record the resources of %s in the state: %w", instance, err)
+		}
+		return holders, nil
+	}
 }

@@ -222,6 +222,22 @@ func (r *Recorder) UpdateComponent(name string, fn func(*Component)) uint64 {
 	return v
 }
 
+// UpdateComponentSeeing is UpdateComponent whose fn sees the whole state
+// too, in the same step: what it decides from the other components'
+// records (it must not change them) no other change comes between. fn
+// reports whether it changed the component; a write is scheduled only
+// then. It returns the version to Wait for (0 when nothing changed).
+func (r *Recorder) UpdateComponentSeeing(name string, fn func(st *State, c *Component) bool) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ownLocked(name)
+	if !fn(r.st, r.st.Component(name)) {
+		return 0
+	}
+	r.dirty[name] = true
+	return r.bump()
+}
+
 // RemoveComponent drops a component's record.
 func (r *Recorder) RemoveComponent(name string) uint64 {
 	r.mu.Lock()

@@ -59,6 +59,9 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 			rt.Recorder.View(func(st *state.State) { out = plugin.OtherResources(st, info.Name, spec.Key) })
 			return out
 		}
+		if !info.ReadOnly {
+			call.ForgetIfHeld = plugin.ForgetIfHeldIn(rt.Recorder, info.Name, spec.Key, spec.InstanceName())
+		}
 	}
 	var reported *produced
 	if s.Stage == plugin.StageOutputs {

@@ -32,6 +32,10 @@ type release struct {
 	// others reads the resources the state records of the stack's other
 	// components (plugin.Call.Others); nil for none.
 	others func() map[string][]state.Resource
+	// forgetIfHeld forgets an object another component of the stack
+	// records too, in one step with that check (plugin.Call.ForgetIfHeld);
+	// nil for none (then others is read).
+	forgetIfHeld func(match func(state.Resource) bool) ([]string, error)
 	// record is the source's record of the action (a Helm release), nil
 	// for none.
 	rec Record
@@ -103,7 +107,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		return nil, err
 	}
 	r := &release{action: c.Action, timeout: in.timeout, cl: in.cl, rec: in.record, out: c.Stdout,
-		inventory: map[string]state.Resource{}, keep: c.Keep, others: c.Others,
+		inventory: map[string]state.Resource{}, keep: c.Keep, others: c.Others, forgetIfHeld: c.ForgetIfHeld,
 		live: map[*object]*unstructured.Unstructured{}, gone: map[*object]bool{}, before: map[*object]string{}}
 	for _, res := range recordedResources(c.Recorded) {
 		r.inventory[resourceKey(res)] = res
@@ -768,12 +772,11 @@ func (r *release) prune(ctx context.Context) error {
 // by another component too — are forgotten and left in place, with a line
 // saying why.
 func (r *release) deleteAll(ctx context.Context, objs []*object) error {
-	holders := r.holders()
 	for _, kind := range byKind(objs) {
 		live, err := r.cl.lookup(ctx, kind)
 		if err == nil {
 			err = r.each(ctx, kind, func(ctx context.Context, o *object) error {
-				return r.deleteOwned(ctx, o, live[o], holders[resourceKey(resourceOf(o))])
+				return r.deleteOwned(ctx, o, live[o])
 			})
 		}
 		if rerr := r.record(); rerr != nil {
@@ -786,10 +789,35 @@ func (r *release) deleteAll(ctx context.Context, objs []*object) error {
 	return nil
 }
 
+// keepOrForget says why prune or undeploy leaves an object in place ("" to
+// delete it: keepReason); live is its metadata (not nil). An object
+// another component of the stack still records is forgotten by the
+// instance — in the state, in one step with reading who records it
+// (forgetIfHeld) — before this returns: of several components that give
+// it up at once (--parallel), the last to forget it deletes it; none
+// leaves it to another that leaves it too. The caller forgets every
+// object it keeps (or deletes) in the inventory.
+func (r *release) keepOrForget(o *object, res state.Resource, live metav1.Object) (string, error) {
+	if why := r.id.keepReason(res.Adopted, live, nil); why != "" {
+		return why, nil
+	}
+	key := resourceKey(resourceOf(o))
+	var holders []string
+	if r.forgetIfHeld != nil {
+		var err error
+		holders, err = r.forgetIfHeld(func(res state.Resource) bool { return resourceKey(res) == key })
+		if err != nil {
+			return "", err
+		}
+	} else {
+		holders = r.holders()[key]
+	}
+	return r.id.keepReason(false, live, holders), nil
+}
+
 // deleteOwned deletes one object if it is the instance's to delete (live
-// is its metadata, nil when it is gone; holders the stack's other
-// components that record it: keepReason), and forgets it.
-func (r *release) deleteOwned(ctx context.Context, o *object, live metav1.Object, holders []string) error {
+// is its metadata, nil when it is gone: keepOrForget), and forgets it.
+func (r *release) deleteOwned(ctx context.Context, o *object, live metav1.Object) error {
 	gvk, ns, name := o.u.GroupVersionKind(), o.u.GetNamespace(), o.u.GetName()
 	key := resourceKey(resourceOf(o))
 	r.mu.Lock()
@@ -805,7 +833,11 @@ func (r *release) deleteOwned(ctx context.Context, o *object, live metav1.Object
 		forget()
 		return nil
 	}
-	if why := r.id.keepReason(res.Adopted, live, holders); why != "" {
+	why, err := r.keepOrForget(o, res, live)
+	if err != nil {
+		return err
+	}
+	if why != "" {
 		r.logf("%s left in place: %s", display(o.u), why)
 		forget()
 		return nil
