@@ -192,7 +192,7 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 		return nil, err
 	}
 	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout,
-		HelmRelease: &kubernetes.HelmRelease{Name: in.release, Namespace: cl.Namespace()}}
+		HelmRelease: &kubernetes.HelmRelease{Name: in.release, Namespace: cl.Namespace(), Hooks: hooksOf(hist)}}
 	rec := &record{store: store, hist: hist}
 	out.Record = rec
 	adopted := !kubernetes.Upgrading(c.Recorded) && deployedIn(hist)
@@ -295,4 +295,18 @@ func relative(err error, dir, chartPath string) error {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// hooksOf are the hooks the release's revisions record, as "Kind/name"
+// (kubernetes.HelmRelease.Hooks).
+func hooksOf(hist []*rspb.Release) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range hist {
+		for _, h := range r.Hooks {
+			if h != nil {
+				out[h.Kind+"/"+h.Name] = true
+			}
+		}
+	}
+	return out
 }

@@ -42,7 +42,14 @@ const (
 // HelmRelease names the Helm release an instance deploys (the helm
 // plugin): the objects of that release, which helm installed, are the
 // instance's own.
-type HelmRelease struct{ Name, Namespace string }
+type HelmRelease struct {
+	Name, Namespace string
+	// Hooks are the hooks the release's revisions in Helm's storage
+	// record, as "Kind/name": helm made them, with no annotation that says
+	// so; a hook of the release's that finds one in the cluster (left by
+	// before-hook-creation) deletes it, as helm would.
+	Hooks map[string]bool
+}
 
 // identity is who an instance is, as the annotations of its objects say.
 type identity struct {
@@ -327,6 +334,12 @@ func (r *release) claimAll(ctx context.Context) (claims map[*object]claim, live 
 	for _, o := range objs {
 		c, own := r.id.claimOf(live[o])
 		claims[o] = c
+		if o.isHook() {
+			if err := r.id.hookRefusal(o, live[o]); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		switch c {
 		case claimRefuse:
 			errs = append(errs, r.id.refusal(o, own))
@@ -340,6 +353,62 @@ func (r *release) claimAll(ctx context.Context) (claims map[*object]claim, live 
 		return nil, nil, fmt.Errorf("%d of %s belong to others, so nothing was applied:\n%w", len(errs), objectCount(len(objs)), errors.Join(errs...))
 	}
 	return claims, live, nil
+}
+
+// hookRefusal refuses a hook whose name an object in the cluster has that
+// is not the instance's own (live is its metadata, nil when there is
+// none): a hook is deleted and made again (before-hook-creation, the
+// default policy), or deleted once it ran, and gantry deletes only what it
+// created — an object nobody owns, another component's or another
+// owner's, or one gantry adopted, is not a hook's to delete.
+func (id identity) hookRefusal(o *object, live metav1.Object) error {
+	if live == nil {
+		return nil
+	}
+	own := ownerOf(live)
+	if id.owns(own) && !own.adopted {
+		return nil
+	}
+	if !own.gantry && own.helmRelease == "" && id.helm != nil && id.helm.Hooks[o.u.GetKind()+"/"+o.u.GetName()] {
+		return nil // the release's hook, left by helm
+	}
+	who := "it belongs to " + own.String()
+	switch {
+	case !own.gantry && own.helmRelease == "":
+		who = "no gantry component or helm release owns it"
+	case own.adopted:
+		who = "it existed before gantry applied it"
+	}
+	return fmt.Errorf("hook %s (%s): an object with its name exists and is not this component's (%s); a hook is deleted and made again, and gantry deletes only what it created: delete that object, or rename the hook", o.ref(), o.source, who)
+}
+
+// claimHooks refuses, before anything runs, the hooks of an undeploy
+// whose names objects in the cluster have that are not the instance's
+// own (hookRefusal).
+func (r *release) claimHooks(ctx context.Context) error {
+	var hooks []*object
+	for _, id := range r.order {
+		if strings.HasPrefix(id, "hook:") {
+			hooks = append(hooks, r.stages[id].Objects...)
+		}
+	}
+	if len(hooks) == 0 {
+		return nil
+	}
+	live, err := r.cl.lookup(ctx, hooks)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, o := range hooks {
+		if err := r.id.hookRefusal(o, live[o]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d of %s belong to others, so nothing was run:\n%w", len(errs), plural(len(hooks), "hook", "hooks"), errors.Join(errs...))
+	}
+	return nil
 }
 
 // recordOf is what a deploy records of an object of its manifests before

@@ -1,9 +1,11 @@
 package kubernetes
 
 import (
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gantry-dev/gantry/internal/state"
 )
@@ -117,6 +119,48 @@ func TestRecordOf(t *testing.T) {
 		got := recordOf(res, tc.c, tc.live, tc.prev, tc.heldAdopted)
 		if got.Adopted != tc.wantAdopted || got.Pending != tc.pending {
 			t.Errorf("%s: adopted %v pending %v, want %v %v", tc.name, got.Adopted, got.Pending, tc.wantAdopted, tc.pending)
+		}
+	}
+}
+
+// TestHookRefusal: a hook whose name an object has is run only when that
+// object is the component's own, and not one gantry adopted: running it
+// deletes the object.
+func TestHookRefusal(t *testing.T) {
+	id := identity{stack: "own", component: "a"}
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetNamespace("ns")
+	u.SetName("pre-hook")
+	o := &object{u: u, source: "hooks.yaml:1:1"}
+	adopted := gantryMarks("own", "a")
+	adopted[annotationAdopted] = "true"
+	for _, tc := range []struct {
+		name string
+		live metav1.Object
+		want string
+	}{
+		{"absent", nil, ""},
+		{"own", metaWith(gantryMarks("own", "a")), ""},
+		{"nobody's", metaWith(nil), "no gantry component or helm release owns it"},
+		{"another component's", metaWith(gantryMarks("own", "b")), "it belongs to component b of stack own"},
+		{"another stack's", metaWith(gantryMarks("other", "a")), "it belongs to component a of stack other"},
+		{"a helm release's", metaWith(map[string]string{annHelmRelease: "r", annHelmReleaseNamespace: "n"}), "it belongs to helm release r in namespace n"},
+		{"adopted", metaWith(adopted), "it existed before gantry applied it"},
+	} {
+		err := id.hookRefusal(o, tc.live)
+		// The helm plugin's release knows the hooks helm made: the
+		// nobody's object with a hook's name of its history is its own.
+		helmID := identity{stack: "own", component: "a", helm: &HelmRelease{Name: "web", Namespace: "apps", Hooks: map[string]bool{"ConfigMap/pre-hook": true}}}
+		if herr := helmID.hookRefusal(o, tc.live); (herr == nil) != (err == nil || tc.name == "nobody's") {
+			t.Errorf("%s, a helm release that made the hook: %v", tc.name, herr)
+		}
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), "("+tc.want+")")):
+			t.Errorf("%s: %v, want one saying %q", tc.name, err, tc.want)
 		}
 	}
 }

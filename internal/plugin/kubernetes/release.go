@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/state"
@@ -136,6 +137,9 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		r.order = append(r.order, st.ID)
 	}
 	if c.Action == plugin.ActionDelete {
+		if err := r.claimHooks(ctx); err != nil {
+			return nil, err
+		}
 		r.logf("%s to delete from %s", objectCount(len(r.inventory)), r.cl.server)
 		return r, r.begin(ctx)
 	}
@@ -667,8 +671,20 @@ func (r *release) hook(ctx context.Context, o *object, phase string) error {
 	policies := o.deletePolicies()
 	name := display(o.u)
 	gvk := o.u.GroupVersionKind()
-	if slices.Contains(policies, policyBeforeCreation) {
-		rm, err := r.cl.remove(ctx, gvk, o.u.GetNamespace(), o.u.GetName())
+	// Prepare refused a hook whose name another's object has; this is
+	// checked again now, as the object may have come since (hookRefusal).
+	live, err := r.cl.lookup(ctx, []*object{o})
+	if err != nil {
+		return err
+	}
+	if err := r.id.hookRefusal(o, live[o]); err != nil {
+		return err
+	}
+	if slices.Contains(policies, policyBeforeCreation) && live[o] != nil {
+		rm, err := r.cl.removeUID(ctx, gvk, o.u.GetNamespace(), o.u.GetName(), live[o].GetUID())
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("delete the previous %s: it was deleted and made again while gantry looked at it; run again", name)
+		}
 		if err != nil {
 			return fmt.Errorf("delete the previous %s: %s", name, apiMessage(err))
 		}
@@ -685,11 +701,21 @@ func (r *release) hook(ctx context.Context, o *object, phase string) error {
 	if err := r.applyAll(ctx, []*object{o}); err != nil {
 		return err
 	}
-	err := r.awaitAll(ctx, []*object{o}, true)
+	err = r.awaitAll(ctx, []*object{o}, true)
 	del := err == nil && (slices.Contains(policies, policySucceeded) || r.action == plugin.ActionDelete) ||
 		err != nil && slices.Contains(policies, policyFailed)
 	if del && ctx.Err() == nil {
-		rm, derr := r.cl.remove(ctx, gvk, o.u.GetNamespace(), o.u.GetName())
+		// The hook this run made (its uid), not whatever has its name.
+		var uid types.UID
+		r.mu.Lock()
+		if u := r.live[o]; u != nil {
+			uid = u.GetUID()
+		}
+		r.mu.Unlock()
+		rm, derr := r.cl.removeUID(ctx, gvk, o.u.GetNamespace(), o.u.GetName(), uid)
+		if apierrors.IsConflict(derr) {
+			derr = errors.New("it was deleted and made again by someone else while it ran; left in place")
+		}
 		if derr != nil {
 			return errors.Join(err, fmt.Errorf("delete hook %s: %s", name, apiMessage(derr)))
 		}
