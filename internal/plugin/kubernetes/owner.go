@@ -355,6 +355,72 @@ func (r *release) claimAll(ctx context.Context) (claims map[*object]claim, live 
 	return claims, live, nil
 }
 
+// reclaim decides again, right before an apply, what the apply does with
+// an object prepare claimed (prepare and the apply may be minutes apart:
+// CRDs, hooks, earlier weight groups): res is what prepare recorded of it,
+// live its metadata now (nil when it does not exist). An object another
+// stack or Helm release made or took meanwhile is refused; one that
+// appeared meanwhile and nobody owns (or that carries gantry's adopted
+// mark) is adopted — recorded so, it is left in place by prune and
+// undeploy. It returns what to record and whether that changed.
+func (id identity) reclaim(o *object, res state.Resource, live metav1.Object) (state.Resource, bool, error) {
+	c, own := id.claimOf(live)
+	switch {
+	case c == claimRefuse:
+		return res, false, fmt.Errorf("%w (it changed hands after the deploy began, so it was not applied)", id.refusal(o, own))
+	case c == claimCreate, res.Adopted:
+		return res, false, nil
+	case c == claimAdopt, own.adopted:
+		res.Adopted = true
+		return res, true, nil
+	}
+	return res, false, nil
+}
+
+// reclaimAll is reclaim of objects about to be applied: those that became
+// adopted are recorded so, and marked so, before the apply.
+func (r *release) reclaimAll(ctx context.Context, objs []*object) error {
+	live, err := r.cl.lookup(ctx, objs)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	changed := false
+	for _, o := range objs {
+		k := resourceKey(resourceOf(o))
+		r.mu.Lock()
+		res, recorded := r.inventory[k]
+		r.mu.Unlock()
+		if !recorded {
+			continue // a delete's hook: not recorded
+		}
+		res, adopted, err := r.id.reclaim(o, res, live[o])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !adopted {
+			continue
+		}
+		r.logf("%s: someone made it after the deploy began, and no gantry component or helm release owns it: applying it; an undeploy leaves it in place", display(o.u))
+		a := o.u.GetAnnotations()
+		a[annotationAdopted] = "true"
+		o.u.SetAnnotations(a)
+		r.mu.Lock()
+		r.inventory[k] = res
+		r.before[o] = live[o].GetResourceVersion()
+		r.mu.Unlock()
+		changed = true
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d of %s belong to others now:\n%w", len(errs), objectCount(len(objs)), errors.Join(errs...))
+	}
+	if changed {
+		return r.record()
+	}
+	return nil
+}
+
 // hookRefusal refuses a hook whose name an object in the cluster has that
 // is not the instance's own (live is its metadata, nil when there is
 // none): a hook is deleted and made again (before-hook-creation, the

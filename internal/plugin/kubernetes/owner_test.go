@@ -164,3 +164,44 @@ func TestHookRefusal(t *testing.T) {
 		}
 	}
 }
+
+// TestReclaim: right before an apply, an object prepare found missing
+// that someone made meanwhile is adopted (left by undeploy), one another
+// stack or release took meanwhile is refused, and what prepare decided
+// stands otherwise.
+func TestReclaim(t *testing.T) {
+	id := identity{stack: "own", component: "a"}
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetNamespace("ns")
+	u.SetName("late")
+	o := &object{u: u, source: "late.yaml:1:1"}
+	created := state.Resource{Kind: "ConfigMap", Name: "late", Pending: true}
+	adopted := created
+	adopted.Adopted = true
+	marked := gantryMarks("own", "b")
+	marked[annotationAdopted] = "true"
+	for _, tc := range []struct {
+		name        string
+		res         state.Resource
+		live        metav1.Object
+		wantAdopted bool
+		changed     bool
+		refused     bool
+	}{
+		{"still missing", created, nil, false, false, false},
+		{"made meanwhile by nobody gantry knows", created, metaWith(nil), true, true, false},
+		{"made meanwhile by another stack", created, metaWith(gantryMarks("other", "a")), false, false, true},
+		{"made meanwhile by a helm release", created, metaWith(map[string]string{annHelmRelease: "r", annHelmReleaseNamespace: "n"}), false, false, true},
+		{"own", created, metaWith(gantryMarks("own", "a")), false, false, false},
+		{"another component's, created by gantry", created, metaWith(gantryMarks("own", "b")), false, false, false},
+		{"another component's, adopted", created, metaWith(marked), true, true, false},
+		{"adopted in prepare, still nobody's", adopted, metaWith(nil), true, false, false},
+	} {
+		got, changed, err := id.reclaim(o, tc.res, tc.live)
+		if (err != nil) != tc.refused || got.Adopted != tc.wantAdopted || changed != tc.changed {
+			t.Errorf("%s: adopted %v changed %v err %v; want %v %v refused %v", tc.name, got.Adopted, changed, err, tc.wantAdopted, tc.changed, tc.refused)
+		}
+	}
+}

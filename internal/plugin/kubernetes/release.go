@@ -510,6 +510,11 @@ func (r *release) applyCRDs(ctx context.Context, objs []*object) error {
 // applyAll applies objects in the order given: those of one kind at once,
 // the kinds one after the other (the seed's kind order).
 func (r *release) applyAll(ctx context.Context, objs []*object) error {
+	// Who owns each object is read again: prepare read it, maybe
+	// minutes ago (reclaimAll).
+	if err := r.reclaimAll(ctx, objs); err != nil {
+		return err
+	}
 	for _, kind := range byKind(objs) {
 		err := r.each(ctx, kind, func(ctx context.Context, o *object) error {
 			applied, err := r.cl.apply(ctx, o.u, false)
