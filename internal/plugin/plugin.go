@@ -79,6 +79,13 @@ type Call struct {
 	// records.go). Two instances that give up one object at once never
 	// both leave it to the other. nil where there is no state.
 	ForgetIfHeld func(match func(state.Resource) bool) ([]string, error)
+	// Planned are, by component, the stages the run's plan deploys the
+	// stack's other staged plugin instances with (this component's other
+	// instances under its own name), their objects as the plan was built
+	// (before parameters are expanded): the kubernetes plugin's prune
+	// leaves to them an object they are about to apply, moved there from
+	// this instance's manifests. nil where there is no plan.
+	Planned map[string][]Stage
 	// Stages are the ids of the stages the plan runs of the instance's
 	// action, given to its first stage: prepare checks that what it read
 	// fits into them (staged plugins).

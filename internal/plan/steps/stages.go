@@ -63,6 +63,9 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 			call.ForgetIfHeld = plugin.ForgetIfHeldIn(rt.Recorder, info.Name, spec.Key, spec.InstanceName())
 		}
 	}
+	if s.Action == plugin.ActionDeploy && rt.Plan != nil {
+		call.Planned = plannedDeploys(rt.Plan, info.Name, spec.Key)
+	}
 	var reported *produced
 	if s.Stage == plugin.StageOutputs {
 		outs, err := objectOutputs(rt.Res.Component(info.Name), resolver)
@@ -108,4 +111,27 @@ func objectOutputs(c *manifest.Component, r params.Resolver) ([]plugin.ObjectOut
 		out = append(out, plugin.ObjectOutput{Name: o.Name, Kind: fields[0], Object: fields[1], Namespace: fields[2], Path: ref.Path})
 	}
 	return out, nil
+}
+
+// plannedDeploys are, by component, the stages of a plan that deploy
+// staged plugin instances other than the instance with the key of
+// component (Call.Planned).
+func plannedDeploys(p *plan.Plan, component, key string) map[string][]plugin.Stage {
+	out := map[string][]plugin.Stage{}
+	for _, n := range p.Nodes {
+		var e plan.Entry
+		switch s := n.Spec.(type) {
+		case plan.Entry:
+			e = s
+		case *plan.Entry:
+			e = *s
+		default:
+			continue
+		}
+		if e.Stage == "" || e.Action != plugin.ActionDeploy || e.Component == component && e.Key == key || len(e.Objects) == 0 {
+			continue
+		}
+		out[e.Component] = append(out[e.Component], plugin.Stage{ID: e.Stage, Objects: e.Objects})
+	}
+	return out
 }

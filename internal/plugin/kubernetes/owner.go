@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -533,4 +535,72 @@ func (r *release) holders() map[string][]string {
 		slices.Sort(names)
 	}
 	return out
+}
+
+// plannedBy are the components (sorted) whose planned apply stages (their
+// CRDs, namespaces and weight groups: hooks are deleted again) have an
+// object that can be res. The plan's objects are written "Kind/name" or
+// "Kind/namespace/name" before parameters are expanded: a reference
+// (${...}, #{...}) matches anything, and an object without a namespace
+// (the release namespace is known when its deploy runs) any namespace —
+// prune errs on the side of leaving an object in place.
+func plannedBy(planned map[string][]plugin.Stage, res state.Resource) []string {
+	var out []string
+	for component, stages := range planned {
+	stages:
+		for _, st := range stages {
+			if st.ID != stageCRDs && st.ID != stageNamespaces && !strings.HasPrefix(st.ID, stageGroup+":") {
+				continue
+			}
+			for _, ref := range st.Objects {
+				if refMatches(ref, res) {
+					out = append(out, component)
+					break stages
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// refMatches reports whether an object of a plan (plannedBy) can be res.
+func refMatches(ref string, res state.Resource) bool {
+	parts := strings.Split(ref, "/")
+	var kind, ns, name string
+	switch len(parts) {
+	case 2:
+		kind, name = parts[0], parts[1]
+	case 3:
+		kind, ns, name = parts[0], parts[1], parts[2]
+	default:
+		return false
+	}
+	if kind != res.Kind || !patternMatches(name, res.Name) {
+		return false
+	}
+	return len(parts) == 2 || patternMatches(ns, res.Namespace)
+}
+
+// refPattern finds the parameter references of a plan's object names.
+var refPattern = regexp.MustCompile(`[$#]\{[^}]*\}`)
+
+// patternMatches reports whether s can be p once p's references are
+// expanded.
+func patternMatches(p, s string) bool {
+	if !HasRef(p) {
+		return p == s
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	last := 0
+	for _, loc := range refPattern.FindAllStringIndex(p, -1) {
+		b.WriteString(regexp.QuoteMeta(p[last:loc[0]]))
+		b.WriteString(".*")
+		last = loc[1]
+	}
+	b.WriteString(regexp.QuoteMeta(p[last:]))
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	return err != nil || re.MatchString(s)
 }

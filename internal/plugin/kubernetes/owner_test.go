@@ -1,12 +1,14 @@
 package kubernetes
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -202,6 +204,35 @@ func TestReclaim(t *testing.T) {
 		got, changed, err := id.reclaim(o, tc.res, tc.live)
 		if (err != nil) != tc.refused || got.Adopted != tc.wantAdopted || changed != tc.changed {
 			t.Errorf("%s: adopted %v changed %v err %v; want %v %v refused %v", tc.name, got.Adopted, changed, err, tc.wantAdopted, tc.changed, tc.refused)
+		}
+	}
+}
+
+// TestPlannedBy: prune leaves an object another component's planned apply
+// stages have (moved there), their objects written before parameters are
+// expanded; hooks, which are deleted again, and other kinds or names do
+// not count.
+func TestPlannedBy(t *testing.T) {
+	planned := map[string][]plugin.Stage{
+		"b": {{ID: "group:0", Objects: []string{"ConfigMap/moved", "Secret/apps/s"}}},
+		"c": {{ID: "namespaces", Objects: []string{"Namespace/${namespace}-s4"}}, {ID: "hook:pre-install:Job/migrate", Objects: []string{"Job/migrate"}}},
+		"d": {{ID: "group:5", Objects: []string{"ConfigMap/moved"}}},
+	}
+	for _, tc := range []struct {
+		name string
+		res  state.Resource
+		want []string
+	}{
+		{"moved, any namespace", state.Resource{Kind: "ConfigMap", Namespace: "web", Name: "moved"}, []string{"b", "d"}},
+		{"namespace named by a parameter", state.Resource{Kind: "Namespace", Name: "t-1-s4"}, []string{"c"}},
+		{"another name of the pattern", state.Resource{Kind: "Namespace", Name: "t-1-s5"}, nil},
+		{"namespace given, matches", state.Resource{Kind: "Secret", Namespace: "apps", Name: "s"}, []string{"b"}},
+		{"namespace given, another", state.Resource{Kind: "Secret", Namespace: "web", Name: "s"}, nil},
+		{"another kind", state.Resource{Kind: "Secret", Namespace: "web", Name: "moved"}, nil},
+		{"a hook's", state.Resource{Kind: "Job", Namespace: "web", Name: "migrate"}, nil},
+	} {
+		if got := plannedBy(planned, tc.res); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

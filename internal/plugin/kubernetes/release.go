@@ -37,6 +37,10 @@ type release struct {
 	// records too, in one step with that check (plugin.Call.ForgetIfHeld);
 	// nil for none (then others is read).
 	forgetIfHeld func(match func(state.Resource) bool) ([]string, error)
+	// planned are the stages the run's plan deploys the stack's other
+	// components with (plugin.Call.Planned): prune leaves them what they
+	// are about to apply.
+	planned map[string][]plugin.Stage
 	// record is the source's record of the action (a Helm release), nil
 	// for none.
 	rec Record
@@ -108,7 +112,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		return nil, err
 	}
 	r := &release{action: c.Action, timeout: in.timeout, cl: in.cl, rec: in.record, out: c.Stdout,
-		inventory: map[string]state.Resource{}, keep: c.Keep, others: c.Others, forgetIfHeld: c.ForgetIfHeld,
+		inventory: map[string]state.Resource{}, keep: c.Keep, others: c.Others, forgetIfHeld: c.ForgetIfHeld, planned: c.Planned,
 		live: map[*object]*unstructured.Unstructured{}, gone: map[*object]bool{}, before: map[*object]string{}}
 	for _, res := range recordedResources(c.Recorded) {
 		r.inventory[resourceKey(res)] = res
@@ -843,7 +847,16 @@ func (r *release) keepOrForget(o *object, res state.Resource, live metav1.Object
 	} else {
 		holders = r.holders()[key]
 	}
-	return r.id.keepReason(false, live, holders), nil
+	if why := r.id.keepReason(false, live, holders); why != "" || r.action != plugin.ActionDeploy {
+		return why, nil
+	}
+	// A prune: an object another component of this run is about to apply
+	// (moved from these manifests to its) is left to it, not deleted and
+	// made again — whichever of the two runs first.
+	if by := plannedBy(r.planned, res); len(by) > 0 {
+		return "component " + strings.Join(by, ", ") + " of this stack applies it later in this run", nil
+	}
+	return "", nil
 }
 
 // deleteOwned deletes one object if it is the instance's to delete (live
