@@ -100,6 +100,9 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 	reads := s == el.reader && action == plugin.ActionDeploy && list == plan.ListPlugins
 	var prev, prepare string
 	for i, st := range sts {
+		// Objects are masked as labels are: the prune stage's are read
+		// from the state, their names expanded (a secret parameter's
+		// value among them).
 		stepLabel := label + ": " + st.Label
 		if s.Label != "" {
 			stepLabel = s.Label + ": " + st.Label
@@ -109,7 +112,7 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 			inputs = append(inputs, prepare)
 		}
 		spec := plan.Entry{Component: name, Action: action, List: list, Index: index, Plugin: s.Name, Key: s.Key,
-			Args: b.maskAll(s.Args), Source: plan.SourceBuiltin, OnFail: s.OnFail, Stage: st.ID, Objects: st.Objects}
+			Args: b.maskAll(s.Args), Source: plan.SourceBuiltin, OnFail: s.OnFail, Stage: st.ID, Objects: b.maskAll(st.Objects)}
 		if i == 0 {
 			for _, later := range sts[1:] {
 				spec.Stages = append(spec.Stages, later.ID)

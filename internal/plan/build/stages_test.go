@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
@@ -150,5 +151,37 @@ func TestObjectOutputsStage(t *testing.T) {
 	if !diags.HasErrors() || !strings.Contains(diags.Err().Error(), "outputs[0].fromObject: component mk: output host reads Service/web from the cluster, but nothing in the component deploys to a cluster") ||
 		!strings.Contains(diags.Err().Error(), "outputs[2].fromObject: component mk: output pw") {
 		t.Errorf("diags: %v", diags)
+	}
+}
+
+// TestStageObjectsMasked: a stage's objects are masked as its label is:
+// the prune stage's names come from the state, expanded, and one may hold
+// a secret parameter's value.
+func TestStageObjectsMasked(t *testing.T) {
+	w := newWorld(comp("app", entry("staged-fake")))
+	w.facts.Plugins[PluginKey{"/src/app", "staged-fake"}] = PluginSource{Source: plan.SourceBuiltin}
+	spec := plugin.Specs(w.res.Components[0].Plugins)[0]
+	w.facts.Stages = map[StagesKey]StagesFact{StagesKeyOf("/src/app", plugin.ActionDeploy, spec, nil): {Stages: []plugin.Stage{
+		{ID: "prepare", Label: "read"}, {ID: "prune", Label: "prune vanished objects: delete Secret/web/s3cret-db", Objects: []string{"Secret/web/s3cret-db"}},
+	}}}
+	g, diags := BuildGraph(w.res)
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	locked, diags := params.Lock(params.LockInput{Stack: w.res.Stack, Env: func(string) (string, bool) { return "", false }, DeploymentID: "d"})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	mask := func(s string) string { return strings.ReplaceAll(s, "s3cret", "***") }
+	p, diags := Build(&Input{Res: w.res, Graph: g, Before: w.before, Locked: locked, Facts: w.facts, StateDir: "/src", Options: Options{Verb: plan.VerbDeploy}, Mask: mask})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	n := p.Node("app/deploy/plugins/0/prune")
+	if n == nil {
+		t.Fatalf("no prune stage: %v", entryOrder(p))
+	}
+	if e := n.Spec.(plan.Entry); !cmp.Equal(e.Objects, []string{"Secret/web/***-db"}) || strings.Contains(n.Label, "s3cret") {
+		t.Errorf("objects %v, label %q: the secret shows", e.Objects, n.Label)
 	}
 }

@@ -144,11 +144,11 @@ func (e engine) Stages(req plugin.StagesRequest) ([]plugin.Stage, error) {
 // namespace holds a reference may be any recorded one of its kind, and one
 // without a namespace any of its kind and name (the release namespace is
 // known when the deploy runs): the list errs on the side of leaving out.
-// Kept resources are left out, prune only forgets them.
+// Kept and adopted resources are left out, prune only forgets them.
 func vanished(objs []*object, recorded []state.Resource) []state.Resource {
 	var out []state.Resource
 	for _, res := range recorded {
-		if res.Keep {
+		if res.Keep || res.Adopted {
 			continue
 		}
 		gk := gvkOf(res).GroupKind()

@@ -433,7 +433,10 @@ func TestVanished(t *testing.T) {
 	}
 	kept := rec("v1", "Secret", "web", "kept")
 	kept.Keep = true
+	adopted := rec("v1", "ConfigMap", "web", "theirs")
+	adopted.Adopted = true
 	recorded := []state.Resource{
+		adopted,
 		rec("v1", "ConfigMap", "web", "cfg"),
 		rec("v1", "ConfigMap", "web", "old"),
 		rec("apps/v1", "Deployment", "web", "app"),
