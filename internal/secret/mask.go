@@ -244,28 +244,22 @@ func overlap(text, v string, atEnd bool) int {
 		return 0
 	}
 	if atEnd {
-		// text[p:] == v[:len(text)-p], for the smallest p.
-		for p := max(0, len(text)-len(v)+1); p < len(text); p++ {
-			j := strings.IndexByte(text[p:], v[0])
-			if j < 0 {
-				return 0
-			}
-			p += j
-			if text[p:] == v[:len(text)-p] {
-				return len(text) - p
-			}
-		}
-		return 0
+		return suffixPrefix(text, v, max(0, len(text)-len(v)+1))
 	}
-	// v[q:] == text[:len(v)-q], for the smallest q (at least 1).
-	for q := max(1, len(v)-len(text)); q < len(v); q++ {
-		j := strings.IndexByte(v[q:], text[0])
+	return suffixPrefix(v, text, max(1, len(v)-len(text)))
+}
+
+// suffixPrefix is the length of the longest end of a, beginning at from or
+// later, that begins b (from keeps it no longer than b).
+func suffixPrefix(a, b string, from int) int {
+	for p := from; p < len(a); p++ {
+		j := strings.IndexByte(a[p:], b[0])
 		if j < 0 {
 			return 0
 		}
-		q += j
-		if v[q:] == text[:len(v)-q] {
-			return len(v) - q
+		p += j
+		if a[p:] == b[:len(a)-p] {
+			return len(a) - p
 		}
 	}
 	return 0
