@@ -20,6 +20,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/plan/stepvars"
+	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/workspace"
@@ -69,6 +70,11 @@ type Runtime struct {
 
 	envOnce sync.Once
 	envBase *component.EnvBase
+
+	// planned are the plan's staged deploy stages by component and
+	// instance key (plannedDeploys), gathered once.
+	plannedOnce sync.Once
+	planned     map[string]map[string][]plugin.Stage
 }
 
 // baseEnv is the environment every process of the run starts from

@@ -23,7 +23,8 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 		return plan.Fail(fmt.Errorf("plugin %s: not built into this gantry", spec.Name))
 	}
 	var prepared any
-	if len(n.Inputs) > 2 {
+	first := len(n.Inputs) <= 2 // prepare: the stages after it take what it made
+	if !first {
 		prepared = env.Result(n.Inputs[2]).Data
 	}
 	exp := rt.pluginParams(info, b)
@@ -63,8 +64,9 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 			call.ForgetIfHeld = plugin.ForgetIfHeldIn(rt.Recorder, info.Name, spec.Key, spec.InstanceName())
 		}
 	}
-	if s.Action == plugin.ActionDeploy && rt.Plan != nil {
-		call.Planned = plannedDeploys(rt.Plan, info.Name, spec.Key)
+	if s.Action == plugin.ActionDeploy && rt.Plan != nil && first {
+		// Prepare keeps it for the stages after it (the prune).
+		call.Planned = rt.plannedDeploys(info.Name, spec.Key)
 	}
 	var reported *produced
 	if s.Stage == plugin.StageOutputs {
@@ -113,25 +115,42 @@ func objectOutputs(c *manifest.Component, r params.Resolver) ([]plugin.ObjectOut
 	return out, nil
 }
 
-// plannedDeploys are, by component, the stages of a plan that deploy
-// staged plugin instances other than the instance with the key of
-// component (Call.Planned).
-func plannedDeploys(p *plan.Plan, component, key string) map[string][]plugin.Stage {
-	out := map[string][]plugin.Stage{}
-	for _, n := range p.Nodes {
-		var e plan.Entry
-		switch s := n.Spec.(type) {
-		case plan.Entry:
-			e = s
-		case *plan.Entry:
-			e = *s
-		default:
-			continue
+// plannedDeploys are, by component, the stages of the run's plan that
+// deploy staged plugin instances other than the instance with the key of
+// component (Call.Planned). The plan's nodes are walked once per run, not
+// once per instance: a stack of 1,000 kubernetes components has tens of
+// thousands of them.
+func (rt *Runtime) plannedDeploys(component, key string) map[string][]plugin.Stage {
+	rt.plannedOnce.Do(func() {
+		rt.planned = map[string]map[string][]plugin.Stage{}
+		for _, n := range rt.Plan.Nodes {
+			var e plan.Entry
+			switch s := n.Spec.(type) {
+			case plan.Entry:
+				e = s
+			case *plan.Entry:
+				e = *s
+			default:
+				continue
+			}
+			if e.Stage == "" || e.Action != plugin.ActionDeploy || len(e.Objects) == 0 {
+				continue
+			}
+			byKey := rt.planned[e.Component]
+			if byKey == nil {
+				byKey = map[string][]plugin.Stage{}
+				rt.planned[e.Component] = byKey
+			}
+			byKey[e.Key] = append(byKey[e.Key], plugin.Stage{ID: e.Stage, Objects: e.Objects})
 		}
-		if e.Stage == "" || e.Action != plugin.ActionDeploy || e.Component == component && e.Key == key || len(e.Objects) == 0 {
-			continue
+	})
+	out := make(map[string][]plugin.Stage, len(rt.planned))
+	for c, byKey := range rt.planned {
+		for k, stages := range byKey {
+			if c != component || k != key {
+				out[c] = append(out[c], stages...)
+			}
 		}
-		out[e.Component] = append(out[e.Component], plugin.Stage{ID: e.Stage, Objects: e.Objects})
 	}
 	return out
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
+	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/workspace"
@@ -316,5 +317,32 @@ func TestHookMarkOfAnUndeployedComponent(t *testing.T) {
 				t.Errorf("recorded %s, started %v: never ran %v", got.Status, got.Started, build.NeverRan(got))
 			}
 		})
+	}
+}
+
+// TestPlannedDeploys: an instance is told the deploy stages of every other
+// staged instance of the plan — its own component's other instances too —
+// and not its own, nor stages that apply nothing or do not deploy.
+func TestPlannedDeploys(t *testing.T) {
+	p := plan.New("s", plan.VerbDeploy)
+	stage := func(id, comp, key, action, st string, objs ...string) {
+		p.Add(&plan.Node{ID: id, Spec: plan.Entry{Component: comp, Key: key, Action: action, Stage: st, Objects: objs}})
+	}
+	stage("a1", "a", "k1", plugin.ActionDeploy, "group-0", "ConfigMap/ns/one")
+	stage("a2", "a", "k2", plugin.ActionDeploy, "group-0", "ConfigMap/ns/two")
+	stage("b1", "b", "k", plugin.ActionDeploy, "crds", "CustomResourceDefinition//w")
+	stage("b2", "b", "k", plugin.ActionDeploy, "prepare")
+	stage("c1", "c", "k", plugin.ActionDelete, "group-0", "ConfigMap/ns/three")
+	rt := &Runtime{Plan: p}
+	got := rt.plannedDeploys("a", "k1")
+	want := map[string][]plugin.Stage{
+		"a": {{ID: "group-0", Objects: []string{"ConfigMap/ns/two"}}},
+		"b": {{ID: "crds", Objects: []string{"CustomResourceDefinition//w"}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("planned (-want +got):\n%s", diff)
+	}
+	if got := rt.plannedDeploys("b", "k"); len(got["a"]) != 2 || got["b"] != nil {
+		t.Errorf("for b: %v", got)
 	}
 }
