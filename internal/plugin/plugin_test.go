@@ -77,7 +77,7 @@ func TestWaitTriesAtTheEnd(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
 			var attempts []int
-			err := Wait(context.Background(), 300*time.Millisecond, time.Hour, func(context.Context) error {
+			err := Wait(context.Background(), 1500*time.Millisecond, time.Hour, func(context.Context) error {
 				calls++
 				if calls == tt.okAt {
 					return nil
