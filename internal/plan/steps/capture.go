@@ -36,11 +36,18 @@ func newCaptureWriter(out io.Writer, masker *secret.Masker, secretKeys map[strin
 }
 
 func (w *captureWriter) line(text string, continued, continues bool) {
+	// A piece is passed on as a piece, not ended as a line of its own:
+	// the stream it goes to cuts the line again and tells the masker its
+	// pieces are one line, so a secret across a cut is still masked.
+	end := "\n"
+	if continues {
+		end = ""
+	}
 	if continued {
 		// The rest of a line longer than the capture keeps: not a line
 		// of its own to parse.
 		if !w.hidden {
-			_, _ = io.WriteString(w.out, text+"\n")
+			_, _ = io.WriteString(w.out, text+end)
 		}
 		return
 	}
@@ -59,8 +66,8 @@ func (w *captureWriter) line(text string, continued, continues bool) {
 				if w.capture.Err() != nil {
 					// Past the capture's bound the masker learns nothing
 					// more (it would grow with the output); the value is
-					// hidden in the line itself.
-					text, w.hidden = k+" = "+secret.Mask, true
+					// hidden in the line itself, which ends there.
+					text, w.hidden, end = k+" = "+secret.Mask, true, "\n"
 				} else {
 					w.masker.Add(strings.Trim(strings.TrimSpace(v), `"'`))
 					if len(text) > lines.MaxLine {
@@ -72,5 +79,5 @@ func (w *captureWriter) line(text string, continued, continues bool) {
 			}
 		}
 	}
-	_, _ = io.WriteString(w.out, text+"\n")
+	_, _ = io.WriteString(w.out, text+end)
 }

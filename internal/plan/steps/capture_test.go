@@ -114,3 +114,39 @@ func TestCaptureWriterSecretPastTheBoundInPieces(t *testing.T) {
 		t.Errorf("shown %.200q", got)
 	}
 }
+
+// Text outside Outputs: blocks is passed on as it came, however long its
+// lines and however it is cut into writes: a line longer than lines.MaxLine
+// goes on as one line (its pieces unended), so that the stream behind tells
+// the masker they are one line and a secret across a cut stays masked.
+func TestCaptureWriterPassesLongLinesOn(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+	}{
+		{"one long line", strings.Repeat("x", 3*lines.MaxLine+5) + "\n"},
+		{"long lines and short", "a\n" + strings.Repeat("y", lines.MaxLine) + "\nb\n" + strings.Repeat("z", 2*lines.MaxLine-1) + "\n"},
+		{"a secret across the cut", strings.Repeat("x", lines.MaxLine-4) + "Sup3rS3cretValue tail\n"},
+		{"no newline at the end", strings.Repeat("w", lines.MaxLine+3)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, size := range []int{1000, 4096, lines.MaxLine, 1 << 20} {
+				var out strings.Builder
+				w := newCaptureWriter(&out, secret.NewMasker(), map[string]bool{})
+				for text := tc.text; len(text) > 0; {
+					n := min(len(text), size)
+					fmt.Fprint(w, text[:n])
+					text = text[n:]
+				}
+				w.Flush()
+				want := tc.text
+				if !strings.HasSuffix(want, "\n") {
+					want += "\n"
+				}
+				if got := out.String(); got != want {
+					t.Errorf("writes of %d: passed on %d bytes with %d newlines, want %d with %d",
+						size, len(got), strings.Count(got, "\n"), len(want), strings.Count(want, "\n"))
+				}
+			}
+		})
+	}
+}
