@@ -39,6 +39,10 @@ type Capture struct {
 	seen     map[string]bool // provides, for duplicates in constant time
 	size     int             // bytes of the outputs' keys and values and of provides
 	err      error
+	// value is an output's value being read over several lines
+	// (capture_multiline.go), valueSize the bytes it holds.
+	value     *multiline
+	valueSize int
 }
 
 // Bounds of what a capture keeps: far above what real components print
@@ -53,45 +57,85 @@ func NewCapture() *Capture {
 	return &Capture{outputs: map[string]string{}, seen: map[string]bool{}}
 }
 
-// Line feeds one line of output.
-func (c *Capture) Line(line string) {
+// Line feeds one line of output. It reports whether the line was read as
+// a line of a value over several lines after its first (capture_multiline.go).
+func (c *Capture) Line(line string) (ofValue bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := strings.TrimSpace(StripANSI(line))
+	plain := StripANSI(line)
+	t := strings.TrimSpace(plain)
+	if c.value != nil {
+		if c.value.heredoc != "" || (t != "" && t != "Outputs:" && t != "Provides:") {
+			c.addToValue(plain)
+			return true
+		}
+		// A blank line or a header ends the block a value that never
+		// closed was in: what was read of it is its value.
+		c.endValue()
+	}
 	switch t {
 	case "Outputs:":
 		c.block, c.started = "outputs", false
-		return
+		return false
 	case "Provides:":
 		c.block, c.started = "provides", false
-		return
+		return false
 	}
 	if c.block == "" || c.err != nil {
-		return
+		return false
 	}
 	if t == "" {
 		if c.started {
 			c.block = ""
 		}
-		return
+		return false
 	}
 	c.started = true
 	if c.block == "provides" {
 		c.addProvides(strings.TrimPrefix(t, "- "))
-		return
+		return false
 	}
 	k, v, ok := strings.Cut(t, "=")
 	if !ok {
-		return
+		return false
 	}
-	k, v = strings.TrimSpace(k), unquote(strings.TrimSpace(v))
+	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 	if k == "" {
-		return
+		return false
 	}
 	if k == "provides" {
-		c.addProvides(v)
+		c.addProvides(unquote(v))
+		return false
+	}
+	if m := opens(k, v); m != nil {
+		c.value, c.valueSize = m, len(k)+len(v)
+		return false
+	}
+	c.set(k, unquote(v))
+	return false
+}
+
+// addToValue reads the next line of a multi-line value (c.mu held).
+func (c *Capture) addToValue(line string) {
+	c.valueSize += len(line) + 1
+	if c.size+c.valueSize > MaxCaptured {
+		c.err, c.value = tooLarge(c.value.key), nil
 		return
 	}
+	if c.value.add(line) {
+		c.endValue()
+	}
+}
+
+// endValue keeps the multi-line value read (c.mu held).
+func (c *Capture) endValue() {
+	m := c.value
+	c.value = nil
+	c.set(m.key, m.value())
+}
+
+// set keeps output k, within the bound (c.mu held).
+func (c *Capture) set(k, v string) {
 	old, had := c.outputs[k]
 	grown := c.size + len(v)
 	if had {
@@ -155,9 +199,13 @@ func unquote(v string) string {
 func (c *Capture) Outputs() map[string]string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]string, len(c.outputs))
+	out := make(map[string]string, len(c.outputs)+1)
 	for k, v := range c.outputs {
 		out[k] = v
+	}
+	if c.value != nil {
+		// The output ended inside a value: what was read of it.
+		out[c.value.key] = c.value.value()
 	}
 	return out
 }
@@ -181,8 +229,12 @@ func (c *Capture) TooLong(line string) {
 	defer c.mu.Unlock()
 	if c.err == nil {
 		k, _, _ := strings.Cut(strings.TrimSpace(StripANSI(line)), "=")
+		if c.value != nil {
+			k = c.value.key
+		}
 		c.err = tooLarge(strings.TrimSpace(k))
 	}
+	c.value = nil
 }
 
 // InBlock reports whether the next line would be read as an output or a
@@ -194,9 +246,26 @@ func (c *Capture) InBlock() bool {
 }
 
 // InOutputsBlock reports whether the next line would be read as an output, so
-// that a secret value can be masked before the line is shown.
+// that a secret value can be masked before the line is shown: not a line of
+// a multi-line value (InValue).
 func (c *Capture) InOutputsBlock() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.block == "outputs"
+	return c.block == "outputs" && c.value == nil
+}
+
+// InValue reports whether the capture is reading a value over several
+// lines (a terraform map, list or heredoc): the next line is the value's.
+func (c *Capture) InValue() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.value != nil
+}
+
+// Output returns output k as captured so far.
+func (c *Capture) Output(k string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.outputs[k]
+	return v, ok
 }

@@ -22,6 +22,10 @@ type captureWriter struct {
 	// hidden says the line being written in pieces is a secret output's,
 	// shown as its name and the mask: its other pieces are not shown.
 	hidden bool
+	// hiding is the secret output whose value, over several lines (a
+	// terraform map), is being read: its lines are not shown, and the
+	// masker learns the value once it is whole.
+	hiding string
 }
 
 func newCaptureWriter(out io.Writer, masker *secret.Masker, secretKeys map[string]bool) *captureWriter {
@@ -53,11 +57,26 @@ func (w *captureWriter) line(text string, continued, continues bool) {
 	}
 	w.hidden = false
 	inBlock := w.capture.InOutputsBlock()
-	if continues && w.capture.InBlock() {
+	ofValue, tooLong := false, continues && w.capture.InBlock()
+	if tooLong {
 		// Longer than a line is held whole: its value cannot be read.
 		w.capture.TooLong(text)
 	} else {
-		w.capture.Line(text)
+		ofValue = w.capture.Line(text)
+	}
+	if w.hiding != "" {
+		if !w.capture.InValue() {
+			// The secret's value is whole (or ended with its block).
+			if v, ok := w.capture.Output(w.hiding); ok && w.capture.Err() == nil {
+				w.masker.Add(v)
+				w.masker.AddComputed(component.LeafValues(v)...)
+			}
+			w.hiding = ""
+		}
+		if ofValue || tooLong {
+			w.hidden = true
+			return
+		}
 	}
 	if inBlock {
 		if k, v, ok := strings.Cut(component.StripANSI(text), "="); ok {
@@ -68,6 +87,10 @@ func (w *captureWriter) line(text string, continued, continues bool) {
 					// more (it would grow with the output); the value is
 					// hidden in the line itself, which ends there.
 					text, w.hidden, end = k+" = "+secret.Mask, true, "\n"
+				} else if w.capture.InValue() {
+					// It opens a value of several lines: shown as the
+					// mask, its lines not at all.
+					text, w.hidden, end, w.hiding = k+" = "+secret.Mask, true, "\n", k
 				} else {
 					w.masker.Add(strings.Trim(strings.TrimSpace(v), `"'`))
 					if len(text) > lines.MaxLine {

@@ -150,3 +150,27 @@ func TestCaptureWriterPassesLongLinesOn(t *testing.T) {
 		})
 	}
 }
+
+// A secret output whose value takes several lines (a terraform map) is
+// shown as its name and the mask, none of its lines; the masker then knows
+// the value and each value inside it. A plain one is shown as printed, and
+// the lines inside a value teach the masker nothing.
+func TestCaptureWriterSecretOverSeveralLines(t *testing.T) {
+	var out strings.Builder
+	m := secret.NewMasker()
+	w := newCaptureWriter(&out, m, map[string]bool{"conn": true})
+	fmt.Fprint(w, "Apply complete!\n\nOutputs:\n\nconn = {\n  \"pass\" = \"p4ss-w0rd-x\"\n  \"user\" = \"admin-user\"\n}\n"+
+		"plain = {\n  \"password\" = \"not-a-secret\"\n}\nnotes = <<EOT\nsecret-looking = nothing\nEOT\n\nlater p4ss-w0rd-x\n")
+	w.Flush()
+	want := "Apply complete!\n\nOutputs:\n\nconn = *****\n" +
+		"plain = {\n  \"password\" = \"not-a-secret\"\n}\nnotes = <<EOT\nsecret-looking = nothing\nEOT\n\nlater p4ss-w0rd-x\n"
+	if got := out.String(); got != want {
+		t.Errorf("shown:\n%s\nwant:\n%s", got, want)
+	}
+	if got := m.Text("later p4ss-w0rd-x and admin-user; not-a-secret, nothing"); got != "later ***** and *****; not-a-secret, nothing" {
+		t.Errorf("masked %q", got)
+	}
+	if got, _ := w.capture.Output("conn"); got != "{\n  \"pass\" = \"p4ss-w0rd-x\"\n  \"user\" = \"admin-user\"\n}" {
+		t.Errorf("conn = %q", got)
+	}
+}
