@@ -35,7 +35,9 @@ other's state).
 
 With -f, logs follows the run from its start as it goes on, as another terminal
 would see it without the live display: its steps, their output lines and how
-they end, each line named by its component, until the run ends.`,
+they end, each line named by its component, until the run ends. It exits 0
+when the run ended ok, 1 when it failed or was interrupted, or its gantry is
+gone without ending it.`,
 		Example: `  gantry logs
   gantry logs -f                  # follow the run going on
   gantry logs -c db
@@ -174,6 +176,10 @@ func (a *app) follow(ctx context.Context, run ui.RunInfo, comp string, mask func
 			}
 			if ev.Event == "run_finished" {
 				fmt.Fprintf(out, "run %s ended: %s in %s\n", run.ID, ev.Status, ui.FormatDuration(time.Duration(derefMS(ev.DurationMS))*time.Millisecond))
+				if ev.Status != "ok" {
+					// "gantry logs -f && next" waits for a run to succeed.
+					return silentExit(ExitFailed)
+				}
 				return nil
 			}
 			followLine(out, &ev, comp, mask)
@@ -185,7 +191,7 @@ func (a *app) follow(ctx context.Context, run ui.RunInfo, comp string, mask func
 		}
 		if gone {
 			fmt.Fprintf(out, "run %s did not finish: the gantry that ran it is gone (the state records what was done)\n", run.ID)
-			return nil
+			return silentExit(ExitFailed)
 		}
 		out.Flush()
 		if !running(run.Tag) {
