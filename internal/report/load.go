@@ -38,7 +38,10 @@ type runFacts struct {
 	id       string
 	started  time.Time
 	finished time.Time
-	status   string
+	// last is the time of the latest event, log lines included: where a
+	// run killed before its end ended.
+	last   time.Time
+	status string
 	steps    map[string]*stepRun
 	// comps are the components' and groups' lines of run_finished (or
 	// run_started when the run did not finish).
@@ -206,9 +209,15 @@ func readEvents(path string) (*runFacts, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 256<<10), maxEventLine)
+	// The time of the last log line, read once at the end: a run's log
+	// lines are most of its events.
+	var lastLog []byte
 	for sc.Scan() {
 		line := sc.Bytes()
 		if bytes.Contains(line[:min(len(line), 80)], logEvent) {
+			if t, ok := eventTime(line); ok {
+				lastLog = append(lastLog[:0], t...)
+			}
 			continue
 		}
 		var ev event
@@ -220,11 +229,31 @@ func readEvents(path string) (*runFacts, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read the run's events %s: %w", path, err)
 	}
+	if t, err := time.Parse(time.RFC3339Nano, string(lastLog)); err == nil && t.After(facts.last) {
+		facts.last = t
+	}
 	return facts, nil
+}
+
+// eventTime is the time an event's line begins with ({"time":"…",), as
+// events are written, without decoding the line.
+func eventTime(line []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"time":"`))
+	if !ok {
+		return nil, false
+	}
+	i := bytes.IndexByte(rest[:min(len(rest), 40)], '"')
+	if i < 0 {
+		return nil, false
+	}
+	return rest[:i], true
 }
 
 // add takes one event in.
 func (r *runFacts) add(ev *event) {
+	if ev.Time.After(r.last) {
+		r.last = ev.Time
+	}
 	step := func() *stepRun {
 		s := r.steps[ev.Step]
 		if s == nil {

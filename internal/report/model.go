@@ -161,8 +161,13 @@ func (m *Model) applyRun(p *plan.Plan, facts *runFacts, index map[string]int) {
 		m.Started = t0.UTC().Format(time.RFC3339Nano)
 	}
 	var runEnd int64
-	if !facts.finished.IsZero() {
+	switch {
+	case !facts.finished.IsZero():
 		runEnd = facts.finished.Sub(t0).Milliseconds()
+	case !facts.last.IsZero() && !t0.IsZero():
+		// Killed before it ended: it went on until its last event (a
+		// step still running printed until then).
+		runEnd = max(facts.last.Sub(t0).Milliseconds(), 0)
 	}
 	times := timeSteps(p, facts, t0, runEnd)
 	for _, t := range times {

@@ -253,6 +253,54 @@ func TestLoadRunOfAKilledRun(t *testing.T) {
 	}
 }
 
+// TestLoadRunKilledWhilePrinting: a run killed while a step printed ends
+// where its last event does, a log line included (its report said the run
+// took as long as its last step event: "took 1ms", the step "ran 0ms").
+func TestLoadRunKilledWhilePrinting(t *testing.T) {
+	dir, p := fakeRun(t)
+	events := filepath.Join(dir, EventsFile)
+	b, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	var warming string
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		switch {
+		case strings.Contains(l, `"run_finished"`), strings.Contains(l, `"step":"cache/end"`),
+			strings.Contains(l, `"step_finished"`) && strings.Contains(l, `"step":"cache/deploy"`):
+			continue
+		case strings.Contains(l, "cache warming"):
+			warming = l
+		}
+		kept = append(kept, l)
+	}
+	if warming == "" {
+		t.Fatal("no log line of cache in the fake run")
+	}
+	// The same line printed 3 s into the run, the last event before the kill.
+	later := strings.Replace(warming, `"time":"2026-01-01T00:00:00.401Z"`, `"time":"2026-01-01T00:00:03Z"`, 1)
+	if later == warming {
+		t.Fatalf("unexpected log line %s", warming)
+	}
+	kept = append(kept, later)
+	if err := os.WriteFile(events, []byte(strings.Join(kept, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadRunOf(dir, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.DurationMS != 3000 {
+		t.Errorf("the run took %d ms, want 3000 (its last log line)", m.DurationMS)
+	}
+	for _, c := range m.Components {
+		if c.Name == "cache" && (c.Status != "running" || c.End != 3000) {
+			t.Errorf("cache: %s ending at %d ms, want running until 3000", c.Status, c.End)
+		}
+	}
+}
+
 // TestLoadRunKilledBeforeAnEnd: a component whose steps ended but whose end
 // step never recorded it (the run was killed between them) was under way,
 // not deployed.

@@ -395,7 +395,9 @@
   }
   function link(name) { return '<a data-go="' + esc(name) + '">' + esc(name) + '</a>'; }
   function paramsTable(ps, qualified) {
-    if (!D.paramsKept) return '<p class="empty">This run kept no parameters (it was made by an older gantry).</p>';
+    if (!D.paramsKept) return '<p class="empty">' + (D.status === 'unfinished' ?
+      'This run kept no parameters: a run keeps them when it ends, and its gantry was gone before.' :
+      'This run kept no parameters (it was made by an older gantry).') + '</p>';
     if (!ps.length) return '<p class="empty">None.</p>';
     var h = ['<table><tr><th>name</th>' + (qualified ? '<th>component</th>' : '') + '<th>value</th><th>source</th></tr>'];
     ps.forEach(function (p) {
