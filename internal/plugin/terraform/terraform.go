@@ -226,10 +226,26 @@ func initialize(ctx context.Context, c *plugin.Call, bin, dir string, env []stri
 		}
 		defer unlock()
 	}
-	if err := run(ctx, c, bin, dir, env, nil, "init", "-no-color", "-input=false", "-upgrade=false"); err != nil {
+	watch := &phraseWatcher{next: c.Stderr, phrase: backendChanged}
+	init := *c
+	init.Stderr = watch
+	if err := run(ctx, &init, bin, dir, env, nil, "init", "-no-color", "-input=false", "-upgrade=false"); err != nil {
+		if watch.Seen() {
+			return backendChangedError(dir, dataDir(env), err)
+		}
 		return fmt.Errorf("terraform init: %w", err)
 	}
 	return nil
+}
+
+// dataDir is the TF_DATA_DIR of terraform's environment.
+func dataDir(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "TF_DATA_DIR="); ok {
+			return v
+		}
+	}
+	return ".terraform"
 }
 
 // tfVarName turns a parameter name into a terraform variable name.
