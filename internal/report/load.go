@@ -42,7 +42,7 @@ type runFacts struct {
 	// run killed before its end ended.
 	last   time.Time
 	status string
-	steps    map[string]*stepRun
+	steps  map[string]*stepRun
 	// comps are the components' and groups' lines of run_finished (or
 	// run_started when the run did not finish).
 	comps   map[string]ui.ComponentJSON
