@@ -69,16 +69,29 @@ func (c *cluster) apply(ctx context.Context, u *unstructured.Unstructured, dryRu
 	return out, err
 }
 
-// createDryRun asks the API server whether it would create the object.
-func (c *cluster) createDryRun(ctx context.Context, u *unstructured.Unstructured) error {
+// create creates an object, failing with AlreadyExists when one has its
+// name; dryRun only asks the API server whether it would.
+func (c *cluster) create(ctx context.Context, u *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
 	ri, _, err := c.resource(u.GroupVersionKind(), u.GetNamespace())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return c.ask(ctx, func() error {
-		_, err := ri.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
+	opts := metav1.CreateOptions{FieldManager: fieldManager}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	var out *unstructured.Unstructured
+	err = c.ask(ctx, func() (err error) {
+		out, err = ri.Create(ctx, u, opts)
 		return err
 	})
+	return out, err
+}
+
+// createDryRun asks the API server whether it would create the object.
+func (c *cluster) createDryRun(ctx context.Context, u *unstructured.Unstructured) error {
+	_, err := c.create(ctx, u, true)
+	return err
 }
 
 // get reads an object; nil without error when it does not exist.

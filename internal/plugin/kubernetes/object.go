@@ -77,6 +77,13 @@ type object struct {
 	// crd marks an object deployed in the CRDs stage: it came from the
 	// CRDs folder or is a CustomResourceDefinition.
 	crd bool
+	// createOnly marks a chart's crds/ CRD, under helm's rule for them:
+	// created when missing and otherwise left as it is, whoever made it;
+	// never marked, claimed, recorded or deleted — deleting a CRD deletes
+	// every object of its kind in the cluster, and another release may
+	// use it. Only sources set it (Document.CRD); the kubernetes plugin's
+	// CRDs are applied and owned as its other objects.
+	createOnly bool
 	// planned is the object's ref as the manifests write it, before
 	// parameters are expanded (load sets it when it expands): stage ids
 	// are made of it, so that the ids of a run are those the plan showed

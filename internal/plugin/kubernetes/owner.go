@@ -311,8 +311,9 @@ func (c *cluster) metaClient(gvr schema.GroupVersionResource, ns string) interfa
 // claimAll reads who owns each object of a deploy and decides what the
 // deploy does with it: it refuses, before anything is applied, objects of
 // another stack or Helm release (all of them, in one error), and says
-// which objects it takes over or adopts. It returns each object's claim,
-// and the metadata of those that exist.
+// which objects it takes over or adopts. A chart's crds/ CRDs are nobody's
+// (object.createOnly): never refused. It returns each object's claim, and
+// the metadata of those that exist.
 func (r *release) claimAll(ctx context.Context) (claims map[*object]claim, live map[*object]metav1.Object, err error) {
 	// The objects the deploy applies: its stages' (not the delete hooks).
 	var objs []*object
@@ -336,6 +337,9 @@ func (r *release) claimAll(ctx context.Context) (claims map[*object]claim, live 
 	for _, o := range objs {
 		c, own := r.id.claimOf(live[o])
 		claims[o] = c
+		if o.createOnly {
+			continue // nobody's: created when missing, else left as it is
+		}
 		if o.isHook() {
 			if err := r.id.hookRefusal(o, live[o]); err != nil {
 				errs = append(errs, err)

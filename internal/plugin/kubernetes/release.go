@@ -127,7 +127,9 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		component = c.Instance.Component
 	}
 	for _, o := range objs {
-		mark(o.u, stack, component)
+		if !o.createOnly { // nobody owns a chart's crds/ CRD
+			mark(o.u, stack, component)
+		}
 	}
 	r.objects = objs
 	r.id = identity{stack: stack, component: component, helm: in.helm}
@@ -142,6 +144,9 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	}
 	if c.Action == plugin.ActionDelete {
 		if err := r.claimHooks(ctx); err != nil {
+			return nil, err
+		}
+		if err := r.leaveCRDs(objs); err != nil {
 			return nil, err
 		}
 		r.logf("%s to delete from %s", objectCount(len(r.inventory)), r.cl.server)
@@ -160,6 +165,12 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	for _, o := range objs {
 		res := resourceOf(o)
 		k := resourceKey(res)
+		if o.createOnly {
+			// Never deleted, so not recorded; a gantry before helm's
+			// rule for crds/ recorded it: forgotten now.
+			delete(r.inventory, k)
+			continue
+		}
 		var prev *state.Resource
 		if p, had := r.inventory[k]; had {
 			prev = &p
@@ -184,6 +195,28 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	}
 	r.logf("%s: %s in namespace %s on %s, all valid", mode, objectCount(len(objs)), r.cl.namespace, r.cl.server)
 	return r, r.begin(ctx)
+}
+
+// leaveCRDs says, for an undeploy, that a chart's crds/ CRDs stay in the
+// cluster, and forgets those a gantry before helm's rule for them recorded
+// (deleteStages leaves them out).
+func (r *release) leaveCRDs(objs []*object) error {
+	forgot := false
+	for _, o := range objs {
+		if !o.createOnly {
+			continue
+		}
+		r.logf("%s left in place: it comes from the chart's crds/, which helm never deletes (deleting a CRD deletes every object of its kind, in every namespace)", display(o.u))
+		k := resourceKey(resourceOf(o))
+		if _, ok := r.inventory[k]; ok {
+			delete(r.inventory, k)
+			forgot = true
+		}
+	}
+	if forgot {
+		return r.record()
+	}
+	return nil
 }
 
 // begin tells the source's record that the action starts.
@@ -321,7 +354,15 @@ func (r *release) validate(ctx context.Context) error {
 			return nil
 		}
 		var err error
-		if newNS[o.u.GetNamespace()] {
+		switch {
+		case o.createOnly:
+			// Created only when missing: one that exists is left as it
+			// is, whatever it holds.
+			err = r.cl.createDryRun(ctx, o.u.DeepCopy())
+			if apierrors.IsAlreadyExists(err) {
+				err = nil
+			}
+		case newNS[o.u.GetNamespace()]:
 			// Its namespace does not exist yet: the server validates a
 			// creation in one that does (a name taken there proves nothing
 			// against the object).
@@ -331,7 +372,7 @@ func (r *release) validate(ctx context.Context) error {
 			if apierrors.IsAlreadyExists(err) {
 				err = nil
 			}
-		} else {
+		default:
 			_, err = r.cl.apply(ctx, o.u.DeepCopy(), true)
 		}
 		if err == nil {
@@ -481,19 +522,38 @@ func (r *release) timeoutOf(o *object) time.Duration {
 	return r.timeout
 }
 
-// applyCRDs applies the CRDs, waits until each is established and until
-// the API serves the kinds they define.
+// applyCRDs applies the CRDs (a chart's crds/ are created when missing,
+// and otherwise left as they are: createMissing), waits until each is
+// established and until the API serves the kinds they define — as the
+// CRD in the cluster defines them.
 func (r *release) applyCRDs(ctx context.Context, objs []*object) error {
-	if err := r.applyAll(ctx, objs); err != nil {
+	var owned, createOnly []*object
+	for _, o := range objs {
+		if o.createOnly {
+			createOnly = append(createOnly, o)
+		} else {
+			owned = append(owned, o)
+		}
+	}
+	if err := r.applyAll(ctx, owned); err != nil {
+		return err
+	}
+	if err := r.createMissing(ctx, createOnly); err != nil {
 		return err
 	}
 	if err := r.awaitAll(ctx, objs, false); err != nil {
 		return err
 	}
 	for _, o := range objs {
-		group, _, _ := unstructured.NestedString(o.u.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(o.u.Object, "spec", "names", "kind")
-		versions, _, _ := unstructured.NestedSlice(o.u.Object, "spec", "versions")
+		r.mu.Lock()
+		u := r.live[o]
+		r.mu.Unlock()
+		if u == nil {
+			u = o.u
+		}
+		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
 		for _, v := range versions {
 			vm, _ := v.(map[string]any)
 			name, _ := vm["name"].(string)
@@ -509,6 +569,31 @@ func (r *release) applyCRDs(ctx context.Context, objs []*object) error {
 		}
 	}
 	return nil
+}
+
+// createMissing creates the objects that do not exist, as helm installs a
+// chart's crds/: one that exists (made by anyone: another release, another
+// stack, by hand) is left as it is, and read for the wait that follows.
+func (r *release) createMissing(ctx context.Context, objs []*object) error {
+	return r.each(ctx, objs, func(ctx context.Context, o *object) error {
+		how := "created"
+		u, err := r.cl.create(ctx, o.u, false)
+		if apierrors.IsAlreadyExists(err) {
+			how = "exists: left as it is (a chart's crds/ are created only when missing, as helm does)"
+			u, err = r.cl.get(ctx, o.u.GroupVersionKind(), o.u.GetNamespace(), o.u.GetName())
+			if err == nil && u == nil {
+				err = errors.New("it was deleted right after it was found")
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("create %s (%s): %s", display(o.u), o.source, apiMessage(err))
+		}
+		r.mu.Lock()
+		r.live[o] = u
+		r.mu.Unlock()
+		r.logf("%s %s", display(o.u), how)
+		return nil
+	})
 }
 
 // applyAll applies objects in the order given: those of one kind at once,

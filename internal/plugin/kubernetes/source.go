@@ -33,7 +33,10 @@ type Document struct {
 	// ids of hook stages ("templates/job.yaml").
 	Name string
 	Data []byte
-	// CRD marks documents deployed in the CRDs stage (a chart's crds/).
+	// CRD marks a chart's crds/ documents: deployed in the CRDs stage, as
+	// helm installs them — created when missing and otherwise left as they
+	// are, whoever made them, and never deleted (not by prune, not by an
+	// undeploy).
 	CRD bool
 }
 
@@ -171,6 +174,7 @@ func parseDocuments(docs []Document) ([]*object, error) {
 		before := len(l.objs)
 		l.documents(input{name: d.Name, crd: d.CRD}, d.Data)
 		for i, o := range l.objs[before:] {
+			o.createOnly = d.CRD
 			o.planned = o.u.GetKind() + "/" + d.Name
 			if i > 0 {
 				o.planned += fmt.Sprintf("#%d", i+1)

@@ -185,7 +185,7 @@ func deployStages(objs []*object, upgrade bool) []stage {
 	}
 	var out []stage
 	if len(crds) > 0 {
-		out = append(out, stage{ID: stageID{Kind: stageCRDs}.String(), Label: "apply CRDs", Objects: crds})
+		out = append(out, stage{ID: stageID{Kind: stageCRDs}.String(), Label: crdsLabel(crds), Objects: crds})
 	}
 	// Pre hooks need the namespace they run in: the manifests' namespaces
 	// come before them (Helm needs --create-namespace for the same).
@@ -216,13 +216,33 @@ func deployStages(objs []*object, upgrade bool) []stage {
 	return append(out, stage{ID: stageID{Kind: stagePrune}.String(), Label: "prune vanished objects"})
 }
 
+// crdsLabel says what the CRDs stage does: a chart's crds/ are only
+// created when missing (object.createOnly).
+func crdsLabel(crds []*object) string {
+	n := 0
+	for _, o := range crds {
+		if o.createOnly {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return "apply CRDs"
+	case len(crds):
+		return "create the missing CRDs of crds/"
+	}
+	return "apply CRDs (those of crds/ only when missing)"
+}
+
 // deleteStages plans an undeploy: the pre-delete hooks of the manifests
 // one at a time, then what the last deploy recorded in weight groups from
 // high to low, each deleted in reverse kind order, then the CRDs (which
 // would take their custom resources along), then the post-delete hooks,
 // and when there are some, the recorded namespaces last: the hooks run in
 // them (the mirror of a deploy, which creates them before its pre hooks).
-// Resources to keep (helm.sh/resource-policy: keep) are left out. With
+// Resources to keep (helm.sh/resource-policy: keep) are left out, and so
+// are a chart's crds/ CRDs among objs (object.createOnly), which a gantry
+// before helm's rule for them recorded. With
 // nothing recorded there is nothing to undeploy, and no hook runs: the
 // release is gone (a later undeploy, or one of an instance that never
 // deployed).
@@ -239,10 +259,11 @@ func deleteStages(objs []*object, recorded []state.Resource) []stage {
 			postHooks = append(postHooks, o)
 		}
 	}
+	left := createOnlyKeys(objs)
 	var crds, namespaces, rest []*object
 	for _, r := range recorded {
 		switch {
-		case r.Keep:
+		case r.Keep, r.CRD && left[resourceKey(r)]:
 		case r.CRD:
 			crds = append(crds, recordedObject(r))
 		case len(postHooks) > 0 && r.Kind == "Namespace" && gvkOf(r).Group == "":
@@ -269,6 +290,20 @@ func deleteStages(objs []*object, recorded []state.Resource) []stage {
 	if len(namespaces) > 0 {
 		slices.SortStableFunc(namespaces, compareCreation)
 		out = append(out, stage{ID: stageID{Kind: stageDeleteNamespaces}.String(), Label: "delete namespaces (the post-delete hooks ran in them)", Objects: namespaces})
+	}
+	return out
+}
+
+// createOnlyKeys are the resource keys of a chart's crds/ CRDs among objs
+// (cluster-scoped: a namespace written in one is ignored, as when placed).
+func createOnlyKeys(objs []*object) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range objs {
+		if o.createOnly {
+			res := resourceOf(o)
+			res.Namespace = ""
+			out[resourceKey(res)] = true
+		}
 	}
 	return out
 }

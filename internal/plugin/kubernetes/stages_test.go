@@ -44,6 +44,13 @@ func summarize(sts []stage) []summary {
 	return out
 }
 
+// chartCRD is a CRD of a chart's crds/ (Document.CRD).
+func chartCRD(name string) *object {
+	o := newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name, nil)
+	o.crd, o.createOnly = true, true
+	return o
+}
+
 func TestDeployStages(t *testing.T) {
 	crdFromFolder := newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "crontabs.example.org", nil)
 	crdInManifests := newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "backups.example.org", nil)
@@ -75,6 +82,23 @@ func TestDeployStages(t *testing.T) {
 					"Namespace/web", "ServiceAccount/web", "ConfigMap/a-config", "ConfigMap/b-config", "Service/web",
 					"Deployment/web", "Ingress/web", "Backup/z", "CronTab/a", "CronTab/b",
 				}},
+				prune,
+			},
+		},
+		{
+			name: "a chart's crds/: created when missing",
+			objs: []*object{chartCRD("crontabs.example.org"), weighted("v1", "ConfigMap", "cfg", "")},
+			want: []summary{
+				{ID: "crds", Label: "create the missing CRDs of crds/", Objects: []string{"CustomResourceDefinition/crontabs.example.org"}},
+				{ID: "group:0", Label: "apply weight group 0 (1 object)", Objects: []string{"ConfigMap/cfg"}},
+				prune,
+			},
+		},
+		{
+			name: "a chart's crds/ and a CRD of its templates",
+			objs: []*object{chartCRD("crontabs.example.org"), crdInManifests},
+			want: []summary{
+				{ID: "crds", Label: "apply CRDs (those of crds/ only when missing)", Objects: []string{"CustomResourceDefinition/crontabs.example.org", "CustomResourceDefinition/backups.example.org"}},
 				prune,
 			},
 		},
@@ -268,6 +292,17 @@ func TestDeleteStages(t *testing.T) {
 			name:     "only kept resources: nothing to delete",
 			recorded: []state.Resource{kept, keptCRD},
 			want:     []summary{},
+		},
+		{
+			// A gantry before helm's rule for crds/ recorded them: a
+			// chart's crds/ CRD is never deleted, its templates' CRD is.
+			name:     "a chart's crds/ CRDs recorded are left out",
+			objs:     []*object{chartCRD("crontabs.example.org"), chartCRD("other.example.org")},
+			recorded: []state.Resource{crd, crd2, res("v1", "ConfigMap", "web", "cfg", 0)},
+			want: []summary{
+				{ID: "delete:0", Label: "delete weight group 0", Objects: []string{"ConfigMap/web/cfg"}},
+				{ID: "delete-crds", Label: "delete CRDs", Objects: []string{"CustomResourceDefinition/backups.example.org"}},
+			},
 		},
 		{
 			// Nothing left to undeploy (an undeploy ran already): the
