@@ -191,12 +191,22 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	if err != nil {
 		return nil, err
 	}
+	// Whose the release is: a deploy refuses another's; an undeploy
+	// leaves it, and its history, in place (record.left).
+	me := markOf(kubernetes.EnvValue(c.Env, "HUB_STACK_NAME"), component)
+	own := ownershipOf(hist, me, c.Recorded != nil && len(c.Recorded.Resources) > 0)
+	rec := &record{store: store, name: in.release, hist: hist}
+	if c.Action == plugin.ActionDelete {
+		if rec.left = own.leftReason(me); rec.left != "" {
+			rec.hist = nil
+		}
+	} else if err := own.refusal(in.release, cl.Namespace(), me); err != nil {
+		return nil, err
+	}
 	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout,
-		HelmRelease: &kubernetes.HelmRelease{Name: in.release, Namespace: cl.Namespace(), Hooks: hooksOf(hist)}}
-	rec := &record{store: store, hist: hist}
+		HelmRelease: &kubernetes.HelmRelease{Name: in.release, Namespace: cl.Namespace(), Hooks: hooksOf(rec.hist)}}
 	out.Record = rec
-	adopted := !kubernetes.Upgrading(c.Recorded) && deployedIn(hist)
-	out.Upgrade = kubernetes.Upgrading(c.Recorded) || adopted
+	out.Upgrade = kubernetes.Upgrading(c.Recorded) || deployedIn(rec.hist)
 	out.Finish = "record helm release " + in.release
 	if c.Action == plugin.ActionDelete {
 		out.Finish = "remove helm release " + in.release + " and its history"
@@ -210,9 +220,14 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	}
 	out.Documents = docs
 	if c.Action == plugin.ActionDeploy {
+		rel.Labels = me.labels()
 		rec.rel = rel
-		if adopted {
-			fmt.Fprintf(c.Stdout, "release %s was installed by helm (revision %d): upgrading it\n", in.release, lastOf(hist).Version)
+		if !kubernetes.Upgrading(c.Recorded) && deployedIn(hist) {
+			how := "was installed by helm"
+			if own.standing == standOwn {
+				how = "was deployed by this component, which its state does not record"
+			}
+			fmt.Fprintf(c.Stdout, "release %s %s (revision %d): upgrading it\n", in.release, how, lastOf(hist).Version)
 		}
 	}
 	return out, nil

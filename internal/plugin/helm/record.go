@@ -65,12 +65,19 @@ func deployedIn(hist []*rspb.Release) bool {
 // revision, pending while the stages run, deployed when they all did (the
 // revision before it superseded), failed when one failed; an undeploy
 // marks the release uninstalling and, when everything is deleted, removes
-// its history.
+// its history — when the release is the instance's (owner.go): another's
+// is left as it is.
 type record struct {
 	store *storage.Storage
+	// name is the release's name.
+	name string
 	// rel is the deploy's new revision; hist the revisions before it.
 	rel  *rspb.Release
 	hist []*rspb.Release
+	// left says why an undeploy leaves the release and its history in
+	// place (it is not the instance's: ownership.leftReason); hist is
+	// then empty.
+	left string
 }
 
 func (r *record) Begin(ctx context.Context) error {
@@ -89,6 +96,10 @@ func (r *record) Begin(ctx context.Context) error {
 
 func (r *record) Finish(_ context.Context, out io.Writer) error {
 	if r.rel == nil {
+		if r.left != "" {
+			fmt.Fprintf(out, "helm release %s left in place, with its history: %s\n", r.name, r.left)
+			return nil
+		}
 		for _, h := range r.hist {
 			if _, err := r.store.Delete(h.Name, h.Version); err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
 				return fmt.Errorf("delete revision %d of release %s: %w", h.Version, h.Name, err)

@@ -1,0 +1,174 @@
+package helm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	rspb "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+)
+
+// Who deployed a release. Every revision gantry writes carries the stack
+// and component that deployed it, as labels of the revision's Secret in
+// Helm's storage (Release.Labels: helm keeps them, and helm upgrade copies
+// them to its next revision). A release is one component's, as an object
+// is: another stack's or component's is refused, not taken over — two
+// components deploying one release would each upgrade it to their own
+// chart, and the first to undeploy would erase the other's history.
+const (
+	labelStack     = "gantry.dev/stack"
+	labelComponent = "gantry.dev/component"
+)
+
+// mark is a stack and a component as a revision's labels write them
+// (labelValue).
+type mark struct{ stack, component string }
+
+// markOf is the mark of the instance of a component of a stack.
+func markOf(stack, component string) mark {
+	return mark{labelValue(stack), labelValue(component)}
+}
+
+// labels are the revision labels that write the mark.
+func (m mark) labels() map[string]string {
+	return map[string]string{labelStack: m.stack, labelComponent: m.component}
+}
+
+// describe names the marked component for messages, from the point of
+// view of the component me.
+func (m mark) describe(me mark) string {
+	if m.stack == me.stack {
+		return "component " + m.component + " of this stack"
+	}
+	return "component " + m.component + " of stack " + m.stack
+}
+
+// revisionMark reads a revision's mark; false for a revision without one.
+func revisionMark(r *rspb.Release) (mark, bool) {
+	s, hasStack := r.Labels[labelStack]
+	c, hasComponent := r.Labels[labelComponent]
+	return mark{s, c}, hasStack || hasComponent
+}
+
+// labelValue is a name as a label value: the name itself when it is one
+// (a component's name always is: letters, digits, _ . -); otherwise what
+// it has of one, followed by a hash of the whole name that tells it
+// apart.
+func labelValue(s string) string {
+	if len(content.IsLabelValue(s)) == 0 {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	hash := hex.EncodeToString(sum[:])[:12]
+	keep := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '-'
+	}, s)
+	keep = strings.Trim(keep, "-_.")
+	if len(keep) > content.LabelValueMaxLength-len(hash)-1 {
+		keep = strings.TrimRight(keep[:content.LabelValueMaxLength-len(hash)-1], "-_.")
+	}
+	if keep == "" {
+		return hash
+	}
+	return keep + "-" + hash
+}
+
+// standing is whose a release is, to the instance that deploys it.
+type standing int
+
+const (
+	// standNone: the release has no revision; a deploy installs it.
+	standNone standing = iota
+	// standOwn: the instance's own: its component's mark is on the last
+	// marked revision, or no revision is marked and the component's state
+	// records the instance (an older gantry wrote it without a mark).
+	standOwn
+	// standHelm: no revision has gantry's mark or was written by gantry:
+	// helm installed the release; a deploy adopts it.
+	standHelm
+	// standOther: another stack's or component's mark is on the last
+	// marked revision.
+	standOther
+	// standUnmarked: an older gantry wrote the release, without a mark,
+	// and the component's state does not record the instance: it may be
+	// another stack's.
+	standUnmarked
+)
+
+// ownership is whose a release is: its standing, and for standOther the
+// mark of the component whose it is.
+type ownership struct {
+	standing standing
+	by       mark
+}
+
+// ownershipOf reads whose a release is from its revisions (oldest first),
+// for the instance me; recorded says whether the component's state records
+// the instance (it deployed, or began to).
+func ownershipOf(hist []*rspb.Release, me mark, recorded bool) ownership {
+	if len(hist) == 0 {
+		return ownership{standing: standNone}
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		if m, ok := revisionMark(hist[i]); ok {
+			if m == me {
+				return ownership{standing: standOwn}
+			}
+			return ownership{standing: standOther, by: m}
+		}
+	}
+	switch {
+	case recorded:
+		return ownership{standing: standOwn}
+	case writtenByGantry(hist):
+		return ownership{standing: standUnmarked}
+	}
+	return ownership{standing: standHelm}
+}
+
+// writtenByGantry reports whether a revision of an unmarked history says
+// an older gantry wrote it: its descriptions "Deploying with gantry",
+// "Superseded by gantry", "gantry: <why it failed>". (Its deployed
+// revisions say "Install complete" or "Upgrade complete", as helm's do.)
+func writtenByGantry(hist []*rspb.Release) bool {
+	for _, r := range hist {
+		if r.Info != nil && strings.Contains(strings.ToLower(r.Info.Description), "gantry") {
+			return true
+		}
+	}
+	return false
+}
+
+// refusal is the error of a deploy of a release that is not the
+// instance's to deploy; nil when it is (its own, helm's, or new).
+func (o ownership) refusal(release, namespace string, me mark) error {
+	switch o.standing {
+	case standOther:
+		return fmt.Errorf("helm release %s in namespace %s belongs to %s (labels %s, %s of its revisions in helm's storage); gantry does not take over another component's release: undeploy it there, or give this component another release name (the config's release, or COMPONENT_NAME)",
+			release, namespace, o.by.describe(me), labelStack, labelComponent)
+	case standUnmarked:
+		return fmt.Errorf("helm release %s in namespace %s was deployed by a gantry that did not mark which stack and component it belongs to, and this component's state does not record it: it may be another stack's, so gantry does not take it over. If it is this component's, mark it: kubectl label secret -n %s -l owner=helm,name=%s %s=%s %s=%s; else give this component another release name (the config's release, or COMPONENT_NAME)",
+			release, namespace, namespace, release, labelStack, me.stack, labelComponent, me.component)
+	}
+	return nil
+}
+
+// leftReason says why an undeploy leaves a release and its history in
+// place: it is not the instance's; "" when it is (or there is none).
+func (o ownership) leftReason(me mark) string {
+	switch o.standing {
+	case standOther:
+		return "it belongs to " + o.by.describe(me)
+	case standUnmarked:
+		return "an older gantry deployed it without marking for which stack and component, and this component's state does not record it"
+	case standHelm:
+		return "helm installed it, and this component never deployed it"
+	}
+	return ""
+}
