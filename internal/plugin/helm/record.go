@@ -63,7 +63,8 @@ func deployedIn(hist []*rspb.Release) bool {
 // record is the Helm release of one action, kept in Helm's storage as
 // helm install, helm upgrade and helm uninstall keep it: a deploy is a new
 // revision, pending while the stages run, deployed when they all did (the
-// revision before it superseded), failed when one failed; an undeploy
+// revision before it superseded, and those a killed run left pending or
+// uninstalling failed), failed when one failed; an undeploy
 // marks the release uninstalling and, when everything is deleted, removes
 // its history — when the release is the instance's (owner.go): another's
 // is left as it is.
@@ -113,11 +114,22 @@ func (r *record) Finish(_ context.Context, out io.Writer) error {
 		return nil
 	}
 	for _, h := range r.hist {
-		if h.Info != nil && h.Info.Status == rcommon.StatusDeployed {
+		if h.Info == nil {
+			continue
+		}
+		switch st := h.Info.Status; {
+		case st == rcommon.StatusDeployed:
 			h.SetStatus(rcommon.StatusSuperseded, "Superseded by gantry")
-			if err := r.update(h); err != nil {
-				return err
-			}
+		case st.IsPending(), st == rcommon.StatusUninstalling:
+			// A run killed mid-way left it so; helm would take it for an
+			// operation in progress for ever (helm history, and helm
+			// upgrade while it is the last).
+			h.SetStatus(rcommon.StatusFailed, fmt.Sprintf("gantry: interrupted while %s; revision %d was deployed after it", st, r.rel.Version))
+		default:
+			continue
+		}
+		if err := r.update(h); err != nil {
+			return err
 		}
 	}
 	desc := "Install complete"
