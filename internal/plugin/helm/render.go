@@ -27,7 +27,10 @@ type renderRequest struct {
 	release, namespace string
 	revision           int
 	upgrade            bool
-	caps               *common.Capabilities
+	// caps are the cluster's at run time; at plan time Helm's defaults
+	// (common.DefaultCapabilities itself), against which the chart's
+	// kubeVersion is not checked.
+	caps *common.Capabilities
 	// skipSchema leaves the values schema unchecked: the plan's values may
 	// still hold references, which are text where the schema wants a
 	// number (prepare checks the real values).
@@ -52,7 +55,9 @@ type rendered struct {
 // of crds/ (the chart's and its dependencies') first.
 func render(ctx context.Context, r renderRequest) (*rendered, error) {
 	ch := r.chart
-	if v := ch.Metadata.KubeVersion; v != "" && !chartutil.IsCompatibleRange(v, r.caps.KubeVersion.String()) {
+	// The default capabilities (the plan's) are Helm's guess, not the
+	// cluster's version: only the cluster's (prepare's) can refuse a chart.
+	if v := ch.Metadata.KubeVersion; v != "" && r.caps != common.DefaultCapabilities && !chartutil.IsCompatibleRange(v, r.caps.KubeVersion.String()) {
 		return nil, fmt.Errorf("chart %s needs Kubernetes %s; the cluster runs %s", ch.Name(), v, r.caps.KubeVersion.Version)
 	}
 	if err := missingDependencies(ch); err != nil {

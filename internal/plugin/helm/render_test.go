@@ -231,6 +231,7 @@ func TestRenderErrors(t *testing.T) {
 		name   string
 		files  map[string]string
 		values map[string]any
+		caps   *common.Capabilities // default: Helm's defaults, the plan's
 		errs   []string
 	}{
 		{
@@ -260,9 +261,10 @@ func TestRenderErrors(t *testing.T) {
 			errs:  []string{"schema"},
 		},
 		{
-			name:  "kubeVersion not met",
+			name:  "kubeVersion not met by the cluster",
 			files: with(map[string]string{"Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\nkubeVersion: \">=1.99.0-0\"\n"}),
-			errs:  []string{"chart web needs Kubernetes >=1.99.0-0; the cluster runs " + common.DefaultCapabilities.KubeVersion.Version},
+			caps:  clusterCaps("v1.36.4"),
+			errs:  []string{"chart web needs Kubernetes >=1.99.0-0; the cluster runs v1.36.4"},
 		},
 		{
 			name:  "missing dependency",
@@ -276,8 +278,12 @@ func TestRenderErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			caps := tt.caps
+			if caps == nil {
+				caps = common.DefaultCapabilities
+			}
 			_, err = render(context.Background(), renderRequest{chart: ch, values: tt.values, release: "rel", namespace: "ns",
-				revision: 1, caps: common.DefaultCapabilities})
+				revision: 1, caps: caps})
 			if err == nil {
 				t.Fatal("render: no error")
 			}
@@ -294,10 +300,40 @@ func TestRenderErrors(t *testing.T) {
 	}
 }
 
-func TestRenderKubeVersionMet(t *testing.T) {
-	files := chartFiles("web", "1.0.0")
-	files["Chart.yaml"] = "apiVersion: v2\nname: web\nversion: 1.0.0\nkubeVersion: \">=1.16.0-0\"\n"
-	if _, err := renderFiles(t, files, nil, false); err != nil {
-		t.Errorf("a kubeVersion the capabilities meet: %v", err)
+// clusterCaps are capabilities as prepare asks them of a cluster running
+// version (a copy of Helm's defaults with that version).
+func clusterCaps(version string) *common.Capabilities {
+	c := *common.DefaultCapabilities
+	v := strings.Split(strings.TrimPrefix(version, "v"), ".")
+	c.KubeVersion = common.KubeVersion{Version: version, Major: v[0], Minor: v[1]}
+	return &c
+}
+
+// TestRenderKubeVersion: a chart's kubeVersion is checked against the
+// cluster's version, at run time; the plan's capabilities are Helm's
+// defaults, which say nothing of the cluster, so the plan does not check it
+// (a chart for a newer or older cluster than Helm's default is fine).
+func TestRenderKubeVersion(t *testing.T) {
+	tests := []struct {
+		name, kubeVersion string
+		caps              *common.Capabilities
+	}{
+		{name: "met by the cluster", kubeVersion: ">=1.16.0-0", caps: clusterCaps("v1.30.2")},
+		{name: "plan: above Helm's default version", kubeVersion: ">=1.99.0-0", caps: common.DefaultCapabilities},
+		{name: "plan: below Helm's default version", kubeVersion: "<1.30.0-0", caps: common.DefaultCapabilities},
+		{name: "plan: patch above Helm's default", kubeVersion: ">" + common.DefaultCapabilities.KubeVersion.Version + "-0", caps: common.DefaultCapabilities},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := chartFiles("web", "1.0.0")
+			files["Chart.yaml"] = "apiVersion: v2\nname: web\nversion: 1.0.0\nkubeVersion: \"" + tt.kubeVersion + "\"\n"
+			ch, err := loader.Load(loadTestChart(t, files))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := render(context.Background(), renderRequest{chart: ch, release: "rel", namespace: "ns", revision: 1, caps: tt.caps}); err != nil {
+				t.Errorf("render: %v", err)
+			}
+		})
 	}
 }
