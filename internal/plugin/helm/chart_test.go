@@ -125,6 +125,8 @@ func TestLocateInComponentFolder(t *testing.T) {
 func TestLocateInRepositoryCache(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("HELM_REPOSITORY_CACHE", cache)
+	// No list of repositories: only the indexes' URLs say which is which.
+	t.Setenv("HELM_REPOSITORY_CONFIG", filepath.Join(t.TempDir(), "repositories.yaml"))
 	writeIndex(t, cache, "stable", "https://charts.example.com/stable/", map[string][]string{
 		"web": {"0.1.0", "0.1.5", "0.2.0", "not-a-version"},
 		"api": {"1.0.0"},
@@ -223,6 +225,105 @@ func TestLocateInRepositoryCache(t *testing.T) {
 				t.Errorf("the package holds version %s; want %s", ch.Metadata.Version, v)
 			}
 		})
+	}
+}
+
+// TestLocateInRepositoryOfURL: a chart whose repository URL is given (the
+// config's repo:, the Hub's HELM_REPO) is looked up only in that
+// repository's cached indexes — those Helm's repositories.yaml maps to the
+// URL, and those it does not name whose charts' URLs are in the repository —
+// never in another repository that has a chart of the same name.
+func TestLocateInRepositoryOfURL(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("HELM_REPOSITORY_CACHE", cache)
+	config := filepath.Join(t.TempDir(), "repositories.yaml")
+	t.Setenv("HELM_REPOSITORY_CONFIG", config)
+	writeFiles(t, filepath.Dir(config), map[string]string{"repositories.yaml": `apiVersion: ""
+generated: "0001-01-01T00:00:00Z"
+repositories:
+- name: alpha
+  url: https://alpha.example.com/charts
+- name: listed
+  url: https://listed.example.com/charts/
+- name: mirror
+  url: https://mirror.example.com
+`})
+	// alpha has the highest web; beta (not in repositories.yaml) gives full
+	// URLs; listed gives relative ones, which only repositories.yaml ties
+	// to its URL; mirror's index points at beta's packages, but
+	// repositories.yaml says it is another repository.
+	writeIndex(t, cache, "alpha", "https://alpha.example.com/charts/", map[string][]string{"web": {"0.9.0"}})
+	writeIndex(t, cache, "beta", "https://beta.example.com/charts/", map[string][]string{"web": {"0.1.0", "0.2.0"}, "api": {"1.0.0"}})
+	writeIndex(t, cache, "listed", "", map[string][]string{"web": {"0.3.0"}})
+	writeIndex(t, cache, "mirror", "https://beta.example.com/charts/", map[string][]string{"web": {"0.8.0"}})
+	for _, v := range []string{"0.1.0", "0.2.0", "0.3.0", "0.8.0", "0.9.0"} {
+		packageChart(t, cache, "web", v)
+	}
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		ref  chartRef
+		want string
+		errs []string
+	}{
+		{name: "no repository: the highest of all", ref: chartRef{Name: "web"}, want: "web-0.9.0.tgz"},
+		{name: "by the URLs of an unlisted index", ref: chartRef{Name: "web", Repo: "https://beta.example.com/charts"}, want: "web-0.2.0.tgz"},
+		{name: "trailing slash", ref: chartRef{Name: "web", Repo: "https://beta.example.com/charts/", Version: "~0.1"}, want: "web-0.1.0.tgz"},
+		{name: "by repositories.yaml", ref: chartRef{Name: "web", Repo: "https://alpha.example.com/charts"}, want: "web-0.9.0.tgz"},
+		{name: "by repositories.yaml, relative URLs", ref: chartRef{Name: "web", Repo: "https://listed.example.com/charts"}, want: "web-0.3.0.tgz"},
+		{name: "repo/name and its URL", ref: chartRef{Name: "alpha/web", Repo: "https://alpha.example.com/charts"}, want: "web-0.9.0.tgz"},
+		{
+			name: "repo/name of another URL",
+			ref:  chartRef{Name: "alpha/web", Repo: "https://beta.example.com/charts"},
+			errs: []string{"no cached index is of the repository https://beta.example.com/charts"},
+		},
+		{
+			name: "no index of the repository",
+			ref:  chartRef{Name: "web", Repo: "https://gamma.example.com/charts"},
+			errs: []string{
+				"chart web of https://gamma.example.com/charts is not on this machine",
+				"no cached index is of the repository https://gamma.example.com/charts",
+				config,
+				"helm repo add NAME https://gamma.example.com/charts and helm repo update cache its index",
+			},
+		},
+		{
+			name: "a repository one level up is another",
+			ref:  chartRef{Name: "web", Repo: "https://beta.example.com"},
+			errs: []string{"no cached index is of the repository https://beta.example.com "},
+		},
+		{
+			name: "the repository does not list the version",
+			ref:  chartRef{Name: "web", Repo: "https://beta.example.com/charts", Version: "0.9.0"},
+			errs: []string{"no cached index of the repository https://beta.example.com/charts lists it"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := locate(dir, tt.ref)
+			if len(tt.errs) > 0 {
+				if err == nil {
+					t.Fatalf("locate = %s; want an error", got)
+				}
+				for _, s := range tt.errs {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not hold %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("locate: %v", err)
+			}
+			if want := filepath.Join(cache, tt.want); got != want {
+				t.Errorf("locate = %s; want %s", got, want)
+			}
+		})
+	}
+	// A list of repositories that is not YAML is an error, not "none".
+	writeFiles(t, filepath.Dir(config), map[string]string{"repositories.yaml": "repositories: [\n"})
+	if _, err := locate(dir, chartRef{Name: "web", Repo: "https://beta.example.com/charts"}); err == nil || !strings.Contains(err.Error(), config) {
+		t.Errorf("a broken repositories.yaml: %v", err)
 	}
 }
 
