@@ -126,7 +126,7 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 		ns = "default"
 	}
 	r, err := render(context.Background(), renderRequest{chart: ch, values: vals, release: in.release, namespace: ns,
-		revision: 1, upgrade: out.Upgrade, caps: common.DefaultCapabilities, skipSchema: holdsRef(vals)})
+		revision: 1, upgrade: out.Upgrade, caps: common.DefaultCapabilities, unknown: refsIn(vals)})
 	if err != nil {
 		return out, relative(err, req.Dir, path)
 	}

@@ -31,10 +31,10 @@ type renderRequest struct {
 	// (common.DefaultCapabilities itself), against which the chart's
 	// kubeVersion is not checked.
 	caps *common.Capabilities
-	// skipSchema leaves the values schema unchecked: the plan's values may
-	// still hold references, which are text where the schema wants a
-	// number (prepare checks the real values).
-	skipSchema bool
+	// unknown are the values not known yet (the plan's, which hold
+	// references and unrendered templates' text): the values schema is
+	// checked without them (checkSchema); prepare checks the real values.
+	unknown []valuePath
 	// rc lets templates look objects up in the cluster (Helm's lookup);
 	// nil at plan time, when lookup finds nothing, as in helm template.
 	rc *rest.Config
@@ -67,7 +67,10 @@ func render(ctx context.Context, r renderRequest) (*rendered, error) {
 		return nil, fmt.Errorf("chart %s: dependencies: %w", ch.Name(), err)
 	}
 	opts := common.ReleaseOptions{Name: r.release, Namespace: r.namespace, Revision: r.revision, IsInstall: !r.upgrade, IsUpgrade: r.upgrade}
-	vals, err := cutil.ToRenderValuesWithSchemaValidation(ch, r.values, opts, r.caps, r.skipSchema)
+	vals, err := cutil.ToRenderValuesWithSchemaValidation(ch, r.values, opts, r.caps, r.unknown != nil)
+	if err == nil && r.unknown != nil {
+		err = checkSchema(ctx, ch, vals["Values"].(common.Values).AsMap(), r.unknown)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %s", ch.Name(), flat(err))
 	}

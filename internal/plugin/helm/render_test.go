@@ -337,3 +337,99 @@ func TestRenderKubeVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderSchemaWithUnknownValues: the plan checks the values schema even
+// when some values are unknown (they hold references, which are text until
+// the run), and reports only the errors that stand whatever those values
+// turn out to be.
+func TestRenderSchemaWithUnknownValues(t *testing.T) {
+	files := chartFiles("web", "1.0.0")
+	files["values.schema.json"] = `{
+  "type": "object",
+  "properties": {
+    "replicas": {"type": "integer"},
+    "image": {"type": "object", "required": ["repo"], "properties": {"tag": {"type": "string", "pattern": "^v"}}},
+    "port": {"anyOf": [{"type": "integer"}, {"type": "string", "pattern": "^[0-9]+$"}]},
+    "labels": {"type": "object", "additionalProperties": false, "properties": {"app": {"type": "string"}}},
+    "zones": {"type": "array", "uniqueItems": true, "maxItems": 2},
+    "mode": {"type": "string"}
+  },
+  "if": {"properties": {"mode": {"const": "ha"}}, "required": ["mode"]},
+  "then": {"required": ["peers"]}
+}`
+	files["charts/sub/Chart.yaml"] = "apiVersion: v2\nname: sub\nversion: 0.1.0\n"
+	files["charts/sub/values.schema.json"] = `{"type": "object", "properties": {"size": {"type": "integer"}}}`
+	ch, err := loader.Load(loadTestChart(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		values map[string]any
+		// errs are substrings of the error; none: no error.
+		errs []string
+	}{
+		{
+			name:   "a literal breaks the schema beside a reference",
+			values: map[string]any{"replicas": "three", "image": map[string]any{"repo": "r", "tag": "${tag}"}},
+			errs:   []string{"chart web", "schema", "at '/replicas': got string, want integer"},
+		},
+		{name: "a reference where a number is wanted", values: map[string]any{"replicas": "${n}"}},
+		{name: "a reference where an object is wanted", values: map[string]any{"image": "${image}"}},
+		{name: "a reference where a pattern is wanted", values: map[string]any{"image": map[string]any{"repo": "r", "tag": "${tag}"}}},
+		{
+			name:   "a key missing beside a reference",
+			values: map[string]any{"image": map[string]any{"tag": "${tag}"}},
+			errs:   []string{"at '/image': missing property 'repo'"},
+		},
+		{
+			name:   "the known value of a mapping with a reference",
+			values: map[string]any{"image": map[string]any{"repo": "r", "tag": "latest-${n}"}, "labels": map[string]any{"app": 3, "x": "${x}"}},
+			errs:   []string{"at '/labels'", "additional properties 'x' not allowed", "at '/labels/app': got number, want string"},
+		},
+		{name: "anyOf: an alternative may match", values: map[string]any{"port": "${port}"}},
+		{
+			name:   "anyOf: no alternative matches",
+			values: map[string]any{"port": true, "replicas": "${n}"},
+			errs:   []string{"at '/port': 'anyOf' failed", "got boolean, want integer"},
+		},
+		{name: "uniqueItems over a reference", values: map[string]any{"zones": []any{"a", "${zone}"}}},
+		{
+			name:   "maxItems over a reference",
+			values: map[string]any{"zones": []any{"a", "b", "${zone}"}},
+			errs:   []string{"at '/zones': maxItems"},
+		},
+		{name: "then chosen by an if on unknown values", values: map[string]any{"mode": "${mode}"}},
+		{
+			name:   "then chosen by known values",
+			values: map[string]any{"mode": "ha"},
+			errs:   []string{"missing property 'peers'"},
+		},
+		{name: "a dependency's reference", values: map[string]any{"sub": map[string]any{"size": "${size}"}}},
+		{
+			name:   "a dependency's literal beside a reference",
+			values: map[string]any{"sub": map[string]any{"size": "big"}, "replicas": "${n}"},
+			errs:   []string{"sub:", "at '/size': got string, want integer"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := render(context.Background(), renderRequest{chart: ch, values: tt.values, release: "rel", namespace: "ns",
+				revision: 1, caps: common.DefaultCapabilities, unknown: refsIn(tt.values)})
+			if len(tt.errs) == 0 {
+				if err != nil {
+					t.Fatalf("render: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("render: no error")
+			}
+			for _, s := range tt.errs {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q\ndoes not hold %q", err, s)
+				}
+			}
+		})
+	}
+}

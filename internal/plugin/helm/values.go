@@ -2,10 +2,12 @@ package helm
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
@@ -101,24 +103,35 @@ func readValues(dir string, files []string, plan bool) (map[string]any, error) {
 	return out, nil
 }
 
-// holdsRef reports whether values still hold a parameter reference (the
-// plan's values: templates unrendered, set unexpanded).
-func holdsRef(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return kubernetes.HasRef(x)
-	case map[string]any:
-		for _, e := range x {
-			if holdsRef(e) {
-				return true
+// refsIn are the paths of the values that still hold a parameter
+// reference (the plan's values: set unexpanded, templates unrendered),
+// which are unknown until the run; a key that holds one makes its mapping
+// unknown.
+func refsIn(v any) []valuePath {
+	var out []valuePath
+	var walk func(at valuePath, v any)
+	walk = func(at valuePath, v any) {
+		switch x := v.(type) {
+		case string:
+			if kubernetes.HasRef(x) {
+				out = append(out, slices.Clone(at))
 			}
-		}
-	case []any:
-		for _, e := range x {
-			if holdsRef(e) {
-				return true
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				if kubernetes.HasRef(k) {
+					out = append(out, slices.Clone(at))
+					return
+				}
+			}
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				walk(append(at, k), x[k])
+			}
+		case []any:
+			for i, e := range x {
+				walk(append(at, strconv.Itoa(i)), e)
 			}
 		}
 	}
-	return false
+	walk(valuePath{}, v)
+	return out
 }

@@ -292,21 +292,26 @@ func TestMergeValues(t *testing.T) {
 	}
 }
 
-func TestHoldsRef(t *testing.T) {
+func TestRefsIn(t *testing.T) {
 	for _, tt := range []struct {
 		v    any
-		want bool
+		want []valuePath
 	}{
-		{nil, false},
-		{"plain", false},
-		{"${n}", true},
-		{"#{expr}", true},
-		{int64(3), false},
-		{map[string]any{"a": map[string]any{"b": []any{"x", "y-${n}"}}}, true},
-		{map[string]any{"a": []any{"x", 1, true}}, false},
+		{nil, nil},
+		{"plain", nil},
+		{"${n}", []valuePath{{}}},
+		{"#{expr}", []valuePath{{}}},
+		{int64(3), nil},
+		{
+			map[string]any{"a": map[string]any{"b": []any{"x", "y-${n}"}, "c": "${c}"}, "d": "plain"},
+			[]valuePath{{"a", "b", "1"}, {"a", "c"}},
+		},
+		{map[string]any{"a": []any{"x", 1, true}}, nil},
+		// A key that holds a reference: its mapping is unknown.
+		{map[string]any{"a": map[string]any{"${k}": 1, "b": "${b}"}}, []valuePath{{"a"}}},
 	} {
-		if got := holdsRef(tt.v); got != tt.want {
-			t.Errorf("holdsRef(%v) = %v; want %v", tt.v, got, tt.want)
+		if d := cmp.Diff(tt.want, refsIn(tt.v)); d != "" {
+			t.Errorf("refsIn(%v) (-want +got):\n%s", tt.v, d)
 		}
 	}
 }
