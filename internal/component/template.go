@@ -158,6 +158,36 @@ func KindOf(path, declared string) string {
 	return declared
 }
 
+// Template is a template file of a component, with its kind.
+type Template struct {
+	Path string // as TemplateFiles names it
+	Kind string // TemplateCurly, TemplateMustache or TemplateGo
+}
+
+// Declared are the template files a component's manifest declares, which
+// are rendered before each verb: those of templates: (TemplateFiles), then
+// those of each of its extra targets, each with its kind (KindOf). A target
+// whose files cannot be listed is left out, and its error returned, with
+// the others', joined.
+func Declared(dir string, t *manifest.Templates) ([]Template, error) {
+	if t == nil {
+		return nil, nil
+	}
+	var out []Template
+	var errs []error
+	for _, target := range append([]manifest.Templates{*t}, extraTargets(t)...) {
+		paths, err := TemplateFiles(dir, &target)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, f := range paths {
+			out = append(out, Template{Path: f, Kind: KindOf(f, target.Kind)})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
 // RenderFiles renders every template of a component next to itself and, when
 // genDir is set, a copy below genDir at the same relative path. lookup is the
 // template chain for lookupfile and lookupdir (the component's folder first).
@@ -166,24 +196,14 @@ func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded
 	if t == nil {
 		return nil, nil
 	}
-	// The files and directories of templates:, then those of each of its
-	// extra targets, each with its kind.
-	type kindFile struct{ kind, path string }
-	var files []kindFile
-	for _, target := range append([]manifest.Templates{*t}, extraTargets(t)...) {
-		paths, err := TemplateFiles(dir, &target)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range paths {
-			files = append(files, kindFile{KindOf(f, target.Kind), f})
-		}
+	files, err := Declared(dir, t)
+	if err != nil {
+		return nil, err
 	}
 	var out []Rendered
 	var errs []error
 	for _, kf := range files {
-		f := kf.path
-		r, err := RenderFile(f, kf.kind, exp, lookup)
+		r, err := RenderFile(kf.Path, kf.Kind, exp, lookup)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -38,6 +38,11 @@ type StagesRequest struct {
 	// Recorded is what the state recorded of the instance the last time it
 	// ran (nil when it never did): the resources it created.
 	Recorded *state.PluginInstance
+	// Templates are the component's templates: (nil when it declares none,
+	// or the manifest is not known): the files rendered before the instance
+	// runs, which the plan reads as templates (the helm plugin's values
+	// files).
+	Templates *manifest.Templates
 }
 
 // StageOutputs is the stage the plan adds after a deploy's plugin list when

@@ -199,11 +199,15 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 		all = append(all, lists{plugin.FromRecord(rec.Plugins), []string{plugin.ActionDelete}},
 			lists{plugin.FromRecord(rec.SetupPlugins), []string{plugin.ActionCleanup}})
 	}
+	var templates *manifest.Templates
+	if c != nil {
+		templates = c.Templates
+	}
 	for _, l := range all {
 		for _, n := range pluginNames(l.specs) {
 			r.plugin(dir, n)
 		}
-		r.stages(name, dir, rec, l.specs, l.actions)
+		r.stages(name, dir, rec, templates, l.specs, l.actions)
 	}
 	product := r.res.ProductDirs[name]
 	if product == "" {
@@ -231,11 +235,11 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 
 // stages plans the actions of the instances of staged plugins (kubernetes)
 // in a component's list: the plugin reads their inputs as the manifest
-// gives them.
-func (r *resolver) stages(name, dir string, rec *state.Component, specs []*plugin.Spec, actions []string) {
+// gives them (templates: the component's, which render some of them).
+func (r *resolver) stages(name, dir string, rec *state.Component, templates *manifest.Templates, specs []*plugin.Spec, actions []string) {
 	for _, s := range specs {
 		if s.IsControl() {
-			r.stages(name, dir, rec, s.Children, actions)
+			r.stages(name, dir, rec, templates, s.Children, actions)
 			continue
 		}
 		staged, ok := plugin.IsStaged(s.Name)
@@ -248,7 +252,7 @@ func (r *resolver) stages(name, dir string, rec *state.Component, specs []*plugi
 			if _, done := r.f.Stages[k]; done {
 				continue
 			}
-			st, err := staged.Stages(plugin.StagesRequest{Component: name, Dir: dir, Entry: s, Action: action, Recorded: inst})
+			st, err := staged.Stages(plugin.StagesRequest{Component: name, Dir: dir, Entry: s, Action: action, Recorded: inst, Templates: templates})
 			r.f.Stages[k] = build.StagesFact{Stages: st, Err: errText(err)}
 		}
 	}

@@ -103,6 +103,12 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 	if req.Action == plugin.ActionDelete {
 		out.Finish = "remove " + name + " and its history"
 	}
+	// Read even when the chart is not known yet: a values file the run
+	// will not find is an error now.
+	vals, err := readValues(req.Dir, valuesFiles(req.Dir, cfg, in.chartHere), newPlanView(req.Dir, req.Templates))
+	if err != nil {
+		return out, err
+	}
 	if in.deferred != "" {
 		out.Deferred = in.deferred
 		return out, nil
@@ -112,10 +118,6 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 		return out, err
 	}
 	ch, err := loadChart(path)
-	if err != nil {
-		return out, err
-	}
-	vals, err := readValues(req.Dir, valuesFiles(req.Dir, cfg, in.chartHere), true)
 	if err != nil {
 		return out, err
 	}
@@ -244,7 +246,7 @@ func renderRun(ctx context.Context, c *plugin.Call, cl *kubernetes.Cluster, in i
 	if err != nil {
 		return nil, nil, err
 	}
-	vals, err := readValues(c.Dir, valuesFiles(c.Dir, in.cfg, in.chartHere), false)
+	vals, err := readValues(c.Dir, valuesFiles(c.Dir, in.cfg, in.chartHere), nil)
 	if err != nil {
 		return nil, nil, err
 	}

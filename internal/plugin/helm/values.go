@@ -1,7 +1,9 @@
 package helm
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,14 +14,16 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/inputfile"
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plugin/kubernetes"
 )
 
-// templateSuffixes are the suffixes of a values file's template, which
-// gantry renders next to it before the instance runs (the Hub's
-// values.yaml.template and values.yaml.gotemplate).
-var templateSuffixes = []string{".template", ".gotemplate"}
+// templateSuffixes are the suffixes of a values file's template (the Hub's
+// values.yaml.template and values.yaml.gotemplate), which gantry renders
+// next to it before the instance runs when the component declares it.
+var templateSuffixes = []string{component.TemplateSuffix, component.GoTemplateSuffix}
 
 // valuesFiles are the values files an instance applies, relative to the
 // component folder: the config's, else the Hub helm extension's —
@@ -60,47 +64,84 @@ func boolRank(b bool) int {
 	return 0
 }
 
+// planView is what the plan knows of a component's values files: the
+// templates the component declares (templates:), by the file each renders
+// before the instance runs.
+type planView struct {
+	templates map[string]component.Template
+}
+
+// newPlanView reads the templates a component declares. Those it cannot
+// list are left out: the plan reports them (component.CheckTemplates).
+func newPlanView(dir string, t *manifest.Templates) *planView {
+	declared, _ := component.Declared(dir, t)
+	v := &planView{templates: map[string]component.Template{}}
+	for _, tpl := range declared {
+		if out, err := component.OutputName(tpl.Path); err == nil {
+			v.templates[out] = tpl
+		}
+	}
+	return v
+}
+
 // readValues merges values files in order (later ones win, as helm -f
-// does). At plan time (plan set) a file's template is read instead of the
-// file, which is rendered only when the instance runs: its references are
-// read as text, and a template that is not YAML before rendering adds
-// nothing to the plan's values.
-func readValues(dir string, files []string, plan bool) (map[string]any, error) {
+// does). At run time (plan nil) each file is read as it is: the
+// component's templates were rendered next to themselves. At plan time a
+// file whose template the component declares is read from its template:
+// its references are read as text, and a template that is not YAML before
+// rendering adds nothing to the plan's values. A file that is missing while
+// a template of it is there that nothing renders is an error that says how
+// to declare it.
+func readValues(dir string, files []string, plan *planView) (map[string]any, error) {
 	out := map[string]any{}
 	var errs []string
 	for _, f := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f))
-		if plan {
-			found := false
-			for _, s := range templateSuffixes {
-				if data, err := inputfile.Read(p+s, inputfile.MaxManifest); err == nil {
-					found = true
-					if m, err := loader.LoadValues(strings.NewReader(string(data))); err == nil {
-						out = loader.MergeMaps(out, m)
-					}
-					break
-				}
-			}
-			if found {
-				continue
+		src, kind := p, ""
+		if plan != nil {
+			if t, ok := plan.templates[p]; ok {
+				src, kind = t.Path, t.Kind
 			}
 		}
-		data, err := inputfile.Read(p, inputfile.MaxManifest)
+		data, err := inputfile.Read(src, inputfile.MaxManifest)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("values file %s: %s", f, inputfile.Problem(err)))
+			errs = append(errs, fmt.Sprintf("values file %s: %s%s", f, inputfile.Problem(err), notRendered(p, f, err)))
 			continue
 		}
 		m, err := loader.LoadValues(strings.NewReader(string(data)))
-		if err != nil {
+		switch {
+		case err != nil && kind != "":
+			// A template that is no YAML before rendering adds nothing.
+		case err != nil:
 			errs = append(errs, fmt.Sprintf("values file %s: %v", f, err))
-			continue
+		default:
+			out = loader.MergeMaps(out, m)
 		}
-		out = loader.MergeMaps(out, m)
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
 	return out, nil
+}
+
+// notRendered says, for a values file that is not there (err), why a
+// template of it next to it did not make it: the component's templates:
+// does not declare it, so nothing renders it (the Hub renders only the
+// templates a component declares). "" when there is no such template.
+func notRendered(p, f string, err error) string {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	for _, s := range templateSuffixes {
+		if fi, err := os.Stat(p + s); err == nil && fi.Mode().IsRegular() {
+			kind := ""
+			if s == component.TemplateSuffix {
+				kind = ", with kind: mustache for a mustache template"
+			}
+			return fmt.Sprintf("; %s%s is not rendered, since the component's templates: does not declare it: declare it in the component's manifest, as templates: {files: [%s%s]}%s", f, s, f, s, kind)
+		}
+	}
+	return ""
 }
 
 // refsIn are the paths of the values that still hold a parameter

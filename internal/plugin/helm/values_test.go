@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
 func TestValuesFiles(t *testing.T) {
@@ -104,7 +106,9 @@ func TestReadValues(t *testing.T) {
 		files map[string]string
 		list  []string
 		plan  bool
-		want  map[string]any
+		// templates the component declares (plan).
+		templates *manifest.Templates
+		want      map[string]any
 		// errs, when given, are substrings of the error wanted instead.
 		errs []string
 	}{
@@ -143,30 +147,56 @@ func TestReadValues(t *testing.T) {
 		{
 			name: "plan reads the template raw",
 			files: map[string]string{
-				"values.yaml.template": "replicas: ${replicas}\nname: web\n",
+				"values.yaml.template": "replicas: ${replicas}\nname: web\nliteral: \"{{ not a tag }}\"\n",
 				// rendered by an earlier run: the plan reads the template
 				"values.yaml": "replicas: 5\nname: old\n",
 			},
-			list: []string{"values.yaml"},
-			plan: true,
-			want: map[string]any{"replicas": "${replicas}", "name": "web"},
+			list:      []string{"values.yaml"},
+			plan:      true,
+			templates: &manifest.Templates{Files: []string{"*.template"}},
+			want:      map[string]any{"replicas": "${replicas}", "name": "web", "literal": "{{ not a tag }}"},
 		},
 		{
-			name:  "plan reads a .gotemplate raw",
-			files: map[string]string{"values-prod.yaml.gotemplate": "host: \"{{ .host }}\"\n"},
-			list:  []string{"values-prod.yaml"},
-			plan:  true,
-			want:  map[string]any{"host": "{{ .host }}"},
+			name:      "plan reads a .gotemplate raw",
+			files:     map[string]string{"values-prod.yaml.gotemplate": "host: \"{{ .host }}\"\nname: web\nlist: [a, \"{{ .b }}\"]\n"},
+			list:      []string{"values-prod.yaml"},
+			plan:      true,
+			templates: &manifest.Templates{Files: []string{"*.gotemplate"}},
+			want:      map[string]any{"host": "{{ .host }}", "name": "web", "list": []any{"a", "{{ .b }}"}},
 		},
 		{
 			name: "plan ignores a template that is not YAML",
 			files: map[string]string{
 				"values.yaml":               "name: web\n",
-				"values-prod.yaml.template": "{{ range .hosts }}\n- {{ . }}\n{{ end }}\n: : [\n",
+				"values-prod.yaml.template": "{{#hosts}}\n- {{.}}\n{{/hosts}}\n: : [\n",
 			},
-			list: []string{"values.yaml", "values-prod.yaml"},
-			plan: true,
-			want: map[string]any{"name": "web"},
+			list:      []string{"values.yaml", "values-prod.yaml"},
+			plan:      true,
+			templates: &manifest.Templates{Kind: "mustache", Files: []string{"*.template"}},
+			want:      map[string]any{"name": "web"},
+		},
+		{
+			name:  "plan: a template not declared, beside its file: the file is read",
+			files: map[string]string{"values.yaml.template": "replicas: ${replicas}\n", "values.yaml": "replicas: 2\n"},
+			list:  []string{"values.yaml"},
+			plan:  true,
+			want:  map[string]any{"replicas": float64(2)},
+		},
+		{
+			name:  "plan: a template not declared, and no file",
+			files: map[string]string{"values.yaml.template": "replicas: ${replicas}\n"},
+			list:  []string{"values.yaml"},
+			plan:  true,
+			errs: []string{"values file values.yaml: not found; values.yaml.template is not rendered, since the component's templates: does not declare it",
+				"templates: {files: [values.yaml.template]}, with kind: mustache for a mustache template"},
+		},
+		{
+			name:      "plan: a .gotemplate not declared (another one is)",
+			files:     map[string]string{"values-prod.yaml.gotemplate": "a: 1\n", "x.template": ""},
+			list:      []string{"values-prod.yaml"},
+			plan:      true,
+			templates: &manifest.Templates{Files: []string{"x.template"}},
+			errs:      []string{"values-prod.yaml.gotemplate is not rendered", "templates: {files: [values-prod.yaml.gotemplate]}"},
 		},
 		{
 			name:  "plan reads a file with no template",
@@ -188,7 +218,7 @@ func TestReadValues(t *testing.T) {
 			name:  "run: a template not rendered",
 			files: map[string]string{"values.yaml.template": "replicas: ${replicas}\n"},
 			list:  []string{"values.yaml"},
-			errs:  []string{"values file values.yaml:"},
+			errs:  []string{"values file values.yaml: not found; values.yaml.template is not rendered, since the component's templates: does not declare it"},
 		},
 		{
 			name:  "missing configured file",
@@ -231,7 +261,11 @@ func TestReadValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := writeFiles(t, t.TempDir(), tt.files)
-			got, err := readValues(dir, tt.list, tt.plan)
+			var plan *planView
+			if tt.plan {
+				plan = newPlanView(dir, tt.templates)
+			}
+			got, err := readValues(dir, tt.list, plan)
 			if len(tt.errs) > 0 {
 				if err == nil {
 					t.Fatalf("readValues = %v; want an error", got)
