@@ -83,7 +83,8 @@ func resolve(dir, component string, cfg config, env []string, run bool) (instanc
 
 // Plan renders the chart for the plan with the values as written: values
 // files' templates unrendered, references in set as text, the default
-// capabilities and no cluster lookups (helm template's view).
+// capabilities and no cluster lookups (helm template's view); the values
+// schema is checked without the values these leave unknown.
 func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 	cfg, err := parseConfig(req.Entry.Config)
 	if err != nil {
@@ -105,7 +106,7 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 	}
 	// Read even when the chart is not known yet: a values file the run
 	// will not find is an error now.
-	vals, err := readValues(req.Dir, valuesFiles(req.Dir, cfg, in.chartHere), newPlanView(req.Dir, req.Templates))
+	vals, unknown, err := readValues(req.Dir, valuesFiles(req.Dir, cfg, in.chartHere), newPlanView(req.Dir, req.Templates))
 	if err != nil {
 		return out, err
 	}
@@ -122,13 +123,14 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 		return out, err
 	}
 	vals = mergeValues(vals, cfg.Set)
+	unknown = append(unknown, pathsHolding(vals, kubernetes.HasRef)...)
 	out.Upgrade = kubernetes.Upgrading(req.Recorded) || req.Action == plugin.ActionDeploy && installedByHelm(req.Dir, in)
 	ns := in.namespace
 	if ns == "" {
 		ns = "default"
 	}
 	r, err := render(context.Background(), renderRequest{chart: ch, values: vals, release: in.release, namespace: ns,
-		revision: 1, upgrade: out.Upgrade, caps: common.DefaultCapabilities, unknown: refsIn(vals)})
+		revision: 1, upgrade: out.Upgrade, caps: common.DefaultCapabilities, unknown: unknown})
 	if err != nil {
 		return out, relative(err, req.Dir, path)
 	}
@@ -246,7 +248,7 @@ func renderRun(ctx context.Context, c *plugin.Call, cl *kubernetes.Cluster, in i
 	if err != nil {
 		return nil, nil, err
 	}
-	vals, err := readValues(c.Dir, valuesFiles(c.Dir, in.cfg, in.chartHere), nil)
+	vals, _, err := readValues(c.Dir, valuesFiles(c.Dir, in.cfg, in.chartHere), nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -415,7 +415,7 @@ func TestRenderSchemaWithUnknownValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := render(context.Background(), renderRequest{chart: ch, values: tt.values, release: "rel", namespace: "ns",
-				revision: 1, caps: common.DefaultCapabilities, unknown: refsIn(tt.values)})
+				revision: 1, caps: common.DefaultCapabilities, unknown: pathsHolding(tt.values, kubernetes.HasRef)})
 			if len(tt.errs) == 0 {
 				if err != nil {
 					t.Fatalf("render: %v", err)

@@ -17,7 +17,6 @@ import (
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
-	"github.com/gantry-dev/gantry/internal/plugin/kubernetes"
 )
 
 // templateSuffixes are the suffixes of a values file's template (the Hub's
@@ -87,13 +86,14 @@ func newPlanView(dir string, t *manifest.Templates) *planView {
 // readValues merges values files in order (later ones win, as helm -f
 // does). At run time (plan nil) each file is read as it is: the
 // component's templates were rendered next to themselves. At plan time a
-// file whose template the component declares is read from its template:
-// its references are read as text, and a template that is not YAML before
-// rendering adds nothing to the plan's values. A file that is missing while
-// a template of it is there that nothing renders is an error that says how
-// to declare it.
-func readValues(dir string, files []string, plan *planView) (map[string]any, error) {
-	out := map[string]any{}
+// file whose template the component declares is read from its template,
+// and unknown are the values it leaves unknown until it is rendered: those
+// holding a mustache or Go template's tags, or all values when a template
+// is no YAML before rendering (a curly template's references are found in
+// the merged values). A file that is missing while a template of it is
+// there that nothing renders is an error that says how to declare it.
+func readValues(dir string, files []string, plan *planView) (out map[string]any, unknown []valuePath, err error) {
+	out = map[string]any{}
 	var errs []string
 	for _, f := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f))
@@ -111,17 +111,20 @@ func readValues(dir string, files []string, plan *planView) (map[string]any, err
 		m, err := loader.LoadValues(strings.NewReader(string(data)))
 		switch {
 		case err != nil && kind != "":
-			// A template that is no YAML before rendering adds nothing.
+			unknown = append(unknown, valuePath{})
 		case err != nil:
 			errs = append(errs, fmt.Sprintf("values file %s: %v", f, err))
 		default:
+			if kind == component.TemplateMustache || kind == component.TemplateGo {
+				unknown = append(unknown, pathsHolding(m, holdsTag)...)
+			}
 			out = loader.MergeMaps(out, m)
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+		return nil, nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
-	return out, nil
+	return out, unknown, nil
 }
 
 // notRendered says, for a values file that is not there (err), why a
@@ -144,22 +147,24 @@ func notRendered(p, f string, err error) string {
 	return ""
 }
 
-// refsIn are the paths of the values that still hold a parameter
-// reference (the plan's values: set unexpanded, templates unrendered),
-// which are unknown until the run; a key that holds one makes its mapping
-// unknown.
-func refsIn(v any) []valuePath {
+// holdsTag reports whether a mustache or Go template's text holds a tag.
+func holdsTag(s string) bool { return strings.Contains(s, "{{") }
+
+// pathsHolding are the paths of the values whose text holds (a parameter
+// reference, a template's tag): unknown until the run. A key that holds
+// one makes its mapping unknown.
+func pathsHolding(v any, holds func(string) bool) []valuePath {
 	var out []valuePath
 	var walk func(at valuePath, v any)
 	walk = func(at valuePath, v any) {
 		switch x := v.(type) {
 		case string:
-			if kubernetes.HasRef(x) {
+			if holds(x) {
 				out = append(out, slices.Clone(at))
 			}
 		case map[string]any:
 			for _, k := range slices.Sorted(maps.Keys(x)) {
-				if kubernetes.HasRef(k) {
+				if holds(k) {
 					out = append(out, slices.Clone(at))
 					return
 				}

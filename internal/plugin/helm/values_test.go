@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/plugin/kubernetes"
 )
 
 func TestValuesFiles(t *testing.T) {
@@ -109,6 +110,8 @@ func TestReadValues(t *testing.T) {
 		// templates the component declares (plan).
 		templates *manifest.Templates
 		want      map[string]any
+		// unknown are the paths the plan does not know yet.
+		unknown []valuePath
 		// errs, when given, are substrings of the error wanted instead.
 		errs []string
 	}{
@@ -154,18 +157,40 @@ func TestReadValues(t *testing.T) {
 			list:      []string{"values.yaml"},
 			plan:      true,
 			templates: &manifest.Templates{Files: []string{"*.template"}},
-			want:      map[string]any{"replicas": "${replicas}", "name": "web", "literal": "{{ not a tag }}"},
+			// Its references are found in the merged values; {{ is text
+			// to a curly template.
+			want: map[string]any{"replicas": "${replicas}", "name": "web", "literal": "{{ not a tag }}"},
 		},
 		{
-			name:      "plan reads a .gotemplate raw",
+			name:      "plan reads a .gotemplate raw: its tags are unknown",
 			files:     map[string]string{"values-prod.yaml.gotemplate": "host: \"{{ .host }}\"\nname: web\nlist: [a, \"{{ .b }}\"]\n"},
 			list:      []string{"values-prod.yaml"},
 			plan:      true,
 			templates: &manifest.Templates{Files: []string{"*.gotemplate"}},
 			want:      map[string]any{"host": "{{ .host }}", "name": "web", "list": []any{"a", "{{ .b }}"}},
+			unknown:   []valuePath{{"host"}, {"list", "1"}},
 		},
 		{
-			name: "plan ignores a template that is not YAML",
+			name:      "plan: a mustache template's tags are unknown",
+			files:     map[string]string{"values.yaml.template": "environment: \"{{env}}\"\n\"{{key}}\": {a: 1}\nname: web\n"},
+			list:      []string{"values.yaml"},
+			plan:      true,
+			templates: &manifest.Templates{Kind: "mustache", Files: []string{"values.yaml.template"}},
+			want:      map[string]any{"environment": "{{env}}", "{{key}}": map[string]any{"a": float64(1)}, "name": "web"},
+			unknown:   []valuePath{{}},
+		},
+		{
+			name:  "plan: a mustache template of an extra target",
+			files: map[string]string{"values.yaml.template": "environment: \"{{env}}\"\n", "other.template": ""},
+			list:  []string{"values.yaml"},
+			plan:  true,
+			templates: &manifest.Templates{Files: []string{"other.template"},
+				Extra: []manifest.TemplateTarget{{Kind: "mustache", Files: []string{"values*.template"}}}},
+			want:    map[string]any{"environment": "{{env}}"},
+			unknown: []valuePath{{"environment"}},
+		},
+		{
+			name: "plan: a template that is not YAML makes all values unknown",
 			files: map[string]string{
 				"values.yaml":               "name: web\n",
 				"values-prod.yaml.template": "{{#hosts}}\n- {{.}}\n{{/hosts}}\n: : [\n",
@@ -174,6 +199,7 @@ func TestReadValues(t *testing.T) {
 			plan:      true,
 			templates: &manifest.Templates{Kind: "mustache", Files: []string{"*.template"}},
 			want:      map[string]any{"name": "web"},
+			unknown:   []valuePath{{}},
 		},
 		{
 			name:  "plan: a template not declared, beside its file: the file is read",
@@ -265,7 +291,7 @@ func TestReadValues(t *testing.T) {
 			if tt.plan {
 				plan = newPlanView(dir, tt.templates)
 			}
-			got, err := readValues(dir, tt.list, plan)
+			got, unknown, err := readValues(dir, tt.list, plan)
 			if len(tt.errs) > 0 {
 				if err == nil {
 					t.Fatalf("readValues = %v; want an error", got)
@@ -282,6 +308,9 @@ func TestReadValues(t *testing.T) {
 			}
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("readValues (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.unknown, unknown); d != "" {
+				t.Errorf("unknown (-want +got):\n%s", d)
 			}
 		})
 	}
@@ -326,7 +355,7 @@ func TestMergeValues(t *testing.T) {
 	}
 }
 
-func TestRefsIn(t *testing.T) {
+func TestPathsHolding(t *testing.T) {
 	for _, tt := range []struct {
 		v    any
 		want []valuePath
@@ -344,8 +373,8 @@ func TestRefsIn(t *testing.T) {
 		// A key that holds a reference: its mapping is unknown.
 		{map[string]any{"a": map[string]any{"${k}": 1, "b": "${b}"}}, []valuePath{{"a"}}},
 	} {
-		if d := cmp.Diff(tt.want, refsIn(tt.v)); d != "" {
-			t.Errorf("refsIn(%v) (-want +got):\n%s", tt.v, d)
+		if d := cmp.Diff(tt.want, pathsHolding(tt.v, kubernetes.HasRef)); d != "" {
+			t.Errorf("pathsHolding(%v) (-want +got):\n%s", tt.v, d)
 		}
 	}
 }
