@@ -72,13 +72,18 @@ func (c *cluster) apply(ctx context.Context, u *unstructured.Unstructured, dryRu
 // create creates an object, failing with AlreadyExists when one has its
 // name; dryRun only asks the API server whether it would.
 func (c *cluster) create(ctx context.Context, u *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
-	ri, _, err := c.resource(u.GroupVersionKind(), u.GetNamespace())
-	if err != nil {
-		return nil, err
-	}
 	opts := metav1.CreateOptions{FieldManager: fieldManager}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return c.post(ctx, u, opts)
+}
+
+// post creates an object with the options given.
+func (c *cluster) post(ctx context.Context, u *unstructured.Unstructured, opts metav1.CreateOptions) (*unstructured.Unstructured, error) {
+	ri, _, err := c.resource(u.GroupVersionKind(), u.GetNamespace())
+	if err != nil {
+		return nil, err
 	}
 	var out *unstructured.Unstructured
 	err = c.ask(ctx, func() (err error) {
@@ -91,6 +96,23 @@ func (c *cluster) create(ctx context.Context, u *unstructured.Unstructured, dryR
 // createDryRun asks the API server whether it would create the object.
 func (c *cluster) createDryRun(ctx context.Context, u *unstructured.Unstructured) error {
 	_, err := c.create(ctx, u, true)
+	return err
+}
+
+// validateCreate asks the API server to validate the object as the
+// creation an apply will make of it, whether or not an object has its name
+// now (one that will be deleted first, or, in the namespace a dry run
+// borrows, one that proves nothing against it). A name that is taken is no
+// error: the server validates and admits an object before it looks whether
+// its name is taken (an invalid one is refused as invalid). Unknown and
+// duplicate fields are refused, as server-side apply refuses them (a plain
+// create would drop them with a warning).
+func (c *cluster) validateCreate(ctx context.Context, u *unstructured.Unstructured) error {
+	_, err := c.post(ctx, u, metav1.CreateOptions{FieldManager: fieldManager,
+		DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
 	return err
 }
 

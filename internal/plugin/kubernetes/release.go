@@ -336,7 +336,11 @@ func crdKinds(objs []*object) map[schema.GroupKind]string {
 // validate asks the API server to validate every object with a
 // server-side dry run; every problem is reported, with the manifest and
 // document it comes from. Objects whose CRD this deploy creates, and those
-// that go into a namespace it creates, cannot be checked before.
+// that go into a namespace it creates, cannot be checked before. A hook
+// that its policy deletes before it is created (before-hook-creation) is
+// checked as that creation: checking it as a change of the one an earlier
+// run left would refuse what cannot change in place (a Job's pod
+// template).
 func (r *release) validate(ctx context.Context) error {
 	// The API server cannot validate objects of a kind whose CRD the same
 	// deploy creates.
@@ -364,14 +368,12 @@ func (r *release) validate(ctx context.Context) error {
 			}
 		case newNS[o.u.GetNamespace()]:
 			// Its namespace does not exist yet: the server validates a
-			// creation in one that does (a name taken there proves nothing
-			// against the object).
+			// creation in one that does.
 			u := o.u.DeepCopy()
 			u.SetNamespace(metav1.NamespaceDefault)
-			err = r.cl.createDryRun(ctx, u)
-			if apierrors.IsAlreadyExists(err) {
-				err = nil
-			}
+			err = r.cl.validateCreate(ctx, u)
+		case o.isHook() && slices.Contains(o.deletePolicies(), policyBeforeCreation):
+			err = r.cl.validateCreate(ctx, o.u.DeepCopy())
 		default:
 			_, err = r.cl.apply(ctx, o.u.DeepCopy(), true)
 		}
@@ -790,6 +792,12 @@ func (r *release) hook(ctx context.Context, o *object, phase string) error {
 				return fmt.Errorf("delete the previous %s: %w", name, err)
 			}
 		}
+		// The apply that follows creates it.
+		r.mu.Lock()
+		if _, looked := r.before[o]; looked {
+			r.before[o] = ""
+		}
+		r.mu.Unlock()
 	}
 	r.logf("%s hook %s", phase, name)
 	if err := r.applyAll(ctx, []*object{o}); err != nil {
