@@ -336,11 +336,10 @@ func crdKinds(objs []*object) map[schema.GroupKind]string {
 // validate asks the API server to validate every object with a
 // server-side dry run; every problem is reported, with the manifest and
 // document it comes from. Objects whose CRD this deploy creates, and those
-// that go into a namespace it creates, cannot be checked before. A hook
-// that its policy deletes before it is created (before-hook-creation) is
-// checked as that creation: checking it as a change of the one an earlier
-// run left would refuse what cannot change in place (a Job's pod
-// template).
+// that go into a namespace it creates, cannot be checked before. A hook is
+// checked as the creation it will be: the one an earlier run left is
+// deleted before it is created (hook), so checking it as a change of that
+// one would refuse what cannot change in place (a Job's pod template).
 func (r *release) validate(ctx context.Context) error {
 	// The API server cannot validate objects of a kind whose CRD the same
 	// deploy creates.
@@ -372,7 +371,7 @@ func (r *release) validate(ctx context.Context) error {
 			u := o.u.DeepCopy()
 			u.SetNamespace(metav1.NamespaceDefault)
 			err = r.cl.validateCreate(ctx, u)
-		case o.isHook() && slices.Contains(o.deletePolicies(), policyBeforeCreation):
+		case o.isHook():
 			err = r.cl.validateCreate(ctx, o.u.DeepCopy())
 		default:
 			_, err = r.cl.apply(ctx, o.u.DeepCopy(), true)
@@ -759,10 +758,19 @@ func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
 	})
 }
 
-// hook runs one hook: the previous one goes first (before-hook-creation),
-// the new one is created and tracked until it completes, and then deleted
-// as its policies say. Hooks of a delete are deleted once they succeed:
-// the release they belonged to is gone.
+// hook runs one hook: the one an earlier run left goes first, the new one
+// is created and tracked until it completes, and then deleted as its
+// policies say. Hooks of a delete are deleted once they succeed: the
+// release they belonged to is gone.
+//
+// A hook runs anew each time, so the one left goes whatever the policies:
+// before-hook-creation leaves the previous one until now; hook-succeeded or
+// hook-failed alone leave one that ended otherwise, or that a killed run
+// left. Applied over it, the new one would change it in place — refused for
+// what cannot change (a Job's pod template), and a Job applied unchanged
+// does not run again (helm v4 applies over it so; helm's client-side create
+// fails with "already exists"). Only the component's own is deleted:
+// prepare refused another's, and hookRefusal refuses it again.
 func (r *release) hook(ctx context.Context, o *object, phase string) error {
 	policies := o.deletePolicies()
 	name := display(o.u)
@@ -776,7 +784,7 @@ func (r *release) hook(ctx context.Context, o *object, phase string) error {
 	if err := r.id.hookRefusal(o, live[o]); err != nil {
 		return err
 	}
-	if slices.Contains(policies, policyBeforeCreation) && live[o] != nil {
+	if live[o] != nil {
 		rm, err := r.cl.removeUID(ctx, gvk, o.u.GetNamespace(), o.u.GetName(), live[o].GetUID())
 		if apierrors.IsConflict(err) {
 			return fmt.Errorf("delete the previous %s: it was deleted and made again while gantry looked at it; run again", name)
@@ -784,8 +792,12 @@ func (r *release) hook(ctx context.Context, o *object, phase string) error {
 		if err != nil {
 			return fmt.Errorf("delete the previous %s: %s", name, apiMessage(err))
 		}
-		if rm != wasAbsent {
+		switch {
+		case rm == wasAbsent:
+		case slices.Contains(policies, policyBeforeCreation):
 			r.logf("%s: deleting the previous one", name)
+		default:
+			r.logf("%s: deleting the one an earlier run left (a hook runs anew each time, whatever its delete policy)", name)
 		}
 		if rm == removing {
 			if err := r.cl.awaitGone(ctx, gvk, o.u.GetNamespace(), o.u.GetName(), r.timeoutOf(o)); err != nil {

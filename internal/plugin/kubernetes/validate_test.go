@@ -77,16 +77,16 @@ func dryRunServer(t *testing.T, existing ...string) (*cluster, func() []string) 
 	}
 }
 
-// TestValidateHookAsCreation: prepare's dry run checks a hook that its
-// policy deletes before it is created (before-hook-creation, the default)
-// as that creation — the one an earlier run left goes first — and not as a
-// change of the old one, which the API server refuses for a Job whose pod
-// template changed ("field is immutable"). An invalid hook is still
-// refused, and an object that is not a hook, or a hook that its policy
-// does not delete first, is still checked as the change its apply makes.
-// Before, every object was dry-run as an apply: a deploy after a hook
-// Job's template changed was refused until the old Job was deleted by
-// hand.
+// TestValidateHookAsCreation: prepare's dry run checks a hook as the
+// creation its stage makes — the one an earlier run left (kept by
+// before-hook-creation until the next is created, by hook-succeeded or
+// hook-failed when it ended otherwise, or by a killed run) is deleted
+// first, whatever the policy — and not as a change of the old one, which
+// the API server refuses for a Job whose pod template changed ("field is
+// immutable"). An invalid hook is still refused, and an object that is not
+// a hook is still checked as the change its apply makes. Before, every
+// object was dry-run as an apply: a deploy after a hook Job's template
+// changed was refused until the old Job was deleted by hand.
 func TestValidateHookAsCreation(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -99,8 +99,10 @@ func TestValidateHookAsCreation(t *testing.T) {
 			map[string]string{annHook: "post-upgrade"}, "create jobs/migrate", ""},
 		{"a hook a killed run left (before-hook-creation, hook-succeeded)", "notify",
 			map[string]string{annHook: "post-upgrade", annHookDeletePolicy: policyBeforeCreation + "," + policySucceeded}, "create jobs/notify", ""},
-		{"a hook its policy does not delete first (hook-succeeded)", "notify",
-			map[string]string{annHook: "post-upgrade", annHookDeletePolicy: policySucceeded}, "apply jobs/notify", "field is immutable"},
+		{"a hook a killed run left (hook-succeeded)", "notify",
+			map[string]string{annHook: "post-upgrade", annHookDeletePolicy: policySucceeded}, "create jobs/notify", ""},
+		{"a hook that succeeded (hook-failed)", "notify",
+			map[string]string{annHook: "pre-install,pre-upgrade", annHookDeletePolicy: policyFailed}, "create jobs/notify", ""},
 		{"a new hook", "fresh",
 			map[string]string{annHook: "pre-upgrade"}, "create jobs/fresh", ""},
 		{"an invalid hook", "broken",
