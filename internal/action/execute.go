@@ -355,13 +355,46 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 			rt.Recorder = state.Record(w, state.New(st.Res.Stack.Meta.Name))
 		}
 	}
-	err := r.execute(ctx, b.plan, rt, o)
+	var binder engine.Binder = rt
+	if component.HasKeeper(ctx) {
+		binder = loggedOutput{rt, r.runLog}
+	}
+	err := r.execute(ctx, b.plan, binder, o)
 	if rt.Recorder != nil {
 		if werr := rt.Recorder.Close(); werr != nil && err == nil {
 			err = fmt.Errorf("the state could not be written: %w", werr)
 		}
 	}
 	return err
+}
+
+// loggedOutput binds the steps of a run whose processes' output the
+// keeper holds: each step's processes are told their component's run log,
+// where the keeper says what became of their output if gantry is killed.
+type loggedOutput struct {
+	engine.Binder
+	runLog *ui.RunLog
+}
+
+// Runner is the step's runner, with its run log in its context.
+func (l loggedOutput) Runner(n *plan.Node) (plan.Runner, error) {
+	r, err := l.Binder.Runner(n)
+	if err != nil || r == nil {
+		return r, err
+	}
+	// The log's path is made only if a process starts.
+	log := &component.OutputLog{Dir: l.runLog.Dir(), Name: ui.Group(n)}
+	return plan.RunnerFunc(func(ctx context.Context, env plan.Env) plan.Result {
+		return r.Run(component.WithOutputLog(ctx, log), env)
+	}), nil
+}
+
+// withKeeper starts the run's output keeper (component.Keeper) while the
+// run loads and plans, and returns the context its processes run under and
+// the function that ends it when the run is over.
+func withKeeper(ctx context.Context) (context.Context, func()) {
+	k := component.StartKeeper()
+	return component.WithKeeper(ctx, k), k.Close
 }
 
 // openRegistry starts noting the run's process groups, carrying over the

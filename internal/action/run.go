@@ -82,6 +82,12 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
+	if eng == nil {
+		// Its processes run here: their output outlives a killed gantry.
+		var stop func()
+		ctx, stop = withKeeper(ctx)
+		defer stop()
+	}
 	src := o.Source
 	src.HandlerLater = true
 	// Invalid input of a deploy is reported with everything validate

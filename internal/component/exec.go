@@ -113,6 +113,11 @@ func Run(ctx context.Context, p Process) error {
 		return fmt.Errorf("start %s: %w", p.Args[0], err)
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// The keeper holds the pipes before the process can write into them:
+	// a gantry killed from then on does not kill the process with them.
+	if k := keeperFrom(ctx); k != nil && len(pipes) > 0 {
+		k.hold(pipes, outputLogFrom(ctx).path(), filepath.Base(p.Args[0]))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Children that outlive the process keep its pipes open; do not wait
 	// for them forever (the output pipes: waitOutputs; a reader as stdin:

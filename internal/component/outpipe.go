@@ -21,6 +21,9 @@ type outPipe struct {
 	// done receives how the copy ended: nil at the end of the output, else
 	// the error reading or writing.
 	done chan error
+	// keeper holds the pipe too (Keeper), as keptID; nil when none does.
+	keeper *Keeper
+	keptID uint64
 }
 
 // newOutPipe makes the pipe of a process's output to to.
@@ -59,6 +62,11 @@ func (p *outPipe) abandon() {
 func (p *outPipe) copy() {
 	_, err := pooledWriter{p.to}.ReadFrom(p.r)
 	p.r.Close()
+	if err != nil && p.keeper != nil {
+		// Closed before the output's end: the keeper lets go too, or the
+		// writer would block on a full pipe instead of getting EPIPE.
+		p.keeper.drop(p.keptID)
+	}
 	p.done <- err
 }
 

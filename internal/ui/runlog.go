@@ -117,6 +117,9 @@ func (l *RunLog) Dir() string { return l.dir }
 // Path is the log file of a component.
 func (l *RunLog) Path(group string) string { return filepath.Join(l.dir, group+".log") }
 
+// Group is the name of the log a step's lines go to (Path).
+func Group(n *plan.Node) string { return groupOf(n) }
+
 func (l *RunLog) write(group, text string) {
 	at := time.Now()
 	l.mu.Lock()

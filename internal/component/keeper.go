@@ -1,0 +1,237 @@
+package component
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Keeper is the run's output keeper: a process of its own (this program
+// again, in a session of its own) that holds a second reading end of every
+// output pipe of the run's processes, from before each process starts.
+//
+// A process's output is a pipe that gantry reads. Were gantry its only
+// reader, a gantry killed with SIGKILL would kill its processes too, at
+// their next line (SIGPIPE, or EPIPE, which Go programs such as terraform
+// die of on their stdout and stderr): a terraform apply mid-way would end
+// without writing its state, while the next run waits for leftovers that
+// are already dead. While gantry lives the keeper reads nothing (gantry
+// reads the output) and lets each end go once no process writes into it
+// any more. When gantry is gone without saying goodbye, the keeper reads
+// what is left of every pipe it holds until it ends, so that the processes
+// go on and finish; it keeps none of it (it does not know the secrets the
+// output must be masked of), and says so in the component's log.
+//
+// The socket to the keeper passes each pipe's end with SCM_RIGHTS in one
+// message, sent before the process starts: from then on the kernel holds
+// the end for the keeper, even if gantry dies before the keeper reads the
+// message.
+type Keeper struct {
+	// ready is closed once the keeper was started, or failed to start.
+	ready chan struct{}
+	mu    sync.RWMutex
+	fd    int // this process's end of the socket; -1 once unusable
+	cmd   *exec.Cmd
+	ids   atomic.Uint64 // pipe ids handed out
+	// failed: a message could not be sent (said once).
+	failed atomic.Bool
+}
+
+// keeperEnv marks this program as a run's output keeper.
+const keeperEnv = "GANTRY_OUTPUT_KEEPER"
+
+// keeperFD is the keeper's end of the socket, in the keeper.
+const keeperFD = 3
+
+// The keeper's messages, each one packet: 'o' <first id> <log path> NUL
+// <program> with the pipes' ends (ids first, first+1); 'd' <id>: gantry
+// closed that pipe before its end (its writer failed, or a process left it
+// open after it ended), the keeper must too, so that the writer gets EPIPE
+// as it would without the keeper; 'b': gantry ends normally.
+const (
+	msgOpen = 'o'
+	msgDrop = 'd'
+	msgBye  = 'b'
+)
+
+// StartKeeper starts the run's output keeper, without waiting for it: the
+// run loads and plans meanwhile. A process that starts before the keeper
+// did waits for it (hold). A keeper that cannot start is said once (a
+// warning), and the run goes on without one.
+func StartKeeper() *Keeper {
+	k := &Keeper{ready: make(chan struct{}), fd: -1}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		k.cannot(os.NewSyscallError("socketpair", err))
+		close(k.ready)
+		return k
+	}
+	go k.start(fds[0], fds[1])
+	return k
+}
+
+// start starts the keeper's process with the socket's end theirs.
+func (k *Keeper) start(mine, theirs int) {
+	defer close(k.ready)
+	end := os.NewFile(uintptr(theirs), "keeper")
+	defer end.Close()
+	self, err := os.Executable()
+	if err != nil {
+		unix.Close(mine)
+		k.cannot(err)
+		return
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), keeperEnv+"=1")
+	cmd.Dir = "/" // it holds no folder
+	cmd.ExtraFiles = []*os.File{end}
+	// Its own session: an interrupt or a hangup of the terminal is gantry's
+	// to handle, and the keeper must outlive a gantry killed by one.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		unix.Close(mine)
+		k.cannot(err)
+		return
+	}
+	k.mu.Lock()
+	k.fd, k.cmd = mine, cmd
+	k.mu.Unlock()
+}
+
+// cannot says once that the keeper cannot do its work.
+func (k *Keeper) cannot(err error) {
+	if k.failed.CompareAndSwap(false, true) {
+		slog.Warn("gantry's output keeper is not running: if gantry is killed, its processes die at their next line of output", "error", err)
+	}
+}
+
+// hold hands the keeper the reading ends of a process's output pipes
+// before the process starts, and tells the pipes their ids (drop). log is
+// the component's run log, program the process's program: what the keeper
+// names if it drains them.
+func (k *Keeper) hold(pipes []*outPipe, log, program string) {
+	<-k.ready
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if k.fd < 0 || k.failed.Load() {
+		return
+	}
+	n := uint64(len(pipes))
+	first := k.ids.Add(n) - n + 1
+	msg := make([]byte, 0, 1+8+len(log)+1+len(program))
+	msg = append(msg, msgOpen)
+	msg = binary.LittleEndian.AppendUint64(msg, first)
+	msg = append(append(append(msg, log...), 0), program...)
+	var fds [2]int
+	for i, p := range pipes {
+		fds[i] = int(p.r.Fd())
+	}
+	if err := k.send(msg, unix.UnixRights(fds[:len(pipes)]...)); err != nil {
+		k.cannot(err)
+		return
+	}
+	for i, p := range pipes {
+		p.keeper, p.keptID = k, first+uint64(i)
+	}
+}
+
+// drop tells the keeper to close the pipe of the id: gantry closed its own
+// end before the output ended.
+func (k *Keeper) drop(id uint64) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if k.fd >= 0 {
+		_ = k.send(binary.LittleEndian.AppendUint64([]byte{msgDrop}, id), nil)
+	}
+}
+
+// send sends one message (k.mu held).
+func (k *Keeper) send(msg, oob []byte) error {
+	for {
+		err := unix.Sendmsg(k.fd, msg, oob, nil, unix.MSG_NOSIGNAL)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("tell the output keeper: %w", os.NewSyscallError("sendmsg", err))
+		}
+		return nil
+	}
+}
+
+// Close ends the keeper when the run ends normally, its processes ended:
+// it lets go of what it holds and is gone, reaped, when Close returns.
+func (k *Keeper) Close() {
+	if k == nil {
+		return
+	}
+	<-k.ready
+	k.mu.Lock()
+	fd, cmd := k.fd, k.cmd
+	k.fd, k.cmd = -1, nil
+	k.mu.Unlock()
+	if fd < 0 {
+		return
+	}
+	// The goodbye, and a kill so as not to wait for the keeper's next
+	// wake: it holds nothing of worth any more. Without the goodbye, the
+	// end of the socket would tell it that gantry was killed.
+	_ = unix.Sendmsg(fd, []byte{msgBye}, nil, nil, unix.MSG_NOSIGNAL)
+	_ = cmd.Process.Kill()
+	unix.Close(fd)
+	_ = cmd.Wait()
+}
+
+type keeperKey struct{}
+
+// WithKeeper returns a context whose processes (Run) have their output
+// pipes held by k (nil: none).
+func WithKeeper(ctx context.Context, k *Keeper) context.Context {
+	if k == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, keeperKey{}, k)
+}
+
+// HasKeeper reports whether the processes of ctx have a keeper.
+func HasKeeper(ctx context.Context) bool { return keeperFrom(ctx) != nil }
+
+func keeperFrom(ctx context.Context) *Keeper {
+	k, _ := ctx.Value(keeperKey{}).(*Keeper)
+	return k
+}
+
+type outputLogKey struct{}
+
+// OutputLog is the run log a step's processes' output goes to: the file
+// Name.log in the folder Dir.
+type OutputLog struct{ Dir, Name string }
+
+// path is the log's file; "" for none.
+func (l *OutputLog) path() string {
+	if l == nil {
+		return ""
+	}
+	return filepath.Join(l.Dir, l.Name+".log")
+}
+
+// WithOutputLog returns a context whose processes' output goes to the run
+// log l: where the keeper says what became of their output if gantry is
+// killed.
+func WithOutputLog(ctx context.Context, l *OutputLog) context.Context {
+	return context.WithValue(ctx, outputLogKey{}, l)
+}
+
+func outputLogFrom(ctx context.Context) *OutputLog {
+	l, _ := ctx.Value(outputLogKey{}).(*OutputLog)
+	return l
+}

@@ -1,0 +1,161 @@
+package component
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gantry-dev/gantry/internal/testenv"
+)
+
+// startedKeeper starts a keeper and waits until it runs; it fails the test
+// if it does not.
+func startedKeeper(t *testing.T) *Keeper {
+	t.Helper()
+	k := StartKeeper()
+	<-k.ready
+	if k.fd < 0 {
+		t.Fatal("the keeper did not start")
+	}
+	return k
+}
+
+// vanish makes the keeper see gantry gone: its socket closes without the
+// goodbye, as when gantry is killed. It returns the keeper's process.
+func (k *Keeper) vanish() *exec.Cmd {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	unix.Close(k.fd)
+	cmd := k.cmd
+	k.fd, k.cmd = -1, nil
+	return cmd
+}
+
+// keeperPipes lists the pipes the keeper's process holds.
+func keeperPipes(t *testing.T, pid int) []string {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pipes []string
+	for _, e := range fds {
+		if target, err := os.Readlink(dir + e.Name()); err == nil && strings.HasPrefix(target, "pipe:") {
+			pipes = append(pipes, e.Name()+" -> "+target)
+		}
+	}
+	return pipes
+}
+
+// TestKeeperKeepsAProcessOfAKilledGantry: once gantry is gone (its end of
+// the output pipe and its socket to the keeper closed, as SIGKILL does),
+// the process goes on printing and ends by itself, with status 0, because
+// the keeper reads its output to the end. Without a keeper it died of
+// SIGPIPE at its next line. What it printed is not in the log; one line
+// there says that it was not kept. The keeper then exits.
+func TestKeeperKeepsAProcessOfAKilledGantry(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "c.log")
+	marker := filepath.Join(dir, "marker")
+	k := startedKeeper(t)
+	p, err := newOutPipe(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.hold([]*outPipe{p}, log, "sh")
+	script := `echo first; i=0; while [ $i -lt 10 ]; do echo "line $i s3cr3t-value"; sleep 0.05; i=$((i+1)); done; touch "$1"`
+	child := exec.Command("sh", "-c", script, "sh", marker)
+	child.Stdout, child.Stderr = p.w, p.w
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.w.Close()
+	// The process printed: gantry dies now.
+	if err := syscall.SetNonblock(int(p.r.Fd()), false); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(p.r, buf); err != nil || string(buf) != "first\n" {
+		t.Fatalf("read %q, %v", buf, err)
+	}
+	p.r.Close()
+	keeper := k.vanish()
+	if err := child.Wait(); err != nil {
+		t.Fatalf("the process did not finish well once gantry was gone: %v", err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the process did not get to its end: %v", err)
+	}
+	if err := keeper.Wait(); err != nil {
+		t.Errorf("the keeper: %v", err)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "s3cr3t") || strings.Count(string(data), "\n") != 1 ||
+		!strings.Contains(string(data), "gantry: the gantry that ran this was killed at ") ||
+		!strings.Contains(string(data), "sh (pid "+strconv.Itoa(child.Process.Pid)+") went on without it") {
+		t.Errorf("the log holds:\n%s\nwant one line saying the process went on and its output was not kept, nothing of the output", data)
+	}
+}
+
+// TestKeeperLetsGoOfEndedOutputs: the keeper holds a process's pipe only
+// while a process writes into it: after many processes, it holds no pipe
+// (nor any gantry inherited, such as a jobserver's). It runs in a session of its own, and is
+// gone, reaped, once closed.
+func TestKeeperLetsGoOfEndedOutputs(t *testing.T) {
+	k := startedKeeper(t)
+	pid := k.cmd.Process.Pid
+	if sid, err := unix.Getsid(pid); err != nil || sid != pid {
+		t.Errorf("the keeper's session is %d (%v), want its own", sid, err)
+	}
+	ctx := WithKeeper(context.Background(), k)
+	for i := 0; i < 50; i++ {
+		var out, errs testenv.SyncBuffer
+		if err := Run(ctx, Process{Args: []string{"sh", "-c", "echo out; echo err >&2"}, Stdout: &out, Stderr: &errs}); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != "out\n" || errs.String() != "err\n" {
+			t.Fatalf("outputs %q and %q", out.String(), errs.String())
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(keeperPipes(t, pid)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the keeper still holds pipes: %v", keeperPipes(t, pid))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	k.Close()
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the keeper is still there after Close: %v", err)
+	}
+}
+
+// TestKeeperLetsGoWhenGantryStopsReading: a process whose output's writer
+// failed gets EPIPE at its next write, as without a keeper, instead of
+// blocking on a pipe only the keeper holds.
+func TestKeeperLetsGoWhenGantryStopsReading(t *testing.T) {
+	k := startedKeeper(t)
+	defer k.Close()
+	ctx, cancel := context.WithTimeout(WithKeeper(context.Background(), k), 30*time.Second)
+	defer cancel()
+	refused := errors.New("refused")
+	err := Run(ctx, Process{Args: []string{"sh", "-c", "while echo more output; do :; done"}, Stdout: writerFunc(func([]byte) (int, error) { return 0, refused })})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Signal == "" || ctx.Err() != nil {
+		t.Errorf("Run: %v (context: %v), want the process killed by SIGPIPE", err, ctx.Err())
+	}
+}
