@@ -358,7 +358,11 @@ func TestRenderSchemaWithUnknownValues(t *testing.T) {
   "then": {"required": ["peers"]}
 }`
 	files["charts/sub/Chart.yaml"] = "apiVersion: v2\nname: sub\nversion: 0.1.0\n"
-	files["charts/sub/values.schema.json"] = `{"type": "object", "properties": {"size": {"type": "integer"}}}`
+	files["charts/sub/values.schema.json"] = `{"type": "object", "properties": {"size": {"type": "integer"},
+  "global": {"type": "object", "properties": {"replicas": {"type": "integer"}, "storageClass": {"enum": ["gp2", "gp3"]}}}}}`
+	// Helm copies global into every dependency, theirs too.
+	files["charts/sub/charts/leaf/Chart.yaml"] = "apiVersion: v2\nname: leaf\nversion: 0.1.0\n"
+	files["charts/sub/charts/leaf/values.schema.json"] = `{"type": "object", "properties": {"global": {"properties": {"secure": {"type": "boolean"}}}}}`
 	ch, err := loader.Load(loadTestChart(t, files))
 	if err != nil {
 		t.Fatal(err)
@@ -410,6 +414,21 @@ func TestRenderSchemaWithUnknownValues(t *testing.T) {
 			name:   "a dependency's literal beside a reference",
 			values: map[string]any{"sub": map[string]any{"size": "big"}, "replicas": "${n}"},
 			errs:   []string{"sub:", "at '/size': got string, want integer"},
+		},
+		{
+			name:   "global references a dependency's schema constrains",
+			values: map[string]any{"global": map[string]any{"replicas": "${n}", "storageClass": "${sc}", "secure": "${secure}"}},
+		},
+		{name: "global as a whole a reference", values: map[string]any{"global": "${global}"}},
+		{
+			name:   "a global literal a dependency's dependency refuses beside global references",
+			values: map[string]any{"global": map[string]any{"replicas": "${n}", "secure": "yes"}},
+			errs:   []string{"leaf:", "at '/global/secure': got string, want boolean"},
+		},
+		{
+			name:   "a dependency's global given under its name is known",
+			values: map[string]any{"global": map[string]any{"replicas": "${n}"}, "sub": map[string]any{"global": map[string]any{"storageClass": "ssd"}}},
+			errs:   []string{"sub:", "at '/global/storageClass': value must be one of"},
 		},
 	}
 	for _, tt := range tests {

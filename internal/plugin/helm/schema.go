@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"helm.sh/helm/v4/pkg/chart/common"
 	cutil "helm.sh/helm/v4/pkg/chart/common/util"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
@@ -39,6 +40,22 @@ func below(paths []valuePath, p string) []valuePath {
 			return []valuePath{{}}
 		case q[0] == p:
 			out = append(out, q[1:])
+		}
+	}
+	return out
+}
+
+// ofDependency are the unknown paths of a dependency's values, relative
+// to them: those below its name (its alias, once
+// chartutil.ProcessDependencies has named it so), and the global values,
+// which Helm copies into every dependency's global (a dependency's own
+// global values give way to its parent's). import-values copies only the
+// charts' own values, never the given ones, so it brings no unknown value.
+func ofDependency(unknown []valuePath, name string) []valuePath {
+	out := below(unknown, name)
+	for _, q := range unknown {
+		if len(q) > 0 && q[0] == common.GlobalKey {
+			out = append(out, q)
 		}
 	}
 	return out
@@ -93,7 +110,7 @@ func checkCharts(ctx context.Context, ch *chart.Chart, values map[string]any, un
 			}
 			continue
 		}
-		if err := checkCharts(ctx, sub, subValues, below(unknown, sub.Name()), b); err != nil {
+		if err := checkCharts(ctx, sub, subValues, ofDependency(unknown, sub.Name()), b); err != nil {
 			return err
 		}
 	}
