@@ -130,7 +130,7 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 		ns = "default"
 	}
 	r, err := render(context.Background(), renderRequest{chart: ch, values: vals, release: in.release, namespace: ns,
-		revision: 1, upgrade: out.Upgrade, caps: common.DefaultCapabilities, unknown: unknown})
+		revision: 1, upgrade: out.Upgrade, caps: common.DefaultCapabilities, plan: true, unknown: unknown})
 	if err != nil {
 		return out, relative(err, req.Dir, path)
 	}

@@ -31,9 +31,12 @@ type renderRequest struct {
 	// (common.DefaultCapabilities itself), against which the chart's
 	// kubeVersion is not checked.
 	caps *common.Capabilities
-	// unknown are the values not known yet (the plan's, which hold
-	// references and unrendered templates' text): the values schema is
-	// checked without them (checkSchema); prepare checks the real values.
+	// plan is set for the plan's render: the values schema is checked
+	// without the unknown values, the values not known yet (which hold
+	// references and unrendered templates' text), and without fetching the
+	// schemas it refers to by URL (checkSchema); prepare checks the real
+	// values, as Helm does.
+	plan    bool
 	unknown []valuePath
 	// rc lets templates look objects up in the cluster (Helm's lookup);
 	// nil at plan time, when lookup finds nothing, as in helm template.
@@ -67,9 +70,9 @@ func render(ctx context.Context, r renderRequest) (*rendered, error) {
 		return nil, fmt.Errorf("chart %s: dependencies: %w", ch.Name(), err)
 	}
 	opts := common.ReleaseOptions{Name: r.release, Namespace: r.namespace, Revision: r.revision, IsInstall: !r.upgrade, IsUpgrade: r.upgrade}
-	vals, err := cutil.ToRenderValuesWithSchemaValidation(ch, r.values, opts, r.caps, r.unknown != nil)
-	if err == nil && r.unknown != nil {
-		err = checkSchema(ctx, ch, vals["Values"].(common.Values).AsMap(), r.unknown)
+	vals, err := cutil.ToRenderValuesWithSchemaValidation(ch, r.values, opts, r.caps, r.plan)
+	if err == nil && r.plan {
+		err = checkSchema(ch, vals["Values"].(common.Values).AsMap(), r.unknown)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %s", ch.Name(), flat(err))

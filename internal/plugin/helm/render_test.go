@@ -3,9 +3,12 @@ package helm
 import (
 	"context"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -434,21 +437,85 @@ func TestRenderSchemaWithUnknownValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := render(context.Background(), renderRequest{chart: ch, values: tt.values, release: "rel", namespace: "ns",
-				revision: 1, caps: common.DefaultCapabilities, unknown: pathsHolding(tt.values, kubernetes.HasRef)})
-			if len(tt.errs) == 0 {
-				if err != nil {
-					t.Fatalf("render: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("render: no error")
-			}
-			for _, s := range tt.errs {
-				if !strings.Contains(err.Error(), s) {
-					t.Errorf("error %q\ndoes not hold %q", err, s)
-				}
-			}
+				revision: 1, caps: common.DefaultCapabilities, plan: true, unknown: pathsHolding(tt.values, kubernetes.HasRef)})
+			checkErr(t, err, tt.errs)
 		})
+	}
+}
+
+// checkErr fails the test unless err holds every one of errs, or, when
+// errs is empty, err is nil.
+func checkErr(t *testing.T, err error, errs []string) {
+	t.Helper()
+	if len(errs) == 0 {
+		if err != nil {
+			t.Fatalf("render: %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatal("render: no error")
+	}
+	for _, s := range errs {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q\ndoes not hold %q", err, s)
+		}
+	}
+}
+
+// TestRenderSchemaRemoteRefs: the plan fetches no schema a chart's schema
+// refers to by URL, whether or not values are unknown: what such a schema
+// checks is left to prepare, where Helm fetches it; the rest of the
+// schema is checked.
+func TestRenderSchemaRemoteRefs(t *testing.T) {
+	var gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gets.Add(1)
+		// Refuses everything, as the plan must not see.
+		_, _ = w.Write([]byte(`{"definitions": {"port": false, "name": false}, "$defs": {"size": false}}`))
+	}))
+	defer srv.Close()
+	files := chartFiles("web", "1.0.0")
+	files["values.schema.json"] = `{
+  "type": "object",
+  "properties": {
+    "replicas": {"type": "integer"},
+    "port": {"$ref": "` + srv.URL + `/defs.json#/definitions/port"},
+    "name": {"not": {"$ref": "` + srv.URL + `/defs.json#/definitions/name"}},
+    "size": {"oneOf": [{"$ref": "` + srv.URL + `/other.json#/%24defs/size"}, {"type": "integer"}]},
+    "tier": {"$ref": "` + srv.URL + `/anchors.json#tier"}
+  }
+}`
+	ch, err := loader.Load(loadTestChart(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		values map[string]any
+		errs   []string
+	}{
+		{name: "no value unknown", values: map[string]any{"port": 80, "name": "a", "size": 3, "tier": "x"}},
+		{name: "a reference", values: map[string]any{"port": "${port}", "replicas": 2}},
+		{
+			name:   "a literal the local part refuses",
+			values: map[string]any{"port": 80, "replicas": "three"},
+			errs:   []string{"at '/replicas': got string, want integer"},
+		},
+		{
+			name:   "a literal the local part refuses beside a reference",
+			values: map[string]any{"port": "${port}", "replicas": "three"},
+			errs:   []string{"at '/replicas': got string, want integer"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := render(context.Background(), renderRequest{chart: ch, values: tt.values, release: "rel", namespace: "ns",
+				revision: 1, caps: common.DefaultCapabilities, plan: true, unknown: pathsHolding(tt.values, kubernetes.HasRef)})
+			checkErr(t, err, tt.errs)
+		})
+	}
+	if n := gets.Load(); n != 0 {
+		t.Errorf("the plan fetched %d schemas", n)
 	}
 }

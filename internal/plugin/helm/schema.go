@@ -2,12 +2,11 @@ package helm
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"net/http"
+	"log/slog"
+	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -67,10 +66,11 @@ func ofDependency(unknown []valuePath, name string) []valuePath {
 // leaves out what depends on unknown values: those holding a reference or
 // read from a template not rendered yet, which are text until the run,
 // where prepare checks them all. A value known for sure that breaks the
-// schema is reported at plan time, whatever other values hold.
-func checkSchema(ctx context.Context, ch *chart.Chart, values map[string]any, unknown []valuePath) error {
+// schema is reported at plan time, whatever other values hold. The plan
+// fetches no schema a chart's schema refers to by URL (remoteSchemas).
+func checkSchema(ch *chart.Chart, values map[string]any, unknown []valuePath) error {
 	var b strings.Builder
-	if err := checkCharts(ctx, ch, values, unknown, &b); err != nil {
+	if err := checkCharts(ch, values, unknown, &b); err != nil {
 		return err
 	}
 	if b.Len() > 0 {
@@ -79,23 +79,13 @@ func checkSchema(ctx context.Context, ch *chart.Chart, values map[string]any, un
 	return nil
 }
 
-func checkCharts(ctx context.Context, ch *chart.Chart, values map[string]any, unknown []valuePath, b *strings.Builder) error {
+func checkCharts(ch *chart.Chart, values map[string]any, unknown []valuePath, b *strings.Builder) error {
 	if within(valuePath{}, unknown) {
 		return nil
 	}
 	if ch.Schema != nil {
-		sch, err := compileSchema(ctx, ch.Schema)
-		if err != nil {
-			return fmt.Errorf("%s: values schema: %w", ch.Name(), err)
-		}
-		if err := sch.Validate(values); err != nil {
-			ve, ok := err.(*jsonschema.ValidationError)
-			if !ok {
-				return fmt.Errorf("%s: %w", ch.Name(), err)
-			}
-			if ve = known(ve, unknown, false); ve != nil {
-				fmt.Fprintf(b, "%s:\n%s\n", ch.Name(), strings.TrimPrefix(ve.Error(), "jsonschema validation failed with 'file:///values.schema.json#'\n"))
-			}
+		if err := checkChart(ch, values, unknown, b); err != nil {
+			return err
 		}
 	}
 	for _, sub := range ch.Dependencies() {
@@ -110,48 +100,135 @@ func checkCharts(ctx context.Context, ch *chart.Chart, values map[string]any, un
 			}
 			continue
 		}
-		if err := checkCharts(ctx, sub, subValues, ofDependency(unknown, sub.Name()), b); err != nil {
+		if err := checkCharts(sub, subValues, ofDependency(unknown, sub.Name()), b); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// compileSchema compiles a chart's values schema as Helm does: references
-// to files, http(s) URLs and URNs (Helm's URNResolver, else any value).
-func compileSchema(ctx context.Context, data []byte) (*jsonschema.Schema, error) {
+// checkChart checks values against one chart's schema, writing to b the
+// errors that stand.
+func checkChart(ch *chart.Chart, values map[string]any, unknown []valuePath, b *strings.Builder) error {
+	sch, remote, err := compileSchema(ch.Schema)
+	if len(remote) > 0 {
+		slog.Debug("the plan does not fetch the schemas a values schema refers to by URL: prepare checks what they say",
+			"chart", ch.Name(), "urls", remote)
+	}
+	switch {
+	case err != nil && len(remote) > 0:
+		// The stand-ins may not fit where the schema uses them; Helm's
+		// own check in prepare has the real schemas.
+		slog.Debug("values schema not checked at plan time", "chart", ch.Name(), "error", err)
+		return nil
+	case err != nil:
+		return fmt.Errorf("%s: values schema: %w", ch.Name(), err)
+	}
+	if err := sch.Validate(values); err != nil {
+		ve, ok := err.(*jsonschema.ValidationError)
+		if !ok {
+			return fmt.Errorf("%s: %w", ch.Name(), err)
+		}
+		if ve = (lenience{unknown: unknown, standIns: len(remote) > 0}).known(ve, false); ve != nil {
+			fmt.Fprintf(b, "%s:\n%s\n", ch.Name(), strings.TrimPrefix(ve.Error(), "jsonschema validation failed with 'file:///values.schema.json#'\n"))
+		}
+	}
+	return nil
+}
+
+// compileSchema compiles a chart's values schema as Helm does, with
+// references to files and URNs (Helm's URNResolver, else any value), but
+// fetches no schema it refers to by http(s) URL: a stand-in that any value
+// meets takes its place (remoteSchemas), and remote lists the URLs.
+func compileSchema(data []byte) (sch *jsonschema.Schema, remote []string, err error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	web := webSchemas{ctx: ctx}
+	web := &remoteSchemas{standIn: standIn(doc)}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(jsonschema.SchemeURLLoader{"file": jsonschema.FileLoader{}, "http": web, "https": web, "urn": urnSchemas{}})
 	if err := c.AddResource("file:///values.schema.json", doc); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c.Compile("file:///values.schema.json")
+	sch, err = c.Compile("file:///values.schema.json")
+	return sch, web.urls, err
 }
 
-// webSchemas loads the schemas a chart's schema refers to by URL.
-type webSchemas struct{ ctx context.Context }
+// remoteSchemas stands in for the schemas a chart's schema refers to by
+// URL: a plan runs with what is on the machine, and one that waits on a
+// web server, or fails without one, is no plan. Helm fetches them when it
+// checks the values, in prepare.
+type remoteSchemas struct {
+	standIn any
+	urls    []string
+}
 
-func (l webSchemas) Load(url string) (any, error) {
-	ctx, cancel := context.WithTimeout(l.ctx, 15*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
-	if err != nil {
-		return nil, err
+func (l *remoteSchemas) Load(u string) (any, error) {
+	l.urls = append(l.urls, u)
+	return l.standIn, nil
+}
+
+// standIn is a document that has, at every JSON pointer a reference in doc
+// names (#/definitions/x), a schema any value meets, and every plain-name
+// anchor (#x) a reference names: it stands in for any schema doc refers
+// to.
+func standIn(doc any) map[string]any {
+	out := map[string]any{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["$ref"].(string); ok {
+				addStandIn(out, ref)
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
+	walk(doc)
+	return out
+}
+
+// addStandIn adds to a stand-in document what a reference's fragment
+// names.
+func addStandIn(doc map[string]any, ref string) {
+	u, err := url.Parse(ref)
+	if err != nil || u.Fragment == "" {
+		return
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	if !strings.HasPrefix(u.Fragment, "/") {
+		defs, _ := doc["$defs"].(map[string]any)
+		if defs == nil {
+			defs = map[string]any{}
+			doc["$defs"] = defs
+		}
+		defs[u.Fragment] = map[string]any{"$anchor": u.Fragment}
+		return
 	}
-	return jsonschema.UnmarshalJSON(resp.Body)
+	unescape := strings.NewReplacer("~1", "/", "~0", "~")
+	at := doc
+	tokens := strings.Split(u.Fragment[1:], "/")
+	for i, tok := range tokens {
+		tok = unescape.Replace(tok)
+		if i == len(tokens)-1 {
+			if _, ok := at[tok]; !ok {
+				at[tok] = true
+			}
+			return
+		}
+		next, ok := at[tok].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			at[tok] = next
+		}
+		at = next
+	}
 }
 
 // urnSchemas resolves urn: references as Helm does: through its
@@ -165,30 +242,42 @@ func (urnSchemas) Load(urn string) (any, error) {
 	return true, nil
 }
 
-// known is what of a schema error stands whatever the unknown values turn
-// out to be: nil when nothing does. An error about an unknown value or a
-// value below one goes; so does one about a value above unknown ones that
-// their content could change (enum, const, not, a oneOf that matched
-// twice...), but not one about its shape (type, required, additional
-// properties, sizes). anyOf and oneOf fail only if no alternative can
-// pass: when an alternative's errors all go, the error goes. conditional
-// is set below a then or else: the if chose it, perhaps on unknown values,
-// so its errors go when any value is unknown.
-func known(e *jsonschema.ValidationError, unknown []valuePath, conditional bool) *jsonschema.ValidationError {
+// lenience is what the plan does not know of a chart's values and schema:
+// the unknown values, and whether stand-ins took the place of remote
+// schemas (remoteSchemas).
+type lenience struct {
+	unknown  []valuePath
+	standIns bool
+}
+
+// known is what of a schema error stands whatever the unknown values (and
+// remote schemas) turn out to be: nil when nothing does. An error about an
+// unknown value or a value below one goes; so does one about a value above
+// unknown ones that their content could change (enum, const, not, a oneOf
+// that matched twice...), but not one about its shape (type, required,
+// additional properties, sizes). anyOf and oneOf fail only if no
+// alternative can pass: when an alternative's errors all go, the error
+// goes. conditional is set below a then or else: the if chose it, perhaps
+// on unknown values, so its errors go when any value is unknown. A
+// stand-in meets any value where the real schema may not: the errors it
+// can bring about (not, a oneOf that matched twice, maxContains, a then or
+// else its if chose) go.
+func (l lenience) known(e *jsonschema.ValidationError, conditional bool) *jsonschema.ValidationError {
 	at := valuePath(e.InstanceLocation)
-	if within(at, unknown) {
+	if within(at, l.unknown) {
 		return nil
 	}
 	conditional = conditional || underCondition(e.SchemaURL)
 	if len(e.Causes) == 0 {
-		if conditional && len(unknown) > 0 || !shapeOnly(e.ErrorKind) && above(at, unknown) {
+		if conditional && (len(l.unknown) > 0 || l.standIns) || l.standIns && byStandIn(e.ErrorKind) ||
+			!shapeOnly(e.ErrorKind) && above(at, l.unknown) {
 			return nil
 		}
 		return e
 	}
 	var causes []*jsonschema.ValidationError
 	for _, c := range e.Causes {
-		k := known(c, unknown, conditional)
+		k := l.known(c, conditional)
 		switch e.ErrorKind.(type) {
 		case *kind.AnyOf, *kind.OneOf:
 			if k == nil {
@@ -205,6 +294,16 @@ func known(e *jsonschema.ValidationError, unknown []valuePath, conditional bool)
 	out := *e
 	out.Causes = causes
 	return &out
+}
+
+// byStandIn reports whether an error of the kind may come of a subschema
+// that any value meets.
+func byStandIn(k jsonschema.ErrorKind) bool {
+	switch k.(type) {
+	case *kind.Not, *kind.OneOf, *kind.MaxContains:
+		return true
+	}
+	return false
 }
 
 // above reports whether an unknown value is below p.
