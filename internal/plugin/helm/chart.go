@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -40,10 +41,11 @@ func (r chartRef) String() string {
 // locate finds a chart on this machine, in the order the Hub's helm
 // extension looks: the path itself, the component's charts/ folder (a
 // folder or <name>-<version>.tgz), its .charts/ folder (where the Hub
-// unpacks what it fetched), and Helm's repository cache, which helm repo
-// add, helm repo update and helm pull fill. gantry does not download
-// charts: a deploy runs with what is on the machine, so that a plan shows
-// what will be deployed.
+// unpacks what it fetched), and Helm's caches: the indexes helm repo add
+// and helm repo update cache, and the packages helm install, upgrade,
+// template and show keep (fromCache). gantry does not download charts: a
+// deploy runs with what is on the machine, so that a plan shows what will
+// be deployed; the error says how to fetch it.
 func locate(dir string, r chartRef) (string, error) {
 	base := filepath.Base(r.Name)
 	candidates := []string{filepath.Join(dir, filepath.FromSlash(r.Name))}
@@ -59,24 +61,88 @@ func locate(dir string, r chartRef) (string, error) {
 		}
 	}
 	cache := repositoryCache()
-	p, err := fromCache(cache, r)
+	found, err := fromCache(cache, r)
 	if err != nil {
-		return "", fmt.Errorf("chart %s is not on this machine (looked in the component folder, its charts/ and .charts/, and Helm's repository cache %s): %w; fetch it first (helm repo add and helm pull, or put it in charts/) — gantry does not download charts", r, cache, err)
+		return "", fmt.Errorf("chart %s is not on this machine (looked in the component folder, its charts/ and .charts/, and Helm's caches %s and %s): %w; fetch it into the component's charts/: in the component folder, %s — gantry does not download charts",
+			r, cache, contentCache(), err, pullCommand(r, found))
 	}
-	return p, nil
+	return found.path, nil
 }
 
-// repositoryCache is Helm's repository cache: $HELM_REPOSITORY_CACHE, else
-// $XDG_CACHE_HOME/helm/repository, else ~/.cache/helm/repository.
+// pullCommand is the helm command that fetches a chart into the component
+// folder's charts/, where locate finds it whatever version it asks for.
+// found, from the cache, names the repository and version when r does
+// not.
+func pullCommand(r chartRef, found cacheEntry) string {
+	cmd := "helm pull "
+	switch {
+	case isOCI(r.Name):
+		cmd += r.Name
+	case isOCI(r.Repo):
+		cmd += strings.TrimSuffix(r.Repo, "/") + "/" + r.Name
+	case r.Repo != "":
+		cmd += r.Name + " --repo " + r.Repo
+	case strings.Contains(r.Name, "/"):
+		cmd += r.Name
+	case found.repo != "":
+		cmd += found.repo + "/" + r.Name
+	default:
+		cmd += "REPO/" + r.Name
+	}
+	switch {
+	case strings.ContainsAny(r.Version, " <>=~^*|,"):
+		cmd += " --version '" + r.Version + "'"
+	case r.Version != "":
+		cmd += " --version " + r.Version
+	case found.version != "":
+		cmd += " --version " + found.version
+	}
+	return cmd + " --untar -d charts"
+}
+
+// isOCI reports whether a chart or repository is in an OCI registry.
+func isOCI(s string) bool { return strings.HasPrefix(s, "oci://") }
+
+// repositoryCache is Helm's repository cache, where helm repo add and helm
+// repo update keep the indexes: $HELM_REPOSITORY_CACHE, else the
+// repository folder of Helm's cache ($HELM_CACHE_HOME, $XDG_CACHE_HOME/helm,
+// ~/.cache/helm), as Helm's cli.New reads them.
 func repositoryCache() string {
 	if p := os.Getenv("HELM_REPOSITORY_CACHE"); p != "" {
 		return p
 	}
-	if p := os.Getenv("XDG_CACHE_HOME"); p != "" {
-		return filepath.Join(p, "helm", "repository")
+	return helmpath.CachePath("repository")
+}
+
+// contentCache is Helm's content cache, where Helm 4 keeps the packages it
+// fetched by their SHA-256 digest: $HELM_CONTENT_CACHE, else the content
+// folder of Helm's cache, as Helm's cli.New reads them.
+func contentCache() string {
+	if p := os.Getenv("HELM_CONTENT_CACHE"); p != "" {
+		return p
 	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".cache", "helm", "repository")
+	return helmpath.CachePath("content")
+}
+
+// cachedPackage is where Helm's caches keep a package an index lists:
+// Helm 4's content cache, <xx>/<digest>.chart (downloader.DiskCache,
+// which gantry does not import: its package brings Helm's OCI and plugin
+// clients along), else, as Helm 3 kept it, the repository cache under its
+// URL's file name. "" when neither has it.
+func cachedPackage(cache string, e indexEntry) string {
+	var candidates []string
+	if d := strings.TrimPrefix(e.Digest, "sha256:"); len(d) == 64 {
+		if _, err := hex.DecodeString(d); err == nil {
+			candidates = append(candidates, filepath.Join(contentCache(), d[:2], d+".chart"))
+		}
+	}
+	candidates = append(candidates, filepath.Join(cache, path.Base(e.URLs[0])))
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+			return c
+		}
+	}
+	return ""
 }
 
 // repositoriesFile is Helm's list of repositories (helm repo add):
@@ -91,10 +157,22 @@ func repositoriesFile() string {
 
 // index is what gantry reads of a repository's index.yaml.
 type index struct {
-	Entries map[string][]struct {
-		Version string   `json:"version"`
-		URLs    []string `json:"urls"`
-	} `json:"entries"`
+	Entries map[string][]indexEntry `json:"entries"`
+}
+
+// indexEntry is a chart version an index lists.
+type indexEntry struct {
+	Version string   `json:"version"`
+	URLs    []string `json:"urls"`
+	// Digest is the package's SHA-256, its key in Helm's content cache.
+	Digest string `json:"digest"`
+}
+
+// cacheEntry is what the cache told of a chart: its package (path, ""
+// when the cache does not have it), the version the indexes chose and the
+// name of the index that lists it.
+type cacheEntry struct {
+	path, version, repo string
 }
 
 // cachedIndex is a repository's index in Helm's cache.
@@ -197,28 +275,34 @@ func inRepository(pkg, repo string) bool {
 	return i > 0 && strings.Contains(pkg, "://") && sameURL(pkg[:i], repo)
 }
 
-// fromCache finds a chart's package in Helm's repository cache through the
-// cached indexes (<repo>-index.yaml, indexesFor): the version asked for (a
-// version or a range like ~1.2), else the highest.
-func fromCache(cache string, r chartRef) (string, error) {
+// fromCache finds a chart's package in Helm's caches through the cached
+// indexes (<repo>-index.yaml, indexesFor): the version asked for (a
+// version or a range like ~1.2), else the highest. An OCI registry has no
+// index, so its charts are never found there. On an error, the entry says
+// what the indexes chose, if anything.
+func fromCache(cache string, r chartRef) (cacheEntry, error) {
+	if isOCI(r.Name) || isOCI(r.Repo) {
+		return cacheEntry{}, errors.New("an OCI registry has no index for Helm to cache, so gantry finds its charts only in the component folder")
+	}
 	_, name, hasRepo := strings.Cut(r.Name, "/")
 	if !hasRepo {
 		name = r.Name
 	}
 	indexes, err := indexesFor(cache, r)
 	if err != nil {
-		return "", err
+		return cacheEntry{}, err
 	}
 	var want *semver.Constraints
 	if r.Version != "" {
 		c, err := semver.NewConstraint(r.Version)
 		if err != nil {
-			return "", fmt.Errorf("version %q is not a version or a range: %v", r.Version, err)
+			return cacheEntry{}, fmt.Errorf("version %q is not a version or a range: %v", r.Version, err)
 		}
 		want = c
 	}
 	var best *semver.Version
-	var bestFile string
+	var bestEntry indexEntry
+	var bestRepo string
 	// repoFound: an index of the repository asked for is in the cache.
 	repoFound := r.Repo == ""
 	for _, ix := range indexes {
@@ -239,21 +323,22 @@ func fromCache(cache string, r chartRef) (string, error) {
 				want != nil && !want.Check(v) || best != nil && !v.GreaterThan(best) {
 				continue
 			}
-			best, bestFile = v, filepath.Join(cache, filepath.Base(e.URLs[0]))
+			best, bestEntry, bestRepo = v, e, ix.repo
 		}
 	}
 	switch {
 	case !repoFound:
-		return "", fmt.Errorf("no cached index is of the repository %s (Helm's list of repositories %s names none with that URL, and no cached index's charts are there); helm repo add NAME %s and helm repo update cache its index", r.Repo, repositoriesFile(), r.Repo)
+		return cacheEntry{}, fmt.Errorf("no cached index is of the repository %s (Helm's list of repositories %s names none with that URL, and no cached index's charts are there; helm repo add NAME %s and helm repo update cache its index)", r.Repo, repositoriesFile(), r.Repo)
 	case best == nil && r.Repo != "":
-		return "", fmt.Errorf("no cached index of the repository %s lists it", r.Repo)
+		return cacheEntry{}, fmt.Errorf("no cached index of the repository %s lists it", r.Repo)
 	case best == nil:
-		return "", errors.New("no cached index lists it")
+		return cacheEntry{}, errors.New("no cached index lists it")
 	}
-	if _, err := os.Stat(bestFile); err != nil {
-		return "", fmt.Errorf("the index lists version %s but its package %s is not in the cache", best, filepath.Base(bestFile))
+	found := cacheEntry{path: cachedPackage(cache, bestEntry), version: bestEntry.Version, repo: bestRepo}
+	if found.path == "" {
+		return found, fmt.Errorf("the index %s lists version %s, but Helm's caches do not have its package (helm pull does not put it there)", bestRepo, bestEntry.Version)
 	}
-	return bestFile, nil
+	return found, nil
 }
 
 // ofRepository reports whether an index lists a package in the repository

@@ -1,8 +1,11 @@
 package helm
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -125,6 +128,7 @@ func TestLocateInComponentFolder(t *testing.T) {
 func TestLocateInRepositoryCache(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("HELM_REPOSITORY_CACHE", cache)
+	t.Setenv("HELM_CONTENT_CACHE", t.TempDir())
 	// No list of repositories: only the indexes' URLs say which is which.
 	t.Setenv("HELM_REPOSITORY_CONFIG", filepath.Join(t.TempDir(), "repositories.yaml"))
 	writeIndex(t, cache, "stable", "https://charts.example.com/stable/", map[string][]string{
@@ -184,7 +188,23 @@ func TestLocateInRepositoryCache(t *testing.T) {
 		{
 			name: "index lists it, package missing",
 			ref:  chartRef{Name: "ghost"},
-			errs: []string{"the index lists version 1.0.0 but its package ghost-1.0.0.tgz is not in the cache", "gantry does not download charts", "helm pull"},
+			errs: []string{"the index extra lists version 1.0.0, but Helm's caches do not have its package", "gantry does not download charts",
+				"in the component folder, helm pull extra/ghost --version 1.0.0 --untar -d charts"},
+		},
+		{
+			name: "a range in the advice",
+			ref:  chartRef{Name: "stable/nope", Version: ">=1.0 <2"},
+			errs: []string{"helm pull stable/nope --version '>=1.0 <2' --untar -d charts"},
+		},
+		{
+			name: "OCI chart",
+			ref:  chartRef{Name: "oci://registry.example.com/charts/web", Version: "1.0.0"},
+			errs: []string{"an OCI registry has no index", "helm pull oci://registry.example.com/charts/web --version 1.0.0 --untar -d charts"},
+		},
+		{
+			name: "OCI repository",
+			ref:  chartRef{Name: "web", Repo: "oci://registry.example.com/charts/"},
+			errs: []string{"an OCI registry has no index", "helm pull oci://registry.example.com/charts/web --untar -d charts"},
 		},
 		{
 			name: "bad version",
@@ -194,7 +214,7 @@ func TestLocateInRepositoryCache(t *testing.T) {
 		{
 			name: "repo in the message",
 			ref:  chartRef{Name: "nope", Repo: "https://charts.example.com"},
-			errs: []string{"chart nope of https://charts.example.com is not on this machine"},
+			errs: []string{"chart nope of https://charts.example.com is not on this machine", "helm pull nope --repo https://charts.example.com --untar -d charts"},
 		},
 	}
 	for _, tt := range tests {
@@ -236,6 +256,7 @@ func TestLocateInRepositoryCache(t *testing.T) {
 func TestLocateInRepositoryOfURL(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("HELM_REPOSITORY_CACHE", cache)
+	t.Setenv("HELM_CONTENT_CACHE", t.TempDir())
 	config := filepath.Join(t.TempDir(), "repositories.yaml")
 	t.Setenv("HELM_REPOSITORY_CONFIG", config)
 	writeFiles(t, filepath.Dir(config), map[string]string{"repositories.yaml": `apiVersion: ""
@@ -343,23 +364,84 @@ func TestLocatePrefersComponentFolder(t *testing.T) {
 	}
 }
 
+// TestRepositoryCache: Helm's caches are where helm keeps them, as its
+// cli.New reads the environment.
 func TestRepositoryCache(t *testing.T) {
 	t.Setenv("HELM_REPOSITORY_CACHE", "/helm/cache")
+	t.Setenv("HELM_CONTENT_CACHE", "/helm/content")
+	t.Setenv("HELM_CACHE_HOME", "/helm/home")
 	t.Setenv("XDG_CACHE_HOME", "/xdg")
 	if got := repositoryCache(); got != "/helm/cache" {
 		t.Errorf("with HELM_REPOSITORY_CACHE: %s", got)
 	}
+	if got := contentCache(); got != "/helm/content" {
+		t.Errorf("with HELM_CONTENT_CACHE: %s", got)
+	}
 	t.Setenv("HELM_REPOSITORY_CACHE", "")
+	t.Setenv("HELM_CONTENT_CACHE", "")
+	if got, want := repositoryCache(), filepath.Join("/helm/home", "repository"); got != want {
+		t.Errorf("with HELM_CACHE_HOME: %s; want %s", got, want)
+	}
+	if got, want := contentCache(), filepath.Join("/helm/home", "content"); got != want {
+		t.Errorf("with HELM_CACHE_HOME: %s; want %s", got, want)
+	}
+	t.Setenv("HELM_CACHE_HOME", "")
 	if got, want := repositoryCache(), filepath.Join("/xdg", "helm", "repository"); got != want {
 		t.Errorf("with XDG_CACHE_HOME: %s; want %s", got, want)
 	}
 	t.Setenv("XDG_CACHE_HOME", "")
 	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Skip("no home folder")
+	if err != nil || runtime.GOOS != "linux" {
+		t.Skip("no home folder, or not Linux")
 	}
 	if got, want := repositoryCache(), filepath.Join(home, ".cache", "helm", "repository"); got != want {
 		t.Errorf("by default: %s; want %s", got, want)
+	}
+}
+
+// TestLocateInContentCache: Helm 4 keeps the packages it fetched (helm
+// install, upgrade, template, show) in its content cache by their digest,
+// which the index gives.
+func TestLocateInContentCache(t *testing.T) {
+	cache, content := t.TempDir(), t.TempDir()
+	t.Setenv("HELM_REPOSITORY_CACHE", cache)
+	t.Setenv("HELM_CONTENT_CACHE", content)
+	t.Setenv("HELM_REPOSITORY_CONFIG", filepath.Join(t.TempDir(), "repositories.yaml"))
+	pkg := packageChart(t, t.TempDir(), "web", "0.2.0")
+	data, err := os.ReadFile(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
+	writeFiles(t, cache, map[string]string{"stable-index.yaml": `apiVersion: v1
+entries:
+  web:
+  - name: web
+    version: 0.2.0
+    digest: ` + digest + `
+    urls: [https://charts.example.com/web-0.2.0.tgz]
+  - name: web
+    version: 0.1.0
+    digest: sha256:` + strings.Repeat("ab", 32) + `
+    urls: [https://charts.example.com/web-0.1.0.tgz]
+`})
+	stored := filepath.Join(content, digest[:2], digest+".chart")
+	writeFiles(t, filepath.Dir(stored), map[string]string{filepath.Base(stored): string(data)})
+	dir := t.TempDir()
+	got, err := locate(dir, chartRef{Name: "web", Repo: "https://charts.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != stored {
+		t.Errorf("locate = %s; want %s", got, stored)
+	}
+	if _, err := loadChart(got); err != nil {
+		t.Error(err)
+	}
+	_, err = locate(dir, chartRef{Name: "stable/web", Version: "0.1.0"})
+	if err == nil || !strings.Contains(err.Error(), "the index stable lists version 0.1.0, but Helm's caches do not have its package") {
+		t.Errorf("a package no cache has: %v", err)
 	}
 }
 
