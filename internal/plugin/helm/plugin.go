@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -106,10 +108,14 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 	}
 	// Read even when the chart is not known yet: a values file the run
 	// will not find is an error now.
-	vals, unknown, err := readValues(req.Dir, valuesFiles(req.Dir, cfg, in.chartHere), newPlanView(req.Dir, req.Templates))
+	read, err := readValues(req.Dir, valuesFiles(req.Dir, cfg, in.chartHere), cfg.Values == nil, newPlanView(req.Dir, req.Templates))
 	if err != nil {
 		return out, err
 	}
+	for _, w := range read.skipped {
+		warnOnce(req.Component, w)
+	}
+	vals, unknown := read.values, read.unknown
 	if in.deferred != "" {
 		out.Deferred = in.deferred
 		return out, nil
@@ -136,6 +142,17 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 	}
 	out.Documents = r.docs
 	return out, nil
+}
+
+// warned are the plan's warnings given, by component: the plan plans
+// each action of an instance, some more than once, and says each once.
+var warned sync.Map
+
+// warnOnce gives a warning of the plan for a component, once.
+func warnOnce(component, msg string) {
+	if _, dup := warned.LoadOrStore(component+"\x00"+msg, true); !dup {
+		slog.Warn(msg, "component", component)
+	}
 }
 
 // installedByHelm reports whether the cluster has a deployed release of the
@@ -248,10 +265,14 @@ func renderRun(ctx context.Context, c *plugin.Call, cl *kubernetes.Cluster, in i
 	if err != nil {
 		return nil, nil, err
 	}
-	vals, _, err := readValues(c.Dir, valuesFiles(c.Dir, in.cfg, in.chartHere), nil)
+	read, err := readValues(c.Dir, valuesFiles(c.Dir, in.cfg, in.chartHere), in.cfg.Values == nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, w := range read.skipped {
+		fmt.Fprintf(c.Stdout, "warning: %s\n", w)
+	}
+	vals := read.values
 	// The runner expanded the entry's config, set included.
 	vals = mergeValues(vals, in.cfg.Set)
 	caps, err := capabilities(cl.Discovery())

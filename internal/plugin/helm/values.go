@@ -83,6 +83,16 @@ func newPlanView(dir string, t *manifest.Templates) *planView {
 	return v
 }
 
+// valuesRead is what readValues read.
+type valuesRead struct {
+	// values are the files' values merged.
+	values map[string]any
+	// unknown are the paths of the values the plan does not know yet.
+	unknown []valuePath
+	// skipped are warnings, one for each file left out.
+	skipped []string
+}
+
 // readValues merges values files in order (later ones win, as helm -f
 // does). At run time (plan nil) each file is read as it is: the
 // component's templates were rendered next to themselves. At plan time a
@@ -91,9 +101,12 @@ func newPlanView(dir string, t *manifest.Templates) *planView {
 // holding a mustache or Go template's tags, or all values when a template
 // is no YAML before rendering (a curly template's references are found in
 // the merged values). A file that is missing while a template of it is
-// there that nothing renders is an error that says how to declare it.
-func readValues(dir string, files []string, plan *planView) (out map[string]any, unknown []valuePath, err error) {
-	out = map[string]any{}
+// there that nothing renders is an error that says how to declare it —
+// but in the Hub's list (hub: the config names no values files), which
+// lists a values-*.yaml for each template, it is left out with a warning,
+// as the Hub's helm extension skips a values file that is not there.
+func readValues(dir string, files []string, hub bool, plan *planView) (valuesRead, error) {
+	out := valuesRead{values: map[string]any{}}
 	var errs []string
 	for _, f := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f))
@@ -104,47 +117,61 @@ func readValues(dir string, files []string, plan *planView) (out map[string]any,
 			}
 		}
 		data, err := inputfile.Read(src, inputfile.MaxManifest)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("values file %s: %s%s", f, inputfile.Problem(err), notRendered(p, f, err)))
+		tpl := ""
+		if errors.Is(err, fs.ErrNotExist) {
+			tpl = undeclaredTemplate(p)
+		}
+		switch {
+		case tpl != "" && hub:
+			out.skipped = append(out.skipped, fmt.Sprintf("values file %s skipped: %s%s is not rendered: declare it in templates: to use it", f, f, tpl))
+			continue
+		case tpl != "":
+			errs = append(errs, fmt.Sprintf("values file %s: %s; %s", f, inputfile.Problem(err), howToDeclare(f, tpl)))
+			continue
+		case err != nil:
+			errs = append(errs, fmt.Sprintf("values file %s: %s", f, inputfile.Problem(err)))
 			continue
 		}
 		m, err := loader.LoadValues(strings.NewReader(string(data)))
 		switch {
 		case err != nil && kind != "":
-			unknown = append(unknown, valuePath{})
+			out.unknown = append(out.unknown, valuePath{})
 		case err != nil:
 			errs = append(errs, fmt.Sprintf("values file %s: %v", f, err))
 		default:
 			if kind == component.TemplateMustache || kind == component.TemplateGo {
-				unknown = append(unknown, pathsHolding(m, holdsTag)...)
+				out.unknown = append(out.unknown, pathsHolding(m, holdsTag)...)
 			}
-			out = loader.MergeMaps(out, m)
+			out.values = loader.MergeMaps(out.values, m)
 		}
 	}
 	if len(errs) > 0 {
-		return nil, nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+		return valuesRead{}, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
-	return out, unknown, nil
+	return out, nil
 }
 
-// notRendered says, for a values file that is not there (err), why a
-// template of it next to it did not make it: the component's templates:
-// does not declare it, so nothing renders it (the Hub renders only the
-// templates a component declares). "" when there is no such template.
-func notRendered(p, f string, err error) string {
-	if !errors.Is(err, fs.ErrNotExist) {
-		return ""
-	}
+// undeclaredTemplate is the suffix of the template of a values file that
+// is not there (p): nothing rendered it, so the component's templates:
+// does not declare it (the Hub renders only the templates a component
+// declares). "" when there is no such template.
+func undeclaredTemplate(p string) string {
 	for _, s := range templateSuffixes {
 		if fi, err := os.Stat(p + s); err == nil && fi.Mode().IsRegular() {
-			kind := ""
-			if s == component.TemplateSuffix {
-				kind = ", with kind: mustache for a mustache template"
-			}
-			return fmt.Sprintf("; %s%s is not rendered, since the component's templates: does not declare it: declare it in the component's manifest, as templates: {files: [%s%s]}%s", f, s, f, s, kind)
+			return s
 		}
 	}
 	return ""
+}
+
+// howToDeclare says why a values file's template (suffix s) did not make
+// it, and how to declare it.
+func howToDeclare(f, s string) string {
+	kind := ""
+	if s == component.TemplateSuffix {
+		kind = ", with kind: mustache for a mustache template"
+	}
+	return fmt.Sprintf("%s%s is not rendered, since the component's templates: does not declare it: declare it in the component's manifest, as templates: {files: [%s%s]}%s", f, s, f, s, kind)
 }
 
 // holdsTag reports whether a mustache or Go template's text holds a tag.

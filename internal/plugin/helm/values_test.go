@@ -106,12 +106,16 @@ func TestReadValues(t *testing.T) {
 		name  string
 		files map[string]string
 		list  []string
-		plan  bool
+		// hub: the list is the Hub's (the config names no values files).
+		hub  bool
+		plan bool
 		// templates the component declares (plan).
 		templates *manifest.Templates
 		want      map[string]any
 		// unknown are the paths the plan does not know yet.
 		unknown []valuePath
+		// skipped are the warnings of the files left out.
+		skipped []string
 		// errs, when given, are substrings of the error wanted instead.
 		errs []string
 	}{
@@ -217,6 +221,37 @@ func TestReadValues(t *testing.T) {
 				"templates: {files: [values.yaml.template]}, with kind: mustache for a mustache template"},
 		},
 		{
+			name: "plan: the Hub's list skips a file whose template is not declared",
+			files: map[string]string{"values.yaml.template": "replicas: ${replicas}\n", "values-extra.yaml.template": "a: 1\n",
+				"values-prod.yaml.gotemplate": "b: 2\n"},
+			list:      []string{"values.yaml", "values-extra.yaml", "values-prod.yaml"},
+			hub:       true,
+			plan:      true,
+			templates: &manifest.Templates{Files: []string{"values.yaml.template"}},
+			want:      map[string]any{"replicas": "${replicas}"},
+			skipped: []string{
+				"values file values-extra.yaml skipped: values-extra.yaml.template is not rendered: declare it in templates: to use it",
+				"values file values-prod.yaml skipped: values-prod.yaml.gotemplate is not rendered: declare it in templates: to use it",
+			},
+		},
+		{
+			name:  "run: the Hub's list skips a file whose template was not rendered",
+			files: map[string]string{"values.yaml": "replicas: 2\n", "values-extra.yaml.template": "a: 1\n"},
+			list:  []string{"values.yaml", "values-extra.yaml"},
+			hub:   true,
+			want:  map[string]any{"replicas": float64(2)},
+			skipped: []string{
+				"values file values-extra.yaml skipped: values-extra.yaml.template is not rendered: declare it in templates: to use it",
+			},
+		},
+		{
+			name:  "the Hub's list: a missing file with no template is an error",
+			files: map[string]string{"values.yaml": "a: 1\n"},
+			list:  []string{"values.yaml", "values-gone.yaml"},
+			hub:   true,
+			errs:  []string{"values file values-gone.yaml: not found"},
+		},
+		{
 			name:      "plan: a .gotemplate not declared (another one is)",
 			files:     map[string]string{"values-prod.yaml.gotemplate": "a: 1\n", "x.template": ""},
 			list:      []string{"values-prod.yaml"},
@@ -291,10 +326,10 @@ func TestReadValues(t *testing.T) {
 			if tt.plan {
 				plan = newPlanView(dir, tt.templates)
 			}
-			got, unknown, err := readValues(dir, tt.list, plan)
+			got, err := readValues(dir, tt.list, tt.hub, plan)
 			if len(tt.errs) > 0 {
 				if err == nil {
-					t.Fatalf("readValues = %v; want an error", got)
+					t.Fatalf("readValues = %v; want an error", got.values)
 				}
 				for _, s := range tt.errs {
 					if !strings.Contains(err.Error(), s) {
@@ -306,11 +341,14 @@ func TestReadValues(t *testing.T) {
 			if err != nil {
 				t.Fatalf("readValues: %v", err)
 			}
-			if d := cmp.Diff(tt.want, got); d != "" {
+			if d := cmp.Diff(tt.want, got.values); d != "" {
 				t.Errorf("readValues (-want +got):\n%s", d)
 			}
-			if d := cmp.Diff(tt.unknown, unknown); d != "" {
+			if d := cmp.Diff(tt.unknown, got.unknown); d != "" {
 				t.Errorf("unknown (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.skipped, got.skipped); d != "" {
+				t.Errorf("skipped (-want +got):\n%s", d)
 			}
 		})
 	}
