@@ -60,9 +60,9 @@ func resolve(dir, component string, cfg config, env []string, run bool) (instanc
 	default:
 		in.deferred = "the chart is named by the component's HELM_CHART"
 	}
-	if in.ref.Version == "" {
-		in.ref.Version = get("HELM_CHART_VERSION")
-	}
+	// HELM_REPO and HELM_CHART_VERSION go with HELM_CHART only: a chart
+	// the config names is the config's (version:, repo:), which the plan
+	// reads as the run does, so that both find the same chart.
 	if cfg.Chart == "." {
 		in.chartHere = true
 	}
