@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"helm.sh/helm/v4/pkg/chart/common"
+	cutil "helm.sh/helm/v4/pkg/chart/common/util"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	rspb "helm.sh/helm/v4/pkg/release/v1"
 
@@ -518,4 +519,22 @@ func TestRenderSchemaRemoteRefs(t *testing.T) {
 	if n := gets.Load(); n != 0 {
 		t.Errorf("the plan fetched %d schemas", n)
 	}
+}
+
+// TestRenderSchemaPanic: a panic while the plan checks the values schema
+// (here in a URN resolver, which Helm's SDK lets a program set) is an
+// error of the chart, as in Helm's own check, not a crash of gantry.
+func TestRenderSchemaPanic(t *testing.T) {
+	saved := cutil.URNResolver
+	t.Cleanup(func() { cutil.URNResolver = saved })
+	cutil.URNResolver = func(string) (any, error) { panic("resolver broke") }
+	files := chartFiles("web", "1.0.0")
+	files["values.schema.json"] = `{"properties": {"port": {"$ref": "urn:example:port"}}}`
+	ch, err := loader.Load(loadTestChart(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = render(context.Background(), renderRequest{chart: ch, values: map[string]any{"port": 80}, release: "rel", namespace: "ns",
+		revision: 1, caps: common.DefaultCapabilities, plan: true})
+	checkErr(t, err, []string{"chart web", "unable to validate schema: resolver broke"})
 }

@@ -108,8 +108,14 @@ func checkCharts(ch *chart.Chart, values map[string]any, unknown []valuePath, b 
 }
 
 // checkChart checks values against one chart's schema, writing to b the
-// errors that stand.
-func checkChart(ch *chart.Chart, values map[string]any, unknown []valuePath, b *strings.Builder) error {
+// errors that stand. A panic of the schema library is an error, as in
+// Helm's own check (cutil.ValidateAgainstSingleSchema).
+func checkChart(ch *chart.Chart, values map[string]any, unknown []valuePath, b *strings.Builder) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: unable to validate schema: %v", ch.Name(), r)
+		}
+	}()
 	sch, remote, err := compileSchema(ch.Schema)
 	if len(remote) > 0 {
 		slog.Debug("the plan does not fetch the schemas a values schema refers to by URL: prepare checks what they say",
