@@ -225,7 +225,8 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 		return nil, err
 	}
 	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout,
-		HelmRelease: &kubernetes.HelmRelease{Name: in.release, Namespace: cl.Namespace(), Hooks: hooksOf(rec.hist)}}
+		HelmRelease: &kubernetes.HelmRelease{Name: in.release, Namespace: cl.Namespace(), Hooks: hooksOf(rec.hist),
+			TemplateCRDs: templateCRDs(hist)}}
 	out.Record = rec
 	out.Upgrade = kubernetes.Upgrading(c.Recorded) || deployedIn(rec.hist)
 	out.Finish = "record helm release " + in.release

@@ -11,10 +11,12 @@ import (
 
 	rcommon "helm.sh/helm/v4/pkg/release/common"
 	rspb "helm.sh/helm/v4/pkg/release/v1"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"helm.sh/helm/v4/pkg/storage"
 	"helm.sh/helm/v4/pkg/storage/driver"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 )
 
 // releases is Helm's storage of a namespace's releases: Secrets of type
@@ -170,4 +172,44 @@ func lastOf(hist []*rspb.Release) *rspb.Release {
 		return nil
 	}
 	return hist[len(hist)-1]
+}
+
+// manifestObject is an object of a revision's manifest, as far as gantry
+// reads it: which object it is.
+type manifestObject struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// manifestObjects are the objects of a revision's manifest (its chart's
+// templates/, hooks and crds/ left out, as helm stores it); documents
+// that do not read as an object are skipped.
+func manifestObjects(rel *rspb.Release) []manifestObject {
+	var out []manifestObject
+	for _, doc := range releaseutil.SplitManifests(rel.Manifest) {
+		var o manifestObject
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil || o.Kind == "" || o.Metadata.Name == "" {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// templateCRDs are the names of the CRDs the revisions' manifests hold
+// (kubernetes.HelmRelease.TemplateCRDs).
+func templateCRDs(hist []*rspb.Release) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range hist {
+		for _, o := range manifestObjects(r) {
+			if o.Kind == "CustomResourceDefinition" && strings.HasPrefix(o.APIVersion, "apiextensions.k8s.io/") {
+				out[o.Metadata.Name] = true
+			}
+		}
+	}
+	return out
 }

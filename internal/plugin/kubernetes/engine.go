@@ -114,7 +114,7 @@ func (e engine) Stages(req plugin.StagesRequest) ([]plugin.Stage, error) {
 		}
 		return out, nil
 	}
-	sts, count := stagesOf(req.Action, p, req.Recorded)
+	sts, count := stagesOf(req.Action, p, recordedResources(req.Recorded))
 	what := p.what
 	if what == "" {
 		what = "the manifests"
@@ -191,11 +191,12 @@ func pruneLabel(stale []state.Resource) (string, []string) {
 }
 
 // stagesOf lists the stages of an action after prepare, and how many
-// objects the action deploys.
-func stagesOf(action string, p *planned, rec *state.PluginInstance) ([]stage, int) {
+// objects the action deploys; recorded is what the state records the
+// instance created (what a delete deletes).
+func stagesOf(action string, p *planned, recorded []state.Resource) ([]stage, int) {
 	var sts []stage
 	if action == plugin.ActionDelete {
-		sts = deleteStages(p.objs, recordedResources(rec))
+		sts = deleteStages(p.objs, recorded)
 	} else {
 		sts = deployStages(p.objs, p.upgrade)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -133,7 +134,15 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	}
 	r.objects = objs
 	r.id = identity{stack: stack, component: component, helm: in.helm}
-	sts, _ := stagesOf(c.Action, &in.planned, c.Recorded)
+	// A delete leaves some recorded CRDs in place (leftCRDs): its stages
+	// are those of the rest.
+	recorded := recordedResources(c.Recorded)
+	var left map[string]string
+	if c.Action == plugin.ActionDelete {
+		left = leftCRDs(objs, recorded, in.helm)
+		recorded = slices.DeleteFunc(slices.Clone(recorded), func(res state.Resource) bool { return left[resourceKey(res)] != "" })
+	}
+	sts, _ := stagesOf(c.Action, &in.planned, recorded)
 	if err := checkPlanned(c.Stages, sts); err != nil {
 		return nil, err
 	}
@@ -146,7 +155,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		if err := r.claimHooks(ctx); err != nil {
 			return nil, err
 		}
-		if err := r.leaveCRDs(objs); err != nil {
+		if err := r.leaveCRDs(objs, left); err != nil {
 			return nil, err
 		}
 		r.logf("%s to delete from %s", objectCount(len(r.inventory)), r.cl.server)
@@ -198,25 +207,30 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 }
 
 // leaveCRDs says, for an undeploy, that a chart's crds/ CRDs stay in the
-// cluster, and forgets those a gantry before helm's rule for them recorded
-// (deleteStages leaves them out).
-func (r *release) leaveCRDs(objs []*object) error {
-	forgot := false
+// cluster, and that the recorded CRDs left (leftCRDs: a gantry before
+// helm's rule for crds/ recorded them) do, and forgets those.
+func (r *release) leaveCRDs(objs []*object, left map[string]string) error {
 	for _, o := range objs {
-		if !o.createOnly {
-			continue
+		if o.createOnly && left[resourceKey(resourceOf(o))] == "" {
+			r.logf("%s left in place: %s", display(o.u), crdsDirReason)
 		}
-		r.logf("%s left in place: it comes from the chart's crds/, which helm never deletes (deleting a CRD deletes every object of its kind, in every namespace)", display(o.u))
-		k := resourceKey(resourceOf(o))
-		if _, ok := r.inventory[k]; ok {
+	}
+	return r.forgetLeft(left)
+}
+
+// forgetLeft forgets the recorded resources left in place (by
+// resourceKey, with why), each with a line saying why.
+func (r *release) forgetLeft(left map[string]string) error {
+	if len(left) == 0 {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(left)) {
+		if res, ok := r.inventory[k]; ok {
+			r.logf("%s left in place: %s", strings.ToLower(res.Kind)+"/"+res.Name, left[k])
 			delete(r.inventory, k)
-			forgot = true
 		}
 	}
-	if forgot {
-		return r.record()
-	}
-	return nil
+	return r.record()
 }
 
 // begin tells the source's record that the action starts.
@@ -893,6 +907,13 @@ func (r *release) prune(ctx context.Context) error {
 			delete(r.inventory, resourceKey(res))
 		}
 	}
+	// A Helm release's CRD that no revision shows a template made is
+	// left: an older gantry recorded its chart's crds/ (leftCRDs).
+	left := leftCRDs(nil, stale, r.id.helm)
+	if err := r.forgetLeft(left); err != nil {
+		return err
+	}
+	stale = slices.DeleteFunc(stale, func(res state.Resource) bool { return left[resourceKey(res)] != "" })
 	var objs []*object
 	for _, st := range deleteStages(nil, stale) {
 		objs = append(objs, st.Objects...)

@@ -294,12 +294,18 @@ func deleteStages(objs []*object, recorded []state.Resource) []stage {
 	return out
 }
 
-// createOnlyKeys are the resource keys of a chart's crds/ CRDs among objs
-// (cluster-scoped: a namespace written in one is ignored, as when placed).
+// createOnlyKeys are the resource keys of a chart's crds/ CRDs among objs.
 func createOnlyKeys(objs []*object) map[string]bool {
+	return crdKeys(objs, true)
+}
+
+// crdKeys are the resource keys of the CRDs among objs that come from a
+// chart's crds/ (createOnly), or those that do not (cluster-scoped: a
+// namespace written in one is ignored, as when placed).
+func crdKeys(objs []*object, createOnly bool) map[string]bool {
 	out := map[string]bool{}
 	for _, o := range objs {
-		if o.createOnly {
+		if o.crd && o.createOnly == createOnly {
 			res := resourceOf(o)
 			res.Namespace = ""
 			out[resourceKey(res)] = true
@@ -307,6 +313,37 @@ func createOnlyKeys(objs []*object) map[string]bool {
 	}
 	return out
 }
+
+// leftCRDs are the recorded CRDs that an undeploy or a prune leaves in
+// place and forgets, by resourceKey, with why. They are a chart's crds/
+// CRDs among objs, which a gantry before helm's rule for them recorded;
+// and, for a Helm release (helm not nil), every recorded CRD that neither
+// the chart as rendered now (objs; none when it cannot be rendered) nor a
+// revision of the release in Helm's storage (HelmRelease.TemplateCRDs)
+// shows to come from the chart's templates/: an older gantry recorded the
+// crds/ ones too, and a chart may since have moved one out of crds/ (to a
+// chart of its own). Deleting a CRD deletes every object of its kind in
+// the cluster, so without that proof it is never deleted. The plan, which
+// does not read Helm's storage, plans their deletion; the run does not.
+func leftCRDs(objs []*object, recorded []state.Resource, helm *HelmRelease) map[string]string {
+	out := map[string]string{}
+	crdsDir, templates := crdKeys(objs, true), crdKeys(objs, false)
+	for _, res := range recorded {
+		if !res.CRD {
+			continue
+		}
+		switch k := resourceKey(res); {
+		case crdsDir[k]:
+			out[k] = crdsDirReason
+		case helm != nil && !templates[k] && !helm.TemplateCRDs[res.Name]:
+			out[k] = fmt.Sprintf("neither the chart as rendered now nor a revision of helm release %s shows it comes from the chart's templates/, and one of its crds/ is never deleted (deleting a CRD deletes every object of its kind, in every namespace); gantry forgets it (if nothing uses it any more: kubectl delete crd %s)", helm.Name, res.Name)
+		}
+	}
+	return out
+}
+
+// crdsDirReason says why a chart's crds/ CRD stays in the cluster.
+const crdsDirReason = "it comes from the chart's crds/, which helm never deletes (deleting a CRD deletes every object of its kind, in every namespace)"
 
 // hookStages makes one stage per hook of phase, in hook order. ids holds
 // the ids already made: two hooks with the same ref (a Job of batch and a

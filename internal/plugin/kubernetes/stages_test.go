@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -289,6 +290,18 @@ func TestDeleteStages(t *testing.T) {
 			},
 		},
 		{
+			// The chart cannot be rendered: the plan, which does not read
+			// Helm's storage, plans the recorded CRD's deletion; the run
+			// leaves it unless a revision shows a template made it
+			// (leftCRDs, TestLeftCRDs).
+			name:     "unrenderable chart: the plan deletes the recorded CRDs",
+			recorded: []state.Resource{crd, res("v1", "ConfigMap", "web", "cfg", 0)},
+			want: []summary{
+				{ID: "delete:0", Label: "delete weight group 0", Objects: []string{"ConfigMap/web/cfg"}},
+				{ID: "delete-crds", Label: "delete CRDs", Objects: []string{"CustomResourceDefinition/crontabs.example.org"}},
+			},
+		},
+		{
 			name:     "only kept resources: nothing to delete",
 			recorded: []state.Resource{kept, keptCRD},
 			want:     []summary{},
@@ -342,6 +355,52 @@ func TestDeleteStages(t *testing.T) {
 			got := summarize(deleteStages(tt.objs, tt.recorded))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("stages (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLeftCRDs(t *testing.T) {
+	crd := state.Resource{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "crontabs.example.org", CRD: true}
+	templateCRD := newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "crontabs.example.org", nil)
+	templateCRD.crd = true
+	cm := state.Resource{APIVersion: "v1", Kind: "ConfigMap", Namespace: "web", Name: "cfg"}
+	release := func(crds ...string) *HelmRelease {
+		h := &HelmRelease{Name: "web", Namespace: "web", TemplateCRDs: map[string]bool{}}
+		for _, c := range crds {
+			h.TemplateCRDs[c] = true
+		}
+		return h
+	}
+	tests := []struct {
+		name string
+		objs []*object
+		helm *HelmRelease
+		// want is the reason's start for the CRD; "" when it is deleted.
+		want string
+	}{
+		{"the kubernetes plugin's CRD, gone from the manifests", nil, nil, ""},
+		{"the kubernetes plugin's CRD, in the manifests", []*object{templateCRD}, nil, ""},
+		{"a chart's crds/ CRD, kubernetes or helm", []*object{chartCRD(crd.Name)}, nil, "it comes from the chart's crds/"},
+		{"a chart's crds/ CRD of a release", []*object{chartCRD(crd.Name)}, release(crd.Name), "it comes from the chart's crds/"},
+		// The chart cannot be rendered (an orphan whose folder is gone,
+		// a chart not on this machine, broken values): objs is nil.
+		{"unrenderable chart, no revision has it", nil, release(), "neither the chart as rendered now nor a revision of helm release web"},
+		{"unrenderable chart, a revision's templates have it", nil, release(crd.Name), ""},
+		{"the chart's templates render it now", []*object{templateCRD}, release(), ""},
+		// A prune after the chart moved it out of crds/ (to a chart of
+		// its own): no object has it, no revision's manifest either.
+		{"moved out of the chart's crds/", []*object{newObject("v1", "ConfigMap", "web", "cfg", nil)}, release("other.example.org"), "neither"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := leftCRDs(tt.objs, []state.Resource{crd, cm}, tt.helm)
+			why := got[resourceKey(crd)]
+			if tt.want == "" && why != "" || !strings.HasPrefix(why, tt.want) {
+				t.Errorf("the CRD's reason = %q, want one starting %q", why, tt.want)
+			}
+			if got[resourceKey(cm)] != "" {
+				t.Errorf("a ConfigMap is left: %q", got[resourceKey(cm)])
 			}
 		})
 	}
