@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 
+	rcommon "helm.sh/helm/v4/pkg/release/common"
 	rspb "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 )
@@ -143,6 +145,48 @@ func writtenByGantry(hist []*rspb.Release) bool {
 		}
 	}
 	return false
+}
+
+// Descriptions of the revisions a gantry run writes first: a revision
+// still pending or uninstalling with one of them is a run's that was
+// killed (helm's own runs write others: "Preparing upgrade", "Deletion in
+// progress (or silently failed)"…).
+const (
+	descDeploying    = "Deploying with gantry"
+	descUninstalling = "Uninstalling with gantry"
+)
+
+// interrupted reports whether a revision is pending or uninstalling
+// because a gantry run of the instance me was killed: gantry wrote it
+// (its description) for me (its mark, or none: an older gantry's, on a
+// release the instance may deploy). Such a revision is not an operation
+// in progress; any other pending one may be.
+func interrupted(r *rspb.Release, me mark) bool {
+	if r.Info == nil || !r.Info.Status.IsPending() && r.Info.Status != rcommon.StatusUninstalling {
+		return false
+	}
+	if r.Info.Description != descDeploying && r.Info.Description != descUninstalling {
+		return false
+	}
+	m, marked := revisionMark(r)
+	return !marked || m == me
+}
+
+// inProgress is the error of a deploy of a release whose last revision is
+// pending and not a killed gantry run's (interrupted): another operation
+// (helm install, upgrade or rollback) may be running on it, and helm
+// refuses to start one then too. nil when there is none.
+func inProgress(hist []*rspb.Release, me mark, release, namespace string, now time.Time) error {
+	last := lastOf(hist)
+	if last == nil || last.Info == nil || !last.Info.Status.IsPending() || interrupted(last, me) {
+		return nil
+	}
+	since := ""
+	if t := last.Info.LastDeployed; !t.IsZero() {
+		since = fmt.Sprintf(", since %s (%s ago)", t.UTC().Format(time.RFC3339), now.Sub(t).Round(time.Second))
+	}
+	return fmt.Errorf("helm release %s in namespace %s has an operation in progress: its last revision, %d, is %s (%q%s), and gantry does not deploy over it, as helm refuses to (\"another operation (install/upgrade/rollback) is in progress\"). Wait until it ends (helm history %s -n %s), then deploy again; if nothing runs it any more (it was killed), end it first: helm rollback %s -n %s to go back to the last deployed revision, or, for an install, helm uninstall %s -n %s",
+		release, namespace, last.Version, last.Info.Status, last.Info.Description, since, release, namespace, release, namespace, release, namespace)
 }
 
 // refusal is the error of a deploy of a release that is not the

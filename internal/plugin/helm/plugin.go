@@ -216,12 +216,14 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	// leaves it, and its history, in place (record.left).
 	me := markOf(kubernetes.EnvValue(c.Env, "HUB_STACK_NAME"), component)
 	own := ownershipOf(hist, me, c.Recorded != nil && len(c.Recorded.Resources) > 0)
-	rec := &record{store: store, name: in.release, hist: hist}
+	rec := &record{store: store, name: in.release, hist: hist, me: me}
 	if c.Action == plugin.ActionDelete {
 		if rec.left = own.leftReason(me); rec.left != "" {
 			rec.hist = nil
 		}
 	} else if err := own.refusal(in.release, cl.Namespace(), me); err != nil {
+		return nil, err
+	} else if err := inProgress(hist, me, in.release, cl.Namespace(), time.Now()); err != nil {
 		return nil, err
 	}
 	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout,
@@ -301,7 +303,7 @@ func renderRun(ctx context.Context, c *plugin.Call, cl *kubernetes.Cluster, in i
 	rel := &rspb.Release{Name: in.release, Namespace: cl.Namespace(), Chart: ch, Config: vals, Manifest: r.manifest,
 		Hooks: r.hooks, Version: revision, ApplyMethod: string(rspb.ApplyMethodServerSideApply),
 		Info: &rspb.Info{FirstDeployed: first, LastDeployed: now, Status: status, Notes: r.notes,
-			Description: "Deploying with gantry"}}
+			Description: descDeploying}}
 	return r.docs, rel, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	release "helm.sh/helm/v4/pkg/release"
 	rcommon "helm.sh/helm/v4/pkg/release/common"
 	rspb "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
@@ -40,15 +41,24 @@ func history(s *storage.Storage, name string) ([]*rspb.Release, error) {
 	}
 	out := make([]*rspb.Release, 0, len(list))
 	for _, r := range list {
-		switch v := r.(type) {
-		case *rspb.Release:
+		if v := asRelease(r); v != nil {
 			out = append(out, v)
-		case rspb.Release:
-			out = append(out, &v)
 		}
 	}
 	slices.SortFunc(out, func(a, b *rspb.Release) int { return a.Version - b.Version })
 	return out, nil
+}
+
+// asRelease is a release the storage returned as a v1 release; nil for
+// another kind.
+func asRelease(r release.Releaser) *rspb.Release {
+	switch v := r.(type) {
+	case *rspb.Release:
+		return v
+	case rspb.Release:
+		return &v
+	}
+	return nil
 }
 
 // deployedIn reports whether a history holds a deployed revision: the
@@ -81,12 +91,15 @@ type record struct {
 	// place (it is not the instance's: ownership.leftReason); hist is
 	// then empty.
 	left string
+	// me is the instance's mark: the revisions its killed runs left
+	// pending or uninstalling are its to end (interrupted).
+	me mark
 }
 
 func (r *record) Begin(ctx context.Context) error {
 	if r.rel == nil { // undeploy
 		if last := lastOf(r.hist); last != nil {
-			last.SetStatus(rcommon.StatusUninstalling, "Deletion in progress (or silently failed)")
+			last.SetStatus(rcommon.StatusUninstalling, descUninstalling)
 			return r.update(last)
 		}
 		return nil
@@ -115,22 +128,41 @@ func (r *record) Finish(_ context.Context, out io.Writer) error {
 		}
 		return nil
 	}
+	// Each revision is read again before it is updated: helm may have
+	// changed it since Open (a helm upgrade that was pending then, and
+	// has finished), and what gantry read then is not written back.
 	for _, h := range r.hist {
 		if h.Info == nil {
 			continue
 		}
-		switch st := h.Info.Status; {
+		st := h.Info.Status
+		var to rcommon.Status
+		var desc string
+		switch {
 		case st == rcommon.StatusDeployed:
-			h.SetStatus(rcommon.StatusSuperseded, "Superseded by gantry")
-		case st.IsPending(), st == rcommon.StatusUninstalling:
-			// A run killed mid-way left it so; helm would take it for an
-			// operation in progress for ever (helm history, and helm
-			// upgrade while it is the last).
-			h.SetStatus(rcommon.StatusFailed, fmt.Sprintf("gantry: interrupted while %s; revision %d was deployed after it", st, r.rel.Version))
+			to, desc = rcommon.StatusSuperseded, "Superseded by gantry"
+		case interrupted(h, r.me):
+			// A run of this instance killed mid-way left it so; helm
+			// would take it for an operation in progress for ever (helm
+			// history, and helm upgrade while it is the last). Another's
+			// pending revision is left to whoever runs it.
+			to, desc = rcommon.StatusFailed, fmt.Sprintf("gantry: interrupted while %s; revision %d was deployed after it", st, r.rel.Version)
 		default:
 			continue
 		}
-		if err := r.update(h); err != nil {
+		cur, err := r.store.Get(h.Name, h.Version)
+		if errors.Is(err, driver.ErrReleaseNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read release %s revision %d: %w", h.Name, h.Version, err)
+		}
+		now := asRelease(cur)
+		if now == nil || now.Info == nil || now.Info.Status != st {
+			continue // changed since Open: not gantry's to change
+		}
+		now.SetStatus(to, desc)
+		if err := r.update(now); err != nil {
 			return err
 		}
 	}

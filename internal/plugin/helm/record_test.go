@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	rcommon "helm.sh/helm/v4/pkg/release/common"
 	rspb "helm.sh/helm/v4/pkg/release/v1"
@@ -12,25 +13,50 @@ import (
 	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
-// A deploy that finishes marks the revisions a killed run left pending or
-// uninstalling as failed, saying so, and supersedes the deployed one:
-// helm history shows no operation in progress any more.
-func TestFinishEndsInterruptedRevisions(t *testing.T) {
+// revision is a stored revision of release web for the tests.
+func revision(version int, st rcommon.Status, desc string, labels map[string]string) *rspb.Release {
+	return &rspb.Release{Name: "web", Namespace: "ns", Version: version, Labels: labels,
+		Info: &rspb.Info{Status: st, Description: desc}}
+}
+
+// storeOf is a memory storage holding revisions.
+func storeOf(t *testing.T, revs ...*rspb.Release) *storage.Storage {
+	t.Helper()
 	store := storage.Init(driver.NewMemory())
-	statuses := []rcommon.Status{rcommon.StatusSuperseded, rcommon.StatusDeployed, rcommon.StatusFailed,
-		rcommon.StatusPendingUpgrade, rcommon.StatusUninstalling, rcommon.StatusPendingInstall}
-	for i, st := range statuses {
-		rel := &rspb.Release{Name: "web", Namespace: "ns", Version: i + 1, Info: &rspb.Info{Status: st, Description: "was " + st.String()}}
-		if err := store.Create(rel); err != nil {
+	for _, r := range revs {
+		if err := store.Create(r); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return store
+}
+
+// A deploy that finishes marks the revisions its own killed runs left
+// pending or uninstalling as failed, saying so, and supersedes the
+// deployed one. Pending revisions gantry did not write for this component
+// (helm's, another component's) are left as they are: they may be an
+// operation in progress.
+func TestFinishEndsInterruptedRevisions(t *testing.T) {
+	me := markOf("shop", "web")
+	other := markOf("shop", "api").labels()
+	store := storeOf(t,
+		revision(1, rcommon.StatusSuperseded, "was superseded", nil),
+		revision(2, rcommon.StatusPendingUpgrade, "Preparing upgrade", nil), // helm's
+		revision(3, rcommon.StatusDeployed, "Upgrade complete", me.labels()),
+		revision(4, rcommon.StatusFailed, "was failed", me.labels()),
+		revision(5, rcommon.StatusPendingUpgrade, descDeploying, me.labels()),
+		revision(6, rcommon.StatusUninstalling, descUninstalling, me.labels()),
+		revision(7, rcommon.StatusPendingRollback, "Rollback \"web\"", me.labels()), // helm rollback's
+		revision(8, rcommon.StatusPendingUpgrade, descDeploying, other),
+		revision(9, rcommon.StatusUninstalling, "Deletion in progress (or silently failed)", nil), // helm uninstall's
+		revision(10, rcommon.StatusPendingInstall, descDeploying, nil),                            // an older gantry's
+	)
 	hist, err := history(store, "web")
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := &rspb.Release{Name: "web", Namespace: "ns", Version: len(statuses) + 1, Info: &rspb.Info{Status: rcommon.StatusPendingUpgrade}}
-	r := &record{store: store, name: "web", hist: hist, rel: next}
+	next := revision(11, rcommon.StatusPendingUpgrade, descDeploying, me.labels())
+	r := &record{store: store, name: "web", hist: hist, rel: next, me: me}
 	ctx := context.Background()
 	if err := r.Begin(ctx); err != nil {
 		t.Fatal(err)
@@ -48,11 +74,15 @@ func TestFinishEndsInterruptedRevisions(t *testing.T) {
 		desc   string
 	}{
 		{rcommon.StatusSuperseded, "was superseded"},
+		{rcommon.StatusPendingUpgrade, "Preparing upgrade"},
 		{rcommon.StatusSuperseded, "Superseded by gantry"},
 		{rcommon.StatusFailed, "was failed"},
-		{rcommon.StatusFailed, "gantry: interrupted while pending-upgrade; revision 7 was deployed after it"},
-		{rcommon.StatusFailed, "gantry: interrupted while uninstalling; revision 7 was deployed after it"},
-		{rcommon.StatusFailed, "gantry: interrupted while pending-install; revision 7 was deployed after it"},
+		{rcommon.StatusFailed, "gantry: interrupted while pending-upgrade; revision 11 was deployed after it"},
+		{rcommon.StatusFailed, "gantry: interrupted while uninstalling; revision 11 was deployed after it"},
+		{rcommon.StatusPendingRollback, "Rollback \"web\""},
+		{rcommon.StatusPendingUpgrade, descDeploying},
+		{rcommon.StatusUninstalling, "Deletion in progress (or silently failed)"},
+		{rcommon.StatusFailed, "gantry: interrupted while pending-install; revision 11 was deployed after it"},
 		{rcommon.StatusDeployed, "Upgrade complete"},
 	}
 	if len(hist) != len(want) {
@@ -63,7 +93,92 @@ func TestFinishEndsInterruptedRevisions(t *testing.T) {
 			t.Errorf("revision %d: %s %q, want %s %q", i+1, got.Status, got.Description, w.status, w.desc)
 		}
 	}
-	if !strings.Contains(out.String(), "release web revision 7 deployed") {
+	if !strings.Contains(out.String(), "release web revision 11 deployed") {
 		t.Errorf("output %q", out.String())
+	}
+}
+
+// Finish reads each revision again before it changes it: one that helm
+// changed after Open (a helm upgrade that finished) is not overwritten
+// with the copy Open read.
+func TestFinishLeavesRevisionsChangedMeanwhile(t *testing.T) {
+	me := markOf("shop", "web")
+	store := storeOf(t,
+		revision(1, rcommon.StatusDeployed, "Install complete", me.labels()),
+		revision(2, rcommon.StatusPendingUpgrade, descDeploying, me.labels()),
+	)
+	hist, err := history(store, "web") // Open
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &record{store: store, name: "web", hist: hist, rel: revision(3, rcommon.StatusPendingUpgrade, descDeploying, me.labels()), me: me}
+	if err := r.Begin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Meanwhile someone changes both.
+	for _, rev := range []*rspb.Release{
+		revision(1, rcommon.StatusSuperseded, "Superseded", me.labels()),
+		revision(2, rcommon.StatusDeployed, "Upgrade complete", me.labels()),
+	} {
+		if err := store.Update(rev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Finish(context.Background(), &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	hist, err = history(store, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []string{"superseded Superseded", "deployed Upgrade complete", "deployed Upgrade complete"} {
+		if got := hist[i].Info.Status.String() + " " + hist[i].Info.Description; got != w {
+			t.Errorf("revision %d: %s, want %s", i+1, got, w)
+		}
+	}
+}
+
+// A deploy is refused while the release's last revision is pending and
+// not a killed gantry run of the component's: helm runs an operation on
+// it, or did until it was killed.
+func TestInProgress(t *testing.T) {
+	me := markOf("shop", "web")
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	deployed := revision(1, rcommon.StatusDeployed, "Install complete", me.labels())
+	pending := func(st rcommon.Status, desc string, labels map[string]string) *rspb.Release {
+		r := revision(2, st, desc, labels)
+		r.Info.LastDeployed = now.Add(-90 * time.Second)
+		return r
+	}
+	tests := []struct {
+		name string
+		last *rspb.Release
+		want string // "" for no refusal
+	}{
+		{"deployed", revision(2, rcommon.StatusDeployed, "Upgrade complete", me.labels()), ""},
+		{"failed", revision(2, rcommon.StatusFailed, "gantry: x", me.labels()), ""},
+		{"helm upgrade running", pending(rcommon.StatusPendingUpgrade, "Preparing upgrade", me.labels()),
+			`helm release web in namespace ns has an operation in progress: its last revision, 2, is pending-upgrade ("Preparing upgrade", since 2026-01-02T03:02:35Z (1m30s ago)), and gantry does not deploy over it, as helm refuses to ("another operation (install/upgrade/rollback) is in progress"). Wait until it ends (helm history web -n ns), then deploy again; if nothing runs it any more (it was killed), end it first: helm rollback web -n ns to go back to the last deployed revision, or, for an install, helm uninstall web -n ns`},
+		{"helm rollback running", pending(rcommon.StatusPendingRollback, "Rollback", nil), "its last revision, 2, is pending-rollback"},
+		{"helm install running", pending(rcommon.StatusPendingInstall, "Initial install underway", nil), "is pending-install"},
+		{"this component's killed deploy", pending(rcommon.StatusPendingUpgrade, descDeploying, me.labels()), ""},
+		{"an older gantry's killed deploy", pending(rcommon.StatusPendingInstall, descDeploying, nil), ""},
+		{"another component's pending deploy", pending(rcommon.StatusPendingUpgrade, descDeploying, markOf("shop", "api").labels()), "is pending-upgrade"},
+		// Not pending: helm does not take it for an operation in progress.
+		{"uninstalling", pending(rcommon.StatusUninstalling, "Deletion in progress (or silently failed)", nil), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := inProgress([]*rspb.Release{deployed, tt.last}, me, "web", "ns", now)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want one with %q", err, tt.want)
+			}
+		})
+	}
+	if err := inProgress(nil, me, "web", "ns", now); err != nil {
+		t.Errorf("no release: %v", err)
 	}
 }
