@@ -1,15 +1,20 @@
 package helm
 
 import (
+	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	rcommon "helm.sh/helm/v4/pkg/release/common"
 	rspb "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
+
+	"github.com/gantry-dev/gantry/internal/plugin/kubernetes"
 )
 
 // Who deployed a release. Every revision gantry writes carries the stack
@@ -52,6 +57,14 @@ func revisionMark(r *rspb.Release) (mark, bool) {
 	s, hasStack := r.Labels[labelStack]
 	c, hasComponent := r.Labels[labelComponent]
 	return mark{s, c}, hasStack || hasComponent
+}
+
+// marked reports whether a revision of a history carries a mark.
+func marked(hist []*rspb.Release) bool {
+	return slices.ContainsFunc(hist, func(r *rspb.Release) bool {
+		_, ok := revisionMark(r)
+		return ok
+	})
 }
 
 // labelValue is a name as a label value: the name itself when it is one
@@ -108,12 +121,26 @@ const (
 type ownership struct {
 	standing standing
 	by       mark
+	// byObjects says the standing was read from the gantry annotations
+	// of the release's objects, not from a revision's mark.
+	byObjects bool
+}
+
+// evidence says where a standOther's mark was read, for messages.
+func (o ownership) evidence() string {
+	if o.byObjects {
+		return "the gantry.dev/stack and gantry.dev/component annotations of its objects: an older gantry, which did not mark releases, deployed it"
+	}
+	return "labels " + labelStack + ", " + labelComponent + " of its revisions in helm's storage"
 }
 
 // ownershipOf reads whose a release is from its revisions (oldest first),
 // for the instance me; recorded says whether the component's state records
-// the instance (it deployed, or began to).
-func ownershipOf(hist []*rspb.Release, me mark, recorded bool) ownership {
+// the instance (it deployed, or began to); live are the marks of the
+// gantry annotations on the objects of the release's manifest in the
+// cluster (liveMarks), read when no revision is marked: an older gantry
+// annotated the objects it applied, not the revisions it wrote.
+func ownershipOf(hist []*rspb.Release, me mark, recorded bool, live []mark) ownership {
 	if len(hist) == 0 {
 		return ownership{standing: standNone}
 	}
@@ -125,13 +152,49 @@ func ownershipOf(hist []*rspb.Release, me mark, recorded bool) ownership {
 			return ownership{standing: standOther, by: m}
 		}
 	}
-	switch {
-	case recorded:
+	if recorded {
 		return ownership{standing: standOwn}
-	case writtenByGantry(hist):
+	}
+	live = slices.Compact(slices.SortedFunc(slices.Values(live), func(a, b mark) int {
+		return cmp.Or(strings.Compare(a.stack, b.stack), strings.Compare(a.component, b.component))
+	}))
+	switch {
+	case len(live) == 1 && live[0] == me:
+		return ownership{standing: standOwn, byObjects: true}
+	case len(live) == 1:
+		return ownership{standing: standOther, by: live[0], byObjects: true}
+	case len(live) > 1, writtenByGantry(hist):
+		// Objects of several components: which one deployed the
+		// release is not known.
 		return ownership{standing: standUnmarked}
 	}
 	return ownership{standing: standHelm}
+}
+
+// liveChecks is how many objects of a release's manifest liveMarks reads
+// at most: an older gantry annotated every object it applied.
+const liveChecks = 5
+
+// liveMarks reads the marks of the gantry annotations on the first
+// objects (liveChecks) of the manifest of the release's last revision that
+// has one; objects without gantry's annotations, and those gone, give
+// none.
+func liveMarks(ctx context.Context, cl *kubernetes.Cluster, hist []*rspb.Release) ([]mark, error) {
+	var objs []manifestObject
+	for i := len(hist) - 1; i >= 0 && len(objs) == 0; i-- {
+		objs = manifestObjects(hist[i])
+	}
+	var out []mark
+	for _, o := range objs[:min(len(objs), liveChecks)] {
+		stack, component, ok, err := cl.GantryMark(ctx, o.APIVersion, o.Kind, o.Metadata.Namespace, o.Metadata.Name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, markOf(stack, component))
+		}
+	}
+	return out, nil
 }
 
 // writtenByGantry reports whether a revision of an unmarked history says
@@ -194,8 +257,8 @@ func inProgress(hist []*rspb.Release, me mark, release, namespace string, now ti
 func (o ownership) refusal(release, namespace string, me mark) error {
 	switch o.standing {
 	case standOther:
-		return fmt.Errorf("helm release %s in namespace %s belongs to %s (labels %s, %s of its revisions in helm's storage); gantry does not take over another component's release: undeploy it there, or give this component another release name (the config's release, or COMPONENT_NAME)",
-			release, namespace, o.by.describe(me), labelStack, labelComponent)
+		return fmt.Errorf("helm release %s in namespace %s belongs to %s (%s); gantry does not take over another component's release: undeploy it there, or give this component another release name (the config's release, or COMPONENT_NAME)",
+			release, namespace, o.by.describe(me), o.evidence())
 	case standUnmarked:
 		return fmt.Errorf("helm release %s in namespace %s was deployed by a gantry that did not mark which stack and component it belongs to, and this component's state does not record it: it may be another stack's, so gantry does not take it over. If it is this component's, mark it: kubectl label secret -n %s -l owner=helm,name=%s %s=%s %s=%s; else give this component another release name (the config's release, or COMPONENT_NAME)",
 			release, namespace, namespace, release, labelStack, me.stack, labelComponent, me.component)

@@ -19,7 +19,9 @@ func TestOwnershipOf(t *testing.T) {
 		name     string
 		hist     []*rspb.Release
 		recorded bool
-		want     ownership
+		// live are the marks on the live objects of the manifest.
+		live []mark
+		want ownership
 	}{
 		{name: "no revision", want: ownership{standing: standNone}},
 		{name: "its own mark", hist: []*rspb.Release{rev("Install complete", me.labels())}, want: ownership{standing: standOwn}},
@@ -38,10 +40,22 @@ func TestOwnershipOf(t *testing.T) {
 			want: ownership{standing: standUnmarked}},
 		{name: "an older gantry's failed install", hist: []*rspb.Release{rev("gantry: apply configmap/x: denied", nil)},
 			want: ownership{standing: standUnmarked}},
+		// An older gantry's release deployed once says what helm says
+		// ("Install complete"); its objects carry gantry's annotations.
+		{name: "an older gantry's one revision, another component's objects", hist: []*rspb.Release{rev("Install complete", nil)},
+			live: []mark{markOf("shop", "db"), markOf("shop", "db")}, want: ownership{standing: standOther, by: mark{"shop", "db"}, byObjects: true}},
+		{name: "an older gantry's one revision, its own objects", hist: []*rspb.Release{rev("Install complete", nil)},
+			live: []mark{me}, want: ownership{standing: standOwn, byObjects: true}},
+		{name: "an older gantry's one revision, several components' objects", hist: []*rspb.Release{rev("Install complete", nil)},
+			live: []mark{me, markOf("blog", "web")}, want: ownership{standing: standUnmarked}},
+		{name: "the state's record comes before the objects", hist: []*rspb.Release{rev("Install complete", nil)},
+			recorded: true, live: []mark{markOf("shop", "db")}, want: ownership{standing: standOwn}},
+		{name: "a marked revision comes before the objects", hist: []*rspb.Release{rev("Install complete", me.labels())},
+			live: []mark{markOf("shop", "db")}, want: ownership{standing: standOwn}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ownershipOf(tt.hist, me, tt.recorded); got != tt.want {
+			if got := ownershipOf(tt.hist, me, tt.recorded, tt.live); got != tt.want {
 				t.Errorf("ownershipOf = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -64,6 +78,8 @@ func TestOwnershipMessages(t *testing.T) {
 			left:    "it belongs to component web of stack blog"},
 		{o: ownership{standing: standOther, by: mark{"shop", "db"}},
 			refusal: "belongs to component db of this stack", left: "it belongs to component db of this stack"},
+		{o: ownership{standing: standOther, by: mark{"shop", "db"}, byObjects: true},
+			refusal: "belongs to component db of this stack (the gantry.dev/stack and gantry.dev/component annotations of its objects: an older gantry", left: "it belongs to component db of this stack"},
 		{o: ownership{standing: standUnmarked},
 			refusal: "mark it: kubectl label secret -n ns -l owner=helm,name=web gantry.dev/stack=shop gantry.dev/component=web;",
 			left:    "an older gantry deployed it"},

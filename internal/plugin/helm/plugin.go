@@ -215,7 +215,14 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	// Whose the release is: a deploy refuses another's; an undeploy
 	// leaves it, and its history, in place (record.left).
 	me := markOf(kubernetes.EnvValue(c.Env, "HUB_STACK_NAME"), component)
-	own := ownershipOf(hist, me, c.Recorded != nil && len(c.Recorded.Resources) > 0)
+	recorded := c.Recorded != nil && len(c.Recorded.Resources) > 0
+	var live []mark
+	if !recorded && !marked(hist) {
+		if live, err = liveMarks(ctx, cl, hist); err != nil {
+			return nil, err
+		}
+	}
+	own := ownershipOf(hist, me, recorded, live)
 	rec := &record{store: store, name: in.release, hist: hist, me: me}
 	if c.Action == plugin.ActionDelete {
 		if rec.left = own.leftReason(me); rec.left != "" {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -218,13 +220,16 @@ type manifestObject struct {
 }
 
 // manifestObjects are the objects of a revision's manifest (its chart's
-// templates/, hooks and crds/ left out, as helm stores it); documents
-// that do not read as an object are skipped.
+// templates/, hooks and crds/ left out, as helm stores it), in its order;
+// documents that do not read as an object are skipped.
 func manifestObjects(rel *rspb.Release) []manifestObject {
+	docs := releaseutil.SplitManifests(rel.Manifest)
+	keys := slices.Collect(maps.Keys(docs))
+	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 	var out []manifestObject
-	for _, doc := range releaseutil.SplitManifests(rel.Manifest) {
+	for _, k := range keys {
 		var o manifestObject
-		if err := yaml.Unmarshal([]byte(doc), &o); err != nil || o.Kind == "" || o.Metadata.Name == "" {
+		if err := yaml.Unmarshal([]byte(docs[k]), &o); err != nil || o.Kind == "" || o.Metadata.Name == "" {
 			continue
 		}
 		out = append(out, o)

@@ -182,3 +182,19 @@ func TestInProgress(t *testing.T) {
 		t.Errorf("no release: %v", err)
 	}
 }
+
+// A revision's manifest holds the chart's templates/ objects, as helm
+// stores them ("---", "# Source:" lines); what does not read as an object
+// is skipped.
+func TestManifestObjects(t *testing.T) {
+	rel := &rspb.Release{Manifest: "---\n# Source: web/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: ns\n" +
+		"---\n# Source: web/templates/crd.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.org}\n" +
+		"---\n# Source: web/templates/empty.yaml\n\n---\nnot: [an object\n"}
+	got := manifestObjects(rel)
+	if len(got) != 2 || got[0].Kind != "ConfigMap" || got[0].Metadata.Name != "cm" || got[0].Metadata.Namespace != "ns" || got[1].APIVersion != "apiextensions.k8s.io/v1" {
+		t.Errorf("manifestObjects = %+v", got)
+	}
+	if crds := templateCRDs([]*rspb.Release{{}, rel}); len(crds) != 1 || !crds["widgets.example.org"] {
+		t.Errorf("templateCRDs = %v", crds)
+	}
+}

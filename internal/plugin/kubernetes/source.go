@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
@@ -120,6 +123,26 @@ func (c *Cluster) Server() string { return c.c.server }
 
 // Discovery answers what the cluster serves.
 func (c *Cluster) Discovery() discovery.DiscoveryInterface { return c.c.disc }
+
+// GantryMark is the stack and component the gantry annotations of an
+// object in the cluster name (gantry.dev/stack, gantry.dev/component);
+// ok is false when it carries neither, is not there, or is of a kind the
+// cluster does not serve. A namespaced object without a namespace is
+// looked for in the release namespace.
+func (c *Cluster) GantryMark(ctx context.Context, apiVersion, kind, namespace, name string) (stack, component string, ok bool, err error) {
+	if namespace == "" {
+		namespace = c.c.namespace
+	}
+	u, err := c.c.get(ctx, schema.FromAPIVersionAndKind(apiVersion, kind), namespace, name)
+	if meta.IsNoMatchError(err) || err == nil && u == nil {
+		return "", "", false, nil
+	}
+	if err != nil {
+		return "", "", false, fmt.Errorf("read %s/%s: %s", strings.ToLower(kind), name, apiMessage(err))
+	}
+	o := ownerOf(u)
+	return o.stack, o.component, o.gantry, nil
+}
 
 // ParseTimeout reads a timeout as configs give it: seconds as a number, or
 // a string of seconds or a Go duration ("90s").
