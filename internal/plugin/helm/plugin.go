@@ -233,6 +233,7 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	} else if err := inProgress(hist, me, in.release, cl.Namespace(), time.Now()); err != nil {
 		return nil, err
 	}
+	rec.claim = rec.left == ""
 	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout,
 		HelmRelease: &kubernetes.HelmRelease{Name: in.release, Namespace: cl.Namespace(), Hooks: hooksOf(rec.hist),
 			TemplateCRDs: templateCRDs(hist)}}

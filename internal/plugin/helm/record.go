@@ -96,6 +96,12 @@ type record struct {
 	// me is the instance's mark: the revisions its killed runs left
 	// pending or uninstalling are its to end (interrupted).
 	me mark
+	// claim says the release is the instance's (a deploy's, or an
+	// undeploy's that does not leave it): every revision the record
+	// updates gets its mark, so that an older gantry's unmarked release
+	// stays the instance's after a run killed half-way (its state may
+	// then record nothing).
+	claim bool
 }
 
 func (r *record) Begin(ctx context.Context) error {
@@ -195,6 +201,14 @@ func (r *record) Fail(_ context.Context, err error) error {
 }
 
 func (r *record) update(rel *rspb.Release) error {
+	if r.claim {
+		labels := maps.Clone(rel.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		maps.Copy(labels, r.me.labels())
+		rel.Labels = labels
+	}
 	if err := r.store.Update(rel); err != nil {
 		return fmt.Errorf("record release %s revision %d as %s: %w", rel.Name, rel.Version, rel.Info.Status, err)
 	}

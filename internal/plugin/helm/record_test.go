@@ -198,3 +198,36 @@ func TestManifestObjects(t *testing.T) {
 		t.Errorf("templateCRDs = %v", crds)
 	}
 }
+
+// An undeploy of an older gantry's unmarked release, which the state
+// records (so the component's own), marks the revision it updates: killed
+// after its deletions, when the state records nothing any more, the retry
+// still finds the release its own and removes it.
+func TestUndeployMarksItsRelease(t *testing.T) {
+	me := markOf("shop", "web")
+	for _, hist := range [][]*rspb.Release{
+		{revision(1, rcommon.StatusSuperseded, "Superseded by gantry", nil), revision(2, rcommon.StatusDeployed, "Upgrade complete", nil)},
+		{revision(1, rcommon.StatusDeployed, "Install complete", nil)},
+	} {
+		store := storeOf(t, hist...)
+		if o := ownershipOf(hist, me, true, nil); o.standing != standOwn {
+			t.Fatalf("first undeploy: %+v", o)
+		}
+		r := &record{store: store, name: "web", hist: hist, me: me, claim: true}
+		if err := r.Begin(context.Background()); err != nil { // then killed
+			t.Fatal(err)
+		}
+		after, err := history(store, "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := after[len(after)-1]
+		if m, ok := revisionMark(last); !ok || m != me || last.Info.Description != descUninstalling {
+			t.Errorf("%d revisions: the last is %s %q, labels %v", len(hist), last.Info.Status, last.Info.Description, last.Labels)
+		}
+		// The retry: every object deleted and forgotten.
+		if o := ownershipOf(after, me, false, nil); o.standing != standOwn {
+			t.Errorf("%d revisions: the retry finds %+v: %q", len(hist), o, o.leftReason(me))
+		}
+	}
+}
