@@ -253,17 +253,41 @@ func inProgress(hist []*rspb.Release, me mark, release, namespace string, now ti
 }
 
 // refusal is the error of a deploy of a release that is not the
-// instance's to deploy; nil when it is (its own, helm's, or new).
+// instance's to deploy; nil when it is (its own, helm's, new, or another
+// component's of its stack: takenFrom).
 func (o ownership) refusal(release, namespace string, me mark) error {
-	switch o.standing {
-	case standOther:
-		return fmt.Errorf("helm release %s in namespace %s belongs to %s (%s); gantry does not take over another component's release: undeploy it there, or give this component another release name (the config's release, or COMPONENT_NAME)",
-			release, namespace, o.by.describe(me), o.evidence())
-	case standUnmarked:
-		return fmt.Errorf("helm release %s in namespace %s was deployed by a gantry that did not mark which stack and component it belongs to, and this component's state does not record it: it may be another stack's, so gantry does not take it over. If it is this component's, mark it: kubectl label secret -n %s -l owner=helm,name=%s %s=%s %s=%s; else give this component another release name (the config's release, or COMPONENT_NAME)",
-			release, namespace, namespace, release, labelStack, me.stack, labelComponent, me.component)
+	switch {
+	case o.standing == standOther && o.by.stack != me.stack:
+		return fmt.Errorf("helm release %s in namespace %s belongs to %s (%s); gantry does not take over another stack's release: undeploy it there, or give this component another release name (the config's release, or COMPONENT_NAME). If it is this component's now (that stack no longer deploys it), mark it: %s",
+			release, namespace, o.by.describe(me), o.evidence(), labelCommand(release, namespace, me, true))
+	case o.standing == standUnmarked:
+		return fmt.Errorf("helm release %s in namespace %s was deployed by a gantry that did not mark which stack and component it belongs to, and this component's state does not record it: it may be another stack's, so gantry does not take it over. If it is this component's, mark it: %s; else give this component another release name (the config's release, or COMPONENT_NAME)",
+			release, namespace, labelCommand(release, namespace, me, false))
 	}
 	return nil
+}
+
+// takenFrom says, for a deploy of a release another component of the
+// instance's stack deployed last, which one: the deploy takes it over, as
+// it takes over that component's objects (the component that deploys a
+// release last owns it; a component renamed, or a release moved between
+// components, deploys). "" for any other release.
+func (o ownership) takenFrom(me mark) string {
+	if o.standing != standOther || o.by.stack != me.stack {
+		return ""
+	}
+	return o.by.describe(me)
+}
+
+// labelCommand is the kubectl command that marks a release's revisions
+// as the instance me's; overwrite replaces another's mark.
+func labelCommand(release, namespace string, me mark, overwrite bool) string {
+	flag := ""
+	if overwrite {
+		flag = " --overwrite"
+	}
+	return fmt.Sprintf("kubectl label%s secret -n %s -l owner=helm,name=%s %s=%s %s=%s",
+		flag, namespace, release, labelStack, me.stack, labelComponent, me.component)
 }
 
 // leftReason says why an undeploy leaves a release and its history in

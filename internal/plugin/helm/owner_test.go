@@ -65,21 +65,24 @@ func TestOwnershipOf(t *testing.T) {
 func TestOwnershipMessages(t *testing.T) {
 	me := markOf("shop", "web")
 	for _, tt := range []struct {
-		o           ownership
-		refusal     string // "" for none
-		left        string
-		describesBy string
+		o       ownership
+		refusal string // "" for none
+		left    string
+		// takenFrom is who a deploy takes the release over from.
+		takenFrom string
 	}{
 		{o: ownership{standing: standNone}},
 		{o: ownership{standing: standOwn}},
 		{o: ownership{standing: standHelm}, left: "helm installed it, and this component never deployed it"},
 		{o: ownership{standing: standOther, by: mark{"blog", "web"}},
-			refusal: "helm release web in namespace ns belongs to component web of stack blog (labels gantry.dev/stack, gantry.dev/component",
+			refusal: "helm release web in namespace ns belongs to component web of stack blog (labels gantry.dev/stack, gantry.dev/component of its revisions in helm's storage); gantry does not take over another stack's release: undeploy it there, or give this component another release name (the config's release, or COMPONENT_NAME). If it is this component's now (that stack no longer deploys it), mark it: kubectl label --overwrite secret -n ns -l owner=helm,name=web gantry.dev/stack=shop gantry.dev/component=web",
 			left:    "it belongs to component web of stack blog"},
+		{o: ownership{standing: standOther, by: mark{"blog", "web"}, byObjects: true},
+			refusal: "belongs to component web of stack blog (the gantry.dev/stack and gantry.dev/component annotations of its objects: an older gantry", left: "it belongs to component web of stack blog"},
+		// Another component of the stack: taken over, as its objects
+		// are (a component renamed, a release moved between components).
 		{o: ownership{standing: standOther, by: mark{"shop", "db"}},
-			refusal: "belongs to component db of this stack", left: "it belongs to component db of this stack"},
-		{o: ownership{standing: standOther, by: mark{"shop", "db"}, byObjects: true},
-			refusal: "belongs to component db of this stack (the gantry.dev/stack and gantry.dev/component annotations of its objects: an older gantry", left: "it belongs to component db of this stack"},
+			left: "it belongs to component db of this stack", takenFrom: "component db of this stack"},
 		{o: ownership{standing: standUnmarked},
 			refusal: "mark it: kubectl label secret -n ns -l owner=helm,name=web gantry.dev/stack=shop gantry.dev/component=web;",
 			left:    "an older gantry deployed it"},
@@ -93,6 +96,9 @@ func TestOwnershipMessages(t *testing.T) {
 		}
 		if got := tt.o.leftReason(me); !strings.HasPrefix(got, tt.left) || (tt.left == "") != (got == "") {
 			t.Errorf("%+v: leftReason %q, want %q…", tt.o, got, tt.left)
+		}
+		if got := tt.o.takenFrom(me); got != tt.takenFrom {
+			t.Errorf("%+v: takenFrom %q, want %q", tt.o, got, tt.takenFrom)
 		}
 	}
 }

@@ -254,7 +254,10 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	if c.Action == plugin.ActionDeploy {
 		rel.Labels = me.labels()
 		rec.rel = rel
-		if !kubernetes.Upgrading(c.Recorded) && deployedIn(hist) {
+		switch from := own.takenFrom(me); {
+		case from != "":
+			fmt.Fprintf(c.Stdout, "helm release %s belonged to %s: taken over by this component (the component that deploys a release last owns it, as with objects)\n", in.release, from)
+		case !kubernetes.Upgrading(c.Recorded) && deployedIn(hist):
 			how := "was installed by helm"
 			if own.standing == standOwn {
 				how = "was deployed by this component, which its state does not record"
