@@ -356,8 +356,19 @@ func crdKinds(objs []*object) map[schema.GroupKind]string {
 // one would refuse what cannot change in place (a Job's pod template).
 func (r *release) validate(ctx context.Context) error {
 	// The API server cannot validate objects of a kind whose CRD the same
-	// deploy creates.
+	// deploy creates; a chart's crds/ CRD that exists is left as it is,
+	// so the objects of its kinds are checked against it.
 	byCRD := crdKinds(r.objects)
+	existing, err := r.existingCreateOnly(ctx)
+	if err != nil {
+		return err
+	}
+	for gk := range existing {
+		delete(byCRD, gk)
+	}
+	if err := r.checkServed(existing); err != nil {
+		return err
+	}
 	newNS := map[string]bool{}
 	for _, o := range r.objects {
 		if o.u.GetKind() == "Namespace" && o.u.GroupVersionKind().Group == "" {
@@ -406,6 +417,101 @@ func (r *release) validate(ctx context.Context) error {
 		return fmt.Errorf("the API server refuses %d of %d objects, so nothing was applied:\n%w", len(errs), len(r.objects), errors.Join(errs...))
 	}
 	return nil
+}
+
+// liveCRD is a chart's crds/ CRD found in the cluster: the deploy leaves
+// it as it is.
+type liveCRD struct {
+	o *object
+	// group is the group it defines; served the versions of it the CRD
+	// in the cluster serves.
+	group  string
+	served []string
+}
+
+// existingCreateOnly reads the chart's crds/ CRDs among the objects that
+// exist in the cluster, by the group and kind they define.
+func (r *release) existingCreateOnly(ctx context.Context) (map[schema.GroupKind]*liveCRD, error) {
+	out := map[schema.GroupKind]*liveCRD{}
+	for _, o := range r.objects {
+		if !o.createOnly || !isCRD(o.u) {
+			continue
+		}
+		u, err := r.cl.get(ctx, o.u.GroupVersionKind(), "", o.u.GetName())
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %s", display(o.u), apiMessage(err))
+		}
+		if u == nil {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+		out[schema.GroupKind{Group: group, Kind: kind}] = &liveCRD{o: o, group: group, served: servedVersions(u)}
+	}
+	return out, nil
+}
+
+// checkServed refuses objects of a kind a chart's crds/ CRD in the
+// cluster defines (existing) in a version it does not serve: the deploy
+// leaves that CRD as it is, so they could not be applied, and the deploy
+// would stop half-way.
+func (r *release) checkServed(existing map[schema.GroupKind]*liveCRD) error {
+	var errs []error
+	var crds []string
+	for _, o := range r.objects {
+		gvk := o.u.GroupVersionKind()
+		crd := existing[gvk.GroupKind()]
+		if crd == nil || slices.Contains(crd.served, gvk.Version) {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: %s: %s is served in version %s by the cluster's %s, not in %s",
+			o.source, o.ref(), gvk.Kind, strings.Join(crd.served, ", "), display(crd.o.u), gvk.Version))
+		crds = append(crds, chartFile(crd.o.source))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.Sort(crds)
+	return fmt.Errorf("the chart's crds/ define versions the cluster's CRDs do not serve, so nothing was applied: a CRD of a chart's crds/ that exists is left as it is (helm does not update it either); update it first: kubectl apply -f <the chart's folder>/%s\n%w",
+		strings.Join(slices.Compact(crds), " -f <the chart's folder>/"), errors.Join(errs...))
+}
+
+// servedVersions are the versions a CRD serves.
+func servedVersions(u *unstructured.Unstructured) []string {
+	versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+	var out []string
+	for _, v := range versions {
+		vm, _ := v.(map[string]any)
+		name, _ := vm["name"].(string)
+		if served, _ := vm["served"].(bool); served && name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// differsFromChart says, for a chart's crds/ CRD left as it is, how the
+// one in the cluster differs from the chart's in the versions it serves;
+// "" when it does not.
+func differsFromChart(live *unstructured.Unstructured, o *object) string {
+	have, want := servedVersions(live), servedVersions(o.u)
+	if slices.Equal(have, want) {
+		return ""
+	}
+	return fmt.Sprintf("; it differs from the chart's: it serves %s, the chart's serves %s (update it: kubectl apply -f <the chart's folder>/%s)",
+		strings.Join(have, ", "), strings.Join(want, ", "), chartFile(o.source))
+}
+
+// chartFile is the file of a chart an object's source names, relative to
+// the chart's folder: without its line and column, and without the
+// chart's name, which a rendered chart's file names start with
+// ("web/crds/widgets.yaml:1:1": crds/widgets.yaml).
+func chartFile(source string) string {
+	name, _, _ := strings.Cut(source, ":")
+	if _, rest, ok := strings.Cut(name, "/"); ok {
+		return rest
+	}
+	return name
 }
 
 // apiMessage is an API error as people read it: the server's message.
@@ -594,10 +700,13 @@ func (r *release) createMissing(ctx context.Context, objs []*object) error {
 		how := "created"
 		u, err := r.cl.create(ctx, o.u, false)
 		if apierrors.IsAlreadyExists(err) {
-			how = "exists: left as it is (a chart's crds/ are created only when missing, as helm does)"
+			how = "exists: left as it is (a chart's crds/ are created only when missing, as helm installs them)"
 			u, err = r.cl.get(ctx, o.u.GroupVersionKind(), o.u.GetNamespace(), o.u.GetName())
 			if err == nil && u == nil {
 				err = errors.New("it was deleted right after it was found")
+			}
+			if err == nil {
+				how += differsFromChart(u, o)
 			}
 		}
 		if err != nil {

@@ -561,3 +561,22 @@ func TestVanished(t *testing.T) {
 		t.Errorf("nothing to prune: label %q, objects %v", label, refs)
 	}
 }
+
+func TestChartFileAndServedVersions(t *testing.T) {
+	for in, want := range map[string]string{
+		"web/crds/widgets.yaml:1:1":          "crds/widgets.yaml",
+		"web/charts/db/crds/x.yaml:3:1":      "charts/db/crds/x.yaml",
+		"crds.yaml (document 2)":             "crds.yaml (document 2)",
+		"web/crds/widgets.yaml:1:1 (item 2)": "crds/widgets.yaml",
+	} {
+		if got := chartFile(in); got != want {
+			t.Errorf("chartFile(%q) = %q, want %q", in, got, want)
+		}
+	}
+	crd := newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "widgets.example.org", nil)
+	crd.u.Object["spec"] = map[string]any{"versions": []any{
+		map[string]any{"name": "v1", "served": true}, map[string]any{"name": "v2", "served": false}, map[string]any{"name": "v3", "served": true}}}
+	if got := servedVersions(crd.u); strings.Join(got, ",") != "v1,v3" {
+		t.Errorf("servedVersions = %v", got)
+	}
+}
