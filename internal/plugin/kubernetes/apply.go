@@ -93,6 +93,18 @@ func (c *cluster) post(ctx context.Context, u *unstructured.Unstructured, opts m
 	return out, err
 }
 
+// mergePatch changes an object with a JSON merge patch.
+func (c *cluster) mergePatch(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, patch []byte) error {
+	ri, _, err := c.resource(gvk, namespace)
+	if err != nil {
+		return err
+	}
+	return c.ask(ctx, func() error {
+		_, err := ri.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+		return err
+	})
+}
+
 // createDryRun asks the API server whether it would create the object.
 func (c *cluster) createDryRun(ctx context.Context, u *unstructured.Unstructured) error {
 	_, err := c.create(ctx, u, true)

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,10 @@ type release struct {
 	// gone the hooks deleted by their policies.
 	live map[*object]*unstructured.Unstructured
 	gone map[*object]bool
+	// forgotten are a chart's crds/ CRDs the state recorded (an older
+	// gantry's): forgotten by the deploy, and unmarked when it finds
+	// them (createMissing).
+	forgotten map[*object]bool
 	// before are the resource versions of the objects the deploy applies,
 	// as prepare found them ("" for one that did not exist): an apply says
 	// whether it created, changed or left each alone, as kubectl does.
@@ -114,7 +119,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	}
 	r := &release{action: c.Action, timeout: in.timeout, cl: in.cl, rec: in.record, out: c.Stdout,
 		inventory: map[string]state.Resource{}, keep: c.Keep, others: c.Others, forgetIfHeld: c.ForgetIfHeld, planned: c.Planned,
-		live: map[*object]*unstructured.Unstructured{}, gone: map[*object]bool{}, before: map[*object]string{}}
+		live: map[*object]*unstructured.Unstructured{}, gone: map[*object]bool{}, before: map[*object]string{}, forgotten: map[*object]bool{}}
 	for _, res := range recordedResources(c.Recorded) {
 		r.inventory[resourceKey(res)] = res
 	}
@@ -155,7 +160,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		if err := r.claimHooks(ctx); err != nil {
 			return nil, err
 		}
-		if err := r.leaveCRDs(objs, left); err != nil {
+		if err := r.leaveCRDs(ctx, objs, left); err != nil {
 			return nil, err
 		}
 		r.logf("%s to delete from %s", objectCount(len(r.inventory)), r.cl.server)
@@ -176,8 +181,12 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		k := resourceKey(res)
 		if o.createOnly {
 			// Never deleted, so not recorded; a gantry before helm's
-			// rule for crds/ recorded it: forgotten now.
-			delete(r.inventory, k)
+			// rule for crds/ recorded it: forgotten now, and its
+			// annotations removed in the CRDs stage (createMissing).
+			if _, had := r.inventory[k]; had {
+				delete(r.inventory, k)
+				r.forgotten[o] = true
+			}
 			continue
 		}
 		var prev *state.Resource
@@ -209,28 +218,72 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 // leaveCRDs says, for an undeploy, that a chart's crds/ CRDs stay in the
 // cluster, and that the recorded CRDs left (leftCRDs: a gantry before
 // helm's rule for crds/ recorded them) do, and forgets those.
-func (r *release) leaveCRDs(objs []*object, left map[string]string) error {
+func (r *release) leaveCRDs(ctx context.Context, objs []*object, left map[string]string) error {
 	for _, o := range objs {
 		if o.createOnly && left[resourceKey(resourceOf(o))] == "" {
 			r.logf("%s left in place: %s", display(o.u), crdsDirReason)
 		}
 	}
-	return r.forgetLeft(left)
+	return r.forgetLeft(ctx, left)
 }
 
 // forgetLeft forgets the recorded resources left in place (by
-// resourceKey, with why), each with a line saying why.
-func (r *release) forgetLeft(left map[string]string) error {
+// resourceKey, with why), each with a line saying why, and removes the
+// gantry annotations that name the instance from them (unmark).
+func (r *release) forgetLeft(ctx context.Context, left map[string]string) error {
 	if len(left) == 0 {
 		return nil
 	}
 	for _, k := range slices.Sorted(maps.Keys(left)) {
-		if res, ok := r.inventory[k]; ok {
-			r.logf("%s left in place: %s", strings.ToLower(res.Kind)+"/"+res.Name, left[k])
-			delete(r.inventory, k)
+		res, ok := r.inventory[k]
+		if !ok {
+			continue
+		}
+		r.logf("%s left in place: %s", strings.ToLower(res.Kind)+"/"+res.Name, left[k])
+		delete(r.inventory, k)
+		if err := r.unmark(ctx, gvkOf(res), res.Namespace, res.Name); err != nil {
+			return errors.Join(err, r.record())
 		}
 	}
 	return r.record()
+}
+
+// unmark removes gantry's annotations (and its managed-by label) from an
+// object in the cluster that the instance forgets and leaves in place,
+// when they name the instance: an older gantry marked a chart's crds/ CRDs
+// as its own, and nobody owns them now — another stack would otherwise be
+// refused one as this component's, and told to undeploy it from here,
+// which leaves it. Annotations that name another are left as they are.
+func (r *release) unmark(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) error {
+	u, err := r.cl.get(ctx, gvk, namespace, name)
+	if err != nil {
+		return fmt.Errorf("read %s/%s: %s", strings.ToLower(gvk.Kind), name, apiMessage(err))
+	}
+	if u == nil {
+		return nil
+	}
+	if o := ownerOf(u); !o.gantry || o.stack != r.id.stack || o.component != r.id.component {
+		return nil
+	}
+	md := map[string]any{"resourceVersion": u.GetResourceVersion(),
+		"annotations": map[string]any{annotationStack: nil, annotationComponent: nil, annotationAdopted: nil}}
+	if u.GetLabels()[labelManagedBy] == "gantry" {
+		md["labels"] = map[string]any{labelManagedBy: nil}
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": md})
+	if err != nil {
+		return err
+	}
+	err = r.cl.mergePatch(ctx, gvk, namespace, name, patch)
+	switch {
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		r.logf("%s keeps gantry's annotations: it changed while gantry removed them", display(u))
+	case err != nil:
+		return fmt.Errorf("remove gantry's annotations from %s: %s", display(u), apiMessage(err))
+	default:
+		r.logf("%s: gantry's annotations removed (nobody owns it now)", display(u))
+	}
+	return nil
 }
 
 // begin tells the source's record that the action starts.
@@ -708,6 +761,9 @@ func (r *release) createMissing(ctx context.Context, objs []*object) error {
 			if err == nil {
 				how += differsFromChart(u, o)
 			}
+			if err == nil && r.forgotten[o] {
+				err = r.unmark(ctx, o.u.GroupVersionKind(), "", o.u.GetName())
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("create %s (%s): %s", display(o.u), o.source, apiMessage(err))
@@ -1019,7 +1075,7 @@ func (r *release) prune(ctx context.Context) error {
 	// A Helm release's CRD that no revision shows a template made is
 	// left: an older gantry recorded its chart's crds/ (leftCRDs).
 	left := leftCRDs(nil, stale, r.id.helm)
-	if err := r.forgetLeft(left); err != nil {
+	if err := r.forgetLeft(ctx, left); err != nil {
 		return err
 	}
 	stale = slices.DeleteFunc(stale, func(res state.Resource) bool { return left[resourceKey(res)] != "" })
