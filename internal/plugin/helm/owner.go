@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -44,7 +45,8 @@ func (m mark) labels() map[string]string {
 }
 
 // describe names the marked component for messages, from the point of
-// view of the component me.
+// view of the component me. A name that is not a label value is shown as
+// its label value (labelValue: what it has of one, and a hash).
 func (m mark) describe(me mark) string {
 	if m.stack == me.stack {
 		return "component " + m.component + " of this stack"
@@ -53,10 +55,12 @@ func (m mark) describe(me mark) string {
 }
 
 // revisionMark reads a revision's mark; false for a revision without one.
+// A revision with only one of the two labels (a kubectl label that named
+// one) has none: it names no component.
 func revisionMark(r *rspb.Release) (mark, bool) {
 	s, hasStack := r.Labels[labelStack]
 	c, hasComponent := r.Labels[labelComponent]
-	return mark{s, c}, hasStack || hasComponent
+	return mark{s, c}, hasStack && hasComponent
 }
 
 // marked reports whether a revision of a history carries a mark.
@@ -68,11 +72,14 @@ func marked(hist []*rspb.Release) bool {
 }
 
 // labelValue is a name as a label value: the name itself when it is one
-// (a component's name always is: letters, digits, _ . -); otherwise what
+// (a component's name mostly is: letters, digits, _ . -); otherwise what
 // it has of one, followed by a hash of the whole name that tells it
-// apart.
+// apart. A name that ends as such a hash does ("-" and 12 hex digits) is
+// hashed too: "My-Stack-9fa2b74d4403" would otherwise write the same value
+// as "My Stack", and each stack would take the other's releases for its
+// own.
 func labelValue(s string) string {
-	if len(content.IsLabelValue(s)) == 0 {
+	if len(content.IsLabelValue(s)) == 0 && !hashedForm.MatchString(s) {
 		return s
 	}
 	sum := sha256.Sum256([]byte(s))
@@ -93,6 +100,10 @@ func labelValue(s string) string {
 	}
 	return keep + "-" + hash
 }
+
+// hashedForm matches what labelValue makes of a name that is not a label
+// value: it ends with a hash of 12 hex digits, alone or after "-".
+var hashedForm = regexp.MustCompile(`(^|-)[0-9a-f]{12}$`)
 
 // standing is whose a release is, to the instance that deploys it.
 type standing int
@@ -122,8 +133,23 @@ type ownership struct {
 	standing standing
 	by       mark
 	// byObjects says the standing was read from the gantry annotations
-	// of the release's objects, not from a revision's mark.
+	// of the release's objects, not from a revision's mark; byName is then
+	// the stack and component they name, as written (for messages).
 	byObjects bool
+	byName    mark
+}
+
+// owner names the component whose the release is for messages, from the
+// point of view of the component me: by its names when the objects'
+// annotations gave them, else as its mark writes them.
+func (o ownership) owner(me mark) string {
+	if o.byObjects {
+		if o.by.stack == me.stack {
+			return "component " + o.byName.component + " of this stack"
+		}
+		return "component " + o.byName.component + " of stack " + o.byName.stack
+	}
+	return o.by.describe(me)
 }
 
 // evidence says where a standOther's mark was read, for messages.
@@ -136,10 +162,11 @@ func (o ownership) evidence() string {
 
 // ownershipOf reads whose a release is from its revisions (oldest first),
 // for the instance me; recorded says whether the component's state records
-// the instance (it deployed, or began to); live are the marks of the
-// gantry annotations on the objects of the release's manifest in the
-// cluster (liveMarks), read when no revision is marked: an older gantry
-// annotated the objects it applied, not the revisions it wrote.
+// the instance (it deployed, or began to); live are the stacks and
+// components the gantry annotations on the objects of the release's
+// manifest in the cluster name, as written (liveNames), read when no
+// revision is marked: an older gantry annotated the objects it applied,
+// not the revisions it wrote.
 func ownershipOf(hist []*rspb.Release, me mark, recorded bool, live []mark) ownership {
 	if len(hist) == 0 {
 		return ownership{standing: standNone}
@@ -158,11 +185,13 @@ func ownershipOf(hist []*rspb.Release, me mark, recorded bool, live []mark) owne
 	live = slices.Compact(slices.SortedFunc(slices.Values(live), func(a, b mark) int {
 		return cmp.Or(strings.Compare(a.stack, b.stack), strings.Compare(a.component, b.component))
 	}))
+	if len(live) == 1 {
+		if by := markOf(live[0].stack, live[0].component); by != me {
+			return ownership{standing: standOther, by: by, byObjects: true, byName: live[0]}
+		}
+		return ownership{standing: standOwn, byObjects: true, byName: live[0]}
+	}
 	switch {
-	case len(live) == 1 && live[0] == me:
-		return ownership{standing: standOwn, byObjects: true}
-	case len(live) == 1:
-		return ownership{standing: standOther, by: live[0], byObjects: true}
 	case len(live) > 1, writtenByGantry(hist):
 		// Objects of several components: which one deployed the
 		// release is not known.
@@ -175,11 +204,11 @@ func ownershipOf(hist []*rspb.Release, me mark, recorded bool, live []mark) owne
 // at most: an older gantry annotated every object it applied.
 const liveChecks = 5
 
-// liveMarks reads the marks of the gantry annotations on the first
-// objects (liveChecks) of the manifest of the release's last revision that
-// has one; objects without gantry's annotations, and those gone, give
-// none.
-func liveMarks(ctx context.Context, cl *kubernetes.Cluster, hist []*rspb.Release) ([]mark, error) {
+// liveNames reads the stacks and components the gantry annotations on
+// the first objects (liveChecks) of the manifest of the release's last
+// revision that has one name, as written; objects without gantry's
+// annotations, and those gone, give none.
+func liveNames(ctx context.Context, cl *kubernetes.Cluster, hist []*rspb.Release) ([]mark, error) {
 	var objs []manifestObject
 	for i := len(hist) - 1; i >= 0 && len(objs) == 0; i-- {
 		objs = manifestObjects(hist[i])
@@ -191,7 +220,7 @@ func liveMarks(ctx context.Context, cl *kubernetes.Cluster, hist []*rspb.Release
 			return nil, err
 		}
 		if ok {
-			out = append(out, markOf(stack, component))
+			out = append(out, mark{stack, component})
 		}
 	}
 	return out, nil
@@ -259,7 +288,7 @@ func (o ownership) refusal(release, namespace string, me mark) error {
 	switch {
 	case o.standing == standOther && o.by.stack != me.stack:
 		return fmt.Errorf("helm release %s in namespace %s belongs to %s (%s); gantry does not take over another stack's release: undeploy it there, or give this component another release name (the config's release, or COMPONENT_NAME). If it is this component's now (that stack no longer deploys it), mark it: %s",
-			release, namespace, o.by.describe(me), o.evidence(), labelCommand(release, namespace, me, true))
+			release, namespace, o.owner(me), o.evidence(), labelCommand(release, namespace, me, true))
 	case o.standing == standUnmarked:
 		return fmt.Errorf("helm release %s in namespace %s was deployed by a gantry that did not mark which stack and component it belongs to, and this component's state does not record it: it may be another stack's, so gantry does not take it over. If it is this component's, mark it: %s; else give this component another release name (the config's release, or COMPONENT_NAME)",
 			release, namespace, labelCommand(release, namespace, me, false))
@@ -276,7 +305,7 @@ func (o ownership) takenFrom(me mark) string {
 	if o.standing != standOther || o.by.stack != me.stack {
 		return ""
 	}
-	return o.by.describe(me)
+	return o.owner(me)
 }
 
 // labelCommand is the kubectl command that marks a release's revisions
@@ -295,7 +324,7 @@ func labelCommand(release, namespace string, me mark, overwrite bool) string {
 func (o ownership) leftReason(me mark) string {
 	switch o.standing {
 	case standOther:
-		return "it belongs to " + o.by.describe(me)
+		return "it belongs to " + o.owner(me)
 	case standUnmarked:
 		return "an older gantry deployed it without marking for which stack and component, and this component's state does not record it"
 	case standHelm:

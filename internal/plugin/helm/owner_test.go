@@ -1,6 +1,8 @@
 package helm
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -43,15 +45,21 @@ func TestOwnershipOf(t *testing.T) {
 		// An older gantry's release deployed once says what helm says
 		// ("Install complete"); its objects carry gantry's annotations.
 		{name: "an older gantry's one revision, another component's objects", hist: []*rspb.Release{rev("Install complete", nil)},
-			live: []mark{markOf("shop", "db"), markOf("shop", "db")}, want: ownership{standing: standOther, by: mark{"shop", "db"}, byObjects: true}},
+			live: []mark{{"shop", "db"}, {"shop", "db"}}, want: ownership{standing: standOther, by: mark{"shop", "db"}, byObjects: true, byName: mark{"shop", "db"}}},
 		{name: "an older gantry's one revision, its own objects", hist: []*rspb.Release{rev("Install complete", nil)},
-			live: []mark{me}, want: ownership{standing: standOwn, byObjects: true}},
+			live: []mark{{"shop", "web"}}, want: ownership{standing: standOwn, byObjects: true, byName: mark{"shop", "web"}}},
 		{name: "an older gantry's one revision, several components' objects", hist: []*rspb.Release{rev("Install complete", nil)},
-			live: []mark{me, markOf("blog", "web")}, want: ownership{standing: standUnmarked}},
+			live: []mark{{"shop", "web"}, {"blog", "web"}}, want: ownership{standing: standUnmarked}},
+		// The annotations hold names as written; the mark, label values.
+		{name: "objects of a stack whose name is not a label value", hist: []*rspb.Release{rev("Install complete", nil)},
+			live: []mark{{"My Shop", "db"}}, want: ownership{standing: standOther, by: markOf("My Shop", "db"), byObjects: true, byName: mark{"My Shop", "db"}}},
+		// A revision with one of the two labels names no component.
+		{name: "a half mark is none", hist: []*rspb.Release{rev("Install complete", me.labels()), rev("Upgrade complete", map[string]string{labelStack: "shop"})},
+			want: ownership{standing: standOwn}},
 		{name: "the state's record comes before the objects", hist: []*rspb.Release{rev("Install complete", nil)},
-			recorded: true, live: []mark{markOf("shop", "db")}, want: ownership{standing: standOwn}},
+			recorded: true, live: []mark{{"shop", "db"}}, want: ownership{standing: standOwn}},
 		{name: "a marked revision comes before the objects", hist: []*rspb.Release{rev("Install complete", me.labels())},
-			live: []mark{markOf("shop", "db")}, want: ownership{standing: standOwn}},
+			live: []mark{{"shop", "db"}}, want: ownership{standing: standOwn}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,8 +85,11 @@ func TestOwnershipMessages(t *testing.T) {
 		{o: ownership{standing: standOther, by: mark{"blog", "web"}},
 			refusal: "helm release web in namespace ns belongs to component web of stack blog (labels gantry.dev/stack, gantry.dev/component of its revisions in helm's storage); gantry does not take over another stack's release: undeploy it there, or give this component another release name (the config's release, or COMPONENT_NAME). If it is this component's now (that stack no longer deploys it), mark it: kubectl label --overwrite secret -n ns -l owner=helm,name=web gantry.dev/stack=shop gantry.dev/component=web",
 			left:    "it belongs to component web of stack blog"},
-		{o: ownership{standing: standOther, by: mark{"blog", "web"}, byObjects: true},
+		{o: ownership{standing: standOther, by: mark{"blog", "web"}, byObjects: true, byName: mark{"blog", "web"}},
 			refusal: "belongs to component web of stack blog (the gantry.dev/stack and gantry.dev/component annotations of its objects: an older gantry", left: "it belongs to component web of stack blog"},
+		// The objects name the stack as written, not as its label value.
+		{o: ownership{standing: standOther, by: markOf("My Blog", "web"), byObjects: true, byName: mark{"My Blog", "web"}},
+			refusal: "belongs to component web of stack My Blog (the gantry.dev", left: "it belongs to component web of stack My Blog"},
 		// Another component of the stack: taken over, as its objects
 		// are (a component renamed, a release moved between components).
 		{o: ownership{standing: standOther, by: mark{"shop", "db"}},
@@ -104,25 +115,46 @@ func TestOwnershipMessages(t *testing.T) {
 }
 
 func TestLabelValue(t *testing.T) {
+	hash := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return hex.EncodeToString(sum[:])[:12]
+	}
 	long := strings.Repeat("a", 70)
 	for _, tt := range []struct{ in, want string }{
 		{"", ""},
 		{"shop", "shop"},
 		{"my_stack.v2", "my_stack.v2"},
-		{"My Stack", "My-Stack-"},
-		{"-x-", "x-"},
-		{"été", ""},
-		{long, strings.Repeat("a", 50) + "-"},
+		{"My Stack", "My-Stack-" + hash("My Stack")},
+		{"-x-", "x-" + hash("-x-")},
+		{"été", "t-" + hash("été")},
+		{"日本", hash("日本")},
+		{long, strings.Repeat("a", 50) + "-" + hash(long)},
+		// A name that is a label value but ends as a hashed one does is
+		// hashed too: it would collide with the name it is the form of.
+		{"My-Stack-" + hash("My Stack"), "My-Stack-" + hash("My Stack") + "-" + hash("My-Stack-"+hash("My Stack"))},
+		{hash("日本"), hash("日本") + "-" + hash(hash("日本"))},
+		{"web-1", "web-1"},
+		{"release-abcdef01234", "release-abcdef01234"}, // 11 hex digits
 	} {
 		got := labelValue(tt.in)
+		if got != tt.want {
+			t.Errorf("labelValue(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 		if errs := content.IsLabelValue(got); len(errs) > 0 {
 			t.Errorf("labelValue(%q) = %q, not a label value: %v", tt.in, got, errs)
 		}
-		if !strings.HasPrefix(got, tt.want) {
-			t.Errorf("labelValue(%q) = %q, want it to begin with %q", tt.in, got, tt.want)
+		if labelValue(tt.in) != got {
+			t.Errorf("labelValue(%q) is not stable", tt.in)
 		}
-		if got != tt.in && labelValue(tt.in+"x") == got {
-			t.Errorf("labelValue(%q) and labelValue(%q) are both %q", tt.in, tt.in+"x", got)
+	}
+	// No two names write one value: a kept name is never a hashed form.
+	names := []string{"My Stack", "My-Stack", "my stack", "My_Stack", "My-Stack-" + hash("My Stack"), hash("My Stack"), ""}
+	seen := map[string]string{}
+	for _, n := range names {
+		v := labelValue(n)
+		if other, ok := seen[v]; ok {
+			t.Errorf("labelValue(%q) and labelValue(%q) are both %q", n, other, v)
 		}
+		seen[v] = n
 	}
 }

@@ -218,7 +218,7 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	recorded := c.Recorded != nil && len(c.Recorded.Resources) > 0
 	var live []mark
 	if !recorded && !marked(hist) {
-		if live, err = liveMarks(ctx, cl, hist); err != nil {
+		if live, err = liveNames(ctx, cl, hist); err != nil {
 			return nil, err
 		}
 	}
