@@ -157,9 +157,13 @@ func warnOnce(component, msg string) {
 
 // installedByHelm reports whether the cluster has a deployed release of the
 // instance that gantry's state does not know: one helm installed, which the
-// deploy adopts as an upgrade. The plan asks the cluster of the config or
-// of the environment, briefly; a cluster it cannot reach is taken to have
-// none (the run checks again and refuses to install over one).
+// deploy adopts as an upgrade, or another component's of the stack, which
+// it takes over as one. The plan does not read whose the release is: it
+// plans an upgrade for another stack's, or an older gantry's unmarked,
+// release too, which the run refuses before anything is applied
+// (ownership.refusal). The plan asks the cluster of the config or of the
+// environment, briefly; a cluster it cannot reach is taken to have none
+// (the run checks again and refuses to install over one).
 func installedByHelm(dir string, in instance) bool {
 	if kubernetes.HasRef(in.release) || kubernetes.HasRef(in.namespace) || kubernetes.HasRef(in.cfg.Kubeconfig) || kubernetes.HasRef(in.cfg.Context) {
 		return false
