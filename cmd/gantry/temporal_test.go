@@ -43,7 +43,8 @@ func temporalEngine(addr string) string {
 // `gantry worker` processes against the test Temporal server, with the state
 // in a PostgreSQL database of the scenario's own ($GANTRY_STATE) and an
 // engine on a task queue of its own ($GANTRY_ENGINE). startworker and
-// stopworker start and stop workers.
+// stopworker start and stop workers; pgserve starts a PostgreSQL server of
+// the scenario's own, for one that restarts it.
 func TestTemporalScripts(t *testing.T) {
 	addr := temporalServer(t)
 	dsn := pgtest.Server(t)
@@ -59,6 +60,7 @@ func TestTemporalScripts(t *testing.T) {
 	})
 	p.Cmds["startworker"] = cmdStartWorker
 	p.Cmds["stopworker"] = cmdStopWorker
+	p.Cmds["pgserve"] = cmdPGServe
 	testscript.Run(t, p)
 }
 

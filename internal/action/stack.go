@@ -39,6 +39,11 @@ type Source struct {
 	// HandlerCalled says the installation handler's prepare ran: the
 	// stack is loaded again with what it brought.
 	HandlerCalled bool
+	// State, when set, is the state the stack is loaded with instead of
+	// reading the store: a worker's run starts from the state its
+	// client found (its bundle's), whatever the database holds now, and
+	// while the database is away.
+	State *state.Files
 }
 
 // Terminal is what an action may use of the person at the terminal; the
@@ -202,8 +207,11 @@ func (s *Stack) ReadState() error {
 }
 
 func (s *Stack) readState() (changed bool, err error) {
-	files, st, base, prefetched := s.prefetch.take(s.Store)
+	files, st, base, prefetched, err := s.prefetch.take(s.Store)
 	s.prefetch = nil
+	if err != nil {
+		return false, &InvalidError{Err: err, Consequence: "nothing was run"}
+	}
 	if !prefetched {
 		if files, err = s.Store.Read(context.Background()); err != nil {
 			return false, invalid("nothing was run", "%w", err)

@@ -23,11 +23,15 @@ type statePrefetch struct {
 	st    *state.State
 	base  *state.Base // the recorder's, cut from files
 	err   error
+	given bool // files are Source.State, the state of any store
 }
 
 // prefetchState starts reading the state src names when it is one file
 // (not a database, not the Hub CLI's list); nil otherwise.
 func prefetchState(src Source) *statePrefetch {
+	if src.State != nil {
+		return givenState(*src.State)
+	}
 	location := src.StatePath
 	if location == "" {
 		location = DefaultStatePath(src.Manifest)
@@ -67,21 +71,34 @@ func prefetchState(src Source) *statePrefetch {
 	return p
 }
 
+// givenState stands for a read of any store: the state the caller has
+// (Source.State).
+func givenState(files state.Files) *statePrefetch {
+	p := &statePrefetch{given: true, files: files, done: make(chan struct{})}
+	close(p.done)
+	return p
+}
+
 // take waits for the prefetch and returns what it read for store (and the
 // recorder's base cut from it, nil when it has none), or ok
 // false when it read something else or failed (the caller then reads the
-// store itself, and reports its errors as ever).
-func (p *statePrefetch) take(store state.Store) (files state.Files, st *state.State, base *state.Base, ok bool) {
+// store itself, and reports its errors as ever). A given state is decoded
+// here; its error is err.
+func (p *statePrefetch) take(store state.Store) (files state.Files, st *state.State, base *state.Base, ok bool, err error) {
 	if p == nil {
-		return state.Files{}, nil, nil, false
+		return state.Files{}, nil, nil, false, nil
+	}
+	if p.given {
+		st, err := p.files.Decode(store.String())
+		return p.files, st, nil, err == nil, err
 	}
 	fs, isFile := store.(*state.FileStore)
 	if !isFile || fs.Path() != p.path {
-		return state.Files{}, nil, nil, false
+		return state.Files{}, nil, nil, false, nil
 	}
 	<-p.done
 	if p.err != nil {
-		return state.Files{}, nil, nil, false
+		return state.Files{}, nil, nil, false, nil
 	}
-	return p.files, p.st, p.base, true
+	return p.files, p.st, p.base, true, nil
 }

@@ -41,10 +41,10 @@ func TestPrefetchState(t *testing.T) {
 	}
 
 	p := prefetchState(Source{Manifest: manifest})
-	if _, _, _, ok := p.take(state.NewFileStore(filepath.Join(dir, "other.state"))); ok {
+	if _, _, _, ok, _ := p.take(state.NewFileStore(filepath.Join(dir, "other.state"))); ok {
 		t.Error("the prefetch of hub.yaml.state was taken for other.state")
 	}
-	files, got, base, ok := p.take(store)
+	files, got, base, ok, _ := p.take(store)
 	switch {
 	case !ok:
 		t.Fatalf("the prefetch was not taken: %v", p.err)
@@ -75,7 +75,7 @@ func TestPrefetchState(t *testing.T) {
 	if err := os.WriteFile(manifest+".state", []byte("version: [\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, ok := prefetchState(Source{Manifest: manifest}).take(store); ok {
+	if _, _, _, ok, _ := prefetchState(Source{Manifest: manifest}).take(store); ok {
 		t.Error("a broken state was taken")
 	}
 }

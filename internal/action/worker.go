@@ -44,8 +44,15 @@ type WorkerRun struct {
 	Masker  *secret.Masker
 
 	mu     sync.Mutex // reads of the state
-	reader state.Store
+	reader waitingReader
 	writer state.Store
+}
+
+// waitingReader is a store whose reads, made while a run is under way,
+// wait for a database that is away for a moment (the PostgreSQL backend).
+type waitingReader interface {
+	state.Store
+	ReadWaiting(ctx context.Context) (state.Files, error)
 }
 
 // runWriterStore is a store that writes a run a workflow holds the lock
@@ -66,7 +73,13 @@ func OpenWorkerRun(ctx context.Context, data []byte, dir, location string) (*Wor
 	if err != nil {
 		return nil, err
 	}
-	src := Source{Manifest: filepath.Join(root, filepath.FromSlash(b.Manifest)), StatePath: location}
+	// The state as the run found it, not as it is now: the plan was
+	// built from it (and nothing is read from a database that may be
+	// away for a moment).
+	src := Source{Manifest: filepath.Join(root, filepath.FromSlash(b.Manifest)), StatePath: location, State: &state.Files{Snapshot: b.Before}}
+	if len(b.Before) == 0 {
+		src.State.Snapshot = nil
+	}
 	for _, p := range b.Params {
 		src.ParamsFiles = append(src.ParamsFiles, filepath.Join(root, filepath.FromSlash(p)))
 	}
@@ -85,16 +98,6 @@ func OpenWorkerRun(ctx context.Context, data []byte, dir, location string) (*Wor
 	fail := func(err error) (*WorkerRun, error) {
 		st.Store.Close()
 		return nil, err
-	}
-	// The state as the run found it, not as it is now: the plan was
-	// built from it.
-	st.State = nil
-	if len(b.Before) > 0 {
-		files := state.Files{Snapshot: b.Before}
-		if st.State, err = files.Decode(st.Store.String()); err != nil {
-			return fail(err)
-		}
-		st.files = files
 	}
 	st.Locked = b.locked()
 	pl := newPlanner(st, nil, consequence)
@@ -136,10 +139,16 @@ func OpenWorkerRun(ctx context.Context, data []byte, dir, location string) (*Wor
 		before = st.State.Clone()
 	}
 	rt.Recorder = state.RecordShared(w, before)
-	reader, err := state.Open(ctx, location, b.Stack)
+	opened, err := state.Open(ctx, location, b.Stack)
 	if err != nil {
 		_ = rt.Recorder.Close()
 		return fail(err)
+	}
+	reader, ok := opened.(waitingReader)
+	if !ok {
+		opened.Close()
+		_ = rt.Recorder.Close()
+		return fail(errors.New("the run's state is not in a database that workers share"))
 	}
 	return &WorkerRun{Bundle: b, Plan: bt.plan, Runtime: rt, Masker: bt.masker, reader: reader, writer: st.Store}, nil
 }
@@ -181,7 +190,7 @@ func (w *WorkerRun) Runner(n *plan.Node) (plan.Runner, error) { return w.Runtime
 func (w *WorkerRun) Refresh(ctx context.Context, mine func(string) bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	files, err := w.reader.Read(ctx)
+	files, err := w.reader.ReadWaiting(ctx)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func (rt *Runtime) finalize(env plan.Env, n *plan.Node) plan.Result {
 		switch {
 		case statuses[state.StatusFailed] > 0 || flightFailed:
 			s.Status = state.StatusFailed
-		case statuses[state.StatusIncomplete] > 0:
+		case statuses[state.StatusIncomplete] > 0 || rt.unrecorded(s) != "":
 			s.Status = state.StatusIncomplete
 		case statuses[state.StatusDeployed] > 0:
 			s.Status = state.StatusDeployed
@@ -97,6 +97,23 @@ func (rt *Runtime) finalize(env plan.Env, n *plan.Node) plan.Result {
 		return plan.Fail(fmt.Errorf("cannot record the state: %w", err))
 	}
 	return plan.Ok()
+}
+
+// unrecorded names a component this deploy was to deploy that has no
+// record in the state, "" when each has one: every component a deploy
+// runs, fails, skips or finds unchanged is recorded, so one without a
+// record is one whose steps failed before they could record anything (on
+// a worker that could not reach the state), and the stack is not deployed.
+func (rt *Runtime) unrecorded(s *state.State) string {
+	if rt.Plan.Verb != plan.VerbDeploy {
+		return ""
+	}
+	for name, c := range rt.Plan.Components {
+		if c.Verb == plan.VerbDeploy && !c.ReadOnly && s.Components[name] == nil {
+			return name
+		}
+	}
+	return ""
 }
 
 // stackOutputs evaluates the stack's declared outputs with the outputs

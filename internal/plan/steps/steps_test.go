@@ -346,3 +346,35 @@ func TestPlannedDeploys(t *testing.T) {
 		t.Errorf("for b: %v", got)
 	}
 }
+
+// TestFinalizeStackStatus: the stack's status after a run is its
+// components'; after a deploy, a component of the plan with no record at
+// all (its steps failed before they could record it, on a worker that
+// could not reach the state) keeps the stack from reading deployed.
+func TestFinalizeStackStatus(t *testing.T) {
+	tests := []struct {
+		name    string
+		verb    string
+		records map[string]string // "app" is the plan's component
+		want    string
+	}{
+		{"all deployed", plan.VerbDeploy, map[string]string{"app": state.StatusDeployed}, state.StatusDeployed},
+		{"one failed", plan.VerbDeploy, map[string]string{"app": state.StatusFailed}, state.StatusFailed},
+		{"the plan's component missing", plan.VerbDeploy, map[string]string{"other": state.StatusDeployed}, state.StatusIncomplete},
+		{"an undeploy with nothing recorded", plan.VerbUndeploy, map[string]string{"other": state.StatusDeployed}, state.StatusDeployed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := testRuntime(t, t.TempDir(), &plan.Component{Name: "app", Verb: tt.verb})
+			for name, status := range tt.records {
+				rt.Recorder.UpdateComponent(name, func(c *state.Component) { c.Status = status })
+			}
+			if r := rt.finalize(&fakeEnv{}, &plan.Node{ID: "stack/finalize"}); r.Status != plan.OK {
+				t.Fatalf("finalize: %+v", r)
+			}
+			if got := rt.Recorder.Snapshot().Status; got != tt.want {
+				t.Errorf("stack status %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

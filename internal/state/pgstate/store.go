@@ -115,6 +115,12 @@ func (s *Store) scrub(err error) error {
 	return errors.New(text)
 }
 
+// connectError is a session that could not be opened.
+type connectError struct{ err error }
+
+func (e *connectError) Error() string { return e.err.Error() }
+func (e *connectError) Unwrap() error { return e.err }
+
 // connect opens a session with the schema migrated.
 func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.cfg)
@@ -185,11 +191,46 @@ func (s *Store) stackName(ctx context.Context, conn *pgx.Conn) (string, error) {
 }
 
 // Read reads the stack's record and its components' in one snapshot of the
-// database and assembles them into the state document.
+// database and assembles them into the state document. A database that
+// cannot be reached is an error at once: a command that starts finds out.
 func (s *Store) Read(ctx context.Context) (state.Files, error) {
+	files, err := s.read(ctx)
+	return files, s.readError(err)
+}
+
+// ReadWaiting is Read for a run under way (a step on a worker taking in
+// what the run's other workers recorded): while the database is away it
+// waits for it, as the run's writes do (outage), instead of failing the
+// step.
+func (s *Store) ReadWaiting(ctx context.Context) (state.Files, error) {
+	var files state.Files
+	err := s.retry(ctx, "read the state", func() error {
+		var err error
+		files, err = s.read(ctx)
+		return err
+	})
+	return files, s.readError(err)
+}
+
+// readError is the error of a read that failed: one that could not
+// connect says so as it is (it names the database already).
+func (s *Store) readError(err error) error {
+	var ce *connectError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return ce.err
+	}
+	return fmt.Errorf("read the state from %s: %w", s.redacted, s.scrub(err))
+}
+
+// read is one attempt at Read; a session that broke is dropped, so that
+// the next attempt connects again.
+func (s *Store) read(ctx context.Context) (state.Files, error) {
 	conn, err := s.session(ctx)
 	if err != nil {
-		return state.Files{}, err
+		return state.Files{}, &connectError{err}
 	}
 	var files state.Files
 	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -229,7 +270,7 @@ func (s *Store) Read(ctx context.Context) (state.Files, error) {
 		if isConnError(err) {
 			s.dropSession(conn)
 		}
-		return state.Files{}, fmt.Errorf("read the state from %s: %w", s.redacted, s.scrub(err))
+		return state.Files{}, err
 	}
 	return files, nil
 }
