@@ -441,3 +441,84 @@ func TestTemporalStaleWorkflowLock(t *testing.T) {
 		t.Errorf("the next deploy: exit %d\n%s", code, out)
 	}
 }
+
+// waitOutput waits until a running command's output matches re.
+func waitOutput(t *testing.T, out *testenv.SyncBuffer, re string, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !regexp.MustCompile(re).MatchString(out.String()); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the output never showed %s:\n%s", re, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitExit waits for a command to end within a bound, and returns its exit
+// code; one still running then is killed and the test fails.
+func waitExit(t *testing.T, cmd *exec.Cmd, out *testenv.SyncBuffer, within time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return exitCode(t, err)
+	case <-time.After(within):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s still ran after %s:\n%s", cmd, within, out.String())
+		return 0
+	}
+}
+
+// TestTemporalClientWithoutWorker: a client whose run no worker serves
+// says so, and can be stopped: a second interrupt — or, after one, the
+// grace period and a margin without news of the run — ends it with exit
+// 130, naming the workflow that was asked to cancel and holds the lock.
+// A worker started then ends the run and gives the lock back: the next
+// deploy runs.
+func TestTemporalClientWithoutWorker(t *testing.T) {
+	for _, interrupts := range []int{2, 1} {
+		t.Run(fmt.Sprintf("%d interrupts", interrupts), func(t *testing.T) {
+			w := newOnWorkers(t, chainAB("unserved", "#!/bin/sh\necho $COMPONENT_NAME ran\n"))
+			cmd := w.gantry("deploy", "hub.yaml")
+			cmd.Env = append(cmd.Env, "GANTRY_STOP_GRACE=1s")
+			out := startCmd(t, cmd)
+			waitOutput(t, out, `no worker serves task queue test-\w+ on .*: the run waits for one; start .gantry worker --engine temporal://`, time.Minute)
+			for i := 0; i < interrupts; i++ {
+				if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+				waitOutput(t, out, "interrupted", 10*time.Second)
+				time.Sleep(200 * time.Millisecond)
+			}
+			within := 10 * time.Second
+			if interrupts == 1 {
+				within = time.Minute // the grace period (1s) and the margin
+			}
+			if code := waitExit(t, cmd, out, within); code != 130 {
+				t.Fatalf("exit %d, want 130:\n%s", code, out.String())
+			}
+			wf := "gantry:" + action.StateIdentity(w.state, "unserved")
+			if !strings.Contains(out.String(), "its workflow "+wf+" was asked to cancel") || !strings.Contains(out.String(), "holds the stack's lock until it ends") {
+				t.Errorf("the client does not say what became of the run:\n%s", out.String())
+			}
+			t.Logf("the client:\n%s", out.String())
+			w.worker("w1")
+			for deadline := time.Now().Add(time.Minute); ; {
+				text, code := w.run("deploy", "hub.yaml")
+				if code == 0 {
+					if !strings.Contains(text, "b ran") {
+						t.Errorf("the next deploy:\n%s", text)
+					}
+					break
+				}
+				// 3: the lock is not given back yet; 130: attached to the
+				// run while it ended, cancelled.
+				if code != 3 && code != 130 || time.Now().After(deadline) {
+					t.Fatalf("the next deploy: exit %d\n%s", code, text)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		})
+	}
+}

@@ -72,6 +72,13 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("%v\nwait for it to finish, or for it with --lock-timeout; if that run is gone, 'gantry unlock -s %s' removes a stale lock", e.LockedError, where)
 }
 
+// DetachedError is a client of a run on workers that stopped following it
+// at an interrupt before the run ended (exit 130): the run was asked to
+// stop, and holds the stack's lock until it ends. Its text says what to do.
+type DetachedError struct{ Msg string }
+
+func (e *DetachedError) Error() string { return e.Msg }
+
 // IsInvalid reports whether err is invalid input.
 func IsInvalid(err error) bool {
 	var ie *InvalidError

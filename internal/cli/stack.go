@@ -130,9 +130,12 @@ func (a *app) failure(err error) error {
 	var ie *action.InvalidError
 	var le *action.LockedError
 	var nothing *action.Nothing
+	var detached *action.DetachedError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &detached):
+		return withCode(ExitInterrupted, err)
 	case errors.As(err, &nothing):
 		fmt.Fprintln(a.stdout, nothing.Reason)
 		return nil

@@ -46,6 +46,10 @@ func WithStopNow(ctx context.Context, now context.Context) context.Context {
 	return context.WithValue(ctx, stopNowKey{}, now)
 }
 
+// StopNow is the context's stop-now context (WithStopNow), done at a
+// second interrupt; one never done when it has none.
+func StopNow(ctx context.Context) context.Context { return stopNow(ctx) }
+
 // stopNow is the context's stop-now context; one never done without one.
 func stopNow(ctx context.Context) context.Context {
 	if now, ok := ctx.Value(stopNowKey{}).(context.Context); ok {

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gantry-dev/gantry/internal/action"
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/engine"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/state"
@@ -202,8 +203,14 @@ func lockError(err error, pg *pgstate.Store) error {
 
 // follow feeds a run's record with what the workflow and the workers
 // report, until the workflow ends, and ends the record with its outcome.
+// An interrupt asks the workflow to cancel the run; a second one, or no
+// news of the run for detachAfter after the first (no worker serves it),
+// stops following it: the run ends when a worker takes it up.
 func (e *Engine) follow(ctx context.Context, c client.Client, pg *pgstate.Store, wfID, temporalRun, runID string, rec *action.RemoteRecord, rr *action.RemoteRun) (*action.Outcome, error) {
 	bg := context.WithoutCancel(ctx)
+	// Done at the second interrupt; a poll that waits for a worker
+	// (a query does) ends with it.
+	now := component.StopNow(ctx)
 	f := &follower{c: c, pg: pg, wfID: wfID, runID: runID, rec: rec, rr: rr, obs: rec.Observer(), nodes: rec.Plan.Nodes,
 		started: map[int]bool{}, pending: map[string][]pgstate.Line{}, asked: map[string]bool{}, byID: map[string]int{}}
 	for i, n := range f.nodes {
@@ -213,6 +220,8 @@ func (e *Engine) follow(ctx context.Context, c client.Client, pg *pgstate.Store,
 	var out RunOutput
 	go func() { done <- c.GetWorkflow(bg, wfID, temporalRun).Get(bg, &out) }()
 	cancelled := false
+	heard := time.Now() // the last news of the run
+	served := &servedCheck{next: time.Now().Add(workerWait)}
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
 	var runErr error
@@ -224,16 +233,25 @@ func (e *Engine) follow(ctx context.Context, c client.Client, pg *pgstate.Store,
 		case <-ctx.Done():
 			if !cancelled {
 				cancelled = true
-				ctx = bg
+				ctx, heard = bg, time.Now()
 				if err := c.SignalWorkflow(bg, wfID, temporalRun, SignalCancel, nil); err != nil {
 					rr.Warn(fmt.Sprintf("the run could not be told to stop: %v", err))
 				}
 			}
+		case <-now.Done():
+			return e.detach(bg, c, wfID, temporalRun, rec, cancelled, served)
 		}
-		if err := f.poll(bg); err != nil && !finished {
-			// The server or the database is away for a moment: the run
-			// goes on; the next poll catches up.
-			continue
+		pctx, cancel := context.WithTimeout(now, pollTimeout)
+		err := f.poll(pctx)
+		cancel()
+		if err == nil && !f.idle {
+			heard = time.Now()
+		}
+		if !finished {
+			e.checkServed(bg, c, served, rr)
+		}
+		if cancelled && !finished && time.Since(heard) > detachAfter() {
+			return e.detach(bg, c, wfID, temporalRun, rec, cancelled, served)
 		}
 	}
 	// What the last poll may have missed.
@@ -261,6 +279,72 @@ func (e *Engine) follow(ctx context.Context, c client.Client, pg *pgstate.Store,
 		return o, errors.New(out.Error)
 	}
 	return o, nil
+}
+
+// pollTimeout bounds a poll: a query waits for a worker to answer it.
+const pollTimeout = 10 * time.Second
+
+// workerWait is how long a client waits for a worker to poll the run's
+// task queue before it says that none does.
+const workerWait = 5 * time.Second
+
+// detachAfter is how long an interrupted client waits without news of its
+// run before it stops following it: the workers' heartbeats bring them
+// the cancellation within 6.4 s, and their steps' processes get the grace
+// period to end.
+func detachAfter() time.Duration { return component.StopGrace() + 20*time.Second }
+
+// livePoller is how recently a worker must have polled a task queue to be
+// taken as serving it: an idle worker polls again at least every minute.
+const livePoller = 90 * time.Second
+
+// servedCheck is what a client knows of the workers serving its run.
+type servedCheck struct {
+	next   time.Time // when to ask again
+	warned bool      // it said no worker serves the queue
+	none   bool      // no worker did at the last check
+}
+
+// checkServed asks, every workerWait, whether any worker polls the run's
+// task queue, and says once when none does: the run waits for one.
+func (e *Engine) checkServed(ctx context.Context, c client.Client, sc *servedCheck, rr *action.RemoteRun) {
+	if sc.warned || time.Now().Before(sc.next) {
+		return
+	}
+	sc.next = time.Now().Add(workerWait)
+	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
+	d, err := c.DescribeTaskQueue(ctx, e.queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return // the server is away for a moment: ask again later
+	}
+	sc.none = true
+	for _, p := range d.GetPollers() {
+		if time.Since(p.GetLastAccessTime().AsTime()) < livePoller {
+			sc.none = false
+		}
+	}
+	if sc.none {
+		sc.warned = true
+		rr.Warn(fmt.Sprintf("no worker serves task queue %s on %s (namespace %s): the run waits for one; start `gantry worker --engine %s` in a checkout of the stack", e.queue, e.hostPort, e.namespace, e.location))
+	}
+}
+
+// detach stops following a run that was asked to stop (it is asked now if
+// it was not yet) and ends its record here: the workflow ends the run, and
+// gives the stack's lock back, when a worker takes it up.
+func (e *Engine) detach(ctx context.Context, c client.Client, wfID, temporalRun string, rec *action.RemoteRecord, cancelled bool, sc *servedCheck) (*action.Outcome, error) {
+	if !cancelled {
+		_ = c.SignalWorkflow(ctx, wfID, temporalRun, SignalCancel, nil)
+	}
+	rec.Finish(nil)
+	why := ""
+	if sc.none {
+		why = fmt.Sprintf(" (no worker serves task queue %s)", e.queue)
+	}
+	return nil, &action.DetachedError{Msg: fmt.Sprintf("interrupted: stopped following the run; its workflow %s was asked to cancel and ends when a worker takes it up%s. "+
+		"It holds the stack's lock until it ends: start `gantry worker --engine %s` to let it end and give the lock back, "+
+		"or terminate it (temporal workflow terminate --workflow-id '%s'), after which the next gantry deploy --engine %s gives the lock back", wfID, why, e.location, wfID, e.location)}
 }
 
 // follower is an attached client's view of a run: what it has shown.
@@ -390,6 +474,7 @@ func (f *follower) ask(ctx context.Context, q Question) {
 		f.rr.Warn(fmt.Sprintf("step %s waits for an answer, and this deploy has no terminal to ask: run gantry deploy again from a terminal to attach and answer it", q.Step))
 		return
 	}
+	ctx = context.WithoutCancel(ctx) // the poll's ends before the answer comes
 	go func() {
 		a := Answer{ID: q.ID}
 		text, err := f.rr.Terminal.Ask(q.Text)
