@@ -522,3 +522,53 @@ func TestTemporalClientWithoutWorker(t *testing.T) {
 		})
 	}
 }
+
+// TestTemporalOtherCommandDoesNotAttach: while the workflow of a deploy
+// whose client was killed runs on, an undeploy, or a deploy of another
+// selection, does not attach to it (and exit with the deploy's outcome):
+// it is refused with exit 3 naming the workflow and what differs, as a
+// local run is. The same deploy attaches; the undeploy runs once it ended.
+func TestTemporalOtherCommandDoesNotAttach(t *testing.T) {
+	files := chainAB("other", "#!/bin/sh\ntouch ../started-$COMPONENT_NAME\nwhile [ ! -e ../go-$COMPONENT_NAME ] && [ -e ../hub.yaml ]; do sleep 0.05; done\necho \"$COMPONENT_NAME deployed\"\n")
+	files["comp/undeploy"] = "#!/bin/sh\necho \"$COMPONENT_NAME undeployed\"\n"
+	w := newOnWorkers(t, files)
+	w.worker("w1", "--parallel", "2")
+	first, _ := w.start("deploy", "hub.yaml")
+	waitPath(t, filepath.Join(w.dir, "started-a"))
+	_ = first.Process.Kill()
+	_ = first.Wait()
+	wf := "gantry:" + action.StateIdentity(w.state, "other")
+	for _, tc := range []struct {
+		args []string
+		why  string
+	}{
+		{[]string{"undeploy", "hub.yaml"}, "it runs deploy, this command undeploy"},
+		{[]string{"deploy", "hub.yaml", "-c", "b"}, "it runs every component, this command -c b"},
+		{[]string{"deploy", "hub.yaml", "--resume"}, "its --resume is false, this command's true"},
+	} {
+		// Bounded: one that attached would wait for the deploy's end.
+		cmd, buf := w.start(tc.args...)
+		code := waitExit(t, cmd, buf, time.Minute)
+		out := buf.String()
+		if code != 3 || !strings.Contains(out, "is locked by gantry deploy") || !strings.Contains(out, "(workflow "+wf+")") ||
+			!strings.Contains(out, "that run is not the one this command asks for ("+tc.why+")") {
+			t.Errorf("%s: exit %d, want 3 naming the workflow and %q:\n%s", strings.Join(tc.args, " "), code, tc.why, out)
+		}
+		if strings.Contains(out, "attached") || strings.Contains(out, "undeployed") {
+			t.Errorf("%s attached or ran:\n%s", strings.Join(tc.args, " "), out)
+		}
+	}
+	touch(t, filepath.Join(w.dir, "go-a"))
+	touch(t, filepath.Join(w.dir, "go-b"))
+	out, code := w.run("deploy", "hub.yaml")
+	if code != 0 || !strings.Contains(out, "attached to the stack's run") || !strings.Contains(out, "b deployed") {
+		t.Fatalf("the same deploy: exit %d\n%s", code, out)
+	}
+	out, code = w.run("undeploy", "hub.yaml")
+	if code != 0 || !strings.Contains(out, "a undeployed") || strings.Contains(out, "attached") {
+		t.Errorf("the undeploy after the deploy ended: exit %d\n%s", code, out)
+	}
+	if st := readStateAt(t, w.state, "other"); st.Status != state.StatusUndeployed {
+		t.Errorf("state: %s", st.Status)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -57,6 +58,48 @@ type Bundle struct {
 	// is made of, so that a worker can name what differs.
 	Fingerprint string       `json:"fingerprint"`
 	Parts       *Fingerprint `json:"parts"`
+}
+
+// differs says how the bundle's run is not the run of a command with
+// these verb, selection and options, "" when it is.
+func (b *Bundle) differs(verb string, sel build.Selection, resume, force bool) string {
+	var why []string
+	if b.Verb != verb {
+		why = append(why, fmt.Sprintf("it runs %s, this command %s", b.Verb, verb))
+	}
+	set := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return slices.Compact(s) }
+	if !slices.Equal(set(b.Selection.Components), set(sel.Components)) || b.Selection.WithDeps != sel.WithDeps ||
+		b.Selection.Offset != sel.Offset || b.Selection.Limit != sel.Limit {
+		why = append(why, fmt.Sprintf("it runs %s, this command %s", describeSelection(b.Selection), describeSelection(sel)))
+	}
+	if b.Resume != resume {
+		why = append(why, fmt.Sprintf("its --resume is %t, this command's %t", b.Resume, resume))
+	}
+	if b.Force != force {
+		why = append(why, fmt.Sprintf("its --force is %t, this command's %t", b.Force, force))
+	}
+	return strings.Join(why, "; ")
+}
+
+// describeSelection names a selection as its flags do.
+func describeSelection(s build.Selection) string {
+	if !s.Narrows() {
+		return "every component"
+	}
+	var flags []string
+	if len(s.Components) > 0 {
+		flags = append(flags, "-c "+strings.Join(s.Components, ","))
+	}
+	if s.WithDeps {
+		flags = append(flags, "-a")
+	}
+	if s.Offset != "" {
+		flags = append(flags, "-o "+s.Offset)
+	}
+	if s.Limit != "" {
+		flags = append(flags, "-l "+s.Limit)
+	}
+	return strings.Join(flags, " ")
 }
 
 func (b *Bundle) encode() ([]byte, error) {

@@ -3,6 +3,9 @@ package action
 import (
 	"strings"
 	"testing"
+
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
 )
 
 // TestFingerprintDiffers: a worker whose build of a run differs from the
@@ -47,5 +50,32 @@ func TestCheckoutOf(t *testing.T) {
 	}
 	if _, err := checkoutOf(dir+"/stack/hub.yaml", []string{dir + "/other.yaml"}); err == nil || !strings.Contains(err.Error(), "lies outside the checkout") {
 		t.Errorf("a params file outside: %v", err)
+	}
+}
+
+// TestBundleDiffers: a command attaches to the run a workflow runs only
+// when it asks for that run: the same verb, selection (in any order),
+// --resume and --force; otherwise what differs is named.
+func TestBundleDiffers(t *testing.T) {
+	b := &Bundle{Verb: plan.VerbDeploy, Selection: build.Selection{Components: []string{"a", "b"}}}
+	tests := []struct {
+		name   string
+		verb   string
+		sel    build.Selection
+		resume bool
+		want   string
+	}{
+		{"the same run", plan.VerbDeploy, build.Selection{Components: []string{"b", "a"}}, false, ""},
+		{"another verb", plan.VerbUndeploy, build.Selection{Components: []string{"a", "b"}}, false, "it runs deploy, this command undeploy"},
+		{"every component", plan.VerbDeploy, build.Selection{}, false, "it runs -c a,b, this command every component"},
+		{"resume", plan.VerbDeploy, build.Selection{Components: []string{"a", "b"}}, true, "its --resume is false, this command's true"},
+		{"offset", plan.VerbDeploy, build.Selection{Components: []string{"a", "b"}, Offset: "b"}, false, "it runs -c a,b, this command -c a,b -o b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := b.differs(tt.verb, tt.sel, tt.resume, false); got != tt.want {
+				t.Errorf("differs = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -59,12 +59,19 @@ func diagsError(diags manifest.Diagnostics, consequence string) error {
 type LockedError struct {
 	*state.LockedError
 	StatePath string
+	// Differs says how the run on Temporal workers that holds the state is
+	// not the one this command asks for (RemoteRun.Differs): it is not
+	// attached to.
+	Differs string
 }
 
 func (e *LockedError) Error() string {
 	where := e.StatePath
 	if state.IsDatabase(where) {
 		where = "URL" // the URL shown hides its password: it cannot be pasted
+	}
+	if e.Holder != nil && e.Holder.Workflow != "" && e.Differs != "" {
+		return fmt.Sprintf("%v\nthat run is not the one this command asks for (%s), so this command does not attach to it: wait for it to end (the command that started it attaches to it when no client is, and shows it; an interrupt there stops it), or for it with --lock-timeout; then run this command again", e.LockedError, e.Differs)
 	}
 	if e.Holder != nil && e.Holder.Workflow != "" {
 		return fmt.Sprintf("%v\nwait for it to finish, or for it with --lock-timeout; gantry deploy --engine temporal://… attaches to it when no client is, and gives the lock back if its workflow is gone (docs/temporal.md)", e.LockedError)

@@ -99,7 +99,16 @@ type RemoteRun struct {
 
 	prepare func(ctx context.Context, runID string) (*Prepared, error)
 	attach  func(runID string, bundle []byte) (*RemoteRecord, error)
+	differs func(bundle []byte) (string, error)
 	warn    func(string)
+}
+
+// Differs says how the run a remote engine runs (its bundle) is not the
+// one this command asks for — another verb, selection, --resume or
+// --force: "" when it is the same, and only then may the command attach
+// to it.
+func (r *RemoteRun) Differs(bundle []byte) (string, error) {
+	return r.differs(bundle)
 }
 
 // Prepare reads the state again under the lock the engine took for a new
@@ -260,6 +269,13 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 			return rec, nil
 		}
 		return &Prepared{Plan: rb.plan, Bundle: data, Fingerprint: fp.sum, open: open}, nil
+	}
+	rr.differs = func(data []byte) (string, error) {
+		bundle, err := DecodeBundle(data)
+		if err != nil {
+			return "", err
+		}
+		return bundle.differs(r.opts.Verb, r.opts.Selection, r.opts.Resume, r.opts.Force), nil
 	}
 	rr.attach = func(runID string, data []byte) (*RemoteRecord, error) {
 		bundle, err := DecodeBundle(data)

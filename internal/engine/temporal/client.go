@@ -54,6 +54,9 @@ func (e *Engine) Run(ctx context.Context, rr *action.RemoteRun) (*action.Outcome
 	wfID := WorkflowID(rr.StateLocation, rr.Stack)
 	runID := action.NewRunID()
 	h := holder(runID, rr.Command)
+	if err := e.waitOtherRun(ctx, c, pg, wfID, rr); err != nil {
+		return nil, err
+	}
 	lock, attached, err := pg.LockClient(ctx, h, rr.Lock)
 	if err != nil {
 		return nil, lockError(err, pg)
@@ -73,7 +76,12 @@ func (e *Engine) Run(ctx context.Context, rr *action.RemoteRun) (*action.Outcome
 			if err != nil {
 				return nil, err
 			}
-			rr.Warn(fmt.Sprintf("attached to the stack's run %s, which runs on Temporal workers (workflow %s) since %s; this deploy's own plan is not run", attached.RunID, wfID, attached.Holder.Since.Format(time.RFC3339)))
+			if why, err := rr.Differs(data); err != nil || why != "" {
+				// Another run took the workflow's place since
+				// waitOtherRun looked.
+				return nil, &action.LockedError{LockedError: &state.LockedError{Path: pg.String(), Holder: &attached.Holder}, StatePath: pg.String(), Differs: why}
+			}
+			rr.Warn(fmt.Sprintf("attached to the stack's run %s, which runs on Temporal workers (workflow %s) since %s; this %s's own plan is not run", attached.RunID, wfID, attached.Holder.Since.Format(time.RFC3339), rr.Command))
 			return e.follow(ctx, c, pg, wfID, temporalRun, attached.RunID, rec, rr)
 		}
 		// The workflow ended without giving the lock back (terminated on
@@ -123,6 +131,41 @@ func (e *Engine) Run(ctx context.Context, rr *action.RemoteRun) (*action.Outcome
 		return nil, err
 	}
 	return e.follow(ctx, c, pg, wfID, wr.GetRunID(), runID, rec, rr)
+}
+
+// otherRunPoll is how often a client waiting for another run on workers
+// (--lock-timeout) looks again.
+const otherRunPoll = time.Second
+
+// waitOtherRun refuses, as a held lock is refused (exit 3; --lock-timeout
+// waits), a run that a workflow of the stack runs and that is not the one
+// this command asks for (another verb, selection or options): this
+// command must not attach to it and exit with its outcome as if it were
+// its own. A workflow that is gone is left to the lock's own handling.
+func (e *Engine) waitOtherRun(ctx context.Context, c client.Client, pg *pgstate.Store, wfID string, rr *action.RemoteRun) error {
+	why := ""
+	err := state.WaitLock(ctx, pg.String(), rr.Lock, otherRunPoll, func() (bool, *state.Holder, error) {
+		wf, err := pg.HeldByWorkflow(ctx)
+		if err != nil || wf == nil {
+			return wf == nil, nil, err
+		}
+		if _, running, err := e.running(ctx, c, wfID, wf.RunID); err != nil || !running {
+			return !running, nil, err
+		}
+		data, err := pg.Bundle(ctx, wf.RunID)
+		if err != nil {
+			return true, nil, nil // it ended meanwhile
+		}
+		if why, err = rr.Differs(data); err != nil || why == "" {
+			return err == nil, nil, err
+		}
+		return false, &wf.Holder, nil
+	})
+	var le *state.LockedError
+	if errors.As(err, &le) {
+		return &action.LockedError{LockedError: le, StatePath: pg.String(), Differs: why}
+	}
+	return err
 }
 
 // input is the workflow's input for a prepared run; one too large for a
