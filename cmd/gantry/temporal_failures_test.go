@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -570,5 +571,37 @@ func TestTemporalOtherCommandDoesNotAttach(t *testing.T) {
 	}
 	if st := readStateAt(t, w.state, "other"); st.Status != state.StatusUndeployed {
 		t.Errorf("state: %s", st.Status)
+	}
+}
+
+// TestTemporalWorkerRefusedByTheDatabase: a worker whose credentials the
+// run's database refuses fails the run at once, saying how to give it
+// credentials, and the client ends in seconds — the lock's release is not
+// retried for minutes — saying the lock was not given back; the next
+// deploy, with a worker the database takes, gives it back and runs.
+func TestTemporalWorkerRefusedByTheDatabase(t *testing.T) {
+	w := newOnWorkers(t, chainAB("refused", "#!/bin/sh\necho $COMPONENT_NAME ran\n"))
+	u, err := url.Parse(w.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), "not-the-password")
+	bad, err := startWorkerProcess(w.dir, w.engine, u.String(), filepath.Join(w.dir, "bad.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bad.stop)
+	cmd, out := w.start("deploy", "hub.yaml")
+	code := waitExit(t, cmd, out, time.Minute)
+	if code != 1 || !strings.Contains(out.String(), "SQLSTATE 28P01") ||
+		!strings.Contains(out.String(), "this worker has no credentials the run's database takes: its -s/GANTRY_STATE") ||
+		!strings.Contains(out.String(), "could not give the stack's lock back") {
+		t.Errorf("deploy: exit %d\n%s", code, out.String())
+	}
+	bad.stop()
+	w.worker("good")
+	text, code := w.run("deploy", "hub.yaml")
+	if code != 0 || !strings.Contains(text, "is no longer running but held the state's lock: released") || !strings.Contains(text, "b ran") {
+		t.Errorf("the next deploy: exit %d\n%s", code, text)
 	}
 }

@@ -317,6 +317,9 @@ func (e *Engine) follow(ctx context.Context, c client.Client, pg *pgstate.Store,
 		eo.Results[id] = r.Plan()
 		eo.Started[id], eo.Ended[id] = out.Started[i], out.Ended[i]
 	}
+	if out.Unreleased != "" {
+		rr.Warn(fmt.Sprintf("the run's workflow %s could not give the stack's lock back: %s; the next %s --engine %s gives it back", wfID, out.Unreleased, rr.Command, e.location))
+	}
 	o := rec.Finish(eo)
 	if out.Error != "" {
 		return o, errors.New(out.Error)

@@ -189,6 +189,9 @@ type RunOutput struct {
 	Cancelled bool
 	// Error says why the run could not go on (a stuck plan).
 	Error string
+	// Unreleased says why the run's last activity could not give the
+	// stack's lock back; "" when it did.
+	Unreleased string
 }
 
 // Event is one thing that happened in the run, as the client shows it.

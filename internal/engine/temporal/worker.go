@@ -13,6 +13,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -192,7 +193,7 @@ func (a *activities) open(ctx context.Context, in StepInput) (*action.WorkerRun,
 	}
 	data, err := pg.Bundle(ctx, in.RunID)
 	if err != nil {
-		return nil, err
+		return nil, a.refused(err)
 	}
 	dir := a.o.Dir
 	if dir == "" {
@@ -278,7 +279,30 @@ func (a *activities) release(ctx context.Context, in ReleaseInput) error {
 	if !ok {
 		return fmt.Errorf("the run's state %s is not a PostgreSQL database", s)
 	}
-	return pg.ReleaseWorkflow(ctx, in.RunID)
+	if err := pg.ReleaseWorkflow(ctx, in.RunID); err != nil {
+		if pgstate.Refused(err) {
+			// No retry mends it: the workflow ends now, and says why.
+			return sdktemporal.NewNonRetryableApplicationError(a.refused(err).Error(), errRefused, nil)
+		}
+		return err
+	}
+	return nil
+}
+
+// errRefused is the error type of a release the database refused.
+const errRefused = "StateRefused"
+
+// refused adds to an error of the database refusing this worker how to
+// give it credentials.
+func (a *activities) refused(err error) error {
+	if !pgstate.Refused(err) {
+		return err
+	}
+	how := "start it with -s postgres://USER@HOST:PORT/DATABASE (or GANTRY_STATE) naming the run's database, with PGPASSWORD or ~/.pgpass for the password"
+	if a.o.State != "" {
+		how = "its -s/GANTRY_STATE (which it uses for the run's database) must hold credentials the database takes, or give them in PGPASSWORD or ~/.pgpass"
+	}
+	return fmt.Errorf("%w; this worker has no credentials the run's database takes: %s (docs/temporal.md)", err, how)
 }
 
 // errNotMine is a step sent to a worker that does not know its run's data:

@@ -113,7 +113,9 @@ type run struct {
 
 	cancelled bool
 	stuck     string
-	done      bool
+	// unreleased says why the stack's lock could not be given back.
+	unreleased string
+	done       bool
 }
 
 // host is a worker that hosts components of the run.
@@ -531,12 +533,17 @@ func (w *run) release() {
 	})
 	if err := workflow.ExecuteActivity(actx, ActivityRelease, ReleaseInput{Stack: w.in.Stack, RunID: w.in.RunID, State: w.in.State}).Get(actx, nil); err != nil {
 		workflow.GetLogger(w.ctx).Warn("the stack's lock could not be given back", "err", err)
+		w.unreleased = err.Error()
+		var ae *sdktemporal.ApplicationError
+		if errors.As(err, &ae) {
+			w.unreleased = ae.Message()
+		}
 	}
 }
 
 func (w *run) output() RunOutput {
 	return RunOutput{Results: w.results, Started: w.started, Ended: w.ended, Failed: w.s.Failed(), HaltedBy: w.s.HaltedBy(),
-		Cancelled: w.cancelled, Error: w.stuck}
+		Cancelled: w.cancelled, Error: w.stuck, Unreleased: w.unreleased}
 }
 
 // workerDied reports whether an activity ended because its worker went

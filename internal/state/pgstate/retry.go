@@ -45,6 +45,19 @@ func transient(ctx context.Context, err error) bool {
 	return false
 }
 
+// Refused tells an error of the database refusing this role — a wrong
+// or missing password, no such role or database, no privilege — that no
+// retry mends: the credentials or the URL must change.
+func Refused(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return strings.HasPrefix(pe.Code, "28") || // invalid authorization
+		pe.Code == "3D000" || // no such database
+		pe.Code == "42501" // insufficient privilege
+}
+
 // retry runs op until it succeeds, fails for good, or the database stayed
 // away longer than outage; the first failure and the recovery are logged.
 func (s *Store) retry(ctx context.Context, what string, op func() error) error {
