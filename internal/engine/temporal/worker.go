@@ -48,6 +48,7 @@ func (e *Engine) Work(ctx context.Context, o action.WorkerOptions) error {
 	host := e.queue + "@" + id + "/" + hex.EncodeToString(b[:])
 	a := &activities{e: e, o: o, c: c, name: id, host: host, light: host + "/light", slots: newSlots(o.Parallel),
 		reaper: reaper, runs: map[string]*hostedRun{}}
+	a.openRun = a.open
 	supplier, err := worker.NewFixedSizeSlotSupplier(100)
 	if err != nil {
 		return err
@@ -124,6 +125,8 @@ type activities struct {
 	host, light string
 	slots       *slots
 	reaper      *reaper
+	// openRun rebuilds a run on this worker (open; tests replace it).
+	openRun func(ctx context.Context, in StepInput) (*action.WorkerRun, error)
 
 	mu   sync.Mutex
 	runs map[string]*hostedRun
@@ -134,9 +137,9 @@ type activities struct {
 // hostedRun is a run as this worker knows it: rebuilt once, with the data
 // its steps here handed each other.
 type hostedRun struct {
-	once sync.Once
-	run  *action.WorkerRun
-	err  error
+	openMu sync.Mutex // held while the run is rebuilt
+	run    *action.WorkerRun
+	err    error // why it cannot be rebuilt from this checkout, for good
 
 	mu   sync.Mutex
 	data map[string]any // Result.Data of the steps run here, by dataKey
@@ -161,12 +164,41 @@ func (a *activities) run(ctx context.Context, in StepInput) (*hostedRun, error) 
 	hr.steps++
 	hr.lastUsed = time.Now()
 	a.mu.Unlock()
-	hr.once.Do(func() { hr.run, hr.err = a.open(ctx, in) })
-	if hr.err == nil && hr.run.Bundle.Fingerprint != in.Fingerprint {
-		return hr, fmt.Errorf("the run's fingerprint is %s, the step's %s: the run was started again with another plan", hr.run.Bundle.Fingerprint, in.Fingerprint)
+	wr, err := a.rebuilt(ctx, hr, in)
+	if err == nil && wr.Bundle.Fingerprint != in.Fingerprint {
+		return hr, fmt.Errorf("the run's fingerprint is %s, the step's %s: the run was started again with another plan", wr.Bundle.Fingerprint, in.Fingerprint)
 	}
-	return hr, hr.err
+	return hr, err
 }
+
+// rebuilt is the run rebuilt on this worker, by the first step that needs
+// it. A run this checkout cannot rebuild fails every later step at once;
+// one that could not be rebuilt for a while — the step interrupted, the
+// database away longer than a step waits — is rebuilt by the next step.
+func (a *activities) rebuilt(ctx context.Context, hr *hostedRun, in StepInput) (*action.WorkerRun, error) {
+	hr.openMu.Lock()
+	defer hr.openMu.Unlock()
+	if hr.run != nil || hr.err != nil {
+		return hr.run, hr.err
+	}
+	wr, err := a.openRun(ctx, in)
+	var ce *checkoutError
+	switch {
+	case err == nil:
+		hr.run = wr
+	case errors.As(err, &ce) && ctx.Err() == nil:
+		hr.err = ce.err
+		return nil, ce.err
+	}
+	return wr, err
+}
+
+// checkoutError is a run that this worker's checkout cannot rebuild: no
+// later step can either.
+type checkoutError struct{ err error }
+
+func (e *checkoutError) Error() string { return e.err.Error() }
+func (e *checkoutError) Unwrap() error { return e.err }
 
 // done marks a step of the run as over.
 func (a *activities) done(hr *hostedRun) {
@@ -202,7 +234,7 @@ func (a *activities) open(ctx context.Context, in StepInput) (*action.WorkerRun,
 	start := time.Now()
 	wr, err := action.OpenWorkerRun(ctx, data, dir, location)
 	if err != nil {
-		return nil, err
+		return nil, &checkoutError{err}
 	}
 	lines, err := state.Open(ctx, location, in.Stack)
 	if err != nil {
