@@ -60,6 +60,29 @@ func TestWaitKeepsTheLastCompletedError(t *testing.T) {
 	}
 }
 
+// TestWaitKeepsTheLastCompletedErrorAtTheDeadline: an attempt that the
+// timeout cut short with an error of its own (a dial's "i/o timeout", whose
+// deadline fires before its context's timer has run) is cut short too: the
+// error reported is the one before ("connection refused" was reported as
+// "i/o timeout" on a loaded machine).
+func TestWaitKeepsTheLastCompletedErrorAtTheDeadline(t *testing.T) {
+	calls := 0
+	try := func(ctx context.Context) error {
+		calls++
+		if calls == 1 {
+			return errors.New("connection refused")
+		}
+		deadline, _ := ctx.Deadline()
+		time.Sleep(time.Until(deadline))
+		return errors.New("i/o timeout") // its own, not ctx.Err()
+	}
+	err := Wait(context.Background(), 200*time.Millisecond, time.Millisecond, try, nil)
+	we, ok := IsWaitError(err)
+	if !ok || we.Last.Error() != "connection refused" {
+		t.Fatalf("got %v", err)
+	}
+}
+
 // TestWaitTriesAtTheEnd: when the interval is longer than what is left of
 // the timeout, a last attempt is made before the timeout ends (a condition
 // that held at 6 s of 8 with an interval of 5 was given up at 5 s), and

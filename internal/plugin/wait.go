@@ -37,7 +37,10 @@ func Wait(ctx context.Context, timeout, interval time.Duration, try func(context
 		attemptCtx, cancel := context.WithDeadline(ctx, deadline)
 		err := try(attemptCtx)
 		took := time.Since(began)
-		cutShort := attemptCtx.Err() != nil
+		// Cut short by the timeout: its context says so, or the clock does
+		// (a dial's own deadline, the same instant, may fire first and
+		// fail it with "i/o timeout" before the context's timer ran).
+		cutShort := attemptCtx.Err() != nil || !time.Now().Before(deadline)
 		cancel()
 		if err == nil {
 			return nil
