@@ -86,6 +86,13 @@ type Call struct {
 	// leaves to them an object they are about to apply, moved there from
 	// this instance's manifests. nil where there is no plan.
 	Planned map[string][]Stage
+	// Staying are the components of the stack's manifest that stay after
+	// the run: all of them but those the run undeploys. The helm plugin
+	// takes a release over from another component of the stack only when
+	// that component is not among them (renamed, or moved): two that stay
+	// would take it from each other on every deploy. nil where there is
+	// no plan.
+	Staying func() []string
 	// Stages are the ids of the stages the plan runs of the instance's
 	// action, given to its first stage: prepare checks that what it read
 	// fits into them (staged plugins).

@@ -73,6 +73,16 @@ func IsStaged(name string) (Staged, bool) {
 	return s, ok
 }
 
+// Claimer is a staged plugin whose instances deploy something of which a
+// stack has one deployer: a Helm release. The plan refuses two components
+// of a stack that claim the same.
+type Claimer interface {
+	// Claim names what a deploy of the instance claims ("helm release web
+	// in namespace shop"), "" when the plan cannot tell (parameters name
+	// it: the run checks then).
+	Claim(req StagesRequest) string
+}
+
 // Labeled is a built-in plugin of lists whose entries say themselves what
 // they do, for plans, displays and the lanes of parallel entries. For the
 // action "" the label names the entry without its action.

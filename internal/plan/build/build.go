@@ -101,7 +101,10 @@ type builder struct {
 	setup         string
 	preFlightLast string
 
-	refs       map[string]int
+	refs map[string]int
+	// claims are the components that claim something (StagesFact.Claim),
+	// by what they claim.
+	claims     map[string]claimed
 	stackNames map[string]bool
 	model      map[string]any
 	provides   map[string]bool

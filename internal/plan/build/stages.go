@@ -2,6 +2,7 @@ package build
 
 import (
 	"encoding/json"
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -20,6 +21,9 @@ type StagesKey struct{ Dir, Action, Entry, Recorded string }
 type StagesFact struct {
 	Stages []plugin.Stage
 	Err    string
+	// Claim is what a deploy of the instance claims that no other
+	// component of the stack may (plugin.Claimer); "" for none.
+	Claim string
 }
 
 // StagesKeyOf is the key of an instance's stages for an action.
@@ -96,6 +100,9 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 		}
 		return nil, nil
 	}
+	if fact.Claim != "" && action == plugin.ActionDeploy && list == plan.ListPlugins {
+		b.claim(fact.Claim, name, cp.entryPos(s))
+	}
 	sts := fact.Stages
 	reads := s == el.reader && action == plugin.ActionDeploy && list == plan.ListPlugins
 	var prev, prepare string
@@ -138,4 +145,28 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 		return nil, nil
 	}
 	return first, []string{prev}
+}
+
+// claimed is a component that claims something, and where (StagesFact.Claim).
+type claimed struct {
+	component string
+	pos       manifest.Pos
+}
+
+// claim notes that component claims what, at pos; a second component of
+// the stack that claims the same is an error naming both.
+func (b *builder) claim(what, component string, pos manifest.Pos) {
+	if b.claims == nil {
+		b.claims = map[string]claimed{}
+	}
+	first, dup := b.claims[what]
+	if !dup {
+		b.claims[what] = claimed{component, pos}
+		return
+	}
+	if first.component == component {
+		return
+	}
+	b.diags.Errorf(pos, "", "component %s: %s is deployed by component %s too (%s): two components cannot deploy one; give one of them another",
+		component, what, first.component, first.pos)
 }

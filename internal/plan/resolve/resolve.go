@@ -252,8 +252,13 @@ func (r *resolver) stages(name, dir string, rec *state.Component, templates *man
 			if _, done := r.f.Stages[k]; done {
 				continue
 			}
-			st, err := staged.Stages(plugin.StagesRequest{Component: name, Dir: dir, Entry: s, Action: action, Recorded: inst, Templates: templates})
-			r.f.Stages[k] = build.StagesFact{Stages: st, Err: errText(err)}
+			req := plugin.StagesRequest{Component: name, Dir: dir, Entry: s, Action: action, Recorded: inst, Templates: templates}
+			st, err := staged.Stages(req)
+			fact := build.StagesFact{Stages: st, Err: errText(err)}
+			if c, ok := staged.(plugin.Claimer); ok && action == plugin.ActionDeploy && err == nil {
+				fact.Claim = c.Claim(req)
+			}
+			r.f.Stages[k] = fact
 		}
 	}
 }

@@ -67,6 +67,7 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 	if s.Action == plugin.ActionDeploy && rt.Plan != nil && first {
 		// Prepare keeps it for the stages after it (the prune).
 		call.Planned = rt.plannedDeploys(info.Name, spec.Key)
+		call.Staying = rt.staying
 	}
 	var reported *produced
 	if s.Stage == plugin.StageOutputs {
@@ -150,6 +151,26 @@ func (rt *Runtime) plannedDeploys(component, key string) map[string][]plugin.Sta
 			if c != component || k != key {
 				out[c] = append(out[c], stages...)
 			}
+		}
+	}
+	return out
+}
+
+// staying are the components of the stack's manifest the run does not
+// undeploy (Call.Staying).
+func (rt *Runtime) staying() []string {
+	gone := map[string]bool{}
+	for _, n := range rt.Plan.Nodes {
+		if e, ok := n.Spec.(plan.Entry); ok && e.Action == plugin.ActionDelete {
+			gone[e.Component] = true
+		} else if e, ok := n.Spec.(*plan.Entry); ok && e.Action == plugin.ActionDelete {
+			gone[e.Component] = true
+		}
+	}
+	var out []string
+	for _, c := range rt.Res.Components {
+		if c != nil && !gone[c.Meta.Name] {
+			out = append(out, c.Meta.Name)
 		}
 	}
 	return out

@@ -144,6 +144,28 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 	return out, nil
 }
 
+// Claim is the release a deploy of the instance claims, when the entry
+// names it, its namespace and its cluster without parameters: the plan
+// refuses two components of a stack that deploy one release. A release
+// named by COMPONENT_NAME, or in the namespace of the environment, is
+// checked when the instance runs (ownership.shared).
+func (charts) Claim(req plugin.StagesRequest) string {
+	cfg, err := parseConfig(req.Entry.Config)
+	if err != nil || cfg.Release == "" || cfg.Namespace == "" || cfg.Kubeconfig != "" && !filepath.IsAbs(cfg.Kubeconfig) {
+		return ""
+	}
+	for _, v := range []string{cfg.Release, cfg.Namespace, cfg.Kubeconfig, cfg.Context} {
+		if kubernetes.HasRef(v) {
+			return ""
+		}
+	}
+	out := fmt.Sprintf("helm release %s in namespace %s", cfg.Release, cfg.Namespace)
+	if cfg.Kubeconfig != "" || cfg.Context != "" {
+		out += fmt.Sprintf(" (kubeconfig %q, context %q)", cfg.Kubeconfig, cfg.Context)
+	}
+	return out
+}
+
 // warned are the plan's warnings given, by component: the plan plans
 // each action of an instance, some more than once, and says each once.
 var warned sync.Map
@@ -234,6 +256,8 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 		}
 	} else if err := own.refusal(in.release, cl.Namespace(), me); err != nil {
 		return nil, err
+	} else if err := own.shared(in.release, cl.Namespace(), component, me, staying(c)); err != nil {
+		return nil, err
 	} else if err := inProgress(hist, me, in.release, cl.Namespace(), time.Now()); err != nil {
 		return nil, err
 	}
@@ -270,6 +294,15 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 		}
 	}
 	return out, nil
+}
+
+// staying are the components of the stack that stay after the run
+// (plugin.Call.Staying); none where the call has no plan.
+func staying(c *plugin.Call) []string {
+	if c.Staying == nil {
+		return nil
+	}
+	return c.Staying()
 }
 
 // renderRun renders the chart for a run and makes the release's next

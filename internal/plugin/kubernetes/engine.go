@@ -72,6 +72,21 @@ const stageAll = "all"
 // of its own.
 const stageFinish = "finish"
 
+// claimer is a source whose instances claim what no two components of a
+// stack deploy (plugin.Claimer).
+type claimer interface {
+	claim(req plugin.StagesRequest) string
+}
+
+// Claim is what the source says the instance's deploy claims; "" for a
+// source without claims.
+func (e engine) Claim(req plugin.StagesRequest) string {
+	if c, ok := e.src.(claimer); ok {
+		return c.claim(req)
+	}
+	return ""
+}
+
 // Actions is nil: the engine serves plugin lists only.
 func (engine) Actions() []string { return nil }
 

@@ -158,6 +158,15 @@ func NewPlugin(s Source) plugin.Staged { return engine{rendered{s}} }
 // rendered adapts a Source to the engine.
 type rendered struct{ s Source }
 
+// claim is what the source says a deploy of the instance claims
+// (plugin.Claimer), for a source that says.
+func (r rendered) claim(req plugin.StagesRequest) string {
+	if c, ok := r.s.(plugin.Claimer); ok {
+		return c.Claim(req)
+	}
+	return ""
+}
+
 func (r rendered) plan(req plugin.StagesRequest) (*planned, error) {
 	out, err := r.s.Plan(req)
 	if out == nil {
