@@ -251,9 +251,12 @@ const (
 // interrupted reports whether a revision is pending or uninstalling
 // because a gantry run of the instance me was killed: gantry wrote it
 // (its description) for me (its mark, or none: an older gantry's, on a
-// release the instance may deploy). Such a revision is not an operation
-// in progress; any other pending one may be.
-func interrupted(r *rspb.Release, me mark) bool {
+// release the instance may deploy). takeover says the deploy takes the
+// release over from another component of its stack, one that has left
+// the stack (ownership.shared): that component's killed runs are then
+// the instance's to end too, as nothing will ever end them. Such a
+// revision is not an operation in progress; any other pending one may be.
+func interrupted(r *rspb.Release, me mark, takeover bool) bool {
 	if r.Info == nil || !r.Info.Status.IsPending() && r.Info.Status != rcommon.StatusUninstalling {
 		return false
 	}
@@ -261,24 +264,42 @@ func interrupted(r *rspb.Release, me mark) bool {
 		return false
 	}
 	m, marked := revisionMark(r)
-	return !marked || m == me
+	return !marked || m == me || takeover && m.stack == me.stack
 }
 
 // inProgress is the error of a deploy of a release whose last revision is
 // pending and not a killed gantry run's (interrupted): another operation
 // (helm install, upgrade or rollback) may be running on it, and helm
 // refuses to start one then too. nil when there is none.
-func inProgress(hist []*rspb.Release, me mark, release, namespace string, now time.Time) error {
+func inProgress(hist []*rspb.Release, me mark, takeover bool, release, namespace string, now time.Time) error {
 	last := lastOf(hist)
-	if last == nil || last.Info == nil || !last.Info.Status.IsPending() || interrupted(last, me) {
+	if last == nil || last.Info == nil || !last.Info.Status.IsPending() || interrupted(last, me, takeover) {
 		return nil
 	}
 	since := ""
 	if t := last.Info.LastDeployed; !t.IsZero() {
 		since = fmt.Sprintf(", since %s (%s ago)", t.UTC().Format(time.RFC3339), now.Sub(t).Round(time.Second))
 	}
-	return fmt.Errorf("helm release %s in namespace %s has an operation in progress: its last revision, %d, is %s (%q%s), and gantry does not deploy over it, as helm refuses to (\"another operation (install/upgrade/rollback) is in progress\"). Wait until it ends (helm history %s -n %s), then deploy again; if nothing runs it any more (it was killed), end it first: helm rollback %s -n %s to go back to the last deployed revision, or, for an install, helm uninstall %s -n %s",
-		release, namespace, last.Version, last.Info.Status, last.Info.Description, since, release, namespace, release, namespace, release, namespace)
+	return fmt.Errorf("helm release %s in namespace %s has an operation in progress: its last revision, %d, is %s (%q%s), and gantry does not deploy over it, as helm refuses to (\"another operation (install/upgrade/rollback) is in progress\"). Wait until it ends (helm history %s -n %s), then deploy again; if nothing runs it any more (it was killed), end it first: %s",
+		release, namespace, last.Version, last.Info.Status, last.Info.Description, since, release, namespace, wayOut(hist, release, namespace))
+}
+
+// wayOut is how a user ends a killed helm operation that left a release's
+// last revision pending. A rollback applies server-side as the revision
+// it goes back to was applied; objects gantry applied are managed by
+// gantry's field manager, and helm's apply conflicts with it unless told
+// to take the fields over (gantry takes them back on its next deploy: it
+// applies with force). An install's uninstall deletes what the killed
+// install applied.
+func wayOut(hist []*rspb.Release, release, namespace string) string {
+	if !deployedIn(hist) {
+		return fmt.Sprintf("helm uninstall %s -n %s, which deletes whatever the killed install applied", release, namespace)
+	}
+	force := ""
+	if marked(hist) || writtenByGantry(hist) {
+		force = " --force-conflicts (gantry applied its objects: without it, helm's server-side apply conflicts with gantry's field manager; gantry takes the fields back on its next deploy)"
+	}
+	return fmt.Sprintf("helm rollback %s -n %s%s, which goes back to the last deployed revision", release, namespace, force)
 }
 
 // refusal is the error of a deploy of a release that is not the

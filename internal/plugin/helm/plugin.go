@@ -254,12 +254,17 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 		if rec.left = own.leftReason(me); rec.left != "" {
 			rec.hist = nil
 		}
-	} else if err := own.refusal(in.release, cl.Namespace(), me); err != nil {
-		return nil, err
-	} else if err := own.shared(in.release, cl.Namespace(), component, me, staying(c)); err != nil {
-		return nil, err
-	} else if err := inProgress(hist, me, in.release, cl.Namespace(), time.Now()); err != nil {
-		return nil, err
+	} else {
+		if err := own.refusal(in.release, cl.Namespace(), me); err != nil {
+			return nil, err
+		}
+		if err := own.shared(in.release, cl.Namespace(), component, me, staying(c)); err != nil {
+			return nil, err
+		}
+		rec.takeover = own.takenFrom(me) != ""
+		if err := inProgress(hist, me, rec.takeover, in.release, cl.Namespace(), time.Now()); err != nil {
+			return nil, err
+		}
 	}
 	rec.claim = rec.left == ""
 	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout,

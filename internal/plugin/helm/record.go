@@ -102,6 +102,10 @@ type record struct {
 	// stays the instance's after a run killed half-way (its state may
 	// then record nothing).
 	claim bool
+	// takeover says the deploy takes the release over from another
+	// component of the stack that has left it: its killed runs are the
+	// instance's to end too (interrupted).
+	takeover bool
 }
 
 func (r *record) Begin(ctx context.Context) error {
@@ -149,7 +153,7 @@ func (r *record) Finish(_ context.Context, out io.Writer) error {
 		switch {
 		case st == rcommon.StatusDeployed:
 			to, desc = rcommon.StatusSuperseded, "Superseded by gantry"
-		case interrupted(h, r.me):
+		case interrupted(h, r.me, r.takeover):
 			// A run of this instance killed mid-way left it so; helm
 			// would take it for an operation in progress for ever (helm
 			// history, and helm upgrade while it is the last). Another's

@@ -98,6 +98,38 @@ func TestFinishEndsInterruptedRevisions(t *testing.T) {
 	}
 }
 
+// A deploy that takes the release over from a component that left the
+// stack (renamed) ends that component's killed runs as its own: nothing
+// else ever will. Another stack's are left alone.
+func TestFinishTakeoverEndsPreviousOwnersRuns(t *testing.T) {
+	me, was := markOf("shop", "c"), markOf("shop", "a")
+	store := storeOf(t,
+		revision(1, rcommon.StatusDeployed, "Install complete", was.labels()),
+		revision(2, rcommon.StatusUninstalling, descUninstalling, markOf("other", "a").labels()),
+		revision(3, rcommon.StatusPendingUpgrade, descDeploying, was.labels()),
+	)
+	hist, err := history(store, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &record{store: store, name: "web", hist: hist, rel: revision(4, rcommon.StatusPendingUpgrade, descDeploying, me.labels()), me: me, takeover: true}
+	if err := r.Begin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(context.Background(), &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if hist, err = history(store, "web"); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []string{"superseded Superseded by gantry", "uninstalling " + descUninstalling,
+		"failed gantry: interrupted while pending-upgrade; revision 4 was deployed after it", "deployed Upgrade complete"} {
+		if got := hist[i].Info.Status.String() + " " + hist[i].Info.Description; got != w {
+			t.Errorf("revision %d: %s, want %s", i+1, got, w)
+		}
+	}
+}
+
 // Finish reads each revision again before it changes it: one that helm
 // changed after Open (a helm upgrade that finished) is not overwritten
 // with the copy Open read.
@@ -150,26 +182,42 @@ func TestInProgress(t *testing.T) {
 		r.Info.LastDeployed = now.Add(-90 * time.Second)
 		return r
 	}
+	helmOnly := revision(1, rcommon.StatusDeployed, "Install complete", nil)
 	tests := []struct {
-		name string
-		last *rspb.Release
-		want string // "" for no refusal
+		name     string
+		first    *rspb.Release // the revision before the last; deployed unless said
+		last     *rspb.Release
+		takeover bool
+		want     string // "" for no refusal
 	}{
-		{"deployed", revision(2, rcommon.StatusDeployed, "Upgrade complete", me.labels()), ""},
-		{"failed", revision(2, rcommon.StatusFailed, "gantry: x", me.labels()), ""},
-		{"helm upgrade running", pending(rcommon.StatusPendingUpgrade, "Preparing upgrade", me.labels()),
-			`helm release web in namespace ns has an operation in progress: its last revision, 2, is pending-upgrade ("Preparing upgrade", since 2026-01-02T03:02:35Z (1m30s ago)), and gantry does not deploy over it, as helm refuses to ("another operation (install/upgrade/rollback) is in progress"). Wait until it ends (helm history web -n ns), then deploy again; if nothing runs it any more (it was killed), end it first: helm rollback web -n ns to go back to the last deployed revision, or, for an install, helm uninstall web -n ns`},
-		{"helm rollback running", pending(rcommon.StatusPendingRollback, "Rollback", nil), "its last revision, 2, is pending-rollback"},
-		{"helm install running", pending(rcommon.StatusPendingInstall, "Initial install underway", nil), "is pending-install"},
-		{"this component's killed deploy", pending(rcommon.StatusPendingUpgrade, descDeploying, me.labels()), ""},
-		{"an older gantry's killed deploy", pending(rcommon.StatusPendingInstall, descDeploying, nil), ""},
-		{"another component's pending deploy", pending(rcommon.StatusPendingUpgrade, descDeploying, markOf("shop", "api").labels()), "is pending-upgrade"},
+		{"deployed", nil, revision(2, rcommon.StatusDeployed, "Upgrade complete", me.labels()), false, ""},
+		{"failed", nil, revision(2, rcommon.StatusFailed, "gantry: x", me.labels()), false, ""},
+		{"helm upgrade running", nil, pending(rcommon.StatusPendingUpgrade, "Preparing upgrade", me.labels()), false,
+			`helm release web in namespace ns has an operation in progress: its last revision, 2, is pending-upgrade ("Preparing upgrade", since 2026-01-02T03:02:35Z (1m30s ago)), and gantry does not deploy over it, as helm refuses to ("another operation (install/upgrade/rollback) is in progress"). Wait until it ends (helm history web -n ns), then deploy again; if nothing runs it any more (it was killed), end it first: helm rollback web -n ns --force-conflicts (gantry applied its objects: without it, helm's server-side apply conflicts with gantry's field manager; gantry takes the fields back on its next deploy), which goes back to the last deployed revision`},
+		// Nothing of gantry's in the history: a plain rollback works.
+		{"helm upgrade of helm's release", helmOnly, pending(rcommon.StatusPendingUpgrade, "Preparing upgrade", nil), false,
+			"end it first: helm rollback web -n ns, which goes back"},
+		{"helm rollback running", nil, pending(rcommon.StatusPendingRollback, "Rollback", nil), false, "its last revision, 2, is pending-rollback"},
+		{"helm install running", revision(1, rcommon.StatusUninstalled, "Uninstallation complete", nil), pending(rcommon.StatusPendingInstall, "Initial install underway", nil), false,
+			"is pending-install (\"Initial install underway\", since 2026-01-02T03:02:35Z (1m30s ago)), and gantry does not deploy over it, as helm refuses to (\"another operation (install/upgrade/rollback) is in progress\"). Wait until it ends (helm history web -n ns), then deploy again; if nothing runs it any more (it was killed), end it first: helm uninstall web -n ns, which deletes whatever the killed install applied"},
+		{"this component's killed deploy", nil, pending(rcommon.StatusPendingUpgrade, descDeploying, me.labels()), false, ""},
+		{"an older gantry's killed deploy", nil, pending(rcommon.StatusPendingInstall, descDeploying, nil), false, ""},
+		{"another component's pending deploy", nil, pending(rcommon.StatusPendingUpgrade, descDeploying, markOf("shop", "api").labels()), false, "is pending-upgrade"},
+		// The deploy takes the release over from a component that left
+		// the stack: its killed run is over.
+		{"killed deploy of the component taken over from", nil, pending(rcommon.StatusPendingUpgrade, descDeploying, markOf("shop", "api").labels()), true, ""},
+		{"another stack's pending deploy", nil, pending(rcommon.StatusPendingUpgrade, descDeploying, markOf("other", "api").labels()), true, "is pending-upgrade"},
+		{"helm's upgrade on a release taken over", nil, pending(rcommon.StatusPendingUpgrade, "Preparing upgrade", markOf("shop", "api").labels()), true, "is pending-upgrade"},
 		// Not pending: helm does not take it for an operation in progress.
-		{"uninstalling", pending(rcommon.StatusUninstalling, "Deletion in progress (or silently failed)", nil), ""},
+		{"uninstalling", nil, pending(rcommon.StatusUninstalling, "Deletion in progress (or silently failed)", nil), false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := inProgress([]*rspb.Release{deployed, tt.last}, me, "web", "ns", now)
+			first := deployed
+			if tt.first != nil {
+				first = tt.first
+			}
+			err := inProgress([]*rspb.Release{first, tt.last}, me, tt.takeover, "web", "ns", now)
 			switch {
 			case tt.want == "" && err != nil:
 				t.Errorf("refused: %v", err)
@@ -178,7 +226,7 @@ func TestInProgress(t *testing.T) {
 			}
 		})
 	}
-	if err := inProgress(nil, me, "web", "ns", now); err != nil {
+	if err := inProgress(nil, me, false, "web", "ns", now); err != nil {
 		t.Errorf("no release: %v", err)
 	}
 }
