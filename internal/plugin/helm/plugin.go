@@ -269,7 +269,7 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	rec.claim = rec.left == ""
 	out := &kubernetes.Opened{Cluster: cl, Timeout: cfg.Timeout,
 		HelmRelease: &kubernetes.HelmRelease{Name: in.release, Namespace: cl.Namespace(), Hooks: hooksOf(rec.hist),
-			TemplateCRDs: templateCRDs(hist)}}
+			TemplateCRD: templateCRD(hist)}}
 	out.Record = rec
 	out.Upgrade = kubernetes.Upgrading(c.Recorded) || deployedIn(rec.hist)
 	out.Finish = "record helm release " + in.release

@@ -255,16 +255,36 @@ func manifestObjects(rel *rspb.Release) []manifestObject {
 	return out
 }
 
-// templateCRDs are the names of the CRDs the revisions' manifests hold
-// (kubernetes.HelmRelease.TemplateCRDs).
-func templateCRDs(hist []*rspb.Release) map[string]bool {
-	out := map[string]bool{}
-	for _, r := range hist {
-		for _, o := range manifestObjects(r) {
-			if o.Kind == "CustomResourceDefinition" && strings.HasPrefix(o.APIVersion, "apiextensions.k8s.io/") {
-				out[o.Metadata.Name] = true
+// crdHistory is how many revisions of a release, the newest first,
+// templateCRD reads at most: proof that an old revision's templates made
+// a CRD is looked for in the recent ones only, so that a long history of
+// large manifests does not slow every deploy (gantry keeps every
+// revision). A CRD found in none is left in place, not deleted.
+const crdHistory = 50
+
+// templateCRD reports whether a revision's manifest holds the CRD of the
+// name (kubernetes.HelmRelease.TemplateCRD): it reads the newest
+// revisions first (crdHistory of them) and stops at the first that does.
+// Only the documents that name the kind are parsed.
+func templateCRD(hist []*rspb.Release) func(name string) bool {
+	return func(name string) bool {
+		for i := len(hist) - 1; i >= 0 && i >= len(hist)-crdHistory; i-- {
+			if !strings.Contains(hist[i].Manifest, crdKind) {
+				continue
+			}
+			for _, doc := range releaseutil.SplitManifests(hist[i].Manifest) {
+				if !strings.Contains(doc, crdKind) {
+					continue
+				}
+				var o manifestObject
+				if yaml.Unmarshal([]byte(doc), &o) == nil && o.Kind == crdKind && strings.HasPrefix(o.APIVersion, "apiextensions.k8s.io/") && o.Metadata.Name == name {
+					return true
+				}
 			}
 		}
+		return false
 	}
-	return out
 }
+
+// crdKind is a CRD's kind.
+const crdKind = "CustomResourceDefinition"

@@ -51,12 +51,14 @@ type HelmRelease struct {
 	// so; a hook of the release's that finds one in the cluster (left by
 	// before-hook-creation) deletes it, as helm would.
 	Hooks map[string]bool
-	// TemplateCRDs are the names of the CRDs in the manifests of the
-	// release's revisions in Helm's storage: the chart's templates/ made
-	// them (a revision's manifest never holds its crds/). Prune and
-	// undeploy delete a recorded CRD of the release only when these, or
-	// the chart as rendered now, show it is a template's (leftCRDs).
-	TemplateCRDs map[string]bool
+	// TemplateCRD reports whether a revision of the release in Helm's
+	// storage holds the CRD of the name in its manifest: the chart's
+	// templates/ made it (a revision's manifest never holds its crds/).
+	// Prune and undeploy delete a recorded CRD of the release only when
+	// this, or the chart as rendered now, shows it is a template's
+	// (leftCRDs), and ask only then: reading the revisions is costly. nil
+	// for none.
+	TemplateCRD func(name string) bool
 }
 
 // identity is who an instance is, as the annotations of its objects say.

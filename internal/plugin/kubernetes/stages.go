@@ -319,7 +319,7 @@ func crdKeys(objs []*object, createOnly bool) map[string]bool {
 // CRDs among objs, which a gantry before helm's rule for them recorded;
 // and, for a Helm release (helm not nil), every recorded CRD that neither
 // the chart as rendered now (objs; none when it cannot be rendered) nor a
-// revision of the release in Helm's storage (HelmRelease.TemplateCRDs)
+// revision of the release in Helm's storage (HelmRelease.TemplateCRD)
 // shows to come from the chart's templates/: an older gantry recorded the
 // crds/ ones too, and a chart may since have moved one out of crds/ (to a
 // chart of its own). Deleting a CRD deletes every object of its kind in
@@ -335,7 +335,7 @@ func leftCRDs(objs []*object, recorded []state.Resource, helm *HelmRelease) map[
 		switch k := resourceKey(res); {
 		case crdsDir[k]:
 			out[k] = crdsDirReason
-		case helm != nil && !templates[k] && !helm.TemplateCRDs[res.Name]:
+		case helm != nil && !templates[k] && (helm.TemplateCRD == nil || !helm.TemplateCRD(res.Name)):
 			out[k] = fmt.Sprintf("neither the chart as rendered now nor a revision of helm release %s shows it comes from the chart's templates/, and one of its crds/ is never deleted (deleting a CRD deletes every object of its kind, in every namespace); gantry forgets it (if nothing uses it any more: kubectl delete crd %s)", helm.Name, res.Name)
 		}
 	}

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -366,11 +367,7 @@ func TestLeftCRDs(t *testing.T) {
 	templateCRD.crd = true
 	cm := state.Resource{APIVersion: "v1", Kind: "ConfigMap", Namespace: "web", Name: "cfg"}
 	release := func(crds ...string) *HelmRelease {
-		h := &HelmRelease{Name: "web", Namespace: "web", TemplateCRDs: map[string]bool{}}
-		for _, c := range crds {
-			h.TemplateCRDs[c] = true
-		}
-		return h
+		return &HelmRelease{Name: "web", Namespace: "web", TemplateCRD: func(name string) bool { return slices.Contains(crds, name) }}
 	}
 	tests := []struct {
 		name string
