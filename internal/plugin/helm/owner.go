@@ -137,6 +137,10 @@ type ownership struct {
 	// the stack and component they name, as written (for messages).
 	byObjects bool
 	byName    mark
+	// gantryWrote says, for byObjects, that the release's history shows
+	// gantry wrote it (writtenByGantry); without that, helm may have
+	// installed it and the named component adopted its objects.
+	gantryWrote bool
 }
 
 // owner names the component whose the release is for messages, from the
@@ -154,8 +158,11 @@ func (o ownership) owner(me mark) string {
 
 // evidence says where a standOther's mark was read, for messages.
 func (o ownership) evidence() string {
-	if o.byObjects {
+	switch {
+	case o.byObjects && o.gantryWrote:
 		return "the gantry.dev/stack and gantry.dev/component annotations of its objects: an older gantry, which did not mark releases, deployed it"
+	case o.byObjects:
+		return "the gantry.dev/stack and gantry.dev/component annotations of its objects: an older gantry, which did not mark releases, deployed it, or helm installed it and that component adopted its objects"
 	}
 	return "labels " + labelStack + ", " + labelComponent + " of its revisions in helm's storage"
 }
@@ -187,7 +194,7 @@ func ownershipOf(hist []*rspb.Release, me mark, recorded bool, live []mark) owne
 	}))
 	if len(live) == 1 {
 		if by := markOf(live[0].stack, live[0].component); by != me {
-			return ownership{standing: standOther, by: by, byObjects: true, byName: live[0]}
+			return ownership{standing: standOther, by: by, byObjects: true, byName: live[0], gantryWrote: writtenByGantry(hist)}
 		}
 		return ownership{standing: standOwn, byObjects: true, byName: live[0]}
 	}

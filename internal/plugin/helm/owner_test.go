@@ -50,6 +50,8 @@ func TestOwnershipOf(t *testing.T) {
 			live: []mark{{"shop", "web"}}, want: ownership{standing: standOwn, byObjects: true, byName: mark{"shop", "web"}}},
 		{name: "an older gantry's one revision, several components' objects", hist: []*rspb.Release{rev("Install complete", nil)},
 			live: []mark{{"shop", "web"}, {"blog", "web"}}, want: ownership{standing: standUnmarked}},
+		{name: "an older gantry's revisions, another component's objects", hist: []*rspb.Release{rev("Superseded by gantry", nil), rev("Upgrade complete", nil)},
+			live: []mark{{"shop", "db"}}, want: ownership{standing: standOther, by: mark{"shop", "db"}, byObjects: true, byName: mark{"shop", "db"}, gantryWrote: true}},
 		// The annotations hold names as written; the mark, label values.
 		{name: "objects of a stack whose name is not a label value", hist: []*rspb.Release{rev("Install complete", nil)},
 			live: []mark{{"My Shop", "db"}}, want: ownership{standing: standOther, by: markOf("My Shop", "db"), byObjects: true, byName: mark{"My Shop", "db"}}},
@@ -86,7 +88,9 @@ func TestOwnershipMessages(t *testing.T) {
 			refusal: "helm release web in namespace ns belongs to component web of stack blog (labels gantry.dev/stack, gantry.dev/component of its revisions in helm's storage); gantry does not take over another stack's release: undeploy it there, or give this component another release name (the config's release, or COMPONENT_NAME). If it is this component's now (that stack no longer deploys it), mark it: kubectl label --overwrite secret -n ns -l owner=helm,name=web gantry.dev/stack=shop gantry.dev/component=web",
 			left:    "it belongs to component web of stack blog"},
 		{o: ownership{standing: standOther, by: mark{"blog", "web"}, byObjects: true, byName: mark{"blog", "web"}},
-			refusal: "belongs to component web of stack blog (the gantry.dev/stack and gantry.dev/component annotations of its objects: an older gantry", left: "it belongs to component web of stack blog"},
+			refusal: "belongs to component web of stack blog (the gantry.dev/stack and gantry.dev/component annotations of its objects: an older gantry, which did not mark releases, deployed it, or helm installed it and that component adopted its objects)", left: "it belongs to component web of stack blog"},
+		{o: ownership{standing: standOther, by: mark{"blog", "web"}, byObjects: true, byName: mark{"blog", "web"}, gantryWrote: true},
+			refusal: "belongs to component web of stack blog (the gantry.dev/stack and gantry.dev/component annotations of its objects: an older gantry, which did not mark releases, deployed it);", left: "it belongs to component web of stack blog"},
 		// The objects name the stack as written, not as its label value.
 		{o: ownership{standing: standOther, by: markOf("My Blog", "web"), byObjects: true, byName: mark{"My Blog", "web"}},
 			refusal: "belongs to component web of stack My Blog (the gantry.dev", left: "it belongs to component web of stack My Blog"},
