@@ -559,13 +559,16 @@ func TestTemporalOtherCommandDoesNotAttach(t *testing.T) {
 			t.Errorf("%s attached or ran:\n%s", strings.Join(tc.args, " "), out)
 		}
 	}
+	// The same deploy attaches; the run goes on only once it has (a run
+	// that ended first would leave it a lock to take, and a run its own).
+	same, buf := w.start("deploy", "hub.yaml")
+	waitOutput(t, buf, "attached to the stack's run", time.Minute)
 	touch(t, filepath.Join(w.dir, "go-a"))
 	touch(t, filepath.Join(w.dir, "go-b"))
-	out, code := w.run("deploy", "hub.yaml")
-	if code != 0 || !strings.Contains(out, "attached to the stack's run") || !strings.Contains(out, "b deployed") {
-		t.Fatalf("the same deploy: exit %d\n%s", code, out)
+	if code := waitExit(t, same, buf, time.Minute); code != 0 || !strings.Contains(buf.String(), "b deployed") {
+		t.Fatalf("the same deploy: exit %d\n%s", code, buf.String())
 	}
-	out, code = w.run("undeploy", "hub.yaml")
+	out, code := w.run("undeploy", "hub.yaml")
 	if code != 0 || !strings.Contains(out, "a undeployed") || strings.Contains(out, "attached") {
 		t.Errorf("the undeploy after the deploy ended: exit %d\n%s", code, out)
 	}

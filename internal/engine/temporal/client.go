@@ -67,11 +67,18 @@ func (e *Engine) Run(ctx context.Context, rr *action.RemoteRun) (*action.Outcome
 		if err != nil {
 			return nil, err
 		}
+		var data []byte
+		endedMeanwhile := false
 		if running {
-			data, err := pg.Bundle(ctx, attached.RunID)
-			if err != nil {
+			if data, err = pg.Bundle(ctx, attached.RunID); errors.Is(err, pgstate.ErrRunEnded) {
+				// It ended since running looked, and gave the lock back:
+				// this command takes the lock again, as after any run.
+				running, endedMeanwhile = false, true
+			} else if err != nil {
 				return nil, err
 			}
+		}
+		if running {
 			rec, err := rr.Attach(attached.RunID, data)
 			if err != nil {
 				return nil, err
@@ -84,12 +91,14 @@ func (e *Engine) Run(ctx context.Context, rr *action.RemoteRun) (*action.Outcome
 			rr.Warn(fmt.Sprintf("attached to the stack's run %s, which runs on Temporal workers (workflow %s) since %s; this %s's own plan is not run", attached.RunID, wfID, attached.Holder.Since.Format(time.RFC3339), rr.Command))
 			return e.follow(ctx, c, pg, wfID, temporalRun, attached.RunID, rec, rr)
 		}
-		// The workflow ended without giving the lock back (terminated on
-		// the server): the lock is stale.
-		if err := pg.ReleaseWorkflow(ctx, attached.RunID); err != nil {
-			return nil, err
+		if !endedMeanwhile {
+			// The workflow ended without giving the lock back (terminated
+			// on the server): the lock is stale.
+			if err := pg.ReleaseWorkflow(ctx, attached.RunID); err != nil {
+				return nil, err
+			}
+			rr.Warn(fmt.Sprintf("the stack's run %s (workflow %s) is no longer running but held the state's lock: released", attached.RunID, wfID))
 		}
-		rr.Warn(fmt.Sprintf("the stack's run %s (workflow %s) is no longer running but held the state's lock: released", attached.RunID, wfID))
 		_ = lock.Release()
 		if lock, attached, err = pg.LockClient(ctx, h, rr.Lock); err != nil {
 			return nil, lockError(err, pg)

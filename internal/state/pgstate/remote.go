@@ -147,6 +147,10 @@ func (s *Store) ReleaseWorkflow(ctx context.Context, runID string) error {
 	})
 }
 
+// ErrRunEnded is the error of a run the database no longer holds: it
+// ended (or was never this database's).
+var ErrRunEnded = errors.New("no such run")
+
 // Bundle reads the bundle of a run a workflow holds the lock for.
 func (s *Store) Bundle(ctx context.Context, runID string) ([]byte, error) {
 	var b []byte
@@ -167,7 +171,7 @@ func (s *Store) Bundle(ctx context.Context, runID string) ([]byte, error) {
 		return err
 	})
 	if missing {
-		return nil, fmt.Errorf("%s holds no run %s of stack %s: it ended, or it was started against another database", s.redacted, runID, s.stack)
+		return nil, fmt.Errorf("%s holds no run %s of stack %s: it ended, or it was started against another database: %w", s.redacted, runID, s.stack, ErrRunEnded)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read run %s from %s: %w", runID, s.redacted, s.scrub(err))
