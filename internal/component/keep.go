@@ -36,11 +36,10 @@ type keptPipe struct {
 	out *keptOutput
 }
 
-// keeper is the keeper process's state: the pipes it holds, by descriptor
-// and by id, and the epoll set that tells it when one ends.
+// keeper is the keeper process's state: the pipes it holds, by id, and the
+// epoll set that tells it when one ends.
 type keeper struct {
 	sock, ep int
-	byFD     map[int32]*keptPipe
 	byID     map[uint64]*keptPipe
 	buf, oob []byte
 	// gone is when gantry was found gone (zero while it lives).
@@ -61,14 +60,14 @@ func keep(sock int) int {
 	if err != nil {
 		return 1
 	}
-	k := &keeper{sock: sock, ep: ep, byFD: map[int32]*keptPipe{}, byID: map[uint64]*keptPipe{},
+	k := &keeper{sock: sock, ep: ep, byID: map[uint64]*keptPipe{},
 		buf: make([]byte, 64<<10), oob: make([]byte, unix.CmsgSpace(2*4))}
-	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, sock, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(sock)}); err != nil {
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, sock, epollEvent(unix.EPOLLIN, socketID)); err != nil {
 		return 1
 	}
 	events := make([]unix.EpollEvent, 256)
 	for {
-		if !k.gone.IsZero() && len(k.byFD) == 0 {
+		if !k.gone.IsZero() && len(k.byID) == 0 {
 			return 0
 		}
 		n, err := unix.EpollWait(ep, events, -1)
@@ -79,14 +78,20 @@ func keep(sock int) int {
 			return 1
 		}
 		for _, ev := range events[:n] {
-			if int(ev.Fd) == sock {
-				if bye := k.receive(); bye {
-					return 0
-				}
+			if eventID(ev) != socketID {
 				continue
 			}
-			p := k.byFD[ev.Fd]
+			// gantry's messages first: a hangup in this batch of a pipe
+			// gantry dropped since is then known stale (its id is gone),
+			// and one of a pipe that ended as gantry went is drained.
+			if bye := k.receive(); bye {
+				return 0
+			}
+		}
+		for _, ev := range events[:n] {
+			p := k.byID[eventID(ev)]
 			if p == nil {
+				// The socket, or a pipe let go earlier in this batch.
 				continue
 			}
 			if k.gone.IsZero() {
@@ -110,6 +115,21 @@ func keep(sock int) int {
 // gantry lives. Nothing waits for it meanwhile: gantry's messages queue
 // in the socket, the processes' hangups in the epoll set.
 const keeperPause = 2 * time.Millisecond
+
+// socketID is the epoll data of gantry's socket; pipes' ids start at 1.
+const socketID = 0
+
+// epollEvent is an epoll entry asking for events of the pipe (or socket)
+// of the id. The id, not the descriptor, is the entry's data: a number
+// closed and received again in one batch would name another pipe.
+func epollEvent(events uint32, id uint64) *unix.EpollEvent {
+	return &unix.EpollEvent{Events: events, Fd: int32(uint32(id)), Pad: int32(uint32(id >> 32))}
+}
+
+// eventID is the id an epoll event is of (epollEvent).
+func eventID(ev unix.EpollEvent) uint64 {
+	return uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32
+}
 
 // closeInherited closes the descriptors above stderr, but sock, that the
 // keeper inherited (those not closed on exec: gantry's from whoever started
@@ -185,12 +205,12 @@ func (k *keeper) open(body, oob []byte) {
 	for i, fd := range fds {
 		// No events asked: a hangup is told all the same, and the output
 		// flowing through the pipe does not wake the keeper.
-		if err := unix.EpollCtl(k.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Fd: int32(fd)}); err != nil {
+		p := &keptPipe{id: first + uint64(i), fd: fd, out: out}
+		if err := unix.EpollCtl(k.ep, unix.EPOLL_CTL_ADD, fd, epollEvent(0, p.id)); err != nil {
 			unix.Close(fd)
 			continue
 		}
-		p := &keptPipe{id: first + uint64(i), fd: fd, out: out}
-		k.byFD[int32(fd)], k.byID[p.id] = p, p
+		k.byID[p.id] = p
 		out.open++
 	}
 }
@@ -200,11 +220,9 @@ func (k *keeper) open(body, oob []byte) {
 func (k *keeper) close(p *keptPipe) {
 	// Out of the epoll set first: closing the descriptor does not take it
 	// out while gantry's copy of the same open pipe is open, and the set
-	// would go on telling of the hangup, under a number the next pipe
-	// received may get.
+	// would go on telling of the hangup.
 	_ = unix.EpollCtl(k.ep, unix.EPOLL_CTL_DEL, p.fd, nil)
 	unix.Close(p.fd)
-	delete(k.byFD, int32(p.fd))
 	delete(k.byID, p.id)
 	p.out.open--
 	if !k.gone.IsZero() && p.out.open == 0 {
@@ -217,9 +235,9 @@ func (k *keeper) close(p *keptPipe) {
 func (k *keeper) gantryGone() {
 	k.gone = time.Now()
 	_ = unix.EpollCtl(k.ep, unix.EPOLL_CTL_DEL, k.sock, nil)
-	writers(k.byFD)
-	for fd := range k.byFD {
-		_ = unix.EpollCtl(k.ep, unix.EPOLL_CTL_MOD, int(fd), &unix.EpollEvent{Events: unix.EPOLLIN, Fd: fd})
+	writers(k.byID)
+	for id, p := range k.byID {
+		_ = unix.EpollCtl(k.ep, unix.EPOLL_CTL_MOD, p.fd, epollEvent(unix.EPOLLIN, id))
 	}
 }
 
@@ -270,11 +288,11 @@ func (o *keptOutput) report(gone time.Time) {
 // into each: the leader of its group (the process gantry started) if it
 // still writes there, else the one of lowest pid. It looks at every
 // process's descriptors once.
-func writers(pipes map[int32]*keptPipe) {
+func writers(pipes map[uint64]*keptPipe) {
 	byInode := map[string]*keptOutput{}
-	for fd, p := range pipes {
+	for _, p := range pipes {
 		var st unix.Stat_t
-		if unix.Fstat(int(fd), &st) == nil {
+		if unix.Fstat(p.fd, &st) == nil {
 			byInode["pipe:["+strconv.FormatUint(st.Ino, 10)+"]"] = p.out
 		}
 	}

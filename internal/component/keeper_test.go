@@ -159,3 +159,69 @@ func TestKeeperLetsGoWhenGantryStopsReading(t *testing.T) {
 		t.Errorf("Run: %v (context: %v), want the process killed by SIGPIPE", err, ctx.Err())
 	}
 }
+
+// pipeInode names a pipe's end as /proc/*/fd does: "pipe:[<inode>]".
+func pipeInode(t *testing.T, f *os.File) string {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	return "pipe:[" + strconv.FormatUint(st.Ino, 10) + "]"
+}
+
+// keeperHolds reports whether the keeper's process holds the pipe of f.
+func keeperHolds(t *testing.T, pid int, f *os.File) bool {
+	t.Helper()
+	inode := pipeInode(t, f)
+	for _, p := range keeperPipes(t, pid) {
+		if strings.HasSuffix(p, " -> "+inode) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestKeeperHoldsAPipeGivenTheNumberOfOneDropped: gantry drops pipe A,
+// A's writer ends, and B, received in the same wake of the keeper, gets
+// A's descriptor number; A's hangup, already in that wake's events, must
+// not let B go. B's process would die at its next line if gantry were then
+// killed. The keeper's pause between wakes puts all three in one wake.
+func TestKeeperHoldsAPipeGivenTheNumberOfOneDropped(t *testing.T) {
+	k := startedKeeper(t)
+	defer k.Close()
+	pid := k.cmd.Process.Pid
+	pipe := func() *outPipe {
+		p, err := newOutPipe(io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lost := 0
+	const rounds = 20
+	for round := 0; round < rounds; round++ {
+		a := pipe()
+		k.hold([]*outPipe{a}, "", "a")
+		time.Sleep(20 * time.Millisecond)
+		c := pipe()
+		k.hold([]*outPipe{c}, "", "c") // wakes the keeper, which then pauses
+		time.Sleep(300 * time.Microsecond)
+		b := pipe()
+		k.drop(a.keptID)
+		a.w.Close()
+		k.hold([]*outPipe{b}, "", "b")
+		time.Sleep(30 * time.Millisecond)
+		if !keeperHolds(t, pid, b.r) {
+			lost++
+		}
+		for _, p := range []*outPipe{a, b, c} {
+			p.w.Close()
+			p.r.Close()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if lost > 0 {
+		t.Errorf("in %d of %d rounds the keeper let go of a pipe still written to", lost, rounds)
+	}
+}
