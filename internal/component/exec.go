@@ -120,7 +120,7 @@ func Run(ctx context.Context, p Process) error {
 	// The keeper holds the pipes before the process can write into them:
 	// a gantry killed from then on does not kill the process with them.
 	if k := keeperFrom(ctx); k != nil && len(pipes) > 0 {
-		k.hold(pipes, outputLogFrom(ctx).path(), filepath.Base(p.Args[0]))
+		k.hold(ctx, pipes, outputLogFrom(ctx).path(), filepath.Base(p.Args[0]))
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Children that outlive the process keep its pipes open; do not wait

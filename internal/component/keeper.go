@@ -3,6 +3,7 @@ package component
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -110,19 +112,32 @@ func (k *Keeper) start(mine, theirs int) {
 // cannot says once that the keeper cannot do its work.
 func (k *Keeper) cannot(err error) {
 	if k.failed.CompareAndSwap(false, true) {
-		slog.Warn("gantry's output keeper is not running: if gantry is killed, its processes die at their next line of output", "error", err)
+		slog.Warn("gantry runs on without its output keeper: if gantry is killed, its processes may die at their next line of output", "error", err)
 	}
 }
+
+// keeperSendWait is how long a message to the keeper waits for room in
+// the socket before gantry gives up on the keeper (a variable for tests).
+// A keeper that reads its messages empties the socket within milliseconds;
+// one stopped (a debugger, a frozen cgroup) must not stop the run.
+var keeperSendWait = 5 * time.Second
+
+// errKeeperClosed is the keeper after Close.
+var errKeeperClosed = errors.New("the output keeper was closed")
 
 // hold hands the keeper the reading ends of a process's output pipes
 // before the process starts, and tells the pipes their ids (drop). log is
 // the component's run log, program the process's program: what the keeper
-// names if it drains them.
-func (k *Keeper) hold(pipes []*outPipe, log, program string) {
-	<-k.ready
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	if k.fd < 0 || k.failed.Load() {
+// names if it drains them. A keeper that cannot take them is given up on:
+// the process runs, as the later ones, without one. ctx done (an
+// interrupt) ends the wait for it.
+func (k *Keeper) hold(ctx context.Context, pipes []*outPipe, log, program string) {
+	select {
+	case <-k.ready:
+	case <-ctx.Done():
+		return
+	}
+	if k.failed.Load() {
 		return
 	}
 	n := uint64(len(pipes))
@@ -135,8 +150,10 @@ func (k *Keeper) hold(pipes []*outPipe, log, program string) {
 	for i, p := range pipes {
 		fds[i] = int(p.r.Fd())
 	}
-	if err := k.send(msg, unix.UnixRights(fds[:len(pipes)]...)); err != nil {
-		k.cannot(err)
+	if err := k.send(ctx, msg, unix.UnixRights(fds[:len(pipes)]...)); err != nil {
+		if ctx.Err() == nil && !errors.Is(err, errKeeperClosed) {
+			k.cannot(err)
+		}
 		return
 	}
 	for i, p := range pipes {
@@ -147,24 +164,64 @@ func (k *Keeper) hold(pipes []*outPipe, log, program string) {
 // drop tells the keeper to close the pipe of the id: gantry closed its own
 // end before the output ended.
 func (k *Keeper) drop(id uint64) {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	if k.fd >= 0 {
-		_ = k.send(binary.LittleEndian.AppendUint64([]byte{msgDrop}, id), nil)
+	err := k.send(context.Background(), binary.LittleEndian.AppendUint64([]byte{msgDrop}, id), nil)
+	if err != nil && !errors.Is(err, errKeeperClosed) {
+		k.cannot(err)
 	}
 }
 
-// send sends one message (k.mu held).
-func (k *Keeper) send(msg, oob []byte) error {
+// send sends one message. It never blocks holding k.mu, which Close needs:
+// when the socket is full it waits for room, up to keeperSendWait (not at
+// all once the keeper failed), or until ctx or its stop-now context is done.
+func (k *Keeper) send(ctx context.Context, msg, oob []byte) error {
+	var deadline time.Time
 	for {
-		err := unix.Sendmsg(k.fd, msg, oob, nil, unix.MSG_NOSIGNAL)
-		if err == unix.EINTR {
-			continue
+		k.mu.RLock()
+		fd, err := k.fd, errKeeperClosed
+		if fd >= 0 {
+			err = sendmsg(fd, msg, oob, unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT)
 		}
-		if err != nil {
-			return fmt.Errorf("tell the output keeper: %w", os.NewSyscallError("sendmsg", err))
+		k.mu.RUnlock()
+		if err != unix.EAGAIN {
+			if err != nil && err != errKeeperClosed {
+				err = fmt.Errorf("tell the output keeper: %w", os.NewSyscallError("sendmsg", err))
+			}
+			return err
 		}
-		return nil
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(keeperSendWait)
+			if k.failed.Load() {
+				deadline = now
+			}
+		}
+		left := deadline.Sub(now)
+		if left <= 0 {
+			return fmt.Errorf("the output keeper read none of gantry's messages for %v", keeperSendWait)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := stopNow(ctx).Err(); err != nil {
+			return err
+		}
+		// Room in the socket wakes the wait; ctx is looked at again within
+		// keeperSendPoll. fd may be closed meanwhile (Close): the next
+		// send under the lock finds that out.
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		_, _ = unix.Poll(pfd, int(min(left, keeperSendPoll).Milliseconds())+1)
+	}
+}
+
+// keeperSendPoll is how often a send waiting for room looks at its context.
+const keeperSendPoll = 20 * time.Millisecond
+
+// sendmsg is unix.Sendmsg, again when interrupted.
+func sendmsg(fd int, msg, oob []byte, flags int) error {
+	for {
+		if err := unix.Sendmsg(fd, msg, oob, nil, flags); err != unix.EINTR {
+			return err
+		}
 	}
 }
 
@@ -182,10 +239,11 @@ func (k *Keeper) Close() {
 	if fd < 0 {
 		return
 	}
-	// The goodbye, and a kill so as not to wait for the keeper's next
-	// wake: it holds nothing of worth any more. Without the goodbye, the
-	// end of the socket would tell it that gantry was killed.
-	_ = unix.Sendmsg(fd, []byte{msgBye}, nil, nil, unix.MSG_NOSIGNAL)
+	// The goodbye, if there is room for it, and a kill so as not to wait
+	// for the keeper's next wake: it holds nothing of worth any more.
+	// Without either, the end of the socket would tell it that gantry was
+	// killed.
+	_ = sendmsg(fd, []byte{msgBye}, nil, unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT)
 	_ = cmd.Process.Kill()
 	unix.Close(fd)
 	_ = cmd.Wait()

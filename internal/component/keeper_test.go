@@ -73,7 +73,7 @@ func TestKeeperKeepsAProcessOfAKilledGantry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.hold([]*outPipe{p}, log, "sh")
+	k.hold(context.Background(), []*outPipe{p}, log, "sh")
 	script := `echo first; i=0; while [ $i -lt 10 ]; do echo "line $i s3cr3t-value"; sleep 0.05; i=$((i+1)); done; touch "$1"`
 	child := exec.Command("sh", "-c", script, "sh", marker)
 	child.Stdout, child.Stderr = p.w, p.w
@@ -202,15 +202,15 @@ func TestKeeperHoldsAPipeGivenTheNumberOfOneDropped(t *testing.T) {
 	const rounds = 20
 	for round := 0; round < rounds; round++ {
 		a := pipe()
-		k.hold([]*outPipe{a}, "", "a")
+		k.hold(context.Background(), []*outPipe{a}, "", "a")
 		time.Sleep(20 * time.Millisecond)
 		c := pipe()
-		k.hold([]*outPipe{c}, "", "c") // wakes the keeper, which then pauses
+		k.hold(context.Background(), []*outPipe{c}, "", "c") // wakes the keeper, which then pauses
 		time.Sleep(300 * time.Microsecond)
 		b := pipe()
 		k.drop(a.keptID)
 		a.w.Close()
-		k.hold([]*outPipe{b}, "", "b")
+		k.hold(context.Background(), []*outPipe{b}, "", "b")
 		time.Sleep(30 * time.Millisecond)
 		if !keeperHolds(t, pid, b.r) {
 			lost++
@@ -224,4 +224,70 @@ func TestKeeperHoldsAPipeGivenTheNumberOfOneDropped(t *testing.T) {
 	if lost > 0 {
 		t.Errorf("in %d of %d rounds the keeper let go of a pipe still written to", lost, rounds)
 	}
+}
+
+// fillStoppedKeeper stops the keeper's process (SIGSTOP: a debugger, a
+// frozen cgroup) and hands it pipes, more than its socket holds, under
+// ctx, on a goroutine; the channel closes when the last hold returned.
+func fillStoppedKeeper(t *testing.T, ctx context.Context, k *Keeper) <-chan struct{} {
+	t.Helper()
+	if err := syscall.Kill(k.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 2000; i++ {
+			p, err := newOutPipe(io.Discard)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			k.hold(ctx, []*outPipe{p}, "", "x")
+			p.abandon()
+		}
+	}()
+	return done
+}
+
+// within fails the test unless done closes within d; it kills the keeper
+// first, which releases a gantry blocked on it.
+func within(t *testing.T, k *Keeper, pid int, d time.Duration, done <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(d):
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("%s: still blocked after %v on a keeper that reads nothing", what, d)
+	}
+}
+
+// TestKeeperThatStopsReadingDoesNotStopGantry: a keeper that reads
+// nothing any more (stopped) fills its socket; gantry then waits for it a
+// bounded time, gives up on it, says so once, and runs its processes
+// without it; Close still ends it. An interrupt (ctx) ends the wait at
+// once. gantry blocked in sendmsg forever, and Close behind it.
+func TestKeeperThatStopsReadingDoesNotStopGantry(t *testing.T) {
+	defer func(d time.Duration) { keeperSendWait = d }(keeperSendWait)
+	keeperSendWait = 300 * time.Millisecond
+	k := startedKeeper(t)
+	pid := k.cmd.Process.Pid
+	within(t, k, pid, 20*time.Second, fillStoppedKeeper(t, context.Background(), k), "hold")
+	if !k.failed.Load() {
+		t.Error("gantry did not give up on the keeper")
+	}
+	closed := make(chan struct{})
+	go func() { k.Close(); close(closed) }()
+	within(t, k, pid, 10*time.Second, closed, "Close")
+
+	keeperSendWait = time.Hour
+	k = startedKeeper(t)
+	pid = k.cmd.Process.Pid
+	ctx, cancel := context.WithCancel(context.Background())
+	done := fillStoppedKeeper(t, ctx, k)
+	time.AfterFunc(500*time.Millisecond, cancel)
+	within(t, k, pid, 20*time.Second, done, "hold after an interrupt")
+	closed = make(chan struct{})
+	go func() { k.Close(); close(closed) }()
+	within(t, k, pid, 10*time.Second, closed, "Close after an interrupt")
 }
