@@ -24,9 +24,21 @@ func init() {
 // stderr), as the keeper holds them.
 type keptOutput struct {
 	log, program string
+	pipes        []*keptPipe
 	open         int   // pipes still held
 	bytes        int64 // read after gantry was gone
-	pid          int   // its writer once gantry is gone; 0 when none lives
+	// Once gantry is gone: leader is the process gantry started, if it
+	// still ran then (0 if not), watched by leaderFD (a pidfd; -1 when
+	// none: looked at every keeperLook) until it ends, at leaderEnd;
+	// writer is another process holding the output (the lowest pid; 0 if
+	// none did). cutAt is when the output is let go if a process is still
+	// writing into it (as gantry does waitDelay after the leader ended),
+	// and cut says it was.
+	leader, writer int
+	leaderFD       int
+	leaderEnd      time.Time
+	cutAt          time.Time
+	cut            bool
 }
 
 // keptPipe is one pipe's reading end.
@@ -41,7 +53,13 @@ type keptPipe struct {
 type keeper struct {
 	sock, ep int
 	byID     map[uint64]*keptPipe
+	// outputs are those with pipes held; leaders, once gantry is gone,
+	// those whose leader is watched by a pidfd, by the pidfd's id.
+	outputs  map[*keptOutput]bool
+	leaders  map[uint64]*keptOutput
 	buf, oob []byte
+	// session is gantry's, whose processes' groups the keeper names.
+	session int
 	// gone is when gantry was found gone (zero while it lives).
 	gone time.Time
 }
@@ -60,8 +78,11 @@ func keep(sock int) int {
 	if err != nil {
 		return 1
 	}
-	k := &keeper{sock: sock, ep: ep, byID: map[uint64]*keptPipe{},
-		buf: make([]byte, 64<<10), oob: make([]byte, unix.CmsgSpace(2*4))}
+	k := &keeper{sock: sock, ep: ep, byID: map[uint64]*keptPipe{}, outputs: map[*keptOutput]bool{},
+		leaders: map[uint64]*keptOutput{}, buf: make([]byte, 64<<10), oob: make([]byte, unix.CmsgSpace(2*4))}
+	if st, ok := readStat(os.Getppid()); ok {
+		k.session = st.session
+	}
 	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, sock, epollEvent(unix.EPOLLIN, socketID)); err != nil {
 		return 1
 	}
@@ -70,7 +91,7 @@ func keep(sock int) int {
 		if !k.gone.IsZero() && len(k.byID) == 0 {
 			return 0
 		}
-		n, err := unix.EpollWait(ep, events, -1)
+		n, err := unix.EpollWait(ep, events, k.timeout(time.Now()))
 		if err == unix.EINTR {
 			continue
 		}
@@ -89,7 +110,12 @@ func keep(sock int) int {
 			}
 		}
 		for _, ev := range events[:n] {
-			p := k.byID[eventID(ev)]
+			id := eventID(ev)
+			if o := k.leaders[id]; o != nil {
+				k.leaderEnded(o, time.Now())
+				continue
+			}
+			p := k.byID[id]
 			if p == nil {
 				// The socket, or a pipe let go earlier in this batch.
 				continue
@@ -107,8 +133,131 @@ func keep(sock int) int {
 			// messages and hangups of many processes are handled in one
 			// go, instead of two wakes for every process.
 			time.Sleep(keeperPause)
+			continue
+		}
+		k.cutOverdue(time.Now())
+	}
+}
+
+// leaderBit marks the epoll ids of leaders' pidfds, apart from pipes'.
+const leaderBit = 1 << 63
+
+// keeperLook is how often the keeper looks whether a leader it could not
+// watch by a pidfd ended.
+const keeperLook = 100 * time.Millisecond
+
+// timeout is how long the keeper's next wait for events may last, in
+// milliseconds (-1: as long as it takes): while gantry is gone, until the
+// next output to cut, or the next look at leaders not watched by a pidfd.
+func (k *keeper) timeout(now time.Time) int {
+	if k.gone.IsZero() {
+		return -1
+	}
+	var next time.Time
+	for o := range k.outputs {
+		at := o.cutAt
+		if at.IsZero() && o.leader != 0 && o.leaderFD < 0 {
+			at = now.Add(keeperLook)
+		}
+		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
+			next = at
 		}
 	}
+	if next.IsZero() {
+		return -1
+	}
+	return int(max(next.Sub(now), 0)/time.Millisecond) + 1
+}
+
+// cutOverdue lets go of the outputs whose leader ended waitDelay ago with
+// a process of it still writing into them, as gantry does (waitOutputs):
+// the keeper does not keep a process gantry would not have kept. It looks
+// at the leaders not watched by a pidfd first.
+func (k *keeper) cutOverdue(now time.Time) {
+	for o := range k.outputs {
+		if o.leaderFD < 0 {
+			k.lookAtLeader(o, now)
+		}
+		if !o.cutAt.IsZero() && !now.Before(o.cutAt) {
+			o.cut = true
+			// Named as it is now: it may have started after gantry was
+			// gone.
+			held := map[uint64]*keptPipe{}
+			for _, p := range o.pipes {
+				if k.byID[p.id] == p {
+					held[p.id] = p
+				}
+			}
+			o.writer = writer(holders(held)[o], o.leader)
+			for _, p := range o.pipes {
+				if k.byID[p.id] == p {
+					k.close(p)
+				}
+			}
+		}
+	}
+}
+
+// lookAtLeader notes the end of an output's leader if it ended.
+func (k *keeper) lookAtLeader(o *keptOutput, now time.Time) {
+	if o.leader == 0 || !o.leaderEnd.IsZero() {
+		return
+	}
+	if o.leaderFD >= 0 {
+		pfd := []unix.PollFd{{Fd: int32(o.leaderFD), Events: unix.POLLIN}}
+		if n, _ := unix.Poll(pfd, 0); n > 0 {
+			k.leaderEnded(o, now)
+		}
+		return
+	}
+	if st, ok := readStat(o.leader); !ok || st.state == 'Z' {
+		k.leaderEnded(o, now)
+	}
+}
+
+// leaderEnded notes the end of an output's leader, which starts its
+// waitDelay.
+func (k *keeper) leaderEnded(o *keptOutput, at time.Time) {
+	if !o.leaderEnd.IsZero() {
+		return
+	}
+	o.leaderEnd, o.cutAt = at, at.Add(waitDelay)
+	k.unwatch(o)
+}
+
+// unwatch closes the pidfd of an output's leader.
+func (k *keeper) unwatch(o *keptOutput) {
+	if o.leaderFD < 0 {
+		return
+	}
+	for id, l := range k.leaders {
+		if l == o {
+			delete(k.leaders, id)
+		}
+	}
+	unix.Close(o.leaderFD)
+	o.leaderFD = -1
+}
+
+// watch starts watching an output's leader once gantry is gone: by a
+// pidfd in the epoll set, else by a look every keeperLook. An output
+// whose leader had ended is let go waitDelay after gantry was gone: gantry
+// would have let go of it by then at the latest.
+func (k *keeper) watch(o *keptOutput, id uint64) {
+	o.leaderFD = -1
+	if o.leader == 0 {
+		o.cutAt = k.gone.Add(waitDelay)
+		return
+	}
+	fd, err := unix.PidfdOpen(o.leader, 0)
+	if err != nil {
+		return
+	}
+	if err := unix.EpollCtl(k.ep, unix.EPOLL_CTL_ADD, fd, epollEvent(unix.EPOLLIN, leaderBit|id)); err != nil {
+		unix.Close(fd)
+		return
+	}
+	o.leaderFD, k.leaders[leaderBit|id] = fd, o
 }
 
 // keeperPause is the least time between two wakes of the keeper while
@@ -201,7 +350,7 @@ func (k *keeper) open(body, oob []byte) {
 	}
 	first := binary.LittleEndian.Uint64(body)
 	log, program, _ := strings.Cut(string(body[8:]), "\x00")
-	out := &keptOutput{log: log, program: program}
+	out := &keptOutput{log: log, program: program, leaderFD: -1}
 	for i, fd := range fds {
 		// No events asked: a hangup is told all the same, and the output
 		// flowing through the pipe does not wake the keeper.
@@ -211,7 +360,11 @@ func (k *keeper) open(body, oob []byte) {
 			continue
 		}
 		k.byID[p.id] = p
+		out.pipes = append(out.pipes, p)
 		out.open++
+	}
+	if out.open > 0 {
+		k.outputs[out] = true
 	}
 }
 
@@ -225,8 +378,16 @@ func (k *keeper) close(p *keptPipe) {
 	unix.Close(p.fd)
 	delete(k.byID, p.id)
 	p.out.open--
-	if !k.gone.IsZero() && p.out.open == 0 {
-		p.out.report(k.gone)
+	if p.out.open > 0 {
+		return
+	}
+	delete(k.outputs, p.out)
+	if !k.gone.IsZero() {
+		// Its leader's end and its output's may come in one batch, in
+		// any order.
+		k.lookAtLeader(p.out, time.Now())
+		k.unwatch(p.out)
+		p.out.report(k.gone, time.Now())
 	}
 }
 
@@ -235,9 +396,15 @@ func (k *keeper) close(p *keptPipe) {
 func (k *keeper) gantryGone() {
 	k.gone = time.Now()
 	_ = unix.EpollCtl(k.ep, unix.EPOLL_CTL_DEL, k.sock, nil)
-	writers(k.byID)
+	k.writers()
 	for id, p := range k.byID {
+		// Non-blocking as gantry made it, whatever became of it since:
+		// the keeper waits for no one pipe.
+		_ = unix.SetNonblock(p.fd, true)
 		_ = unix.EpollCtl(k.ep, unix.EPOLL_CTL_MOD, p.fd, epollEvent(unix.EPOLLIN, id))
+	}
+	for o := range k.outputs {
+		k.watch(o, o.pipes[0].id)
 	}
 }
 
@@ -262,20 +429,39 @@ func (k *keeper) drain(p *keptPipe) {
 }
 
 // report appends a line to the process's run log: gantry was killed, the
-// process went on, and its output since was not kept. Nothing is said of a
-// process that had ended and left nothing unread.
-func (o *keptOutput) report(gone time.Time) {
-	if o.log == "" || o.pid == 0 && o.bytes == 0 {
+// process went on (and when it ended), what became of its output, and
+// that its output since was not kept. Nothing is said of a process that
+// had ended and left nothing unread.
+func (o *keptOutput) report(gone, now time.Time) {
+	if o.log == "" || o.leader == 0 && o.writer == 0 && o.bytes == 0 {
 		return
 	}
-	now := time.Now()
-	what := fmt.Sprintf("the last %d bytes %s printed were not read", o.bytes, o.program)
-	if o.pid != 0 {
-		what = fmt.Sprintf("%s (pid %d) went on without it until its output ended %s later; what it printed from then on (%d bytes) was not kept",
-			o.program, o.pid, now.Sub(gone).Round(time.Millisecond), o.bytes)
+	later := func(t time.Time) string { return t.Sub(gone).Round(time.Millisecond).String() + " later" }
+	who := o.program + " had ended"
+	if o.leader != 0 {
+		who = fmt.Sprintf("%s (pid %d) went on without it", o.program, o.leader)
+		if !o.leaderEnd.IsZero() {
+			who += " and ended " + later(o.leaderEnd)
+		}
+	}
+	started := "a process it started"
+	if o.writer != 0 {
+		started += fmt.Sprintf(" (pid %d)", o.writer)
+	}
+	output := "its output ended " + later(now)
+	switch {
+	case o.cut:
+		after := "gantry was gone"
+		if o.leader != 0 {
+			after = "it ended"
+		}
+		output = fmt.Sprintf("%s still held its output %v after %s, and it was not read from then on", started, waitDelay, after)
+	case o.writer != 0 && (o.leader == 0 || !o.leaderEnd.IsZero() && now.Sub(o.leaderEnd) > keeperLook):
+		output = started + " held its output until " + later(now)
 	}
 	line := now.UTC().Format("2006-01-02T15:04:05.000Z") + " gantry: the gantry that ran this was killed at " +
-		gone.UTC().Format("15:04:05.000Z") + "; " + what + ", as its secrets could not be masked\n"
+		gone.UTC().Format("15:04:05.000Z") + "; " + who + "; " + output +
+		fmt.Sprintf("; what it printed from then on (%d bytes) was not kept, as its secrets could not be masked\n", o.bytes)
 	f, err := os.OpenFile(o.log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return
@@ -284,11 +470,38 @@ func (o *keptOutput) report(gone time.Time) {
 	f.Close()
 }
 
-// writers finds, for the outputs of the pipes held, the process writing
-// into each: the leader of its group (the process gantry started) if it
-// still writes there, else the one of lowest pid. It looks at every
+// writers finds, for the outputs of the pipes held, the processes writing
+// into each: its leader, the process gantry started, if it still runs
+// (whether or not it writes there: the group, in gantry's session, that a
+// writer is in, gantry made each process lead its own), and another one
+// (writer).
+func (k *keeper) writers() {
+	for out, pids := range holders(k.byID) {
+		for _, pid := range pids {
+			if st, ok := readStat(pid); ok && st.state != 'Z' && k.leads(st.pgrp) {
+				out.leader = st.pgrp
+				break
+			}
+		}
+		out.writer = writer(pids, out.leader)
+	}
+}
+
+// writer is the process of lowest pid among those holding an output but
+// its leader; 0 if none.
+func writer(pids []int, leader int) int {
+	for _, pid := range pids {
+		if pid != leader {
+			return pid
+		}
+	}
+	return 0
+}
+
+// holders finds the processes holding the pipes (but the keeper), by
+// output, each output's in the order of their pids. It looks at every
 // process's descriptors once.
-func writers(pipes map[uint64]*keptPipe) {
+func holders(pipes map[uint64]*keptPipe) map[*keptOutput][]int {
 	byInode := map[string]*keptOutput{}
 	for _, p := range pipes {
 		var st unix.Stat_t
@@ -297,11 +510,11 @@ func writers(pipes map[uint64]*keptPipe) {
 		}
 	}
 	if len(byInode) == 0 {
-		return
+		return nil
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return
+		return nil
 	}
 	found := map[*keptOutput][]int{}
 	self := os.Getpid()
@@ -324,14 +537,15 @@ func writers(pipes map[uint64]*keptPipe) {
 			}
 		}
 	}
-	for out, pids := range found {
+	for _, pids := range found {
 		sort.Ints(pids)
-		out.pid = pids[0]
-		for _, pid := range pids {
-			if st, ok := readStat(pid); ok && st.pgrp == pid {
-				out.pid = pid
-				break
-			}
-		}
 	}
+	return found
+}
+
+// leads reports whether the process pid runs and leads its group in
+// gantry's session: it is a process gantry started.
+func (k *keeper) leads(pid int) bool {
+	st, ok := readStat(pid)
+	return ok && st.state != 'Z' && st.pgrp == pid && (k.session == 0 || st.session == k.session)
 }

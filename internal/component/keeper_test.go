@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -77,6 +78,7 @@ func TestKeeperKeepsAProcessOfAKilledGantry(t *testing.T) {
 	script := `echo first; i=0; while [ $i -lt 10 ]; do echo "line $i s3cr3t-value"; sleep 0.05; i=$((i+1)); done; touch "$1"`
 	child := exec.Command("sh", "-c", script, "sh", marker)
 	child.Stdout, child.Stderr = p.w, p.w
+	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as Run starts it
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -290,4 +292,82 @@ func TestKeeperThatStopsReadingDoesNotStopGantry(t *testing.T) {
 	closed = make(chan struct{})
 	go func() { k.Close(); close(closed) }()
 	within(t, k, pid, 10*time.Second, closed, "Close after an interrupt")
+}
+
+// killedGantryWith starts script in a group of its own (as Run does) with
+// its output held by a keeper, reads its first line, then is killed: the
+// keeper sees gantry gone. It returns the script's process and the
+// keeper's.
+func killedGantryWith(t *testing.T, k *Keeper, log, script string) (*exec.Cmd, *exec.Cmd) {
+	t.Helper()
+	p, err := newOutPipe(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.hold(context.Background(), []*outPipe{p}, log, "sh")
+	child := exec.Command("sh", "-c", script)
+	child.Stdout, child.Stderr = p.w, p.w
+	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-child.Process.Pid, syscall.SIGKILL) })
+	p.w.Close()
+	if err := syscall.SetNonblock(int(p.r.Fd()), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(p.r, make([]byte, 6)); err != nil {
+		t.Fatal(err)
+	}
+	p.r.Close()
+	return child, k.vanish()
+}
+
+// TestKeeperLetsGoOfADescendantAsGantryWould: once gantry is gone, a
+// process that ended and left a child printing into its output keeps the
+// keeper (and the child) no longer than gantry would have: waitDelay after
+// the process ended. The log says when the process ended and that a
+// process it started held its output. The keeper stayed as long as the
+// child printed (here 30 s), and named the ended process as going on.
+func TestKeeperLetsGoOfADescendantAsGantryWould(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "c.log")
+	k := startedKeeper(t)
+	child, keeper := killedGantryWith(t, k, log,
+		`echo first; ( i=0; while [ $i -lt 600 ]; do echo tick; sleep 0.05; i=$((i+1)); done ) & sleep 0.5`)
+	start := time.Now()
+	if err := child.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- keeper.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(waitDelay + 5*time.Second):
+		_ = keeper.Process.Kill()
+		t.Fatalf("the keeper still reads the output of a process that ended %v ago", time.Since(start))
+	}
+	if took := time.Since(start); took < waitDelay-100*time.Millisecond {
+		t.Errorf("the keeper let go %v after the process ended, before waitDelay (%v)", took, waitDelay)
+	}
+	// The child printing dies at its next line, as it would with gantry.
+	deadline := time.Now().Add(2 * time.Second)
+	for syscall.Kill(-child.Process.Pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the process's child still runs after the keeper let go of its output")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := regexp.MustCompile(`sh \(pid ` + strconv.Itoa(child.Process.Pid) + `\) went on without it and ended ([0-9.]+m?s) later; ` +
+		`a process it started \(pid \d+\) still held its output 5s after it ended, and it was not read from then on; `)
+	m := ended.FindStringSubmatch(string(data))
+	if m == nil {
+		t.Fatalf("the log holds:\n%s\nwant a line saying when the process ended and that a process it started held its output", data)
+	}
+	if d, err := time.ParseDuration(m[1]); err != nil || d > 2*time.Second {
+		t.Errorf("the process ended %s after gantry was gone, by the log; it ended after 0.5s", m[1])
+	}
 }
