@@ -67,7 +67,9 @@ func keepersTagged(tag string) []int {
 			}
 			return false
 		}
-		if has("GANTRY_OUTPUT_KEEPER=1") && has("GANTRY_TEST_TAG="+tag) {
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if args := strings.Split(string(cmdline), "\x00"); len(args) > 2 && args[1] == "output-keeper" &&
+			has("GANTRY_OUTPUT_KEEPER="+args[2]) && has("GANTRY_TEST_TAG="+tag) {
 			pids = append(pids, pid)
 		}
 	}

@@ -15,9 +15,10 @@ import (
 )
 
 func init() {
-	if os.Getenv(keeperEnv) == "1" {
-		os.Exit(keep(keeperFD))
-	}
+	RunAsHelper(keeperArg, keeperEnv, func() bool {
+		typ, err := unix.GetsockoptInt(keeperFD, unix.SOL_SOCKET, unix.SO_TYPE)
+		return err == nil && typ == unix.SOCK_SEQPACKET
+	}, func() int { return keep(keeperFD) })
 }
 
 // keptOutput is the output of one process: its pipes (one, or stdout and

@@ -48,8 +48,12 @@ type Keeper struct {
 	failed atomic.Bool
 }
 
-// keeperEnv marks this program as a run's output keeper.
-const keeperEnv = "GANTRY_OUTPUT_KEEPER"
+// keeperEnv marks this program as a run's output keeper, and keeperArg
+// names it in ps (HelperCommand).
+const (
+	keeperEnv = "GANTRY_OUTPUT_KEEPER"
+	keeperArg = "output-keeper"
+)
 
 // keeperFD is the keeper's end of the socket, in the keeper.
 const keeperFD = 3
@@ -92,8 +96,7 @@ func (k *Keeper) start(mine, theirs int) {
 		k.cannot(err)
 		return
 	}
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), keeperEnv+"=1")
+	cmd := HelperCommand(self, keeperArg, keeperEnv)
 	cmd.Dir = "/" // it holds no folder
 	cmd.ExtraFiles = []*os.File{end}
 	// Its own session: an interrupt or a hangup of the terminal is gantry's

@@ -371,3 +371,72 @@ func TestKeeperLetsGoOfADescendantAsGantryWould(t *testing.T) {
 		t.Errorf("the process ended %s after gantry was gone, by the log; it ended after 0.5s", m[1])
 	}
 }
+
+// TestKeeperMarkerCopiedIsRefused: GANTRY_OUTPUT_KEEPER in the environment
+// of a gantry not started as a keeper (a copied environment, a CI job's)
+// makes it say so and exit with status 2, not exit 0 having done nothing;
+// the keeper's token must match its argument, and its fd 3 must be a
+// socket. A keeper started by gantry is named in ps.
+func TestKeeperMarkerCopiedIsRefused(t *testing.T) {
+	k := startedKeeper(t)
+	defer k.Close()
+	// Empty until the kernel has set the new program's arguments up, a
+	// moment after exec closed the descriptors Start waits on.
+	var cmdline []byte
+	for deadline := time.Now().Add(5 * time.Second); len(cmdline) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		var err error
+		if cmdline, err = os.ReadFile("/proc/" + strconv.Itoa(k.cmd.Process.Pid) + "/cmdline"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	if len(args) != 3 || args[1] != "output-keeper" {
+		t.Errorf("the keeper runs as %q, want gantry output-keeper <token>", args)
+	}
+	if len(args) != 3 {
+		t.FailNow()
+	}
+	token := args[2]
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for _, c := range []struct {
+		name, value string
+		args        []string
+		fd3         *os.File
+	}{
+		{"a command", "1", []string{"-test.run=^$"}, nil},
+		{"the keeper's value", token, []string{"-test.run=^$"}, nil},
+		{"another token", "1", []string{"output-keeper", token}, nil},
+		{"fd 3 no socket", token, []string{"output-keeper", token}, r},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], c.args...)
+			cmd.Env = append(os.Environ(), "GANTRY_OUTPUT_KEEPER="+c.value)
+			if c.fd3 != nil {
+				cmd.ExtraFiles = []*os.File{c.fd3}
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			done := make(chan error, 1)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatal("it did not end")
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 ||
+				!strings.Contains(stderr.String(), "GANTRY_OUTPUT_KEEPER is set in the environment: it is internal to gantry") {
+				t.Errorf("it ended with %v, saying %q; want status 2 and the variable named", err, stderr.String())
+			}
+		})
+	}
+}

@@ -16,18 +16,23 @@ import (
 	"github.com/gantry-dev/gantry/internal/component"
 )
 
-// reaperEnv marks this program as a worker's reaper.
-const reaperEnv = "GANTRY_WORKER_REAPER"
+// reaperEnv marks this program as a worker's reaper, and reaperArg names
+// it in ps (component.HelperCommand).
+const (
+	reaperEnv = "GANTRY_WORKER_REAPER"
+	reaperArg = "worker-reaper"
+)
 
 // markEnv is the variable of a step process's environment that marks it,
 // and its descendants, which inherit it: markEnv=<worker's token>.<n>.
 const markEnv = "GANTRY_WORKER_STEP"
 
 func init() {
-	if os.Getenv(reaperEnv) == "1" {
-		reap()
-		os.Exit(0)
-	}
+	// Its stdin is the pipe from its worker.
+	component.RunAsHelper(reaperArg, reaperEnv, func() bool {
+		fi, err := os.Stdin.Stat()
+		return err == nil && fi.Mode()&os.ModeNamedPipe != 0
+	}, func() int { reap(); return 0 })
 }
 
 // reaper is a process that outlives its worker to kill the processes of
@@ -63,8 +68,7 @@ func startReaper() (*reaper, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), reaperEnv+"=1")
+	cmd := component.HelperCommand(self, reaperArg, reaperEnv)
 	cmd.Stdin = r
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -164,3 +164,16 @@ func waitDead(pid int, timeout time.Duration) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestReaperMarkerCopiedIsRefused: GANTRY_WORKER_REAPER in the environment
+// of a gantry not started as a reaper makes it say so and exit with status
+// 2, not exit 0 having done nothing.
+func TestReaperMarkerCopiedIsRefused(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), reaperEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "GANTRY_WORKER_REAPER is set in the environment") {
+		t.Errorf("it ended with %v, saying %q; want status 2 and the variable named", err, out)
+	}
+}
