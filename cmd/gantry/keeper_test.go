@@ -150,7 +150,7 @@ func TestKilledRunsProcessGoesOn(t *testing.T) {
 		if strings.Contains(string(data), "Sup3rS3cretValue") {
 			t.Errorf("%s holds the secret:\n%s", path, data)
 		}
-		if strings.Contains(string(data), "gantry: the gantry that ran this was killed at ") &&
+		if strings.Contains(string(data), "gantry: the gantry that ran this ended without saying goodbye (killed or crashed) at ") &&
 			strings.Contains(string(data), "make (pid ") && strings.Contains(string(data), "was not kept, as its secrets could not be masked") {
 			said++
 		}

@@ -26,8 +26,10 @@ func init() {
 type keptOutput struct {
 	log, program string
 	pipes        []*keptPipe
-	open         int   // pipes still held
-	bytes        int64 // read after gantry was gone
+	open         int // pipes still held
+	// bytes were read once gantry was gone, of which unread were in the
+	// pipes then: printed before, never read by gantry.
+	bytes, unread int64
 	// Once gantry is gone: leader is the process gantry started, if it
 	// still ran then (0 if not), watched by leaderFD (a pidfd; -1 when
 	// none: looked at every keeperLook) until it ends, at leaderEnd;
@@ -402,6 +404,11 @@ func (k *keeper) gantryGone() {
 		// Non-blocking as gantry made it, whatever became of it since:
 		// the keeper waits for no one pipe.
 		_ = unix.SetNonblock(p.fd, true)
+		// What is in it was printed before, and not read by gantry
+		// (TIOCINQ is FIONREAD).
+		if n, err := unix.IoctlGetInt(p.fd, unix.TIOCINQ); err == nil {
+			p.out.unread += int64(n)
+		}
 		_ = unix.EpollCtl(k.ep, unix.EPOLL_CTL_MOD, p.fd, epollEvent(unix.EPOLLIN, id))
 	}
 	for o := range k.outputs {
@@ -429,14 +436,38 @@ func (k *keeper) drain(p *keptPipe) {
 	}
 }
 
-// report appends a line to the process's run log: gantry was killed, the
-// process went on (and when it ended), what became of its output, and
-// that its output since was not kept. Nothing is said of a process that
-// had ended and left nothing unread.
+// report appends a line to the process's run log: gantry ended without
+// its goodbye, the process went on (and when it ended), what became of its
+// output, and that its output was not kept. Nothing is said of a process
+// that had ended and left nothing unread.
 func (o *keptOutput) report(gone, now time.Time) {
 	if o.log == "" || o.leader == 0 && o.writer == 0 && o.bytes == 0 {
 		return
 	}
+	// Killed, or crashed: a panic, a fatal error, the OOM killer.
+	line := now.UTC().Format("2006-01-02T15:04:05.000Z") + " gantry: the gantry that ran this ended without saying goodbye (killed or crashed) at " +
+		gone.UTC().Format("15:04:05.000Z") + "; "
+	const masked = ", as its secrets could not be masked\n"
+	if o.leader == 0 && o.writer == 0 {
+		line += fmt.Sprintf("%s had ended; the last %d bytes it printed, which gantry had not read, were not kept", o.program, o.bytes) + masked
+	} else {
+		kept := fmt.Sprintf("what it printed after that (%d bytes) was not kept", max(o.bytes-o.unread, 0))
+		if o.unread > 0 {
+			kept += fmt.Sprintf(", nor the %d bytes before that gantry had not read", o.unread)
+		}
+		line += o.whoAndOutput(gone, now) + "; " + kept + masked
+	}
+	f, err := os.OpenFile(o.log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(line)
+	f.Close()
+}
+
+// whoAndOutput says, for the report, what became of the process gantry
+// started and of its output once gantry was gone.
+func (o *keptOutput) whoAndOutput(gone, now time.Time) string {
 	later := func(t time.Time) string { return t.Sub(gone).Round(time.Millisecond).String() + " later" }
 	who := o.program + " had ended"
 	if o.leader != 0 {
@@ -449,26 +480,19 @@ func (o *keptOutput) report(gone, now time.Time) {
 	if o.writer != 0 {
 		started += fmt.Sprintf(" (pid %d)", o.writer)
 	}
-	output := "its output ended " + later(now)
 	switch {
 	case o.cut:
 		after := "gantry was gone"
 		if o.leader != 0 {
 			after = "it ended"
 		}
-		output = fmt.Sprintf("%s still held its output %v after %s, and it was not read from then on", started, waitDelay, after)
+		return fmt.Sprintf("%s; %s still held its output %v after %s, and it was not read from then on", who, started, waitDelay, after)
 	case o.writer != 0 && (o.leader == 0 || !o.leaderEnd.IsZero() && now.Sub(o.leaderEnd) > keeperLook):
-		output = started + " held its output until " + later(now)
+		return who + "; " + started + " held its output until " + later(now)
+	case !o.leaderEnd.IsZero() && now.Sub(o.leaderEnd) <= keeperLook:
+		return who // and its output with it
 	}
-	line := now.UTC().Format("2006-01-02T15:04:05.000Z") + " gantry: the gantry that ran this was killed at " +
-		gone.UTC().Format("15:04:05.000Z") + "; " + who + "; " + output +
-		fmt.Sprintf("; what it printed from then on (%d bytes) was not kept, as its secrets could not be masked\n", o.bytes)
-	f, err := os.OpenFile(o.log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return
-	}
-	_, _ = f.WriteString(line)
-	f.Close()
+	return who + "; its output ended " + later(now)
 }
 
 // writers finds, for the outputs of the pipes held, the processes writing

@@ -107,7 +107,7 @@ func TestKeeperKeepsAProcessOfAKilledGantry(t *testing.T) {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(data), "s3cr3t") || strings.Count(string(data), "\n") != 1 ||
-		!strings.Contains(string(data), "gantry: the gantry that ran this was killed at ") ||
+		!strings.Contains(string(data), "gantry: the gantry that ran this ended without saying goodbye (killed or crashed) at ") ||
 		!strings.Contains(string(data), "sh (pid "+strconv.Itoa(child.Process.Pid)+") went on without it") {
 		t.Errorf("the log holds:\n%s\nwant one line saying the process went on and its output was not kept, nothing of the output", data)
 	}
@@ -438,5 +438,72 @@ func TestKeeperMarkerCopiedIsRefused(t *testing.T) {
 				t.Errorf("it ended with %v, saying %q; want status 2 and the variable named", err, stderr.String())
 			}
 		})
+	}
+}
+
+// keeperLine waits for the keeper's process to exit and returns the log.
+func keeperLine(t *testing.T, keeper *exec.Cmd, log string) string {
+	t.Helper()
+	if err := keeper.Wait(); err != nil {
+		t.Errorf("the keeper: %v", err)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestKeeperReportSaysWhatGantryHadNotRead: the line says gantry ended
+// without its goodbye (it may have crashed, not been killed), counts as
+// printed after that only what was, apart from what was in the pipe then,
+// unread by gantry; and an output that ended in the keeper's wake that
+// found gantry gone gets its line too (it was let go without one).
+func TestKeeperReportSaysWhatGantryHadNotRead(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "a.log")
+	go1 := filepath.Join(dir, "go")
+	k := startedKeeper(t)
+	child, keeper := killedGantryWith(t, k, log, `printf 'first\n0123456789\n'; while [ ! -e '`+go1+`' ]; do sleep 0.01; done; printf abcdefghij`)
+	time.Sleep(200 * time.Millisecond) // the keeper found gantry gone
+	if err := os.WriteFile(go1, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	want := "gantry: the gantry that ran this ended without saying goodbye (killed or crashed) at "
+	if got := keeperLine(t, keeper, log); !strings.Contains(got, want) ||
+		!strings.Contains(got, "; what it printed after that (10 bytes) was not kept, nor the 11 bytes before that gantry had not read, as its secrets could not be masked\n") {
+		t.Errorf("the log holds:\n%s\nwant a line saying gantry ended without its goodbye, 10 bytes printed after, 11 before unread", got)
+	}
+
+	// The output ends, then gantry is gone, both in one wake of the keeper.
+	log = filepath.Join(dir, "b.log")
+	k = startedKeeper(t)
+	p, err := newOutPipe(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.hold(context.Background(), []*outPipe{p}, log, "sh")
+	time.Sleep(100 * time.Millisecond) // the keeper holds it
+	pid := k.cmd.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	child = exec.Command("sh", "-c", `printf 'first\n0123456789\n'`)
+	child.Stdout, child.SysProcAttr = p.w, &syscall.SysProcAttr{Setpgid: true}
+	if err := child.Run(); err != nil {
+		t.Fatal(err)
+	}
+	p.w.Close()
+	p.r.Close() // gantry read none of it
+	keeper = k.vanish()
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if got := keeperLine(t, keeper, log); !strings.Contains(got, want) ||
+		!strings.Contains(got, "; sh had ended; the last 17 bytes it printed, which gantry had not read, were not kept, as its secrets could not be masked\n") {
+		t.Errorf("the log holds:\n%s\nwant a line saying the 17 bytes printed last were not kept", got)
 	}
 }
