@@ -389,13 +389,25 @@ func (l loggedOutput) Runner(n *plan.Node) (plan.Runner, error) {
 	}), nil
 }
 
-// withKeeper starts the run's output keeper (component.Keeper) while the
-// run loads and plans, and returns the context its processes run under and
-// the function that ends it when the run is over.
-func withKeeper(ctx context.Context) (context.Context, func()) {
-	k := component.StartKeeper()
-	return component.WithKeeper(ctx, k), k.Close
+// outputKeeper is the run's output keeper (component.Keeper), once started.
+type outputKeeper struct{ k *component.Keeper }
+
+// start starts the keeper of a run whose processes run here, once its plan
+// b runs anything (a step, or an installation handler's prepare), and
+// returns the context its processes run under. A nested run's output is
+// the outer run's, whose keeper holds it. The keeper starts without being
+// waited for (a process that starts before it did waits for it), and
+// only once: invalid input, a run with nothing to do, start none.
+func (o *outputKeeper) start(ctx context.Context, r *stackRun, b *built) context.Context {
+	if o.k != nil || r.nested || len(b.plan.Nodes) == 0 && b.facts.Handler == nil {
+		return ctx
+	}
+	o.k = component.StartKeeper()
+	return component.WithKeeper(ctx, o.k)
 }
+
+// close ends the keeper, if one started, when the run is over.
+func (o *outputKeeper) close() { o.k.Close() }
 
 // openRegistry starts noting the run's process groups, carrying over the
 // leftovers of a killed run that its plan waits for.

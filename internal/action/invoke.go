@@ -28,12 +28,6 @@ type Invoke struct {
 // Run carries out the verb.
 func (a *Invoke) Run(ctx context.Context) (*Outcome, error) {
 	const consequence = "nothing was run"
-	if !a.Nested {
-		// A nested run's output is the outer run's, whose keeper holds it.
-		var stop func()
-		ctx, stop = withKeeper(ctx)
-		defer stop()
-	}
 	st, err := Load(a.Source, consequence)
 	if err != nil {
 		return nil, err

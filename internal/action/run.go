@@ -82,12 +82,6 @@ func runStack(ctx context.Context, verb string, o *RunOptions) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	if eng == nil {
-		// Its processes run here: their output outlives a killed gantry.
-		var stop func()
-		ctx, stop = withKeeper(ctx)
-		defer stop()
-	}
 	src := o.Source
 	src.HandlerLater = true
 	// Invalid input of a deploy is reported with everything validate
@@ -206,6 +200,12 @@ type stackRun struct {
 // from the world as prepare left it and executed. All of it is one run: one
 // record, one display, one event stream.
 func (r *stackRun) carryOut(ctx context.Context, b *built, command string, display Display, o execOptions) (*Outcome, error) {
+	var keeper outputKeeper
+	defer keeper.close()
+	// Started now, as the input is valid, ahead of the lock and the
+	// leftovers; again under the lock if the plan built then is the first
+	// to run anything.
+	ctx = keeper.start(ctx, r, b)
 	ctx, stopCatching := catchInterrupts(ctx, o.interrupted)
 	defer stopCatching()
 	st := r.st
@@ -246,6 +246,7 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 	}
 	defer release()
 	b = relocked
+	ctx = keeper.start(ctx, r, b)
 	if rec == nil {
 		if rec, err = openRecord(ws, runID, runTag(st), b.plan, b.masker, display); err != nil {
 			return nil, err

@@ -110,6 +110,7 @@ func (k *Keeper) start(mine, theirs int) {
 	k.mu.Lock()
 	k.fd, k.cmd = mine, cmd
 	k.mu.Unlock()
+	slog.Debug("output keeper started", "pid", cmd.Process.Pid)
 }
 
 // cannot says once that the keeper cannot do its work.
