@@ -219,23 +219,9 @@ func TestLocateInRepositoryCache(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := locate(dir, tt.ref)
-			if len(tt.errs) > 0 {
-				if err == nil {
-					t.Fatalf("locate = %s; want an error", got)
-				}
-				for _, s := range tt.errs {
-					if !strings.Contains(err.Error(), s) {
-						t.Errorf("error %q does not hold %q", err, s)
-					}
-				}
+			got, ok := checkLocate(t, dir, tt.ref, filepath.Join(cache, tt.want), tt.errs)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatalf("locate: %v", err)
-			}
-			if want := filepath.Join(cache, tt.want); got != want {
-				t.Errorf("locate = %s; want %s", got, want)
 			}
 			ch, err := loadChart(got)
 			if err != nil {
@@ -321,24 +307,7 @@ repositories:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := locate(dir, tt.ref)
-			if len(tt.errs) > 0 {
-				if err == nil {
-					t.Fatalf("locate = %s; want an error", got)
-				}
-				for _, s := range tt.errs {
-					if !strings.Contains(err.Error(), s) {
-						t.Errorf("error %q does not hold %q", err, s)
-					}
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("locate: %v", err)
-			}
-			if want := filepath.Join(cache, tt.want); got != want {
-				t.Errorf("locate = %s; want %s", got, want)
-			}
+			checkLocate(t, dir, tt.ref, filepath.Join(cache, tt.want), tt.errs)
 		})
 	}
 	// A list of repositories that is not YAML is an error, not "none".
@@ -470,4 +439,30 @@ func TestChartRefString(t *testing.T) {
 			t.Errorf("%#v.String() = %q; want %q", tt.ref, got, tt.want)
 		}
 	}
+}
+
+// checkLocate runs locate on ref: it must fail with errors holding errs
+// when some are given, else find want. ok says it found a chart to look
+// at further.
+func checkLocate(t *testing.T, dir string, ref chartRef, want string, errs []string) (got string, ok bool) {
+	t.Helper()
+	got, err := locate(dir, ref)
+	if len(errs) > 0 {
+		if err == nil {
+			t.Fatalf("locate = %s; want an error", got)
+		}
+		for _, s := range errs {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("error %q does not hold %q", err, s)
+			}
+		}
+		return "", false
+	}
+	if err != nil {
+		t.Fatalf("locate: %v", err)
+	}
+	if got != want {
+		t.Errorf("locate = %s; want %s", got, want)
+	}
+	return got, true
 }
