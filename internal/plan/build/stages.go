@@ -2,9 +2,9 @@ package build
 
 import (
 	"encoding/json"
-	"github.com/gantry-dev/gantry/internal/manifest"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/state"
