@@ -125,16 +125,8 @@ func (rt *Runtime) plannedDeploys(component, key string) map[string][]plugin.Sta
 	rt.plannedOnce.Do(func() {
 		rt.planned = map[string]map[string][]plugin.Stage{}
 		for _, n := range rt.Plan.Nodes {
-			var e plan.Entry
-			switch s := n.Spec.(type) {
-			case plan.Entry:
-				e = s
-			case *plan.Entry:
-				e = *s
-			default:
-				continue
-			}
-			if e.Stage == "" || e.Action != plugin.ActionDeploy || len(e.Objects) == 0 {
+			e, ok := entryOf(n)
+			if !ok || e.Stage == "" || e.Action != plugin.ActionDeploy || len(e.Objects) == 0 {
 				continue
 			}
 			byKey := rt.planned[e.Component]
@@ -161,9 +153,7 @@ func (rt *Runtime) plannedDeploys(component, key string) map[string][]plugin.Sta
 func (rt *Runtime) staying() []string {
 	gone := map[string]bool{}
 	for _, n := range rt.Plan.Nodes {
-		if e, ok := n.Spec.(plan.Entry); ok && e.Action == plugin.ActionDelete {
-			gone[e.Component] = true
-		} else if e, ok := n.Spec.(*plan.Entry); ok && e.Action == plugin.ActionDelete {
+		if e, ok := entryOf(n); ok && e.Action == plugin.ActionDelete {
 			gone[e.Component] = true
 		}
 	}
@@ -174,4 +164,16 @@ func (rt *Runtime) staying() []string {
 		}
 	}
 	return out
+}
+
+// entryOf is the plugin-list entry a node runs, if it runs one (a plan
+// read back from JSON holds pointers).
+func entryOf(n *plan.Node) (plan.Entry, bool) {
+	switch s := n.Spec.(type) {
+	case plan.Entry:
+		return s, true
+	case *plan.Entry:
+		return *s, true
+	}
+	return plan.Entry{}, false
 }

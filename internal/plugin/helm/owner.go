@@ -326,17 +326,18 @@ func (o ownership) refusal(release, namespace string, me mark) error {
 
 // shared is the error of a deploy of a release that another component of
 // the instance's stack deployed last and that stays in the stack
-// (staying: the manifest's components the run does not undeploy): the
-// two would take the release from each other on every deploy, and the
+// (staying, asked only then: the manifest's components the run does not
+// undeploy): the two would take the release from each other on every
+// deploy, and the
 // first undeployed would delete the other's objects and history. nil when
 // the release is not such a component's: a renamed component, or a
 // release moved from a component that is gone or being undeployed, takes
 // it over (takenFrom).
-func (o ownership) shared(release, namespace, component string, me mark, staying []string) error {
+func (o ownership) shared(release, namespace, component string, me mark, staying func() []string) error {
 	if o.takenFrom(me) == "" {
 		return nil
 	}
-	for _, c := range staying {
+	for _, c := range staying() {
 		if labelValue(c) == o.by.component {
 			return fmt.Errorf("helm release %s in namespace %s is deployed by %s, which is still in the stack, and component %s declares it too: two components cannot deploy one release (each deploy would upgrade it to its own chart, and undeploying either would delete the other's objects and history). Give one of them another release name (the config's release, or COMPONENT_NAME) or namespace, or remove one from the stack",
 				release, namespace, o.owner(me), component)

@@ -258,7 +258,7 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 		if err := own.refusal(in.release, cl.Namespace(), me); err != nil {
 			return nil, err
 		}
-		if err := own.shared(in.release, cl.Namespace(), component, me, staying(c)); err != nil {
+		if err := own.shared(in.release, cl.Namespace(), component, me, func() []string { return staying(c) }); err != nil {
 			return nil, err
 		}
 		rec.takeover = own.takenFrom(me) != ""
