@@ -184,6 +184,17 @@ func keeperHolds(t *testing.T, pid int, f *os.File) bool {
 	return false
 }
 
+// heldWithin waits up to d for the keeper pid to hold the pipe of f.
+func heldWithin(t *testing.T, pid int, f *os.File, d time.Duration) bool {
+	t.Helper()
+	for deadline := time.Now().Add(d); !keeperHolds(t, pid, f); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
 // TestKeeperHoldsAPipeGivenTheNumberOfOneDropped: gantry drops pipe A,
 // A's writer ends, and B, received in the same wake of the keeper, gets
 // A's descriptor number; A's hangup, already in that wake's events, must
@@ -213,8 +224,9 @@ func TestKeeperHoldsAPipeGivenTheNumberOfOneDropped(t *testing.T) {
 		k.drop(a.keptID)
 		a.w.Close()
 		k.hold(context.Background(), []*outPipe{b}, "", "b")
-		time.Sleep(30 * time.Millisecond)
-		if !keeperHolds(t, pid, b.r) {
+		// Held once the keeper took it in, however busy the machine; one
+		// let go by A's hangup never shows.
+		if !heldWithin(t, pid, b.r, 5*time.Second) {
 			lost++
 		}
 		for _, p := range []*outPipe{a, b, c} {
@@ -486,8 +498,8 @@ func TestKeeperReportSaysWhatGantryHadNotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.hold(context.Background(), []*outPipe{p}, log, "sh")
-	time.Sleep(100 * time.Millisecond) // the keeper holds it
 	pid := k.cmd.Process.Pid
+	waitUntil(t, "the keeper holds the pipe", func() bool { return keeperHolds(t, pid, p.r) })
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
