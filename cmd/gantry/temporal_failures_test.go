@@ -528,13 +528,15 @@ func TestTemporalClientWithoutWorker(t *testing.T) {
 // whose client was killed runs on, an undeploy, or a deploy of another
 // selection, does not attach to it (and exit with the deploy's outcome):
 // it is refused with exit 3 naming the workflow and what differs, as a
-// local run is. The same deploy attaches; the undeploy runs once it ended.
+// local run is; so is a deploy whose -e gives a stack parameter another
+// value. The same deploy attaches; the undeploy runs once it ended.
 func TestTemporalOtherCommandDoesNotAttach(t *testing.T) {
 	files := chainAB("other", "#!/bin/sh\ntouch ../started-$COMPONENT_NAME\nwhile [ ! -e ../go-$COMPONENT_NAME ] && [ -e ../hub.yaml ]; do sleep 0.05; done\necho \"$COMPONENT_NAME deployed\"\n")
+	files["hub.yaml"] += "parameters:\n  - name: zone\n    kind: user\n    fromEnv: ZONE\n    default: eu\n"
 	files["comp/undeploy"] = "#!/bin/sh\necho \"$COMPONENT_NAME undeployed\"\n"
 	w := newOnWorkers(t, files)
 	w.worker("w1", "--parallel", "2")
-	first, _ := w.start("deploy", "hub.yaml")
+	first, _ := w.start("deploy", "hub.yaml", "-e", "ZONE=us")
 	waitPath(t, filepath.Join(w.dir, "started-a"))
 	_ = first.Process.Kill()
 	_ = first.Wait()
@@ -543,9 +545,10 @@ func TestTemporalOtherCommandDoesNotAttach(t *testing.T) {
 		args []string
 		why  string
 	}{
-		{[]string{"undeploy", "hub.yaml"}, "it runs deploy, this command undeploy"},
-		{[]string{"deploy", "hub.yaml", "-c", "b"}, "it runs every component, this command -c b"},
-		{[]string{"deploy", "hub.yaml", "--resume"}, "its --resume is false, this command's true"},
+		{[]string{"undeploy", "hub.yaml", "-e", "ZONE=us"}, "it runs deploy, this command undeploy"},
+		{[]string{"deploy", "hub.yaml", "-e", "ZONE=us", "-c", "b"}, "it runs every component, this command -c b"},
+		{[]string{"deploy", "hub.yaml", "-e", "ZONE=us", "--resume"}, "its --resume is false, this command's true"},
+		{[]string{"deploy", "hub.yaml"}, "its parameters differ from this command's: zone"},
 	} {
 		// Bounded: one that attached would wait for the deploy's end.
 		cmd, buf := w.start(tc.args...)
@@ -561,7 +564,7 @@ func TestTemporalOtherCommandDoesNotAttach(t *testing.T) {
 	}
 	// The same deploy attaches; the run goes on only once it has (a run
 	// that ended first would leave it a lock to take, and a run its own).
-	same, buf := w.start("deploy", "hub.yaml")
+	same, buf := w.start("deploy", "hub.yaml", "-e", "ZONE=us")
 	waitOutput(t, buf, "attached to the stack's run", time.Minute)
 	touch(t, filepath.Join(w.dir, "go-a"))
 	touch(t, filepath.Join(w.dir, "go-b"))

@@ -61,8 +61,8 @@ type Bundle struct {
 }
 
 // differs says how the bundle's run is not the run of a command with
-// these verb, selection and options, "" when it is.
-func (b *Bundle) differs(verb string, sel build.Selection, resume, force bool) string {
+// these verb, selection, options and parameters, "" when it is.
+func (b *Bundle) differs(verb string, sel build.Selection, resume, force bool, locked *params.Locked) string {
 	var why []string
 	if b.Verb != verb {
 		why = append(why, fmt.Sprintf("it runs %s, this command %s", b.Verb, verb))
@@ -78,7 +78,50 @@ func (b *Bundle) differs(verb string, sel build.Selection, resume, force bool) s
 	if b.Force != force {
 		why = append(why, fmt.Sprintf("its --force is %t, this command's %t", b.Force, force))
 	}
+	if names := paramsDiffer(b.Locked, locked); len(names) > 0 {
+		why = append(why, fmt.Sprintf("its parameters differ from this command's: %s", strings.Join(names, ", ")))
+	}
 	return strings.Join(why, "; ")
+}
+
+// paramsDiffer names the parameters a run locked that a command locks to
+// other values, or not at all (or the other way round): a command given
+// other params files or -e values must not attach to the run and report
+// its outcome as if its own values were deployed. Names only, never
+// values (secrets). Not compared: what a run generates (the deployment
+// id), what it is (the stack's name), and values taken from components'
+// outputs, which the run itself changes while it goes on.
+func paramsDiffer(run []*params.Value, locked *params.Locked) []string {
+	compared := func(v *params.Value) bool {
+		return v.Pending == "" && !strings.HasPrefix(v.Source, "output:") &&
+			v.Name != params.DeploymentID && v.Name != params.StackName
+	}
+	var mine []*params.Value
+	if locked != nil {
+		mine = locked.Values()
+	}
+	theirs := map[string]*params.Value{}
+	for _, v := range run {
+		if compared(v) {
+			theirs[v.QName()] = v
+		}
+	}
+	var names []string
+	for _, v := range mine {
+		if !compared(v) {
+			continue
+		}
+		q := v.QName()
+		if t, ok := theirs[q]; !ok || t.Value != v.Value || t.Link != v.Link {
+			names = append(names, v.Name)
+		}
+		delete(theirs, q)
+	}
+	for _, v := range theirs {
+		names = append(names, v.Name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // describeSelection names a selection as its flags do.

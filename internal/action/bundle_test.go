@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 )
@@ -73,8 +74,76 @@ func TestBundleDiffers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := b.differs(tt.verb, tt.sel, tt.resume, false); got != tt.want {
+			if got := b.differs(tt.verb, tt.sel, tt.resume, false, nil); got != tt.want {
 				t.Errorf("differs = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBundleDiffersInParameters: a command whose params files or -e give
+// other values (or other parameters) than the run locked does not attach
+// to it, and only the names are said, never a value; what the run
+// generates, what it is, and what comes from outputs (which the run
+// changes as it goes) are not compared.
+func TestBundleDiffersInParameters(t *testing.T) {
+	run := []*params.Value{
+		{Name: "hub.deploymentId", Value: "abc", Source: params.SourceGenerated},
+		{Name: "dns.domain", Value: "prod.example.com", Source: "params.yaml:3"},
+		{Name: "db.password", Value: "s3cret-one", Source: "env:DB_PASSWORD", Secret: true},
+		{Name: "db.host", Component: "app", Value: "", Source: "output:db", Pending: "db"},
+		{Name: "replicas", Value: "3", Source: params.SourceDefault},
+	}
+	b := &Bundle{Verb: plan.VerbDeploy, Locked: run}
+	same := func(edit func(v *params.Value) bool, extra ...*params.Value) *params.Locked {
+		var out []*params.Value
+		for _, v := range run {
+			c := *v
+			if edit != nil && !edit(&c) {
+				continue
+			}
+			out = append(out, &c)
+		}
+		return params.Restore("s", "", append(out, extra...))
+	}
+	tests := []struct {
+		name   string
+		locked *params.Locked
+		want   string
+	}{
+		{"the same values", same(nil), ""},
+		{"another deployment id, an output known since", same(func(v *params.Value) bool {
+			switch v.Name {
+			case "hub.deploymentId":
+				v.Value, v.Source = "def", params.SourceState
+			case "db.host":
+				v.Value, v.Pending = "db.internal", ""
+			}
+			return true
+		}), ""},
+		{"another domain", same(func(v *params.Value) bool {
+			if v.Name == "dns.domain" {
+				v.Value = "staging.example.com"
+			}
+			return true
+		}), "its parameters differ from this command's: dns.domain"},
+		{"another secret", same(func(v *params.Value) bool {
+			if v.Name == "db.password" {
+				v.Value = "s3cret-two"
+			}
+			return true
+		}), "its parameters differ from this command's: db.password"},
+		{"one missing, one more", same(func(v *params.Value) bool { return v.Name != "replicas" },
+			&params.Value{Name: "zone", Value: "eu", Source: "env:ZONE"}), "its parameters differ from this command's: replicas, zone"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := b.differs(plan.VerbDeploy, build.Selection{}, false, false, tt.locked)
+			if got != tt.want {
+				t.Errorf("differs = %q, want %q", got, tt.want)
+			}
+			if strings.Contains(got, "s3cret") {
+				t.Errorf("differs shows a secret: %q", got)
 			}
 		})
 	}

@@ -275,7 +275,7 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 		if err != nil {
 			return "", err
 		}
-		return bundle.differs(r.opts.Verb, r.opts.Selection, r.opts.Resume, r.opts.Force), nil
+		return bundle.differs(r.opts.Verb, r.opts.Selection, r.opts.Resume, r.opts.Force, st.Locked), nil
 	}
 	rr.attach = func(runID string, data []byte) (*RemoteRecord, error) {
 		bundle, err := DecodeBundle(data)

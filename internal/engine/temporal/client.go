@@ -79,14 +79,17 @@ func (e *Engine) Run(ctx context.Context, rr *action.RemoteRun) (*action.Outcome
 			}
 		}
 		if running {
+			if why, err := rr.Differs(data); err != nil {
+				return nil, err
+			} else if why != "" {
+				// Another run took the workflow's place since
+				// waitOtherRun looked: refused before this command
+				// opens a record of a run it does not follow.
+				return nil, &action.LockedError{LockedError: &state.LockedError{Path: pg.String(), Holder: &attached.Holder}, StatePath: pg.String(), Differs: why}
+			}
 			rec, err := rr.Attach(attached.RunID, data)
 			if err != nil {
 				return nil, err
-			}
-			if why, err := rr.Differs(data); err != nil || why != "" {
-				// Another run took the workflow's place since
-				// waitOtherRun looked.
-				return nil, &action.LockedError{LockedError: &state.LockedError{Path: pg.String(), Holder: &attached.Holder}, StatePath: pg.String(), Differs: why}
 			}
 			rr.Warn(fmt.Sprintf("attached to the stack's run %s, which runs on Temporal workers (workflow %s) since %s; this %s's own plan is not run", attached.RunID, wfID, attached.Holder.Since.Format(time.RFC3339), rr.Command))
 			return e.follow(ctx, c, pg, wfID, temporalRun, attached.RunID, rec, rr)
