@@ -312,6 +312,16 @@ func TestKeeperThatStopsReadingDoesNotStopGantry(t *testing.T) {
 // keeper's.
 func killedGantryWith(t *testing.T, k *Keeper, log, script string) (*exec.Cmd, *exec.Cmd) {
 	t.Helper()
+	child, keeper, _ := killedGantry(t, k, log, script, false)
+	return child, keeper
+}
+
+// killedGantry is killedGantryWith; with peek, it also returns a copy of
+// the pipe's reading end that nobody reads from, to see with unread how
+// much of the output is still in the pipe (the child then never gets
+// EPIPE: the copy is a reader).
+func killedGantry(t *testing.T, k *Keeper, log, script string, peek bool) (*exec.Cmd, *exec.Cmd, int) {
+	t.Helper()
 	p, err := newOutPipe(io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -331,8 +341,25 @@ func killedGantryWith(t *testing.T, k *Keeper, log, script string) (*exec.Cmd, *
 	if _, err := io.ReadFull(p.r, make([]byte, 6)); err != nil {
 		t.Fatal(err)
 	}
+	peekFD := -1
+	if peek {
+		if peekFD, err = unix.Dup(int(p.r.Fd())); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(peekFD) })
+	}
 	p.r.Close()
-	return child, k.vanish()
+	return child, k.vanish(), peekFD
+}
+
+// unread is how many bytes wait in the pipe whose reading end fd is.
+func unread(t *testing.T, fd int) int {
+	t.Helper()
+	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ) // FIONREAD
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestKeeperLetsGoOfADescendantAsGantryWould: once gantry is gone, a
@@ -476,8 +503,10 @@ func TestKeeperReportSaysWhatGantryHadNotRead(t *testing.T) {
 	log := filepath.Join(dir, "a.log")
 	go1 := filepath.Join(dir, "go")
 	k := startedKeeper(t)
-	child, keeper := killedGantryWith(t, k, log, `printf 'first\n0123456789\n'; while [ ! -e '`+go1+`' ]; do sleep 0.01; done; printf abcdefghij`)
-	time.Sleep(200 * time.Millisecond) // the keeper found gantry gone
+	child, keeper, peek := killedGantry(t, k, log, `printf 'first\n0123456789\n'; while [ ! -e '`+go1+`' ]; do sleep 0.01; done; printf abcdefghij`, true)
+	// The keeper found gantry gone once it read the 11 bytes gantry had
+	// not: only then does the child print more.
+	waitUntil(t, "the keeper drains what gantry had not read", func() bool { return unread(t, peek) == 0 })
 	if err := os.WriteFile(go1, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
