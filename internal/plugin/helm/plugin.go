@@ -130,7 +130,12 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 	}
 	vals = mergeValues(vals, cfg.Set)
 	unknown = append(unknown, pathsHolding(vals, kubernetes.HasRef)...)
-	out.Upgrade = kubernetes.Upgrading(req.Recorded) || req.Action == plugin.ActionDeploy && installedByHelm(req.Dir, in)
+	recorded := kubernetes.Upgrading(req.Recorded)
+	out.Upgrade = recorded || req.Action == plugin.ActionDeploy && installedByHelm(req.Dir, in)
+	// A release the plan cannot look for may be there (helm installed it,
+	// or a component that left the stack): the run adopts or takes it
+	// over as an upgrade.
+	out.UpgradeUnknown = !recorded && req.Action == plugin.ActionDeploy && !knownRelease(in)
 	ns := in.namespace
 	if ns == "" {
 		ns = "default"
@@ -187,7 +192,7 @@ func warnOnce(component, msg string) {
 // environment, briefly; a cluster it cannot reach is taken to have none
 // (the run checks again and refuses to install over one).
 func installedByHelm(dir string, in instance) bool {
-	if kubernetes.HasRef(in.release) || kubernetes.HasRef(in.namespace) || kubernetes.HasRef(in.cfg.Kubeconfig) || kubernetes.HasRef(in.cfg.Context) {
+	if !knownRelease(in) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -203,6 +208,13 @@ func installedByHelm(dir string, in instance) bool {
 	}
 	hist, err := history(store, in.release)
 	return err == nil && deployedIn(hist)
+}
+
+// knownRelease reports whether the plan knows which release, in which
+// namespace of which cluster, the instance deploys: none of them is named
+// by a parameter.
+func knownRelease(in instance) bool {
+	return !kubernetes.HasRef(in.release) && !kubernetes.HasRef(in.namespace) && !kubernetes.HasRef(in.cfg.Kubeconfig) && !kubernetes.HasRef(in.cfg.Context)
 }
 
 // Open renders the chart for a run: values files rendered, parameters

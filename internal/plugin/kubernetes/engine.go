@@ -34,6 +34,9 @@ type planned struct {
 	// upgrade marks a deploy that upgrades what is there: its hooks are
 	// pre-upgrade and post-upgrade.
 	upgrade bool
+	// eitherUpgrade marks a plan that cannot tell an install from an
+	// upgrade: it plans the hooks of both (Rendered.UpgradeUnknown).
+	eitherUpgrade bool
 	// finish labels the action's last stage, which the source's record
 	// carries out (a Helm release recorded); "" for none.
 	finish string
@@ -213,7 +216,7 @@ func stagesOf(action string, p *planned, recorded []state.Resource) ([]stage, in
 	if action == plugin.ActionDelete {
 		sts = deleteStages(p.objs, recorded)
 	} else {
-		sts = deployStages(p.objs, p.upgrade)
+		sts = deployStages(p.objs, p.upgrade, p.eitherUpgrade)
 	}
 	if p.finish != "" {
 		sts = append(sts, stage{ID: stageFinish, Label: p.finish})

@@ -868,7 +868,7 @@ func FuzzLoad(f *testing.F) {
 					t.Fatalf("object without identity: %v", o.u.Object)
 				}
 				_ = o.validate()
-				_ = deployStages(objs, false)
+				_ = deployStages(objs, false, false)
 			}
 		}
 	})

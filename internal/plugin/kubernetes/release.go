@@ -27,7 +27,10 @@ import (
 // release is an instance's action once prepared: its objects read,
 // expanded and checked, the cluster connected, and the stages to run.
 type release struct {
-	action  string
+	action string
+	// upgrade: the deploy upgrades what is there (its hooks are
+	// pre-upgrade and post-upgrade).
+	upgrade bool
 	timeout time.Duration
 	cl      *cluster
 	// id is who the instance is: the owner its objects' annotations name.
@@ -117,7 +120,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &release{action: c.Action, timeout: in.timeout, cl: in.cl, rec: in.record, out: c.Stdout,
+	r := &release{action: c.Action, upgrade: in.upgrade, timeout: in.timeout, cl: in.cl, rec: in.record, out: c.Stdout,
 		inventory: map[string]state.Resource{}, keep: c.Keep, others: c.Others, forgetIfHeld: c.ForgetIfHeld, planned: c.Planned,
 		live: map[*object]*unstructured.Unstructured{}, gone: map[*object]bool{}, before: map[*object]string{}, forgotten: map[*object]bool{}}
 	for _, res := range recordedResources(c.Recorded) {
@@ -629,6 +632,22 @@ func (r *release) record() error {
 	return r.keep(list)
 }
 
+// whyEmpty says why a planned stage has nothing to do: the hooks of an
+// install in a deploy that turned out an upgrade (or the other way round:
+// a plan that could not tell plans both), or no object left in it after
+// the parameters were expanded.
+func (r *release) whyEmpty(id string) string {
+	if phase, _, ok := strings.Cut(strings.TrimPrefix(id, "hook:"), ":"); ok && strings.HasPrefix(id, "hook:") {
+		switch {
+		case r.upgrade && (phase == eventPreInstall || phase == eventPostInstall):
+			return "the release exists, and this deploy upgrades it (its upgrade hooks run)"
+		case !r.upgrade && (phase == eventPreUpgrade || phase == eventPostUpgrade):
+			return "the release is new, and this deploy installs it (its install hooks run)"
+		}
+	}
+	return "no object is in this stage any more"
+}
+
 // run carries out one stage after prepare.
 func (r *release) run(ctx context.Context, c *plugin.Call, id string) error {
 	r.mu.Lock()
@@ -642,7 +661,7 @@ func (r *release) run(ctx context.Context, c *plugin.Call, id string) error {
 	}
 	st, ok := r.stages[id]
 	if !ok {
-		r.logf("nothing to do: no object is in this stage any more")
+		r.logf("nothing to do: %s", r.whyEmpty(id))
 		if id == "prune" {
 			return r.prune(ctx)
 		}

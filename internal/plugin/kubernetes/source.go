@@ -49,6 +49,11 @@ type Rendered struct {
 	// Upgrade marks a deploy that upgrades what is there: its hooks are
 	// pre-upgrade and post-upgrade.
 	Upgrade bool
+	// UpgradeUnknown marks a plan that cannot tell whether the deploy
+	// installs or upgrades (the release's name or namespace is a
+	// parameter, and the state records no deploy): the plan has the
+	// stages of the hooks of both, and the run runs those it finds.
+	UpgradeUnknown bool
 	// Finish labels the action's last stage, in which the Record finishes
 	// it; "" when the source keeps no record.
 	Finish string
@@ -173,7 +178,7 @@ func (r rendered) plan(req plugin.StagesRequest) (*planned, error) {
 		return nil, err
 	}
 	objs, perr := parseDocuments(out.Documents)
-	return &planned{objs: objs, upgrade: out.Upgrade, finish: out.Finish, deferred: out.Deferred, what: out.What, rendered: true}, errors.Join(err, perr)
+	return &planned{objs: objs, upgrade: out.Upgrade, eitherUpgrade: out.UpgradeUnknown && !out.Upgrade, finish: out.Finish, deferred: out.Deferred, what: out.What, rendered: true}, errors.Join(err, perr)
 }
 
 func (r rendered) open(ctx context.Context, c *plugin.Call) (*opened, error) {

@@ -159,23 +159,36 @@ func compareHooks(a, b *object) int {
 // one at a time, the main objects in weight groups from low to high, the
 // post hooks one at a time, and the pruning of objects that vanished,
 // always last.
-// upgrade chooses the upgrade hooks over the install ones. A hook is never
+// upgrade chooses the upgrade hooks over the install ones; either plans
+// both, each labelled with when it runs, for a plan that cannot tell
+// whether the deploy installs or upgrades (the run's stages are then one
+// of the two: checkPlanned). A hook is never
 // a main object; one whose events do not include the phase (pre-delete
 // only, test) is not part of the deploy.
-func deployStages(objs []*object, upgrade bool) []stage {
-	pre, post := eventPreInstall, eventPostInstall
-	if upgrade {
-		pre, post = eventPreUpgrade, eventPostUpgrade
+func deployStages(objs []*object, upgrade, either bool) []stage {
+	pres, posts := []string{eventPreInstall}, []string{eventPostInstall}
+	switch {
+	case either:
+		pres, posts = []string{eventPreInstall, eventPreUpgrade}, []string{eventPostInstall, eventPostUpgrade}
+	case upgrade:
+		pres, posts = []string{eventPreUpgrade}, []string{eventPostUpgrade}
 	}
-	var crds, main, preHooks, postHooks []*object
+	var crds, main []*object
+	preHooks, postHooks := make([][]*object, len(pres)), make([][]*object, len(posts))
+	anyPre := false
 	for _, o := range objs {
 		switch {
 		case o.isHook():
-			if o.hookOf(pre) {
-				preHooks = append(preHooks, o)
+			for i, ev := range pres {
+				if o.hookOf(ev) {
+					preHooks[i] = append(preHooks[i], o)
+					anyPre = true
+				}
 			}
-			if o.hookOf(post) {
-				postHooks = append(postHooks, o)
+			for i, ev := range posts {
+				if o.hookOf(ev) {
+					postHooks[i] = append(postHooks[i], o)
+				}
 			}
 		case o.crd:
 			crds = append(crds, o)
@@ -189,7 +202,7 @@ func deployStages(objs []*object, upgrade bool) []stage {
 	}
 	// Pre hooks need the namespace they run in: the manifests' namespaces
 	// come before them (Helm needs --create-namespace for the same).
-	if len(preHooks) > 0 {
+	if anyPre {
 		var namespaces, rest []*object
 		for _, o := range main {
 			if o.u.GetKind() == "Namespace" && o.u.GroupVersionKind().Group == "" {
@@ -204,7 +217,9 @@ func deployStages(objs []*object, upgrade bool) []stage {
 		}
 	}
 	ids := map[string]bool{}
-	out = append(out, hookStages(preHooks, pre, ids)...)
+	for i, ev := range pres {
+		out = append(out, hookStages(preHooks[i], ev, ids, either)...)
+	}
 	for _, g := range weightGroups(main, false) {
 		out = append(out, stage{
 			ID:      stageID{Kind: stageGroup, Weight: g.weight}.String(),
@@ -212,7 +227,9 @@ func deployStages(objs []*object, upgrade bool) []stage {
 			Objects: g.objs,
 		})
 	}
-	out = append(out, hookStages(postHooks, post, ids)...)
+	for i, ev := range posts {
+		out = append(out, hookStages(postHooks[i], ev, ids, either)...)
+	}
 	return append(out, stage{ID: stageID{Kind: stagePrune}.String(), Label: "prune vanished objects"})
 }
 
@@ -273,7 +290,7 @@ func deleteStages(objs []*object, recorded []state.Resource) []stage {
 		}
 	}
 	ids := map[string]bool{}
-	out := hookStages(preHooks, eventPreDelete, ids)
+	out := hookStages(preHooks, eventPreDelete, ids, false)
 	for _, g := range weightGroups(rest, true) {
 		out = append(out, stage{
 			ID:      stageID{Kind: stageDelete, Weight: g.weight}.String(),
@@ -286,7 +303,7 @@ func deleteStages(objs []*object, recorded []state.Resource) []stage {
 		slices.Reverse(crds)
 		out = append(out, stage{ID: stageID{Kind: stageDeleteCRDs}.String(), Label: "delete CRDs", Objects: crds})
 	}
-	out = append(out, hookStages(postHooks, eventPostDelete, ids)...)
+	out = append(out, hookStages(postHooks, eventPostDelete, ids, false)...)
 	if len(namespaces) > 0 {
 		slices.SortStableFunc(namespaces, compareCreation)
 		out = append(out, stage{ID: stageID{Kind: stageDeleteNamespaces}.String(), Label: "delete namespaces (the post-delete hooks ran in them)", Objects: namespaces})
@@ -348,7 +365,7 @@ const crdsDirReason = "it comes from the chart's crds/, which helm never deletes
 // hookStages makes one stage per hook of phase, in hook order. ids holds
 // the ids already made: two hooks with the same ref (a Job of batch and a
 // Job of another group) are told apart by their groups.
-func hookStages(hooks []*object, phase string, ids map[string]bool) []stage {
+func hookStages(hooks []*object, phase string, ids map[string]bool, either bool) []stage {
 	hooks = slices.Clone(hooks)
 	slices.SortStableFunc(hooks, compareHooks)
 	out := make([]stage, 0, len(hooks))
@@ -362,9 +379,20 @@ func hookStages(hooks []*object, phase string, ids map[string]bool) []stage {
 			id = stageID{Kind: stageHook, Phase: phase, Ref: kind + strings.TrimPrefix(o.stageRef(), o.u.GetKind())}.String()
 		}
 		ids[id] = true
-		out = append(out, stage{ID: id, Label: phase + " hook " + o.ref(), Objects: []*object{o}})
+		label := phase + " hook " + o.ref()
+		if either {
+			label += eitherNote[phase]
+		}
+		out = append(out, stage{ID: id, Label: label, Objects: []*object{o}})
 	}
 	return out
+}
+
+// eitherNote says, in a plan that cannot tell an install from an upgrade,
+// when a hook stage runs.
+var eitherNote = map[string]string{
+	eventPreInstall: " (if the release is new)", eventPostInstall: " (if the release is new)",
+	eventPreUpgrade: " (if the release exists)", eventPostUpgrade: " (if the release exists)",
 }
 
 // weightGroup is the objects of one werf.io/weight.

@@ -62,9 +62,28 @@ func TestDeployStages(t *testing.T) {
 		name    string
 		objs    []*object
 		upgrade bool
+		either  bool // the plan cannot tell an install from an upgrade
 		want    []summary
 	}{
 		{name: "nothing: prune only", want: []summary{prune}},
+		{
+			name:   "install or upgrade: the hooks of both, each saying when it runs",
+			either: true,
+			objs: []*object{
+				newObject("batch/v1", "Job", "", "migrate", map[string]string{"helm.sh/hook": "pre-install,pre-upgrade"}),
+				newObject("batch/v1", "Job", "", "seed", map[string]string{"helm.sh/hook": "post-install"}),
+				newObject("batch/v1", "Job", "", "notify", map[string]string{"helm.sh/hook": "post-upgrade"}),
+				weighted("v1", "Namespace", "web", ""),
+			},
+			want: []summary{
+				{ID: "namespaces", Label: "apply namespaces (the hooks run in them)", Objects: []string{"Namespace/web"}},
+				{ID: "hook:pre-install:Job/migrate", Label: "pre-install hook Job/migrate (if the release is new)", Objects: []string{"Job/migrate"}},
+				{ID: "hook:pre-upgrade:Job/migrate", Label: "pre-upgrade hook Job/migrate (if the release exists)", Objects: []string{"Job/migrate"}},
+				{ID: "hook:post-install:Job/seed", Label: "post-install hook Job/seed (if the release is new)", Objects: []string{"Job/seed"}},
+				{ID: "hook:post-upgrade:Job/notify", Label: "post-upgrade hook Job/notify (if the release exists)", Objects: []string{"Job/notify"}},
+				prune,
+			},
+		},
 		{
 			name: "kind order inside a group, unknown kinds last by kind then name",
 			objs: []*object{
@@ -220,7 +239,7 @@ func TestDeployStages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := summarize(deployStages(tt.objs, tt.upgrade))
+			got := summarize(deployStages(tt.objs, tt.upgrade, tt.either))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("stages (-want +got):\n%s", diff)
 			}
@@ -233,7 +252,7 @@ func TestDeployStages(t *testing.T) {
 func TestDeployStagesUsePlannedRefs(t *testing.T) {
 	o := newObject("batch/v1", "Job", "prod", "migrate-7", map[string]string{"helm.sh/hook": "pre-install"})
 	o.planned = "Job/migrate-${version}"
-	sts := deployStages([]*object{o}, false)
+	sts := deployStages([]*object{o}, false, false)
 	if sts[0].ID != "hook:pre-install:Job/migrate-${version}" {
 		t.Errorf("id = %q, want the planned ref", sts[0].ID)
 	}
@@ -466,7 +485,7 @@ func TestStageIDRoundTrip(t *testing.T) {
 		weighted("v1", "ConfigMap", "c", "3"),
 		newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "x.y", nil),
 	}
-	sts := append(deployStages(objs, false), deleteStages(objs, []state.Resource{
+	sts := append(deployStages(objs, false, false), deleteStages(objs, []state.Resource{
 		{APIVersion: "v1", Kind: "ConfigMap", Name: "c", Weight: 3},
 		{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "x.y", CRD: true},
 	})...)
