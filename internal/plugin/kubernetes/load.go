@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/gantry-dev/gantry/internal/inputfile"
 )
@@ -719,7 +718,12 @@ func (l *loader) kustomize(rel string) {
 	opts.PluginConfig = types.DisabledPluginConfig()
 	opts.PluginConfig.HelmConfig.Enabled = false
 	opts.PluginConfig.FnpLoadingOptions = types.FnPluginLoadingOptions{}
-	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), root)
+	fsys := newKustomizeFS(l.dir, l.expand)
+	m, err := krusty.MakeKustomizer(opts).Run(fsys, root)
+	if len(fsys.errs) > 0 {
+		l.errs = append(l.errs, fsys.errs...)
+		return
+	}
 	if err != nil {
 		l.errorf("kustomize %s: %v", rel, err)
 		return

@@ -1,0 +1,267 @@
+package kubernetes
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// errExpansion stops a kustomize build whose generator inputs could not be
+// expanded: the view's own errors say why, each at its line.
+var errExpansion = errors.New("the parameters of a generator's input could not be expanded")
+
+// generatorInput says how a file a generator names is read.
+type generatorInput struct {
+	// env: an env file (envs:, env:), KEY=VALUE lines; else a whole
+	// value (files:).
+	env bool
+	// secret: a secretGenerator's, whose data kustomize base64-encodes.
+	secret bool
+}
+
+// kustomizeFS is the file system a kustomize build reads through: the
+// disk, with the parameters in the generators' inputs — configMapGenerator's
+// and secretGenerator's literals and the files their files:, envs: and env:
+// name — expanded before kustomize reads them. So the hash suffix of a
+// generated ConfigMap covers the final data (a changed parameter renames it
+// and rolls what uses it), a Secret holds the value and not "${...}", and
+// every value is a string, as a generator makes it.
+type kustomizeFS struct {
+	filesys.FileSystem
+	// expand expands one string; nil: nothing is expanded.
+	expand expandFunc
+	// base is the component folder as kustomize sees it (symlinks
+	// resolved): messages name files relative to it.
+	base string
+	// inputs are the generator inputs met so far, by the path kustomize
+	// reads them with: a kustomization is read before its generators run.
+	inputs map[string]generatorInput
+	errs   []error
+}
+
+// newKustomizeFS returns the view of the disk a build of the component
+// folder dir reads through.
+func newKustomizeFS(dir string, expand expandFunc) *kustomizeFS {
+	base, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		base = dir
+	}
+	return &kustomizeFS{FileSystem: filesys.MakeFsOnDisk(), expand: expand, base: base, inputs: map[string]generatorInput{}}
+}
+
+// ReadFile reads a file as kustomize should see it.
+func (f *kustomizeFS) ReadFile(path string) ([]byte, error) {
+	data, err := f.FileSystem.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(kustomizationFiles, filepath.Base(path)) {
+		return f.kustomization(path, data), nil
+	}
+	in, ok := f.inputs[path]
+	if !ok || f.expand == nil || !utf8.Valid(data) {
+		// Binary files go into binaryData as they are.
+		return data, nil
+	}
+	out, ok := f.expandLines(path, string(data), in)
+	if !ok {
+		return nil, errExpansion
+	}
+	return []byte(out), nil
+}
+
+// rel names a file in messages: relative to the component folder.
+func (f *kustomizeFS) rel(path string) string {
+	if r, err := filepath.Rel(f.base, path); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return path
+}
+
+// errorf notes an error at a line and column of a file.
+func (f *kustomizeFS) errorf(path string, line, col int, format string, args ...any) {
+	f.errs = append(f.errs, fmt.Errorf("%s:%d:%d: %s", f.rel(path), line, col, fmt.Sprintf(format, args...)))
+}
+
+// kustomization notes the generator inputs a kustomization names and
+// returns it with its generators' literals expanded (as it is when none
+// has a reference, or it is not YAML: kustomize says what is wrong).
+func (f *kustomizeFS) kustomization(path string, data []byte) []byte {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return data
+	}
+	dir := filepath.Dir(path)
+	changed := false
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		field := root.Content[i].Value
+		if field != "configMapGenerator" && field != "secretGenerator" || root.Content[i+1].Kind != yaml.SequenceNode {
+			continue
+		}
+		secret := field == "secretGenerator"
+		for _, gen := range root.Content[i+1].Content {
+			if gen.Kind != yaml.MappingNode {
+				continue
+			}
+			for j := 0; j+1 < len(gen.Content); j += 2 {
+				v := gen.Content[j+1]
+				switch gen.Content[j].Value {
+				case "literals":
+					for _, lit := range scalars(v) {
+						changed = f.literal(path, lit, secret) || changed
+					}
+				case "files":
+					for _, s := range scalars(v) {
+						p := s.Value
+						if _, after, ok := strings.Cut(p, "="); ok {
+							p = after
+						}
+						f.note(dir, p, generatorInput{secret: secret})
+					}
+				case "envs":
+					for _, s := range scalars(v) {
+						f.note(dir, s.Value, generatorInput{env: true, secret: secret})
+					}
+				case "env":
+					if v.Kind == yaml.ScalarNode {
+						f.note(dir, v.Value, generatorInput{env: true, secret: secret})
+					}
+				}
+			}
+		}
+	}
+	if !changed {
+		return data
+	}
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		return data
+	}
+	return out
+}
+
+// scalars returns the scalars of a YAML list.
+func scalars(n *yaml.Node) []*yaml.Node {
+	if n.Kind != yaml.SequenceNode {
+		return nil
+	}
+	var out []*yaml.Node
+	for _, c := range n.Content {
+		if c.Kind == yaml.ScalarNode {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// note records a file a generator of the kustomization in dir reads, by
+// the path kustomize will read it with.
+func (f *kustomizeFS) note(dir, p string, in generatorInput) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, filepath.FromSlash(p))
+	}
+	d, name, err := f.FileSystem.CleanedAbs(p)
+	if err != nil || name == "" {
+		return
+	}
+	f.inputs[d.Join(name)] = in
+}
+
+// literal expands one "key=value" literal in place; it reports whether it
+// changed. Key and value are expanded apart, so that a value holding "="
+// stays the value; a value kustomize would take out of its quotes
+// ('"x"') is quoted again unless the literal was written quoted.
+func (f *kustomizeFS) literal(path string, n *yaml.Node, secret bool) bool {
+	if f.expand == nil || !HasRef(n.Value) {
+		return false
+	}
+	expand := func(s string) (string, bool) {
+		out, err := f.expand(s)
+		if err != nil {
+			f.errorf(path, n.Line, n.Column, "%v", err)
+			return "", false
+		}
+		return out, true
+	}
+	key, val, hasValue := strings.Cut(n.Value, "=")
+	k, ok := expand(key)
+	if !ok {
+		return false
+	}
+	lit := k
+	if hasValue {
+		v, ok := expand(val)
+		if !ok {
+			return false
+		}
+		if unquoted(val) == val && unquoted(v) != v {
+			v = `"` + v + `"`
+		}
+		lit += "=" + v
+	}
+	if !secret {
+		lit = escapeRefs(lit)
+	}
+	n.Value, n.Tag, n.Style = lit, "!!str", 0
+	return true
+}
+
+// unquoted is a literal's value as kustomize takes it: without the quotes
+// around it.
+func unquoted(s string) string {
+	if len(s) >= 2 && s[0] == s[len(s)-1] && (s[0] == '"' || s[0] == '\'') {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// expandLines expands a generator's input file line by line, so that an
+// error names its line. An env file's comments are left alone, and its
+// values cannot take a line break: it would add a line, another key.
+func (f *kustomizeFS) expandLines(path, text string, in generatorInput) (string, bool) {
+	lines := strings.Split(text, "\n")
+	ok := true
+	for i, line := range lines {
+		trimmed := strings.TrimLeft(line, " \t\r\f\v")
+		if !HasRef(line) || in.env && strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		col := 1 + strings.IndexAny(line, "$#")
+		out, err := f.expand(line)
+		if err != nil {
+			f.errorf(path, i+1, col, "%v", err)
+			ok = false
+			continue
+		}
+		if in.env && strings.ContainsAny(strings.TrimSuffix(out, "\r"), "\r\n") {
+			f.errorf(path, i+1, col, "an env file's value cannot hold a line break (it would add a line); use literals: or files: for it")
+			ok = false
+			continue
+		}
+		if !in.secret {
+			out = escapeRefs(out)
+		}
+		lines[i] = out
+	}
+	return strings.Join(lines, "\n"), ok
+}
+
+// refEscaper writes "${" and "#{" as "$${" and "##{".
+var refEscaper = strings.NewReplacer("${", "$${", "#{", "##{")
+
+// escapeRefs escapes the references an expanded value holds: a ConfigMap's
+// data is expanded again with the rest of the build, which must give the
+// value back, not expand what a parameter's value holds. A Secret's data
+// is base64, which that leaves alone.
+func escapeRefs(s string) string { return refEscaper.Replace(s) }

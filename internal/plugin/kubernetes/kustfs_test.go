@@ -1,0 +1,167 @@
+package kubernetes
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-dev/gantry/internal/params"
+)
+
+// paramMap resolves ${name} from a map, as a component's parameters do.
+type paramMap map[string]string
+
+func (m paramMap) Lookup(name string) (string, error) {
+	v, ok := m[name]
+	if !ok {
+		return "", &params.UnknownError{Name: name}
+	}
+	return v, nil
+}
+
+func (m paramMap) Output(component, name string) (string, error) {
+	return "", &params.UnknownError{Name: name, Component: component}
+}
+
+// expandWith expands as the runner does, with gantry's own templates.
+func expandWith(m map[string]string) expandFunc {
+	return func(s string) (string, error) { return params.Expand(s, paramMap(m)) }
+}
+
+// generatorFiles is a kustomization whose generators read parameters in
+// literals, a file and an env file, from a base outside the overlay.
+var generatorFiles = map[string]string{
+	"base/kustomization.yaml": `configMapGenerator:
+- name: web-config
+  literals: ["GREETING=${greeting}", "PORT=${port}", "DEBUG=${debug}", "QUOTED=${quoted}", "RAW=${raw}", "LIT=$${kept}"]
+  files: [app.conf]
+  envs: [app.env]
+secretGenerator:
+- name: web-secret
+  literals: ["password=${db.password}"]
+`,
+	"base/app.conf":              "greeting = ${greeting}\nport = ${port}\n",
+	"base/app.env":               "# a comment with ${nothing}\nHOST=db.${domain}\n",
+	"overlay/kustomization.yaml": "resources: [../base]\nnamePrefix: prod-\n",
+}
+
+// generated loads the overlay of generatorFiles with the parameters and
+// returns the ConfigMap's name and data, and the Secret's data decoded.
+func generated(t *testing.T, m map[string]string) (string, map[string]any, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, generatorFiles)
+	objs, err := load(dir, config{Kustomize: "overlay"}, expandWith(m))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	var name string
+	var data map[string]any
+	secret := map[string]string{}
+	for _, o := range objs {
+		switch o.u.GetKind() {
+		case "ConfigMap":
+			name, data = o.u.GetName(), o.u.Object["data"].(map[string]any)
+		case "Secret":
+			for k, v := range o.u.Object["data"].(map[string]any) {
+				b, err := base64.StdEncoding.DecodeString(v.(string))
+				if err != nil {
+					t.Fatalf("secret %s: %v", k, err)
+				}
+				secret[k] = string(b)
+			}
+		}
+	}
+	return name, data, secret
+}
+
+func TestKustomizeGeneratorsExpanded(t *testing.T) {
+	base := map[string]string{
+		"greeting": "hello", "port": "8080", "debug": "true", "quoted": `"q"`,
+		"raw": "${db.password} #{1+1}", "domain": "example.org", "db.password": "VerySecretPw99",
+	}
+	name, data, secret := generated(t, base)
+	want := map[string]any{
+		"GREETING": "hello",
+		// Strings, as a generator makes them, never a number or a boolean.
+		"PORT": "8080", "DEBUG": "true",
+		// A value in quotes keeps them.
+		"QUOTED": `"q"`,
+		// What a value holds is not expanded again.
+		"RAW": "${db.password} #{1+1}",
+		// $${ is a literal ${, as everywhere.
+		"LIT":      "${kept}",
+		"app.conf": "greeting = hello\nport = 8080\n",
+		"HOST":     "db.example.org",
+	}
+	if d := cmp.Diff(want, data); d != "" {
+		t.Errorf("ConfigMap data (-want +got):\n%s", d)
+	}
+	if secret["password"] != "VerySecretPw99" {
+		t.Errorf("Secret password = %q, want the parameter's value", secret["password"])
+	}
+	if !strings.HasPrefix(name, "prod-web-config-") {
+		t.Fatalf("ConfigMap name %q", name)
+	}
+
+	// The hash suffix covers the expanded data: another value, another
+	// name; the same values, the same name.
+	again, _, _ := generated(t, base)
+	changed := map[string]string{}
+	for k, v := range base {
+		changed[k] = v
+	}
+	changed["greeting"] = "bonjour"
+	other, _, _ := generated(t, changed)
+	if again != name || other == name {
+		t.Errorf("names: %s, again %s, with another greeting %s", name, again, other)
+	}
+}
+
+func TestKustomizeGeneratorErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		m     map[string]string
+		want  string
+	}{
+		{
+			name:  "a literal",
+			files: map[string]string{"k/kustomization.yaml": "configMapGenerator:\n- name: c\n  literals:\n  - A=${typo}\n"},
+			want:  `k/kustomization.yaml:4:5: unknown parameter "typo"`,
+		},
+		{
+			name: "a file of a base",
+			files: map[string]string{
+				"k/kustomization.yaml": "resources: [../b]\n",
+				"b/kustomization.yaml": "secretGenerator:\n- name: s\n  files: [key=s.txt]\n",
+				"b/s.txt":              "first\nsecond ${typo}\n",
+			},
+			want: `b/s.txt:2:8: unknown parameter "typo"`,
+		},
+		{
+			name: "a line break into an env file",
+			files: map[string]string{
+				"k/kustomization.yaml": "configMapGenerator:\n- name: c\n  envs: [a.env]\n",
+				"k/a.env":              "A=${two}\n",
+			},
+			m:    map[string]string{"two": "x\nB=y"},
+			want: `k/a.env:1:3: an env file's value cannot hold a line break`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, tt.files)
+			_, err := load(dir, config{Kustomize: "k"}, expandWith(tt.m))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error\n%v\nwant %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("one error of one line wanted:\n%v", err)
+			}
+		})
+	}
+}
