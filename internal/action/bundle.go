@@ -228,13 +228,13 @@ func fingerprintOf(root string, st *Stack, b *built) (*Fingerprint, error) {
 		if info.Dir == "" {
 			continue
 		}
-		key := component.DirKey(info.Dir, info.FingerprintExclude)
+		key := component.DirKey(info.Dir, info.FingerprintExclude, info.FingerprintReads)
 		if fp.digests[key] != nil {
 			continue
 		}
 		d := b.facts.DirSums[key]
 		if d == nil {
-			if d, err = component.DigestDir(info.Dir, info.FingerprintExclude); err != nil {
+			if d, err = component.DigestDir(info.Dir, info.FingerprintExclude, info.FingerprintReads); err != nil {
 				// A folder that cannot be read: its error is the digest,
 				// and the step that needs it says what is wrong.
 				d = &component.DirDigest{Sum: "unreadable: " + err.Error()}

@@ -81,7 +81,7 @@ func Fingerprint(verb, dirSum, entryLifecycle string, exp *params.Expanded, upst
 // contents and symlink targets, rendered templates and tool caches left out
 // (deploys write them).
 func DirSum(dir string) (string, error) {
-	d, err := DigestDir(dir, nil)
+	d, err := DigestDir(dir, nil, nil)
 	if err != nil {
 		return "", err
 	}
@@ -97,26 +97,55 @@ type DirDigest struct {
 	Files map[string]string
 }
 
-// DirKey is the key under which a folder's digest with these exclusions is
-// kept: components sharing a folder and its exclusions read it once.
-func DirKey(dir string, exclude []string) string {
-	if len(exclude) == 0 {
-		return dir
+// DirKey is the key under which a folder's digest with these exclusions and
+// files read outside it is kept: components sharing them read it once.
+func DirKey(dir string, exclude, reads []string) string {
+	key := dir
+	if len(exclude) > 0 {
+		key += "\x00" + strings.Join(exclude, "\x00")
 	}
-	return dir + "\x00" + strings.Join(exclude, "\x00")
+	if len(reads) > 0 {
+		key += "\x00reads\x00" + strings.Join(reads, "\x00")
+	}
+	return key
 }
 
 // DigestDir digests the files of a component's folder as DirSum does,
-// leaving out those an exclude glob matches (lifecycle.fingerprint.exclude):
-// without exclusions its Sum is DirSum's, so fingerprints recorded before
-// exclusions existed still match.
-func DigestDir(dir string, exclude []string) (*DirDigest, error) {
+// leaving out those an exclude glob matches (lifecycle.fingerprint.exclude),
+// and adds the files outside it that planning its plugins read (reads,
+// absolute: a kustomization's ../../base), named by their path relative to
+// the folder. Without exclusions and reads its Sum is DirSum's, so
+// fingerprints recorded before either existed still match.
+func DigestDir(dir string, exclude, reads []string) (*DirDigest, error) {
 	h := sha256.New()
 	files := map[string]string{}
 	if err := hashDir(h, dir, exclude, files); err != nil {
 		return nil, err
 	}
+	for _, p := range reads {
+		hashRead(h, dir, p, files)
+	}
 	return &DirDigest{Sum: hex.EncodeToString(h.Sum(nil)), Files: files}, nil
+}
+
+// hashRead writes a file read from outside the folder to h and its digest
+// into files. One that cannot be read is digested as such: it changed.
+func hashRead(h io.Writer, dir, p string, files map[string]string) {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		rel = p
+	}
+	rel = filepath.ToSlash(rel)
+	fh := sha256.New()
+	w := io.MultiWriter(h, fh)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		fmt.Fprintf(w, "read %q missing\n", rel)
+	} else {
+		fmt.Fprintf(w, "read %q %d\n", rel, len(data))
+		w.Write(data)
+	}
+	files[rel] = shortSum(fh)
 }
 
 // ignoredDirs hold caches and VCS data, not the component's definition.

@@ -42,21 +42,67 @@ func TestDigestDirKeepsDirSum(t *testing.T) {
 	}
 	write("deploy", "#!/bin/sh\n")
 	write("sub/x.txt", "x")
-	d, err := DigestDir(dir, nil)
+	d, err := DigestDir(dir, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d.Files) != 2 || d.Files["sub/x.txt"] == "" {
 		t.Fatalf("files %v", d.Files)
 	}
-	before, _ := DigestDir(dir, []string{"*.pid", "logs/**"})
+	before, _ := DigestDir(dir, []string{"*.pid", "logs/**"}, nil)
 	write("app.pid", "123")
 	write("logs/a.log", "a")
-	after, _ := DigestDir(dir, []string{"*.pid", "logs/**"})
+	after, _ := DigestDir(dir, []string{"*.pid", "logs/**"}, nil)
 	if before.Sum != after.Sum || len(after.Files) != 2 {
 		t.Fatalf("excluded files changed the digest: %v", after.Files)
 	}
 	if after.Sum != d.Sum {
 		t.Fatalf("exclusions that match nothing changed the sum")
+	}
+}
+
+// TestDigestDirReads: the files read outside the folder (a kustomization's
+// base) change the digest when they change, and are named by their path
+// from the folder; without reads the sum stays DirSum's.
+func TestDigestDirReads(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "overlays", "prod")
+	base := filepath.Join(root, "base", "cm.yaml")
+	for p, text := range map[string]string{filepath.Join(dir, "kustomization.yaml"): "resources: [../../base]\n", base: "level: 1\n"} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain, _ := DirSum(dir)
+	without, _ := DigestDir(dir, nil, nil)
+	one, err := DigestDir(dir, nil, []string{base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if without.Sum != plain || one.Sum == plain {
+		t.Fatalf("sums: DirSum %s, no reads %s, with the base %s", plain, without.Sum, one.Sum)
+	}
+	if one.Files["../../base/cm.yaml"] == "" {
+		t.Fatalf("files %v", one.Files)
+	}
+	if err := os.WriteFile(base, []byte("level: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	two, _ := DigestDir(dir, nil, []string{base})
+	if two.Sum == one.Sum || two.Files["../../base/cm.yaml"] == one.Files["../../base/cm.yaml"] {
+		t.Fatal("a changed base left the digest as it was")
+	}
+	if err := os.Remove(base); err != nil {
+		t.Fatal(err)
+	}
+	gone, _ := DigestDir(dir, nil, []string{base})
+	if gone.Sum == two.Sum {
+		t.Fatal("a base that is gone left the digest as it was")
+	}
+	if DirKey(dir, nil, []string{base}) == DirKey(dir, nil, nil) {
+		t.Fatal("the key does not tell the reads apart")
 	}
 }

@@ -37,7 +37,7 @@ func (l *Landscape) inputsDigest(c *Component) string {
 	fmt.Fprintf(h, "spec %q\n", c.Product.SpecVersion)
 	for _, t := range c.Chain {
 		sum := "unreadable"
-		if d, err := component.DigestDir(t.Dir, nil); err == nil {
+		if d, err := component.DigestDir(t.Dir, nil, nil); err == nil {
 			sum = d.Sum
 		}
 		fmt.Fprintf(h, "template %s %s\n", t.Name, sum)
@@ -54,7 +54,7 @@ func (l *Landscape) inputsDigest(c *Component) string {
 			continue
 		}
 		sum := "unreadable"
-		if d, err := component.DigestDir(filepath.Dir(p), nil); err == nil {
+		if d, err := component.DigestDir(filepath.Dir(p), nil, nil); err == nil {
 			sum = d.Sum
 		}
 		fmt.Fprintf(h, "plugin %s %s %s\n", name, filepath.Dir(p), sum)

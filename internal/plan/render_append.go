@@ -49,6 +49,7 @@ func appendComponentJSON(b []byte, c *Component) []byte {
 		b = append(b, '}')
 	}
 	b = appendOptStrings(b, "fingerprintExclude", c.FingerprintExclude)
+	b = appendOptStrings(b, "fingerprintReads", c.FingerprintReads)
 	b = jsonstr.AppendField(b, "entryLifecycle", c.EntryLifecycle)
 	b = append(b, `,"dir":`...)
 	b = jsonstr.Append(b, c.Dir)

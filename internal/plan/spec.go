@@ -24,6 +24,10 @@ type Component struct {
 	// FingerprintExclude are globs of files of its folder left out of its
 	// fingerprint (lifecycle.fingerprint.exclude).
 	FingerprintExclude []string `json:"fingerprintExclude,omitempty"`
+	// FingerprintReads are the files outside its folder that planning its
+	// plugins read (a kustomization's bases), absolute: part of its
+	// fingerprint as the folder's files are.
+	FingerprintReads []string `json:"fingerprintReads,omitempty"`
 	// EntryLifecycle is a digest of the lifecycle the stack's entry of the
 	// component sets (its fields replace the manifest's), part of a
 	// deploy's fingerprint as the manifest's file is; empty without one.

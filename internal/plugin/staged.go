@@ -43,6 +43,11 @@ type StagesRequest struct {
 	// runs, which the plan reads as templates (the helm plugin's values
 	// files).
 	Templates *manifest.Templates
+	// Read, when set, is told each file outside the component's folder
+	// that planning the instance read (a kustomization's ../../base), by
+	// its absolute path: a change to it changes the component's
+	// fingerprint as a change to the folder does.
+	Read func(path string)
 }
 
 // StageOutputs is the stage the plan adds after a deploy's plugin list when

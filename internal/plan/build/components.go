@@ -128,7 +128,7 @@ func (b *builder) prepareLocated(cp *compPlan) *compPlan {
 // no longer lists it, its record; its folder and template chain.
 func (b *builder) locate(name, verb string, orphan bool) *compPlan {
 	info := &plan.Component{Name: name, Verb: verb, Order: b.g.Position(name), Orphan: orphan,
-		ReadOnly: b.opts.Invoke != "", Resume: b.opts.Resume && !orphan}
+		ReadOnly: b.opts.Invoke != "", Resume: b.opts.Resume && !orphan, FingerprintReads: b.f.Reads[name]}
 	cp := &compPlan{info: info}
 	if b.in.Before != nil {
 		cp.recorded = b.in.Before.Components[name]
@@ -707,7 +707,7 @@ func (b *builder) changeOf(cp *compPlan, locked *params.Locked, provides string,
 	if diags.HasErrors() {
 		return nil, false, true
 	}
-	dir := b.f.DirSums[component.DirKey(info.Dir, exclude)]
+	dir := b.f.DirSums[component.DirKey(info.Dir, exclude, info.FingerprintReads)]
 	if dir == nil || dir.Sum == "" {
 		return nil, false, false
 	}

@@ -41,7 +41,7 @@ func evaluateWorld(t *testing.T, n int, unchanged func(i int) bool, extra func(c
 		w.res.Stack.Components[i].Depends = []string{names[i-1]}
 	}
 	for _, name := range names {
-		w.facts.DirSums[component.DirKey("/src/"+name, nil)] = &component.DirDigest{Sum: "sum-" + name}
+		w.facts.DirSums[component.DirKey("/src/"+name, nil, nil)] = &component.DirDigest{Sum: "sum-" + name}
 	}
 	w.before = deployedState(names...)
 	for i, name := range names {

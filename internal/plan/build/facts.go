@@ -57,6 +57,10 @@ type Facts struct {
 	// Stages are the stages of the instances of staged plugins
 	// (kubernetes), for each action the plan may carry out.
 	Stages map[StagesKey]StagesFact
+	// Reads are, by component, the files outside its folder that planning
+	// its staged plugins' instances read, absolute and sorted: they join
+	// its fingerprint (plan.Component.FingerprintReads).
+	Reads map[string][]string
 }
 
 // ImplKey names a probe of a folder for a verb.

@@ -24,6 +24,9 @@ type StagesFact struct {
 	// Claim is what a deploy of the instance claims that no other
 	// component of the stack may (plugin.Claimer); "" for none.
 	Claim string
+	// Reads are the files outside the component's folder that planning
+	// the instance read (plugin.StagesRequest.Read), absolute.
+	Reads []string
 }
 
 // StagesKeyOf is the key of an instance's stages for an action.

@@ -9,6 +9,7 @@ package resolve
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +81,7 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 		DirSums:         map[string]*component.DirDigest{},
 		RealDirs:        map[string]string{},
 		Stages:          map[build.StagesKey]build.StagesFact{},
+		Reads:           map[string][]string{},
 		EnvironmentWhy:  map[string]string{},
 	}}
 	stackDir := r.stackDir()
@@ -203,11 +205,15 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 	if c != nil {
 		templates = c.Templates
 	}
+	reads := map[string]bool{}
 	for _, l := range all {
 		for _, n := range pluginNames(l.specs) {
 			r.plugin(dir, n)
 		}
-		r.stages(name, dir, rec, templates, l.specs, l.actions)
+		r.stages(name, dir, rec, templates, l.specs, l.actions, reads)
+	}
+	if len(reads) > 0 {
+		r.f.Reads[name] = slices.Sorted(maps.Keys(reads))
 	}
 	product := r.res.ProductDirs[name]
 	if product == "" {
@@ -222,9 +228,9 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 	// not: its folder's digest is needed, and the run reuses it.
 	if c != nil && slices.Contains(verbs, plan.VerbDeploy) && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint != "" {
 		lc := build.EffectiveLifecycle(c, ref)
-		key := component.DirKey(dir, build.FingerprintExclude(&lc))
+		key := component.DirKey(dir, build.FingerprintExclude(&lc), r.f.Reads[name])
 		if _, done := r.f.DirSums[key]; !done {
-			d, err := component.DigestDir(dir, build.FingerprintExclude(&lc))
+			d, err := component.DigestDir(dir, build.FingerprintExclude(&lc), r.f.Reads[name])
 			if err != nil {
 				d = nil
 			}
@@ -235,11 +241,12 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 
 // stages plans the actions of the instances of staged plugins (kubernetes)
 // in a component's list: the plugin reads their inputs as the manifest
-// gives them (templates: the component's, which render some of them).
-func (r *resolver) stages(name, dir string, rec *state.Component, templates *manifest.Templates, specs []*plugin.Spec, actions []string) {
+// gives them (templates: the component's, which render some of them). The
+// files outside the folder their deploys read are added to reads.
+func (r *resolver) stages(name, dir string, rec *state.Component, templates *manifest.Templates, specs []*plugin.Spec, actions []string, reads map[string]bool) {
 	for _, s := range specs {
 		if s.IsControl() {
-			r.stages(name, dir, rec, templates, s.Children, actions)
+			r.stages(name, dir, rec, templates, s.Children, actions, reads)
 			continue
 		}
 		staged, ok := plugin.IsStaged(s.Name)
@@ -249,16 +256,22 @@ func (r *resolver) stages(name, dir string, rec *state.Component, templates *man
 		inst := build.RecordedInstance(rec, s.Key)
 		for _, action := range actions {
 			k := build.StagesKeyOf(dir, action, s, inst)
-			if _, done := r.f.Stages[k]; done {
-				continue
+			fact, done := r.f.Stages[k]
+			if !done {
+				req := plugin.StagesRequest{Component: name, Dir: dir, Entry: s, Action: action, Recorded: inst, Templates: templates}
+				req.Read = func(p string) { fact.Reads = append(fact.Reads, p) }
+				st, err := staged.Stages(req)
+				fact.Stages, fact.Err = st, errText(err)
+				if c, ok := staged.(plugin.Claimer); ok && action == plugin.ActionDeploy && err == nil {
+					fact.Claim = c.Claim(req)
+				}
+				r.f.Stages[k] = fact
 			}
-			req := plugin.StagesRequest{Component: name, Dir: dir, Entry: s, Action: action, Recorded: inst, Templates: templates}
-			st, err := staged.Stages(req)
-			fact := build.StagesFact{Stages: st, Err: errText(err)}
-			if c, ok := staged.(plugin.Claimer); ok && action == plugin.ActionDeploy && err == nil {
-				fact.Claim = c.Claim(req)
+			if action == plugin.ActionDeploy {
+				for _, p := range fact.Reads {
+					reads[p] = true
+				}
 			}
-			r.f.Stages[k] = fact
 		}
 	}
 }

@@ -109,10 +109,10 @@ type dirSumEntry struct {
 	err  error
 }
 
-// dirSum is component.DigestDir once per folder, exclusions and run. A run
+// dirSum is component.DigestDir once per folder, exclusions, reads and run. A run
 // sees each folder as it was when first used.
-func (rt *Runtime) dirSum(dir string, exclude []string) (*component.DirDigest, error) {
-	key := component.DirKey(dir, exclude)
+func (rt *Runtime) dirSum(dir string, exclude, reads []string) (*component.DirDigest, error) {
+	key := component.DirKey(dir, exclude, reads)
 	rt.cacheMu.Lock()
 	e, ok := rt.dirSums[key]
 	if !ok {
@@ -123,14 +123,14 @@ func (rt *Runtime) dirSum(dir string, exclude []string) (*component.DirDigest, e
 		rt.dirSums[key] = e
 	}
 	rt.cacheMu.Unlock()
-	e.once.Do(func() { e.d, e.err = component.DigestDir(dir, exclude) })
+	e.once.Do(func() { e.d, e.err = component.DigestDir(dir, exclude, reads) })
 	return e.d, e.err
 }
 
 // fingerprint is a component's fingerprint in this run, and what it is
 // made of as the state records it.
 func (rt *Runtime) fingerprint(info *plan.Component, exp *params.Expanded) (string, *state.Inputs, error) {
-	d, err := rt.dirSum(info.Dir, info.FingerprintExclude)
+	d, err := rt.dirSum(info.Dir, info.FingerprintExclude, info.FingerprintReads)
 	if err != nil {
 		return "", nil, err
 	}

@@ -43,6 +43,9 @@ type kustomizeFS struct {
 	// reads them with: a kustomization is read before its generators run.
 	inputs map[string]generatorInput
 	errs   []error
+	// outside are the files read outside the component folder (a base
+	// at ../../base): the component's fingerprint covers them.
+	outside map[string]bool
 }
 
 // newKustomizeFS returns the view of the disk a build of the component
@@ -52,7 +55,7 @@ func newKustomizeFS(dir string, expand expandFunc) *kustomizeFS {
 	if err != nil {
 		base = dir
 	}
-	return &kustomizeFS{FileSystem: filesys.MakeFsOnDisk(), expand: expand, base: base, inputs: map[string]generatorInput{}}
+	return &kustomizeFS{FileSystem: filesys.MakeFsOnDisk(), expand: expand, base: base, inputs: map[string]generatorInput{}, outside: map[string]bool{}}
 }
 
 // ReadFile reads a file as kustomize should see it.
@@ -60,6 +63,9 @@ func (f *kustomizeFS) ReadFile(path string) ([]byte, error) {
 	data, err := f.FileSystem.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if r := f.rel(path); r == ".." || strings.HasPrefix(r, "../") || filepath.IsAbs(r) {
+		f.outside[path] = true
 	}
 	if slices.Contains(kustomizationFiles, filepath.Base(path)) {
 		return f.kustomization(path, data), nil

@@ -2,12 +2,14 @@ package kubernetes
 
 import (
 	"encoding/base64"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
 // paramMap resolves ${name} from a map, as a component's parameters do.
@@ -163,5 +165,41 @@ func TestKustomizeGeneratorErrors(t *testing.T) {
 				t.Errorf("one error of one line wanted:\n%v", err)
 			}
 		})
+	}
+}
+
+// TestKustomizePlanReadsOutside: planning a kustomize instance tells the
+// files its build read outside the component folder (the fingerprint adds
+// them), not those inside it.
+func TestKustomizePlanReadsOutside(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"overlays/prod/kustomization.yaml": "resources: [ns.yaml, ../../base]\n",
+		"overlays/prod/ns.yaml":            "apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n",
+		"base/kustomization.yaml":          "resources: [cm.yaml]\nconfigMapGenerator:\n- name: g\n  envs: [g.env]\n",
+		"base/cm.yaml":                     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: level}\n",
+		"base/g.env":                       "A=1\n",
+		"base/unused.yaml":                 "not read\n",
+	})
+	dir := filepath.Join(root, "overlays", "prod")
+	var reads []string
+	req := plugin.StagesRequest{Component: "app", Dir: dir, Action: plugin.ActionDeploy,
+		Entry: &plugin.Spec{Name: "kubernetes", Key: "app", Config: map[string]any{"kustomize": "."}},
+		Read:  func(p string) { reads = append(reads, p) }}
+	if _, err := (engine{manifests{}}).Stages(req); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range reads {
+		r, _ := filepath.Rel(real, p)
+		got = append(got, filepath.ToSlash(r))
+	}
+	want := []string{"base/cm.yaml", "base/g.env", "base/kustomization.yaml"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("reads (-want +got):\n%s", d)
 	}
 }

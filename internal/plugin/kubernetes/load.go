@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -57,7 +58,17 @@ var manifestExts = []string{".yaml", ".yml", ".json"}
 // namespaced is for the cluster to say, and the runner fills in the release
 // namespace for those.
 func load(dir string, cfg config, expand expandFunc) ([]*object, error) {
-	l := &loader{dir: dir, expand: expand, seen: map[objectKey]string{}, aliasBudget: maxAliasNodes}
+	return newLoader(dir, expand).load(cfg)
+}
+
+// newLoader returns a loader of the component folder dir.
+func newLoader(dir string, expand expandFunc) *loader {
+	return &loader{dir: dir, expand: expand, seen: map[objectKey]string{}, aliasBudget: maxAliasNodes}
+}
+
+// load reads the objects of cfg (the function load).
+func (l *loader) load(cfg config) ([]*object, error) {
+	dir := l.dir
 	if crds, explicit := cfg.crdsFolder(dir); crds != "" {
 		l.folder("crds", crds, explicit, true)
 	}
@@ -85,6 +96,9 @@ type loader struct {
 	aliasBudget int
 	// full is set when maxObjects was reached: the rest is not read.
 	full bool
+	// outside are the files the kustomize build read outside the folder,
+	// absolute and sorted.
+	outside []string
 }
 
 // objectKey identifies an object in the cluster. The version is left out:
@@ -720,6 +734,7 @@ func (l *loader) kustomize(rel string) {
 	opts.PluginConfig.FnpLoadingOptions = types.FnPluginLoadingOptions{}
 	fsys := newKustomizeFS(l.dir, l.expand)
 	m, err := krusty.MakeKustomizer(opts).Run(fsys, root)
+	l.outside = slices.Sorted(maps.Keys(fsys.outside))
 	if len(fsys.errs) > 0 {
 		l.errs = append(l.errs, fsys.errs...)
 		return

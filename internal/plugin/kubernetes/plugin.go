@@ -22,7 +22,13 @@ func (manifests) plan(req plugin.StagesRequest) (*planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := load(req.Dir, cfg, nil)
+	l := newLoader(req.Dir, nil)
+	objs, err := l.load(cfg)
+	if req.Read != nil {
+		for _, p := range l.outside {
+			req.Read(p)
+		}
+	}
 	if err == nil {
 		// The strings are expanded when the component runs: their
 		// mistakes are found now, before anything runs.
