@@ -740,7 +740,7 @@ func (l *loader) kustomize(rel string) {
 		return
 	}
 	if err != nil {
-		l.errorf("kustomize %s: %v", rel, err)
+		l.errorf("kustomize %s: %s", rel, oneLine(err.Error()))
 		return
 	}
 	for i, r := range m.Resources() {
@@ -752,6 +752,17 @@ func (l *loader) kustomize(rel string) {
 		}
 		l.documents(in, data)
 	}
+}
+
+// kustomizeConfigBlock is the config kustomize quotes in its errors about
+// a builtin (`\n name: x\n ...`), over several lines.
+var kustomizeConfigBlock = regexp.MustCompile("(?s) with config: `.*?`: ")
+
+// oneLine makes one line of a kustomize error: its chain is one problem,
+// which a message of several lines would show as several.
+func oneLine(msg string) string {
+	msg = kustomizeConfigBlock.ReplaceAllString(msg, ": ")
+	return strings.Join(strings.Fields(msg), " ")
 }
 
 // kustomizationFiles are the names kustomize looks for, in its order.
@@ -803,6 +814,11 @@ func localKustomization(dir, rel string, seen map[string]bool) error {
 		return nil
 	}
 	where := filepath.ToSlash(filepath.Join(rel, name))
+	for _, f := range []string{"helmCharts", "helmGlobals", "helmChartInflationGenerator"} {
+		if _, ok := k[f]; ok {
+			return fmt.Errorf("%s: %s: gantry does not inflate Helm charts in a kustomization; deploy the chart with the helm plugin (docs/helm.md) as a component of its own", where, f)
+		}
+	}
 	remote := func(field, s string) error {
 		return fmt.Errorf("%s: %s: %q is remote; gantry builds kustomizations from local files only (vendor it into the component)", where, field, s)
 	}

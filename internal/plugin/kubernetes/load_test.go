@@ -782,7 +782,12 @@ func TestLoadKustomizeErrors(t *testing.T) {
 		{
 			name:  "helm charts are not inflated",
 			files: map[string]string{"k/kustomization.yaml": "helmCharts:\n- name: nginx\n  repo: https://charts.example.org\n"},
-			errs:  []string{"kustomize k: ", "must specify --enable-helm"},
+			errs:  []string{"kustomize k: k/kustomization.yaml: helmCharts: gantry does not inflate Helm charts in a kustomization; deploy the chart with the helm plugin"},
+		},
+		{
+			name:  "a build error is one line",
+			files: map[string]string{"k/kustomization.yaml": "patches: [{path: nothere.yaml}]\n"},
+			errs:  []string{"kustomize k: trouble configuring builtin PatchTransformer: failed to get the patch file from path(nothere.yaml)"},
 		},
 	}
 	for _, tt := range tests {
@@ -794,6 +799,9 @@ func TestLoadKustomizeErrors(t *testing.T) {
 				t.Fatal("no error")
 			}
 			t.Logf("errors:\n%v", err)
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("one error of one line wanted:\n%v", err)
+			}
 			for _, s := range tt.errs {
 				if !strings.Contains(err.Error(), s) {
 					t.Errorf("error\n%v\ndoes not contain %q", err, s)
