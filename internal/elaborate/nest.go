@@ -237,7 +237,11 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 		}
 		for range roles[ref.Name] {
 			if ref.Source.Stack != "" {
-				out[k].Depends = append(append([]string(nil), deps...), out[k].Depends...)
+				// The leaf's own depends come first: lookup goes through
+				// them in order (DESIGN 4.2), so an unqualified ${out}
+				// reads the leaf's own sibling before what the nested
+				// stack as a whole depends on, wherever it is nested.
+				out[k].Depends = append(slices.Clip(out[k].Depends), deps...)
 				out[k].DependsRewritten = out[k].DependsRewritten || len(deps) > 0
 			} else {
 				out[k].Depends = deps
