@@ -252,6 +252,7 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 	}
 	if prefix != "" {
 		for _, p := range s.Parameters {
+			localize(&p, s, prefix)
 			read := n.substitute(&p, cfg, path+".parameters")
 			targets := roles[p.Component]
 			if p.Component == "" {

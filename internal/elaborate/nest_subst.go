@@ -35,6 +35,29 @@ func (n *nester) substitute(p *manifest.Parameter, cfg *levelConfig, field strin
 	return read
 }
 
+// localize gives the components a nested stack's parameter names by their
+// local names (${leaf:out}, ${inner.leaf:out}, ${msg|leaf}, and in #{…}
+// outputs["leaf"] and params["msg|leaf"]) their path in the solution
+// (prefix+name), so that the stack reads its own components wherever it is
+// nested. A qualifier whose first part is not a component or nested stack
+// of s keeps its meaning.
+func localize(p *manifest.Parameter, s *manifest.Stack, prefix string) {
+	local := func(q string) (string, bool) {
+		role, _, _ := strings.Cut(q, ".")
+		for _, c := range s.Components {
+			if c.Name == role {
+				return prefix + q, true
+			}
+		}
+		return "", false
+	}
+	for _, v := range []*manifest.Scalar{&p.Value, &p.Default} {
+		if out, ok := params.RenameComponents(string(*v), local); ok {
+			*v = manifest.Scalar(out)
+		}
+	}
+}
+
 // configRef is one config field a value read, with where its value came
 // from.
 type configRef struct {
