@@ -55,6 +55,10 @@ type nester struct {
 	// MaxSolutionParts; tooMany is set once it was passed (and said).
 	parts   int
 	tooMany bool
+	// tooDeep is set once a chain passed MaxNestingDepth (and it was
+	// said): no further nested stack is loaded, since every other branch
+	// of a runaway chain would say it again.
+	tooDeep bool
 }
 
 // count counts a leaf or a nested stack met at pos (field is its path);
@@ -75,8 +79,24 @@ func (n *nester) count(pos manifest.Pos, field string) bool {
 
 // frame is one stack on the way down, for cycle messages.
 type frame struct {
-	abs  string
+	file string // the stack's file, as realPath gives it
 	path string // shop, shop.web
+}
+
+// realPath is file made absolute with its symbolic links resolved, so that
+// a stack reached through a link (s/self -> .) is known as the stack it is
+// and including itself is a cycle, not a chain that nests until the depth
+// bound. A file that cannot be resolved (it does not exist: said where it
+// is loaded) stays as it is named.
+func realPath(file string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return file
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		return resolved
+	}
+	return abs
 }
 
 // needsNesting reports whether the stack uses nesting at all; stacks that
@@ -114,9 +134,9 @@ func nest(chain []*level, pc manifest.ParamsConfig, diags *manifest.Diagnostics)
 		readGiven(c, given, nil, "", n.root+".config", diags)
 	}
 	cfg := resolveConfig(own, given, n.root, nil, n.resources, diags)
-	abs, _ := filepath.Abs(own.File)
+	top := realPath(own.File)
 	for _, l := range chain {
-		l.stack.Components = n.level(l.stack, cfg, "", n.root, []frame{{abs: abs, path: n.root}}, &l.stack.Parameters)
+		l.stack.Components = n.level(l.stack, cfg, "", n.root, []frame{{file: top, path: n.root}}, &l.stack.Parameters)
 		if n.tooMany {
 			// What was flattened is a fraction of a solution nobody could
 			// run: checking it further would only take the time and
@@ -287,10 +307,13 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		file = dir
 	}
-	abs, _ := filepath.Abs(file)
+	if n.tooDeep {
+		return nil
+	}
+	resolved := realPath(file)
 	childPath := path + "." + ref.Name
 	for i, f := range stack {
-		if f.abs == abs {
+		if f.file == resolved {
 			var paths []string
 			for _, g := range stack[i:] {
 				paths = append(paths, g.path)
@@ -301,6 +324,7 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 		}
 	}
 	if len(stack) >= MaxNestingDepth {
+		n.tooDeep = true
 		n.diags.Errorf(at, field+".source.stack", "%s: stacks nest deeper than %d levels", childPath, MaxNestingDepth)
 		return nil
 	}
@@ -331,7 +355,7 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 		given.scale[role] = mergeScale(given.scale[role], rs)
 	}
 	ccfg := resolveConfig(cs, given, childPath, cfg, n.resources, n.diags)
-	return n.level(cs, ccfg, prefix+ref.Name+".", childPath, append(stack, frame{abs: abs, path: childPath}), &n.params)
+	return n.level(cs, ccfg, prefix+ref.Name+".", childPath, append(stack, frame{file: resolved, path: childPath}), &n.params)
 }
 
 // checkCarried refuses what a nested stack may say that the solution has no

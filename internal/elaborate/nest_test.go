@@ -79,18 +79,72 @@ func TestNestedSpread(t *testing.T) {
 	}
 }
 
+// TestNestingDepthBounded: a chain of distinct folders deeper than the
+// bound is one error, though each level nests the next twice (said once per
+// branch, it was tens of thousands).
 func TestNestingDepthBounded(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{"comp/hub-component.yaml": nestComp}
 	path := ""
 	for i := 0; i <= MaxNestingDepth+1; i++ {
-		files[filepath.Join(path, "hub.yaml")] = "version: 1\nkind: stack\nmeta: {name: s}\ncomponents:\n  - name: n\n    source: {stack: n}\n"
+		files[filepath.Join(path, "hub.yaml")] = "version: 1\nkind: stack\nmeta: {name: s}\ncomponents:\n  - name: n\n    source: {stack: n}\n  - name: m\n    source: {stack: n}\n"
 		path = filepath.Join(path, "n")
 	}
 	writeFiles(t, dir, files)
 	_, diags := Elaborate(filepath.Join(dir, "hub.yaml"), Options{})
-	if got := diagText(diags.Errors()); !strings.Contains(got, "stacks nest deeper than 32 levels") {
-		t.Fatalf("errors: %s", got)
+	errs := diags.Errors()
+	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "stacks nest deeper than 32 levels") {
+		t.Fatalf("%d errors: %.2000s", len(errs), diagText(errs))
+	}
+}
+
+// TestNestingCycleThroughSymlink: a stack that includes itself through a
+// symbolic link (self -> .) is the cycle it is, said once per place it is
+// reached, not a chain nested until the depth bound.
+func TestNestingCycleThroughSymlink(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		link  string // the link made to "."
+		want  []string
+	}{
+		{
+			name:  "top includes itself",
+			files: map[string]string{"hub.yaml": "version: 1\nkind: stack\nmeta: {name: s}\ncomponents:\n  - name: a\n    source: {stack: self}\n  - name: b\n    source: {stack: self}\n"},
+			link:  "self",
+			want: []string{
+				"s.components[0].source.stack: nested stack cycle: s → s.a (s.a is s again, which includes itself)",
+				"s.components[1].source.stack: nested stack cycle: s → s.b (s.b is s again, which includes itself)",
+			},
+		},
+		{
+			name: "nested stack includes itself",
+			files: map[string]string{
+				"hub.yaml":   "version: 1\nkind: stack\nmeta: {name: top}\ncomponents:\n  - name: x\n    source: {stack: s}\n",
+				"s/hub.yaml": "version: 1\nkind: stack\nmeta: {name: s}\ncomponents:\n  - name: a\n    source: {stack: self}\n",
+			},
+			link: "s/self",
+			want: []string{"top.x.components[0].source.stack: nested stack cycle: top.x → top.x.a (top.x.a is top.x again, which includes itself)"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, tt.files)
+			if err := os.Symlink(".", filepath.Join(dir, tt.link)); err != nil {
+				t.Skip("no symbolic links here:", err)
+			}
+			_, diags := Elaborate(filepath.Join(dir, "hub.yaml"), Options{})
+			errs := diags.Errors()
+			if len(errs) != len(tt.want) {
+				t.Fatalf("%d errors, want %d: %.2000s", len(errs), len(tt.want), diagText(errs))
+			}
+			for i, w := range tt.want {
+				if got := errs[i].Field + ": " + errs[i].Msg; got != w {
+					t.Errorf("error %d: %s\nwant %s", i, got, w)
+				}
+			}
+		})
 	}
 }
 
