@@ -100,7 +100,7 @@ It takes no lock and changes nothing.`,
 			case f.output == "mermaid":
 				return p.WriteMermaid(a.stdout)
 			}
-			return p.WriteText(a.stdout, plan.RenderOptions{Manifest: args[0]})
+			return p.WriteText(a.stdout, plan.RenderOptions{Stack: f.stackGiven(args)})
 		},
 	}
 	f.register(cmd, plan.VerbDeploy)

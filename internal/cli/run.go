@@ -159,7 +159,7 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 		if err != nil {
 			return a.failure(err)
 		}
-		return p.WriteText(a.stdout, plan.RenderOptions{Manifest: args[0]})
+		return p.WriteText(a.stdout, plan.RenderOptions{Stack: f.stackGiven(args)})
 	}
 	opts := action.RunOptions{
 		Source: src, Selection: f.selection(), Parallel: f.parallel, Resume: f.resume, Yes: f.yes, Force: f.force,

@@ -72,6 +72,17 @@ func (f *stackFlags) source(args []string) (action.Source, error) {
 	return action.Source{Manifest: args[0], ParamsFiles: args[1:], StatePath: stateOrEnv(f.statePath, ""), Env: env, GraphOnly: f.graphOnly}, nil
 }
 
+// stackGiven is the stack as the command was given it, for the commands a
+// plan suggests: the manifest, the params files and -s. A database URL's
+// password is hidden: the plan is printed, and the user has it.
+func (f *stackFlags) stackGiven(args []string) []string {
+	given := slices.Clone(args)
+	if f.statePath != "" {
+		given = append(given, "-s", state.Redact(f.statePath))
+	}
+	return given
+}
+
 // stateOrEnv is the state a command was given (-s), else GANTRY_STATE when
 // it names a database (a team's shared state, set once in the shell or CI),
 // else def. A file path in GANTRY_STATE is the state of the run a component

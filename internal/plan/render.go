@@ -11,8 +11,11 @@ import (
 
 // RenderOptions shape the text plan.
 type RenderOptions struct {
-	// Manifest is the stack file, for the commands the plan suggests.
-	Manifest string
+	// Stack is the stack as the command was given it, for the commands the
+	// plan suggests: the manifest, its params files, and -s STATE when one
+	// was given (without them the suggested command reads another state or
+	// misses the values the stack requires).
+	Stack []string
 }
 
 // WriteText writes the plan as an indented tree: groups and components with
@@ -73,12 +76,13 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 	}
 	if len(p.Orphans) > 0 {
 		b.WriteString("orphans (in the state, no longer in the stack; left alone as teardown_orphans is none):\n")
+		stack := stackArgs(o.Stack)
 		for _, orphan := range p.Orphans {
-			fmt.Fprintf(&b, "  %s: remove with gantry undeploy %s -c %s\n", orphan, manifestOr(o.Manifest), orphan)
+			fmt.Fprintf(&b, "  %s: remove with gantry undeploy %s -c %s\n", orphan, stack, shellWord(orphan))
 		}
 		if len(p.Orphans) > 1 {
 			// One that depended on another is refused alone: together they go.
-			fmt.Fprintf(&b, "  all of them: gantry undeploy %s -c %s\n", manifestOr(o.Manifest), strings.Join(p.Orphans, ","))
+			fmt.Fprintf(&b, "  all of them: gantry undeploy %s -c %s\n", stack, shellWord(strings.Join(p.Orphans, ",")))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -115,11 +119,27 @@ func Title(n *Node) string {
 	return t
 }
 
-func manifestOr(m string) string {
-	if m == "" {
+// stackArgs is the stack's arguments as words of a shell command.
+func stackArgs(args []string) string {
+	if len(args) == 0 {
 		return "hub.yaml"
 	}
-	return m
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = shellWord(a)
+	}
+	return strings.Join(words, " ")
+}
+
+// shellWord quotes s for a POSIX shell when it is not a plain word, so that
+// the command the plan suggests can be pasted as it is.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:=@%+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func plural(n int) string {
