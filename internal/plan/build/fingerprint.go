@@ -104,18 +104,26 @@ func paramChanges(recorded []state.Parameter, exp *params.Expanded) []plan.Chang
 	type value struct {
 		v, env string
 		secret bool
+		// pending is the component whose output the value reads and
+		// which has not run yet: the value is not known.
+		pending string
 	}
 	old := make(map[string]value, len(recorded))
 	for _, p := range recorded {
-		old[p.Name] = value{p.Value, p.Env, p.IsSecret()}
+		old[p.Name] = value{v: p.Value, env: p.Env, secret: p.IsSecret()}
 	}
 	now := map[string]value{}
 	if exp != nil {
 		for _, v := range exp.Values {
-			now[v.Name] = value{v.Value, v.Env, v.Secret || manifest.LooksSecret(v.Name)}
+			now[v.Name] = value{v.Value, v.Env, v.Secret || manifest.LooksSecret(v.Name), v.Pending}
 		}
 	}
 	show := func(v value, secret bool) string {
+		if v.pending != "" {
+			// Not "": the run gives it a value once that component has
+			// run.
+			return "(known once " + v.pending + " runs)"
+		}
 		if secret {
 			return plan.Masked
 		}
