@@ -16,7 +16,9 @@ import (
 // plugins are deleted with the manifest it was deployed with
 // (gen/<comp>/deployment.json) and looked up where the component's were,
 // but for its own folder. It works in its GENDIR (also CURRENT): the
-// folder it had is gone.
+// folder it had is gone. The paths env.json recorded below the landscape's
+// folder of then are taken below its folder now: the landscape may have been
+// moved or copied since.
 func (l *Landscape) orphan(name string) (*Component, error) {
 	if !filepath.IsLocal(name) {
 		return nil, fmt.Errorf("component %s: not a component's name (it leads out of the landscape's folders)", name)
@@ -26,6 +28,7 @@ func (l *Landscape) orphan(name string) (*Component, error) {
 	c.Dir = gen
 	var env struct {
 		Env struct {
+			RootDir    string   `json:"ROOTDIR"`
 			Product    string   `json:"PRODUCT"`
 			ProductDir string   `json:"PRODUCTDIR"`
 			Templates  []string `json:"TEMPLATES"`
@@ -38,6 +41,10 @@ func (l *Landscape) orphan(name string) (*Component, error) {
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
+	}
+	env.Env.ProductDir = l.rebase(env.Env.RootDir, env.Env.ProductDir)
+	for i, t := range env.Env.Templates {
+		env.Env.Templates[i] = l.rebase(env.Env.RootDir, t)
 	}
 	for _, pr := range l.Products {
 		if pr.Dir == env.Env.ProductDir || env.Env.ProductDir == "" && pr.Name == mainProduct {
@@ -59,6 +66,18 @@ func (l *Landscape) orphan(name string) (*Component, error) {
 	}
 	c.Deployed = l.isDeployed(c)
 	return c, nil
+}
+
+// rebase is p, a path recorded when the landscape's folder was then, below
+// the landscape's folder now; a path outside then stays as it is.
+func (l *Landscape) rebase(then, p string) string {
+	if then == "" || p == "" {
+		return p
+	}
+	if r, err := filepath.Rel(then, p); err == nil && (r == "." || filepath.IsLocal(r)) {
+		return filepath.Join(l.Root, r)
+	}
+	return p
 }
 
 // missingRecord is the error of a delete of a component whose folder is

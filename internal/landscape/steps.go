@@ -59,7 +59,8 @@ func (step) Validate(string, map[string]any) error {
 }
 
 // config is an entry's config: the landscape, the component and what the
-// entry does.
+// entry does. Landscape is the folder the plan was made in, which planning
+// finds the landscape by; a run takes the folder of the stack it runs.
 type config struct {
 	Landscape string   `json:"landscape"`
 	Component string   `json:"component"`
@@ -187,9 +188,17 @@ func (s step) Run(ctx context.Context, c *plugin.Call) error {
 	if err != nil {
 		return err
 	}
-	l, err := lookup(ctx, cfg.Landscape)
+	// The landscape is the stack being run, never the one the config
+	// names: an orphan's config comes from the state, which recorded the
+	// folder the landscape had when it was deployed (a copy or a move of
+	// it would act on that folder, or another landscape's).
+	if c.Instance == nil || c.Instance.RootDir == "" {
+		return errors.New("this plugin runs only in a plan of a sow landscape (no stack folder given)")
+	}
+	root := c.Instance.RootDir
+	l, err := lookup(ctx, root)
 	if err != nil {
-		return fmt.Errorf("open the landscape %s: %w", cfg.Landscape, err)
+		return fmt.Errorf("open the landscape %s: %w", root, err)
 	}
 	comp := l.Component(cfg.Component)
 	if comp == nil && c.Action == plugin.ActionDelete {
@@ -199,7 +208,7 @@ func (s step) Run(ctx context.Context, c *plugin.Call) error {
 		}
 	}
 	if comp == nil {
-		return fmt.Errorf("component %s is no longer in the landscape %s", cfg.Component, cfg.Landscape)
+		return fmt.Errorf("component %s is no longer in the landscape %s", cfg.Component, root)
 	}
 	w := &work{l: l, c: comp, call: c, cfg: cfg}
 	// A delete of a component that is not deployed does nothing (sow:
