@@ -87,9 +87,10 @@ func (l *Landscape) versions(c *Component) (spec string, deployed int, err error
 	return spec, deployed, nil
 }
 
-// isDeployed is sow's test: the state folder records a deploy.
+// isDeployed is sow's test: the state folder records a deploy, finished or
+// not (sow's version checks count a failed one too).
 func (l *Landscape) isDeployed(c *Component) bool {
-	return isFile(filepath.Join(l.StateDir(c.Name), "state.info"))
+	return isFile(filepath.Join(l.StateDir(c.Name), stateInfo))
 }
 
 // envNode is the env node of seed 002 (sow's component stub): the

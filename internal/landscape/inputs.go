@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/gantry-dev/gantry/internal/component"
 )
@@ -99,26 +100,41 @@ func isWithin(dir, p string) bool {
 	return err == nil && filepath.IsLocal(r)
 }
 
-// recordsIncomplete says sow's records of a component are there but do
-// not say it is deployed: a state, gen or export folder without both
-// state.info and export.yaml (its export/ folder was deleted, say). A
-// deploy then runs it again though its fingerprint did not change.
-func (l *Landscape) recordsIncomplete(c *Component) (bool, string) {
-	info := filepath.Join(l.StateDir(c.Name), "state.info")
+// recordsIncomplete says whether sow's records of a component are there but
+// do not say it is deployed: the record that does not (the empty string
+// when they do) and why. A state, gen or export folder without
+// both state.info and export.yaml (its export/ folder was deleted, say), or
+// a state.info that says something else than deployed (sow's "error" of a
+// deploy or delete that failed). A deploy then runs it again though its
+// fingerprint did not change, as sow's deploy -n does.
+func (l *Landscape) recordsIncomplete(c *Component) (file, why string) {
+	info := filepath.Join(l.StateDir(c.Name), stateInfo)
 	exp := filepath.Join(l.ExportDir(c.Name), exportFile)
 	if isFile(info) && isFile(exp) {
-		return false, ""
+		if says := infoOf(info); says != infoDeployed {
+			return info, fmt.Sprintf("%s says %q", relTo(l.Root, info), says)
+		}
+		return "", ""
 	}
 	if !exists(l.StateDir(c.Name)) && !exists(l.GenDir(c.Name)) && !exists(l.ExportDir(c.Name)) {
-		return false, "" // never deployed, or deleted
+		return "", "" // never deployed, or deleted
 	}
 	for _, f := range []string{info, exp} {
 		if !isFile(f) {
-			r, _ := filepath.Rel(l.Root, f)
-			return true, r
+			return f, relTo(l.Root, f) + " is missing"
 		}
 	}
-	return false, ""
+	return "", ""
+}
+
+// infoOf is what a state.info says, its first line trimmed.
+func infoOf(p string) string {
+	data, err := readFile(p)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	return strings.TrimSpace(line)
 }
 
 // fileDigest is the SHA-256 of a file's content, or why it has none.

@@ -55,3 +55,45 @@ func TestConfigReplacedWhole(t *testing.T) {
 		t.Errorf("got %s", data)
 	}
 }
+
+// TestRecordsIncomplete: sow's records say a component is deployed only
+// with an export.yaml and a state.info saying "deployed"; records that are
+// there but say otherwise name the record and why.
+func TestRecordsIncomplete(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		info, export string // "-": no such file
+		file, why    string
+	}{
+		{name: "never deployed", info: "-", export: "-"},
+		{name: "deployed", info: "deployed\n", export: "export: {}\n"},
+		{name: "deployed, no newline", info: "deployed", export: "export: {}\n"},
+		{name: "error", info: "error\n", export: "export: {}\n", file: "state/a/state.info", why: `state/a/state.info says "error"`},
+		{name: "aborted", info: "aborted\n", export: "export: {}\n", file: "state/a/state.info", why: `state/a/state.info says "aborted"`},
+		{name: "exports deleted", info: "deployed\n", export: "-", file: "export/a/export.yaml", why: "export/a/export.yaml is missing"},
+		{name: "state.info deleted", info: "-", export: "export: {}\n", file: "state/a/state.info", why: "state/a/state.info is missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &Landscape{Root: t.TempDir()}
+			c := &Component{Name: "a"}
+			for p, data := range map[string]string{filepath.Join(l.StateDir("a"), stateInfo): tc.info, filepath.Join(l.ExportDir("a"), exportFile): tc.export} {
+				if data == "-" {
+					continue
+				}
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, p, data)
+			}
+			file, why := l.recordsIncomplete(c)
+			if want := tc.file; want != "" {
+				want = filepath.Join(l.Root, want)
+				if file != want || why != tc.why {
+					t.Errorf("got %q, %q; want %q, %q", file, why, want, tc.why)
+				}
+			} else if file != "" || why != "" {
+				t.Errorf("got %q, %q; want the records to say deployed", file, why)
+			}
+		})
+	}
+}

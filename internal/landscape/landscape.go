@@ -28,7 +28,11 @@ const (
 	deploymentFile = "deployment.yaml"
 	exportFile     = "export.yaml"
 	specVersion    = "SPEC-VERSION"
-	mainProduct    = "<main>"
+	// stateInfo is sow's record of a component's last deploy or delete:
+	// there once it ran, saying infoDeployed when that finished.
+	stateInfo    = "state.info"
+	infoDeployed = "deployed"
+	mainProduct  = "<main>"
 )
 
 // Landscape is a loaded landscape: its folders, its effective
@@ -105,7 +109,8 @@ type Component struct {
 	// Setup is component.plugins: run with prepare before the deployment
 	// is evaluated and with cleanup after the deletion.
 	Setup []any
-	// Deployed says sow's state folder records a deploy (state.info);
+	// Deployed says sow's state folder records a deploy (state.info,
+	// whatever it says: sow's version checks count a failed one too);
 	// DeployedVersion is then the product's spec version it was made with
 	// ("0" without a record of one).
 	Deployed        bool

@@ -33,9 +33,9 @@ func Load(ctx context.Context, path string, opts Options) (*elaborate.Result, ma
 		for _, c := range l.Components {
 			// Only where one of the two is there: a first deploy that
 			// failed has neither, and gantry's state says it failed.
-			if gone, missing := l.recordsIncomplete(c); gone && c.Active && c.Plan != nil &&
-				(isFile(filepath.Join(l.StateDir(c.Name), "state.info")) || isFile(filepath.Join(l.ExportDir(c.Name), exportFile))) {
-				diags.Warnf(manifest.Pos{File: filepath.Join(l.Root, missing)}, "", "component %s: sow's records do not say it is deployed (%s is missing): a deploy runs it again, --resume included", c.Name, missing)
+			if file, why := l.recordsIncomplete(c); file != "" && c.Active && c.Plan != nil &&
+				(isFile(filepath.Join(l.StateDir(c.Name), stateInfo)) || isFile(filepath.Join(l.ExportDir(c.Name), exportFile))) {
+				diags.Warnf(manifest.Pos{File: file}, "", "component %s: sow's records do not say it is deployed (%s): a deploy runs it again, --resume included", c.Name, why)
 			}
 		}
 	}
@@ -96,7 +96,7 @@ func (l *Landscape) Result() *elaborate.Result {
 			// sow's records no longer say it is deployed (its exports were
 			// deleted): --resume does not skip it. Not part of its
 			// fingerprint, which the deploy records as the plan saw it.
-			if gone, _ := l.recordsIncomplete(c); gone {
+			if file, _ := l.recordsIncomplete(c); file != "" {
 				replace := true
 				mc.Lifecycle.ForceReplace = &replace
 			}

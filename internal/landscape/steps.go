@@ -448,8 +448,7 @@ func (w *work) deployment(ctx context.Context) error {
 			return fmt.Errorf("keep the state: %w", err)
 		}
 	}
-	// A new run of the list starts (sow's pluginlist reset).
-	return w.registry(func(reg *registry) { reg.Current = nil })
+	return w.listStarts()
 }
 
 // recordedDeployment stands for the evaluation of the deployment manifest
@@ -477,7 +476,18 @@ func (w *work) recordedDeployment() error {
 		return fmt.Errorf("%s: the plugin list it records is not the one the plan was made with: %w", w.rel(p), err)
 	}
 	fmt.Fprintf(w.call.Stdout, "component %s is no longer in the landscape (%s is gone): deleting it with the manifest it was deployed with (%s)\n", w.c.Name, w.rel(w.c.Gone), w.rel(p))
-	// A new run of the list starts (sow's pluginlist reset).
+	return w.listStarts()
+}
+
+// listStarts begins a new run of the plugin list (sow's pluginlist reset):
+// from now on the plugins change what the component deployed, so until the
+// exports are evaluated (or its records go) its state.info says the deploy
+// or delete has not finished. sow writes it when its plugins fail or are
+// aborted; written before, it holds after a kill too.
+func (w *work) listStarts() error {
+	if err := w.markUnfinished(); err != nil {
+		return err
+	}
 	return w.registry(func(reg *registry) { reg.Current = nil })
 }
 
@@ -662,7 +672,7 @@ func (w *work) finish(err error) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(filepath.Join(w.state(), "state.info"), []byte("deployed\n"), 0o644, true); err != nil {
+	if err := atomicfile.Write(filepath.Join(w.state(), stateInfo), []byte(infoDeployed+"\n"), 0o644, true); err != nil {
 		return err
 	}
 	if v := w.c.Product.SpecVersion; v != "" {
@@ -672,6 +682,24 @@ func (w *work) finish(err error) error {
 	}
 	if w.call.Report != nil {
 		w.call.Report(map[string]string{ExportsOutput: w.exportsDigest()}, []string{ExportsOutput})
+	}
+	return nil
+}
+
+// markUnfinished records in state.info that the component's deploy or
+// delete has not finished (sow's "error"), so that sow's deploy -n and
+// gantry's --resume run it again should it fail or be interrupted, even
+// killed. Only a component sow's records call deployed is marked: a first
+// deploy that fails leaves no state.info, as one that never ran (sow would
+// count the component deployed at version 0 and refuse a spec-version jump
+// on the next deploy).
+func (w *work) markUnfinished() error {
+	info := filepath.Join(w.state(), stateInfo)
+	if !isFile(info) {
+		return nil
+	}
+	if err := atomicfile.Write(info, []byte("error\n"), 0o644, true); err != nil {
+		return fmt.Errorf("record in %s that the component's %s did not finish: %w", w.rel(info), w.call.Action, err)
 	}
 	return nil
 }

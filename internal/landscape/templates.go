@@ -153,7 +153,7 @@ func (c *Component) chainFiles(file string) []string {
 // version it was deployed with.
 func (l *Landscape) readDeployed(c *Component, diags *manifest.Diagnostics) {
 	dir := l.StateDir(c.Name)
-	c.Deployed = isFile(filepath.Join(dir, "state.info"))
+	c.Deployed = l.isDeployed(c)
 	if !c.Deployed || c.Product.SpecVersion == "" {
 		return
 	}
