@@ -115,10 +115,8 @@ func callOf(spec map[string]any) (*call, error) {
 	case !ok:
 		return nil, fmt.Errorf("expected a plugin name, got %s", describe(spec["name"]))
 	}
-	c := &call{Name: name, Spec: spec}
-	if strings.HasPrefix(name, "-") {
-		c.Hidden, c.Name = true, name[1:]
-	}
+	c := &call{Spec: spec}
+	c.Name, c.Hidden = plainName(name)
 	if c.Name == "" {
 		return nil, errors.New("a plugin entry with an empty name")
 	}
@@ -160,6 +158,13 @@ func callOf(spec map[string]any) (*call, error) {
 		c.KeyUnknown = true
 	}
 	return c, nil
+}
+
+// plainName is the plugin a name in a list (or sow's records of an
+// instance) stands for, and whether the instance is hidden: a leading -
+// hides it.
+func plainName(name string) (string, bool) {
+	return strings.CutPrefix(name, "-")
 }
 
 // field is a string field of a spec, "" when absent.

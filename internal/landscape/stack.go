@@ -158,7 +158,7 @@ func (l *Landscape) entries(c *Component, pos manifest.Pos) []manifest.PluginEnt
 		v := base
 		v.Key = k
 		spec, _ := reg.Plugins[k].(map[string]any)
-		v.Name = str(spec["name"])
+		v.Name, v.Hidden = plainName(str(spec["name"]))
 		out = append(out, entry(EntryVanished, v))
 	}
 	if p.Actions {

@@ -564,7 +564,9 @@ func (w *work) vanished(ctx context.Context) error {
 		}
 	}
 	spec, _ := reg.Plugins[w.cfg.Key].(map[string]any)
-	name, _ := spec["name"].(string)
+	recorded := str(spec["name"])
+	// sow records a hidden instance under its name in the list (-name).
+	name, hidden := plainName(recorded)
 	if name == "" {
 		return w.registry(func(reg *registry) { reg.drop(w.cfg.Key) })
 	}
@@ -572,8 +574,8 @@ func (w *work) vanished(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(r.stdout, "found deleted plugin %s{%s}\n", name, w.cfg.Key)
-	if err := r.external(ctx, &call{Name: name, Key: w.cfg.Key, Path: str(spec["path"]), Config: spec["config"], Args: strs(spec["args"])}); err != nil {
+	fmt.Fprintf(r.stdout, "found deleted plugin %s{%s}\n", recorded, w.cfg.Key)
+	if err := r.external(ctx, &call{Name: name, Hidden: hidden, Key: w.cfg.Key, Path: str(spec["path"]), Config: spec["config"], Args: strs(spec["args"])}); err != nil {
 		return err
 	}
 	return w.registry(func(reg *registry) { reg.drop(w.cfg.Key) })
