@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -707,7 +708,8 @@ func (w *work) markUnfinished() error {
 }
 
 // exportFiles writes the files: section of the exports below the export
-// folder, with their modes.
+// folder, each with its mode from the start (a secret is never readable by
+// others meanwhile). Every mode is checked before any file is written.
 func (w *work) exportFiles(src string, exports []byte) error {
 	var doc struct {
 		Files map[string]struct {
@@ -719,7 +721,18 @@ func (w *work) exportFiles(src string, exports []byte) error {
 	if err := json.Unmarshal(exports, &doc); err != nil {
 		return fmt.Errorf("%s: files: expected a mapping of names to {path, data, mode}: %w", src, err)
 	}
+	names := make([]string, 0, len(doc.Files))
+	modes := map[string]os.FileMode{}
 	for name, f := range doc.Files {
+		mode, err := exportMode(f.Mode)
+		if err != nil {
+			return fmt.Errorf("%s: files.%s.mode: %w", src, name, err)
+		}
+		names, modes[name] = append(names, name), mode
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f := doc.Files[name]
 		p := f.Path
 		if p == "" {
 			p = name
@@ -734,22 +747,41 @@ func (w *work) exportFiles(src string, exports []byte) error {
 			text = string(b)
 		}
 		fmt.Fprintf(w.call.Stdout, "exporting file %s\n", p)
+		// Removed first: a link there is replaced, not written through.
 		os.Remove(file)
-		if err := os.WriteFile(file, []byte(text+"\n"), 0o644); err != nil {
+		if err := atomicfile.Write(file, []byte(text+"\n"), modes[name], false); err != nil {
 			return err
-		}
-		if f.Mode != nil {
-			ms, _ := scalar(f.Mode)
-			mode, err := strconv.ParseUint(ms, 8, 32)
-			if err != nil {
-				return fmt.Errorf("%s: files.%s.mode: expected an octal mode like 0600, got %q", src, name, ms)
-			}
-			if err := os.Chmod(file, os.FileMode(mode)); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
+}
+
+// exportMode is the mode of an exported file: 0644 without one; else, as
+// sow's chmod takes it, octal digits, in a string or a number (600). A
+// number that is no octal digits is what YAML makes of an unquoted octal
+// mode (0600 is 384): the error says to quote it.
+func exportMode(v any) (os.FileMode, error) {
+	if v == nil {
+		return 0o644, nil
+	}
+	text, err := scalar(v)
+	if err != nil {
+		return 0, fmt.Errorf("expected an octal mode like \"0600\", got %s", describe(v))
+	}
+	m, err := strconv.ParseUint(text, 8, 32)
+	if err == nil && m <= 0o7777 {
+		mode := os.FileMode(m & 0o777)
+		for bit, flag := range map[uint64]os.FileMode{0o4000: os.ModeSetuid, 0o2000: os.ModeSetgid, 0o1000: os.ModeSticky} {
+			if m&bit != 0 {
+				mode |= flag
+			}
+		}
+		return mode, nil
+	}
+	if n, ok := v.(float64); ok && n == float64(uint64(n)) && n <= 0o7777 {
+		return 0, fmt.Errorf("the number %s is no octal mode: write the mode quoted (\"%04o\"); YAML reads an unquoted %04o as the number %s", text, uint64(n), uint64(n), text)
+	}
+	return 0, fmt.Errorf("expected an octal mode like \"0600\", got %q", text)
 }
 
 // registries serializes the changes to each component's plugins.json:

@@ -1,0 +1,67 @@
+package landscape
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gantry-dev/gantry/internal/plugin"
+)
+
+// TestExportMode: an export file's mode as sow's chmod takes it, octal
+// digits in a string or a number; the number YAML makes of an unquoted
+// octal mode is refused with how to write it.
+func TestExportMode(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want os.FileMode
+		err  string
+	}{
+		{in: nil, want: 0o644},
+		{in: "0600", want: 0o600},
+		{in: "600", want: 0o600},
+		{in: float64(640), want: 0o640},
+		{in: "4755", want: 0o755 | os.ModeSetuid},
+		{in: "1777", want: 0o777 | os.ModeSticky},
+		{in: float64(384), err: `the number 384 is no octal mode: write the mode quoted ("0600"); YAML reads an unquoted 0600 as the number 384`},
+		{in: float64(493), err: `write the mode quoted ("0755")`},
+		{in: "0900", err: `expected an octal mode like "0600", got "0900"`},
+		{in: "17777", err: `got "17777"`},
+		{in: float64(0.5), err: `got "0.5"`},
+		{in: map[string]any{}, err: "got a mapping"},
+	} {
+		got, err := exportMode(tc.in)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%v: got %v, %v; want an error with %q", tc.in, got, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("%v: got %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestExportFilesModes: exported files get their modes, and a bad mode
+// stops the exports before any file is written.
+func TestExportFilesModes(t *testing.T) {
+	root := t.TempDir()
+	w := &work{l: &Landscape{Root: root}, c: &Component{Name: "a"}, call: &plugin.Call{Stdout: io.Discard}}
+	if err := w.exportFiles("export.yaml", []byte(`{"files":{"s":{"data":"x","mode":"0600"},"p":{"path":"d/p","data":1}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{"s": 0o600, "d/p": 0o644} {
+		fi, err := os.Stat(filepath.Join(w.export_(), p))
+		if err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: got %v, %v; want %v", p, fi.Mode(), err, want)
+		}
+	}
+	err := w.exportFiles("export.yaml", []byte(`{"files":{"a":{"data":"x","mode":"0600"},"b":{"data":"y","mode":384}}}`))
+	if err == nil || !strings.Contains(err.Error(), "export.yaml: files.b.mode: the number 384") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(w.export_(), "a")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file was written before the bad mode was found: %v", err)
+	}
+}
