@@ -2,11 +2,13 @@ package action
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/landscape"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan/build"
@@ -81,14 +83,20 @@ type Stack struct {
 	// elaborate found no errors (none of the stack's, no component left
 	// out); graphBroken that the graph has a cycle.
 	elaborated, graphBroken bool
-	Locked                  *params.Locked
-	Graph                   *build.Graph
-	env                     map[string]string
-	stateSum                [32]byte
-	files                   state.Files // what State was decoded from
-	read                    bool
-	prefetch                *statePrefetch // the first read's, when it started early
-	base                    *state.Base    // cut from files while they were read; nil once taken
+	// ownLandscapeState says the state is a sow landscape's own file (its
+	// acre.yaml.state): it belongs to the landscape whatever stack name it
+	// recorded, which is its folder's name of then (moved, renamed);
+	// tookOver is that name when it differs from the stack's now.
+	ownLandscapeState bool
+	tookOver          string
+	Locked            *params.Locked
+	Graph             *build.Graph
+	env               map[string]string
+	stateSum          [32]byte
+	files             state.Files // what State was decoded from
+	read              bool
+	prefetch          *statePrefetch // the first read's, when it started early
+	base              *state.Base    // cut from files while they were read; nil once taken
 }
 
 // DefaultStatePath is <manifest>.state next to the manifest given; for an
@@ -144,6 +152,8 @@ func load(src Source, partial bool) (*Stack, manifest.Diagnostics, error) {
 		return nil, diags, err
 	}
 	st.StatePath = strings.TrimPrefix(st.StatePath, "file://")
+	st.ownLandscapeState = isLandscape(src) && len(state.SplitLocations(st.StatePath)) == 1 &&
+		!state.IsDatabase(st.StatePath) && st.anchor == absPath(DefaultStatePath(src.Manifest))
 	// The component graph is built while the state is read and decoded:
 	// neither needs the other, and each takes tens of milliseconds at
 	// 10,000 components.
@@ -168,6 +178,9 @@ func load(src Source, partial bool) (*Stack, manifest.Diagnostics, error) {
 	}
 	if readErr != nil {
 		return nil, diags, readErr
+	}
+	if st.tookOver != "" {
+		diags.Warnf(manifest.Pos{File: st.anchor}, "", "the state was recorded for stack %q; this landscape is stack %q now (a landscape's stack is named by its folder, which was moved or renamed): it takes its own state over, and its next deploy or undeploy records the new name", st.tookOver, res.Stack.Meta.Name)
 	}
 	g, gdiags := built.g, built.diags
 	diags = append(diags, gdiags...)
@@ -227,11 +240,22 @@ func (s *Stack) readState() (changed bool, err error) {
 		}
 	}
 	if st != nil && st.Stack != "" && st.Stack != s.Res.Stack.Meta.Name {
-		return false, invalid("nothing was run", "state %s belongs to stack %q, not %q; point -s at this stack's state", s.Store, st.Stack, s.Res.Stack.Meta.Name)
+		if !s.ownLandscapeState {
+			return false, invalid("nothing was run", "state %s belongs to stack %q, not %q; %s", s.Store, st.Stack, s.Res.Stack.Meta.Name, s.otherStateHint())
+		}
+		s.tookOver = st.Stack
 	}
 	changed = s.read
 	s.State, s.stateSum, s.read, s.files, s.base = st, sum, true, files, base
 	return changed, nil
+}
+
+// otherStateHint says what to do about a state of another stack.
+func (s *Stack) otherStateHint() string {
+	if _, ok := landscape.IsLandscape(s.Res.Stack.File); !ok {
+		return "point -s at this stack's state"
+	}
+	return fmt.Sprintf("a sow landscape's stack is named by its folder: leave out -s for its own state (%s), which it takes over whatever name it recorded, or run it from a folder of the state's name", DefaultStatePath(s.Res.Stack.File))
 }
 
 // recorderBase is the base a run's recorder continues the state from
