@@ -447,10 +447,17 @@ func halt(plans []*plan.Plan, eo *engine.Outcome) (*plan.Node, bool) {
 	return stopper, nothing
 }
 
-// runTag says the run is of the stack with this state, by this process.
+// runTag says the run is of the stack with this state, by this process,
+// and, for a run inside a run of the same stack (gantry invoke from a
+// component), which run that is: "the latest run" of gantry logs and
+// report is the outer one.
 func runTag(st *Stack) ui.RunTag {
 	host, _ := os.Hostname()
-	return ui.RunTag{State: filepath.Base(st.AbsStatePath()), PID: os.Getpid(), Host: host}
+	tag := ui.RunTag{State: filepath.Base(st.AbsStatePath()), PID: os.Getpid(), Host: host}
+	if insideRunOf(st.Location(), st.Res.Stack.Meta.Name) {
+		tag.Parent = os.Getenv("GANTRY_RUN_ID")
+	}
+	return tag
 }
 
 // eventDir is the run folder as the events give it (docs/events.md): relative

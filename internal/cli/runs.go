@@ -131,7 +131,11 @@ func writeRuns(w io.Writer, r stackRuns, limit int) error {
 		if run.Duration > 0 {
 			dur = ui.FormatDuration(run.Duration)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", run.ID, orDash(run.Verb), started, dur, run.Status, run.Counts())
+		verb := orDash(run.Verb)
+		if run.Tag.Parent != "" {
+			verb += " (inside " + run.Tag.Parent + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", run.ID, verb, started, dur, run.Status, run.Counts())
 	}
 	return tw.Flush()
 }
@@ -139,7 +143,10 @@ func writeRuns(w io.Writer, r stackRuns, limit int) error {
 // runJSON is a run as explain --runs --output json|yaml gives it, every run
 // of the stack, the latest first (docs/operating.md).
 type runJSON struct {
-	Run        string             `json:"run"`
+	Run string `json:"run"`
+	// Parent is the run this one ran inside (a gantry invoke from a
+	// component); "" for a run of its own.
+	Parent     string             `json:"parent,omitempty"`
 	Dir        string             `json:"dir"`
 	Verb       string             `json:"verb,omitempty"`
 	Started    string             `json:"started,omitempty"`
@@ -156,7 +163,7 @@ func writeRunsData(w io.Writer, r stackRuns, format string) error {
 	}
 	out := make([]runJSON, 0, len(runs))
 	for _, run := range runs {
-		j := runJSON{Run: run.ID, Dir: relPath(run.Dir), Verb: run.Verb, DurationMS: run.Duration.Milliseconds(),
+		j := runJSON{Run: run.ID, Parent: run.Tag.Parent, Dir: relPath(run.Dir), Verb: run.Verb, DurationMS: run.Duration.Milliseconds(),
 			Status: run.Status, Components: run.Components}
 		if !run.Started.IsZero() {
 			j.Started = run.Started.UTC().Format(time.RFC3339Nano)
@@ -180,7 +187,7 @@ func writeRunsData(w io.Writer, r stackRuns, format string) error {
 }
 
 // findRun finds the run args name (a run id or a prefix of one), or
-// without it the latest, among the runs of the stack whose state -s names
+// without it the latest run that is not nested in another (ui.Latest), among the runs of the stack whose state -s names
 // (runsOf). No run, or a name that matches none or several, is bad usage.
 func (a *app) findRun(statePath string, args []string) (ui.RunInfo, error) {
 	r, err := a.runsOf(statePath)
@@ -191,11 +198,20 @@ func (a *app) findRun(statePath string, args []string) (ui.RunInfo, error) {
 	if err != nil {
 		return ui.RunInfo{}, err
 	}
+	if len(args) == 0 {
+		// A nested run (gantry invoke from a component) is not "the
+		// latest": following it would end before the run that called it.
+		latest, ok := ui.Latest(runs)
+		switch {
+		case ok:
+			return latest, nil
+		case len(runs) == 0:
+			return ui.RunInfo{}, usageError("%s", r.none())
+		}
+		return ui.RunInfo{}, usageError("only runs inside other runs (gantry invoke from a component) are recorded in %s: name one (gantry explain --runs lists them)", relPath(r.dir))
+	}
 	if len(runs) == 0 {
 		return ui.RunInfo{}, usageError("%s", r.none())
-	}
-	if len(args) == 0 {
-		return runs[0], nil
 	}
 	var found []ui.RunInfo
 	for _, run := range runs {

@@ -38,11 +38,14 @@ const RunTagFile = "run.json"
 // state file of the stack (hub.yaml.state; for a database, of the state
 // file the stack's manifest would have), which tells apart the runs of
 // two stacks in one folder; PID and Host the gantry process that runs it,
-// for following a run while it goes on.
+// for following a run while it goes on; Parent the run of the same stack
+// it runs inside (a gantry invoke from a component), "" for a run of its
+// own.
 type RunTag struct {
-	State string `json:"state"`
-	PID   int    `json:"pid"`
-	Host  string `json:"host"`
+	State  string `json:"state"`
+	PID    int    `json:"pid"`
+	Host   string `json:"host"`
+	Parent string `json:"parent,omitempty"`
 }
 
 // WriteRunTag writes a run folder's run.json.
@@ -61,6 +64,19 @@ func readRunTag(dir string) RunTag {
 		_ = json.Unmarshal(b, &tag)
 	}
 	return tag
+}
+
+// Latest is the latest of runs (newest first, as ListRuns gives them) that
+// runs inside no other: a gantry invoke from a component is part of the
+// run that called it, which is the one going on. false when every run is
+// nested.
+func Latest(runs []RunInfo) (RunInfo, bool) {
+	for _, r := range runs {
+		if r.Tag.Parent == "" {
+			return r, true
+		}
+	}
+	return RunInfo{}, false
 }
 
 // ListRuns reads the run folders below runsDir of the stack whose state

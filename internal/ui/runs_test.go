@@ -54,3 +54,28 @@ func TestReadRunKilled(t *testing.T) {
 		t.Errorf("status %q, want unfinished", ri.Status)
 	}
 }
+
+// TestLatestSkipsNestedRuns: a run inside another (gantry invoke from a
+// component) is never "the latest run", however recent; with nothing but
+// nested runs there is none.
+func TestLatestSkipsNestedRuns(t *testing.T) {
+	run := func(id, parent string) RunInfo { return RunInfo{ID: id, Tag: RunTag{Parent: parent}} }
+	for _, tc := range []struct {
+		name string
+		runs []RunInfo
+		want string // "" for none
+	}{
+		{"none", nil, ""},
+		{"own run first", []RunInfo{run("b", ""), run("a", "")}, "b"},
+		{"nested run newest", []RunInfo{run("c", "b"), run("b", ""), run("a", "")}, "b"},
+		{"several nested", []RunInfo{run("d", "b"), run("c", "b"), run("b", ""), run("a", "")}, "b"},
+		{"only nested", []RunInfo{run("c", "x"), run("d", "x")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := Latest(tc.runs)
+			if ok != (tc.want != "") || got.ID != tc.want {
+				t.Errorf("Latest = %q, %v; want %q", got.ID, ok, tc.want)
+			}
+		})
+	}
+}
