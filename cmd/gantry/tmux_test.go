@@ -369,3 +369,43 @@ components:
 		t.Errorf("the queue was left on the screen:\n%s", screen)
 	}
 }
+
+// TestTTYStderrAboveTheLiveArea interrupts a deploy run with -v in a real
+// terminal (tmux) whose component outlives SIGTERM: what gantry writes to
+// stderr while the live area is drawn — the -v logs, the interrupt's
+// message — is printed above the live area, not drawn over by the next
+// frame, and leaves no copy of the live area in the scrollback; while the
+// run stops, the header says so and what another interrupt does.
+func TestTTYStderrAboveTheLiveArea(t *testing.T) {
+	dir := writeStack(t, map[string]string{
+		"hub.yaml":                "version: 1\nkind: stack\nmeta: {name: stubborn}\ncomponents:\n  - name: slow\n    source: {dir: slow}\n",
+		"slow/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: slow}\n",
+		"slow/deploy": "#!/bin/sh\ntrap 'echo got TERM, going on' TERM\necho working\n" +
+			"while [ ! -e ../release ] && [ -e ../hub.yaml ]; do sleep 0.05; done\necho released\n",
+	})
+	s := startTmux(t, dir, 150, 14, "-v", "deploy", "hub.yaml")
+	s.waitScreen(`slow +\d+(\.\d+)?m?s +working`)
+	s.run("send-keys", "-t", "g", "C-c")
+	screen := s.waitScreen(`(?m)^0/1 done · 1 running · .* · stopping \(interrupt again to stop at once\) · deploy stubborn$`)
+	const message = "gantry: interrupted: stopping the running steps"
+	if !strings.Contains(screen, message) {
+		t.Errorf("the interrupt's message is not on the screen:\n%s", screen)
+	}
+	touch(t, filepath.Join(dir, "release"))
+	screen = s.waitScreen(`EXIT=\d+`)
+	if !strings.Contains(screen, "EXIT=130") {
+		t.Errorf("exit code not 130:\n%s", screen)
+	}
+	if n := strings.Count(screen, message); n != 1 {
+		t.Errorf("the interrupt's message shows %d times on the screen and in its scrollback, want 1:\n%s", n, screen)
+	}
+	if !regexp.MustCompile(`(?m) DBG process started pid=\d+ program=deploy `).MatchString(screen) {
+		t.Errorf("the -v log of the process that started is lost:\n%s", screen)
+	}
+	if !regexp.MustCompile(`(?m) DBG process ended pid=\d+ `).MatchString(screen) {
+		t.Errorf("the -v log of the process that ended during the live display is lost:\n%s", screen)
+	}
+	if spinnerRE.MatchString(screen) || headerRE.MatchString(screen) {
+		t.Errorf("a frame of the live area was left on the screen or in its scrollback:\n%s", screen)
+	}
+}

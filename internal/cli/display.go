@@ -45,6 +45,9 @@ func (d *display) Start(r *action.Started) plan.Observer {
 			return w, h
 		}, d.opts)
 		d.live.Start()
+		if a.errs != nil {
+			a.errs.showOn(d.live, a.stdoutTerminal())
+		}
 		return d.live
 	}
 	return ui.NewPlain(a.stdout, d.sty)
@@ -54,6 +57,9 @@ func (d *display) Start(r *action.Started) plan.Observer {
 func (d *display) Finish(o *action.Outcome) {
 	if d.live != nil {
 		d.live.Stop()
+		if d.a.errs != nil {
+			d.a.errs.detach()
+		}
 	}
 	if d.events != nil {
 		d.events.Emit(o.Event)

@@ -28,7 +28,7 @@ func (a *app) prompter() *ttyPrompter {
 	a.ttyOnce.Do(func() {
 		f, ok := a.stdin.(*os.File)
 		if ok && term.IsTerminal(int(f.Fd())) {
-			a.tty = &ttyPrompter{in: f, out: a.stderr, rd: bufio.NewReader(f)}
+			a.tty = &ttyPrompter{in: f, out: a.rawStderr(), rd: bufio.NewReader(f)}
 		}
 	})
 	return a.tty

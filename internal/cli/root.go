@@ -23,9 +23,12 @@ import (
 
 // app is what every command shares: the streams and the global flags.
 type app struct {
-	stdin   io.Reader
-	stdout  io.Writer
-	stderr  io.Writer
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	// errs is stderr as given (errs.w), which stderr writes through; nil
+	// for an app that prints nothing (quiet).
+	errs    *stderrStream
 	verbose bool
 	noColor bool
 	log     *slog.Logger
@@ -44,7 +47,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			code = ExitFailed
 		}
 	}()
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	errs := &stderrStream{w: stderr}
+	a := &app{stdin: stdin, stdout: stdout, stderr: errs, errs: errs}
 	root := newRoot(a)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -92,7 +96,7 @@ what was done.`,
 			if a.verbose {
 				level = slog.LevelDebug
 			}
-			f, isFile := a.stderr.(*os.File)
+			f, isFile := a.rawStderr().(*os.File)
 			colour := !a.noColor && isFile && isTerminal(f)
 			a.log = slog.New(tint.NewHandler(a.stderr, &tint.Options{Level: level, NoColor: !colour}))
 			slog.SetDefault(a.log)
@@ -127,6 +131,15 @@ what was done.`,
 		newWorkerCmd(a),
 	)
 	return root
+}
+
+// rawStderr is stderr as given, for what writes where the cursor is (a
+// prompt, which is not a whole line) or needs the file (is it a terminal?).
+func (a *app) rawStderr() io.Writer {
+	if a.errs != nil {
+		return a.errs.w
+	}
+	return a.stderr
 }
 
 // exactArgs and friends turn cobra's argument errors into usage errors (exit 2).

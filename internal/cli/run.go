@@ -190,8 +190,14 @@ func (a *app) printReport(out *action.Outcome) {
 }
 
 // interrupted says what an interrupt does, on stderr (the display may be
-// the terminal's whole screen).
+// the terminal's whole screen; on a live display's terminal, above the live
+// area, whose header then says the run is stopping).
 func (a *app) interrupted(second bool) {
+	if a.errs != nil {
+		if live := a.errs.liveDisplay(); live != nil {
+			live.Interrupted(second)
+		}
+	}
 	if second {
 		fmt.Fprintln(a.stderr, "\ngantry: interrupted again: stopping every process now")
 		return

@@ -26,14 +26,20 @@ import (
 // by the display's own goroutine: events only update what it draws, so a
 // slow terminal never holds the run up.
 type TTY struct {
-	mu      sync.Mutex // what is drawn: pending, paused, labels
+	mu      sync.Mutex // what is drawn: pending, paused, stopped, interrupts, labels
 	tracker *Tracker
 	sty     Style
 	opts    TTYOptions
 	pending []string // lines to print above the live area
 	paused  bool
-	labels  stepLabels
-	start   time.Time
+	// stopped is set once Stop draws the last frame: lines printed after
+	// it are written at once.
+	stopped bool
+	// interrupts is how many interrupts the run had (0, 1, 2): the header
+	// says the run is stopping.
+	interrupts int
+	labels     stepLabels
+	start      time.Time
 
 	out   sync.Mutex // the terminal: one writer at a time
 	w     io.Writer
@@ -88,11 +94,45 @@ func (t *TTY) Stop() {
 		close(t.stop)
 		<-t.ended
 	}
+	// The terminal is held from the moment Print stops queueing until the
+	// last frame is written: a line printed meanwhile comes after it.
+	t.out.Lock()
+	defer t.out.Unlock()
 	t.mu.Lock()
-	t.paused = true
+	t.paused, t.stopped = true, true
 	t.mu.Unlock()
-	t.render(false)
-	t.write("\x1b[0m\x1b[?25h") // no attribute left set, the cursor back
+	t.renderLocked(false)
+	_, _ = io.WriteString(t.w, "\x1b[0m\x1b[?25h") // no attribute left set, the cursor back
+}
+
+// Print prints lines of gantry's own (a warning, the interrupt's message,
+// -v logs written to a stderr that is this terminal) above the live area
+// at the next frame, instead of where the cursor is, where the frame after
+// would draw over them and they would leave a copy of the live area in the
+// scrollback. After Stop they are written at once.
+func (t *TTY) Print(lines ...string) {
+	t.mu.Lock()
+	if !t.stopped {
+		t.above(lines...)
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	for _, l := range lines {
+		t.write(l + "\n")
+	}
+}
+
+// Interrupted makes the header say that the run is stopping: after the
+// first interrupt, that another one stops every process at once; after the
+// second, that they are being stopped.
+func (t *TTY) Interrupted(second bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.interrupts = 1
+	if second {
+		t.interrupts = 2
+	}
 }
 
 func (t *TTY) write(s string) {
@@ -105,13 +145,18 @@ func (t *TTY) write(s string) {
 // the lines to print above it and (unless paused) the live area as it is
 // now. tick says the spinner moves on.
 func (t *TTY) render(tick bool) {
+	t.out.Lock()
+	defer t.out.Unlock()
+	t.renderLocked(tick)
+}
+
+// renderLocked is render with the terminal (t.out) held.
+func (t *TTY) renderLocked(tick bool) {
 	t.mu.Lock()
 	lines := t.pending
 	t.pending = nil
-	paused := t.paused
+	paused, interrupts := t.paused, t.interrupts
 	t.mu.Unlock()
-	t.out.Lock()
-	defer t.out.Unlock()
 	if tick {
 		t.frame++
 	}
@@ -127,7 +172,7 @@ func (t *TTY) render(tick bool) {
 		b = append(b, eraseLine...)
 	}
 	if !paused {
-		b = t.draw(b, width, height)
+		b = t.draw(b, width, height, interrupts)
 	}
 	b = t.erase(b, old, len(b) > 0 && (len(lines) > 0 || len(t.drawn) > 0))
 	t.buf = b
@@ -189,8 +234,9 @@ func liveRows(height int) int {
 }
 
 // draw appends the live area: the header, the running components, the
-// waiting ones with --show-queue, within liveRows.
-func (t *TTY) draw(b []byte, width, height int) []byte {
+// waiting ones with --show-queue, within liveRows. interrupts is how many
+// interrupts the run had.
+func (t *TTY) draw(b []byte, width, height, interrupts int) []byte {
 	rows := liveRows(height)
 	if rows < 1 {
 		return b
@@ -203,7 +249,7 @@ func (t *TTY) draw(b []byte, width, height int) []byte {
 		b = append(b, eraseLine...)
 		t.drawn = append(t.drawn, Width(s))
 	}
-	line(t.header(&live))
+	line(t.header(&live, interrupts))
 	running, waiting := live.Active, live.Counts[Waiting]
 	runRows := min(running, avail)
 	queueRows := 0
@@ -239,8 +285,9 @@ func (t *TTY) draw(b []byte, width, height int) []byte {
 
 // header is the first line of the live area: "3/10 done · 2 running ·
 // 4 waiting · 1 failed · 12.3s · deploy web" — the counts first, so that
-// a narrow terminal cuts the names.
-func (t *TTY) header(l *Live) string {
+// a narrow terminal cuts the names. After an interrupt, what it does comes
+// before the names: "· stopping (interrupt again to stop at once) ·".
+func (t *TTY) header(l *Live, interrupts int) string {
 	c := l.Counts
 	done := c[Deployed] + c[Undeployed] + c[Done] + c[Unchanged]
 	var sb strings.Builder
@@ -253,7 +300,14 @@ func (t *TTY) header(l *Live) string {
 	if c[Skipped] > 0 {
 		fmt.Fprintf(&sb, " · %d skipped", c[Skipped])
 	}
-	sb.WriteString(" · " + FormatDuration(time.Since(t.start).Truncate(100*time.Millisecond)) + " · " + l.Verb)
+	sb.WriteString(" · " + FormatDuration(time.Since(t.start).Truncate(100*time.Millisecond)))
+	switch interrupts {
+	case 1:
+		sb.WriteString(" · " + t.sty.Yellow("stopping (interrupt again to stop at once)"))
+	case 2:
+		sb.WriteString(" · " + t.sty.Yellow("stopping every process now"))
+	}
+	sb.WriteString(" · " + l.Verb)
 	if l.Stack != "" {
 		sb.WriteString(" " + Sanitize(l.Stack))
 	}

@@ -172,3 +172,54 @@ func TestTTYFinishedLines(t *testing.T) {
 		}
 	}
 }
+
+// TestTTYPrintAndInterrupted: lines of gantry's own given to Print come
+// above the live area at the next frame, once, never inside it; after an
+// interrupt the header says the run is stopping and what another
+// interrupt does; after Stop, Print writes at once.
+func TestTTYPrintAndInterrupted(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		interrupts []bool // the second flag of each interrupt
+		header     string // a regular expression
+	}{
+		{"running", nil, `^0/2 done · 1 running · 1 waiting · 0 failed · \d+ms · deploy wide$`},
+		{"interrupted", []bool{false}, `^0/2 done · 1 running · 1 waiting · 0 failed · \d+ms · stopping \(interrupt again to stop at once\) · deploy wide$`},
+		{"interrupted twice", []bool{false, true}, `^0/2 done · 1 running · 1 waiting · 0 failed · \d+ms · stopping every process now · deploy wide$`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := livePlan(2, true)
+			tracker := NewTracker(p)
+			tty := NewTTY(nil, Style{}, tracker, func() (int, int) { return 200, 20 }, TTYOptions{})
+			tty.start = time.Now()
+			Multi{tracker, tty}.StepStarted(p.Node("c00/deploy"), time.Now())
+			frameOf(t, tty)
+			tty.Print("gantry: a warning")
+			for _, second := range tc.interrupts {
+				tty.Interrupted(second)
+			}
+			var buf bytes.Buffer
+			tty.w = &buf
+			tty.render(true)
+			// Up over the live area drawn last, the line, the live area,
+			// erased below.
+			out := strings.Split(strings.ReplaceAll(buf.String(), eraseLine, "\n"), "\n")
+			if len(out) != 4 || out[0] != "\r\x1b[2Agantry: a warning" || out[3] != "\x1b[J" {
+				t.Fatalf("the frame is not the line above the live area, then the live area:\n%q", out)
+			}
+			if !regexp.MustCompile(tc.header).MatchString(out[1]) {
+				t.Errorf("header %q does not match %q", out[1], tc.header)
+			}
+			if again := frameOf(t, tty); strings.Contains(strings.Join(again, "\n"), "a warning") {
+				t.Errorf("the line is printed again in the next frame: %q", again)
+			}
+			buf.Reset()
+			tty.w = &buf
+			tty.Stop()
+			tty.Print("gantry: after the end")
+			if !strings.HasSuffix(buf.String(), "\x1b[?25hgantry: after the end\n") {
+				t.Errorf("a line printed after Stop is not written at once after the last frame: %q", buf.String())
+			}
+		})
+	}
+}
