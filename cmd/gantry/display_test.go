@@ -183,3 +183,56 @@ func TestResumeHundredComponentsStartsNoProcess(t *testing.T) {
 		t.Errorf("%d components reported unchanged, want 100", len(got))
 	}
 }
+
+// TestDumbTerminalGetsPlainLines deploys on a terminal whose TERM says it
+// cannot move the cursor (dumb, or no TERM: Emacs' shell, a serial
+// console): it gets the plain lines, without any escape sequence — no
+// cursor moves, no colours —, as when stdout is not a terminal; a terminal
+// that can (xterm) gets the live display.
+func TestDumbTerminalGetsPlainLines(t *testing.T) {
+	dir := writeStack(t, map[string]string{
+		"hub.yaml":               "version: 1\nkind: stack\nmeta: {name: dumb}\ncomponents:\n  - name: app\n    source: {dir: app}\n",
+		"app/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: app}\n",
+		"app/deploy":             "#!/bin/sh\necho starting\nsleep 0.3\necho ready\n",
+	})
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TERM=") && !strings.HasPrefix(kv, "NO_COLOR=") {
+			env = append(env, kv)
+		}
+	}
+	for _, tc := range []struct {
+		name, term string // term "" leaves TERM unset
+		live       bool
+	}{
+		{"TERM=dumb", "dumb", false},
+		{"no TERM", "", false},
+		{"TERM=xterm", "xterm", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := env
+			if tc.term != "" {
+				e = append(e[:len(e):len(e)], "TERM="+tc.term)
+			}
+			s := startPTYEnv(t, dir, nil, e, "-v", "deploy", "hub.yaml")
+			if code := s.wait(); code != 0 {
+				t.Fatalf("exit %d:\n%s", code, s.output())
+			}
+			out := s.output()
+			if tc.live {
+				if !strings.Contains(out, "\x1b[") {
+					t.Errorf("no live display on a terminal that has one:\n%q", out)
+				}
+				return
+			}
+			if strings.Contains(out, "\x1b") {
+				t.Errorf("escape sequences on a dumb terminal:\n%q", out)
+			}
+			for _, want := range []string{"[app] starting", "[app] ready", "DBG process started"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("no %q among the plain lines:\n%s", want, out)
+				}
+			}
+		})
+	}
+}

@@ -34,13 +34,19 @@ func startPTY(t *testing.T, dir string, args ...string) *ptySession {
 // out instead when out is not nil (deploy > run.log).
 func startPTYOut(t *testing.T, dir string, out *os.File, args ...string) *ptySession {
 	t.Helper()
+	return startPTYEnv(t, dir, out, append(os.Environ(), "NO_COLOR=1"), args...)
+}
+
+// startPTYEnv is startPTYOut with the environment env.
+func startPTYEnv(t *testing.T, dir string, out *os.File, env []string, args ...string) *ptySession {
+	t.Helper()
 	bin, err := exec.LookPath("gantry")
 	if err != nil {
 		t.Fatalf("gantry is not on PATH: %v", err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Env = env
 	if out != nil {
 		cmd.Stdout = out
 	}

@@ -35,8 +35,8 @@ func (d *display) Start(r *action.Started) plan.Observer {
 		d.events = ui.NewEvents(a.stdout, r.RunID)
 		d.events.Emit(r.Event)
 		return d.events
-	case a.stdoutTerminal() != nil:
-		fd := int(a.stdoutTerminal().Fd())
+	case a.liveTerminal() != nil:
+		fd := int(a.liveTerminal().Fd())
 		d.live = ui.NewTTY(a.stdout, d.sty, r.Tracker, func() (int, int) {
 			w, h, err := term.GetSize(fd)
 			if err != nil || w <= 0 || h <= 0 {
@@ -46,7 +46,7 @@ func (d *display) Start(r *action.Started) plan.Observer {
 		}, d.opts)
 		d.live.Start()
 		if a.errs != nil {
-			a.errs.showOn(d.live, a.stdoutTerminal())
+			a.errs.showOn(d.live, a.liveTerminal())
 		}
 		return d.live
 	}
@@ -108,9 +108,27 @@ func (a *app) printRunEnd(o *action.Outcome) {
 }
 
 // color reports whether to colour the output: not with NO_COLOR or
-// --no-color, and only on a terminal.
+// --no-color, and only on a terminal that can show colours (not TERM=dumb).
 func (a *app) color() bool {
-	return !a.noColor && a.stdoutTerminal() != nil
+	return !a.noColor && a.liveTerminal() != nil
+}
+
+// liveTerminal returns stdout when it is a terminal that can move its
+// cursor and show colours, for the live display; nil for a terminal that
+// says it cannot (TERM=dumb, or no TERM: Emacs' shell, a serial console),
+// which gets plain lines, as when stdout is not a terminal.
+func (a *app) liveTerminal() *os.File {
+	if dumbTerminal() {
+		return nil
+	}
+	return a.stdoutTerminal()
+}
+
+// dumbTerminal reports whether TERM says the terminal cannot move its
+// cursor nor show colours: dumb, or unset.
+func dumbTerminal() bool {
+	t := os.Getenv("TERM")
+	return t == "" || t == "dumb"
 }
 
 // stdoutTerminal returns stdout when it is a terminal, else nil.

@@ -97,7 +97,7 @@ what was done.`,
 				level = slog.LevelDebug
 			}
 			f, isFile := a.rawStderr().(*os.File)
-			colour := !a.noColor && isFile && isTerminal(f)
+			colour := !a.noColor && isFile && isTerminal(f) && !dumbTerminal()
 			a.log = slog.New(tint.NewHandler(a.stderr, &tint.Options{Level: level, NoColor: !colour}))
 			slog.SetDefault(a.log)
 			return nil
