@@ -20,6 +20,9 @@ type ttyPrompter struct {
 	in  *os.File
 	out io.Writer
 	rd  *bufio.Reader
+	// interrupted names the parameter whose prompt was interrupted: no
+	// other is asked for, and the command exits 130 (app.failure).
+	interrupted string
 }
 
 // prompter returns a prompter when stdin is a terminal, else nil: gantry never
@@ -38,6 +41,9 @@ func (a *app) prompter() *ttyPrompter {
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 func (p *ttyPrompter) Prompt(param *manifest.Parameter, current string) (string, error) {
+	if p.interrupted != "" {
+		return "", errPromptInterrupted
+	}
 	label := param.QName()
 	if param.Brief != "" {
 		label += " (" + param.Brief + ")"
@@ -52,6 +58,9 @@ func (p *ttyPrompter) Prompt(param *manifest.Parameter, current string) (string,
 	if param.IsSecret() {
 		b, err := readSecret(int(p.in.Fd()), p.out, label+": ")
 		fmt.Fprintln(p.out)
+		if errors.Is(err, errPromptInterrupted) {
+			p.interrupted = param.QName()
+		}
 		if err != nil {
 			return "", err
 		}

@@ -145,6 +145,10 @@ func (a *app) failure(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case a.tty != nil && a.tty.interrupted != "":
+		// Whatever the lock made of the prompt's error: the person at the
+		// terminal stopped gantry.
+		return withCode(ExitInterrupted, fmt.Errorf("interrupted at the prompt for %s", a.tty.interrupted))
 	case errors.As(err, &detached):
 		return withCode(ExitInterrupted, err)
 	case errors.As(err, &nothing):
