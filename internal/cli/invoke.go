@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -54,6 +55,7 @@ func (f *insideFlags) resolve() error {
 func newInvokeCmd(a *app) *cobra.Command {
 	var f insideFlags
 	output := "text"
+	var lockTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "invoke COMPONENT VERB",
 		Short: "Run a custom verb (backup, rotate, …) of a deployed component",
@@ -64,6 +66,7 @@ and GANTRY_STATE) or with -m and -s. Deploy and undeploy go through gantry
 deploy and undeploy -c COMPONENT.`,
 		Example: `  gantry invoke db backup
   gantry invoke db backup -m hub.yaml.elaborate -s hub.yaml.state
+  gantry invoke db backup --lock-timeout 10m   # wait for a deploy going on
   gantry invoke db backup --output json`,
 		Args: argsRange(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -74,11 +77,15 @@ deploy and undeploy -c COMPONENT.`,
 			if output != "text" && output != "json" {
 				return usageError("--output %q: expected text or json", output)
 			}
+			lock, err := a.lockOptions(lockTimeout)
+			if err != nil {
+				return err
+			}
 			if err := f.resolve(); err != nil {
 				return err
 			}
 			out, err := (&action.Invoke{
-				Source:    action.Source{Manifest: f.manifest, StatePath: f.statePath},
+				Source:    action.Source{Manifest: f.manifest, StatePath: f.statePath, Lock: lock},
 				Component: comp, Verb: verb,
 				// Inside a run the parent holds the lock and called the
 				// installation handler; invoke only reads the state.
@@ -90,6 +97,7 @@ deploy and undeploy -c COMPONENT.`,
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&output, "output", "text", "text, or json for one event per line")
+	registerLockTimeout(cmd.Flags(), &lockTimeout)
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	cmd.ValidArgsFunction = invokeArgs(&f)
 	return cmd

@@ -64,7 +64,7 @@ func (f *runFlags) register(cmd *cobra.Command, verb string) {
 	fl.BoolVar(&f.showQueue, "show-queue", false, "on a terminal, list the components waiting to start and what each waits for")
 	fl.StringVar(&f.osEnvironment, "os-environment", "", "\"everything\" keeps TF_VAR_* variables in components' environment")
 	registerSelection(cmd)
-	fl.DurationVar(&f.lockTimeout, "lock-timeout", 0, "wait up to this long (30s, 10m) for the state's lock another run holds, instead of failing at once")
+	registerLockTimeout(fl, &f.lockTimeout)
 	fl.StringVar(&f.engine, "engine", "", "run the steps on Temporal workers: temporal://HOST:PORT/NAMESPACE (default: $GANTRY_ENGINE, else here; docs/temporal.md)")
 }
 
@@ -143,14 +143,15 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 	if f.osEnvironment != "" && f.osEnvironment != "everything" {
 		return usageError("--os-environment %q: expected everything", f.osEnvironment)
 	}
-	if f.lockTimeout < 0 {
-		return usageError("--lock-timeout %s: expected a duration of 0 or more (30s, 10m)", f.lockTimeout)
+	lock, err := a.lockOptions(f.lockTimeout)
+	if err != nil {
+		return err
 	}
 	src, err := f.source(args)
 	if err != nil {
 		return err
 	}
-	src.Lock = state.LockOptions{Timeout: f.lockTimeout, Waiting: a.lockWaiting}
+	src.Lock = lock
 	if f.dryRun {
 		if f.parallel < 0 {
 			return usageError("--parallel %d: expected a positive number", f.parallel)
@@ -234,6 +235,21 @@ func (a *app) runEnd(out *action.Outcome, err error) error {
 
 // lockWaiting tells the person waiting for the state's lock who holds it,
 // each time the holder changes.
+// registerLockTimeout registers --lock-timeout, of the commands that take
+// the state's lock for a run (deploy, undeploy, invoke).
+func registerLockTimeout(fl *pflag.FlagSet, d *time.Duration) {
+	fl.DurationVar(d, "lock-timeout", 0, "wait up to this long (30s, 10m) for the state's lock another run holds, instead of failing at once")
+}
+
+// lockOptions is how a run waits for the state's lock: up to timeout
+// (--lock-timeout), saying whom it waits for.
+func (a *app) lockOptions(timeout time.Duration) (state.LockOptions, error) {
+	if timeout < 0 {
+		return state.LockOptions{}, usageError("--lock-timeout %s: expected a duration of 0 or more (30s, 10m)", timeout)
+	}
+	return state.LockOptions{Timeout: timeout, Waiting: a.lockWaiting}, nil
+}
+
 func (a *app) lockWaiting(h *state.Holder) {
 	if h == nil {
 		fmt.Fprintln(a.stderr, "waiting for the state's lock, held by another gantry run")
