@@ -349,6 +349,61 @@ lifecycle:
 	}
 }
 
+// TestGateQuestionStaysLast: while a component's gate waits for an answer
+// on a terminal, another component running alongside goes on printing, but
+// only to its log and live line: the question stays the last line on the
+// screen, the answer is typed under it, and the other component's lines
+// that finish meanwhile come after the answer.
+func TestGateQuestionStaysLast(t *testing.T) {
+	dir := writeStack(t, map[string]string{
+		"hub.yaml": "version: 1\nkind: stack\nmeta: {name: gates}\nlifecycle:\n  parallel: 2\ncomponents:\n" +
+			"  - name: chatty\n    source: {dir: chatty}\n  - name: gated\n    source: {dir: gated}\n",
+		"chatty/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: chatty}\n",
+		"chatty/deploy":             "#!/bin/sh\nfor i in $(seq 1 8); do echo chatty line $i; sleep 0.05; done\n",
+		"gated/hub-component.yaml":  "version: 1\nkind: component\nmeta: {name: gated}\nlifecycle:\n  pre_instance_create:\n    steps:\n      - gate: \"Migrate the database now?\"\n",
+		"gated/deploy":              "#!/bin/sh\necho migrated\n",
+	})
+	s := startPTY(t, dir, "deploy", "hub.yaml")
+	const question = "[gated] Migrate the database now? [y/N]"
+	s.waitFor(question)
+	// chatty ends while the question waits (its log says so).
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(readLogs(t, dir, "chatty.log"), "<== deploy chatty: ok") {
+		if time.Now().After(deadline) {
+			t.Fatalf("chatty did not end while the gate waited:\n%s", s.output())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // three frames of the display
+	if after := s.output()[strings.Index(s.output(), question)+len(question):]; strings.TrimSpace(after) != "" {
+		t.Errorf("printed under the question while it waited: %q", after)
+	}
+	s.send("y\r")
+	if code := s.wait(); code != 0 {
+		t.Fatalf("exit code %d:\n%s", code, s.output())
+	}
+	out := s.output()
+	if !regexp.MustCompile(`(?s)` + regexp.QuoteMeta(question) + `\r\ny\r\n.*✓ chatty +deployed`).MatchString(out) {
+		t.Errorf("the answer is not under the question, or chatty's line not after it:\n%q", out)
+	}
+	if strings.Contains(out, "now?: Migrate") {
+		t.Errorf("the live line says the gate's label twice:\n%q", out)
+	}
+}
+
+// readLogs is the text of the run log name of the run in dir ("" when there
+// is none yet).
+func readLogs(t *testing.T, dir, name string) string {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(dir, ".gantry", "runs", "*", name))
+	var sb strings.Builder
+	for _, m := range matches {
+		b, _ := os.ReadFile(m)
+		sb.Write(b)
+	}
+	return sb.String()
+}
+
 const pauseStack = `version: 1
 kind: stack
 meta: {name: pauses}

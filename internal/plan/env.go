@@ -52,6 +52,11 @@ const (
 	// {{…}}), known once the step runs: displays show it in place of the
 	// label of the plan, which names them.
 	NoteLabel
+	// NoteAsking says the step is about to ask the person at the terminal
+	// something (a gate, a pause), with the run held back: a display that
+	// steps aside for it shows only this step's group's lines meanwhile,
+	// so that other components' output does not push the question away.
+	NoteAsking
 )
 
 // Note is something a step reports besides its output lines.

@@ -77,6 +77,11 @@ func (c *ComponentRun) Detail() string {
 	case c.verbStep || c.Current == "":
 		return c.LastLine
 	}
+	if kind, what, ok := strings.Cut(c.Current, ": "); ok && strings.HasPrefix(c.LastLine, what) {
+		// The line says the label again (a gate's question after "gate:
+		// "): once is enough.
+		return kind + ": " + c.LastLine
+	}
 	return c.Current + ": " + c.LastLine
 }
 

@@ -38,8 +38,14 @@ type TTY struct {
 	// interrupts is how many interrupts the run had (0, 1, 2): the header
 	// says the run is stopping.
 	interrupts int
-	labels     stepLabels
-	start      time.Time
+	// hold keeps the lines to print above the live area (finished
+	// components, warnings) back while a step asks something, so that the
+	// question stays the last line; asker is the group of the step that
+	// asks (plan.NoteAsking), whose lines alone are printed meanwhile.
+	hold   bool
+	asker  string
+	labels stepLabels
+	start  time.Time
 
 	out   sync.Mutex // the terminal: one writer at a time
 	w     io.Writer
@@ -99,7 +105,7 @@ func (t *TTY) Stop() {
 	t.out.Lock()
 	defer t.out.Unlock()
 	t.mu.Lock()
-	t.paused, t.stopped = true, true
+	t.paused, t.stopped, t.hold = true, true, false
 	t.mu.Unlock()
 	t.renderLocked(false)
 	_, _ = io.WriteString(t.w, "\x1b[0m\x1b[?25h") // no attribute left set, the cursor back
@@ -153,8 +159,10 @@ func (t *TTY) render(tick bool) {
 // renderLocked is render with the terminal (t.out) held.
 func (t *TTY) renderLocked(tick bool) {
 	t.mu.Lock()
-	lines := t.pending
-	t.pending = nil
+	var lines []string
+	if !t.hold {
+		lines, t.pending = t.pending, nil
+	}
 	paused, interrupts := t.paused, t.interrupts
 	t.mu.Unlock()
 	if tick {
@@ -379,34 +387,43 @@ func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time
 }
 
 // Log shows output lines only while the live area stands aside (a prompt),
-// named by their component; otherwise the last line appears in the
-// component's live line, and all of them in the run log.
+// named by their component, and then only the asking step's group's
+// (plan.NoteAsking) when it is known; otherwise the last line appears in
+// the component's live line, and all of them in the run log.
 func (t *TTY) Log(n *plan.Node, line string) {
 	t.mu.Lock()
-	paused := t.paused
+	show := t.paused && (t.asker == "" || t.asker == groupOf(n))
 	t.mu.Unlock()
-	if paused {
+	if show {
 		t.write(t.sty.Dim("["+Sanitize(groupOf(n))+"]") + " " + Sanitize(line) + "\n")
 	}
 }
 
 // Note keeps the expanded labels of the stack's steps, for their lines.
 func (t *TTY) Note(n *plan.Node, note plan.Note) {
-	if note.Kind != plan.NoteLabel {
-		return
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.labels.expand(n, note.Value)
+	switch note.Kind {
+	case plan.NoteLabel:
+		t.labels.expand(n, note.Value)
+	case plan.NoteAsking:
+		if t.paused {
+			t.asker = groupOf(n)
+		}
+	}
 }
 
 // Paused hides the live area while a step talks to the person at the
-// terminal, and brings it back.
+// terminal, and brings it back. The lines to print above it are printed
+// first, then held back until the answer.
 func (t *TTY) Paused(on bool) {
 	t.mu.Lock()
-	t.paused = on
+	t.paused, t.hold, t.asker = on, false, ""
 	t.mu.Unlock()
 	t.render(false)
+	t.mu.Lock()
+	t.hold = on && !t.stopped
+	t.mu.Unlock()
 	if on {
 		t.write("\x1b[?25h")
 	} else {

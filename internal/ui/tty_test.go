@@ -223,3 +223,65 @@ func TestTTYPrintAndInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestDetail: the live line of a running component says its verb's last
+// line, or another step's label with its last line, the label's words
+// once when the line repeats them (a gate's question).
+func TestDetail(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		current, last string
+		verbStep      bool
+		want          string
+	}{
+		{"no line yet", "probe tcp connect_wait db:5432", "", false, "probe tcp connect_wait db:5432"},
+		{"the verb's line", "deploy db", "migrating", true, "migrating"},
+		{"a step with its line", "probe tcp connect_wait db:5432", "attempt 2 failed", false, "probe tcp connect_wait db:5432: attempt 2 failed"},
+		{"a gate's question", "gate: Migrate the database now?", "Migrate the database now? [y/N]", false, "gate: Migrate the database now? [y/N]"},
+		{"a gate's other line", "gate: Migrate the database now?", "approved", false, "gate: Migrate the database now?: approved"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &ComponentRun{Current: tc.current, LastLine: tc.last, verbStep: tc.verbStep}
+			if got := c.Detail(); got != tc.want {
+				t.Errorf("Detail() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTTYAskingStepAlone: while a step asks something, the display prints
+// only the lines of the asking step's group, and holds back the lines to
+// print above the live area (a component that finished) until the answer,
+// so that the question stays the last line.
+func TestTTYAskingStepAlone(t *testing.T) {
+	p := livePlan(2, false)
+	tracker := NewTracker(p)
+	var buf bytes.Buffer
+	tty := NewTTY(&buf, Style{}, tracker, func() (int, int) { return 100, 20 }, TTYOptions{})
+	obs := Multi{tracker, tty}
+	now := time.Now()
+	asker, other := p.Node("c00/deploy"), p.Node("c01/deploy")
+	obs.StepStarted(asker, now)
+	obs.StepStarted(other, now)
+	tty.Paused(true)
+	obs.Note(asker, plan.Note{Kind: plan.NoteAsking})
+	obs.Log(asker, "Proceed? [y/N]")
+	obs.Log(other, "busy line")
+	obs.StepFinished(other, plan.Ok(), now, now)
+	obs.StepFinished(p.Node("c01/end"), plan.Ok(), now, now)
+	tty.render(true)
+	paused := buf.String()
+	if !strings.HasSuffix(paused, "[c00] Proceed? [y/N]\n") {
+		t.Errorf("the question is not the last line while it waits: %q", paused)
+	}
+	if strings.Contains(paused, "busy line") || strings.Contains(paused, "c01 ") {
+		t.Errorf("another component's lines printed while a step asks: %q", paused)
+	}
+	tty.Paused(false)
+	if !regexp.MustCompile(`(?m)^✓ c01 +deployed`).MatchString(buf.String()[len(paused):]) {
+		t.Errorf("the line held back is not printed after the answer: %q", buf.String()[len(paused):])
+	}
+	if strings.Contains(buf.String(), "busy line") {
+		t.Errorf("another component's output line printed: %q", buf.String())
+	}
+}

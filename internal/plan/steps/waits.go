@@ -28,7 +28,7 @@ func gate(env plan.Env, msg string) plan.Result {
 		return plan.Fail(fmt.Errorf("gate %q needs approval: run on a terminal to answer it, or pass --yes to approve every gate", msg))
 	}
 	var answer string
-	err := env.Pause(func() error {
+	err := talk(env, func() error {
 		var err error
 		answer, err = env.Ask(msg + " [y/N]")
 		return err
@@ -42,6 +42,16 @@ func gate(env plan.Env, msg string) plan.Result {
 		return plan.Ok()
 	}
 	return plan.Fail(fmt.Errorf("gate %q was not approved", msg))
+}
+
+// talk holds the run back while fn talks to the person at the terminal
+// (env.Pause), and tells the displays that this step is the one talking
+// (plan.NoteAsking).
+func talk(env plan.Env, fn func() error) error {
+	return env.Pause(func() error {
+		env.Note(plan.Note{Kind: plan.NoteAsking})
+		return fn()
+	})
 }
 
 // delay waits d: the one delay of gantry.
@@ -112,7 +122,7 @@ func pause(res plan.Result, label string, env plan.Env) bool {
 		return false
 	}
 	var answer string
-	err := env.Pause(func() error {
+	err := talk(env, func() error {
 		env.Logf("%s failed: %s", label, res.Reason)
 		var err error
 		answer, err = env.Ask(fmt.Sprintf("paused after %s failed: continue or abort? [c/a]", label))
