@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -55,6 +56,9 @@ const (
 	keeperArg = "output-keeper"
 )
 
+// keeperSessionEnv gives the keeper gantry's session (gantrySession).
+const keeperSessionEnv = "GANTRY_OUTPUT_KEEPER_SESSION"
+
 // keeperFD is the keeper's end of the socket, in the keeper.
 const keeperFD = 3
 
@@ -97,6 +101,12 @@ func (k *Keeper) start(mine, theirs int) {
 		return
 	}
 	cmd := HelperCommand(self, keeperArg, keeperEnv)
+	// gantry's session, which the keeper cannot read from its parent once
+	// gantry is gone: a gantry killed before the keeper got to run would
+	// leave it naming no process as gantry's.
+	if sid, err := unix.Getsid(0); err == nil {
+		cmd.Env = append(cmd.Env, keeperSessionEnv+"="+strconv.Itoa(sid))
+	}
 	cmd.Dir = "/" // it holds no folder
 	cmd.ExtraFiles = []*os.File{end}
 	// Its own session: an interrupt or a hangup of the terminal is gantry's

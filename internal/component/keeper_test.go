@@ -548,3 +548,33 @@ func TestKeeperReportSaysWhatGantryHadNotRead(t *testing.T) {
 		t.Errorf("the log holds:\n%s\nwant a line saying the 17 bytes printed last were not kept", got)
 	}
 }
+
+// TestGantrySession: the keeper names processes by the session gantry gave
+// it, not by its parent's, which is no longer gantry's when gantry was
+// killed before the keeper got to run (its processes were then named as
+// no process of gantry's, and its log line said the process had ended).
+func TestGantrySession(t *testing.T) {
+	own, err := unix.Getsid(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		given  string
+		parent int
+		want   int
+	}{
+		{"given", "4242", os.Getpid(), 4242},
+		{"given wins over a live parent", "4242", os.Getppid(), 4242},
+		{"none given: the parent's", "", os.Getpid(), own},
+		{"garbage: the parent's", "x1", os.Getpid(), own},
+		{"none given, parent gone to init: unknown", "", 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := gantrySession(tt.given, tt.parent); got != tt.want {
+				t.Errorf("gantrySession(%q, %d) = %d, want %d", tt.given, tt.parent, got, tt.want)
+			}
+		})
+	}
+}
