@@ -59,7 +59,11 @@ func (f *runFlags) register(cmd *cobra.Command, verb string) {
 	fl.BoolVar(&f.resume, "resume", false, "skip components deployed with an unchanged fingerprint")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and run nothing")
 	fl.BoolVar(&f.yes, "yes", false, "approve every gate")
-	fl.BoolVar(&f.force, "force", false, "after a mandatory component fails, go on with independent components")
+	force := "after a mandatory component fails, go on with independent components"
+	if verb == plan.VerbUndeploy {
+		force += "; in a sow landscape, forget components none of whose records are in its folder"
+	}
+	fl.BoolVar(&f.force, "force", false, force)
 	fl.StringVar(&f.output, "output", "text", "text, or json for one event per line")
 	fl.BoolVar(&f.showQueue, "show-queue", false, "on a terminal, list the components waiting to start and what each waits for")
 	fl.StringVar(&f.osEnvironment, "os-environment", "", "\"everything\" keeps TF_VAR_* variables in components' environment")

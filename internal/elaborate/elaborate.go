@@ -51,6 +51,14 @@ type Result struct {
 	// say it was deployed with, where they live beside gantry's state (a
 	// sow landscape's state/<component>/SPEC-VERSION); "" is never set.
 	DeployedVersions map[string]string
+	// OwnRecords says, for a stack whose components keep records of their
+	// own beside gantry's state (a sow landscape's state/, gen/ and export/
+	// folders, which a database state does not share), what those records
+	// of a component are and whether none of them is there; nil for other
+	// stacks. The resolve phase asks it of each component the state
+	// records as deployed: a plan must not take such a component for
+	// deployed, nor its delete for done, when its records are elsewhere.
+	OwnRecords func(component string) (what string, none bool)
 	// Partial says some components' manifests had errors and were left out
 	// (Options.Partial), and nothing else had any: the rest is a stack that
 	// can be planned, except that the names and capabilities the left-out
@@ -83,7 +91,7 @@ const (
 // and folders are shared).
 func (r *Result) WithStack(s *manifest.Stack) *Result {
 	return &Result{Stack: s, Components: r.Components, Files: r.Files, Dir: r.Dir, SourceDirs: r.SourceDirs, ProductDirs: r.ProductDirs, TemplateDirs: r.TemplateDirs,
-		DeployedVersions: r.DeployedVersions, spread: r.spread, secretResources: r.secretResources}
+		DeployedVersions: r.DeployedVersions, OwnRecords: r.OwnRecords, spread: r.spread, secretResources: r.secretResources}
 }
 
 // Component returns the component named name, or nil.

@@ -116,7 +116,7 @@ func (l *Landscape) recordsIncomplete(c *Component) (file, why string) {
 		}
 		return "", ""
 	}
-	if !exists(l.StateDir(c.Name)) && !exists(l.GenDir(c.Name)) && !exists(l.ExportDir(c.Name)) {
+	if _, none := l.ownRecords(c.Name); none {
 		return "", "" // never deployed, or deleted
 	}
 	for _, f := range []string{info, exp} {
@@ -125,6 +125,23 @@ func (l *Landscape) recordsIncomplete(c *Component) (file, why string) {
 		}
 	}
 	return "", ""
+}
+
+// ownRecords are sow's records of a component (its state, gen and export
+// folders), named for messages, and whether none of them is in the
+// landscape's folder (elaborate.Result.OwnRecords).
+func (l *Landscape) ownRecords(name string) (what string, none bool) {
+	if !filepath.IsLocal(filepath.FromSlash(name)) {
+		return "", false // no component's name: not a question for its records
+	}
+	dirs := []string{l.StateDir(name), l.GenDir(name), l.ExportDir(name)}
+	none = true
+	rel := make([]string, len(dirs))
+	for i, d := range dirs {
+		none = none && !exists(d)
+		rel[i] = relTo(l.Root, d)
+	}
+	return "sow's records of it (" + strings.Join(rel, ", ") + ")", none
 }
 
 // infoOf is what a state.info says, its first line trimmed.

@@ -65,7 +65,7 @@ func (l *Landscape) Result() *elaborate.Result {
 	}
 	st.Meta.InstallationHandler = l.Handler
 	res := &elaborate.Result{Stack: st, Dir: l.Root, SourceDirs: []string{l.RootProductDir()}, Files: []string{acre},
-		ProductDirs: map[string]string{}, TemplateDirs: map[string][]string{}, DeployedVersions: map[string]string{}}
+		ProductDirs: map[string]string{}, TemplateDirs: map[string][]string{}, DeployedVersions: map[string]string{}, OwnRecords: l.ownRecords}
 	for _, c := range l.Components {
 		if !c.Active {
 			continue

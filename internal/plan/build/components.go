@@ -99,6 +99,9 @@ func (b *builder) prepareLocated(cp *compPlan) *compPlan {
 		cp.nothing = true
 		return cp
 	}
+	if verb == plan.VerbUndeploy && !b.recordsHere(cp) {
+		return nil
+	}
 	if !b.implement(cp) {
 		return nil
 	}
@@ -252,6 +255,32 @@ func TerraformList() []*plugin.Spec {
 // nothingToUndeploy reports a record that leaves an undeploy nothing to do.
 func nothingToUndeploy(rec *state.Component) bool {
 	return rec == nil || rec.Status == state.StatusUndeployed || rec.Status == state.StatusSkipped || NeverRan(rec)
+}
+
+// recordsHere checks, before the undeploy of a component the state records
+// as deployed, that the records of its own the stack keeps beside the state
+// are in the stack's folder: without them its delete finds nothing to
+// delete, and the state would forget a component deployed from another
+// folder (a clone sharing a database state, another stack in a folder of
+// the same name). Refused, unless --force says to forget it.
+func (b *builder) recordsHere(cp *compPlan) bool {
+	name := cp.info.Name
+	what, gone := b.f.RecordsGone[name]
+	if !gone {
+		return true
+	}
+	pos := cp.pos
+	if pos.File == "" {
+		pos = b.res.Stack.Pos
+	}
+	if b.opts.Force {
+		b.diags.Warnf(pos, "", "component %s: none of %s is in %s: --force forgets it, deleting nothing", name, what, b.res.Dir)
+		return true
+	}
+	b.diags.Errorf(pos, "", "component %s: gantry's state records it as deployed, but none of %s is in %s, so its undeploy would delete nothing and the state would forget it: "+
+		"was it deployed from another folder (a clone sharing a database state, or another landscape in a folder of the same name)? undeploy it there; "+
+		"were its records deleted (sow delete, or by hand) with what it deployed? --force forgets it, deleting nothing", name, what, b.res.Dir)
+	return false
 }
 
 // NeverRan reports a record of a component that failed before its

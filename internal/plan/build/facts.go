@@ -61,6 +61,11 @@ type Facts struct {
 	// its staged plugins' instances read, absolute and sorted: they join
 	// its fingerprint (plan.Component.FingerprintReads).
 	Reads map[string][]string
+	// RecordsGone are, by component, the records of its own the stack
+	// keeps beside gantry's state (elaborate.Result.OwnRecords), for each
+	// component the state records as deployed and none of whose records
+	// is there.
+	RecordsGone map[string]string
 }
 
 // ImplKey names a probe of a folder for a verb.

@@ -83,6 +83,7 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 		Stages:          map[build.StagesKey]build.StagesFact{},
 		Reads:           map[string][]string{},
 		EnvironmentWhy:  map[string]string{},
+		RecordsGone:     map[string]string{},
 	}}
 	stackDir := r.stackDir()
 	if len(res.SourceDirs) == 0 {
@@ -174,6 +175,11 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 	var rec *state.Component
 	if r.before != nil {
 		rec = r.before.Components[name]
+	}
+	if rec != nil && rec.Status == state.StatusDeployed && r.res.OwnRecords != nil {
+		if what, none := r.res.OwnRecords(name); none {
+			r.f.RecordsGone[name] = what
+		}
 	}
 	// The lists the plan may run, and the actions it may run them for.
 	type lists struct {
