@@ -77,6 +77,20 @@ func Write(path string, data []byte, mode os.FileMode, durable bool) error {
 	return nil
 }
 
+// umask is the process's file mode creation mask, read when the program
+// starts: reading it means setting it, which must not happen while other
+// goroutines create files.
+var umask = func() os.FileMode {
+	m := syscall.Umask(0)
+	syscall.Umask(m)
+	return os.FileMode(m)
+}()
+
+// Umasked is the mode a file created with perm gets (perm less the
+// process's umask), as os.WriteFile or a shell's redirection would give it:
+// Write sets the mode it is given whatever the umask.
+func Umasked(perm os.FileMode) os.FileMode { return perm &^ umask }
+
 // tempPrefix starts the names of a file's temporary files.
 func tempPrefix(base string) string { return "." + base + ".tmp" }
 

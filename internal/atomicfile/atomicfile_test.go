@@ -162,3 +162,19 @@ func TestWriteDevice(t *testing.T) {
 		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, fi.Mode(), err)
 	}
 }
+
+// TestUmasked: a mode given to Umasked loses the bits the process's umask
+// clears, as a file os.WriteFile creates does.
+func TestUmasked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Umasked(0o666); got != fi.Mode().Perm() {
+		t.Errorf("Umasked(0666) = %v, a file created with 0666 has %v", got, fi.Mode().Perm())
+	}
+}

@@ -325,7 +325,7 @@ func (w *work) dirs() error {
 	if old, err := readFile(w.l.ConfigFile()); err == nil && bytes.Equal(old, w.l.Config) {
 		return nil
 	}
-	return atomicfile.Write(w.l.ConfigFile(), w.l.Config, 0o644, false)
+	return atomicfile.Write(w.l.ConfigFile(), w.l.Config, writtenMode(w.l.ConfigFile()), false)
 }
 
 // notDeployed is sow's check before a delete: neither exports nor
@@ -621,17 +621,20 @@ func (w *work) export(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The exports often hold secrets: the file gets the umask's mode, or
+	// the narrower one it has.
+	mode := writtenMode(target)
 	if !ok {
-		return w.finish(atomicfile.Write(target, []byte("---\n"), 0o644, true))
+		return w.finish(atomicfile.Write(target, []byte("---\n"), mode, true))
 	}
 	if old, err := readFile(target); err == nil {
-		_ = os.WriteFile(target+".bak", old, 0o644)
+		_ = atomicfile.Write(target+".bak", old, mode, false)
 	}
 	res, err := evaluateYAML(ctx, job, "export.yaml")
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(target, res.YAML, 0o644, true); err != nil {
+	if err := atomicfile.Write(target, res.YAML, mode, true); err != nil {
 		return err
 	}
 	if err := w.exportFiles(job.Template.Name, res.JSON); err != nil {
@@ -675,11 +678,13 @@ func (w *work) finish(err error) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(filepath.Join(w.state(), stateInfo), []byte(infoDeployed+"\n"), 0o644, true); err != nil {
+	info := filepath.Join(w.state(), stateInfo)
+	if err := atomicfile.Write(info, []byte(infoDeployed+"\n"), writtenMode(info), true); err != nil {
 		return err
 	}
 	if v := w.c.Product.SpecVersion; v != "" {
-		if err := atomicfile.Write(filepath.Join(w.state(), specVersion), []byte(v+"\n"), 0o644, true); err != nil {
+		p := filepath.Join(w.state(), specVersion)
+		if err := atomicfile.Write(p, []byte(v+"\n"), writtenMode(p), true); err != nil {
 			return err
 		}
 	}
@@ -701,7 +706,7 @@ func (w *work) markUnfinished() error {
 	if !isFile(info) {
 		return nil
 	}
-	if err := atomicfile.Write(info, []byte("error\n"), 0o644, true); err != nil {
+	if err := atomicfile.Write(info, []byte("error\n"), writtenMode(info), true); err != nil {
 		return fmt.Errorf("record in %s that the component's %s did not finish: %w", w.rel(info), w.call.Action, err)
 	}
 	return nil
@@ -724,11 +729,15 @@ func (w *work) exportFiles(src string, exports []byte) error {
 	names := make([]string, 0, len(doc.Files))
 	modes := map[string]os.FileMode{}
 	for name, f := range doc.Files {
+		names = append(names, name)
+		if f.Mode == nil {
+			continue
+		}
 		mode, err := exportMode(f.Mode)
 		if err != nil {
 			return fmt.Errorf("%s: files.%s.mode: %w", src, name, err)
 		}
-		names, modes[name] = append(names, name), mode
+		modes[name] = mode
 	}
 	sort.Strings(names)
 	for _, name := range names {
@@ -747,23 +756,35 @@ func (w *work) exportFiles(src string, exports []byte) error {
 			text = string(b)
 		}
 		fmt.Fprintf(w.call.Stdout, "exporting file %s\n", p)
+		mode, ok := modes[name]
+		if !ok {
+			mode = writtenMode(file)
+		}
 		// Removed first: a link there is replaced, not written through.
 		os.Remove(file)
-		if err := atomicfile.Write(file, []byte(text+"\n"), modes[name], false); err != nil {
+		if err := atomicfile.Write(file, []byte(text+"\n"), mode, false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// exportMode is the mode of an exported file: 0644 without one; else, as
-// sow's chmod takes it, octal digits, in a string or a number (600). A
-// number that is no octal digits is what YAML makes of an unquoted octal
-// mode (0600 is 384): the error says to quote it.
-func exportMode(v any) (os.FileMode, error) {
-	if v == nil {
-		return 0o644, nil
+// writtenMode is the mode of a file sow writes without giving one (a
+// shell's redirection): what the umask lets a new file have, and never
+// more than the file there has (a user who narrowed it keeps it narrow).
+func writtenMode(path string) os.FileMode {
+	mode := atomicfile.Umasked(0o666)
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		mode &= fi.Mode().Perm()
 	}
+	return mode
+}
+
+// exportMode is the mode an exported file's mode field gives, as sow's
+// chmod takes it: octal digits, in a string or a number (600). A number
+// that is no octal digits is what YAML makes of an unquoted octal mode
+// (0600 is 384): the error says to quote it.
+func exportMode(v any) (os.FileMode, error) {
 	text, err := scalar(v)
 	if err != nil {
 		return 0, fmt.Errorf("expected an octal mode like \"0600\", got %s", describe(v))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-dev/gantry/internal/atomicfile"
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
@@ -20,7 +21,6 @@ func TestExportMode(t *testing.T) {
 		want os.FileMode
 		err  string
 	}{
-		{in: nil, want: 0o644},
 		{in: "0600", want: 0o600},
 		{in: "600", want: 0o600},
 		{in: float64(640), want: 0o640},
@@ -43,15 +43,27 @@ func TestExportMode(t *testing.T) {
 	}
 }
 
-// TestExportFilesModes: exported files get their modes, and a bad mode
-// stops the exports before any file is written.
+// TestExportFilesModes: exported files get their modes, one without a mode
+// what the umask lets a new file have and never more than the file it
+// replaces had, and a bad mode stops the exports before any file is
+// written.
 func TestExportFilesModes(t *testing.T) {
 	root := t.TempDir()
 	w := &work{l: &Landscape{Root: root}, c: &Component{Name: "a"}, call: &plugin.Call{Stdout: io.Discard}}
-	if err := w.exportFiles("export.yaml", []byte(`{"files":{"s":{"data":"x","mode":"0600"},"p":{"path":"d/p","data":1}}}`)); err != nil {
+	narrow := filepath.Join(w.export_(), "n")
+	if err := os.MkdirAll(w.export_(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for p, want := range map[string]os.FileMode{"s": 0o600, "d/p": 0o644} {
+	if err := os.WriteFile(narrow, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(narrow, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.exportFiles("export.yaml", []byte(`{"files":{"s":{"data":"x","mode":"0600"},"p":{"path":"d/p","data":1},"n":{"data":"new"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{"s": 0o600, "d/p": atomicfile.Umasked(0o666), "n": 0o600 & atomicfile.Umasked(0o666)} {
 		fi, err := os.Stat(filepath.Join(w.export_(), p))
 		if err != nil || fi.Mode().Perm() != want {
 			t.Errorf("%s: got %v, %v; want %v", p, fi.Mode(), err, want)
