@@ -780,29 +780,49 @@ func writtenMode(path string) os.FileMode {
 	return mode
 }
 
-// exportMode is the mode an exported file's mode field gives, as sow's
-// chmod takes it: octal digits, in a string or a number (600). A number
-// that is no octal digits is what YAML makes of an unquoted octal mode
-// (0600 is 384): the error says to quote it.
+// exportMode is the mode an exported file's mode field gives: octal
+// digits as sow's chmod takes them, quoted. A number is refused, with how
+// to quote it: YAML makes an unquoted mode a number, and one with a
+// leading 0 an octal one, so that 0400 comes as 256, which chmod would
+// take as 0256 (others may write).
 func exportMode(v any) (os.FileMode, error) {
+	if n, ok := v.(float64); ok {
+		return 0, numericMode(n)
+	}
 	text, err := scalar(v)
-	if err != nil {
+	if _, isString := v.(string); err != nil || !isString {
 		return 0, fmt.Errorf("expected an octal mode like \"0600\", got %s", describe(v))
 	}
 	m, err := strconv.ParseUint(text, 8, 32)
-	if err == nil && m <= 0o7777 {
-		mode := os.FileMode(m & 0o777)
-		for bit, flag := range map[uint64]os.FileMode{0o4000: os.ModeSetuid, 0o2000: os.ModeSetgid, 0o1000: os.ModeSticky} {
-			if m&bit != 0 {
-				mode |= flag
-			}
+	if err != nil || m > 0o7777 {
+		return 0, fmt.Errorf("expected an octal mode like \"0600\", got %q", text)
+	}
+	mode := os.FileMode(m & 0o777)
+	for bit, flag := range map[uint64]os.FileMode{0o4000: os.ModeSetuid, 0o2000: os.ModeSetgid, 0o1000: os.ModeSticky} {
+		if m&bit != 0 {
+			mode |= flag
 		}
-		return mode, nil
 	}
-	if n, ok := v.(float64); ok && n == float64(uint64(n)) && n <= 0o7777 {
-		return 0, fmt.Errorf("the number %s is no octal mode: write the mode quoted (\"%04o\"); YAML reads an unquoted %04o as the number %s", text, uint64(n), uint64(n), text)
+	return mode, nil
+}
+
+// numericMode is the error of a mode given as the number n: the modes it
+// may have been written as, quoted.
+func numericMode(n float64) error {
+	text := strconv.FormatFloat(n, 'f', -1, 64)
+	var ways []string
+	if n == float64(uint64(n)) && n <= 0o7777 {
+		ways = append(ways, fmt.Sprintf("\"%04o\" for an unquoted %#o (YAML reads it as the number %s)", uint64(n), uint64(n), text))
 	}
-	return 0, fmt.Errorf("expected an octal mode like \"0600\", got %q", text)
+	if _, err := strconv.ParseUint(text, 8, 32); err == nil && len(text) <= 4 {
+		if quoted := strings.Repeat("0", 4-len(text)) + text; len(ways) == 0 || !strings.HasPrefix(ways[0], `"`+quoted+`"`) {
+			ways = append(ways, fmt.Sprintf("\"%s\" for %s", quoted, text))
+		}
+	}
+	if len(ways) == 0 {
+		ways = []string{`like "0600"`}
+	}
+	return fmt.Errorf("the number %s is no mode gantry takes: write the mode quoted, %s", text, strings.Join(ways, ", "))
 }
 
 // registries serializes the changes to each component's plugins.json:

@@ -12,9 +12,9 @@ import (
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
-// TestExportMode: an export file's mode as sow's chmod takes it, octal
-// digits in a string or a number; the number YAML makes of an unquoted
-// octal mode is refused with how to write it.
+// TestExportMode: an export file's mode is octal digits as sow's chmod
+// takes them, quoted; every number (what YAML makes of an unquoted mode,
+// 0400 coming as 256) is refused with how to write it quoted.
 func TestExportMode(t *testing.T) {
 	for _, tc := range []struct {
 		in   any
@@ -23,14 +23,19 @@ func TestExportMode(t *testing.T) {
 	}{
 		{in: "0600", want: 0o600},
 		{in: "600", want: 0o600},
-		{in: float64(640), want: 0o640},
 		{in: "4755", want: 0o755 | os.ModeSetuid},
 		{in: "1777", want: 0o777 | os.ModeSticky},
-		{in: float64(384), err: `the number 384 is no octal mode: write the mode quoted ("0600"); YAML reads an unquoted 0600 as the number 384`},
-		{in: float64(493), err: `write the mode quoted ("0755")`},
+		{in: float64(384), err: `the number 384 is no mode gantry takes: write the mode quoted, "0600" for an unquoted 0600 (YAML reads it as the number 384)`},
+		{in: float64(493), err: `"0755" for an unquoted 0755`},
+		{in: float64(256), err: `the number 256 is no mode gantry takes: write the mode quoted, "0400" for an unquoted 0400 (YAML reads it as the number 256), "0256" for 256`},
+		{in: float64(420), err: `"0644" for an unquoted 0644 (YAML reads it as the number 420), "0420" for 420`},
+		{in: float64(640), err: `"1200" for an unquoted 01200 (YAML reads it as the number 640), "0640" for 640`},
+		{in: float64(0), err: `write the mode quoted, "0000" for an unquoted 0 (YAML reads it as the number 0)`},
+		{in: float64(99999), err: `the number 99999 is no mode gantry takes: write the mode quoted, like "0600"`},
+		{in: float64(0.5), err: `the number 0.5 is no mode gantry takes: write the mode quoted, like "0600"`},
 		{in: "0900", err: `expected an octal mode like "0600", got "0900"`},
 		{in: "17777", err: `got "17777"`},
-		{in: float64(0.5), err: `got "0.5"`},
+		{in: true, err: `expected an octal mode like "0600", got`},
 		{in: map[string]any{}, err: "got a mapping"},
 	} {
 		got, err := exportMode(tc.in)
@@ -70,7 +75,7 @@ func TestExportFilesModes(t *testing.T) {
 		}
 	}
 	err := w.exportFiles("export.yaml", []byte(`{"files":{"a":{"data":"x","mode":"0600"},"b":{"data":"y","mode":384}}}`))
-	if err == nil || !strings.Contains(err.Error(), "export.yaml: files.b.mode: the number 384") {
+	if err == nil || !strings.Contains(err.Error(), "export.yaml: files.b.mode: the number 384 is no mode gantry takes") {
 		t.Errorf("got %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(w.export_(), "a")); !errors.Is(err, os.ErrNotExist) {
