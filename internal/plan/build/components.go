@@ -269,10 +269,7 @@ func (b *builder) recordsHere(cp *compPlan) bool {
 	if !gone {
 		return true
 	}
-	pos := cp.pos
-	if pos.File == "" {
-		pos = b.res.Stack.Pos
-	}
+	pos := b.posOf(cp)
 	if b.opts.Force {
 		b.diags.Warnf(pos, "", "component %s: none of %s is in %s: --force forgets it, deleting nothing", name, what, b.res.Dir)
 		return true
@@ -281,6 +278,30 @@ func (b *builder) recordsHere(cp *compPlan) bool {
 		"was it deployed from another folder (a clone sharing a database state, or another landscape in a folder of the same name)? undeploy it there; "+
 		"were its records deleted (sow delete, or by hand) with what it deployed? --force forgets it, deleting nothing", name, what, b.res.Dir)
 	return false
+}
+
+// recordsGoneRedeploy makes a deploy run a component the state records as
+// deployed again, --resume included, when none of the records of its own
+// the stack keeps beside the state is there (sow deleted it, or it was
+// deployed from another folder): the fingerprint alone would call it
+// unchanged.
+func (b *builder) recordsGoneRedeploy(cp *compPlan) {
+	info := cp.info
+	what, gone := b.f.RecordsGone[info.Name]
+	if !gone || info.Verb != plan.VerbDeploy || info.Orphan || info.ReadOnly {
+		return
+	}
+	info.ForceReplace = true
+	b.diags.Warnf(b.posOf(cp), "", "component %s: gantry's state records it as deployed, but none of %s is in %s (deleted by sow, or deployed from another folder?): a deploy runs it again, --resume included", info.Name, what, b.res.Dir)
+}
+
+// posOf is where messages about a component point: its stack entry, or
+// the stack for one only the state knows.
+func (b *builder) posOf(cp *compPlan) manifest.Pos {
+	if cp.pos.File == "" {
+		return b.res.Stack.Pos
+	}
+	return cp.pos
 }
 
 // NeverRan reports a record of a component that failed before its
@@ -324,6 +345,7 @@ func (b *builder) addComponent(cp *compPlan) {
 		}
 		info.FingerprintExclude = FingerprintExclude(lc)
 	}
+	b.recordsGoneRedeploy(cp)
 	info.Action, info.Reason = b.predictAction(cp)
 	verbLimits := b.verbLimits(lc)
 	if info.Settled {
