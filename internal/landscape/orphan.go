@@ -1,11 +1,12 @@
 package landscape
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"sigs.k8s.io/yaml"
 )
 
 // orphan is a component the landscape no longer has (its folder is gone)
@@ -34,9 +35,11 @@ func (l *Landscape) orphan(name string) (*Component, error) {
 			Templates  []string `json:"TEMPLATES"`
 		} `json:"env"`
 	}
+	// sow writes env.json as a YAML fragment ("env": {...} without the
+	// braces around it), gantry as JSON: YAML reads both.
 	p := filepath.Join(gen, "env.json")
 	if data, err := readFile(p); err == nil {
-		if err := json.Unmarshal(data, &env); err != nil {
+		if err := yaml.Unmarshal(data, &env); err != nil {
 			return nil, fmt.Errorf("component %s: %s: %w", name, p, err)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
