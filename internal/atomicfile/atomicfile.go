@@ -22,9 +22,10 @@ const maxLinks = 40
 const staleAge = time.Hour
 
 // Write replaces the file at path with data: a temporary file in the same
-// folder, with mode, renamed over the old one. With durable, the data is
-// fsync'ed before the rename and the folder after it, so that the new file
-// also survives a power loss.
+// folder, with mode (whatever the umask; setuid and setgid kept), renamed
+// over the old one. With durable, the data is fsync'ed before the rename
+// and the folder after it, so that the new file also survives a power
+// loss.
 //
 // A path that is a link is written through: the file it leads to is
 // replaced and the link stays (a state kept elsewhere and linked into the
@@ -51,9 +52,15 @@ func Write(path string, data []byte, mode os.FileMode, durable bool) error {
 		return err
 	}
 	name := tmp.Name()
-	err = tmp.Chmod(mode)
+	// The permissions before the data, so that the data is never readable
+	// by more than the final mode lets read it; setuid, setgid and sticky
+	// after it, as a write by a process without CAP_FSETID clears them.
+	err = tmp.Chmod(mode.Perm())
 	if err == nil {
 		_, err = tmp.Write(data)
+	}
+	if err == nil && mode&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 {
+		err = tmp.Chmod(mode)
 	}
 	if err == nil && durable {
 		err = tmp.Sync()

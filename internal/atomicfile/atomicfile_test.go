@@ -178,3 +178,54 @@ func TestUmasked(t *testing.T) {
 		t.Errorf("Umasked(0666) = %v, a file created with 0666 has %v", got, fi.Mode().Perm())
 	}
 }
+
+// TestWriteKeepsSetuidOfNonRoot: setuid and setgid survive a write by a
+// process without CAP_FSETID, whose writes clear them: they are set after
+// the data. Run as root, the write runs as nobody (setpriv), in this test's
+// binary called again.
+func TestWriteKeepsSetuidOfNonRoot(t *testing.T) {
+	const want = 0o755 | os.ModeSetuid | os.ModeSetgid
+	if path := os.Getenv("ATOMICFILE_TEST_SETUID"); path != "" {
+		if err := Write(path, []byte("#!/bin/sh\n"), want, false); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if os.Geteuid() != 0 {
+		if err := Write(path, []byte("#!/bin/sh\n"), want, false); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("running as root without setpriv to write as another user")
+		}
+		self, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(dir, "test")
+		if err := os.WriteFile(bin, self, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []string{filepath.Dir(dir), dir} {
+			if err := os.Chmod(d, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^TestWriteKeepsSetuidOfNonRoot$")
+		cmd.Env = append(os.Environ(), "ATOMICFILE_TEST_SETUID="+path)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the write as nobody: %v\n%s", err, out)
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid); got != want {
+		t.Errorf("mode %v, want %v", got, want)
+	}
+}
