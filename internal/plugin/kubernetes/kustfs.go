@@ -10,28 +10,31 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/gantry-dev/gantry/internal/params"
 )
 
 // errExpansion stops a kustomize build whose generator inputs could not be
 // expanded: the view's own errors say why, each at its line.
 var errExpansion = errors.New("the parameters of a generator's input could not be expanded")
 
-// generatorInput says how a file a generator names is read.
+// generatorInput says how a file a configMapGenerator names is read.
 type generatorInput struct {
 	// env: an env file (envs:, env:), KEY=VALUE lines; else a whole
 	// value (files:).
 	env bool
-	// secret: a secretGenerator's, whose data kustomize base64-encodes.
-	secret bool
 }
 
 // kustomizeFS is the file system a kustomize build reads through: the
 // disk, with the parameters in the generators' inputs — configMapGenerator's
-// and secretGenerator's literals and the files their files:, envs: and env:
-// name — expanded before kustomize reads them. So the hash suffix of a
-// generated ConfigMap covers the final data (a changed parameter renames it
-// and rolls what uses it), a Secret holds the value and not "${...}", and
-// every value is a string, as a generator makes it.
+// and secretGenerator's literals, and the files a configMapGenerator's
+// files:, envs: and env: name — expanded before kustomize reads them. So
+// the hash suffix of a generated ConfigMap covers the final data (a changed
+// parameter renames it and rolls what uses it), a Secret holds the value
+// and not "${...}", and every value is a string, as a generator makes it.
+// The files a secretGenerator names go in as they are: they hold passwords
+// and the app's own placeholders (${DB_PASS}), which gantry never expanded
+// (a Secret's data is base64 when the build's objects are expanded).
 type kustomizeFS struct {
 	filesys.FileSystem
 	// expand expands one string; nil: nothing is expanded.
@@ -129,15 +132,15 @@ func (f *kustomizeFS) kustomization(path string, data []byte) []byte {
 						if _, after, ok := strings.Cut(p, "="); ok {
 							p = after
 						}
-						f.note(dir, p, generatorInput{secret: secret})
+						f.note(dir, p, secret, generatorInput{})
 					}
 				case "envs":
 					for _, s := range scalars(v) {
-						f.note(dir, s.Value, generatorInput{env: true, secret: secret})
+						f.note(dir, s.Value, secret, generatorInput{env: true})
 					}
 				case "env":
 					if v.Kind == yaml.ScalarNode {
-						f.note(dir, v.Value, generatorInput{env: true, secret: secret})
+						f.note(dir, v.Value, secret, generatorInput{env: true})
 					}
 				}
 			}
@@ -168,10 +171,11 @@ func scalars(n *yaml.Node) []*yaml.Node {
 }
 
 // note records a file a generator of the kustomization in dir reads, by
-// the path kustomize will read it with.
-func (f *kustomizeFS) note(dir, p string, in generatorInput) {
+// the path kustomize will read it with. A secretGenerator's is read as it
+// is: not noted.
+func (f *kustomizeFS) note(dir, p string, secret bool, in generatorInput) {
 	p = strings.TrimSpace(p)
-	if p == "" {
+	if p == "" || secret {
 		return
 	}
 	if !filepath.IsAbs(p) {
@@ -187,7 +191,8 @@ func (f *kustomizeFS) note(dir, p string, in generatorInput) {
 // literal expands one "key=value" literal in place; it reports whether it
 // changed. Key and value are expanded apart, so that a value holding "="
 // stays the value; a value kustomize would take out of its quotes
-// ('"x"') is quoted again unless the literal was written quoted.
+// ('"x"') is quoted again unless the literal was written quoted. An error
+// about a secretGenerator's literal does not quote it.
 func (f *kustomizeFS) literal(path string, n *yaml.Node, secret bool) bool {
 	if f.expand == nil || !HasRef(n.Value) {
 		return false
@@ -195,7 +200,11 @@ func (f *kustomizeFS) literal(path string, n *yaml.Node, secret bool) bool {
 	expand := func(s string) (string, bool) {
 		out, err := f.expand(s)
 		if err != nil {
-			f.errorf(path, n.Line, n.Column, "%v", err)
+			msg := err.Error()
+			if secret {
+				msg = unquotedMessage(err)
+			}
+			f.errorf(path, n.Line, n.Column, "%s", msg)
 			return "", false
 		}
 		return out, true
@@ -221,6 +230,21 @@ func (f *kustomizeFS) literal(path string, n *yaml.Node, secret bool) bool {
 	}
 	n.Value, n.Tag, n.Style = lit, "!!str", 0
 	return true
+}
+
+// unquotedMessage is an expansion error without the text it quotes (the
+// source line under a caret): what a Secret is made of is never shown.
+func unquotedMessage(err error) string {
+	var se *params.SyntaxError
+	var ee *params.ExprError
+	switch {
+	case errors.As(err, &se):
+		return se.Msg
+	case errors.As(err, &ee):
+		return ee.Msg
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return msg
 }
 
 // unquoted is a literal's value as kustomize takes it: without the quotes
@@ -255,10 +279,7 @@ func (f *kustomizeFS) expandLines(path, text string, in generatorInput) (string,
 			ok = false
 			continue
 		}
-		if !in.secret {
-			out = escapeRefs(out)
-		}
-		lines[i] = out
+		lines[i] = escapeRefs(out)
 	}
 	return strings.Join(lines, "\n"), ok
 }

@@ -138,7 +138,7 @@ func TestKustomizeGeneratorErrors(t *testing.T) {
 			name: "a file of a base",
 			files: map[string]string{
 				"k/kustomization.yaml": "resources: [../b]\n",
-				"b/kustomization.yaml": "secretGenerator:\n- name: s\n  files: [key=s.txt]\n",
+				"b/kustomization.yaml": "configMapGenerator:\n- name: s\n  files: [key=s.txt]\n",
 				"b/s.txt":              "first\nsecond ${typo}\n",
 			},
 			want: `b/s.txt:2:8: unknown parameter "typo"`,
@@ -201,5 +201,66 @@ func TestKustomizePlanReadsOutside(t *testing.T) {
 	want := []string{"base/cm.yaml", "base/g.env", "base/kustomization.yaml"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("reads (-want +got):\n%s", d)
+	}
+}
+
+// secretData is the decoded data of the Secret among objs.
+func secretData(t *testing.T, objs []*object) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, o := range objs {
+		if o.u.GetKind() != "Secret" {
+			continue
+		}
+		for k, v := range o.u.Object["data"].(map[string]any) {
+			b, err := base64.StdEncoding.DecodeString(v.(string))
+			if err != nil {
+				t.Fatalf("secret %s: %v", k, err)
+			}
+			out[k] = string(b)
+		}
+	}
+	return out
+}
+
+// TestKustomizeSecretFilesVerbatim: the files a secretGenerator names go
+// into the Secret as they are — a password holding "$${" or "#{", an app's
+// own ${DB_PASS} — while its literals are expanded.
+func TestKustomizeSecretFilesVerbatim(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"k/kustomization.yaml":     "secretGenerator:\n- name: s\n  envs: [app.env]\n  files: [application.properties]\n  literals: [\"password=${db.password}\"]\n",
+		"k/app.env":                "API_TOKEN=Ab$${x}9##{q}Z\nOTHER=tok-Zq8#{Rk2\n",
+		"k/application.properties": "spring.datasource.password=${DB_PASS}\n",
+	})
+	objs, err := load(dir, config{Kustomize: "k"}, expandWith(map[string]string{"db.password": "VerySecretPw99"}))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	want := map[string]string{
+		"API_TOKEN":              "Ab$${x}9##{q}Z",
+		"OTHER":                  "tok-Zq8#{Rk2",
+		"application.properties": "spring.datasource.password=${DB_PASS}\n",
+		"password":               "VerySecretPw99",
+	}
+	if d := cmp.Diff(want, secretData(t, objs)); d != "" {
+		t.Errorf("Secret data (-want +got):\n%s", d)
+	}
+}
+
+// TestKustomizeSecretLiteralErrorUnquoted: an error about a
+// secretGenerator's literal names its line and what is wrong, never the
+// literal's text.
+func TestKustomizeSecretLiteralErrorUnquoted(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"k/kustomization.yaml": "secretGenerator:\n- name: s\n  literals:\n  - token=tok-Zq8#{Rk2 ${x}\n",
+	})
+	_, err := load(dir, config{Kustomize: "k"}, expandWith(map[string]string{"x": "1"}))
+	if err == nil || !strings.Contains(err.Error(), "k/kustomization.yaml:4:5: unterminated #{") {
+		t.Fatalf("error %v, want the literal's line and what is wrong", err)
+	}
+	if strings.Contains(err.Error(), "Zq8") {
+		t.Errorf("the error quotes the secret: %v", err)
 	}
 }
