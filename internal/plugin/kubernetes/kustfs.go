@@ -1,8 +1,10 @@
 package kubernetes
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,7 +29,8 @@ type generatorInput struct {
 
 // kustomizeFS is the file system a kustomize build reads through: the
 // disk, with the parameters in the generators' inputs — configMapGenerator's
-// and secretGenerator's literals, and the files a configMapGenerator's
+// and secretGenerator's literals (and those of the builtin generators'
+// configs that generators: names), and the files a configMapGenerator's
 // files:, envs: and env: name — expanded before kustomize reads them. So
 // the hash suffix of a generated ConfigMap covers the final data (a changed
 // parameter renames it and rolls what uses it), a Secret holds the value
@@ -45,7 +48,11 @@ type kustomizeFS struct {
 	// inputs are the generator inputs met so far, by the path kustomize
 	// reads them with: a kustomization is read before its generators run.
 	inputs map[string]generatorInput
-	errs   []error
+	// configs are the files generators: names (a builtin generator's
+	// config), and the folders of the kustomizations that name each: its
+	// generator reads its files relative to them.
+	configs map[string][]string
+	errs    []error
 	// outside are the files read outside the component folder (a base
 	// at ../../base): the component's fingerprint covers them.
 	outside map[string]bool
@@ -58,7 +65,7 @@ func newKustomizeFS(dir string, expand expandFunc) *kustomizeFS {
 	if err != nil {
 		base = dir
 	}
-	return &kustomizeFS{FileSystem: filesys.MakeFsOnDisk(), expand: expand, base: base, inputs: map[string]generatorInput{}, outside: map[string]bool{}}
+	return &kustomizeFS{FileSystem: filesys.MakeFsOnDisk(), expand: expand, base: base, inputs: map[string]generatorInput{}, configs: map[string][]string{}, outside: map[string]bool{}}
 }
 
 // ReadFile reads a file as kustomize should see it.
@@ -74,6 +81,15 @@ func (f *kustomizeFS) ReadFile(path string) ([]byte, error) {
 		return f.kustomization(path, data), nil
 	}
 	in, ok := f.inputs[path]
+	if !ok && f.expand != nil && bytes.Contains(data, []byte("builtin")) && HasRef(string(data)) {
+		// Perhaps a builtin generator's config (generators:).
+		errs := len(f.errs)
+		data = f.generatorConfigs(path, data, f.configs[path], 0)
+		if len(f.errs) > errs {
+			return nil, errExpansion
+		}
+		return data, nil
+	}
 	if !ok || f.expand == nil || !utf8.Valid(data) {
 		// Binary files go into binaryData as they are.
 		return data, nil
@@ -110,38 +126,18 @@ func (f *kustomizeFS) kustomization(path string, data []byte) []byte {
 	changed := false
 	root := doc.Content[0]
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		field := root.Content[i].Value
-		if field != "configMapGenerator" && field != "secretGenerator" || root.Content[i+1].Kind != yaml.SequenceNode {
-			continue
-		}
-		secret := field == "secretGenerator"
-		for _, gen := range root.Content[i+1].Content {
-			if gen.Kind != yaml.MappingNode {
-				continue
+		field, v := root.Content[i].Value, root.Content[i+1]
+		switch {
+		case (field == "configMapGenerator" || field == "secretGenerator") && v.Kind == yaml.SequenceNode:
+			for _, gen := range v.Content {
+				changed = f.generator(path, gen, field == "secretGenerator", []string{dir}) || changed
 			}
-			for j := 0; j+1 < len(gen.Content); j += 2 {
-				v := gen.Content[j+1]
-				switch gen.Content[j].Value {
-				case "literals":
-					for _, lit := range scalars(v) {
-						changed = f.literal(path, lit, secret) || changed
-					}
-				case "files":
-					for _, s := range scalars(v) {
-						p := s.Value
-						if _, after, ok := strings.Cut(p, "="); ok {
-							p = after
-						}
-						f.note(dir, p, secret, generatorInput{})
-					}
-				case "envs":
-					for _, s := range scalars(v) {
-						f.note(dir, s.Value, secret, generatorInput{env: true})
-					}
-				case "env":
-					if v.Kind == yaml.ScalarNode {
-						f.note(dir, v.Value, secret, generatorInput{env: true})
-					}
+		case field == "generators":
+			for _, s := range scalars(v) {
+				if strings.Contains(s.Value, "\n") {
+					changed = f.inlineGenerators(path, dir, s) || changed
+				} else if p, ok := f.abs(dir, s.Value); ok && !slices.Contains(f.configs[p], dir) {
+					f.configs[p] = append(f.configs[p], dir)
 				}
 			}
 		}
@@ -154,6 +150,140 @@ func (f *kustomizeFS) kustomization(path string, data []byte) []byte {
 		return data
 	}
 	return out
+}
+
+// generator expands the literals of one generator (a configMapGenerator's
+// or secretGenerator's entry, or a builtin generator's config) in place and
+// notes the files it reads, relative to each kustomization folder in dirs
+// that uses it; it reports whether a literal changed.
+func (f *kustomizeFS) generator(path string, gen *yaml.Node, secret bool, dirs []string) bool {
+	if gen.Kind != yaml.MappingNode {
+		return false
+	}
+	note := func(p string, in generatorInput) {
+		for _, dir := range dirs {
+			f.note(dir, p, secret, in)
+		}
+	}
+	changed := false
+	for j := 0; j+1 < len(gen.Content); j += 2 {
+		v := gen.Content[j+1]
+		switch gen.Content[j].Value {
+		case "literals":
+			for _, lit := range scalars(v) {
+				changed = f.literal(path, lit, secret) || changed
+			}
+		case "files":
+			for _, s := range scalars(v) {
+				p := s.Value
+				if _, after, ok := strings.Cut(p, "="); ok {
+					p = after
+				}
+				note(p, generatorInput{})
+			}
+		case "envs":
+			for _, s := range scalars(v) {
+				note(s.Value, generatorInput{env: true})
+			}
+		case "env":
+			if v.Kind == yaml.ScalarNode {
+				note(v.Value, generatorInput{env: true})
+			}
+		}
+	}
+	return changed
+}
+
+// builtinGenerators are the builtin generators whose config a kustomization's
+// generators: can name, and whether each makes a Secret.
+var builtinGenerators = map[string]bool{"ConfigMapGenerator": false, "SecretGenerator": true}
+
+// generatorConfigs expands the literals of the builtin generators' configs
+// among YAML documents (a file in generators:, or what a kustomization
+// there builds) and notes their files relative to the kustomization folders
+// in dirs that name the file; line is added to the documents' lines, for a
+// config written inline. It returns the documents, as they were when no
+// literal changed.
+func (f *kustomizeFS) generatorConfigs(path string, data []byte, dirs []string, line int) []byte {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	changed := false
+	for {
+		doc := &yaml.Node{}
+		if err := dec.Decode(doc); err != nil {
+			if !errors.Is(err, io.EOF) {
+				// kustomize says what is wrong.
+				return data
+			}
+			break
+		}
+		docs = append(docs, doc)
+		if len(doc.Content) == 0 {
+			continue
+		}
+		m := doc.Content[0]
+		secret, ok := builtinGenerators[mappingValue(m, "kind")]
+		if !ok || mappingValue(m, "apiVersion") != "builtin" {
+			continue
+		}
+		shiftLines(m, line)
+		changed = f.generator(path, m, secret, dirs) || changed
+	}
+	if !changed {
+		return data
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	for _, doc := range docs {
+		if enc.Encode(doc) != nil {
+			return data
+		}
+	}
+	if enc.Close() != nil {
+		return data
+	}
+	return buf.Bytes()
+}
+
+// inlineGenerators expands the literals of the builtin generators' configs
+// written inline in the generators: of the kustomization at path (s holds
+// their YAML); it reports whether one changed.
+func (f *kustomizeFS) inlineGenerators(path, dir string, s *yaml.Node) bool {
+	line := s.Line - 1
+	if s.Style == yaml.LiteralStyle || s.Style == yaml.FoldedStyle {
+		line = s.Line
+	}
+	out := f.generatorConfigs(path, []byte(s.Value), []string{dir}, line)
+	if string(out) == s.Value {
+		return false
+	}
+	s.Value, s.Tag, s.Style = string(out), "!!str", yaml.LiteralStyle
+	return true
+}
+
+// mappingValue is the value of a key of a YAML mapping, "" when it has
+// none or it is not a scalar.
+func mappingValue(m *yaml.Node, key string) string {
+	if m.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.ScalarNode {
+			return m.Content[i+1].Value
+		}
+	}
+	return ""
+}
+
+// shiftLines adds by to the line of n and of every node below it.
+func shiftLines(n *yaml.Node, by int) {
+	if by == 0 {
+		return
+	}
+	n.Line += by
+	for _, c := range n.Content {
+		shiftLines(c, by)
+	}
 }
 
 // scalars returns the scalars of a YAML list.
@@ -174,18 +304,26 @@ func scalars(n *yaml.Node) []*yaml.Node {
 // the path kustomize will read it with. A secretGenerator's is read as it
 // is: not noted.
 func (f *kustomizeFS) note(dir, p string, secret bool, in generatorInput) {
+	if p, ok := f.abs(dir, p); ok && !secret {
+		f.inputs[p] = in
+	}
+}
+
+// abs is the path kustomize reads a file a kustomization in dir names
+// with; false for no file (a folder, or one that does not exist).
+func (f *kustomizeFS) abs(dir, p string) (string, bool) {
 	p = strings.TrimSpace(p)
-	if p == "" || secret {
-		return
+	if p == "" {
+		return "", false
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, filepath.FromSlash(p))
 	}
 	d, name, err := f.FileSystem.CleanedAbs(p)
 	if err != nil || name == "" {
-		return
+		return "", false
 	}
-	f.inputs[d.Join(name)] = in
+	return d.Join(name), true
 }
 
 // literal expands one "key=value" literal in place; it reports whether it

@@ -264,3 +264,82 @@ func TestKustomizeSecretLiteralErrorUnquoted(t *testing.T) {
 		t.Errorf("the error quotes the secret: %v", err)
 	}
 }
+
+// TestKustomizeBuiltinGeneratorsExpanded: the literals of a builtin
+// SecretGenerator or ConfigMapGenerator that generators: names — a config
+// file, a kustomization folder that builds one, a config written inline —
+// are expanded as a secretGenerator's are, and a ConfigMapGenerator's
+// files with them; never deployed as "${db.password}".
+func TestKustomizeBuiltinGeneratorsExpanded(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"k/kustomization.yaml": `generators:
+- secgen.yaml
+- gens
+- |
+  apiVersion: builtin
+  kind: SecretGenerator
+  metadata: {name: inline}
+  literals: ["inline=${db.password}"]
+  options: {disableNameSuffixHash: true}
+`,
+		"k/secgen.yaml": `apiVersion: builtin
+kind: SecretGenerator
+metadata: {name: sec2}
+literals: ["password=${db.password}"]
+options: {disableNameSuffixHash: true}
+---
+apiVersion: builtin
+kind: ConfigMapGenerator
+metadata: {name: cm2}
+literals: ["GREETING=${greeting}"]
+files: [app.conf]
+`,
+		"k/app.conf":                "greeting = ${greeting}\n",
+		"k/gens/kustomization.yaml": "resources: [gen.yaml]\n",
+		"k/gens/gen.yaml":           "apiVersion: builtin\nkind: SecretGenerator\nmetadata: {name: fromdir}\nliterals: [\"fromdir=${db.password}\"]\noptions: {disableNameSuffixHash: true}\n",
+	})
+	m := map[string]string{"db.password": "VerySecretPw99", "greeting": "hello"}
+	objs, err := load(dir, config{Kustomize: "k"}, expandWith(m))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	secrets := map[string]string{}
+	var cm map[string]any
+	var cmName string
+	for _, o := range objs {
+		switch o.u.GetKind() {
+		case "Secret":
+			for k, v := range secretData(t, []*object{o}) {
+				secrets[o.u.GetName()+"/"+k] = v
+			}
+		case "ConfigMap":
+			cm, cmName = o.u.Object["data"].(map[string]any), o.u.GetName()
+		}
+	}
+	want := map[string]string{"sec2/password": "VerySecretPw99", "fromdir/fromdir": "VerySecretPw99", "inline/inline": "VerySecretPw99"}
+	if d := cmp.Diff(want, secrets); d != "" {
+		t.Errorf("Secrets (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[string]any{"GREETING": "hello", "app.conf": "greeting = hello\n"}, cm); d != "" {
+		t.Errorf("ConfigMap data (-want +got):\n%s", d)
+	}
+
+	// The ConfigMap's hash suffix covers its expanded data.
+	objs, err = load(dir, config{Kustomize: "k"}, expandWith(map[string]string{"db.password": "VerySecretPw99", "greeting": "bonjour"}))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	for _, o := range objs {
+		if o.u.GetKind() == "ConfigMap" && o.u.GetName() == cmName {
+			t.Errorf("another greeting, the same ConfigMap %s", cmName)
+		}
+	}
+
+	// An error names the config's file and line, and not a Secret's text.
+	writeFiles(t, dir, map[string]string{"k/secgen.yaml": "apiVersion: builtin\nkind: SecretGenerator\nmetadata: {name: sec2}\nliterals:\n- password=${typo}\n"})
+	_, err = load(dir, config{Kustomize: "k"}, expandWith(m))
+	if err == nil || !strings.Contains(err.Error(), `k/secgen.yaml:5:3: unknown parameter "typo"`) {
+		t.Fatalf("error %v", err)
+	}
+}
