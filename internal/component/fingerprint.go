@@ -112,33 +112,47 @@ func DirKey(dir string, exclude, reads []string) string {
 
 // DigestDir digests the files of a component's folder as DirSum does,
 // leaving out those an exclude glob matches (lifecycle.fingerprint.exclude),
-// and adds the files outside it that planning its plugins read (reads,
-// absolute: a kustomization's ../../base), named by their path relative to
-// the folder. Without exclusions and reads its Sum is DirSum's, so
-// fingerprints recorded before either existed still match.
+// and adds the files outside it that planning its plugins read (reads: a
+// kustomization's ../../base/cm.yaml), by their path from the folder with
+// symlinks resolved, as kustomize reads them. Without exclusions and reads
+// its Sum is DirSum's, so fingerprints recorded before either existed
+// still match.
 func DigestDir(dir string, exclude, reads []string) (*DirDigest, error) {
 	h := sha256.New()
 	files := map[string]string{}
 	if err := hashDir(h, dir, exclude, files); err != nil {
 		return nil, err
 	}
-	for _, p := range reads {
-		hashRead(h, dir, p, files)
+	if len(reads) > 0 {
+		// The reads are named from the folder as it really is: a stack
+		// reached through a symlink names them as any other path does.
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			real = dir
+		}
+		for _, p := range reads {
+			hashRead(h, real, p, files)
+		}
 	}
 	return &DirDigest{Sum: hex.EncodeToString(h.Sum(nil)), Files: files}, nil
 }
 
-// hashRead writes a file read from outside the folder to h and its digest
-// into files. One that cannot be read is digested as such: it changed.
-func hashRead(h io.Writer, dir, p string, files map[string]string) {
-	rel, err := filepath.Rel(dir, p)
-	if err != nil {
-		rel = p
+// hashRead writes a file read from outside the folder real (symlinks
+// resolved) to h and its digest into files, by its path from real (p; an
+// absolute p, as plans saved before said it, is named relative to real).
+// One that cannot be read is digested as such: it changed.
+func hashRead(h io.Writer, real, p string, files map[string]string) {
+	rel, abs := filepath.ToSlash(p), p
+	if filepath.IsAbs(p) {
+		if r, err := filepath.Rel(real, p); err == nil {
+			rel = filepath.ToSlash(r)
+		}
+	} else {
+		abs = filepath.Join(real, filepath.FromSlash(p))
 	}
-	rel = filepath.ToSlash(rel)
 	fh := sha256.New()
 	w := io.MultiWriter(h, fh)
-	data, err := os.ReadFile(p)
+	data, err := os.ReadFile(abs)
 	if err != nil {
 		fmt.Fprintf(w, "read %q missing\n", rel)
 	} else {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestExcluded(t *testing.T) {
@@ -63,7 +65,8 @@ func TestDigestDirKeepsDirSum(t *testing.T) {
 
 // TestDigestDirReads: the files read outside the folder (a kustomization's
 // base) change the digest when they change, and are named by their path
-// from the folder; without reads the sum stays DirSum's.
+// from the folder; without reads the sum stays DirSum's. The folder
+// reached through a symlink has the same digest.
 func TestDigestDirReads(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "overlays", "prod")
@@ -78,9 +81,25 @@ func TestDigestDirReads(t *testing.T) {
 	}
 	plain, _ := DirSum(dir)
 	without, _ := DigestDir(dir, nil, nil)
-	one, err := DigestDir(dir, nil, []string{base})
+	reads := []string{"../../base/cm.yaml"}
+	one, err := DigestDir(dir, nil, reads)
 	if err != nil {
 		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	linked, err := DigestDir(filepath.Join(link, "overlays", "prod"), nil, reads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(one, linked); d != "" {
+		t.Errorf("the folder through a symlink (-real +linked):\n%s", d)
+	}
+	// A plan saved before named the reads by their absolute path.
+	if abs, _ := DigestDir(dir, nil, []string{base}); abs.Sum != one.Sum {
+		t.Errorf("an absolute read gives another digest: %v, %v", abs.Files, one.Files)
 	}
 	if without.Sum != plain || one.Sum == plain {
 		t.Fatalf("sums: DirSum %s, no reads %s, with the base %s", plain, without.Sum, one.Sum)
@@ -91,18 +110,18 @@ func TestDigestDirReads(t *testing.T) {
 	if err := os.WriteFile(base, []byte("level: 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	two, _ := DigestDir(dir, nil, []string{base})
+	two, _ := DigestDir(dir, nil, reads)
 	if two.Sum == one.Sum || two.Files["../../base/cm.yaml"] == one.Files["../../base/cm.yaml"] {
 		t.Fatal("a changed base left the digest as it was")
 	}
 	if err := os.Remove(base); err != nil {
 		t.Fatal(err)
 	}
-	gone, _ := DigestDir(dir, nil, []string{base})
+	gone, _ := DigestDir(dir, nil, reads)
 	if gone.Sum == two.Sum {
 		t.Fatal("a base that is gone left the digest as it was")
 	}
-	if DirKey(dir, nil, []string{base}) == DirKey(dir, nil, nil) {
+	if DirKey(dir, nil, reads) == DirKey(dir, nil, nil) {
 		t.Fatal("the key does not tell the reads apart")
 	}
 }

@@ -25,8 +25,9 @@ type Component struct {
 	// fingerprint (lifecycle.fingerprint.exclude).
 	FingerprintExclude []string `json:"fingerprintExclude,omitempty"`
 	// FingerprintReads are the files outside its folder that planning its
-	// plugins read (a kustomization's bases), absolute: part of its
-	// fingerprint as the folder's files are.
+	// plugins read (a kustomization's bases), by their path from the
+	// folder with symlinks resolved: part of its fingerprint as the
+	// folder's files are.
 	FingerprintReads []string `json:"fingerprintReads,omitempty"`
 	// EntryLifecycle is a digest of the lifecycle the stack's entry of the
 	// component sets (its fields replace the manifest's), part of a

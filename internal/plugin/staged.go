@@ -45,7 +45,9 @@ type StagesRequest struct {
 	Templates *manifest.Templates
 	// Read, when set, is told each file outside the component's folder
 	// that planning the instance read (a kustomization's ../../base), by
-	// its absolute path: a change to it changes the component's
+	// its path from the folder with symlinks resolved, slash-separated
+	// ("../../base/cm.yaml"): so it names the file whichever path the
+	// folder is reached through. A change to it changes the component's
 	// fingerprint as a change to the folder does.
 	Read func(path string)
 }

@@ -58,7 +58,8 @@ type Facts struct {
 	// (kubernetes), for each action the plan may carry out.
 	Stages map[StagesKey]StagesFact
 	// Reads are, by component, the files outside its folder that planning
-	// its staged plugins' instances read, absolute and sorted: they join
+	// its staged plugins' instances read, by their path from the folder
+	// with symlinks resolved, sorted: they join
 	// its fingerprint (plan.Component.FingerprintReads).
 	Reads map[string][]string
 	// RecordsGone are, by component, the records of its own the stack

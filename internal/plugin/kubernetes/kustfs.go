@@ -54,7 +54,8 @@ type kustomizeFS struct {
 	configs map[string][]string
 	errs    []error
 	// outside are the files read outside the component folder (a base
-	// at ../../base): the component's fingerprint covers them.
+	// at ../../base), by their path from base: the component's
+	// fingerprint covers them.
 	outside map[string]bool
 }
 
@@ -75,7 +76,7 @@ func (f *kustomizeFS) ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if r := f.rel(path); r == ".." || strings.HasPrefix(r, "../") || filepath.IsAbs(r) {
-		f.outside[path] = true
+		f.outside[r] = true
 	}
 	if slices.Contains(kustomizationFiles, filepath.Base(path)) {
 		return f.kustomization(path, data), nil

@@ -97,7 +97,8 @@ type loader struct {
 	// full is set when maxObjects was reached: the rest is not read.
 	full bool
 	// outside are the files the kustomize build read outside the folder,
-	// absolute and sorted.
+	// by their path from it with symlinks resolved (slash-separated),
+	// sorted.
 	outside []string
 }
 
