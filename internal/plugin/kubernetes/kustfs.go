@@ -20,12 +20,23 @@ import (
 // expanded: the view's own errors say why, each at its line.
 var errExpansion = errors.New("the parameters of a generator's input could not be expanded")
 
-// generatorInput says how a file a configMapGenerator names is read.
-type generatorInput struct {
-	// env: an env file (envs:, env:), KEY=VALUE lines; else a whole
-	// value (files:).
-	env bool
-}
+// use is a way a kustomization names a file, which says how kustomize
+// reads it. A file named more than one way (a configMapGenerator's and a
+// secretGenerator's, or a generator's and a resource) is read as it is.
+type use uint8
+
+const (
+	// useConfigMapFile: a configMapGenerator's files:, a whole value;
+	// expanded.
+	useConfigMapFile use = 1 << iota
+	// useConfigMapEnv: a configMapGenerator's envs: or env:, KEY=VALUE
+	// lines; expanded.
+	useConfigMapEnv
+	// useSecret: a secretGenerator's; read as it is.
+	useSecret
+	// useOther: a resource, patch, component, ...; read as it is.
+	useOther
+)
 
 // kustomizeFS is the file system a kustomize build reads through: the
 // disk, with the parameters in the generators' inputs — configMapGenerator's
@@ -45,9 +56,10 @@ type kustomizeFS struct {
 	// base is the component folder as kustomize sees it (symlinks
 	// resolved): messages name files relative to it.
 	base string
-	// inputs are the generator inputs met so far, by the path kustomize
-	// reads them with: a kustomization is read before its generators run.
-	inputs map[string]generatorInput
+	// uses are the ways the kustomizations met so far name each file, by
+	// the path kustomize reads it with: a kustomization is read before
+	// the files it names.
+	uses map[string]use
 	// configs are the files generators: names (a builtin generator's
 	// config), and the folders of the kustomizations that name each: its
 	// generator reads its files relative to them.
@@ -66,7 +78,7 @@ func newKustomizeFS(dir string, expand expandFunc) *kustomizeFS {
 	if err != nil {
 		base = dir
 	}
-	return &kustomizeFS{FileSystem: filesys.MakeFsOnDisk(), expand: expand, base: base, inputs: map[string]generatorInput{}, configs: map[string][]string{}, outside: map[string]bool{}}
+	return &kustomizeFS{FileSystem: filesys.MakeFsOnDisk(), expand: expand, base: base, uses: map[string]use{}, configs: map[string][]string{}, outside: map[string]bool{}}
 }
 
 // ReadFile reads a file as kustomize should see it.
@@ -81,9 +93,11 @@ func (f *kustomizeFS) ReadFile(path string) ([]byte, error) {
 	if slices.Contains(kustomizationFiles, filepath.Base(path)) {
 		return f.kustomization(path, data), nil
 	}
-	in, ok := f.inputs[path]
-	if !ok && f.expand != nil && bytes.Contains(data, []byte("builtin")) && HasRef(string(data)) {
-		// Perhaps a builtin generator's config (generators:).
+	u := f.uses[path]
+	if u&^useOther == 0 && f.expand != nil && bytes.Contains(data, []byte("builtin")) && HasRef(string(data)) {
+		// Perhaps builtin generators' configs (generators:, or the
+		// resources of a kustomization it names): only those are
+		// touched, nothing that could be applied.
 		errs := len(f.errs)
 		data = f.generatorConfigs(path, data, f.configs[path], 0)
 		if len(f.errs) > errs {
@@ -91,11 +105,11 @@ func (f *kustomizeFS) ReadFile(path string) ([]byte, error) {
 		}
 		return data, nil
 	}
-	if !ok || f.expand == nil || !utf8.Valid(data) {
+	if u != useConfigMapFile && u != useConfigMapEnv || f.expand == nil || !utf8.Valid(data) {
 		// Binary files go into binaryData as they are.
 		return data, nil
 	}
-	out, ok := f.expandLines(path, string(data), in)
+	out, ok := f.expandLines(path, string(data), u == useConfigMapEnv)
 	if !ok {
 		return nil, errExpansion
 	}
@@ -128,6 +142,9 @@ func (f *kustomizeFS) kustomization(path string, data []byte) []byte {
 	root := doc.Content[0]
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		field, v := root.Content[i].Value, root.Content[i+1]
+		for _, p := range namedFiles(field, v) {
+			f.note(dir, p, useOther)
+		}
 		switch {
 		case (field == "configMapGenerator" || field == "secretGenerator") && v.Kind == yaml.SequenceNode:
 			for _, gen := range v.Content {
@@ -161,9 +178,12 @@ func (f *kustomizeFS) generator(path string, gen *yaml.Node, secret bool, dirs [
 	if gen.Kind != yaml.MappingNode {
 		return false
 	}
-	note := func(p string, in generatorInput) {
+	note := func(p string, u use) {
+		if secret {
+			u = useSecret
+		}
 		for _, dir := range dirs {
-			f.note(dir, p, secret, in)
+			f.note(dir, p, u)
 		}
 	}
 	changed := false
@@ -180,15 +200,15 @@ func (f *kustomizeFS) generator(path string, gen *yaml.Node, secret bool, dirs [
 				if _, after, ok := strings.Cut(p, "="); ok {
 					p = after
 				}
-				note(p, generatorInput{})
+				note(p, useConfigMapFile)
 			}
 		case "envs":
 			for _, s := range scalars(v) {
-				note(s.Value, generatorInput{env: true})
+				note(s.Value, useConfigMapEnv)
 			}
 		case "env":
 			if v.Kind == yaml.ScalarNode {
-				note(v.Value, generatorInput{env: true})
+				note(v.Value, useConfigMapEnv)
 			}
 		}
 	}
@@ -301,13 +321,36 @@ func scalars(n *yaml.Node) []*yaml.Node {
 	return out
 }
 
-// note records a file a generator of the kustomization in dir reads, by
-// the path kustomize will read it with. A secretGenerator's is read as it
-// is: not noted.
-func (f *kustomizeFS) note(dir, p string, secret bool, in generatorInput) {
-	if p, ok := f.abs(dir, p); ok && !secret {
-		f.inputs[p] = in
+// note records a use of a file the kustomization in dir names, by the
+// path kustomize will read it with.
+func (f *kustomizeFS) note(dir, p string, u use) {
+	if p, ok := f.abs(dir, p); ok {
+		f.uses[p] |= u
 	}
+}
+
+// namedFiles are the files (or folders) a field of a kustomization names
+// other than its generators' inputs and configs: its resources, patches,
+// components and the like.
+func namedFiles(field string, v *yaml.Node) []string {
+	var out []string
+	switch {
+	case slices.Contains(kustomizeDirFields, field) || field != "generators" && slices.Contains(kustomizeListFields, field):
+		for _, s := range scalars(v) {
+			out = append(out, s.Value)
+		}
+	case slices.Contains(kustomizePathFields, field) && v.Kind == yaml.SequenceNode:
+		for _, e := range v.Content {
+			if p := mappingValue(e, "path"); p != "" {
+				out = append(out, p)
+			}
+		}
+	case field == "openapi":
+		if p := mappingValue(v, "path"); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // abs is the path kustomize reads a file a kustomization in dir names
@@ -398,12 +441,12 @@ func unquoted(s string) string {
 // expandLines expands a generator's input file line by line, so that an
 // error names its line. An env file's comments are left alone, and its
 // values cannot take a line break: it would add a line, another key.
-func (f *kustomizeFS) expandLines(path, text string, in generatorInput) (string, bool) {
+func (f *kustomizeFS) expandLines(path, text string, env bool) (string, bool) {
 	lines := strings.Split(text, "\n")
 	ok := true
 	for i, line := range lines {
 		trimmed := strings.TrimLeft(line, " \t\r\f\v")
-		if !HasRef(line) || in.env && strings.HasPrefix(trimmed, "#") {
+		if !HasRef(line) || env && strings.HasPrefix(trimmed, "#") {
 			continue
 		}
 		col := 1 + strings.IndexAny(line, "$#")
@@ -413,7 +456,7 @@ func (f *kustomizeFS) expandLines(path, text string, in generatorInput) (string,
 			ok = false
 			continue
 		}
-		if in.env && strings.ContainsAny(strings.TrimSuffix(out, "\r"), "\r\n") {
+		if env && strings.ContainsAny(strings.TrimSuffix(out, "\r"), "\r\n") {
 			f.errorf(path, i+1, col, "an env file's value cannot hold a line break (it would add a line); use literals: or files: for it")
 			ok = false
 			continue

@@ -349,3 +349,46 @@ files: [app.conf]
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestKustomizeFileUsedTwice: a file two ways name is read as it is for
+// each — a configMapGenerator's and a secretGenerator's, a generator's and
+// a resource — and not as the last kustomization that named it says: the
+// ConfigMap's data is still expanded by the build's expansion after it, the
+// Secret's is verbatim, the resource is parsed before it is expanded.
+func TestKustomizeFileUsedTwice(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"k/kustomization.yaml": `resources: [raw.yaml]
+configMapGenerator:
+- name: c
+  files: [shared.conf, raw.yaml]
+  options: {disableNameSuffixHash: true}
+secretGenerator:
+- name: s
+  files: [shared.conf]
+`,
+		"k/shared.conf": "value=${v1}\n",
+		"k/raw.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: raw}\ndata:\n  msg: ${greeting}\n",
+	})
+	m := map[string]string{"v1": "a${b}c", "greeting": `hi "there": x`}
+	objs, err := load(dir, config{Kustomize: "k"}, expandWith(m))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	data := map[string]any{}
+	for _, o := range objs {
+		if o.u.GetKind() == "ConfigMap" {
+			data[o.u.GetName()] = o.u.Object["data"]
+		}
+	}
+	want := map[string]any{
+		"c":   map[string]any{"shared.conf": "value=a${b}c\n", "raw.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: raw}\ndata:\n  msg: hi \"there\": x\n"},
+		"raw": map[string]any{"msg": `hi "there": x`},
+	}
+	if d := cmp.Diff(want, data); d != "" {
+		t.Errorf("ConfigMaps (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[string]string{"shared.conf": "value=${v1}\n"}, secretData(t, objs)); d != "" {
+		t.Errorf("Secret (-want +got):\n%s", d)
+	}
+}
