@@ -19,6 +19,11 @@ const (
 	// ChangeLifecycle: the lifecycle the stack's entry of the component
 	// sets was added, removed or changed.
 	ChangeLifecycle = "lifecycle"
+	// ChangeReads: the files outside the folder that planning reads (a
+	// kustomization's ../../base), named in Name, joined the fingerprint
+	// and nothing else of the files changed: the last deploy was by a
+	// gantry whose fingerprint left them out.
+	ChangeReads = "reads"
 	// ChangeUnknown: the fingerprint differs but the state does not say
 	// what it was made of (written by an older gantry).
 	ChangeUnknown = "unknown"
@@ -58,6 +63,8 @@ func (d ChangeDetail) String() string {
 		return "parameter " + d.Name + " added: " + d.New
 	case d.Kind == ChangeVerb:
 		return "verb " + d.Old + " → " + d.New
+	case d.Kind == ChangeReads:
+		return "the files read outside its folder (" + d.Name + ") are part of its fingerprint now: once, after upgrading gantry"
 	}
 	s := d.Kind
 	if d.Name != "" {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/elaborate"
@@ -90,13 +91,41 @@ func Changes(rec *state.Component, exp *params.Expanded, now *state.Inputs) []pl
 		out = append(out, plan.ChangeDetail{Kind: plan.ChangeLifecycle, What: "changed"})
 	}
 	out = append(out, mapChanges(plan.ChangeOutput, old.Outputs, now.Outputs)...)
-	for _, d := range mapChanges(plan.ChangeFile, old.Files, now.Files) {
+	files := mapChanges(plan.ChangeFile, old.Files, now.Files)
+	if d, ok := readsJoined(old.Files, files); ok {
+		return append(out, d)
+	}
+	for _, d := range files {
 		if d.Name == manifest.ComponentManifestFile {
 			d.Kind, d.Name = plan.ChangeManifest, ""
 		}
 		out = append(out, d)
 	}
 	return out
+}
+
+// readsJoined is the one detail that says the files read outside the
+// folder joined the fingerprint, when that is all that changed of the
+// files (changes): the last deploy recorded none of them (old), and the
+// folder's own files are as they were — a gantry whose fingerprint left
+// them out made it. Adding a base changes a file of the folder.
+func readsJoined(old map[string]string, changes []plan.ChangeDetail) (plan.ChangeDetail, bool) {
+	for name := range old {
+		if strings.HasPrefix(name, "../") {
+			return plan.ChangeDetail{}, false
+		}
+	}
+	names := make([]string, 0, len(changes))
+	for _, d := range changes {
+		if d.What != "added" || !strings.HasPrefix(d.Name, "../") {
+			return plan.ChangeDetail{}, false
+		}
+		names = append(names, d.Name)
+	}
+	if len(names) == 0 {
+		return plan.ChangeDetail{}, false
+	}
+	return plan.ChangeDetail{Kind: plan.ChangeReads, Name: strings.Join(names, ", "), What: "added"}, true
 }
 
 // paramChanges compares the recorded parameters with the expanded ones.
