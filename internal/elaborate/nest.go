@@ -79,24 +79,29 @@ func (n *nester) count(pos manifest.Pos, field string) bool {
 
 // frame is one stack on the way down, for cycle messages.
 type frame struct {
-	file string // the stack's file, as realPath gives it
+	file string // the stack's identity, as stackID gives it
 	path string // shop, shop.web
 }
 
-// realPath is file made absolute with its symbolic links resolved, so that
-// a stack reached through a link (s/self -> .) is known as the stack it is
-// and including itself is a cycle, not a chain that nests until the depth
-// bound. A file that cannot be resolved (it does not exist: said where it
-// is loaded) stays as it is named.
-func realPath(file string) string {
+// stackID is how a stack is known on the way down, for cycles: its folder
+// made absolute with its symbolic links resolved, and the file's name as
+// written. A stack reached through a folder link (s/self -> .) is the stack
+// it is, so including itself is a cycle, not a chain that nests until the
+// depth bound. The file itself is not resolved: relative sources resolve
+// against the folder it is read from, so one hub.yaml linked into several
+// folders, each with its own components, is several stacks. A folder that
+// cannot be resolved (it does not exist: said where it is loaded) stays as
+// it is named.
+func stackID(file string) string {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return file
 	}
-	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
-		return resolved
+	dir := filepath.Dir(abs)
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved
 	}
-	return abs
+	return filepath.Join(dir, filepath.Base(abs))
 }
 
 // needsNesting reports whether the stack uses nesting at all; stacks that
@@ -134,7 +139,7 @@ func nest(chain []*level, pc manifest.ParamsConfig, diags *manifest.Diagnostics)
 		readGiven(c, given, nil, "", n.root+".config", diags)
 	}
 	cfg := resolveConfig(own, given, n.root, nil, n.resources, diags)
-	top := realPath(own.File)
+	top := stackID(own.File)
 	for _, l := range chain {
 		l.stack.Components = n.level(l.stack, cfg, "", n.root, []frame{{file: top, path: n.root}}, &l.stack.Parameters)
 		if n.tooMany {
@@ -310,7 +315,7 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 	if n.tooDeep {
 		return nil
 	}
-	resolved := realPath(file)
+	resolved := stackID(file)
 	childPath := path + "." + ref.Name
 	for i, f := range stack {
 		if f.file == resolved {

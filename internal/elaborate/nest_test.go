@@ -222,3 +222,34 @@ func diagText(ds manifest.Diagnostics) string {
 	}
 	return b.String()
 }
+
+// TestNestingFileLinkedIntoFolders: one hub.yaml linked into nested folders,
+// each with its own components, is a stack per folder (its relative sources
+// read from there), not a cycle; a folder linked to itself still is one.
+func TestNestingFileLinkedIntoFolders(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"top.yaml":                             "version: 1\nkind: stack\nmeta: {name: top}\ncomponents:\n  - name: cell\n    source: {stack: d0}\n",
+		"tmpl/hub.yaml":                        "version: 1\nkind: stack\nmeta: {name: cell}\ncomponents:\n  - name: leaf\n    source: {dir: comp}\n  - name: next\n    source: {stack: next}\n",
+		"d0/comp/hub-component.yaml":           nestComp,
+		"d0/next/comp/hub-component.yaml":      nestComp,
+		"d0/next/next/hub.yaml":                "version: 1\nkind: stack\nmeta: {name: end}\ncomponents:\n  - name: last\n    source: {dir: comp}\n",
+		"d0/next/next/comp/hub-component.yaml": nestComp,
+	})
+	for link, target := range map[string]string{"d0/hub.yaml": "../tmpl/hub.yaml", "d0/next/hub.yaml": "../../tmpl/hub.yaml"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Skip("no symbolic links here:", err)
+		}
+	}
+	res, diags := Elaborate(filepath.Join(dir, "top.yaml"), Options{})
+	if diags.HasErrors() {
+		t.Fatal(diagText(diags.Errors()))
+	}
+	var names []string
+	for _, c := range res.Stack.Components {
+		names = append(names, c.Name)
+	}
+	if want := "cell.leaf cell.next.leaf cell.next.next.last"; strings.Join(names, " ") != want {
+		t.Errorf("leaves %v, want %s", names, want)
+	}
+}
