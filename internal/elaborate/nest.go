@@ -56,9 +56,41 @@ type nester struct {
 	parts   int
 	tooMany bool
 	// tooDeep is set once a chain passed MaxNestingDepth (and it was
-	// said): no further nested stack is loaded, since every other branch
-	// of a runaway chain would say it again.
+	// said): other chains that pass it are refused without saying it
+	// again.
 	tooDeep bool
+	// deepAt are, by stackID, the stacks of the chains that passed
+	// MaxNestingDepth and the least depth each was met at on one: from
+	// there or deeper it passes the bound again, so it is refused without
+	// being read (every branch of a runaway chain that nests the next
+	// stack twice would be read, up to MaxSolutionParts). Nested stacks
+	// off those chains are read and checked as usual.
+	deepAt map[string]int
+}
+
+// refuseDeep reports whether the nested stack id, at depth (its index on
+// the way down) with childPath, nests deeper than MaxNestingDepth, which
+// it says the first time only.
+func (n *nester) refuseDeep(id string, depth int, stack []frame, childPath string, at manifest.Pos, field string) bool {
+	if d, ok := n.deepAt[id]; !ok || depth < d {
+		if depth < MaxNestingDepth {
+			return false
+		}
+		if n.deepAt == nil {
+			n.deepAt = map[string]int{}
+		}
+		n.deepAt[id] = depth
+		for i, f := range stack {
+			if d, ok := n.deepAt[f.file]; !ok || i < d {
+				n.deepAt[f.file] = i
+			}
+		}
+	}
+	if !n.tooDeep {
+		n.tooDeep = true
+		n.diags.Errorf(at, field, "%s: stacks nest deeper than %d levels", childPath, MaxNestingDepth)
+	}
+	return true
 }
 
 // count counts a leaf or a nested stack met at pos (field is its path);
@@ -312,9 +344,6 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		file = dir
 	}
-	if n.tooDeep {
-		return nil
-	}
 	resolved := stackID(file)
 	childPath := path + "." + ref.Name
 	for i, f := range stack {
@@ -328,13 +357,11 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 			return nil
 		}
 	}
-	if len(stack) >= MaxNestingDepth {
-		n.tooDeep = true
-		n.diags.Errorf(at, field+".source.stack", "%s: stacks nest deeper than %d levels", childPath, MaxNestingDepth)
+	if n.refuseDeep(resolved, len(stack), stack, childPath, at, path+"."+field+".source.stack") {
 		return nil
 	}
 	if _, err := os.Stat(file); err != nil {
-		n.diags.Errorf(at, field+".source.stack", "nested stack %q: no hub.yaml in %s", ref.Name, dir)
+		n.diags.Errorf(at, path+"."+field+".source.stack", "nested stack %q: no hub.yaml in %s", ref.Name, dir)
 		return nil
 	}
 	cs, ds := manifest.LoadStack(file)

@@ -81,20 +81,41 @@ func TestNestedSpread(t *testing.T) {
 
 // TestNestingDepthBounded: a chain of distinct folders deeper than the
 // bound is one error, though each level nests the next twice (said once per
-// branch, it was tens of thousands).
+// branch, it was tens of thousands), and a nested stack off that chain is
+// still read, so what depends on it is not an unknown component.
 func TestNestingDepthBounded(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{"comp/hub-component.yaml": nestComp}
-	path := ""
-	for i := 0; i <= MaxNestingDepth+1; i++ {
-		files[filepath.Join(path, "hub.yaml")] = "version: 1\nkind: stack\nmeta: {name: s}\ncomponents:\n  - name: n\n    source: {stack: n}\n  - name: m\n    source: {stack: n}\n"
-		path = filepath.Join(path, "n")
+	chain := "version: 1\nkind: stack\nmeta: {name: s}\ncomponents:\n  - name: n\n    source: {stack: n}\n  - name: m\n    source: {stack: n}\n"
+	tests := []struct {
+		name string
+		top  string // the top stack, beside the chain's folder n
+	}{
+		{name: "nested twice per level", top: chain},
+		{name: "siblings read", top: "version: 1\nkind: stack\nmeta: {name: s}\ncomponents:\n  - name: deep\n    source: {stack: n}\n" +
+			"  - name: ok\n    source: {stack: small}\n  - name: z\n    source: {dir: comp}\n    depends: [ok]\n"},
 	}
-	writeFiles(t, dir, files)
-	_, diags := Elaborate(filepath.Join(dir, "hub.yaml"), Options{})
-	errs := diags.Errors()
-	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "stacks nest deeper than 32 levels") {
-		t.Fatalf("%d errors: %.2000s", len(errs), diagText(errs))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{
+				"hub.yaml":                tt.top,
+				"comp/hub-component.yaml": nestComp,
+				"small/hub.yaml":          "version: 1\nkind: stack\nmeta: {name: small}\ncomponents:\n  - name: leaf\n    source: {dir: ../comp}\n",
+			}
+			path := "n"
+			for i := 0; i <= MaxNestingDepth; i++ {
+				files[filepath.Join(path, "hub.yaml")] = chain
+				path = filepath.Join(path, "n")
+			}
+			writeFiles(t, dir, files)
+			_, diags := Elaborate(filepath.Join(dir, "hub.yaml"), Options{})
+			errs := diags.Errors()
+			if len(errs) != 1 || !strings.Contains(errs[0].Msg, "stacks nest deeper than 32 levels") {
+				t.Fatalf("%d errors: %.2000s", len(errs), diagText(errs))
+			}
+			if !strings.HasPrefix(errs[0].Field, "s.") || !strings.HasSuffix(errs[0].Field, ".n.components[0].source.stack") {
+				t.Errorf("field %q: want the stack's path, then components[0].source.stack", errs[0].Field)
+			}
+		})
 	}
 }
 
