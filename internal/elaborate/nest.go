@@ -309,7 +309,7 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 	}
 	if prefix != "" {
 		for _, p := range s.Parameters {
-			localize(&p, s, prefix)
+			n.localize(&p, s, prefix, path+".parameters."+p.Name)
 			read := n.substitute(&p, cfg, path+".parameters")
 			targets := roles[p.Component]
 			if p.Component == "" {

@@ -40,8 +40,11 @@ func (n *nester) substitute(p *manifest.Parameter, cfg *levelConfig, field strin
 // outputs["leaf"] and params["msg|leaf"]) their path in the solution
 // (prefix+name), so that the stack reads its own components wherever it is
 // nested. A qualifier whose first part is not a component or nested stack
-// of s keeps its meaning.
-func localize(p *manifest.Parameter, s *manifest.Stack, prefix string) {
+// of s keeps its meaning. A read of outputs or params that cannot be
+// renamed (outputs[c], dyn(outputs)) is an error: left as written, it would
+// read the top stack's component of the name, silently, beside reads that
+// mean the stack's own. field is the parameter's path (shop.web.parameters.NAME).
+func (n *nester) localize(p *manifest.Parameter, s *manifest.Stack, prefix, field string) {
 	local := func(q string) (string, bool) {
 		role, _, _ := strings.Cut(q, ".")
 		for _, c := range s.Components {
@@ -52,8 +55,12 @@ func localize(p *manifest.Parameter, s *manifest.Stack, prefix string) {
 		return "", false
 	}
 	for _, v := range []*manifest.Scalar{&p.Value, &p.Default} {
-		if out, ok := params.RenameComponents(string(*v), local); ok {
+		out, ok, unscoped := params.RenameComponents(string(*v), local)
+		if ok {
 			*v = manifest.Scalar(out)
+		}
+		for _, u := range unscoped {
+			n.diags.Errorf(p.Pos, field, "#{%s}: %s: %s; a nested stack names its own components literally (outputs[\"leaf\"].out, outputs.leaf.out, params[\"msg|leaf\"]) so that elaborate gives them their path in the solution, and read any other way a name means the top stack's component: write the name literally", u.Expr, u.Read, u.Why)
 		}
 	}
 }
