@@ -282,8 +282,10 @@ func (r *record) ask(t Terminal) func(string) (string, error) {
 func (r *record) failed() bool { return r.engine.Failed || r.engine.Cancelled }
 
 // close ends the run's records: the run_finished event, the summary, the
-// display's end.
-func (r *record) close() *Outcome {
+// display's end. err is the error that ended the run before or after its
+// plan (a registry held by another run, the state not written): such a run
+// is recorded failed, not ok, whatever its steps did.
+func (r *record) close(err error) *Outcome {
 	r.waitPlan()
 	logErr := r.runLog.Close()
 	out := &Outcome{Plan: r.shown, RunID: r.runID, LogDir: r.runLog.Dir(), RunLog: r.runLog, Status: StatusOK, Duration: time.Since(r.start),
@@ -295,7 +297,7 @@ func (r *record) close() *Outcome {
 	switch {
 	case r.engine.Cancelled:
 		out.Status = StatusInterrupted
-	case r.engine.Failed:
+	case r.engine.Failed || err != nil:
 		out.Status = StatusFailed
 	}
 	out.Halt, out.NothingRan = halt(r.plans, r.engine)

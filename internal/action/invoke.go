@@ -14,13 +14,9 @@ import (
 type Invoke struct {
 	Source
 	Component, Verb string
-	// Nested is set inside a run of the same stack (gantry invoke from a
-	// component): the outer run holds the lock and called the installation
-	// handler.
-	Nested   bool
-	Terminal Terminal
-	Warn     func(manifest.Diagnostics)
-	Display  Display
+	Terminal        Terminal
+	Warn            func(manifest.Diagnostics)
+	Display         Display
 	// Interrupted hears of interrupts, as RunOptions.Interrupted.
 	Interrupted func(second bool)
 }
@@ -32,15 +28,20 @@ func (a *Invoke) Run(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Inside a run of the same stack (gantry invoke from one of its
+	// components) the outer run holds the lock and called the installation
+	// handler; an invoke of another stack from there takes that stack's lock
+	// like any other run.
+	nested := insideRunOf(st.Location(), st.Res.Stack.Meta.Name)
 	noState := func() error { return invalid(consequence, "no state at %s: deploy the stack first", st.Store) }
-	if st.State == nil && (a.Nested || st.Res.Stack.Meta.InstallationHandler == nil) {
+	if st.State == nil && (nested || st.Res.Stack.Meta.InstallationHandler == nil) {
 		return nil, noState()
 	}
 	st.LockedFromState()
-	r := &stackRun{st: st, pl: newPlanner(st, a.Warn, consequence), noState: noState, nested: a.Nested, readOnly: true,
+	r := &stackRun{st: st, pl: newPlanner(st, a.Warn, consequence), noState: noState, nested: nested, readOnly: true,
 		lockParams: func() error { st.LockedFromState(); return nil },
 		opts:       build.Options{Verb: a.Verb, Invoke: a.Component},
-		ro:         resolve.Options{Verbs: []string{a.Verb}, Handler: !a.Nested}}
+		ro:         resolve.Options{Verbs: []string{a.Verb}, Handler: !nested}}
 	b, err := r.pl.build(r.opts, r.ro)
 	if err != nil {
 		return nil, err

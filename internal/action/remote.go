@@ -173,7 +173,7 @@ func (rr *RemoteRecord) Finish(eo *engine.Outcome) *Outcome {
 	if eo != nil {
 		r.engine = eo
 	}
-	out := r.close()
+	out := r.close(nil)
 	if rr.report != nil {
 		rr.report(out)
 	}

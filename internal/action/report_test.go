@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -166,9 +167,36 @@ func TestRecordHearsOnlyFreshRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec.runLog.Log(&plan.Node{ID: "c/deploy", Group: "c"}, fmt.Sprintf("line of opening %d", i))
-		out := rec.close()
+		out := rec.close(nil)
 		if got := out.Heard != nil; got != want {
 			t.Errorf("opening %d: logs heard %v, want %v", i, got, want)
+		}
+	}
+}
+
+// TestRecordCloseStatus: a run that ended with an error before or after its
+// plan (another run's registry, the state not written) is recorded failed,
+// though none of its steps failed; an interrupt still says interrupted.
+func TestRecordCloseStatus(t *testing.T) {
+	ws := workspace.Workspace{Root: t.TempDir()}
+	p := plan.New("s", "backup")
+	for _, tc := range []struct {
+		name      string
+		err       error
+		cancelled bool
+		want      string
+	}{
+		{"plan ran", nil, false, StatusOK},
+		{"error around the plan", errors.New("process registry: resource temporarily unavailable"), false, StatusFailed},
+		{"interrupted", errors.New("interrupted"), true, StatusInterrupted},
+	} {
+		rec, err := openRecord(ws, "run-"+strings.ReplaceAll(tc.name, " ", "-"), ui.RunTag{}, p, secret.NewMasker(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.engine.Cancelled = tc.cancelled
+		if got := rec.close(tc.err).Status; got != tc.want {
+			t.Errorf("%s: status %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -223,12 +223,12 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 			return nil, err
 		}
 		if err := rec.execute(ctx, prepare, handlerRuntime(st, b, prepare), execOptions{parallel: 1, term: o.term}); err != nil {
-			rec.close()
+			rec.close(err)
 			return nil, err
 		}
 		if rec.failed() {
 			// Nothing else runs, and finalize is not called.
-			return rec.close(), nil
+			return rec.close(nil), nil
 		}
 		finish = func() {
 			_ = rec.execute(ctx, finalize, handlerRuntime(st, b, finalize), execOptions{parallel: 1, term: o.term})
@@ -240,7 +240,7 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 	if err != nil {
 		if rec != nil {
 			finish()
-			rec.close()
+			rec.close(err)
 		}
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 		rec.masker = b.masker
 		if err := rec.reshow(build.Shown(b.plan, prepare, finalize)); err != nil {
 			finish()
-			rec.close()
+			rec.close(err)
 			return nil, err
 		}
 	}
@@ -263,7 +263,7 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 	rt.Elaborated = r.elaborated
 	runErr := rec.executeStack(ctx, st, b, rt, r.readOnly, o)
 	finish()
-	out := rec.close()
+	out := rec.close(runErr)
 	writeReport(st, b, out)
 	return out, runErr
 }

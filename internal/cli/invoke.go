@@ -87,9 +87,6 @@ deploy and undeploy -c COMPONENT.`,
 			out, err := (&action.Invoke{
 				Source:    action.Source{Manifest: f.manifest, StatePath: f.statePath, Lock: lock},
 				Component: comp, Verb: verb,
-				// Inside a run the parent holds the lock and called the
-				// installation handler; invoke only reads the state.
-				Nested:   os.Getenv("GANTRY_RUN_ID") != "",
 				Terminal: a.terminal(), Warn: a.warn, Display: a.display(output, ui.TTYOptions{}), Interrupted: a.interrupted,
 			}).Run(cmd.Context())
 			return a.runEnd(out, err)
