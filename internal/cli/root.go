@@ -98,7 +98,11 @@ what was done.`,
 			}
 			f, isFile := a.rawStderr().(*os.File)
 			colour := !a.noColor && isFile && isTerminal(f) && !dumbTerminal()
-			a.log = slog.New(tint.NewHandler(a.stderr, &tint.Options{Level: level, NoColor: !colour}))
+			var h slog.Handler = tint.NewHandler(a.stderr, &tint.Options{Level: level, NoColor: !colour})
+			if a.errs != nil && a.verbose {
+				h = levelSplit{low: tint.NewHandler(a.errs.logs(), &tint.Options{Level: level, NoColor: !colour}), high: h}
+			}
+			a.log = slog.New(h)
 			slog.SetDefault(a.log)
 			return nil
 		},

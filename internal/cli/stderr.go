@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 
@@ -25,7 +27,18 @@ type stderrStream struct {
 }
 
 // Write writes p to stderr, or its lines to the live display.
-func (s *stderrStream) Write(p []byte) (int, error) {
+func (s *stderrStream) Write(p []byte) (int, error) { return s.write(p, (*ui.TTY).Print) }
+
+// logs is stderr for -v's debug logs: on the live display they wait while
+// a step asks something (ui.TTY.PrintLog), where a warning does not.
+func (s *stderrStream) logs() io.Writer { return logStream{s} }
+
+type logStream struct{ s *stderrStream }
+
+func (l logStream) Write(p []byte) (int, error) { return l.s.write(p, (*ui.TTY).PrintLog) }
+
+// write writes p to stderr, or gives its lines to print of the live display.
+func (s *stderrStream) write(p []byte, print func(*ui.TTY, ...string)) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.live == nil {
@@ -41,7 +54,7 @@ func (s *stderrStream) Write(p []byte) (int, error) {
 		// the terminal's echo of ^C is not needed above the live area,
 		// which is redrawn over the echo.
 		if line := string(bytes.TrimSuffix(s.part[:i], []byte("\r"))); line != "" {
-			s.live.Print(line)
+			print(s.live, line)
 		}
 		s.part = s.part[i+1:]
 	}
@@ -91,4 +104,36 @@ func sameFile(a, b *os.File) bool {
 		return false
 	}
 	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
+}
+
+// levelSplit sends the records below warnings (-v's debug and info logs)
+// to low and the others to high: on the live display the former wait
+// while a step asks something, and warnings and errors do not.
+type levelSplit struct{ low, high slog.Handler }
+
+func (h levelSplit) pick(l slog.Level) slog.Handler {
+	if l < slog.LevelWarn {
+		return h.low
+	}
+	return h.high
+}
+
+// Enabled reports whether the handler for level l handles it.
+func (h levelSplit) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.pick(l).Enabled(ctx, l)
+}
+
+// Handle hands r to the handler for its level.
+func (h levelSplit) Handle(ctx context.Context, r slog.Record) error {
+	return h.pick(r.Level).Handle(ctx, r)
+}
+
+// WithAttrs adds attrs to both handlers.
+func (h levelSplit) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return levelSplit{h.low.WithAttrs(attrs), h.high.WithAttrs(attrs)}
+}
+
+// WithGroup opens the group in both handlers.
+func (h levelSplit) WithGroup(name string) slog.Handler {
+	return levelSplit{h.low.WithGroup(name), h.high.WithGroup(name)}
 }

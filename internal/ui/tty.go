@@ -30,7 +30,7 @@ type TTY struct {
 	tracker *Tracker
 	sty     Style
 	opts    TTYOptions
-	pending []string // lines to print above the live area
+	pending []aboveLine // lines to print above the live area
 	paused  bool
 	// stopped is set once Stop draws the last frame: lines printed after
 	// it are written at once.
@@ -39,13 +39,17 @@ type TTY struct {
 	// says the run is stopping.
 	interrupts int
 	// hold keeps the lines to print above the live area (finished
-	// components, warnings) back while a step asks something, so that the
+	// components, -v logs) back while a step asks something, so that the
 	// question stays the last line; asker is the group of the step that
-	// asks (plan.NoteAsking), whose lines alone are printed meanwhile.
-	hold   bool
-	asker  string
-	labels stepLabels
-	start  time.Time
+	// asks (plan.NoteAsking), whose lines alone are printed meanwhile, and
+	// question the last of them as printed. Urgent lines (failures,
+	// warnings) are not held: the person deciding must know the run already
+	// failed; the question is printed again below them.
+	hold     bool
+	asker    string
+	question string
+	labels   stepLabels
+	start    time.Time
 
 	out   sync.Mutex // the terminal: one writer at a time
 	w     io.Writer
@@ -112,14 +116,20 @@ func (t *TTY) Stop() {
 }
 
 // Print prints lines of gantry's own (a warning, the interrupt's message,
-// -v logs written to a stderr that is this terminal) above the live area
-// at the next frame, instead of where the cursor is, where the frame after
-// would draw over them and they would leave a copy of the live area in the
-// scrollback. After Stop they are written at once.
-func (t *TTY) Print(lines ...string) {
+// an error) above the live area at the next frame, instead of where the
+// cursor is, where the frame after would draw over them and they would
+// leave a copy of the live area in the scrollback. After Stop they are
+// written at once. They are printed while a step asks too.
+func (t *TTY) Print(lines ...string) { t.print(true, lines) }
+
+// PrintLog is Print for lines that may wait while a step asks something
+// (-v logs): they come after the answer.
+func (t *TTY) PrintLog(lines ...string) { t.print(false, lines) }
+
+func (t *TTY) print(urgent bool, lines []string) {
 	t.mu.Lock()
 	if !t.stopped {
-		t.above(lines...)
+		t.above(urgent, lines...)
 		t.mu.Unlock()
 		return
 	}
@@ -159,10 +169,7 @@ func (t *TTY) render(tick bool) {
 // renderLocked is render with the terminal (t.out) held.
 func (t *TTY) renderLocked(tick bool) {
 	t.mu.Lock()
-	var lines []string
-	if !t.hold {
-		lines, t.pending = t.pending, nil
-	}
+	lines := t.takePending()
 	paused, interrupts := t.paused, t.interrupts
 	t.mu.Unlock()
 	if tick {
@@ -334,9 +341,41 @@ func waitingFor(q Queued) string {
 	return "waiting for a free slot (--parallel)"
 }
 
+// aboveLine is a line to print above the live area; an urgent one (a
+// failure, a warning) is printed even while a step asks.
+type aboveLine struct {
+	text   string
+	urgent bool
+}
+
 // above queues lines to print above the live area at the next frame; t.mu
 // is held.
-func (t *TTY) above(lines ...string) { t.pending = append(t.pending, lines...) }
+func (t *TTY) above(urgent bool, lines ...string) {
+	for _, l := range lines {
+		t.pending = append(t.pending, aboveLine{l, urgent})
+	}
+}
+
+// takePending returns the lines to print at this frame, and keeps those
+// held while a step asks; t.mu is held. When urgent lines are printed
+// meanwhile, the question comes again below them, so that it stays the
+// last line, where the answer is typed.
+func (t *TTY) takePending() []string {
+	var lines []string
+	kept := t.pending[:0]
+	for _, l := range t.pending {
+		if t.hold && !l.urgent {
+			kept = append(kept, l)
+			continue
+		}
+		lines = append(lines, l.text)
+	}
+	if t.hold && len(lines) > 0 && t.question != "" {
+		lines = append(lines, t.question)
+	}
+	t.pending = kept
+	return lines
+}
 
 // StepStarted is drawn from the tracker.
 func (t *TTY) StepStarted(*plan.Node, time.Time) {}
@@ -351,18 +390,18 @@ func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time
 	t.labels.done(n)
 	switch {
 	case r.Warning != "":
-		t.above(t.sty.Yellow("! "+g+": "+label+" failed; going on: ") + Sanitize(firstLine(r.Warning)))
+		t.above(true, t.sty.Yellow("! "+g+": "+label+" failed; going on: ")+Sanitize(firstLine(r.Warning)))
 		return
 	case r.Info != "":
-		t.above("i " + g + ": " + label + " failed; going on: " + Sanitize(firstLine(r.Info)))
+		t.above(false, "i "+g+": "+label+" failed; going on: "+Sanitize(firstLine(r.Info)))
 		return
 	case n.Component == "":
 		switch {
 		case n.Hidden || n.Quiet:
 		case r.Status == plan.OK:
-			t.above(t.sty.Green("✓ "+g+": "+label) + " " + t.sty.Dim(FormatDuration(ended.Sub(started))))
+			t.above(false, t.sty.Green("✓ "+g+": "+label)+" "+t.sty.Dim(FormatDuration(ended.Sub(started))))
 		case r.Status == plan.Failed:
-			t.above(t.sty.Red("✗ "+g+": "+label+" failed") + "  " + Sanitize(firstLine(r.Reason)))
+			t.above(true, t.sty.Red("✗ "+g+": "+label+" failed")+"  "+Sanitize(firstLine(r.Reason)))
 		}
 		return
 	case !n.Settles():
@@ -373,6 +412,7 @@ func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time
 		return
 	}
 	var line string
+	urgent := c.Status == Failed
 	switch c.Status {
 	case Failed:
 		line = t.sty.Red(fmt.Sprintf("✗ %-20s %-10s %s", g, c.ShownStatus(), FormatDuration(c.Duration()))) + "  " + Sanitize(firstLine(c.Reason))
@@ -383,7 +423,7 @@ func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time
 	default:
 		line = t.sty.Green(fmt.Sprintf("✓ %-20s %-10s %s", g, c.Status, FormatDuration(c.Duration())))
 	}
-	t.above(line)
+	t.above(urgent, line)
 }
 
 // Log shows output lines only while the live area stands aside (a prompt),
@@ -392,11 +432,16 @@ func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time
 // the component's live line, and all of them in the run log.
 func (t *TTY) Log(n *plan.Node, line string) {
 	t.mu.Lock()
-	show := t.paused && (t.asker == "" || t.asker == groupOf(n))
-	t.mu.Unlock()
-	if show {
-		t.write(t.sty.Dim("["+Sanitize(groupOf(n))+"]") + " " + Sanitize(line) + "\n")
+	if !t.paused || t.asker != "" && t.asker != groupOf(n) {
+		t.mu.Unlock()
+		return
 	}
+	shown := t.sty.Dim("["+Sanitize(groupOf(n))+"]") + " " + Sanitize(line)
+	if t.asker != "" {
+		t.question = shown // its last line: the question
+	}
+	t.mu.Unlock()
+	t.write(shown + "\n")
 }
 
 // Note keeps the expanded labels of the stack's steps, for their lines.
@@ -418,7 +463,7 @@ func (t *TTY) Note(n *plan.Node, note plan.Note) {
 // first, then held back until the answer.
 func (t *TTY) Paused(on bool) {
 	t.mu.Lock()
-	t.paused, t.hold, t.asker = on, false, ""
+	t.paused, t.hold, t.asker, t.question = on, false, "", ""
 	t.mu.Unlock()
 	t.render(false)
 	t.mu.Lock()

@@ -285,3 +285,49 @@ func TestTTYAskingStepAlone(t *testing.T) {
 		t.Errorf("another component's output line printed: %q", buf.String())
 	}
 }
+
+// TestTTYFailureWhileAsking: while a step asks, another component's failure
+// and gantry's own warnings are printed at once, with the question again
+// below them, so that the person deciding knows the run already failed;
+// lines that can wait (a component deployed, -v logs) come after the answer.
+func TestTTYFailureWhileAsking(t *testing.T) {
+	p := livePlan(3, false)
+	tracker := NewTracker(p)
+	var buf bytes.Buffer
+	tty := NewTTY(&buf, Style{}, tracker, func() (int, int) { return 100, 20 }, TTYOptions{})
+	obs := Multi{tracker, tty}
+	now := time.Now()
+	asker, broken, fine := p.Node("c00/deploy"), p.Node("c01/deploy"), p.Node("c02/deploy")
+	for _, n := range []*plan.Node{asker, broken, fine} {
+		obs.StepStarted(n, now)
+	}
+	tty.Paused(true)
+	obs.Note(asker, plan.Note{Kind: plan.NoteAsking})
+	obs.Log(asker, "Migrate the database now? [y/N]")
+	obs.StepFinished(fine, plan.Ok(), now, now)
+	obs.StepFinished(p.Node("c02/end"), plan.Ok(), now, now)
+	tty.PrintLog("DBG process ended")
+	tty.render(true)
+	if got := strings.TrimPrefix(buf.String(), "\x1b[?25h"); got != "[c00] Migrate the database now? [y/N]\n" {
+		t.Errorf("lines that can wait printed while a step asks: %q", got)
+	}
+	obs.StepFinished(broken, plan.Fail(fmt.Errorf("exit 1")), now, now)
+	obs.StepFinished(p.Node("c01/end"), plan.Skip(plan.CauseUpstream, "c01 failed"), now, now)
+	tty.Print("gantry: warning: the output keeper ended")
+	buf.Reset()
+	tty.render(true)
+	got := strings.Split(strings.TrimSuffix(strings.ReplaceAll(buf.String(), eraseLine, "\n"), "\n"), "\n")
+	if len(got) != 3 || !regexp.MustCompile(`^✗ c01 +failed`).MatchString(got[0]) ||
+		got[1] != "gantry: warning: the output keeper ended" || got[2] != "[c00] Migrate the database now? [y/N]" {
+		t.Errorf("while a step asks, want the failure, the warning, then the question again; got %q", got)
+	}
+	buf.Reset()
+	tty.Paused(false)
+	after := buf.String()
+	if !regexp.MustCompile(`(?m)^✓ c02 +deployed`).MatchString(after) || !strings.Contains(after, "DBG process ended") {
+		t.Errorf("the lines held back are not printed after the answer: %q", after)
+	}
+	if strings.Contains(after, "c01") {
+		t.Errorf("the failure printed twice: %q", after)
+	}
+}
