@@ -188,34 +188,39 @@ func TestPromptOnTerminal(t *testing.T) {
 	}
 }
 
-// TestInterruptAtSecretPrompt: Ctrl-C at a secret's prompt (read without
-// echo) gives the terminal its echo back, says so and exits 130 — it
-// killed gantry by SIGINT with the echo left off — and asks nothing more.
+// TestInterruptAtSecretPrompt: Ctrl-C or Ctrl-\ at a secret's prompt (read
+// without echo) gives the terminal its echo back, says so and exits 130 —
+// they killed gantry by SIGINT or SIGQUIT with the echo left off — and asks
+// nothing more.
 func TestInterruptAtSecretPrompt(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"hub.yaml": promptStack})
-	s := startPTY(t, dir, "deploy", "hub.yaml")
-	s.waitFor("db.password: ")
-	s.send("hun\x03")
-	code := s.wait()
-	out := s.output()
-	if code != 130 {
-		t.Fatalf("exit code %d, want 130; output:\n%s", code, out)
-	}
-	if !strings.Contains(out, "gantry: interrupted at the prompt for db.password\r\n") {
-		t.Errorf("no message of the interrupt:\n%s", out)
-	}
-	if strings.Contains(out, "region") || strings.Contains(out, "hun") {
-		t.Errorf("asked on after the interrupt, or echoed the secret:\n%s", out)
-	}
-	tio, err := unix.IoctlGetTermios(int(s.tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tio.Lflag&unix.ECHO == 0 {
-		t.Errorf("the terminal's echo is left off")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "hub.yaml.state")); err == nil {
-		t.Errorf("a state was written")
+	for _, tc := range []struct{ name, key string }{{"ctrl-c", "\x03"}, {"ctrl-backslash", "\x1c"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"hub.yaml": promptStack})
+			s := startPTY(t, dir, "deploy", "hub.yaml")
+			s.waitFor("db.password: ")
+			s.send("hun" + tc.key)
+			code := s.wait()
+			out := s.output()
+			if code != 130 {
+				t.Fatalf("exit code %d, want 130; output:\n%s", code, out)
+			}
+			if !strings.Contains(out, "gantry: interrupted at the prompt for db.password\r\n") {
+				t.Errorf("no message of the interrupt:\n%s", out)
+			}
+			if strings.Contains(out, "region") || strings.Contains(out, "hun") {
+				t.Errorf("asked on after the interrupt, or echoed the secret:\n%s", out)
+			}
+			tio, err := unix.IoctlGetTermios(int(s.tty.Fd()), unix.TCGETS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tio.Lflag&unix.ECHO == 0 {
+				t.Errorf("the terminal's echo is left off")
+			}
+			if _, err := os.Stat(filepath.Join(dir, "hub.yaml.state")); err == nil {
+				t.Errorf("a state was written")
+			}
+		})
 	}
 }
 

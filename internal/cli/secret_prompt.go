@@ -11,7 +11,7 @@ import (
 )
 
 // errPromptInterrupted is what readSecret returns when an interrupt
-// (Ctrl-C, SIGTERM, SIGHUP) came while it read.
+// (Ctrl-C, Ctrl-\, SIGTERM, SIGHUP) came while it read.
 var errPromptInterrupted = errors.New("interrupted")
 
 // readSecret prints a prompt and reads a line from the terminal fd without
@@ -20,8 +20,9 @@ var errPromptInterrupted = errors.New("interrupted")
 // when echo went off only after the prompt (term.ReadPassword).
 //
 // An interrupt while it reads ends the read with errPromptInterrupted and
-// the terminal as it was: left to its default action, Ctrl-C killed gantry
-// with the terminal's echo off, for a shell that does not restore it.
+// the terminal as it was: left to its default action, Ctrl-C (or Ctrl-\,
+// SIGQUIT, with a goroutine dump) killed gantry with the terminal's echo
+// off, for a shell that does not restore it.
 func readSecret(fd int, out io.Writer, prompt string) ([]byte, error) {
 	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
@@ -74,7 +75,7 @@ func readSecret(fd int, out io.Writer, prompt string) ([]byte, error) {
 	}
 }
 
-// interruptPipe catches the interrupts (SIGINT, SIGTERM, SIGHUP) until stop
+// interruptPipe catches the interrupts (SIGINT, SIGQUIT, SIGTERM, SIGHUP) until stop
 // is called: each makes the returned descriptor readable.
 func interruptPipe() (wake int, stop func(), err error) {
 	var p [2]int
@@ -82,7 +83,7 @@ func interruptPipe() (wake int, stop func(), err error) {
 		return 0, nil, fmt.Errorf("read the answer: %w", err)
 	}
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGHUP)
 	done := make(chan struct{})
 	ended := make(chan struct{})
 	go func() {
