@@ -120,10 +120,7 @@ func writeRuns(w io.Writer, r stackRuns, limit int) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tVERB\tSTARTED\tDURATION\tSTATUS\tCOMPONENTS")
-	for i, run := range runs {
-		if limit > 0 && i >= limit {
-			break
-		}
+	for _, run := range recentRuns(runs, limit) {
 		started, dur := "-", "-"
 		if !run.Started.IsZero() {
 			started = run.Started.UTC().Format("2006-01-02 15:04:05Z")
@@ -138,6 +135,28 @@ func writeRuns(w io.Writer, r stackRuns, limit int) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", run.ID, verb, started, dur, run.Status, run.Counts())
 	}
 	return tw.Flush()
+}
+
+// recentRuns is the start of runs (the latest first) down to the limit-th
+// run of its own (all of them when limit is 0), with the runs nested in
+// those (gantry invoke from a component): nested runs do not count, or a
+// deploy that invoked 20 verbs would be hidden by them.
+func recentRuns(runs []ui.RunInfo, limit int) []ui.RunInfo {
+	if limit <= 0 {
+		return runs
+	}
+	own := 0
+	for i, run := range runs {
+		if run.Tag.Parent != "" {
+			continue
+		}
+		if own++; own == limit {
+			// A nested run listed after this one is older: it ran inside
+			// a run that is not listed.
+			return runs[:i+1]
+		}
+	}
+	return runs
 }
 
 // runJSON is a run as explain --runs --output json|yaml gives it, every run
