@@ -20,7 +20,18 @@ type Plain struct {
 	w      *bufio.Writer
 	sty    Style
 	labels stepLabels
+	// While a step asks something (a gate, a pause: Paused, then
+	// plan.NoteAsking), asker is its group: other groups' lines are held
+	// until the answer, so that the question stays the last line with the
+	// answer typed under it; failures are not held (nor the lines held of
+	// their group, which lead up to them), and the question (the asker's
+	// last line) is written again below them.
+	asker, question string
+	held            []heldLine
 }
+
+// heldLine is a line of group held while another group's step asks.
+type heldLine struct{ group, line string }
 
 // NewPlain returns a plain renderer. Lines are buffered until the run goes
 // idle (Idle).
@@ -35,9 +46,57 @@ func (p *Plain) Idle() {
 	_ = p.w.Flush()
 }
 
-// println writes a line; p.mu is held.
-func (p *Plain) println(prefix, text string) {
-	fmt.Fprintf(p.w, "%s %s\n", p.sty.Dim("["+prefix+"]"), text)
+// println writes a line, or holds it while another group's step asks
+// something; p.mu is held.
+func (p *Plain) println(prefix, text string) { p.emit(prefix, text, false) }
+
+// emit is println; an urgent line (a failure) is never held. p.mu is held.
+func (p *Plain) emit(prefix, text string, urgent bool) {
+	line := p.sty.Dim("["+prefix+"]") + " " + text + "\n"
+	switch {
+	case p.asker == "":
+		_, _ = p.w.WriteString(line)
+		return
+	case prefix == p.asker:
+		p.question = line
+		_, _ = p.w.WriteString(line)
+	case !urgent:
+		p.held = append(p.held, heldLine{prefix, line})
+		return
+	default:
+		p.release(prefix)
+		_, _ = p.w.WriteString(line + p.question)
+	}
+	// The person at the terminal reads this now, not when the run idles.
+	_ = p.w.Flush()
+}
+
+// Paused holds other groups' lines from the moment a step says it asks
+// (plan.NoteAsking), and writes them once it has its answer.
+func (p *Plain) Paused(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if on {
+		_ = p.w.Flush()
+		return
+	}
+	p.asker, p.question = "", ""
+	p.release("")
+	_ = p.w.Flush()
+}
+
+// release writes the lines held of group (of every group when ""); p.mu is
+// held.
+func (p *Plain) release(group string) {
+	kept := p.held[:0]
+	for _, l := range p.held {
+		if group != "" && l.group != group {
+			kept = append(kept, l)
+			continue
+		}
+		_, _ = p.w.WriteString(l.line)
+	}
+	p.held = kept
 }
 
 // started writes a step's start line with label; p.mu is held.
@@ -76,9 +135,9 @@ func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 	d := FormatDuration(ended.Sub(started))
 	switch {
 	case r.Status == plan.Failed:
-		p.println(g, laned(n, p.sty.Red("✗ "+label+" failed")+" ("+d+"): "+SanitizeLines(r.Reason)))
+		p.emit(g, laned(n, p.sty.Red("✗ "+label+" failed")+" ("+d+"): "+SanitizeLines(r.Reason)), true)
 	case r.Warning != "":
-		p.println(g, laned(n, p.sty.Yellow("! "+label+" failed; going on ("+wentOnBy(n, "warn")+")")+": "+SanitizeLines(r.Warning)))
+		p.emit(g, laned(n, p.sty.Yellow("! "+label+" failed; going on ("+wentOnBy(n, "warn")+")")+": "+SanitizeLines(r.Warning)), true)
 	case r.Info != "":
 		p.println(g, laned(n, "i "+label+" failed; going on ("+wentOnBy(n, "info")+"): "+SanitizeLines(r.Info)))
 	case r.Status == plan.Skipped && (n.Kind == plan.KindBegin || n.SettledUnchanged()):
@@ -130,11 +189,16 @@ func FormatDuration(d time.Duration) string {
 // Note announces a step held back with its expanded label; outputs are
 // not shown (they appear in explain).
 func (p *Plain) Note(n *plan.Node, note plan.Note) {
-	if note.Kind != plan.NoteLabel {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	switch note.Kind {
+	case plan.NoteAsking:
+		p.asker = groupOf(n)
+		return
+	case plan.NoteLabel:
+	default:
+		return
+	}
 	p.labels.expand(n, note.Value)
 	if p.labels.release(n) {
 		p.started(n, note.Value)
