@@ -364,13 +364,19 @@ func TestGateQuestionStaysLast(t *testing.T) {
 		"hub.yaml": "version: 1\nkind: stack\nmeta: {name: gates}\nlifecycle:\n  parallel: 2\ncomponents:\n" +
 			"  - name: chatty\n    source: {dir: chatty}\n  - name: gated\n    source: {dir: gated}\n",
 		"chatty/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: chatty}\n",
-		"chatty/deploy":             "#!/bin/sh\nfor i in $(seq 1 8); do echo chatty line $i; sleep 0.05; done\n",
-		"gated/hub-component.yaml":  "version: 1\nkind: component\nmeta: {name: gated}\nlifecycle:\n  pre_instance_create:\n    steps:\n      - gate: \"Migrate the database now?\"\n",
-		"gated/deploy":              "#!/bin/sh\necho migrated\n",
+		// chatty prints until the question was asked, then a little more:
+		// it runs before the gate asks (a pause holds back steps not
+		// started yet) and ends while it waits, however slow the machine.
+		"chatty/deploy": "#!/bin/sh\ntouch ../chatty-started\ni=0\nwhile [ ! -e ../asked ]; do echo chatty line $i; i=$((i+1)); sleep 0.05; done\n" +
+			"for i in 1 2 3; do echo chatty after $i; sleep 0.05; done\n",
+		"gated/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: gated}\nlifecycle:\n  pre_instance_create:\n    steps:\n" +
+			"      - exec: [sh, -c, \"while [ ! -e ../chatty-started ]; do sleep 0.01; done\"]\n      - gate: \"Migrate the database now?\"\n",
+		"gated/deploy": "#!/bin/sh\necho migrated\n",
 	})
 	s := startPTY(t, dir, "deploy", "hub.yaml")
 	const question = "[gated] Migrate the database now? [y/N]"
 	s.waitFor(question)
+	touch(t, filepath.Join(dir, "asked"))
 	// chatty ends while the question waits (its log says so).
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(readLogs(t, dir, "chatty.log"), "<== deploy chatty: ok") {
