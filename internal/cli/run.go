@@ -61,7 +61,7 @@ func (f *runFlags) register(cmd *cobra.Command, verb string) {
 	fl.BoolVar(&f.yes, "yes", false, "approve every gate")
 	force := "after a mandatory component fails, go on with independent components"
 	if verb == plan.VerbUndeploy {
-		force += "; in a sow landscape, forget components none of whose records are in its folder"
+		force += "; with -c, in a sow landscape, forget the components named none of whose records are in its folder"
 	}
 	fl.BoolVar(&f.force, "force", false, force)
 	fl.StringVar(&f.output, "output", "text", "text, or json for one event per line")

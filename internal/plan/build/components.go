@@ -262,7 +262,10 @@ func nothingToUndeploy(rec *state.Component) bool {
 // are in the stack's folder: without them its delete finds nothing to
 // delete, and the state would forget a component deployed from another
 // folder (a clone sharing a database state, another stack in a folder of
-// the same name). Refused, unless --force says to forget it.
+// the same name). Refused, unless --force and -c name it: forgetting is
+// asked for one component at a time, never by a --force given for its
+// usual meaning (go on after a failure), which would empty a state other
+// folders deploy from.
 func (b *builder) recordsHere(cp *compPlan) bool {
 	name := cp.info.Name
 	what, gone := b.f.RecordsGone[name]
@@ -270,13 +273,13 @@ func (b *builder) recordsHere(cp *compPlan) bool {
 		return true
 	}
 	pos := b.posOf(cp)
-	if b.opts.Force {
-		b.diags.Warnf(pos, "", "component %s: none of %s is in %s: --force forgets it, deleting nothing", name, what, b.res.Dir)
+	if b.opts.Force && slices.Contains(b.opts.Selection.Components, name) {
+		b.diags.Warnf(pos, "", "component %s: none of %s is in %s: --force -c %s forgets it, deleting nothing", name, what, b.res.Dir, name)
 		return true
 	}
-	b.diags.Errorf(pos, "", "component %s: gantry's state records it as deployed, but none of %s is in %s, so its undeploy would delete nothing and the state would forget it: "+
+	b.diags.Errorf(pos, "", "component %s: gantry's state records it as %s, but none of %s is in %s, so its undeploy would delete nothing and the state would forget it: "+
 		"was it deployed from another folder (a clone sharing a database state, or another landscape in a folder of the same name)? undeploy it there; "+
-		"were its records deleted (sow delete, or by hand) with what it deployed? --force forgets it, deleting nothing", name, what, b.res.Dir)
+		"were its records deleted (sow delete, or by hand) with what it deployed? gantry undeploy --force -c %s forgets it, deleting nothing", name, cp.recorded.Status, what, b.res.Dir, name)
 	return false
 }
 
@@ -288,7 +291,7 @@ func (b *builder) recordsHere(cp *compPlan) bool {
 func (b *builder) recordsGoneRedeploy(cp *compPlan) {
 	info := cp.info
 	what, gone := b.f.RecordsGone[info.Name]
-	if !gone || info.Verb != plan.VerbDeploy || info.Orphan || info.ReadOnly {
+	if !gone || info.Verb != plan.VerbDeploy || info.Orphan || info.ReadOnly || cp.recorded == nil || cp.recorded.Status != state.StatusDeployed {
 		return
 	}
 	info.ForceReplace = true

@@ -176,7 +176,9 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 	if r.before != nil {
 		rec = r.before.Components[name]
 	}
-	if rec != nil && rec.Status == state.StatusDeployed && r.res.OwnRecords != nil {
+	// Any record an undeploy would act on: a component whose deploy failed
+	// after its plugins ran has records too, in the folder it ran in.
+	if rec != nil && rec.Status != state.StatusUndeployed && rec.Status != state.StatusSkipped && !build.NeverRan(rec) && r.res.OwnRecords != nil {
 		if what, none := r.res.OwnRecords(name); none {
 			r.f.RecordsGone[name] = what
 		}
