@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -810,13 +811,26 @@ func exportMode(v any) (os.FileMode, error) {
 // may have been written as, quoted.
 func numericMode(n float64) error {
 	text := strconv.FormatFloat(n, 'f', -1, 64)
-	var ways []string
-	if n == float64(uint64(n)) && n <= 0o7777 {
-		ways = append(ways, fmt.Sprintf("\"%04o\" for an unquoted %#o (YAML reads it as the number %s)", uint64(n), uint64(n), text))
+	// The two readings of what was typed: an unquoted 0600, which YAML
+	// reads as 384, or the digits 600 themselves. A reading above 0777
+	// (a sticky or setuid mode nobody meant) is left out when the other
+	// reading is a plain mode.
+	type reading struct {
+		mode uint64
+		say  string
 	}
-	if _, err := strconv.ParseUint(text, 8, 32); err == nil && len(text) <= 4 {
-		if quoted := strings.Repeat("0", 4-len(text)) + text; len(ways) == 0 || !strings.HasPrefix(ways[0], `"`+quoted+`"`) {
-			ways = append(ways, fmt.Sprintf("\"%s\" for %s", quoted, text))
+	var readings []reading
+	if n == float64(uint64(n)) && n <= 0o7777 {
+		readings = append(readings, reading{uint64(n), fmt.Sprintf("\"%04o\" for an unquoted %#o (YAML reads it as the number %s)", uint64(n), uint64(n), text)})
+	}
+	if m, err := strconv.ParseUint(text, 8, 32); err == nil && len(text) <= 4 && (len(readings) == 0 || m != readings[0].mode) {
+		readings = append(readings, reading{m, fmt.Sprintf("\"%s\" for %s", strings.Repeat("0", 4-len(text))+text, text)})
+	}
+	plain := slices.ContainsFunc(readings, func(r reading) bool { return r.mode <= 0o777 })
+	var ways []string
+	for _, r := range readings {
+		if r.mode <= 0o777 || !plain {
+			ways = append(ways, r.say)
 		}
 	}
 	if len(ways) == 0 {
