@@ -484,5 +484,28 @@ func durationMS(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
 // cover it. GANTRY_STATE alone does not say so: a team sets it to the
 // database's URL in every shell.
 func insideRunOf(location, stack string) bool {
-	return os.Getenv("GANTRY_RUN_ID") != "" && os.Getenv("GANTRY_STATE") == location && os.Getenv("HUB_STACK_NAME") == stack
+	return os.Getenv("GANTRY_RUN_ID") != "" && os.Getenv("HUB_STACK_NAME") == stack && sameState(os.Getenv("GANTRY_STATE"), location)
+}
+
+// sameState reports whether two state locations are one: the same text,
+// or the same file however its path is spelt (a stack reached through a
+// symbolic link: the run gives GANTRY_STATE the path it was given, a
+// component's relative -s resolves from the folder it runs in).
+func sameState(a, b string) bool {
+	if a == b {
+		return true
+	}
+	a, b = strings.TrimPrefix(a, "file://"), strings.TrimPrefix(b, "file://")
+	if a == "" || b == "" || strings.Contains(a, "://") || strings.Contains(b, "://") {
+		return a == b
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(sa, sb)
+	}
+	// Not written yet: the same folder, links resolved, and name.
+	da, errA := filepath.EvalSymlinks(filepath.Dir(a))
+	db, errB := filepath.EvalSymlinks(filepath.Dir(b))
+	return errA == nil && errB == nil && da == db && filepath.Base(a) == filepath.Base(b)
 }
