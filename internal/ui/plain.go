@@ -28,7 +28,16 @@ type Plain struct {
 	// last line) is written again below them.
 	asker, question string
 	held            []heldLine
+	// heldBytes is the size of held; past maxHeld, lines are counted in
+	// dropped, by group, instead (a chatty component beside a question
+	// that waits for hours), and said when released.
+	heldBytes int
+	dropped   map[string]int
 }
+
+// maxHeld bounds the lines held while a step asks: what is past it is in
+// the run's logs.
+const maxHeld = 1 << 20
 
 // heldLine is a line of group held while another group's step asks.
 type heldLine struct{ group, line string }
@@ -61,7 +70,15 @@ func (p *Plain) emit(prefix, text string, urgent bool) {
 		p.question = line
 		_, _ = p.w.WriteString(line)
 	case !urgent:
+		if p.heldBytes+len(line) > maxHeld {
+			if p.dropped == nil {
+				p.dropped = map[string]int{}
+			}
+			p.dropped[prefix]++
+			return
+		}
 		p.held = append(p.held, heldLine{prefix, line})
+		p.heldBytes += len(line)
 		return
 	default:
 		p.release(prefix)
@@ -89,14 +106,27 @@ func (p *Plain) Paused(on bool) {
 // held.
 func (p *Plain) release(group string) {
 	kept := p.held[:0]
+	p.heldBytes = 0
 	for _, l := range p.held {
 		if group != "" && l.group != group {
 			kept = append(kept, l)
+			p.heldBytes += len(l.line)
 			continue
 		}
 		_, _ = p.w.WriteString(l.line)
 	}
 	p.held = kept
+	groups := make([]string, 0, len(p.dropped))
+	for g := range p.dropped {
+		if group == "" || g == group {
+			groups = append(groups, g)
+		}
+	}
+	slices.Sort(groups)
+	for _, g := range groups {
+		_, _ = p.w.WriteString(p.sty.Dim("["+g+"]") + " " + fmt.Sprintf("… %d more lines while a question waited, not shown here: they are in the run's log", p.dropped[g]) + "\n")
+		delete(p.dropped, g)
+	}
 }
 
 // started writes a step's start line with label; p.mu is held.

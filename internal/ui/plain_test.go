@@ -3,7 +3,9 @@ package ui
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,5 +44,40 @@ func TestPlainHoldsOthersWhileAsking(t *testing.T) {
 	d.Idle()
 	if got, want := buf.String(), "[c00] y\n[c01] chatty line 1\n[c01] ✓ deploy c01 (0ms)\n[c01] chatty line 2\n"; got != want {
 		t.Errorf("after the answer: got %q, want %q", got, want)
+	}
+}
+
+// TestPlainHoldsBoundedWhileAsking: what a chatty component prints while a
+// question waits is held up to maxHeld only (it held 3 million lines, 1 GB,
+// in a review's run); the rest is counted and said, pointing to the log.
+func TestPlainHoldsBoundedWhileAsking(t *testing.T) {
+	p := livePlan(2, false)
+	var buf bytes.Buffer
+	d := NewPlain(&buf, Style{})
+	asker, chatty := p.Node("c00/deploy"), p.Node("c01/deploy")
+	d.Paused(true)
+	d.Note(asker, plan.Note{Kind: plan.NoteAsking})
+	d.Log(asker, "Go on? [y/N]")
+	line := strings.Repeat("x", 1000)
+	const lines = 3 * maxHeld / 1000
+	for i := 0; i < lines; i++ {
+		d.Log(chatty, line)
+	}
+	if n := len(d.held); n == 0 || d.heldBytes > maxHeld {
+		t.Fatalf("held %d lines, %d bytes; want at most %d bytes", n, d.heldBytes, maxHeld)
+	}
+	kept := len(d.held)
+	buf.Reset()
+	d.Paused(false)
+	out := buf.String()
+	if got := strings.Count(out, line); got != kept {
+		t.Errorf("released %d lines, want the %d held", got, kept)
+	}
+	want := fmt.Sprintf("[c01] … %d more lines while a question waited, not shown here: they are in the run's log\n", lines-kept)
+	if !strings.HasSuffix(out, want) {
+		t.Errorf("the release does not end with %q:\n…%s", want, out[max(0, len(out)-200):])
+	}
+	if len(d.held) != 0 || d.heldBytes != 0 || len(d.dropped) != 0 {
+		t.Errorf("after the release: %d held, %d bytes, %v dropped", len(d.held), d.heldBytes, d.dropped)
 	}
 }
