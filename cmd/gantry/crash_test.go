@@ -204,6 +204,22 @@ func killedWithLeftover(t *testing.T) string {
 	return dir
 }
 
+// releaseLeftover lets the killed run's leftover a end, and waits until
+// its output keeper said so in a's log: then nothing of that run writes
+// into dir any more, which the test's cleanup removes (it failed with
+// "directory not empty" when the leftover and the keeper wrote meanwhile).
+func releaseLeftover(t *testing.T, dir string) {
+	t.Helper()
+	touch(t, filepath.Join(dir, "release-a"))
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(readLogs(t, dir, "a.log"), "ended without saying goodbye") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed run's keeper did not say its leftover ended:\n%s", readLogs(t, dir, "a.log"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // waitLeftoverWait waits until a run says it waits for a leftover.
 func waitLeftoverWait(t *testing.T, out *testenv.SyncBuffer) {
 	t.Helper()
@@ -239,7 +255,7 @@ func TestNextRunWaitsForWhatAKilledRunLeft(t *testing.T) {
 // the run then waited for the leftover first).
 func TestPlanShowsTheLeftoverWait(t *testing.T) {
 	dir := killedWithLeftover(t)
-	defer touch(t, filepath.Join(dir, "release-a"))
+	defer releaseLeftover(t, dir)
 	for _, args := range [][]string{{"plan", "hub.yaml"}, {"deploy", "hub.yaml", "--dry-run"}} {
 		if out := gantryIn(t, dir, args...); !strings.Contains(out, "wait for 1 process group(s) the killed run left") {
 			t.Errorf("gantry %v does not show the wait:\n%s", args, out)
