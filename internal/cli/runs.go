@@ -206,8 +206,9 @@ func writeRunsData(w io.Writer, r stackRuns, format string) error {
 }
 
 // findRun finds the run args name (a run id or a prefix of one), or
-// without it the latest run that is not nested in another (ui.Latest), among the runs of the stack whose state -s names
-// (runsOf). No run, or a name that matches none or several, is bad usage.
+// without it the latest run not nested in another (ui.Latest), among the
+// runs of the stack whose state -s names (runsOf). No run, or a name that
+// matches none or several, is bad usage.
 func (a *app) findRun(statePath string, args []string) (ui.RunInfo, error) {
 	r, err := a.runsOf(statePath)
 	if err != nil {

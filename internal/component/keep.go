@@ -67,16 +67,14 @@ type keeper struct {
 	gone time.Time
 }
 
-// gantrySession is the session of the gantry that started the keeper: the
-// one it gave (given), else its parent's, which is gantry's only while
-// gantry lives; 0 when neither is known (then any process group leader
-// holding a pipe counts as one gantry started).
-func gantrySession(given string, parent int) int {
+// gantrySession is the session of the gantry that started the keeper, as
+// it gave it (keeperSessionEnv): the keeper cannot read it from its
+// parent, which is no longer gantry once gantry was killed. 0 when not
+// given (then any process group leader holding a pipe counts as one
+// gantry started).
+func gantrySession(given string) int {
 	if sid, err := strconv.Atoi(given); err == nil && sid > 0 {
 		return sid
-	}
-	if st, ok := readStat(parent); ok && parent > 1 {
-		return st.session
 	}
 	return 0
 }
@@ -97,7 +95,7 @@ func keep(sock int) int {
 	}
 	k := &keeper{sock: sock, ep: ep, byID: map[uint64]*keptPipe{}, outputs: map[*keptOutput]bool{},
 		leaders: map[uint64]*keptOutput{}, buf: make([]byte, 64<<10), oob: make([]byte, unix.CmsgSpace(2*4))}
-	k.session = gantrySession(os.Getenv(keeperSessionEnv), os.Getppid())
+	k.session = gantrySession(os.Getenv(keeperSessionEnv))
 	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, sock, epollEvent(unix.EPOLLIN, socketID)); err != nil {
 		return 1
 	}

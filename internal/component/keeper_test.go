@@ -554,27 +554,38 @@ func TestKeeperReportSaysWhatGantryHadNotRead(t *testing.T) {
 // killed before the keeper got to run (its processes were then named as
 // no process of gantry's, and its log line said the process had ended).
 func TestGantrySession(t *testing.T) {
-	own, err := unix.Getsid(0)
+	tests := []struct {
+		given string
+		want  int
+	}{
+		{"4242", 4242},
+		{"", 0},
+		{"x1", 0},
+		{"-3", 0},
+	}
+	for _, tt := range tests {
+		if got := gantrySession(tt.given); got != tt.want {
+			t.Errorf("gantrySession(%q) = %d, want %d", tt.given, got, tt.want)
+		}
+	}
+	// What gantry gives is its own session.
+	k := startedKeeper(t)
+	sid, err := unix.Getsid(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name   string
-		given  string
-		parent int
-		want   int
-	}{
-		{"given", "4242", os.Getpid(), 4242},
-		{"given wins over a live parent", "4242", os.Getppid(), 4242},
-		{"none given: the parent's", "", os.Getpid(), own},
-		{"garbage: the parent's", "x1", os.Getpid(), own},
-		{"none given, parent gone to init: unknown", "", 1, 0},
+	if got := envOf(k.cmd.Env, keeperSessionEnv); got != strconv.Itoa(sid) {
+		t.Errorf("the keeper was given session %q, want %d", got, sid)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := gantrySession(tt.given, tt.parent); got != tt.want {
-				t.Errorf("gantrySession(%q, %d) = %d, want %d", tt.given, tt.parent, got, tt.want)
-			}
-		})
+}
+
+// envOf is the value of a variable in an environment (the last one set).
+func envOf(env []string, name string) string {
+	got := ""
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			got = v
+		}
 	}
+	return got
 }

@@ -637,11 +637,11 @@ func (r *release) record() error {
 // a plan that could not tell plans both), or no object left in it after
 // the parameters were expanded.
 func (r *release) whyEmpty(id string) string {
-	if phase, _, ok := strings.Cut(strings.TrimPrefix(id, "hook:"), ":"); ok && strings.HasPrefix(id, "hook:") {
+	if sid, err := parseStageID(id); err == nil && sid.Kind == stageHook {
 		switch {
-		case r.upgrade && (phase == eventPreInstall || phase == eventPostInstall):
+		case r.upgrade && (sid.Phase == eventPreInstall || sid.Phase == eventPostInstall):
 			return "the release exists, and this deploy upgrades it (its upgrade hooks run)"
-		case !r.upgrade && (phase == eventPreUpgrade || phase == eventPostUpgrade):
+		case !r.upgrade && (sid.Phase == eventPreUpgrade || sid.Phase == eventPostUpgrade):
 			return "the release is new, and this deploy installs it (its install hooks run)"
 		}
 	}
