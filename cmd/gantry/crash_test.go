@@ -194,6 +194,10 @@ func killedWithLeftover(t *testing.T) string {
 	dir := gatedStack(t)
 	first, _ := startDeploy(t, dir)
 	waitPath(t, filepath.Join(dir, "started-a"))
+	// Killed once the run noted a's start in its registry, which it does
+	// just after the start: TestNextRunWaitsForWhatAKilledRunLeft takes
+	// the line away itself for the case of a run killed before it.
+	waitRegistryStart(t, filepath.Join(dir, ".gantry", "hub.yaml.state.running"))
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -202,6 +206,22 @@ func killedWithLeftover(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// waitRegistryStart waits until the run registry at path notes a start.
+func waitRegistryStart(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, _ := os.ReadFile(path)
+		if strings.HasPrefix(string(data), "+ ") || strings.Contains(string(data), "\n+ ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the registry %s never noted a start:\n%s", path, data)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // releaseLeftover lets the killed run's leftover a end, and waits until
