@@ -49,10 +49,7 @@ type ChangeDetail struct {
 	New  string `json:"new,omitempty"`
 	// Pending is the component whose output a parameter's new value reads
 	// and which has not run yet (New says "(known once X runs)").
-	// PendingNotInRun says the run does not run it either: the value is
-	// never known and the component fails to deploy (New is empty).
-	Pending         string `json:"pending,omitempty"`
-	PendingNotInRun bool   `json:"pendingNotInRun,omitempty"`
+	Pending string `json:"pending,omitempty"`
 }
 
 // Masked stands for a secret value in a change.
@@ -64,9 +61,9 @@ func (d ChangeDetail) String() string {
 	case d.Kind == ChangeUnknown:
 		return "inputs not recorded by the last deploy"
 	case d.Kind == ChangeParameter && d.What == "changed":
-		return "parameter " + d.Name + ": " + d.Old + " → " + d.newText()
+		return "parameter " + d.Name + ": " + d.Old + " → " + d.New
 	case d.Kind == ChangeParameter && d.What == "added":
-		return "parameter " + d.Name + " added: " + d.newText()
+		return "parameter " + d.Name + " added: " + d.New
 	case d.Kind == ChangeVerb:
 		return "verb " + d.Old + " → " + d.New
 	case d.Kind == ChangeReads:
@@ -77,15 +74,6 @@ func (d ChangeDetail) String() string {
 		s += " " + d.Name
 	}
 	return s + " " + d.What
-}
-
-// newText is the new value as a text plan shows it: New, or why a value
-// read from a component outside the run is never known.
-func (d ChangeDetail) newText() string {
-	if d.PendingNotInRun {
-		return "(never known: it reads an output of " + d.Pending + ", which this run leaves out and which has not been deployed, so the deploy fails)"
-	}
-	return d.New
 }
 
 // String is the change as a text plan shows it: "new", "unchanged since

@@ -43,7 +43,6 @@ func appendComponentJSON(b []byte, c *Component) []byte {
 				b = jsonstr.AppendField(b, "old", d.Old)
 				b = jsonstr.AppendField(b, "new", d.New)
 				b = jsonstr.AppendField(b, "pending", d.Pending)
-				b = appendOptBool(b, "pendingNotInRun", d.PendingNotInRun)
 				b = append(b, '}')
 			}
 			b = append(b, ']')

@@ -100,13 +100,36 @@ func (b *builder) checkTemplates(cp *compPlan) {
 // checkParameters expands the component's parameters with the outputs known
 // now, so that a mistake (an unknown name, a broken expression, an empty
 // value) is reported before anything runs. Values that wait for outputs of
-// components that have not run are fine here; the run expands them again.
+// components that run first are fine here; the run expands them again. One
+// that waits for a component the run leaves out (-o, -c, -l), which was
+// never deployed, is never known: the deploy would fail there, after the
+// components before it ran.
 func (b *builder) checkParameters(cp *compPlan) {
 	if cp.evaluated != nil {
 		return // evaluate found no errors
 	}
-	_, ds := b.expand(cp, b.in.Locked, b.plannedOutputs(), b.providesString())
+	exp, ds := b.expand(cp, b.in.Locked, b.plannedOutputs(), b.providesString())
 	b.diags = append(b.diags, ds.Errors()...)
+	if ds.HasErrors() {
+		return
+	}
+	for _, v := range exp.Values {
+		if b.outsideRun(v.Pending) {
+			b.diags.Errorf(v.Pos, "", "component %s: parameter %s reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run",
+				cp.info.Name, v.Name, v.Pending, v.Pending)
+		}
+	}
+}
+
+// readsLeftOut reports whether a value of exp waits for a component the
+// run leaves out (checkParameters says why that fails).
+func (b *builder) readsLeftOut(exp *params.Expanded) bool {
+	for _, v := range exp.Values {
+		if b.outsideRun(v.Pending) {
+			return true
+		}
+	}
+	return false
 }
 
 // expand expands the component's parameters as a plan sees them: in a

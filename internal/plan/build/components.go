@@ -773,12 +773,12 @@ func (b *builder) changeOf(cp *compPlan, locked *params.Locked, provides string,
 		return &plan.Change{Status: plan.ChangeUnchanged}, exp.ReadsProvides(), false
 	}
 	now := Inputs(info.Verb, locked.DeploymentID, info.EntryLifecycle, dir, upstream)
-	return &plan.Change{Status: plan.ChangeChanged, Details: Changes(cp.recorded, exp, now, b.outsideRun)}, exp.ReadsProvides(), false
+	return &plan.Change{Status: plan.ChangeChanged, Details: Changes(cp.recorded, exp, now)}, exp.ReadsProvides(), false
 }
 
 // outsideRun reports whether name is a component of the stack this run
 // leaves out (-o, -c, -l): a value read from its outputs before it was ever
-// deployed is never known, and the component reading it fails to deploy.
+// deployed is never known (checkParameters).
 func (b *builder) outsideRun(name string) bool {
 	return !b.selectedSet[name] && b.res.Component(name) != nil
 }

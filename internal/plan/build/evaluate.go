@@ -114,7 +114,7 @@ func (b *builder) evaluateOne(cp *compPlan, out *evaluated, locked *params.Locke
 		return true
 	}
 	info := cp.info
-	if _, ds := b.expand(cp, locked, planned, provides); ds.HasErrors() {
+	if exp, ds := b.expand(cp, locked, planned, provides); ds.HasErrors() || b.readsLeftOut(exp) {
 		return false
 	}
 	// What predictAction asks predictChange for.

@@ -67,12 +67,10 @@ func Inputs(verb, salt, entryLifecycle string, dir *component.DirDigest, upstrea
 // record) and now: parameters (old and new values, masked where either is
 // secret), upstream outputs, files (the component manifest named as such),
 // the verb. A record without inputs (an older state) can tell parameters
-// only; when they are all the same, it says it cannot tell more. outsideRun
-// says whether a component whose outputs a value reads and which has not
-// run is one the run leaves out: the value is never known.
-func Changes(rec *state.Component, exp *params.Expanded, now *state.Inputs, outsideRun func(string) bool) []plan.ChangeDetail {
+// only; when they are all the same, it says it cannot tell more.
+func Changes(rec *state.Component, exp *params.Expanded, now *state.Inputs) []plan.ChangeDetail {
 	var out []plan.ChangeDetail
-	out = append(out, paramChanges(rec.Parameters, exp, outsideRun)...)
+	out = append(out, paramChanges(rec.Parameters, exp)...)
 	old := rec.Inputs
 	if old == nil {
 		if len(out) == 0 {
@@ -131,7 +129,7 @@ func readsJoined(old map[string]string, changes []plan.ChangeDetail) (plan.Chang
 }
 
 // paramChanges compares the recorded parameters with the expanded ones.
-func paramChanges(recorded []state.Parameter, exp *params.Expanded, outsideRun func(string) bool) []plan.ChangeDetail {
+func paramChanges(recorded []state.Parameter, exp *params.Expanded) []plan.ChangeDetail {
 	type value struct {
 		v, env string
 		secret bool
@@ -151,9 +149,6 @@ func paramChanges(recorded []state.Parameter, exp *params.Expanded, outsideRun f
 	}
 	show := func(v value, secret bool) string {
 		if v.pending != "" {
-			if outsideRun(v.pending) {
-				return "" // never known: the detail says why
-			}
 			// Not "": the run gives it a value once that component has
 			// run.
 			return "(known once " + v.pending + " runs)"
@@ -171,7 +166,7 @@ func paramChanges(recorded []state.Parameter, exp *params.Expanded, outsideRun f
 		n := now[name]
 		o, had := old[name]
 		secret := n.secret || had && o.secret
-		pending := plan.ChangeDetail{Pending: n.pending, PendingNotInRun: n.pending != "" && outsideRun(n.pending)}
+		pending := plan.ChangeDetail{Pending: n.pending}
 		switch {
 		case !had:
 			d := pending

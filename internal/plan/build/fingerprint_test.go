@@ -51,7 +51,7 @@ func TestChangesReadsJoined(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &state.Component{Inputs: &state.Inputs{Verb: "deploy", Files: tt.old}}
-			c := &plan.Change{Status: plan.ChangeChanged, Details: Changes(rec, nil, &state.Inputs{Verb: "deploy", Files: tt.now}, nil)}
+			c := &plan.Change{Status: plan.ChangeChanged, Details: Changes(rec, nil, &state.Inputs{Verb: "deploy", Files: tt.now})}
 			if got := c.String(); got != tt.want {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
