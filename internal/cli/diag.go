@@ -12,9 +12,7 @@ import (
 // for the closing line ("nothing was written", "nothing was run").
 func reportDiags(w io.Writer, diags manifest.Diagnostics, consequence string) error {
 	diags = diags.Sorted()
-	for _, d := range diags.Warnings() {
-		fmt.Fprintln(w, d.String())
-	}
+	printWarnings(w, diags.Warnings())
 	errs := diags.Errors()
 	if len(errs) == 0 {
 		return nil
@@ -28,6 +26,23 @@ func reportDiags(w io.Writer, diags manifest.Diagnostics, consequence string) er
 	}
 	fmt.Fprintf(w, "%d %s; %s\n", len(errs), noun, consequence)
 	return silentExit(ExitInvalid)
+}
+
+// maxWarnings is how many warnings one report prints: a stack of 50,000
+// components can warn 50,000 times of the same mistake, and the errors
+// after them, or the run, would scroll out of reach.
+const maxWarnings = 100
+
+// printWarnings prints warnings, one per line, up to maxWarnings, and then
+// how many it left out.
+func printWarnings(w io.Writer, warnings manifest.Diagnostics) {
+	for i, d := range warnings {
+		if i == maxWarnings {
+			fmt.Fprintf(w, "warning: %d more warnings not shown (%d in all)\n", len(warnings)-maxWarnings, len(warnings))
+			return
+		}
+		fmt.Fprintln(w, d.String())
+	}
 }
 
 // reportDiagsOnce is reportDiags for diagnostics of work done more than once

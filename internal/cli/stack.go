@@ -170,9 +170,7 @@ func (a *app) failure(err error) error {
 
 // warn prints warnings about the input on stderr.
 func (a *app) warn(diags manifest.Diagnostics) {
-	for _, d := range diags.Sorted().Warnings() {
-		fmt.Fprintln(a.stderr, d.String())
-	}
+	printWarnings(a.stderr, diags.Sorted().Warnings())
 }
 
 // terminal is what the actions may ask the person at the terminal: nothing
