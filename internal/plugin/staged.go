@@ -50,6 +50,11 @@ type StagesRequest struct {
 	// folder is reached through. A change to it changes the component's
 	// fingerprint as a change to the folder does.
 	Read func(path string)
+	// Known, when set, tells whether a reference to a name without a
+	// component (${name}) can resolve when the instance runs: the plugin
+	// reports one that cannot as invalid input, which the deploy would
+	// meet only when it expands it. nil: every name can (a partial stack).
+	Known func(name string) bool
 }
 
 // StageOutputs is the stage the plan adds after a deploy's plugin list when

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan/stepvars"
@@ -181,20 +182,33 @@ func (b *builder) knownNames(c *manifest.Component) func(string) bool {
 		return func(string) bool { return true }
 	}
 	if b.stackNames == nil {
-		names := map[string]bool{"hub.deploymentId": true, "hub.stackName": true, "hub.componentName": true, "hub.provides": true}
-		for _, p := range b.res.Stack.Parameters {
-			names[p.Name] = true
-		}
-		for _, other := range b.res.Components {
-			if other == nil {
-				continue
-			}
-			for _, o := range other.Outputs {
-				names[o.Name] = true
-			}
-		}
-		b.stackNames = names
+		b.stackNames = StackNames(b.res)
 	}
+	return KnownNames(b.stackNames, c)
+}
+
+// StackNames are the names every component of a stack can refer to
+// without a component: the stack's parameters, the outputs its components
+// declare, and the implicit parameters.
+func StackNames(res *elaborate.Result) map[string]bool {
+	names := map[string]bool{"hub.deploymentId": true, "hub.stackName": true, "hub.componentName": true, "hub.provides": true}
+	for _, p := range res.Stack.Parameters {
+		names[p.Name] = true
+	}
+	for _, other := range res.Components {
+		if other == nil {
+			continue
+		}
+		for _, o := range other.Outputs {
+			names[o.Name] = true
+		}
+	}
+	return names
+}
+
+// KnownNames tells whether a ${name} in component c's inputs can resolve:
+// one of the stack's names (StackNames) or a parameter of c.
+func KnownNames(stackNames map[string]bool, c *manifest.Component) func(string) bool {
 	var own map[string]bool
 	if c != nil {
 		own = make(map[string]bool, len(c.Parameters))
@@ -202,7 +216,7 @@ func (b *builder) knownNames(c *manifest.Component) func(string) bool {
 			own[p.Name] = true
 		}
 	}
-	return func(n string) bool { return b.stackNames[n] || own[n] }
+	return func(n string) bool { return stackNames[n] || own[n] }
 }
 
 // validateStep checks an injected step before anything runs: plugins and

@@ -59,6 +59,9 @@ type resolver struct {
 	o      Options
 	f      *build.Facts
 	search []string // the stack's plugin search folders
+	// stackNames are the names every component can refer to
+	// (build.StackNames), once a component's inputs need them.
+	stackNames map[string]bool
 }
 
 // Facts gathers the facts of a stack. The error is about the input (an
@@ -218,7 +221,7 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 		for _, n := range pluginNames(l.specs) {
 			r.plugin(dir, n)
 		}
-		r.stages(name, dir, rec, templates, l.specs, l.actions, reads)
+		r.stages(name, dir, rec, templates, r.known(c), l.specs, l.actions, reads)
 	}
 	if len(reads) > 0 {
 		r.f.Reads[name] = slices.Sorted(maps.Keys(reads))
@@ -249,12 +252,13 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 
 // stages plans the actions of the instances of staged plugins (kubernetes)
 // in a component's list: the plugin reads their inputs as the manifest
-// gives them (templates: the component's, which render some of them). The
-// files outside the folder their deploys read are added to reads.
-func (r *resolver) stages(name, dir string, rec *state.Component, templates *manifest.Templates, specs []*plugin.Spec, actions []string, reads map[string]bool) {
+// gives them (templates: the component's, which render some of them), and
+// a deploy's references to names known refuses (nil: none). The files
+// outside the folder their deploys read are added to reads.
+func (r *resolver) stages(name, dir string, rec *state.Component, templates *manifest.Templates, known func(string) bool, specs []*plugin.Spec, actions []string, reads map[string]bool) {
 	for _, s := range specs {
 		if s.IsControl() {
-			r.stages(name, dir, rec, templates, s.Children, actions, reads)
+			r.stages(name, dir, rec, templates, known, s.Children, actions, reads)
 			continue
 		}
 		staged, ok := plugin.IsStaged(s.Name)
@@ -268,6 +272,11 @@ func (r *resolver) stages(name, dir string, rec *state.Component, templates *man
 			if !done {
 				req := plugin.StagesRequest{Component: name, Dir: dir, Entry: s, Action: action, Recorded: inst, Templates: templates}
 				req.Read = func(p string) { fact.Reads = append(fact.Reads, p) }
+				if action == plugin.ActionDeploy {
+					// A delete reads the manifests for their hooks only,
+					// and never fails for them.
+					req.Known = known
+				}
 				st, err := staged.Stages(req)
 				fact.Stages, fact.Err = st, errText(err)
 				if c, ok := staged.(plugin.Claimer); ok && action == plugin.ActionDeploy && err == nil {
@@ -282,6 +291,19 @@ func (r *resolver) stages(name, dir string, rec *state.Component, templates *man
 			}
 		}
 	}
+}
+
+// known tells whether a ${name} in component c's inputs can resolve
+// (build.KnownNames); nil when every name may: c is not known (a
+// component only the state records) or the stack is partial.
+func (r *resolver) known(c *manifest.Component) func(string) bool {
+	if c == nil || r.res.Partial {
+		return nil
+	}
+	if r.stackNames == nil {
+		r.stackNames = build.StackNames(r.res)
+	}
+	return build.KnownNames(r.stackNames, c)
 }
 
 func (r *resolver) implementation(dir, verb string) build.Implementation {
