@@ -297,7 +297,7 @@ func (r *record) close(err error) *Outcome {
 	switch {
 	case r.engine.Cancelled:
 		out.Status = StatusInterrupted
-	case r.engine.Failed || err != nil:
+	case r.engine.Failed || err != nil || mandatorySkipped(r.plans, r.engine):
 		out.Status = StatusFailed
 	}
 	out.Halt, out.NothingRan = halt(r.plans, r.engine)
@@ -447,6 +447,25 @@ func halt(plans []*plan.Plan, eo *engine.Outcome) (*plan.Node, bool) {
 		}
 	}
 	return stopper, nothing
+}
+
+// mandatorySkipped reports whether a mandatory component did not run
+// because a component it waits for failed: an optional one, whose failure
+// is a warning and does not stop the run. The component is not deployed
+// (or undeployed), so the run did not do its work and has failed, as the
+// state then says and the Hub CLI's exit code does.
+func mandatorySkipped(plans []*plan.Plan, eo *engine.Outcome) bool {
+	for _, p := range plans {
+		for _, n := range p.Nodes {
+			if !n.Critical || n.Component == "" || n.Kind == plan.KindEnd {
+				continue
+			}
+			if r, ok := eo.Results[n.ID]; ok && r.Status == plan.Skipped && r.Cause == plan.CauseUpstream {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // runTag says the run is of the stack with this state, by this process,
