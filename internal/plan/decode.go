@@ -36,16 +36,17 @@ func ReadJSON(r io.Reader) (*Plan, error) {
 			jsonNode
 			Spec json.RawMessage `json:"spec"`
 		} `json:"nodes"`
-		Edges      []jsonEdge            `json:"edges"`
-		Orphans    []string              `json:"orphans"`
-		Components map[string]*Component `json:"components"`
+		Edges            []jsonEdge            `json:"edges"`
+		Orphans          []string              `json:"orphans"`
+		OrphansElsewhere []string              `json:"orphansElsewhere"`
+		Components       map[string]*Component `json:"components"`
 	}
 	if err := json.NewDecoder(r).Decode(&in); err != nil {
 		return nil, fmt.Errorf("read a saved plan: %w", err)
 	}
 	p := New(in.Stack, in.Verb)
 	p.Created = time.Time{} // not saved
-	p.Orphans = in.Orphans
+	p.Orphans, p.OrphansElsewhere = in.Orphans, in.OrphansElsewhere
 	if in.Components != nil {
 		p.Components = in.Components
 	}

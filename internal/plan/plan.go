@@ -130,6 +130,10 @@ type Plan struct {
 	// Orphans are components in the state that the stack no longer lists and
 	// that this plan leaves alone (teardown_orphans: none).
 	Orphans []string
+	// OrphansElsewhere are those of Orphans whose records of their own (a
+	// landscape's) are not in the stack's folder: an undeploy from here
+	// would delete nothing, and refuses them without --force -c.
+	OrphansElsewhere []string
 
 	index map[string]*Node
 	graph dag.Acyclic

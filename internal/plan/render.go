@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/dag"
@@ -77,12 +78,21 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 	if len(p.Orphans) > 0 {
 		b.WriteString("orphans (in the state, no longer in the stack; left alone as teardown_orphans is none):\n")
 		stack := stackArgs(o.Stack)
+		var here []string
 		for _, orphan := range p.Orphans {
+			if slices.Contains(p.OrphansElsewhere, orphan) {
+				// Its undeploy from here is refused: it would delete
+				// nothing.
+				fmt.Fprintf(&b, "  %s: its records are not in this folder: undeploy it from the folder it was deployed from, or forget it, deleting nothing, with gantry undeploy %s --force -c %s\n",
+					orphan, stack, shellWord(orphan))
+				continue
+			}
 			fmt.Fprintf(&b, "  %s: remove with gantry undeploy %s -c %s\n", orphan, stack, shellWord(orphan))
+			here = append(here, orphan)
 		}
-		if len(p.Orphans) > 1 {
+		if len(here) > 1 {
 			// One that depended on another is refused alone: together they go.
-			fmt.Fprintf(&b, "  all of them: gantry undeploy %s -c %s\n", stack, shellWord(strings.Join(p.Orphans, ",")))
+			fmt.Fprintf(&b, "  all of them: gantry undeploy %s -c %s\n", stack, shellWord(strings.Join(here, ",")))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -200,12 +210,14 @@ func (p *Plan) groupDependencies() map[string][]string {
 
 // jsonPlan is the JSON shape of a plan (docs/lifecycle.md).
 type jsonPlan struct {
-	Stack      string                `json:"stack"`
-	Verb       string                `json:"verb"`
-	Nodes      []jsonNode            `json:"nodes"`
-	Edges      []jsonEdge            `json:"edges"`
-	Orphans    []string              `json:"orphans"`
-	Components map[string]*Component `json:"components"`
+	Stack   string     `json:"stack"`
+	Verb    string     `json:"verb"`
+	Nodes   []jsonNode `json:"nodes"`
+	Edges   []jsonEdge `json:"edges"`
+	Orphans []string   `json:"orphans"`
+	// OrphansElsewhere is Plan.OrphansElsewhere, left out when none.
+	OrphansElsewhere []string              `json:"orphansElsewhere,omitempty"`
+	Components       map[string]*Component `json:"components"`
 }
 
 type jsonNode struct {
@@ -247,7 +259,7 @@ func (p *Plan) EncodeJSON(w io.Writer, indent bool) error {
 		return p.streamJSON(w)
 	}
 	jp := jsonPlan{Stack: p.Stack, Verb: p.Verb, Nodes: make([]jsonNode, 0, len(p.Nodes)), Edges: make([]jsonEdge, 0, len(p.Edges)),
-		Orphans: append([]string{}, p.Orphans...), Components: p.Components}
+		Orphans: append([]string{}, p.Orphans...), OrphansElsewhere: p.OrphansElsewhere, Components: p.Components}
 	if jp.Components == nil {
 		jp.Components = map[string]*Component{}
 	}

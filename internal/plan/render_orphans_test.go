@@ -33,3 +33,24 @@ func TestOrphanHintGivesTheStack(t *testing.T) {
 		})
 	}
 }
+
+// TestOrphanHintForRecordsElsewhere: an orphan whose records are not in
+// the stack's folder gets the command that forgets it, the others the
+// plain undeploy, and "all of them" names only those.
+func TestOrphanHintForRecordsElsewhere(t *testing.T) {
+	p := New("s", VerbDeploy)
+	p.Orphans, p.OrphansElsewhere = []string{"a", "b", "gone"}, []string{"gone"}
+	var b strings.Builder
+	if err := p.WriteText(&b, RenderOptions{Stack: []string{"."}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"  a: remove with gantry undeploy . -c a\n",
+		"  gone: its records are not in this folder: undeploy it from the folder it was deployed from, or forget it, deleting nothing, with gantry undeploy . --force -c gone\n",
+		"  all of them: gantry undeploy . -c a,b\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("plan:\n%s\nlacks %q", b.String(), want)
+		}
+	}
+}

@@ -66,6 +66,10 @@ func (p *Plan) streamJSON(w io.Writer) error {
 	}
 	raw(`],"orphans":`)
 	put(append([]string{}, p.Orphans...))
+	if len(p.OrphansElsewhere) > 0 {
+		raw(`,"orphansElsewhere":`)
+		put(p.OrphansElsewhere)
+	}
 	raw(`,"components":{`)
 	// encoding/json writes a map's keys sorted: so does this.
 	for i, name := range slices.Sorted(maps.Keys(p.Components)) {

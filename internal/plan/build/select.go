@@ -46,6 +46,11 @@ func (b *builder) selectPass() {
 		b.teardown = l.TeardownOrphans
 	} else {
 		b.p.Orphans = b.orphans
+		for _, o := range b.orphans {
+			if _, gone := b.f.RecordsGone[o]; gone {
+				b.p.OrphansElsewhere = append(b.p.OrphansElsewhere, o)
+			}
+		}
 	}
 }
 
