@@ -782,13 +782,19 @@ func writtenMode(path string) os.FileMode {
 }
 
 // exportMode is the mode an exported file's mode field gives: octal
-// digits as sow's chmod takes them, quoted. A number is refused, with how
-// to quote it: YAML makes an unquoted mode a number, and one with a
-// leading 0 an octal one, so that 0400 comes as 256, which chmod would
-// take as 0256 (others may write).
+// digits as sow's chmod takes them. A number YAML may have changed is
+// refused, with how to quote it: YAML makes an unquoted mode a number, and
+// one with a leading 0 an octal one, so that 0400 comes as 256, which
+// chmod would take as 0256 (others may write). A number only digits typed
+// as they are can give (600, 755: an unquoted 01130 or 01363 nobody
+// writes) is taken as sow takes it, its digits octal.
 func exportMode(v any) (os.FileMode, error) {
 	if n, ok := v.(float64); ok {
-		return 0, numericMode(n)
+		text := strconv.FormatFloat(n, 'f', -1, 64)
+		if _, err := strconv.ParseUint(text, 8, 32); err != nil || n <= 0o777 || len(text) > 4 {
+			return 0, numericMode(n)
+		}
+		v = text
 	}
 	text, err := scalar(v)
 	if _, isString := v.(string); err != nil || !isString {

@@ -29,11 +29,18 @@ func TestExportMode(t *testing.T) {
 		{in: float64(493), err: `"0755" for an unquoted 0755`},
 		{in: float64(256), err: `the number 256 is no mode gantry takes: write the mode quoted, "0400" for an unquoted 0400 (YAML reads it as the number 256), "0256" for 256`},
 		{in: float64(420), err: `"0644" for an unquoted 0644 (YAML reads it as the number 420), "0420" for 420`},
-		{in: float64(640), err: `write the mode quoted, "0640" for 640`},
-		// 600, 644, 755 typed without a leading zero: the digits, not the
-		// sticky or setuid mode 01130, 01204, 01363 they are in octal.
-		{in: float64(600), err: `the number 600 is no mode gantry takes: write the mode quoted, "0600" for 600`},
-		{in: float64(755), err: `the number 755 is no mode gantry takes: write the mode quoted, "0755" for 755`},
+		// 600, 640, 644, 755 typed without a leading zero: the digits, as
+		// sow's chmod takes them, not the sticky or setuid mode 01130,
+		// 01200, 01204, 01363 they are as numbers, which nobody types.
+		{in: float64(640), want: 0o640},
+		{in: float64(600), want: 0o600},
+		{in: float64(755), want: 0o755},
+		{in: float64(4755), want: 0o755 | os.ModeSetuid},
+		// Digits that are not octal (an unquoted 0600 is 384) or a number
+		// that may be an unquoted mode with a leading zero (400 is 0620).
+		{in: float64(400), err: `"0620" for an unquoted 0620 (YAML reads it as the number 400), "0400" for 400`},
+		{in: float64(7777), want: 0o777 | os.ModeSetuid | os.ModeSetgid | os.ModeSticky},
+		{in: float64(17777), err: `the number 17777 is no mode gantry takes`},
 		{in: float64(0), err: `write the mode quoted, "0000" for an unquoted 0 (YAML reads it as the number 0)`},
 		{in: float64(99999), err: `the number 99999 is no mode gantry takes: write the mode quoted, like "0600"`},
 		{in: float64(0.5), err: `the number 0.5 is no mode gantry takes: write the mode quoted, like "0600"`},
