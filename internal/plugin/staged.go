@@ -50,6 +50,10 @@ type StagesRequest struct {
 	// folder is reached through. A change to it changes the component's
 	// fingerprint as a change to the folder does.
 	Read func(path string)
+	// Parameters are the component's parameters (nil when its manifest is
+	// not known): what the instance's release and cluster may be named by
+	// when it runs (the helm plugin's release, namespace and kubeconfig).
+	Parameters []manifest.Parameter
 	// Known, when set, tells whether a reference to a name without a
 	// component (${name}) can resolve when the instance runs: the plugin
 	// reports one that cannot as invalid input, which the deploy would

@@ -212,16 +212,12 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 		all = append(all, lists{plugin.FromRecord(rec.Plugins), []string{plugin.ActionDelete}},
 			lists{plugin.FromRecord(rec.SetupPlugins), []string{plugin.ActionCleanup}})
 	}
-	var templates *manifest.Templates
-	if c != nil {
-		templates = c.Templates
-	}
 	reads := map[string]bool{}
 	for _, l := range all {
 		for _, n := range pluginNames(l.specs) {
 			r.plugin(dir, n)
 		}
-		r.stages(name, dir, rec, templates, r.known(c), l.specs, l.actions, reads)
+		r.stages(name, dir, rec, c, l.specs, l.actions, reads)
 	}
 	if len(reads) > 0 {
 		r.f.Reads[name] = slices.Sorted(maps.Keys(reads))
@@ -251,14 +247,21 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 }
 
 // stages plans the actions of the instances of staged plugins (kubernetes)
-// in a component's list: the plugin reads their inputs as the manifest
-// gives them (templates: the component's, which render some of them), and
-// a deploy's references to names known refuses (nil: none). The files
-// outside the folder their deploys read are added to reads.
-func (r *resolver) stages(name, dir string, rec *state.Component, templates *manifest.Templates, known func(string) bool, specs []*plugin.Spec, actions []string, reads map[string]bool) {
+// in a component's list: the plugin reads their inputs as the manifest c
+// gives them (nil: only the state knows the component) — its templates
+// render some of them, its parameters may name the release, and a deploy
+// refuses references to names it cannot see. The files outside the folder
+// their deploys read are added to reads.
+func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Component, specs []*plugin.Spec, actions []string, reads map[string]bool) {
+	var templates *manifest.Templates
+	var parameters []manifest.Parameter
+	if c != nil {
+		templates, parameters = c.Templates, c.Parameters
+	}
+	known := r.known(c)
 	for _, s := range specs {
 		if s.IsControl() {
-			r.stages(name, dir, rec, templates, known, s.Children, actions, reads)
+			r.stages(name, dir, rec, c, s.Children, actions, reads)
 			continue
 		}
 		staged, ok := plugin.IsStaged(s.Name)
@@ -270,7 +273,7 @@ func (r *resolver) stages(name, dir string, rec *state.Component, templates *man
 			k := build.StagesKeyOf(dir, action, s, inst)
 			fact, done := r.f.Stages[k]
 			if !done {
-				req := plugin.StagesRequest{Component: name, Dir: dir, Entry: s, Action: action, Recorded: inst, Templates: templates}
+				req := plugin.StagesRequest{Component: name, Dir: dir, Entry: s, Action: action, Recorded: inst, Templates: templates, Parameters: parameters}
 				req.Read = func(p string) { fact.Reads = append(fact.Reads, p) }
 				if action == plugin.ActionDeploy {
 					// A delete reads the manifests for their hooks only,

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	rcommon "helm.sh/helm/v4/pkg/release/common"
 	rspb "helm.sh/helm/v4/pkg/release/v1"
 
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/plugin/kubernetes"
 )
@@ -131,11 +133,12 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 	vals = mergeValues(vals, cfg.Set)
 	unknown = append(unknown, pathsHolding(vals, kubernetes.HasRef)...)
 	recorded := kubernetes.Upgrading(req.Recorded)
-	out.Upgrade = recorded || req.Action == plugin.ActionDeploy && installedByHelm(req.Dir, in)
+	known := knownRelease(in, req.Parameters)
+	out.Upgrade = recorded || req.Action == plugin.ActionDeploy && known && installedByHelm(req.Dir, in)
 	// A release the plan cannot look for may be there (helm installed it,
 	// or a component that left the stack): the run adopts or takes it
 	// over as an upgrade.
-	out.UpgradeUnknown = !recorded && req.Action == plugin.ActionDeploy && !knownRelease(in)
+	out.UpgradeUnknown = !recorded && req.Action == plugin.ActionDeploy && !known
 	ns := in.namespace
 	if ns == "" {
 		ns = "default"
@@ -192,12 +195,15 @@ func warnOnce(component, msg string) {
 // environment, briefly; a cluster it cannot reach is taken to have none
 // (the run checks again and refuses to install over one).
 func installedByHelm(dir string, in instance) bool {
-	if !knownRelease(in) {
-		return false
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	t := kubernetes.TargetOf(kubernetes.Target{Kubeconfig: in.cfg.Kubeconfig, Context: in.cfg.Context, Namespace: in.namespace}, nil, os.Environ())
+	env := os.Environ()
+	t := kubernetes.TargetOf(kubernetes.Target{Kubeconfig: in.cfg.Kubeconfig, Context: in.cfg.Context, Namespace: in.namespace}, nil, env)
+	if t.Namespace == "" {
+		// As Open finds it: gantry's environment is the component's,
+		// but for its parameters (knownRelease).
+		t.Namespace = kubernetes.EnvValue(env, "NAMESPACE")
+	}
 	cl, err := kubernetes.Connect(ctx, t, dir)
 	if err != nil {
 		return false
@@ -212,9 +218,23 @@ func installedByHelm(dir string, in instance) bool {
 
 // knownRelease reports whether the plan knows which release, in which
 // namespace of which cluster, the instance deploys: none of them is named
-// by a parameter.
-func knownRelease(in instance) bool {
-	return !kubernetes.HasRef(in.release) && !kubernetes.HasRef(in.namespace) && !kubernetes.HasRef(in.cfg.Kubeconfig) && !kubernetes.HasRef(in.cfg.Context)
+// by a parameter — a reference in the config, or where the config leaves
+// one out, a parameter of the component that Open reads instead: one
+// named kubeconfig, context or namespace (kubernetes.TargetOf), or one
+// exported as KUBECONFIG, NAMESPACE or COMPONENT_NAME (the Hub's way).
+func knownRelease(in instance, params []manifest.Parameter) bool {
+	if kubernetes.HasRef(in.release) || kubernetes.HasRef(in.namespace) || kubernetes.HasRef(in.cfg.Kubeconfig) || kubernetes.HasRef(in.cfg.Context) {
+		return false
+	}
+	names := func(name, env string) bool {
+		return slices.ContainsFunc(params, func(p manifest.Parameter) bool {
+			return name != "" && p.Name == name || env != "" && p.Env == env
+		})
+	}
+	return !(in.cfg.Release == "" && names("", "COMPONENT_NAME") ||
+		in.cfg.Namespace == "" && names("namespace", "NAMESPACE") ||
+		in.cfg.Kubeconfig == "" && names("kubeconfig", "KUBECONFIG") ||
+		in.cfg.Context == "" && names("context", ""))
 }
 
 // Open renders the chart for a run: values files rendered, parameters

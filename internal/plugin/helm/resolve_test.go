@@ -3,6 +3,8 @@ package helm
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
 // TestResolveSameChartAtPlanAndRun: the plan and the run pick the same
@@ -65,6 +67,44 @@ func TestResolveSameChartAtPlanAndRun(t *testing.T) {
 			}
 			if run.ref != tt.run {
 				t.Errorf("run: %+v; want %+v", run.ref, tt.run)
+			}
+		})
+	}
+}
+
+// TestKnownRelease: the plan knows which release it looks for only when
+// neither the config nor, where the config leaves a field out, a
+// parameter of the component that the run reads instead names it.
+func TestKnownRelease(t *testing.T) {
+	param := func(name, env string) manifest.Parameter { return manifest.Parameter{Name: name, Env: env} }
+	tests := []struct {
+		name   string
+		cfg    config
+		params []manifest.Parameter
+		want   bool
+	}{
+		{"all written out", config{Release: "web", Namespace: "shop"}, nil, true},
+		{"release a reference", config{Release: "${name}", Namespace: "shop"}, nil, false},
+		{"namespace a reference", config{Release: "web", Namespace: "${ns}"}, nil, false},
+		{"kubeconfig a reference", config{Release: "web", Kubeconfig: "${kc}"}, nil, false},
+		{"unrelated parameters", config{}, []manifest.Parameter{param("replicas", "REPLICAS")}, true},
+		{"the Hub's namespace parameter", config{Release: "web"}, []manifest.Parameter{param("namespace", "")}, false},
+		{"namespace exported as NAMESPACE", config{Release: "web"}, []manifest.Parameter{param("app.ns", "NAMESPACE")}, false},
+		{"the config's namespace wins", config{Release: "web", Namespace: "shop"}, []manifest.Parameter{param("namespace", "NAMESPACE")}, true},
+		{"release from COMPONENT_NAME", config{Namespace: "shop"}, []manifest.Parameter{param("component.name", "COMPONENT_NAME")}, false},
+		{"the config's release wins", config{Release: "web", Namespace: "shop"}, []manifest.Parameter{param("component.name", "COMPONENT_NAME")}, true},
+		{"kubeconfig parameter", config{Release: "web", Namespace: "shop"}, []manifest.Parameter{param("kubeconfig", "")}, false},
+		{"kubeconfig exported", config{Release: "web", Namespace: "shop"}, []manifest.Parameter{param("kube.file", "KUBECONFIG")}, false},
+		{"context parameter", config{Release: "web", Namespace: "shop"}, []manifest.Parameter{param("context", "")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := instance{cfg: tt.cfg, release: tt.cfg.Release, namespace: tt.cfg.Namespace}
+			if in.release == "" {
+				in.release = "app"
+			}
+			if got := knownRelease(in, tt.params); got != tt.want {
+				t.Errorf("knownRelease = %v, want %v", got, tt.want)
 			}
 		})
 	}
