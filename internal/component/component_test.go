@@ -260,7 +260,7 @@ func TestResolveOutputs(t *testing.T) {
 		{Name: "token", Kind: "secret"},
 	}}
 	raw := map[string]string{"host": "h", "vpc_id": "vpc-1", "cfg_b64": "eyJhIjoxfQ==", "cert_file": "file://" + filepath.Join(dir, "cert.pem"), "token": "t0k3n", "extra": "x"}
-	out, secret, err := ResolveOutputs(c, raw, nil, expanded(t, "db.port", "5432"))
+	out, secret, err := ResolveOutputs(c, dir, raw, nil, expanded(t, "db.port", "5432"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,11 +273,11 @@ func TestResolveOutputs(t *testing.T) {
 	if diff := cmp.Diff([]string{"cert", "cert_file", "token"}, secret); diff != "" {
 		t.Errorf("secret (-want +got):\n%s", diff)
 	}
-	_, _, err = ResolveOutputs(&manifest.Component{Outputs: []manifest.Output{{Name: "missing"}}}, nil, nil, expanded(t))
+	_, _, err = ResolveOutputs(&manifest.Component{Outputs: []manifest.Output{{Name: "missing"}}}, dir, nil, nil, expanded(t))
 	if err == nil || !strings.Contains(err.Error(), "declared but not produced") {
 		t.Errorf("missing output: %v", err)
 	}
-	_, _, err = ResolveOutputs(&manifest.Component{}, map[string]string{"bad": "A\xffB", "k\xfe": "v", "good": "x"}, nil, expanded(t))
+	_, _, err = ResolveOutputs(&manifest.Component{}, dir, map[string]string{"bad": "A\xffB", "k\xfe": "v", "good": "x"}, nil, expanded(t))
 	if err == nil || err.Error() != `outputs "bad", "k\xfe": not UTF-8 text; gantry keeps outputs as text (the state, the components after this one): print a binary value base64-encoded` {
 		t.Errorf("outputs that are no text: %v", err)
 	}
@@ -286,7 +286,7 @@ func TestResolveOutputs(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "ks.bin"), []byte{0xff, 0x00, 0xfe}, 0o600)
 	for name, v := range map[string]string{"ks_b64/base64": "/wA=", "ks_file": "file://" + filepath.Join(dir, "ks.bin")} {
 		key, _, _ := strings.Cut(name, "/")
-		_, _, err = ResolveOutputs(&manifest.Component{Outputs: []manifest.Output{{Name: "ks", FromTfVar: name}}}, map[string]string{key: v}, nil, expanded(t))
+		_, _, err = ResolveOutputs(&manifest.Component{Outputs: []manifest.Output{{Name: "ks", FromTfVar: name}}}, dir, map[string]string{key: v}, nil, expanded(t))
 		if err == nil || !strings.Contains(err.Error(), "output ks: fromTfVar "+name+": what it gives is not UTF-8 text") || strings.Contains(err.Error(), "/wA=") {
 			t.Errorf("fromTfVar %s of bytes that are no text: %v", name, err)
 		}
@@ -301,7 +301,7 @@ func TestResolveOutputs(t *testing.T) {
 		{Name: "dsn2", Value: "again ${dsn}"},
 		{Name: "tf", Value: "${tf_key}"},
 	}}
-	out, secret, err = ResolveOutputs(objs, map[string]string{"addr": "10.0.0.7", "dbpass": "pw", "tf_key": "k"}, []string{"tf_key"}, expanded(t, "addr", "param"))
+	out, secret, err = ResolveOutputs(objs, dir, map[string]string{"addr": "10.0.0.7", "dbpass": "pw", "tf_key": "k"}, []string{"tf_key"}, expanded(t, "addr", "param"))
 	if err != nil || out["addr"] != "10.0.0.7" || out["dbpass"] != "pw" {
 		t.Errorf("fromObject outputs: %v, %v", out, err)
 	}
@@ -311,9 +311,51 @@ func TestResolveOutputs(t *testing.T) {
 		t.Errorf("secret (-want +got):\n%s", diff)
 	}
 	// Not read: never the parameter of the same name instead.
-	_, _, err = ResolveOutputs(objs, map[string]string{"dbpass": "pw", "tf_key": "k"}, nil, expanded(t, "addr", "param"))
+	_, _, err = ResolveOutputs(objs, dir, map[string]string{"dbpass": "pw", "tf_key": "k"}, nil, expanded(t, "addr", "param"))
 	if err == nil || !strings.Contains(err.Error(), "output addr: fromObject: Service/web was not read from the cluster") {
 		t.Errorf("unread fromObject output: %v", err)
+	}
+}
+
+// TestResolveOutputsFileRef: a file:// raw output is read as the Hub CLI
+// reads it: a relative path from the component's folder, whatever gantry's
+// working folder is, and a value of one line without its line end.
+func TestResolveOutputsFileRef(t *testing.T) {
+	dir := t.TempDir()
+	// A decoy in the working folder: the value must not come from it.
+	wd := t.TempDir()
+	t.Chdir(wd)
+	os.WriteFile(filepath.Join(wd, "token.txt"), []byte("WRONG-FILE\n"), 0o600)
+	files := map[string]string{
+		"token.txt":    "abc123\n",
+		"sub/crlf.txt": "  abc123 \r\n",
+		"pem.txt":      "-----BEGIN-----\nAAAA\n-----END-----\n",
+		"two.txt":      "a\nb",
+		"empty.txt":    "",
+	}
+	for name, content := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o700)
+		os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600)
+	}
+	for _, tc := range []struct{ raw, want string }{
+		{"file://token.txt", "abc123"},
+		{"file://./sub/crlf.txt", "abc123"},
+		{"file://" + filepath.Join(dir, "token.txt"), "abc123"},
+		{"file://pem.txt", files["pem.txt"]},
+		{"file://two.txt", "a\nb"},
+		{"file://empty.txt", ""},
+		{"file://", "file://"}, // no path: the value as printed, as in the Hub
+	} {
+		c := &manifest.Component{Outputs: []manifest.Output{{Name: "tok", FromTfVar: "rel"}}}
+		out, _, err := ResolveOutputs(c, dir, map[string]string{"rel": tc.raw}, nil, expanded(t))
+		if err != nil || out["tok"] != tc.want {
+			t.Errorf("%s: got %q, %v; want %q", tc.raw, out["tok"], err, tc.want)
+		}
+	}
+	c := &manifest.Component{Outputs: []manifest.Output{{Name: "tok", FromTfVar: "rel"}}}
+	_, _, err := ResolveOutputs(c, dir, map[string]string{"rel": "file://nosuch.txt"}, nil, expanded(t))
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "nosuch.txt")) {
+		t.Errorf("missing file: %v", err)
 	}
 }
 
@@ -328,7 +370,7 @@ func TestResolveOutputsSecretFromParameters(t *testing.T) {
 		{Name: "declaredPlain", Value: "x-${db.password}", Secret: &no},
 		{Name: "url", Value: "http://${db.host}"},
 	}}
-	out, secret, err := ResolveOutputs(c, nil, nil, expanded(t, "db.password", "PwForOuts2Zz", "db.host", "db.local"))
+	out, secret, err := ResolveOutputs(c, "", nil, nil, expanded(t, "db.password", "PwForOuts2Zz", "db.host", "db.local"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,7 +18,8 @@ import (
 
 // ResolveOutputs computes a component's outputs after its verb succeeded
 // (DESIGN 4.5). A declared output takes, in order: fromTfVar key[/base64][/json]
-// (a raw value file://path is read from the file); else, with fromObject, what
+// (a raw value file://path is read from the file, a relative path from the
+// component's folder dir); else, with fromObject, what
 // the kubernetes or helm plugin read from the cluster; else its value expanded over
 // the raw outputs and the component's parameters; else the raw output of the
 // same name; else the component parameter of that name. Raw outputs that are
@@ -26,7 +28,7 @@ import (
 // parameter, a secret output) whatever they declare.
 //
 // rawSecret are the raw outputs the implementation reported secret.
-func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []string, exp *params.Expanded) (map[string]string, []string, error) {
+func ResolveOutputs(c *manifest.Component, dir string, raw map[string]string, rawSecret []string, exp *params.Expanded) (map[string]string, []string, error) {
 	out := make(map[string]string, len(raw)+len(c.Outputs))
 	for k, v := range raw {
 		out[k] = v
@@ -53,7 +55,7 @@ func ResolveOutputs(c *manifest.Component, raw map[string]string, rawSecret []st
 		// component or another — is secret whatever the output says.
 		scope, _ := exp.SecretTracking() // a flag of its own, read by r.SecretRead
 		r := &rawResolver{raw: raw, resolved: resolved, next: scope, isSecret: secretKey}
-		v, err := resolveOutput(o, raw, r, exp)
+		v, err := resolveOutput(o, dir, raw, r, exp)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("output %s: %w", o.Name, err))
 			continue
@@ -119,19 +121,19 @@ func textOnly(outputs map[string]string) error {
 	return fmt.Errorf("%s %s: not UTF-8 text; gantry keeps outputs as text (the state, the components after this one): print a binary value base64-encoded", what, strings.Join(bad, ", "))
 }
 
-func resolveOutput(o manifest.Output, raw map[string]string, r params.Resolver, exp *params.Expanded) (string, error) {
+func resolveOutput(o manifest.Output, dir string, raw map[string]string, r params.Resolver, exp *params.Expanded) (string, error) {
 	if o.FromTfVar != "" {
 		parts := strings.Split(o.FromTfVar, "/")
 		v, ok := raw[parts[0]]
 		if !ok {
 			return "", fmt.Errorf("fromTfVar: the implementation printed no output %q (outputs: %s)", parts[0], keysOf(raw))
 		}
-		if strings.HasPrefix(v, "file://") {
-			b, err := inputfile.Read(strings.TrimPrefix(v, "file://"), inputfile.MaxValue)
+		if name, ok := strings.CutPrefix(v, fileRef); ok && name != "" {
+			b, err := readFileRef(dir, name)
 			if err != nil {
 				return "", fmt.Errorf("fromTfVar %s: %w", o.FromTfVar, err)
 			}
-			v = string(b)
+			v = b
 		}
 		for _, enc := range parts[1:] {
 			switch enc {
@@ -181,6 +183,30 @@ func resolveOutput(o manifest.Output, raw map[string]string, r params.Resolver, 
 		return v.Value, nil
 	}
 	return "", fmt.Errorf("declared but not produced: the implementation printed no %q in an Outputs: block and the component has no parameter of that name (outputs printed: %s)", o.Name, keysOf(raw))
+}
+
+// fileRef starts a raw output that names the file holding the value.
+const fileRef = "file://"
+
+// readFileRef reads the value of a file:// raw output as the Hub CLI does:
+// a relative path is the component folder's, where the implementation ran
+// (never gantry's working folder, which would make the value depend on
+// where gantry was started), and a value of one line loses its line end
+// and surrounding spaces, as what a tool writes to a file ends with one.
+// Several lines are kept as they are (a PEM, a kubeconfig).
+func readFileRef(dir, name string) (string, error) {
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(dir, name)
+	}
+	b, err := inputfile.Read(name, inputfile.MaxValue)
+	if err != nil {
+		return "", err
+	}
+	v := string(b)
+	if strings.Count(v, "\n") <= 1 {
+		v = strings.Trim(v, " \r\n")
+	}
+	return v, nil
 }
 
 // readsAny reports whether a value's ${...} or #{...} reads one of the

@@ -328,7 +328,7 @@ func secretKeys(c *manifest.Component) map[string]bool {
 // the components after it, shown, and recorded with its fingerprint and its
 // plugin lists.
 func (rt *Runtime) recordOutputs(env plan.Env, info *plan.Component, c *manifest.Component, b *begun, raw map[string]string, directSecrets, dynamicProvides []string, lists *prepared) error {
-	outputs, secret, err := component.ResolveOutputs(c, raw, directSecrets, b.exp)
+	outputs, secret, err := component.ResolveOutputs(c, info.Dir, raw, directSecrets, b.exp)
 	if err != nil {
 		return err
 	}
