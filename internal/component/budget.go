@@ -17,7 +17,13 @@ const (
 	loopCost         = 500      // work of one range iteration or template call (about its time in ns)
 	callCost         = 500      // work of calling a function, besides its data
 	nodeOverhead     = 8        // what each element of a list or map counts, besides its content
+	bcryptWork       = 1 << 24  // work of one bcrypt hash: a render hashes at most 64 values
 )
+
+// fixedWork is the work of functions whose cost is not in the data they
+// are given: bcrypt takes tens of milliseconds to hash a short password,
+// on purpose, so a loop over it would hang the run for hours.
+var fixedWork = map[string]int64{"bcrypt": bcryptWork}
 
 // renderLimits bounds a whole render; a variable so that tests can show the
 // bounds hold without spending a second on each.
@@ -98,7 +104,7 @@ func (b *renderBudget) wrap(name string, fn any) any {
 	v := reflect.ValueOf(fn)
 	t := v.Type()
 	return reflect.MakeFunc(t, func(args []reflect.Value) []reflect.Value {
-		units := int64(callCost)
+		units := callCost + fixedWork[name]
 		for _, a := range args {
 			n, err := flatSize(a, b.work)
 			if err != nil {

@@ -17,6 +17,7 @@ import (
 	"text/template"
 
 	"github.com/goccy/go-yaml"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // funcMap is the function set of Go templates: the commonly used part of
@@ -83,6 +84,8 @@ func funcMap() template.FuncMap {
 		"toYaml":    toYAML,
 		"sha256sum": func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) },
 		"sha1sum":   func(s string) string { h := sha1.Sum([]byte(s)); return hex.EncodeToString(h[:]) },
+		// the Hub CLI's own function (its dex component hashes a password)
+		"bcrypt": bcryptHash,
 		// lists and dicts
 		"list":  func(v ...any) []any { return v },
 		"dict":  dict,
@@ -116,6 +119,25 @@ func funcMap() template.FuncMap {
 		"urlquery": template.URLQueryEscaper,
 	}
 }
+
+// bcryptHash is the Hub CLI's template function bcrypt: the bcrypt hash of
+// s at the default cost (10), in the modular crypt format $2a$10$… that
+// dex and htpasswd read. The salt is random, so every render gives another
+// hash of the same value. A value longer than bcrypt takes is refused
+// rather than cut (the Hub's older bcrypt hashed its first 72 bytes only,
+// silently). No error tells s, nor its length: it is a password.
+func bcryptHash(s string) (string, error) {
+	if len(s) > maxBcryptBytes {
+		// A bound, as the render's: its message is shown even where a
+		// secret withholds a function's own (it tells nothing of s).
+		return "", limitErrorf("bcrypt: the value is longer than the %d bytes bcrypt hashes", maxBcryptBytes)
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(s), bcrypt.DefaultCost)
+	return string(h), err
+}
+
+// maxBcryptBytes is the longest value bcrypt hashes whole.
+const maxBcryptBytes = 72
 
 func defaultFn(def any, given ...any) any {
 	if len(given) == 0 || empty(given[0]) {

@@ -18,9 +18,14 @@ import (
 // param "name" and output "component" "name" reach anything in scope. A
 // missing key is an error at its file:line:col. r serves param and output.
 // Values are trimmed of leading and trailing white space, as the Hub CLI
-// trims them.
-func renderGo(name, src string, exp *params.Expanded, r params.Resolver, lookup []string) (string, error) {
+// trims them. hashed reports that the template called bcrypt: what it
+// rendered holds a password's hash, which is as secret as the password.
+func renderGo(name, src string, exp *params.Expanded, r params.Resolver, lookup []string) (out string, hashed bool, err error) {
 	funcs := funcMap()
+	funcs["bcrypt"] = func(s string) (string, error) {
+		hashed = true
+		return bcryptHash(s)
+	}
 	tr := trimmingResolver{r}
 	funcs["param"] = func(n string) (string, error) { return tr.Lookup(n) }
 	funcs["output"] = func(c, n string) (string, error) { return tr.Output(c, n) }
@@ -39,11 +44,11 @@ func renderGo(name, src string, exp *params.Expanded, r params.Resolver, lookup 
 		if errors.As(err, &limit) && !goErrPos.MatchString(err.Error()) {
 			// Writing past the cap has no place of its own: blame the
 			// loop or template call that ran last.
-			return "", &TemplateError{Pos: posAt(name, src, budget.at), Msg: limit.Msg}
+			return "", hashed, &TemplateError{Pos: posAt(name, src, budget.at), Msg: limit.Msg}
 		}
-		return "", goTemplateError(name, err)
+		return "", hashed, goTemplateError(name, err)
 	}
-	return out, nil
+	return out, hashed, nil
 }
 
 // checkGo parses a Go template as a render does first, with its functions

@@ -356,22 +356,24 @@ func RenderString(name, src, kind string, exp *params.Expanded, lookup []string)
 // Curly and mustache templates read values through a resolver that tracks
 // secrets; a Go template's data holds every value of the component (and
 // {{ . }} prints them all), so it counts as receiving the component's
-// secrets when it has any.
+// secrets when it has any, and one that hashes a value with bcrypt holds
+// a password's hash, whatever the value's name says.
 func render(name, src, kind string, exp *params.Expanded, lookup []string) (string, bool, error) {
 	r, readSecret := exp.SecretTracking()
 	var out string
 	var err error
+	hashed := false // a Go template called bcrypt
 	switch kind {
 	case TemplateCurly:
 		out, err = renderCurly(name, src, r)
 	case TemplateMustache:
 		out, err = renderMustache(name, src, r)
 	case TemplateGo:
-		out, err = renderGo(name, src, exp, r, lookup)
+		out, hashed, err = renderGo(name, src, exp, r, lookup)
 	default:
 		return "", false, fmt.Errorf("%s: unknown template kind %q", name, kind)
 	}
-	secret := readSecret() || kind == TemplateGo && exp.HasSecrets()
+	secret := readSecret() || hashed || kind == TemplateGo && exp.HasSecrets()
 	if err != nil && secret {
 		err = withheldCall(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // expanded builds a component's expanded parameters from name=value pairs.
@@ -147,6 +148,7 @@ func TestRenderFileWithSecretIsOwnerOnly(t *testing.T) {
 		{"go data holds secrets", "run.sh.gotemplate", "echo {{ .db.host }}", 0o755, 0o700, exp},
 		{"go param func", "run.sh.gotemplate", `echo {{ param "db.password" }}`, 0o755, 0o700, exp},
 		{"go without secrets", "run.sh.gotemplate", "echo {{ .db.host }}", 0o755, 0o755, plain},
+		{"go bcrypt of a plain value", "users.yaml.gotemplate", "hash: {{ .db.host | bcrypt }}", 0o644, 0o600, plain},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,5 +179,46 @@ func TestRenderFileWithSecretIsOwnerOnly(t *testing.T) {
 				t.Errorf("Rendered.Secret = %v", r.Secret)
 			}
 		})
+	}
+}
+
+// TestRenderBcrypt: the Hub CLI's bcrypt function (its dex component hashes
+// a static password with it) gives a hash at the default cost, in the
+// modular crypt format, that verifies the value; a value bcrypt would cut is
+// refused without being told; each hash costs a share of the render's work.
+func TestRenderBcrypt(t *testing.T) {
+	exp := expanded(t, "dex.pw", "  s3cret-Pass  ", "long", strings.Repeat("p", 73))
+	got, err := RenderString("c.gotemplate", "hash: '{{ .dex.pw | bcrypt }}'", TemplateGo, exp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, ok := strings.CutPrefix(got, "hash: '")
+	hash, ok2 := strings.CutSuffix(hash, "'")
+	if !ok || !ok2 || !strings.HasPrefix(hash, "$2a$10$") || len(hash) != 60 {
+		t.Fatalf("rendered %q, want a $2a$10$ bcrypt hash", got)
+	}
+	// The value is trimmed as every value of a Go template is, as the Hub does.
+	if err := bcrypt.CompareHashAndPassword([]byte(hash), []byte("s3cret-Pass")); err != nil {
+		t.Errorf("the hash does not verify the value: %v", err)
+	}
+	if cost, err := bcrypt.Cost([]byte(hash)); err != nil || cost != bcrypt.DefaultCost {
+		t.Errorf("cost %d, %v; want %d", cost, err, bcrypt.DefaultCost)
+	}
+	_, err = RenderString("c.gotemplate", "{{ .long | bcrypt }}", TemplateGo, exp, nil)
+	if err == nil || !strings.Contains(err.Error(), "longer than the 72 bytes bcrypt hashes") || strings.Contains(err.Error(), "ppp") {
+		t.Errorf("a value longer than bcrypt takes: %v", err)
+	}
+	// A plan checks the template's text: bcrypt is a known function.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "c.yaml.gotemplate"), []byte("{{ .dex.pw | bcrypt }}"), 0o644)
+	if err := CheckTemplates(dir, &manifest.Templates{Files: []string{"*.gotemplate"}}); err != nil {
+		t.Errorf("check: %v", err)
+	}
+	saved := renderLimits
+	renderLimits.work = 2*bcryptWork + 1<<20
+	t.Cleanup(func() { renderLimits = saved })
+	_, err = RenderString("c.gotemplate", "{{ range until 20 }}{{ bcrypt \"x\" }}{{ end }}", TemplateGo, exp, nil)
+	if err == nil || !strings.Contains(err.Error(), "bcrypt: the template does more than") {
+		t.Errorf("a loop of hashes: %v", err)
 	}
 }
