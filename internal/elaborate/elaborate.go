@@ -114,9 +114,12 @@ func (r *Result) Component(name string) *manifest.Component {
 
 // level is one stack of a fromStack chain with what belongs to it.
 type level struct {
-	stack   *manifest.Stack
-	params  [][]manifest.Parameter // params files, in order
-	outputs []manifest.Output      // the params files' stack outputs, in order
+	stack *manifest.Stack
+	// paramsFiles are the params files a base stack's folder brought
+	// (baseParamsFiles); the top stack's are in Options.
+	paramsFiles []string
+	params      [][]manifest.Parameter // params files, in order
+	outputs     []manifest.Output      // the params files' stack outputs, in order
 	// nest flattened the nested stacks of the top stack (nil without).
 	nest *nester
 }
@@ -149,6 +152,7 @@ func elaborate(path string, docs []*manifest.Node, opts Options) (*Result, manif
 	files := []string{}
 	for _, l := range chain {
 		files = append(files, l.stack.File)
+		files = append(files, l.paramsFiles...)
 	}
 	own := chain[len(chain)-1]
 	var pc manifest.ParamsConfig
@@ -208,13 +212,13 @@ func elaborate(path string, docs []*manifest.Node, opts Options) (*Result, manif
 
 // loadChain loads the stack and its base stacks, base-most first. A cycle of
 // fromStack references is an error that prints the cycle. A base given as a
-// directory brings the params.yaml next to its hub.yaml, when there is one.
+// directory brings the params files next to its hub.yaml (baseParamsFiles).
 func loadChain(path string, docs []*manifest.Node, diags *manifest.Diagnostics) []*level {
 	var chain []*level
 	seen := map[string]int{}
 	var names []string
 	var from manifest.Pos
-	paramsFile := ""
+	var paramsFiles []string
 	for path != "" {
 		abs, err := filepath.Abs(path)
 		if err != nil {
@@ -243,21 +247,43 @@ func loadChain(path string, docs []*manifest.Node, diags *manifest.Diagnostics) 
 			}
 			return nil
 		}
-		l := &level{stack: s}
-		if paramsFile != "" {
-			ps, outs, ds := manifest.LoadParams(paramsFile)
+		l := &level{stack: s, paramsFiles: paramsFiles}
+		for _, pf := range paramsFiles {
+			ps, outs, ds := manifest.LoadParams(pf)
 			*diags = append(*diags, ds...)
 			l.params = append(l.params, ps)
-			l.outputs = outs
+			l.outputs = append(l.outputs, outs...)
 		}
 		chain = append([]*level{l}, chain...)
 		if s.Meta.FromStack == "" {
 			break
 		}
 		from = s.Meta.Positions.At("fromStack", s.Meta.Pos)
-		path, paramsFile = resolveFromStack(s, diags)
+		path, paramsFiles = resolveFromStack(s, diags)
 	}
 	return chain
+}
+
+// envVar names the environment a stack is deployed to (dev, prod): with it
+// set, a base stack's folder brings params-$ENV.yaml too, as in the Hub CLI.
+const envVar = "ENV"
+
+// baseParamsFiles are the params files a base stack's folder dir brings, in
+// the order they merge, as the Hub CLI reads them: params.yaml, then
+// params-$ENV.yaml when ENV is set, each when it exists. The stack at the
+// top of the chain has only the params files it is given.
+func baseParamsFiles(dir string) []string {
+	names := []string{"params.yaml"}
+	if env := os.Getenv(envVar); env != "" {
+		names = append(names, "params-"+env+".yaml")
+	}
+	var files []string
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			files = append(files, filepath.Join(dir, n))
+		}
+	}
+	return files
 }
 
 // pathErrorReason is what went wrong with a path, without the path and
@@ -272,8 +298,9 @@ func pathErrorReason(err error) string {
 }
 
 // resolveFromStack finds the base stack file of s: a directory means its
-// hub.yaml (and params.yaml if present), a file means that file.
-func resolveFromStack(s *manifest.Stack, diags *manifest.Diagnostics) (stackFile, paramsFile string) {
+// hub.yaml and the params files there (baseParamsFiles), a file means that
+// file alone.
+func resolveFromStack(s *manifest.Stack, diags *manifest.Diagnostics) (stackFile string, paramsFiles []string) {
 	ref := s.Meta.FromStack
 	p := ref
 	if !filepath.IsAbs(p) {
@@ -283,21 +310,18 @@ func resolveFromStack(s *manifest.Stack, diags *manifest.Diagnostics) (stackFile
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		diags.Errorf(s.Meta.Positions.At("fromStack", s.Meta.Pos), "meta.fromStack", "base stack %q not found (looked for %s)", ref, p)
-		return "", ""
+		return "", nil
 	case err != nil:
 		// A loop of links, a folder that cannot be searched: say what.
 		diags.Errorf(s.Meta.Positions.At("fromStack", s.Meta.Pos), "meta.fromStack", "base stack %q cannot be read: %s: %s", ref, p, pathErrorReason(err))
-		return "", ""
+		return "", nil
 	case fi.IsDir():
 		stackFile = filepath.Join(p, "hub.yaml")
 		if _, err := os.Stat(stackFile); err != nil {
 			diags.Errorf(s.Meta.Positions.At("fromStack", s.Meta.Pos), "meta.fromStack", "base stack directory %q has no hub.yaml", ref)
-			return "", ""
+			return "", nil
 		}
-		if _, err := os.Stat(filepath.Join(p, "params.yaml")); err == nil {
-			paramsFile = filepath.Join(p, "params.yaml")
-		}
-		return stackFile, paramsFile
+		return stackFile, baseParamsFiles(p)
 	}
-	return p, ""
+	return p, nil
 }
