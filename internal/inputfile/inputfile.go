@@ -161,3 +161,8 @@ func Problem(err error) string {
 	}
 	return err.Error()
 }
+
+// IsGzip reports whether data starts as a gzip stream does (1f 8b): the Hub
+// CLI compresses its elaborated files and states by default, and a reader
+// of YAML says so rather than "invalid UTF-8".
+func IsGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }

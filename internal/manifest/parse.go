@@ -75,9 +75,15 @@ func ParseBytes(file string, data []byte) ([]*Node, Diagnostics) {
 }
 
 // checkUTF8 reports the first byte of data that is not UTF-8, where it is.
+// A gzip-compressed file — the Hub CLI's elaborated file by default — is
+// said to be one: its second byte would be reported as invalid UTF-8.
 func checkUTF8(file string, data []byte) (Diagnostic, bool) {
 	if utf8.Valid(data) {
 		return Diagnostic{}, false
+	}
+	if inputfile.IsGzip(data) {
+		return Diagnostic{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: "a gzip-compressed file, as the Hub CLI writes its elaborated files and states: gantry reads plain YAML. " +
+			"Give gantry the stack's hub.yaml and params files (it elaborates them itself), or decompress the file (gunzip -c FILE > FILE.yaml; hub writes it plain with --compressed=false)"}, true
 	}
 	return firstRune(file, data, func(r rune, size int, at int) string {
 		if r == utf8.RuneError && size <= 1 {

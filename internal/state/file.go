@@ -9,6 +9,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/gantry-dev/gantry/internal/atomicfile"
+	"github.com/gantry-dev/gantry/internal/inputfile"
 )
 
 // ReadFile reads a state: its snapshot and the journal that continues it.
@@ -26,12 +27,36 @@ func ReadFile(path string) (*State, error) {
 func Decode(path string, data []byte) (*State, error) {
 	s, err := decodeDoc(data)
 	if err != nil {
+		if err := hubState(path, data); err != nil {
+			return nil, err
+		}
 		if probs := shapeProblems(data); agrees(probs, err.Error()) {
 			return nil, shapeError(path, probs)
 		}
 		return nil, fmt.Errorf("%s", positioned(path, err.Error()))
 	}
 	return checked(path, s)
+}
+
+// hubKind is the line that says a YAML document is a Hub CLI state.
+var hubKind = regexp.MustCompile(`(?m)^kind:[ \t]*["']?state["']?[ \t]*$`)
+
+// hubState says what a state gantry cannot read is when it is the Hub CLI's
+// (nil when it is not): hub writes its states gzip-compressed by default,
+// plain YAML of kind: state with --compressed=false. Its many unknown
+// fields, or "expected a mapping", would not tell the user that the file is
+// another tool's, nor what to do.
+func hubState(path string, data []byte) error {
+	what := ""
+	switch {
+	case inputfile.IsGzip(data):
+		what = "is gzip-compressed, as the Hub CLI writes its states"
+	case hubKind.Match(data):
+		what = "is a Hub CLI state (kind: state)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("state %s %s: gantry cannot read or take over a Hub CLI state. Give gantry a state of its own with -s (-s gantry.state: its first deploy runs every component again) or move the file aside; the Hub's file is left as it is (docs/hub-compatibility.md)", path, what)
 }
 
 // decodeYAML parses a state document with goccy, the one parser of every
