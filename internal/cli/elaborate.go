@@ -1,18 +1,21 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/atomicfile"
 	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/state"
 )
 
 func newElaborateCmd(a *app) *cobra.Command {
-	var out string
+	var out, platform string
 	var env []string
 	cmd := &cobra.Command{
 		Use:   "elaborate [STACK] [PARAMS...]",
@@ -20,10 +23,16 @@ func newElaborateCmd(a *app) *cobra.Command {
 		Long: `elaborate assembles the stack manifest, its base stacks (meta.fromStack), the
 params files given after it and every component's hub-component.yaml into one
 multi-document YAML: the stack with its merged parameters first, then one document
-per component. The result is deterministic: the same inputs give the same bytes.`,
+per component. The result is deterministic: the same inputs give the same bytes.
+
+With -s, the stack is elaborated over a platform stack's state, as the Hub CLI's
+elaborate -s does: the platform's stack outputs and parameters give values to this
+stack's top-level parameters that have none, and its provides become
+platform.provides. Deploy the elaborated file.`,
 		Example: `  gantry elaborate hub.yaml params.yaml
   gantry elaborate hub.yaml params.yaml -o hub.yaml.elaborate
-  gantry elaborate hub.yaml -e DB_PASSWORD=secret`,
+  gantry elaborate hub.yaml -e DB_PASSWORD=secret
+  gantry elaborate hub.yaml -s ../platform/hub.yaml.state -o hub.yaml.elaborate`,
 		Args: minArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args, err := stackArgs(args)
@@ -41,6 +50,13 @@ per component. The result is deterministic: the same inputs give the same bytes.
 				return err
 			}
 			res, diags := elaborate.Load(args[0], elaborate.Options{ParamsFiles: args[1:], Env: overrides})
+			if platform != "" && !diags.HasErrors() {
+				st, from, err := readPlatformState(cmd.Context(), platform)
+				if err != nil {
+					return err
+				}
+				diags = append(diags, res.OverPlatform(st, from)...)
+			}
 			if err := reportDiags(a.stderr, diags, "nothing was written"); err != nil {
 				return err
 			}
@@ -66,10 +82,11 @@ per component. The result is deterministic: the same inputs give the same bytes.
 				_, err = a.stdout.Write(data)
 				return err
 			}
-			// Values given with -e may be secrets: keep the file to its owner,
-			// as one that holds a secret parameter's value.
+			// Values given with -e or read from a state may be secrets: keep
+			// the file to its owner, as one that holds a secret parameter's
+			// value.
 			mode := res.FileMode()
-			if len(overrides) > 0 {
+			if len(overrides) > 0 || platform != "" {
 				mode = 0o600
 			}
 			if err := writeFileAtomic(out, data, mode); err != nil {
@@ -80,7 +97,31 @@ per component. The result is deterministic: the same inputs give the same bytes.
 	}
 	cmd.Flags().StringVarP(&out, "output-file", "o", "", "write to FILE instead of stdout")
 	cmd.Flags().StringArrayVarP(&env, "env", "e", nil, "NAME=VALUE: the value of parameters whose fromEnv is NAME (repeat or separate with commas)")
+	cmd.Flags().StringVarP(&platform, "state", "s", "", "a platform stack's state (a file, file://PATH or postgres://...; of a list, the first): its outputs and parameters fill empty parameters, its provides become platform.provides")
 	return cmd
+}
+
+// readPlatformState reads the state elaborate -s names, without taking its
+// lock: it is read, never written. A state that is not there is an error,
+// not an empty platform: the parameters it should fill would be empty.
+func readPlatformState(ctx context.Context, location string) (*state.State, string, error) {
+	store, _, err := action.OpenState(location, "", "")
+	if err != nil {
+		return nil, "", err
+	}
+	defer store.Close()
+	files, err := store.Read(ctx)
+	if err != nil {
+		return nil, "", withCode(ExitInvalid, err)
+	}
+	st, err := files.Decode(store.String())
+	if err != nil {
+		return nil, "", withCode(ExitInvalid, err)
+	}
+	if st == nil {
+		return nil, "", withCode(ExitInvalid, fmt.Errorf("-s %s: no state there: deploy the platform stack first, or point -s at its state; nothing was written", store))
+	}
+	return st, store.String(), nil
 }
 
 // writeFileAtomic writes data to a temporary file next to path and renames it

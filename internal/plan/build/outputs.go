@@ -82,11 +82,16 @@ func DeclaredProvides(res *elaborate.Result) []string {
 }
 
 // InitialProvides are the capabilities known when a run starts: the
-// environment's (env), what the stack itself declares it provides, and what
-// deployed components recorded. Components add theirs when they deploy,
-// never before.
+// environment's (env), what the stack itself declares it provides, what its
+// platform provides (platform.provides: the stack is deployed onto another,
+// gantry elaborate -s fills it, as the Hub CLI merges it at deploy), and
+// what deployed components recorded. Components add theirs when they
+// deploy, never before.
 func InitialProvides(res *elaborate.Result, before *state.State, env []string) []string {
 	out := append(append([]string(nil), env...), DeclaredProvides(res)...)
+	if res.Stack.Platform != nil {
+		out = append(out, res.Stack.Platform.Provides...)
+	}
 	if before != nil {
 		for _, name := range before.ComponentOrder() {
 			if c := before.Components[name]; c.Status == state.StatusDeployed {
