@@ -48,7 +48,11 @@ type Bundle struct {
 	KeepTFVars  bool            `json:"keepTFVars,omitempty"`
 	Parallel    int             `json:"parallel"`
 	// Before is the state document as the run found it.
-	Before       []byte          `json:"before,omitempty"`
+	Before []byte `json:"before,omitempty"`
+	// Records are a sow landscape's records (gen/, state/, export/) as
+	// the client's plan read them (elaborate.Result.Records): the run
+	// changes them, and a worker that joins it later plans from these.
+	Records      []byte          `json:"records,omitempty"`
 	DeploymentID string          `json:"deploymentId,omitempty"`
 	Locked       []*params.Value `json:"locked"`
 	// Plan is the plan as the client built it (plan.json): what a client

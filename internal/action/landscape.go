@@ -30,5 +30,5 @@ func elaborateSource(src *Source, partial bool) (*elaborate.Result, manifest.Dia
 		d.Errorf(manifest.Pos{File: src.ParamsFiles[0]}, "", "a sow landscape takes no params files: its configuration is %s", src.Manifest)
 		return nil, d
 	}
-	return landscape.Load(context.Background(), src.Manifest, landscape.Options{Graph: src.GraphOnly, HandlerLater: src.HandlerLater, HandlerCalled: src.HandlerCalled})
+	return landscape.Load(context.Background(), src.Manifest, landscape.Options{Graph: src.GraphOnly, HandlerLater: src.HandlerLater, HandlerCalled: src.HandlerCalled, Records: src.Records})
 }

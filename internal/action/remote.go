@@ -239,6 +239,11 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 		if st.State != nil {
 			bundle.Before = st.files.Snapshot
 		}
+		if st.Res.Records != nil {
+			if bundle.Records, err = st.Res.Records(); err != nil {
+				return nil, err
+			}
+		}
 		bundle.setLocked(st.Locked)
 		fp, err := fingerprintOf(co.root, st, rb)
 		if err != nil {

@@ -46,6 +46,10 @@ type Source struct {
 	// client found (its bundle's), whatever the database holds now, and
 	// while the database is away.
 	State *state.Files
+	// Records, when set, are a sow landscape's records as the client's
+	// plan read them (the bundle's): a worker plans from them, not from
+	// the records the run has changed since.
+	Records []byte
 }
 
 // Terminal is what an action may use of the person at the terminal; the

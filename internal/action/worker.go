@@ -76,7 +76,8 @@ func OpenWorkerRun(ctx context.Context, data []byte, dir, location string) (*Wor
 	// The state as the run found it, not as it is now: the plan was
 	// built from it (and nothing is read from a database that may be
 	// away for a moment).
-	src := Source{Manifest: filepath.Join(root, filepath.FromSlash(b.Manifest)), StatePath: location, State: &state.Files{Snapshot: b.Before}}
+	// So are sow's records of a landscape, which the run changes too.
+	src := Source{Manifest: filepath.Join(root, filepath.FromSlash(b.Manifest)), StatePath: location, State: &state.Files{Snapshot: b.Before}, Records: b.Records}
 	if len(b.Before) == 0 {
 		src.State.Snapshot = nil
 	}

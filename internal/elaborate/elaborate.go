@@ -59,6 +59,11 @@ type Result struct {
 	// records as deployed: a plan must not take such a component for
 	// deployed, nor its delete for done, when its records are elsewhere.
 	OwnRecords func(component string) (what string, none bool)
+	// Records, for such a stack, are those records as the plan read them
+	// (a sow landscape's), encoded: a worker rebuilding the plan of a run
+	// under way plans from them (action.Source.Records), not from the
+	// records the run has changed since. nil for other stacks.
+	Records func() ([]byte, error)
 	// Partial says some components' manifests had errors and were left out
 	// (Options.Partial), and nothing else had any: the rest is a stack that
 	// can be planned, except that the names and capabilities the left-out

@@ -35,7 +35,7 @@ func (l *Landscape) gather(c *Component, forPlan bool) (*inputs, error) {
 	imports := map[string]any{}
 	for _, im := range c.Imports {
 		p := filepath.Join(l.ExportDir(im.Component), exportFile)
-		data, err := readFile(p)
+		data, err := l.view.readFile(p)
 		if errors.Is(err, os.ErrNotExist) && forPlan {
 			imports[im.Label] = "(( &temporary(" + notDeployedYet + ") ))"
 			in.missing = append(in.missing, im.Component)
@@ -73,7 +73,7 @@ func (l *Landscape) gather(c *Component, forPlan bool) (*inputs, error) {
 func (l *Landscape) versions(c *Component) (spec string, deployed int, err error) {
 	spec = c.Product.SpecVersion
 	p := filepath.Join(l.StateDir(c.Name), specVersion)
-	data, err := readFile(p)
+	data, err := l.view.readFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return spec, 0, nil
 	}
@@ -90,7 +90,7 @@ func (l *Landscape) versions(c *Component) (spec string, deployed int, err error
 // isDeployed is sow's test: the state folder records a deploy, finished or
 // not (sow's version checks count a failed one too).
 func (l *Landscape) isDeployed(c *Component) bool {
-	return isFile(filepath.Join(l.StateDir(c.Name), stateInfo))
+	return l.view.isFile(filepath.Join(l.StateDir(c.Name), stateInfo))
 }
 
 // envNode is the env node of seed 002 (sow's component stub): the
@@ -191,7 +191,7 @@ func (l *Landscape) deploymentJob(c *Component, stubs []Doc) (Job, error) {
 	}
 	job.WantState = true
 	stateFile := filepath.Join(l.StateDir(c.Name), "state.yaml")
-	if data, err := readFile(stateFile); err == nil {
+	if data, err := l.view.readFile(stateFile); err == nil {
 		job.State = &Doc{Name: stateFile, Data: data}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return Job{}, fmt.Errorf("read the last state: %w", err)

@@ -110,17 +110,17 @@ func isWithin(dir, p string) bool {
 func (l *Landscape) recordsIncomplete(c *Component) (file, why string) {
 	info := filepath.Join(l.StateDir(c.Name), stateInfo)
 	exp := filepath.Join(l.ExportDir(c.Name), exportFile)
-	if isFile(info) && isFile(exp) {
-		if says := infoOf(info); says != infoDeployed {
+	if l.view.isFile(info) && l.view.isFile(exp) {
+		if says := infoOf(l.view, info); says != infoDeployed {
 			return info, fmt.Sprintf("%s says %q", relTo(l.Root, info), says)
 		}
 		return "", ""
 	}
-	if _, none := l.ownRecords(c.Name); none {
+	if _, none := l.ownRecords(l.view, c.Name); none {
 		return "", "" // never deployed, or deleted
 	}
 	for _, f := range []string{info, exp} {
-		if !isFile(f) {
+		if !l.view.isFile(f) {
 			return f, relTo(l.Root, f) + " is missing"
 		}
 	}
@@ -129,8 +129,8 @@ func (l *Landscape) recordsIncomplete(c *Component) (file, why string) {
 
 // ownRecords are sow's records of a component (its state, gen and export
 // folders), named for messages, and whether none of them is in the
-// landscape's folder (elaborate.Result.OwnRecords).
-func (l *Landscape) ownRecords(name string) (what string, none bool) {
+// landscape's folder (elaborate.Result.OwnRecords), as v has them.
+func (l *Landscape) ownRecords(v *recordView, name string) (what string, none bool) {
 	if !filepath.IsLocal(filepath.FromSlash(name)) {
 		return "", false // no component's name: not a question for its records
 	}
@@ -138,15 +138,15 @@ func (l *Landscape) ownRecords(name string) (what string, none bool) {
 	none = true
 	rel := make([]string, len(dirs))
 	for i, d := range dirs {
-		none = none && !exists(d)
+		none = none && !v.exists(d)
 		rel[i] = relTo(l.Root, d)
 	}
 	return "sow's records of it (" + strings.Join(rel, ", ") + ")", none
 }
 
-// infoOf is what a state.info says, its first line trimmed.
-func infoOf(p string) string {
-	data, err := readFile(p)
+// infoOf is what a state.info says, its first line trimmed, as v has it.
+func infoOf(v *recordView, p string) string {
+	data, err := v.readFile(p)
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}

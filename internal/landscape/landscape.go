@@ -54,8 +54,11 @@ type Landscape struct {
 	// handlerLater: Options.HandlerLater, and there is a handler;
 	// handlerCalled: Options.HandlerCalled.
 	handlerLater, handlerCalled bool
-	byName                      map[string]*Component
-	templates                   map[string]*Template
+	// view is what Open and Result read sow's records through; nil once
+	// the landscape is opened: its steps read the folder.
+	view      *recordView
+	byName    map[string]*Component
+	templates map[string]*Template
 }
 
 // Options say how much of a landscape Open reads.
@@ -74,6 +77,11 @@ type Options struct {
 	// the landscape was opened (a run reads it again then): its records
 	// are what prepare left.
 	HandlerCalled bool
+	// Records, when set, are sow's records as a client's plan read them
+	// (elaborate.Result.Records): a worker rebuilding the plan of a run
+	// under way reads them instead of the folder's, which the run
+	// changes as it goes.
+	Records []byte
 }
 
 // Product is an installation source: the crop, or a greenhouse in it.
@@ -196,6 +204,11 @@ func Open(ctx context.Context, root string, opts Options) (*Landscape, manifest.
 	pos := newPositions()
 	l := &Landscape{Root: root, Graph: opts.Graph, byName: map[string]*Component{}, templates: map[string]*Template{}}
 	acre := filepath.Join(root, AcreFile)
+	var err error
+	if l.view, err = newRecordView(root, opts.Records); err != nil {
+		diags.Errorf(manifest.Pos{File: acre}, "", "%v", err)
+		return nil, diags
+	}
 	acreData, err := readFile(acre)
 	if err != nil {
 		diags.Errorf(manifest.Pos{File: acre}, "", "read the landscape configuration: %v", err)

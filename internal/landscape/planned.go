@@ -160,7 +160,7 @@ func (l *Landscape) readPlan(c *Component, job Job, in *inputs, res *Result, pos
 	c.Plan.List = list
 	keys := map[string]bool{}
 	keysOf(list, keys)
-	for _, k := range loadRegistry(l.StateDir(c.Name)).recorded() {
+	for _, k := range loadRegistry(l.view, l.StateDir(c.Name)).recorded() {
 		if err := checkKey(k); err != nil {
 			diags.Errorf(manifest.Pos{File: filepath.Join(l.StateDir(c.Name), "plugins.json")}, "last", "%v", err)
 			continue
@@ -305,9 +305,10 @@ func (r *registry) recorded() []string {
 	return out
 }
 
-func loadRegistry(dir string) *registry {
+// loadRegistry reads the plugins.json in dir as v has it (nil: as it is).
+func loadRegistry(v *recordView, dir string) *registry {
 	r := &registry{}
-	if data, err := readFile(filepath.Join(dir, "plugins.json")); err == nil {
+	if data, err := v.readFile(filepath.Join(dir, "plugins.json")); err == nil {
 		_ = json.Unmarshal(data, r)
 	}
 	if r.Plugins == nil {

@@ -29,17 +29,31 @@ func Load(ctx context.Context, path string, opts Options) (*elaborate.Result, ma
 		return nil, diags
 	}
 	if !opts.Graph {
-		loaded.Store(root, l)
 		for _, c := range l.Components {
 			// Only where one of the two is there: a first deploy that
 			// failed has neither, and gantry's state says it failed.
 			if file, why := l.recordsIncomplete(c); file != "" && c.Active && c.Plan != nil &&
-				(isFile(filepath.Join(l.StateDir(c.Name), stateInfo)) || isFile(filepath.Join(l.ExportDir(c.Name), exportFile))) {
+				(l.view.isFile(filepath.Join(l.StateDir(c.Name), stateInfo)) || l.view.isFile(filepath.Join(l.ExportDir(c.Name), exportFile))) {
 				diags.Warnf(manifest.Pos{File: file}, "", "component %s: sow's records do not say it is deployed (%s): a deploy runs it again, --resume included", c.Name, why)
 			}
 		}
 	}
-	return l.Result(), diags
+	res := l.Result()
+	l.detachView()
+	if !opts.Graph {
+		loaded.Store(root, l)
+	}
+	return res, diags
+}
+
+// detachView is the view the landscape's plan read sow's records through,
+// taken off it: from now on the landscape's steps read the folder as the
+// run changes it, and the plan's last reads (elaborate.Result.OwnRecords)
+// and a worker's (Result.Records) keep to the view.
+func (l *Landscape) detachView() *recordView {
+	v := l.view
+	l.view = nil
+	return v
 }
 
 // lookup returns the landscape at root, opening it when this process has
@@ -52,6 +66,7 @@ func lookup(ctx context.Context, root string) (*Landscape, error) {
 	if l == nil {
 		return nil, diags.Err()
 	}
+	l.detachView()
 	loaded.Store(root, l)
 	return l, nil
 }
@@ -65,7 +80,12 @@ func (l *Landscape) Result() *elaborate.Result {
 	}
 	st.Meta.InstallationHandler = l.Handler
 	res := &elaborate.Result{Stack: st, Dir: l.Root, SourceDirs: []string{l.RootProductDir()}, Files: []string{acre},
-		ProductDirs: map[string]string{}, TemplateDirs: map[string][]string{}, DeployedVersions: map[string]string{}, OwnRecords: l.ownRecords}
+		ProductDirs: map[string]string{}, TemplateDirs: map[string][]string{}, DeployedVersions: map[string]string{}}
+	// The plan's last reads of the records keep to the view it was made
+	// with (detachView).
+	view := l.view
+	res.OwnRecords = func(name string) (string, bool) { return l.ownRecords(view, name) }
+	res.Records = view.encode
 	for _, c := range l.Components {
 		if !c.Active {
 			continue
@@ -153,7 +173,7 @@ func (l *Landscape) entries(c *Component, pos manifest.Pos) []manifest.PluginEnt
 		// The manifest's list runs backwards on delete: unpinned.
 		out = append(out, manifest.PluginEntry{Pos: pos, Name: "unpinned", Children: list})
 	}
-	reg := loadRegistry(l.StateDir(c.Name))
+	reg := loadRegistry(l.view, l.StateDir(c.Name))
 	for _, k := range p.Vanished {
 		v := base
 		v.Key = k

@@ -858,7 +858,7 @@ func (w *work) lockRegistry() func() {
 
 func (w *work) readRegistry() *registry {
 	defer w.lockRegistry()()
-	return loadRegistry(w.state())
+	return loadRegistry(nil, w.state()) // as the run left it
 }
 
 // registry changes plugins.json.
@@ -867,7 +867,7 @@ func (w *work) registry(change func(*registry)) error {
 	if err := makeDirs(w.state(), 0o755); err != nil {
 		return err
 	}
-	reg := loadRegistry(w.state())
+	reg := loadRegistry(nil, w.state())
 	change(reg)
 	return reg.save(w.state())
 }

@@ -159,7 +159,7 @@ func (l *Landscape) readDeployed(c *Component, diags *manifest.Diagnostics) {
 	}
 	c.DeployedVersion = "0"
 	p := filepath.Join(dir, specVersion)
-	data, err := readFile(p)
+	data, err := l.view.readFile(p)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			diags.Errorf(manifest.Pos{File: p}, "", "component %s: read the specification version it was deployed with: %v", c.Name, err)
