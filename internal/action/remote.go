@@ -12,6 +12,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/engine"
 	"github.com/gantry-dev/gantry/internal/gitroot"
+	"github.com/gantry-dev/gantry/internal/landscape"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/secret"
@@ -256,6 +257,11 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 		data, err := bundle.encode()
 		if err != nil {
 			return nil, err
+		}
+		if root, ok := landscape.IsLandscape(st.Res.Stack.File); ok {
+			if err := landscape.MarkRun(root, runID); err != nil {
+				return nil, err
+			}
 		}
 		rr.Rerun = rerun(rb.plan, stackIdem)
 		rr.Local = func(n *plan.Node) bool {

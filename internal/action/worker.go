@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gantry-dev/gantry/internal/landscape"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/plan/resolve"
@@ -100,6 +101,11 @@ func OpenWorkerRun(ctx context.Context, data []byte, dir, location string) (*Wor
 		st.Store.Close()
 		return nil, err
 	}
+	if lroot, ok := landscape.IsLandscape(src.Manifest); ok && !landscape.RunMarked(lroot, b.RunID) {
+		return fail(&CheckoutError{Root: root, Client: b.Root,
+			Why:    fmt.Sprintf("a landscape's steps run in the client's folder itself, and the run's mark (%s) is not in this one: sow's records here (export/, state/, gen/) are not those the run reads and writes, a component would import the exports an older run left here", landscape.RunMarkFile),
+			Advice: "start the workers of a landscape's run in the folder it is started from (on storage shared by the machines for workers on other machines; docs/temporal.md)"})
+	}
 	st.Locked = b.locked()
 	pl := newPlanner(st, nil, consequence)
 	opts := build.Options{Verb: b.Verb, Selection: b.Selection, Resume: b.Resume, Force: b.Force, Run: true}
@@ -177,10 +183,16 @@ func describeInvalid(err error) string {
 type CheckoutError struct {
 	Root, Client string
 	Why          string
+	// Advice is what to do; "" says to update the checkout.
+	Advice string
 }
 
 func (e *CheckoutError) Error() string {
-	return fmt.Sprintf("this worker's checkout %s is not the one the run was started from (%s on the client): %s; update the checkout (or start the worker in the right one) and run again", e.Root, e.Client, e.Why)
+	advice := e.Advice
+	if advice == "" {
+		advice = "update the checkout (or start the worker in the right one) and run again"
+	}
+	return fmt.Sprintf("this worker's checkout %s is not the one the run was started from (%s on the client): %s; %s", e.Root, e.Client, e.Why, advice)
 }
 
 // Runner is the runner of a step of the run.

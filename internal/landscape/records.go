@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/gantry-dev/gantry/internal/atomicfile"
 )
 
 // recordView is sow's records of a landscape (its gen/, state/ and
@@ -148,4 +150,32 @@ func (v *recordView) exists(p string) bool {
 		return exists(p)
 	}
 	return !f.Missing
+}
+
+// RunMarkFile is the file, below a landscape's folder, that names the run
+// a client started from that folder on remote workers (MarkRun).
+const RunMarkFile = ".gantry/landscape-run"
+
+// MarkRun writes the id of a run about to start on remote workers into the
+// landscape's folder at root. sow's records are the folder's own (a
+// component imports the exports in its export/, keeps its &state in its
+// state/): a worker finds the mark only in that folder itself — on the
+// same machine, or on storage the machines share — and refuses the run's
+// steps in any other (RunMarked), a copy of it on another machine
+// included, where a component would import stale exports.
+func MarkRun(root, runID string) error {
+	if err := os.MkdirAll(filepath.Join(root, filepath.Dir(RunMarkFile)), 0o755); err != nil {
+		return fmt.Errorf("mark the landscape's folder with the run: %w", err)
+	}
+	if err := atomicfile.Write(filepath.Join(root, RunMarkFile), []byte(runID+"\n"), 0o644, true); err != nil {
+		return fmt.Errorf("mark the landscape's folder with the run: %w", err)
+	}
+	return nil
+}
+
+// RunMarked reports whether the landscape's folder at root is the one the
+// run was started from (MarkRun).
+func RunMarked(root, runID string) bool {
+	data, err := os.ReadFile(filepath.Join(root, RunMarkFile))
+	return err == nil && strings.TrimSpace(string(data)) == runID
 }
