@@ -284,13 +284,69 @@ func (fp *Fingerprint) differs(client *Fingerprint) string {
 	_ = json.Unmarshal(fp.Plan, &b)
 	for i := 0; i < min(len(a.Nodes), len(b.Nodes)); i++ {
 		if !bytes.Equal(a.Nodes[i], b.Nodes[i]) {
-			return fmt.Sprintf("step %d of the plan differs: the client's is %s, this worker's %s", i+1, clip(a.Nodes[i]), clip(b.Nodes[i]))
+			return stepDiffers(i, a.Nodes[i], b.Nodes[i])
 		}
 	}
 	if len(a.Nodes) != len(b.Nodes) {
 		return fmt.Sprintf("the client's plan has %d steps, this worker's %d", len(a.Nodes), len(b.Nodes))
 	}
 	return "the plans differ (their edges or components)"
+}
+
+// stepDiffers says how step i of the client's plan, client, differs from
+// the worker's: its label and each field that differs, with the client's
+// value and this worker's, rather than two documents to compare by eye.
+func stepDiffers(i int, client, worker json.RawMessage) string {
+	var a, b map[string]json.RawMessage
+	if json.Unmarshal(client, &a) != nil || json.Unmarshal(worker, &b) != nil {
+		return fmt.Sprintf("step %d of the plan differs: the client's is %s, this worker's %s", i+1, clip(client), clip(worker))
+	}
+	name := fmt.Sprintf("step %d of the plan", i+1)
+	if !bytes.Equal(a["id"], b["id"]) {
+		// Other steps altogether: what each is says enough.
+		return fmt.Sprintf("%s is %s on the client, %s here", name, stepName(a), stepName(b))
+	}
+	var label string
+	if json.Unmarshal(a["label"], &label) == nil && label != "" {
+		name += " (" + label + ")"
+	}
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var fields []string
+	for _, k := range keys {
+		if !bytes.Equal(a[k], b[k]) {
+			fields = append(fields, fmt.Sprintf("its %s is %s on the client, %s here", k, fieldValue(a[k]), fieldValue(b[k])))
+		}
+	}
+	return name + " differs: " + strings.Join(fields, "; ")
+}
+
+// stepName is a step's id and label, for a message.
+func stepName(n map[string]json.RawMessage) string {
+	var id, label string
+	_ = json.Unmarshal(n["id"], &id)
+	_ = json.Unmarshal(n["label"], &label)
+	return fmt.Sprintf("%s (%s)", id, label)
+}
+
+// fieldValue is a step's field for a message: clipped, "none" when the
+// step has none.
+func fieldValue(v json.RawMessage) string {
+	if v == nil {
+		return "none"
+	}
+	if len(v) > 160 {
+		return string(v[:160]) + "…"
+	}
+	return string(v)
 }
 
 func firstDiff(want, got []string) string {

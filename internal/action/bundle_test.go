@@ -28,7 +28,11 @@ func TestFingerprintDiffers(t *testing.T) {
 		{"a folder more", Fingerprint{Files: client.Files, Dirs: append(append([]string{}, client.Dirs...), rootMark+"/c s3")}, "c is not in the client's checkout"},
 		{"another folder", Fingerprint{Files: client.Files, Dirs: []string{rootMark + "/a s1", rootMark + "/z s2"}}, "the client has b where this worker has z"},
 		{"a step", Fingerprint{Files: client.Files, Dirs: client.Dirs, Plan: []byte(`{"nodes":[{"id":"x"},{"id":"y","label":"other"}]}`)},
-			`step 2 of the plan differs: the client's is {"id":"y","label":"y"}, this worker's {"id":"y","label":"other"}`},
+			`step 2 of the plan (y) differs: its label is "y" on the client, "other" here`},
+		{"another step", Fingerprint{Files: client.Files, Dirs: client.Dirs, Plan: []byte(`{"nodes":[{"id":"x"},{"id":"z","label":"zz"}]}`)},
+			`step 2 of the plan is y (y) on the client, z (zz) here`},
+		{"a step's fields", Fingerprint{Files: client.Files, Dirs: client.Dirs, Plan: []byte(`{"nodes":[{"id":"x"},{"id":"y","label":"y","reason":"changed: parameter sow.inputs: ***** → *****","hidden":true}]}`)},
+			`step 2 of the plan (y) differs: its hidden is none on the client, true here; its reason is none on the client, "changed: parameter sow.inputs: ***** → *****" here`},
 		{"steps more", Fingerprint{Files: client.Files, Dirs: client.Dirs, Plan: []byte(`{"nodes":[{"id":"x"}]}`)}, "the client's plan has 2 steps, this worker's 1"},
 	}
 	for _, tt := range tests {

@@ -45,7 +45,7 @@ func (l *Landscape) inputsDigest(c *Component) string {
 	}
 	files := append(append([]string(nil), c.Stubs...), l.actionScripts(c)...)
 	for _, f := range files {
-		fmt.Fprintf(h, "file %s %s\n", f, fileDigest(f))
+		fmt.Fprintf(h, "file %s %s\n", l.digestName(f), fileDigest(f))
 	}
 	// The plugins it runs that are not in its own folder (whose files
 	// are the fingerprint's already): each plugin's whole folder.
@@ -58,9 +58,27 @@ func (l *Landscape) inputsDigest(c *Component) string {
 		if d, err := component.DigestDir(filepath.Dir(p), nil, nil); err == nil {
 			sum = d.Sum
 		}
-		fmt.Fprintf(h, "plugin %s %s %s\n", name, filepath.Dir(p), sum)
+		fmt.Fprintf(h, "plugin %s %s %s\n", name, l.digestName(filepath.Dir(p)), sum)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// digestName is how inputsDigest names a file or folder: by its path below
+// the landscape's folder or gantry's tool root, so that the landscape has
+// the same digests wherever it lies (moved, or a worker's at another path,
+// docs/temporal.md) and wherever gantry keeps its tool root (a user's cache,
+// a temporary folder); where it lies says which file it is, its digest
+// what it holds.
+func (l *Landscape) digestName(p string) string {
+	if r, err := filepath.Rel(l.Root, p); err == nil && filepath.IsLocal(r) {
+		return filepath.ToSlash(r)
+	}
+	if t := sowRoot(); t != "" {
+		if r, err := filepath.Rel(t, p); err == nil && filepath.IsLocal(r) {
+			return "$SOW/" + filepath.ToSlash(r)
+		}
+	}
+	return p
 }
 
 // pluginNames are the plugins a component's deploy runs, sorted: its setup

@@ -83,3 +83,51 @@ func TestPlanFromRecordsAsRead(t *testing.T) {
 		t.Error("planned from the folder as the run left it, the plan is the first one: the test changes nothing the plan reads")
 	}
 }
+
+// TestInputsDigestWherever: the same landscape at two paths (moved, or a
+// Temporal worker's checkout elsewhere) has the same sow.inputs digests: the
+// plugin folders, stubs and action script they cover are named below the
+// landscape's folder, not by absolute paths. A plugin's content still
+// counts.
+func TestInputsDigestWherever(t *testing.T) {
+	files := map[string]string{
+		"acre.yaml":                         "landscape: {name: demo}\n",
+		"crop/lib/stub.yaml":                "stub: {v: 1}\n",
+		"crop/lib/action":                   "#!/bin/bash\n",
+		"crop/plugins/show/plugin":          "#!/bin/sh\necho show\n",
+		"crop/components/a/component.yaml":  "component:\n  stubs: [lib/stub.yaml]\n",
+		"crop/components/a/deployment.yaml": "plugins:\n  - show: [\"k:\"]\n",
+		"crop/components/a/local/notes.txt": "",
+	}
+	digest := func(root string, files map[string]string) string {
+		t.Helper()
+		for name, text := range files {
+			p := filepath.Join(root, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, diags := Load(context.Background(), root, Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags.Err())
+		}
+		for _, p := range res.Components[0].Parameters {
+			if p.Name == InputsParameter {
+				return string(p.Value)
+			}
+		}
+		t.Fatalf("no %s in %+v", InputsParameter, res.Components[0].Parameters)
+		return ""
+	}
+	one := digest(filepath.Join(t.TempDir(), "land"), files)
+	if other := digest(filepath.Join(t.TempDir(), "elsewhere", "land"), files); other != one {
+		t.Errorf("the landscape at another path: sow.inputs %s, at the first %s", other, one)
+	}
+	files["crop/plugins/show/plugin"] = "#!/bin/sh\necho changed\n"
+	if changed := digest(filepath.Join(t.TempDir(), "land"), files); changed == one {
+		t.Error("a plugin's content changed, sow.inputs did not")
+	}
+}
