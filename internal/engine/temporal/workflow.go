@@ -47,6 +47,7 @@ func Workflow(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		attempt:    map[string]int{},
 		ran:        map[string][]int{},
 		calls:      map[int]*call{},
+		began:      map[int]time.Time{},
 		lost:       map[string]string{},
 		lostFailed: map[string]bool{},
 		restart:    map[string]*restart{},
@@ -104,6 +105,9 @@ type run struct {
 	ran       map[string][]int
 	calls     map[int]*call
 	seq       int
+	// began is when each step that started did: the start of a step lost
+	// with its worker, which reports no times.
+	began map[int]time.Time
 	// lost are the components whose host died and which may not run
 	// again: why; restart those waiting for their calls to end before
 	// they start over (or are lost).
@@ -255,7 +259,8 @@ func (w *run) dispatch() {
 // and which may not run again, its end without running.
 func (w *run) start(idx int) {
 	n := w.nodes[idx]
-	w.events = append(w.events, Event{Step: idx, At: workflow.Now(w.ctx)})
+	w.began[idx] = workflow.Now(w.ctx)
+	w.events = append(w.events, Event{Step: idx, At: w.began[idx]})
 	if why, ok := w.lost[n.Group]; ok && n.Component != "" {
 		var res plan.Result
 		switch {
@@ -392,15 +397,16 @@ func (w *run) resolved(c *call) {
 	}
 	// A step's activity returns an error only when its worker lost it
 	// (stopped, dead, crashed): a step's own failure is a result.
-	worker, dead := workerDied(err)
+	name, stopped, dead := workerDied(err)
+	hq := c.host
+	if hq == "" {
+		hq = hostOf(err)
+	}
+	worker := w.describeWorker(name, stopped, hq)
 	if !dead {
 		worker = fmt.Sprintf("%v", err)
 	}
 	if n.Component != "" {
-		hq := c.host
-		if hq == "" {
-			hq = hostOf(err)
-		}
 		w.restart[n.Group] = &restart{worker: worker, steps: []int{c.idx}}
 		w.hostDied(hq, worker)
 		w.settle(n.Group)
@@ -413,7 +419,33 @@ func (w *run) resolved(c *call) {
 	}
 	res := abort(fmt.Sprintf("the worker running this step died (%s); it may have done part of its work", worker))
 	w.s.Finish(c.idx, res.Plan())
-	w.finished(c.idx, res, now, now)
+	w.finished(c.idx, res, w.startOf(c.idx, now), now)
+}
+
+// describeWorker names the worker that lost a step: as its heartbeats
+// named it, else as the host it was recorded as (a heartbeat timeout
+// before the step's first heartbeat carries no name), else "a worker".
+func (w *run) describeWorker(name string, stopped bool, hostQueue string) string {
+	if name == "" {
+		if h := w.hosts[hostQueue]; h != nil && h.worker != "" {
+			name = h.worker
+		} else {
+			name = "a worker"
+		}
+	}
+	if stopped {
+		name += ", stopped"
+	}
+	return name
+}
+
+// startOf is when a step started, for one lost with its worker: the
+// workflow's start of it, else now.
+func (w *run) startOf(idx int, now time.Time) time.Time {
+	if t, ok := w.began[idx]; ok {
+		return t
+	}
+	return now
 }
 
 // abort is the failure of a step lost with its worker: it stops the run.
@@ -508,7 +540,7 @@ func (w *run) settle(group string) {
 	for _, idx := range r.steps {
 		res := abort(why)
 		w.s.Finish(idx, res.Plan())
-		w.finished(idx, res, now, now)
+		w.finished(idx, res, w.startOf(idx, now), now)
 	}
 }
 
@@ -547,16 +579,17 @@ func (w *run) output() RunOutput {
 }
 
 // workerDied reports whether an activity ended because its worker went
-// away: no heartbeat in time, not started in time on a host's queue, or
-// its worker stopped while it ran. It names the worker when it can.
-func workerDied(err error) (string, bool) {
+// away (dead): no heartbeat in time, not started in time on a host's
+// queue, or its worker stopped while it ran (stopped). It names the worker
+// when the error does ("" when not: describeWorker).
+func workerDied(err error) (name string, stopped, dead bool) {
 	var ae *sdktemporal.ApplicationError
 	if errors.As(err, &ae) && ae.Type() == errStopped {
 		var hb Heartbeat
-		if ae.HasDetails() && ae.Details(&hb) == nil && hb.Worker != "" {
-			return hb.Worker + ", stopped", true
+		if ae.HasDetails() && ae.Details(&hb) == nil {
+			name = hb.Worker
 		}
-		return "a worker, stopped", true
+		return name, true, true
 	}
 	var te *sdktemporal.TimeoutError
 	if errors.As(err, &te) {
@@ -564,12 +597,12 @@ func workerDied(err error) (string, bool) {
 		case enumspb.TIMEOUT_TYPE_HEARTBEAT, enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
 			var hb Heartbeat
 			if te.HasLastHeartbeatDetails() && te.LastHeartbeatDetails(&hb) == nil {
-				return hb.Worker, true
+				name = hb.Worker
 			}
-			return "a worker", true
+			return name, false, true
 		}
 	}
-	return "", false
+	return "", false, false
 }
 
 // hostOf is the host queue an activity's heartbeats (or its worker, when

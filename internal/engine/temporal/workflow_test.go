@@ -263,6 +263,44 @@ func TestWorkerDeathLeavesOtherComponentsIncomplete(t *testing.T) {
 	}
 }
 
+// TestLostStepNamesItsHostAndTakesItsTime: a step lost with its worker
+// after running 25 s, whose heartbeat timeout carries no name (the worker
+// died before its step's first heartbeat was recorded, or was stopped), is
+// said to have run those 25 s and names the worker as the host it was
+// recorded as; it named "a worker" and took 0 ms.
+func TestLostStepNamesItsHostAndTakesItsTime(t *testing.T) {
+	p := twoComponents(5)
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"heartbeat timeout", sdktemporal.NewHeartbeatTimeoutError(), "the worker running a (w1/4242) died"},
+		{"stopped", sdktemporal.NewApplicationError("stopped", errStopped), "the worker running a (w1/4242, stopped) died"},
+		{"named", sdktemporal.NewHeartbeatTimeoutError(Heartbeat{Host: "gantry@w1", Worker: "w1/99"}), "the worker running a (w1/99) died"},
+	} {
+		env := newEnv()
+		sk, _ := SkeletonOf(p, func(n *plan.Node) bool { return n.Kind == plan.KindBegin || n.Kind == plan.KindEnd }, func(*plan.Node) bool { return false })
+		env.OnActivity(ActivityStep, mock.Anything, mock.MatchedBy(func(in StepInput) bool { return in.Step == "a/deploy" })).
+			After(25*time.Second).Return(StepOutput{}, tt.err)
+		env.OnActivity(ActivityStep, mock.Anything, mock.Anything).
+			Return(StepOutput{Result: Result{Status: plan.OK}, Host: "gantry@w1", Light: "gantry@w1/light", Worker: "w1/4242"}, nil)
+		env.OnActivity(ActivityRelease, mock.Anything, mock.Anything).Return(nil)
+		env.ExecuteWorkflow(Workflow, RunInput{Stack: "s", RunID: "r1", Parallel: 2, Skeleton: sk})
+		var ro RunOutput
+		if err := env.GetWorkflowResult(&ro); err != nil {
+			t.Fatal(err)
+		}
+		i := p.Node("a/deploy").Index()
+		if res := ro.Results[i]; res.Status != plan.Failed || !strings.Contains(res.Reason, tt.want) {
+			t.Errorf("%s: a/deploy %+v, want a reason with %q", tt.name, res, tt.want)
+		}
+		if took := ro.Ended[i].Sub(ro.Started[i]); took < 25*time.Second {
+			t.Errorf("%s: a/deploy took %s, want its 25 s", tt.name, took)
+		}
+	}
+}
+
 // TestCancelSignal: the client's interrupt cancels the running steps and
 // skips what has not started; ends still run.
 func TestCancelSignal(t *testing.T) {
