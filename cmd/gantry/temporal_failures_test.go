@@ -339,6 +339,18 @@ func TestTemporalClientKilledAndSecondDeploy(t *testing.T) {
 			t.Errorf("the attached deploy does not show %s:\n%s", want, text)
 		}
 	}
+	// The run's total counts from its start, not from the attach: it was
+	// shorter than a's deploy alone, which ran before it.
+	aTook := regexp.MustCompile(`(?m)^a +deploy +deployed +(\S+)`).FindStringSubmatch(text)
+	total := regexp.MustCompile(`(?m)^total: .* in (\S+)$`).FindStringSubmatch(text)
+	if aTook == nil || total == nil {
+		t.Fatalf("no durations in the summary:\n%s", text)
+	}
+	if a, err1 := time.ParseDuration(aTook[1]); err1 != nil {
+		t.Errorf("a's duration %q: %v", aTook[1], err1)
+	} else if all, err2 := time.ParseDuration(total[1]); err2 != nil || all < a {
+		t.Errorf("the run's total %s (%v) is shorter than a's deploy %s:\n%s", total[1], err2, a, text)
+	}
 	st := readStateAt(t, w.state, "attach")
 	if st.Status != state.StatusDeployed {
 		t.Errorf("state: %s", st.Status)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/engine"
@@ -99,7 +100,7 @@ type RemoteRun struct {
 	Rerun, Local func(*plan.Node) bool
 
 	prepare func(ctx context.Context, runID string) (*Prepared, error)
-	attach  func(runID string, bundle []byte) (*RemoteRecord, error)
+	attach  func(runID string, bundle []byte, started time.Time) (*RemoteRecord, error)
 	differs func(bundle []byte) (string, error)
 	warn    func(string)
 }
@@ -121,9 +122,10 @@ func (r *RemoteRun) Prepare(ctx context.Context, runID string) (*Prepared, error
 }
 
 // Attach opens the record of the stack's run under way, whose bundle a
-// remote engine kept: this process shows it from its start.
-func (r *RemoteRun) Attach(runID string, bundle []byte) (*RemoteRecord, error) {
-	return r.attach(runID, bundle)
+// remote engine kept and which started at started: this process shows it
+// from its start, and its duration counts from there, not from the attach.
+func (r *RemoteRun) Attach(runID string, bundle []byte, started time.Time) (*RemoteRecord, error) {
+	return r.attach(runID, bundle, started)
 }
 
 // Warn tells the person at the terminal something about the run.
@@ -288,7 +290,7 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 		}
 		return bundle.differs(r.opts.Verb, r.opts.Selection, r.opts.Resume, r.opts.Force, st.Locked), nil
 	}
-	rr.attach = func(runID string, data []byte) (*RemoteRecord, error) {
+	rr.attach = func(runID string, data []byte, started time.Time) (*RemoteRecord, error) {
 		bundle, err := DecodeBundle(data)
 		if err != nil {
 			return nil, err
@@ -304,6 +306,9 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 			return nil, err
 		}
 		rec.report = func(out *Outcome) { writeReport(st, &built{plan: p, masker: masker}, out) }
+		if !started.IsZero() && started.Before(rec.rec.start) {
+			rec.rec.start = started
+		}
 		return rec, nil
 	}
 	return eng.Run(ctx, rr)

@@ -87,7 +87,7 @@ func (e *Engine) Run(ctx context.Context, rr *action.RemoteRun) (*action.Outcome
 				// opens a record of a run it does not follow.
 				return nil, &action.LockedError{LockedError: &state.LockedError{Path: pg.String(), Holder: &attached.Holder}, StatePath: pg.String(), Differs: why}
 			}
-			rec, err := rr.Attach(attached.RunID, data)
+			rec, err := rr.Attach(attached.RunID, data, attached.Holder.Since)
 			if err != nil {
 				return nil, err
 			}
