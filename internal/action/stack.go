@@ -234,6 +234,9 @@ func (s *Stack) readState() (changed bool, err error) {
 			return false, invalid("nothing was run", "%w", err)
 		}
 	}
+	if err := s.checkListed(); err != nil {
+		return false, err
+	}
 	sum := files.Sum()
 	if s.read && sum == s.stateSum {
 		return false, nil // read before, unchanged since
@@ -252,6 +255,31 @@ func (s *Stack) readState() (changed bool, err error) {
 	changed = s.read
 	s.State, s.stateSum, s.read, s.files, s.base = st, sum, true, files, base
 	return changed, nil
+}
+
+// checkListed refuses an -s list (hub.yaml.state,other.state) a location
+// of which, after the first, holds another stack's state: the first alone
+// is read, but every location is written, so that stack's state would be
+// replaced by this one's.
+func (s *Stack) checkListed() error {
+	list, ok := s.Store.(state.Mirror)
+	if !ok {
+		return nil
+	}
+	for _, store := range list[1:] {
+		files, err := store.Read(context.Background())
+		if err != nil {
+			return invalid("nothing was run", "%w", err)
+		}
+		st, err := files.Decode(store.String())
+		if err != nil {
+			return &InvalidError{Err: err, Consequence: "nothing was run"}
+		}
+		if st != nil && st.Stack != "" && st.Stack != s.Res.Stack.Meta.Name {
+			return invalid("nothing was run", "state %s belongs to stack %q, not %q; every location of -s %s is written with this stack's state: list only this stack's states", store, st.Stack, s.Res.Stack.Meta.Name, list)
+		}
+	}
+	return nil
 }
 
 // otherStateHint says what to do about a state of another stack.
