@@ -323,6 +323,10 @@ func OpenState(location, manifestPath, stack string) (state.Store, string, error
 			anchor = file
 		}
 	}
+	if err := refuseListedTwice(location, stores); err != nil {
+		stores.Close()
+		return nil, "", err
+	}
 	if anchor == "" {
 		anchor = "hub.yaml.state"
 		if manifestPath != "" {
@@ -333,6 +337,33 @@ func OpenState(location, manifestPath, stack string) (state.Store, string, error
 		return stores[0], absPath(anchor), nil
 	}
 	return stores, absPath(anchor), nil
+}
+
+// refuseListedTwice refuses an -s list that names one state twice, however
+// its locations are spelt: each would be locked in turn, and the second
+// lock would be found held by this very run.
+func refuseListedTwice(location string, stores state.Mirror) error {
+	for i := range stores {
+		for j := range i {
+			if sameStore(stores[j], stores[i]) {
+				return invalid("nothing was run", "--state %s lists one state twice (%s and %s): list each location once", state.Redact(location), stores[j], stores[i])
+			}
+		}
+	}
+	return nil
+}
+
+// sameStore reports whether two stores hold one state: the same file
+// however its path is spelt (sameState), or the same database and stack.
+func sameStore(a, b state.Store) bool {
+	type identified interface{ Identity() string }
+	if fa, ok := a.(*state.FileStore); ok {
+		fb, ok := b.(*state.FileStore)
+		return ok && sameState(fa.Path(), fb.Path())
+	}
+	ia, okA := a.(identified)
+	ib, okB := b.(identified)
+	return okA && okB && ia.Identity() == ib.Identity()
 }
 
 // openOne opens one location; file is its path for a file, "" otherwise.

@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -86,6 +88,15 @@ func Open(_ context.Context, location, stack string) (state.Store, error) {
 }
 
 func (s *Store) String() string { return s.redacted }
+
+// Identity names the state the store holds the same however its URL is
+// spelt (user, password, options, what the environment fills in): the
+// server, the database and the stack ("" until found, for a command
+// without a manifest). It holds no secret.
+func (s *Store) Identity() string {
+	host := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
+	return "postgres://" + host + "/" + url.PathEscape(s.cfg.Database) + "?" + stackParam + "=" + url.QueryEscape(s.Stack())
+}
 
 // Secrets are what the store's URL holds that no output may show: its
 // password.
