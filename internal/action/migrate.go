@@ -47,6 +47,9 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 		return nil, err
 	}
 	defer to.Close()
+	if sharesState(from, to) {
+		return nil, invalid(consequence, "FROM %s and TO %s are the same state: give TO the location to copy it to", from, to)
+	}
 	runID := newRunID()
 	for _, s := range []state.Store{from, to} {
 		l, err := lockStore(ctx, s, runID, "gantry state migrate", m.Lock)
@@ -100,6 +103,28 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// sharesState reports whether two stores (or -s lists of them) have a
+// state in common: locking both would find the second lock held by this
+// very command.
+func sharesState(a, b state.Store) bool {
+	for _, x := range listed(a) {
+		for _, y := range listed(b) {
+			if sameStore(x, y) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// listed is the stores of an -s list, or the store alone.
+func listed(s state.Store) []state.Store {
+	if m, ok := s.(state.Mirror); ok {
+		return m
+	}
+	return []state.Store{s}
 }
 
 // readStore reads and decodes a store's state; nil when there is none.
