@@ -334,7 +334,7 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 	// A run inside a run of the same stack (gantry invoke from a component)
 	// is part of the outer run, whose registry and lock cover it.
 	if !insideRunOf(rt.StateLocation, st.Res.Stack.Meta.Name) {
-		registry, err := openRegistry(rt, b.facts.Leftovers)
+		registry, err := openRegistry(rt, st.registryPath(), b.facts.Leftovers)
 		if err != nil {
 			return err
 		}
@@ -413,7 +413,7 @@ func (o *outputKeeper) close() { o.k.Close() }
 
 // openRegistry starts noting the run's process groups, carrying over the
 // leftovers of a killed run that its plan waits for.
-func openRegistry(rt *steps.Runtime, lo *plan.Leftovers) (*component.Registry, error) {
+func openRegistry(rt *steps.Runtime, path string, lo *plan.Leftovers) (*component.Registry, error) {
 	var carry []component.Leftover
 	if lo != nil {
 		for _, l := range lo.Processes {
@@ -424,7 +424,7 @@ func openRegistry(rt *steps.Runtime, lo *plan.Leftovers) (*component.Registry, e
 		return nil, err
 	}
 	// Command lines may hold secrets: the registry notes them masked.
-	return component.OpenRegistry(rt.Dirs.Registry(rt.StatePath), rt.Masker.Text, carry...)
+	return component.OpenRegistry(path, rt.Masker.Text, carry...)
 }
 
 // halt finds the critical step whose failure stopped the run, and whether a

@@ -10,7 +10,6 @@ import (
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/plan/resolve"
-	"github.com/gantry-dev/gantry/internal/workspace"
 )
 
 // Plan builds the plan a deploy or an undeploy would run, and runs nothing:
@@ -58,7 +57,7 @@ func (a *Plan) build() (*plan.Plan, *Stack, *built, error) {
 	// nothing, and the run reads them again under it). A live run's are
 	// not leftovers.
 	var left []component.Leftover
-	if registry := workspace.For(st.AbsStatePath()).Registry(st.AbsStatePath()); !component.RegistryInUse(registry) {
+	if registry := st.registryPath(); !component.RegistryInUse(registry) {
 		if left, err = component.Leftovers(registry); err != nil {
 			return nil, nil, nil, err
 		}

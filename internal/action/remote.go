@@ -223,12 +223,12 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 		if err != nil {
 			return nil, err
 		}
-		left, err := component.Leftovers(ws.Registry(st.AbsStatePath()))
+		left, err := component.Leftovers(st.registryPath())
 		if err != nil {
 			return nil, err
 		}
 		if len(left) > 0 {
-			return nil, invalid(consequence, "a killed run of this stack left processes running on this machine (%s): a local deploy waits for them; wait for them to end, or run one", ws.Registry(st.AbsStatePath()))
+			return nil, invalid(consequence, "a killed run of this stack left processes running on this machine (%s): a local deploy waits for them; wait for them to end, or run one", st.registryPath())
 		}
 		bundle := &Bundle{Format: bundleFormat, Stack: rr.Stack, Verb: r.opts.Verb, RunID: runID, Root: co.root,
 			Manifest: co.manifest, Params: co.params, State: rr.StateLocation, Selection: r.opts.Selection,

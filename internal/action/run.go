@@ -301,8 +301,16 @@ func (r *stackRun) locked(ctx context.Context, b *built, runID, command string) 
 		}
 	}
 	// Read once, under the lock: the plan built again below waits for
-	// what it found.
-	left, err := component.Leftovers(workspace.For(st.AbsStatePath()).Registry(st.AbsStatePath()))
+	// what it found. A registry a live run holds is that run's, which
+	// this one must neither take for leftovers nor replace (a run inside
+	// it has none of its own).
+	registry := st.registryPath()
+	if !insideRunOf(st.Location(), st.Res.Stack.Meta.Name) {
+		if err := component.CheckRegistry(registry); err != nil {
+			return fail(err)
+		}
+	}
+	left, err := component.Leftovers(registry)
 	if err != nil {
 		return fail(err)
 	}

@@ -447,6 +447,12 @@ func declaredOutputs(res *elaborate.Result) map[string][]string {
 // file the state would be (OpenState): the workspace lies next to it.
 func (s *Stack) AbsStatePath() string { return s.anchor }
 
+// registryPath is the file where a run of the stack on this state notes
+// the processes it has running (component.Registry).
+func (s *Stack) registryPath() string {
+	return workspace.For(s.anchor).Registry(s.anchor)
+}
+
 // Location is the state as processes are given it (GANTRY_STATE): the
 // state file's absolute path, or the backend's URL as given but for the
 // stack it names (a stack deployed from inside a component is another).

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/internal/action"
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/state"
 )
@@ -142,6 +143,7 @@ func (a *app) failure(err error) error {
 	var le *action.LockedError
 	var nothing *action.Nothing
 	var detached *action.DetachedError
+	var busy *component.RegistryBusyError
 	switch {
 	case err == nil:
 		return nil
@@ -158,7 +160,7 @@ func (a *app) failure(err error) error {
 		return reportDiags(a.stderr, ie.Diags, ie.Consequence)
 	case errors.As(err, &ie):
 		return withCode(ExitInvalid, ie.Err)
-	case errors.As(err, &le):
+	case errors.As(err, &le), errors.As(err, &busy):
 		return withCode(ExitLocked, err)
 	}
 	var sle *state.LockedError

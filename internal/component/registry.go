@@ -61,20 +61,29 @@ type Registry struct {
 // a run, and their descendants, as the run's.
 const RunMarkEnv = "GANTRY_RUN_MARK"
 
-// OpenRegistry starts a fresh registry at path, replacing what was there.
-// mask hides secrets in the command lines it notes (nil: none). The
-// leftovers of a killed run that still live are carried over: the run waits
-// for them first, and if it is killed meanwhile, the next run must still
-// know of them.
+// OpenRegistry starts a fresh registry at path, replacing what was there,
+// or fails with a *RegistryBusyError when a live run holds it (what it
+// notes is left as it was). mask hides secrets in the command lines it
+// notes (nil: none). The leftovers of a killed run that still live are
+// carried over: the run waits for them first, and if it is killed
+// meanwhile, the next run must still know of them.
 func OpenRegistry(path string, mask func(string) string, carry ...Leftover) (*Registry, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("process registry: %w", err)
 	}
 	// Held while the run lives (the kernel lets go when it dies; children
 	// do not inherit the descriptor): RegistryInUse tells a live run's
-	// registry from a killed one's.
+	// registry from a killed one's. Only once it is held is the file
+	// emptied: a live run's list is what the next run waits for.
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, busyRegistry(f, path)
+		}
+		return nil, fmt.Errorf("process registry %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("process registry %s: %w", path, err)
 	}
@@ -254,16 +263,80 @@ func parseStarted(line string) (l Leftover, n uint64, ok bool) {
 // RegistryInUse reports whether the registry at path is a live run's (it
 // holds it): its processes are that run's, not a killed run's leftovers.
 func RegistryInUse(path string) bool {
+	var busy *RegistryBusyError
+	return errors.As(CheckRegistry(path), &busy)
+}
+
+// CheckRegistry returns a *RegistryBusyError when a live run holds the
+// registry at path, else nil (no registry, or a killed run's).
+func CheckRegistry(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return nil
 	}
 	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
-		return errors.Is(err, unix.EWOULDBLOCK)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return busyRegistry(f, path)
+		}
+		return nil
 	}
 	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-	return false
+	return nil
+}
+
+// RegistryBusyError is a process registry a live run holds: a run of the
+// same state on this machine, whose processes are not leftovers and whose
+// list must not be replaced.
+type RegistryBusyError struct {
+	Path string
+	// PID and Program name the holder (0 and "" when the kernel does not
+	// say): its program's name alone, as its command line may hold
+	// secrets.
+	PID     int
+	Program string
+}
+
+func (e *RegistryBusyError) Error() string {
+	who := "another gantry run"
+	if e.PID > 0 {
+		who = fmt.Sprintf("%s (pid %d)", e.Program, e.PID)
+	}
+	return fmt.Sprintf("process registry %s is held by %s, a run of the same state on this machine: wait for it to end; nothing was run", e.Path, who)
+}
+
+// busyRegistry names the holder of the registry open as f.
+func busyRegistry(f *os.File, path string) *RegistryBusyError {
+	e := &RegistryBusyError{Path: path, PID: flockHolder(f)}
+	if e.PID > 0 {
+		e.Program = processName(e.PID, e.PID)
+	}
+	return e
+}
+
+// flockHolder is the process that holds an flock on the file open as f, as
+// /proc/locks lists it ("3: FLOCK  ADVISORY  WRITE <pid> <major>:<minor>:<inode> 0 EOF",
+// a waiter's line with "->" after the number); 0 when none is found.
+func flockHolder(f *os.File) int {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return 0
+	}
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	file := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 6 || fields[1] != "FLOCK" || fields[5] != file {
+			continue
+		}
+		if pid, err := strconv.Atoi(fields[4]); err == nil && pid > 0 {
+			return pid
+		}
+	}
+	return 0
 }
 
 // Leftovers reads the registry a previous run left at path and returns the

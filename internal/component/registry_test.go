@@ -2,6 +2,8 @@ package component
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -475,4 +477,63 @@ func TestRegistryInUse(t *testing.T) {
 	if RegistryInUse(path) {
 		t.Error("a registry no run holds is in use")
 	}
+}
+
+// TestOpenRegistryHeld: a registry a live run holds is neither emptied nor
+// written by a second run, which is told who holds it; once the first run
+// ends, it opens.
+func TestOpenRegistryHeld(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.yaml.state.running")
+	live, err := OpenRegistry(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.started(os.Getpid(), 1, "/stack/comp", []string{"make", "deploy"})
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, try := range []struct {
+		name string
+		call func() error
+	}{
+		{"OpenRegistry", func() error {
+			r, err := OpenRegistry(path, nil)
+			if err == nil {
+				r.Close()
+			}
+			return err
+		}},
+		{"CheckRegistry", func() error { return CheckRegistry(path) }},
+	} {
+		err := try.call()
+		var busy *RegistryBusyError
+		if !errors.As(err, &busy) {
+			t.Fatalf("%s of a held registry = %v, want a *RegistryBusyError", try.name, err)
+		}
+		if busy.PID != os.Getpid() || busy.Program == "" || busy.Program == "?" {
+			t.Errorf("%s: holder pid %d (%q), want this process, %d, by its name", try.name, busy.PID, busy.Program, os.Getpid())
+		}
+		if want := fmt.Sprintf("(pid %d)", os.Getpid()); !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %q does not name the holder %s", try.name, err, want)
+		}
+		after, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(after) != string(before) {
+			t.Errorf("%s changed the live run's registry:\n%s\nwant\n%s", try.name, after, before)
+		}
+	}
+	if err := live.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckRegistry(path); err != nil {
+		t.Errorf("CheckRegistry once the run ended = %v, want nil", err)
+	}
+	r, err := OpenRegistry(path, nil)
+	if err != nil {
+		t.Fatalf("OpenRegistry once the run ended: %v", err)
+	}
+	r.Close()
 }
