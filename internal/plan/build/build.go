@@ -151,7 +151,7 @@ func newBuilder(in *Input) *builder {
 			env = append(env, c)
 		}
 	}
-	for _, c := range InitialProvides(in.Res, in.Before, env) {
+	for _, c := range SatisfiedAtStart(in.Res, in.Before, env) {
 		b.provides[c] = true
 	}
 	b.outputs = NewOutputIndex(in.Res, in.Graph, in.Before)

@@ -81,16 +81,39 @@ func DeclaredProvides(res *elaborate.Result) []string {
 	return out
 }
 
-// InitialProvides are the capabilities known when a run starts: the
-// environment's (env), what the stack itself declares it provides, what its
-// platform provides (platform.provides: the stack is deployed onto another,
-// gantry elaborate -s fills it, as the Hub CLI merges it at deploy), and
-// what deployed components recorded. Components add theirs when they
-// deploy, never before.
+// InitialProvides are the capabilities known when a run starts, which
+// HUB_PROVIDES tells the components: those that satisfy requirements then
+// (SatisfiedAtStart), and what the stack's platform provides of the
+// environment's capabilities. Components add theirs when they deploy,
+// never before.
 func InitialProvides(res *elaborate.Result, before *state.State, env []string) []string {
+	out := SatisfiedAtStart(res, before, env)
+	if res.Stack.Platform != nil {
+		for _, c := range res.Stack.Platform.Provides {
+			if IsEnvironmentCapability(c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// SatisfiedAtStart are the capabilities that satisfy a requirement when a
+// run starts: the environment's (env), what the stack itself declares it
+// provides, what its platform provides (platform.provides: the stack is
+// deployed onto another, gantry elaborate -s fills it, as the Hub CLI
+// merges it at deploy), and what deployed components recorded. Of the
+// platform's, not the environment's capabilities (kubernetes, aws, …): as
+// the Hub CLI does, their tools are checked on every deploy, whatever the
+// platform says.
+func SatisfiedAtStart(res *elaborate.Result, before *state.State, env []string) []string {
 	out := append(append([]string(nil), env...), DeclaredProvides(res)...)
 	if res.Stack.Platform != nil {
-		out = append(out, res.Stack.Platform.Provides...)
+		for _, c := range res.Stack.Platform.Provides {
+			if !IsEnvironmentCapability(c) {
+				out = append(out, c)
+			}
+		}
 	}
 	if before != nil {
 		for _, name := range before.ComponentOrder() {
