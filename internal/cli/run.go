@@ -237,10 +237,8 @@ func (a *app) runEnd(out *action.Outcome, err error) error {
 	return nil
 }
 
-// lockWaiting tells the person waiting for the state's lock who holds it,
-// each time the holder changes.
 // registerLockTimeout registers --lock-timeout, of the commands that take
-// the state's lock for a run (deploy, undeploy, invoke).
+// the state's lock (deploy, undeploy, invoke, state migrate).
 func registerLockTimeout(fl *pflag.FlagSet, d *time.Duration) {
 	fl.DurationVar(d, "lock-timeout", 0, "wait up to this long (30s, 10m) for the state's lock another run holds, instead of failing at once")
 }
@@ -254,6 +252,8 @@ func (a *app) lockOptions(timeout time.Duration) (state.LockOptions, error) {
 	return state.LockOptions{Timeout: timeout, Waiting: a.lockWaiting}, nil
 }
 
+// lockWaiting tells the person waiting for the state's lock who holds it,
+// each time the holder changes.
 func (a *app) lockWaiting(h *state.Holder) {
 	if h == nil {
 		fmt.Fprintln(a.stderr, "waiting for the state's lock, held by another gantry run")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,19 +21,25 @@ func newStateCmd(a *app) *cobra.Command {
 
 func newStateMigrateCmd(a *app) *cobra.Command {
 	var force bool
+	var lockTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "migrate FROM TO",
 		Short: "Copy a stack's state from one backend to another",
 		Long: `migrate copies a stack's state from FROM to TO — a state file and a PostgreSQL
 database (postgres://...), either way — with both locked meanwhile. A state of
 another stack at TO is refused, and so is a newer one (its last change later
-than FROM's) unless --force. FROM is left as it was: point -s (or GANTRY_STATE)
-at TO from now on, and remove FROM when you no longer need it.`,
+than FROM's) unless --force. A state that a run holds is refused (exit 3), or
+with --lock-timeout waited for. FROM is left as it was: point -s (or
+GANTRY_STATE) at TO from now on, and remove FROM when you no longer need it.`,
 		Example: `  gantry state migrate hub.yaml.state 'postgres://gantry@db:5432/platform?sslmode=require'
   gantry state migrate 'postgres://gantry@db/platform?stack=dev' dev.state`,
 		Args: argsRange(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, err := (&action.Migrate{From: args[0], To: args[1], Force: force}).Run(cmd.Context())
+			lock, err := a.lockOptions(lockTimeout)
+			if err != nil {
+				return err
+			}
+			out, err := (&action.Migrate{From: args[0], To: args[1], Force: force, Lock: lock}).Run(cmd.Context())
 			if err != nil {
 				return a.failure(err)
 			}
@@ -45,5 +52,6 @@ at TO from now on, and remove FROM when you no longer need it.`,
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite a newer state at TO")
+	registerLockTimeout(cmd.Flags(), &lockTimeout)
 	return cmd
 }
