@@ -47,6 +47,17 @@ func invalid(consequence, format string, args ...any) error {
 	return &InvalidError{Err: fmt.Errorf(format, args...), Consequence: consequence}
 }
 
+// unreadable is the error of a state that could not be read before
+// anything ran: invalid input (a file that is no state), but a backend
+// that could not be reached (state.UnavailableError) is no fault of the
+// input, and stays what it is.
+func unreadable(consequence string, err error) error {
+	if state.IsUnavailable(err) {
+		return err
+	}
+	return &InvalidError{Err: err, Consequence: consequence}
+}
+
 // diagsError returns an *InvalidError when diags hold errors, else nil.
 func diagsError(diags manifest.Diagnostics, consequence string) error {
 	if !diags.HasErrors() {

@@ -37,7 +37,7 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 	defer from.Close()
 	st, err := readStore(ctx, from)
 	if err != nil {
-		return nil, &InvalidError{Err: err, Consequence: consequence}
+		return nil, unreadable(consequence, err)
 	}
 	if st == nil {
 		return nil, invalid(consequence, "no state at %s", from)
@@ -64,7 +64,7 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 	}
 	there, err := readStore(ctx, to)
 	if err != nil {
-		return nil, &InvalidError{Err: err, Consequence: consequence}
+		return nil, unreadable(consequence, err)
 	}
 	out := &Migrated{Stack: st.Stack, Components: len(st.Components), From: from.String(), To: to.String()}
 	if there != nil && there.Stack != st.Stack {

@@ -235,7 +235,7 @@ func (s *Stack) readState() (changed bool, err error) {
 	}
 	if !prefetched {
 		if files, err = s.Store.Read(context.Background()); err != nil {
-			return false, invalid("nothing was run", "%w", err)
+			return false, unreadable("nothing was run", err)
 		}
 	}
 	if err := s.checkListed(); err != nil {

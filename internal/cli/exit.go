@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/state"
 )
 
 // Exit codes of the gantry command (DESIGN section 9).
@@ -57,6 +58,16 @@ func invalidInput(err error) bool {
 		return ee.invalid
 	}
 	return exitCode(err) == ExitInvalid
+}
+
+// unreadable is the error of a state a command could not read: invalid
+// input (exit 2), unless its backend could not be reached (exit 1, as
+// failure makes it).
+func unreadable(err error) error {
+	if state.IsUnavailable(err) {
+		return err
+	}
+	return withCode(ExitInvalid, err)
 }
 
 // exitCode maps an error returned by a command to the process exit code.

@@ -81,7 +81,7 @@ and when it last ran. Secrets are masked unless --show-secrets.`,
 			defer store.Close()
 			files, err := store.Read(cmd.Context())
 			if err != nil {
-				return withCode(ExitInvalid, err)
+				return a.failure(unreadable(err))
 			}
 			st, err := files.Decode(store.String())
 			if err != nil {

@@ -153,6 +153,10 @@ func (a *app) failure(err error) error {
 		return withCode(ExitInterrupted, fmt.Errorf("interrupted at the prompt for %s", a.tty.interrupted))
 	case errors.As(err, &detached):
 		return withCode(ExitInterrupted, err)
+	case state.IsUnavailable(err):
+		// Whatever the command made of it: the state's backend could not
+		// be reached, which no input mends (exit 1, not 2).
+		return withCode(ExitFailed, err)
 	case errors.As(err, &nothing):
 		fmt.Fprintln(a.stdout, nothing.Reason)
 		return nil

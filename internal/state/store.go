@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -200,4 +201,20 @@ func WithoutStack(location string) string {
 	q.Del("stack")
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// UnavailableError is a store that could not be reached — a database that
+// is down, refuses connections, has an unknown host or no connection slot
+// left — as a command began. Nothing is wrong with the input and nothing
+// was changed: the same command may succeed later. Commands exit 1 for it,
+// the exit of a failure, not 2 (invalid input), whichever command it is.
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// IsUnavailable reports whether err is, or wraps, an *UnavailableError.
+func IsUnavailable(err error) bool {
+	var ue *UnavailableError
+	return errors.As(err, &ue)
 }

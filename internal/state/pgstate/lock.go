@@ -83,7 +83,7 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 	err = state.WaitLock(ctx, s.redacted, o, lockPoll, func() (bool, *state.Holder, error) {
 		var ok bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
-			return false, nil, fmt.Errorf("lock the state in %s: %w", s.redacted, s.scrub(err))
+			return false, nil, s.failure("take the stack's lock in", err)
 		}
 		if !ok {
 			holder, err := s.holder(ctx, conn)
@@ -123,7 +123,7 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 			s.stack, runID, data)
 	}
 	if err != nil {
-		return fail(fmt.Errorf("record the state's lock holder in %s: %w", s.redacted, s.scrub(err)))
+		return fail(s.failure("record the state's lock holder in", err))
 	}
 	l := &lock{s: s, conn: conn, stack: s.stack, runID: runID, lost: make(chan struct{}), nudge: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	s.mu.Lock()
@@ -138,7 +138,7 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 func (s *Store) holder(ctx context.Context, conn *pgx.Conn) (*state.Holder, error) {
 	var pid int32
 	if err := conn.QueryRow(ctx, advisoryHeld, LockKey(s.stack)).Scan(&pid); err != nil {
-		return nil, fmt.Errorf("read the state's lock in %s: %w", s.redacted, s.scrub(err))
+		return nil, s.failure("read the state's lock in", err)
 	}
 	var data []byte
 	err := conn.QueryRow(ctx, `SELECT holder FROM gantry_locks WHERE stack = $1 AND session_pid = $2`, s.stack, pid).Scan(&data)
@@ -146,7 +146,7 @@ func (s *Store) holder(ctx context.Context, conn *pgx.Conn) (*state.Holder, erro
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read the state's lock holder in %s: %w", s.redacted, s.scrub(err))
+		return nil, s.failure("read the state's lock holder in", err)
 	}
 	var h state.Holder
 	if json.Unmarshal(data, &h) != nil {
@@ -292,6 +292,9 @@ func (s *Store) Unlock(ctx context.Context) (state.UnlockResult, error) {
 		return state.UnlockResult{}, err
 	}
 	stack, err := s.stackName(ctx, conn)
+	if err != nil && unreachable(err) {
+		return state.UnlockResult{}, s.failure("read the stacks in", err)
+	}
 	if err != nil || stack == "" {
 		return state.UnlockResult{}, err
 	}
@@ -302,7 +305,7 @@ func (s *Store) Unlock(ctx context.Context) (state.UnlockResult, error) {
 	// between would otherwise lose its own record.
 	var free bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, LockKey(stack)).Scan(&free); err != nil {
-		return state.UnlockResult{}, fmt.Errorf("read the state's lock in %s: %w", s.redacted, s.scrub(err))
+		return state.UnlockResult{}, s.failure("read the state's lock in", err)
 	}
 	if !free {
 		h, err := s.holder(ctx, conn)
@@ -326,7 +329,7 @@ func (s *Store) Unlock(ctx context.Context) (state.UnlockResult, error) {
 		return state.UnlockResult{}, nil
 	}
 	if err != nil {
-		return state.UnlockResult{}, fmt.Errorf("remove the stale lock in %s: %w", s.redacted, s.scrub(err))
+		return state.UnlockResult{}, s.failure("remove the stale lock in", err)
 	}
 	var h state.Holder
 	if json.Unmarshal(data, &h) != nil {

@@ -3,11 +3,16 @@ package pgstate
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/gantry-dev/gantry/internal/state"
 )
 
 // outage is how long a run waits for the database to come back (a server
@@ -43,6 +48,32 @@ func transient(ctx context.Context, err error) bool {
 		return true
 	}
 	return false
+}
+
+// unreachable tells an error of a database that could not be reached or
+// went away — no connection, one that broke, a server shutting down or
+// with no connection slot left — from an answer the database gave.
+func unreachable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P") || pe.Code == "53300"
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		pgconn.SafeToRetry(err) || pgconn.Timeout(err)
+}
+
+// failure is err, met doing what in the database, the password scrubbed
+// from it; a database that could not be reached is a
+// *state.UnavailableError (told before scrubbing, which keeps only the
+// text).
+func (s *Store) failure(what string, err error) error {
+	out := fmt.Errorf("%s %s: %w", what, s.redacted, s.scrub(err))
+	if unreachable(err) {
+		return &state.UnavailableError{Err: out}
+	}
+	return out
 }
 
 // Refused tells an error of the database refusing this role — a wrong

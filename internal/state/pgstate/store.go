@@ -136,11 +136,11 @@ func (e *connectError) Unwrap() error { return e.err }
 func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", s.redacted, s.scrub(err))
+		return nil, s.failure("connect to", err)
 	}
 	if err := migrate(ctx, conn); err != nil {
 		conn.Close(context.Background())
-		return nil, fmt.Errorf("prepare the gantry schema in %s: %w", s.redacted, s.scrub(err))
+		return nil, s.failure("prepare the gantry schema in", err)
 	}
 	return conn, nil
 }
@@ -233,7 +233,7 @@ func (s *Store) readError(err error) error {
 	case errors.As(err, &ce):
 		return ce.err
 	}
-	return fmt.Errorf("read the state from %s: %w", s.redacted, s.scrub(err))
+	return s.failure("read the state from", err)
 }
 
 // read is one attempt at Read; a session that broke is dropped, so that
