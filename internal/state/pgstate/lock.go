@@ -70,17 +70,36 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 	if s.stack == "" {
 		return nil, nil, errors.New("the state's lock needs the stack's name")
 	}
-	conn, err := s.connect(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
+	var conn *pgx.Conn
 	fail := func(err error) (state.Lock, *WorkflowRun, error) {
-		conn.Close(context.Background())
+		if conn != nil {
+			conn.Close(context.Background())
+		}
 		return nil, nil, err
 	}
 	key := LockKey(s.stack)
 	var wf *WorkflowRun
-	err = state.WaitLock(ctx, s.redacted, o, lockPoll, func() (bool, *state.Holder, error) {
+	// back is when the database answered again after it went away while
+	// this run waited (broke; zero before): a run that held the lock then
+	// is taking it back on a new session (watch), and is let.
+	var back time.Time
+	broke := false
+	try := func() (bool, *state.Holder, error) {
+		if conn == nil {
+			c, err := s.connect(ctx)
+			if err != nil {
+				return false, nil, err
+			}
+			conn = c
+			if broke {
+				back, broke = time.Now(), false
+			}
+		}
+		if !back.IsZero() && time.Since(back) < regainGrace {
+			if h, err := s.regaining(ctx, conn); err != nil || h != nil {
+				return false, h, err
+			}
+		}
 		var ok bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
 			return false, nil, s.failure("take the stack's lock in", err)
@@ -98,7 +117,35 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 		}
 		wf = w
 		return err == nil, nil, err
-	})
+	}
+	wait := try
+	if o.Timeout > 0 {
+		// A run that waits for the lock rides out a restart of the
+		// database, or a network cut, as the run it waits for does: it
+		// connects again and goes on waiting, within its timeout (and
+		// outage); when that ends with the database still away, that is
+		// the error.
+		waitCtx, cancel := context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		wait = func() (taken bool, h *state.Holder, err error) {
+			err = s.retry(waitCtx, "wait for the state's lock", func() error {
+				taken, h, err = try()
+				if err != nil {
+					broke = true
+					if conn != nil {
+						// A new session for the next attempt: this one
+						// broke, or may hold the advisory lock it failed
+						// after.
+						conn.Close(context.Background())
+						conn = nil
+					}
+				}
+				return err
+			})
+			return taken, h, err
+		}
+	}
+	err := state.WaitLock(ctx, s.redacted, o, lockPoll, wait)
 	if err != nil {
 		return fail(err)
 	}
@@ -131,6 +178,31 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 	s.mu.Unlock()
 	go l.watch()
 	return l, wf, nil
+}
+
+// regainGrace is how long after the database came back a run waiting
+// for the lock leaves it to the run whose holder record names it: that
+// run's watcher takes it back within a few seconds (keepAlive, then
+// retry's backoff of up to lastRetry), and a waiter taking the lock first
+// would make it lose the lock, and fail, for no one's fault.
+const regainGrace = 3*lastRetry + 5*time.Second
+
+// regaining reads the run the holder record names, nil when none does (or
+// a workflow holds the lock: the advisory lock tells of that as it is).
+func (s *Store) regaining(ctx context.Context, conn *pgx.Conn) (*state.Holder, error) {
+	var data []byte
+	err := conn.QueryRow(ctx, `SELECT holder FROM gantry_locks WHERE stack = $1 AND workflow IS NULL`, s.stack).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.failure("read the state's lock in", err)
+	}
+	var h state.Holder
+	if json.Unmarshal(data, &h) != nil {
+		return &state.Holder{}, nil
+	}
+	return &h, nil
 }
 
 // holder reads who holds the stack's lock: the holder record of the session

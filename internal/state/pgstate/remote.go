@@ -38,7 +38,7 @@ func (s *Store) workflowRow(ctx context.Context, conn *pgx.Conn) (*WorkflowRun, 
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read the state's lock in %s: %w", s.redacted, s.scrub(err))
+		return nil, s.failure("read the state's lock in", err)
 	}
 	_ = json.Unmarshal(data, &w.Holder)
 	w.Holder.Workflow = w.Workflow

@@ -93,6 +93,9 @@ func Refused(err error) bool {
 // away longer than outage; the first failure and the recovery are logged.
 func (s *Store) retry(ctx context.Context, what string, op func() error) error {
 	deadline := time.Now().Add(outage)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d // a wait with a timeout of its own (--lock-timeout)
+	}
 	delay := firstRetry
 	var since time.Time
 	for {
@@ -108,7 +111,7 @@ func (s *Store) retry(ctx context.Context, what string, op func() error) error {
 		}
 		if since.IsZero() {
 			since = time.Now()
-			slog.Warn("the state database cannot be reached; retrying", "state", s.redacted, "doing", what, "err", s.scrub(err), "for up to", outage)
+			slog.Warn("the state database cannot be reached; retrying", "state", s.redacted, "doing", what, "err", s.scrub(err), "for up to", time.Until(deadline).Round(time.Second))
 		}
 		t := time.NewTimer(delay)
 		select {

@@ -206,6 +206,13 @@ func (s *Store) stackName(ctx context.Context, conn *pgx.Conn) (string, error) {
 // cannot be reached is an error at once: a command that starts finds out.
 func (s *Store) Read(ctx context.Context) (state.Files, error) {
 	files, err := s.read(ctx)
+	var ce *connectError
+	if err != nil && !errors.As(err, &ce) && unreachable(err) {
+		// The session broke since its last use — a restart while the
+		// command waited for the lock — but the database may be there:
+		// once more, on a new session.
+		files, err = s.read(ctx)
+	}
 	return files, s.readError(err)
 }
 
@@ -278,7 +285,7 @@ func (s *Store) read(ctx context.Context) (state.Files, error) {
 		return nil
 	})
 	if err != nil {
-		if isConnError(err) {
+		if isConnError(err) || unreachable(err) {
 			s.dropSession(conn)
 		}
 		return state.Files{}, err
