@@ -344,7 +344,9 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 	if !readOnly {
 		// The recorder changes its state while steps read the state as the
 		// run found it (rt.Before, unlocked): it gets a copy of its own.
-		w, err := st.Store.Writer(ctx)
+		// Its writes wait for a state database that is away until a
+		// second interrupt (the stop-now context), and tell of the first.
+		w, err := st.Store.Writer(state.WithInterrupt(component.StopNow(ctx), ctx.Done()))
 		if err != nil {
 			return fmt.Errorf("record the run in the state %s: %w", st.Store, err)
 		}
@@ -364,10 +366,26 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 	err := r.execute(ctx, b.plan, binder, o)
 	if rt.Recorder != nil {
 		if werr := rt.Recorder.Close(); werr != nil && err == nil {
-			err = fmt.Errorf("the state could not be written: %w", werr)
+			err = fmt.Errorf("the state could not be written: %w%s", werr, unwrittenNote(rt.Recorder.Unwritten()))
 		}
 	}
 	return err
+}
+
+// unwrittenNote says what a state that could not all be written lacks:
+// the last changes of the components named, which it holds as they were
+// before — one that was running as incomplete, as after a kill, which the
+// next run takes up.
+func unwrittenNote(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	const shown = 10
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		list += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	return fmt.Sprintf("\nthe state lacks this run's last changes to %s: it holds them as written before (a component that was running is incomplete, as after a kill); the next run takes them up", list)
 }
 
 // loggedOutput binds the steps of a run whose processes' output the

@@ -213,6 +213,12 @@ func (a *app) interrupted(second bool) {
 // runEnd is the exit of a run: 0 when it succeeded, 1 when it failed (the
 // summary said how), 130 when it was interrupted.
 func (a *app) runEnd(out *action.Outcome, err error) error {
+	if err != nil && out != nil && out.Status == action.StatusInterrupted {
+		// An interrupted run whose state could not all be written (the
+		// database away, the wait for it stopped): interrupted all the
+		// same, and the error says what the state lacks.
+		return withCode(ExitInterrupted, err)
+	}
 	if err != nil {
 		return a.failure(err)
 	}

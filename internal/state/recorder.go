@@ -50,6 +50,11 @@ type Recorder struct {
 	// borrowed are the components whose records st shares with a state
 	// others read (RecordOver): copied before they are first changed.
 	borrowed map[string]bool
+	// taken are the components whose changes the last batch encoded
+	// carries; unwritten those whose changes a failed write carried and
+	// no write has carried since (Unwritten).
+	taken     []string
+	unwritten map[string]bool
 
 	kick    chan struct{}
 	urgent  chan struct{} // a Wait began: stop lingering
@@ -316,12 +321,21 @@ func (r *Recorder) Close() error {
 	r.mu.Unlock()
 	close(r.kick)
 	<-r.done
+	var b Batch
 	final := func() (Batch, error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		return r.encodeLocked(!r.shared)
+		var err error
+		b, err = r.encodeLocked(!r.shared)
+		return b, err
 	}
-	if ferr := r.w.Finish(context.Background(), final, err != nil); ferr != nil {
+	ferr := r.w.Finish(context.Background(), final, err != nil)
+	if err != nil {
+		r.mu.Lock()
+		r.noteWritten(b, ferr)
+		r.mu.Unlock()
+	}
+	if ferr != nil {
 		return ferr
 	}
 	// Finish wrote the whole state when a write had failed: it holds
@@ -346,6 +360,7 @@ func (r *Recorder) writer() {
 				err = r.w.Write(context.Background(), b)
 			}
 			r.mu.Lock()
+			r.noteWritten(b, err)
 			if err != nil {
 				r.err, r.failed = err, v
 				if r.shared {
@@ -371,6 +386,45 @@ func (r *Recorder) writer() {
 			}
 		}
 	}
+}
+
+// noteWritten keeps track of the components whose changes are in no
+// write that succeeded, after a write of b that ended with err.
+func (r *Recorder) noteWritten(b Batch, err error) {
+	switch {
+	case err != nil:
+		if r.unwritten == nil {
+			r.unwritten = map[string]bool{}
+		}
+		for _, name := range r.taken {
+			r.unwritten[name] = true
+		}
+	case b.Full:
+		clear(r.unwritten) // it carried every record
+	default:
+		for _, name := range r.taken {
+			delete(r.unwritten, name)
+		}
+	}
+}
+
+// Unwritten names, sorted, the components whose last changes the store
+// may not hold: carried by a write that failed, or never written. After a
+// failed Close, the state lacks them.
+func (r *Recorder) Unwritten() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.unwritten)+len(r.dirty))
+	for name := range r.unwritten {
+		names = append(names, name)
+	}
+	for name := range r.dirty {
+		if !r.unwritten[name] {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // requeue marks what a failed batch carried as changed again.
@@ -429,11 +483,13 @@ func (r *Recorder) encodeLocked(full bool) (Batch, error) {
 		}
 	}
 	clear(r.removed)
+	r.taken = r.taken[:0]
 	for name := range r.dirty {
 		c, ok := r.st.Components[name]
 		if !ok {
 			continue
 		}
+		r.taken = append(r.taken, name)
 		f, err := encodeComponent(name, c)
 		if err != nil {
 			return Batch{}, err

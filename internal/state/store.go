@@ -28,7 +28,9 @@ type Store interface {
 	// Unlock clears a lock whose holder is gone; it never breaks a lock
 	// whose holder is alive.
 	Unlock(ctx context.Context) (UnlockResult, error)
-	// Writer starts writing a run's changes.
+	// Writer starts writing a run's changes. A backend that can be away
+	// (a database) waits for it as long as ctx lives, and says so when
+	// the run is interrupted meanwhile (WithInterrupt).
 	Writer(ctx context.Context) (Writer, error)
 	// Close releases what the store holds open (connections).
 	Close() error
@@ -217,4 +219,22 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 func IsUnavailable(err error) bool {
 	var ue *UnavailableError
 	return errors.As(err, &ue)
+}
+
+type interruptKey struct{}
+
+// WithInterrupt returns ctx, the context of a run's Writer, telling it of
+// the run's first interrupt: interrupted is closed then. A writer waiting
+// for its backend goes on waiting, since the interrupted run must record
+// what it did, but says what it waits for; ctx itself ends at a second
+// interrupt, which stops the wait.
+func WithInterrupt(ctx context.Context, interrupted <-chan struct{}) context.Context {
+	return context.WithValue(ctx, interruptKey{}, interrupted)
+}
+
+// Interrupted is the channel WithInterrupt gave ctx: closed at the run's
+// first interrupt; nil, never ready, without one.
+func Interrupted(ctx context.Context) <-chan struct{} {
+	c, _ := ctx.Value(interruptKey{}).(<-chan struct{})
+	return c
 }

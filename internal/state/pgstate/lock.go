@@ -305,7 +305,11 @@ func (l *lock) regain() bool {
 		return nil
 	})
 	if err != nil {
-		slog.Warn("the state's lock is lost: this run starts nothing more and writes nothing more to the state", "state", l.s.redacted, "err", l.s.scrub(err))
+		select {
+		case <-l.stop: // the run is over: nothing more to start or write
+		default:
+			slog.Warn("the state's lock is lost: this run starts nothing more and writes nothing more to the state", "state", l.s.redacted, "err", l.s.scrub(err))
+		}
 		return false
 	}
 	return true

@@ -185,7 +185,9 @@ func (s *Store) RunWriter(runID string) (state.Writer, error) {
 	if s.stack == "" || runID == "" {
 		return nil, errors.New("a run's writer needs the stack and the run")
 	}
-	return &writer{s: s, stack: s.stack, runID: runID}, nil
+	// A worker's steps wait for the database as long as outage lets them:
+	// the workflow, not an interrupt of this process, ends the run.
+	return &writer{s: s, stack: s.stack, runID: runID, run: context.Background()}, nil
 }
 
 // Line is a line of a step's log, or a note, on its way from a worker to

@@ -28,6 +28,20 @@ const (
 	lastRetry  = 5 * time.Second
 )
 
+// lastAttempt bounds an attempt made once the wait for the database was
+// stopped (a second interrupt): a refused connection fails at once, a
+// network cut would hold the run for the connect timeout.
+const lastAttempt = 3 * time.Second
+
+// attempt is the context of one attempt at an operation whose wait ends
+// with ctx: not ended with it — a write tried as a run is stopped at once
+// must still be made if the database answers — but lastAttempt after it.
+func attempt(ctx context.Context) (context.Context, context.CancelFunc) {
+	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(lastAttempt, cancel) })
+	return actx, func() { stop(); cancel() }
+}
+
 // transient tells an error worth retrying — the connection, a server
 // shutting down or starting, a lock session not taken back yet — from one
 // that will not pass by itself.
@@ -89,9 +103,12 @@ func Refused(err error) bool {
 		pe.Code == "42501" // insufficient privilege
 }
 
-// retry runs op until it succeeds, fails for good, or the database stayed
-// away longer than outage; the first failure and the recovery are logged.
+// retry runs op until it succeeds, fails for good, ctx ends, or the
+// database stayed away longer than outage; the first failure and the
+// recovery are logged, and so is the run's interrupt (state.WithInterrupt)
+// while it waits: what for, how long yet, and how to stop it.
 func (s *Store) retry(ctx context.Context, what string, op func() error) error {
+	interrupted := state.Interrupted(ctx)
 	deadline := time.Now().Add(outage)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d // a wait with a timeout of its own (--lock-timeout)
@@ -114,11 +131,18 @@ func (s *Store) retry(ctx context.Context, what string, op func() error) error {
 			slog.Warn("the state database cannot be reached; retrying", "state", s.redacted, "doing", what, "err", s.scrub(err), "for up to", time.Until(deadline).Round(time.Second))
 		}
 		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return err
+			case <-interrupted:
+				interrupted = nil // said once
+				slog.Warn("interrupted while the state database cannot be reached: waiting for it to record what the run did; interrupt again to stop waiting (the state then stays as a kill leaves it: a component that was running is incomplete)",
+					"state", s.redacted, "doing", what, "for up to", time.Until(deadline).Round(time.Second))
+			case <-t.C:
+				waiting = false
+			}
 		}
 		delay = min(2*delay, lastRetry)
 	}

@@ -18,17 +18,19 @@ type writer struct {
 	s     *Store
 	stack string
 	runID string
+	run   context.Context // the run's (state.Store.Writer)
 }
 
 // Writer starts writing a run's changes; the run must hold the stack's
-// lock (every write checks that it still does).
-func (s *Store) Writer(context.Context) (state.Writer, error) {
+// lock (every write checks that it still does). While the database is
+// away its writes wait for it as long as ctx lives (and outage).
+func (s *Store) Writer(ctx context.Context) (state.Writer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.runID == "" || s.stack == "" {
 		return nil, errors.New("the state's lock is not held: a run writes the state under its lock")
 	}
-	return &writer{s: s, stack: s.stack, runID: s.runID}, nil
+	return &writer{s: s, stack: s.stack, runID: s.runID, run: ctx}, nil
 }
 
 // Compact is never needed: each component's row is replaced in place.
@@ -38,10 +40,25 @@ func (w *writer) Compact() bool { return false }
 // away (outage): every statement replaces rows whole, so a batch whose
 // commit may or may not have happened before the connection broke is
 // written again as it is.
+//
+// Each attempt is made even once the wait ended (a run stopped at once
+// records what it can), bounded then by lastAttempt.
 func (w *writer) Write(ctx context.Context, b state.Batch) error {
-	err := w.s.retry(ctx, "write the state", func() error { return w.write(ctx, b) })
+	// The wait ends with the run's context or the call's, and hears of
+	// the run's interrupt.
+	wait, cancel := context.WithCancel(w.run)
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	err := w.s.retry(wait, "write the state", func() error {
+		actx, done := attempt(wait)
+		defer done()
+		return w.write(actx, b)
+	})
 	if err == nil {
 		return nil
+	}
+	if wait.Err() != nil && transient(context.Background(), err) {
+		return fmt.Errorf("the state in %s was not written: the database was away, and the wait for it was stopped: %w", w.s.redacted, w.s.scrub(err))
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == errFenced {
