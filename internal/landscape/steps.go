@@ -785,13 +785,16 @@ func writtenMode(path string) os.FileMode {
 // digits as sow's chmod takes them. A number YAML may have changed is
 // refused, with how to quote it: YAML makes an unquoted mode a number, and
 // one with a leading 0 an octal one, so that 0400 comes as 256, which
-// chmod would take as 0256 (others may write). A number only digits typed
-// as they are can give (600, 755: an unquoted 01130 or 01363 nobody
-// writes) is taken as sow takes it, its digits octal.
+// chmod would take as 0256 (others may write), and 04755 as 2541. A number
+// whose digits are a file's mode while the number itself is none (600,
+// 755, 4755: as modes 01130, 01363 and beyond 07777) is taken as sow
+// takes it, its digits octal.
 func exportMode(v any) (os.FileMode, error) {
 	if n, ok := v.(float64); ok {
 		text := strconv.FormatFloat(n, 'f', -1, 64)
-		if _, err := strconv.ParseUint(text, 8, 32); err != nil || n <= 0o777 || len(text) > 4 {
+		digits, err := strconv.ParseUint(text, 8, 32)
+		asNumber := n == float64(uint64(n)) && n <= 0o7777 && fileMode(uint64(n))
+		if err != nil || len(text) > 4 || !fileMode(digits) || asNumber {
 			return 0, numericMode(n)
 		}
 		v = text
@@ -811,6 +814,23 @@ func exportMode(v any) (os.FileMode, error) {
 		}
 	}
 	return mode, nil
+}
+
+// fileMode reports whether m is a mode someone gives a file: its owner
+// may read it, and has every right its group has, which has every right
+// others have; no sticky bit (it means nothing on a file); setuid and
+// setgid only with the right to run it.
+func fileMode(m uint64) bool {
+	owner, group, other := m>>6&7, m>>3&7, m&7
+	switch {
+	case m > 0o7777, m&0o1000 != 0, owner&4 == 0:
+		return false
+	case owner&group != group, group&other != other:
+		return false
+	case m&0o4000 != 0 && owner&1 == 0, m&0o2000 != 0 && group&1 == 0:
+		return false
+	}
+	return true
 }
 
 // numericMode is the error of a mode given as the number n: the modes it

@@ -39,7 +39,16 @@ func TestExportMode(t *testing.T) {
 		// Digits that are not octal (an unquoted 0600 is 384) or a number
 		// that may be an unquoted mode with a leading zero (400 is 0620).
 		{in: float64(400), err: `"0620" for an unquoted 0620 (YAML reads it as the number 400), "0400" for 400`},
-		{in: float64(7777), want: 0o777 | os.ModeSetuid | os.ModeSetgid | os.ModeSticky},
+		{in: float64(2755), want: 0o755 | os.ModeSetgid},
+		{in: float64(444), want: 0o444},
+		// An unquoted 04755, 01777 or 02750: YAML's 2541, 1023 and 1512,
+		// whose digits are no file's mode.
+		{in: float64(2541), err: `the number 2541 is no mode gantry takes: write the mode quoted, "4755" for an unquoted 04755 (YAML reads it as the number 2541)`},
+		{in: float64(1023), err: `the number 1023 is no mode gantry takes: write the mode quoted, "1777" for an unquoted 01777`},
+		{in: float64(1512), err: `the number 1512 is no mode gantry takes: write the mode quoted, "2750" for an unquoted 02750`},
+		// Sticky on a file, or digits that are no file's mode.
+		{in: float64(1777), err: `the number 1777 is no mode gantry takes`},
+		{in: float64(7777), err: `the number 7777 is no mode gantry takes`},
 		{in: float64(17777), err: `the number 17777 is no mode gantry takes`},
 		{in: float64(0), err: `write the mode quoted, "0000" for an unquoted 0 (YAML reads it as the number 0)`},
 		{in: float64(99999), err: `the number 99999 is no mode gantry takes: write the mode quoted, like "0600"`},
