@@ -188,12 +188,14 @@ func (b *builder) knownNames(c *manifest.Component) func(string) bool {
 }
 
 // StackNames are the names every component of a stack can refer to
-// without a component: the stack's parameters, the outputs its components
-// declare, and the implicit parameters.
+// without a component: the stack's parameters (a qualified one also as
+// name|component, which reads it wherever it is), the outputs its
+// components declare, and the implicit parameters.
 func StackNames(res *elaborate.Result) map[string]bool {
 	names := map[string]bool{"hub.deploymentId": true, "hub.stackName": true, "hub.componentName": true, "hub.provides": true}
 	for _, p := range res.Stack.Parameters {
 		names[p.Name] = true
+		names[p.QName()] = true
 	}
 	for _, other := range res.Components {
 		if other == nil {
