@@ -74,6 +74,10 @@ type Outcome struct {
 	// none did; NothingRan says no component's step started.
 	Halt       *plan.Node
 	NothingRan bool
+	// Undone are the mandatory components the run did not do, each with
+	// why: skipped because an optional component they wait for failed
+	// ("y: x failed"). They fail a run that nothing else failed.
+	Undone []string
 	// Event is the run_finished event of the JSON stream.
 	Event ui.Event
 }
@@ -297,7 +301,10 @@ func (r *record) close(err error) *Outcome {
 	switch {
 	case r.engine.Cancelled:
 		out.Status = StatusInterrupted
-	case r.engine.Failed || err != nil || mandatorySkipped(r.plans, r.engine):
+	case r.engine.Failed || err != nil:
+		out.Status = StatusFailed
+	}
+	if out.Undone = mandatorySkipped(r.plans, r.engine); len(out.Undone) > 0 && out.Status == StatusOK {
 		out.Status = StatusFailed
 	}
 	out.Halt, out.NothingRan = halt(r.plans, r.engine)
@@ -467,23 +474,30 @@ func halt(plans []*plan.Plan, eo *engine.Outcome) (*plan.Node, bool) {
 	return stopper, nothing
 }
 
-// mandatorySkipped reports whether a mandatory component did not run
-// because a component it waits for failed: an optional one, whose failure
-// is a warning and does not stop the run. The component is not deployed
-// (or undeployed), so the run did not do its work and has failed, as the
-// state then says and the Hub CLI's exit code does.
-func mandatorySkipped(plans []*plan.Plan, eo *engine.Outcome) bool {
+// mandatorySkipped are the mandatory components that did not run because
+// a component they wait for failed: an optional one, whose failure is a
+// warning and does not stop the run. Each is not deployed (or undeployed)
+// as the run meant it to be, so the run did not do its work and has failed,
+// as the state then says and the Hub CLI's exit code does; one --resume
+// found unchanged had nothing to do. Each comes with why: "y: x failed".
+func mandatorySkipped(plans []*plan.Plan, eo *engine.Outcome) []string {
+	var out []string
+	seen := map[string]bool{}
 	for _, p := range plans {
 		for _, n := range p.Nodes {
-			if !n.Critical || n.Component == "" || n.Kind == plan.KindEnd {
+			if !n.Critical || n.Component == "" || n.Kind == plan.KindEnd || seen[n.Component] {
+				continue
+			}
+			if c := p.Components[n.Component]; c != nil && c.Action == "unchanged" {
 				continue
 			}
 			if r, ok := eo.Results[n.ID]; ok && r.Status == plan.Skipped && r.Cause == plan.CauseUpstream {
-				return true
+				seen[n.Component] = true
+				out = append(out, n.Component+": "+r.Reason)
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // runTag says the run is of the stack with this state, by this process,

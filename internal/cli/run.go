@@ -238,6 +238,12 @@ func (a *app) runEnd(out *action.Outcome, err error) error {
 			}
 			return withCode(ExitFailed, fmt.Errorf("%s failed: %s; %s", h.Label, strings.TrimSpace(out.HaltReason()), what))
 		}
+		// Nothing the summary marks as a failure of the run failed it:
+		// it says why it failed.
+		if len(out.Undone) > 0 && !out.Engine.Failed && !out.Engine.Cancelled {
+			return withCode(ExitFailed, fmt.Errorf("the run failed: mandatory components were skipped because an optional one they wait for failed, so the %s did not do them: %s",
+				out.Plan.Verb, strings.Join(out.Undone, "; ")))
+		}
 		return silentExit(ExitFailed)
 	}
 	return nil
