@@ -46,13 +46,10 @@ func (r *Result) OverPlatform(st *state.State, from string) manifest.Diagnostics
 			secret[q] = slices.Contains(st.SecretParameters, q)
 		}
 	}
-	for name, v := range st.Outputs {
-		short := name
-		if i := strings.Index(name, ":"); i > 0 && i < len(name)-1 {
-			short = name[i+1:]
-		}
-		values[short] = v
-		secret[short] = slices.Contains(st.SecretOutputs, name)
+	short, took := shortOutputs(st)
+	for name, full := range took {
+		values[name] = short[name]
+		secret[name] = slices.Contains(st.SecretOutputs, full)
 	}
 	kube := kubernetesValues(st)
 	if slices.Contains(s.Requires, "kubernetes") || slices.Contains(s.Requires, "kubectl") {
@@ -117,13 +114,7 @@ func (r *Result) OverPlatform(st *state.State, from string) manifest.Diagnostics
 // else the outputs of the first component providing kubernetes, else its
 // stack parameters.
 func kubernetesValues(st *state.State) map[string]string {
-	short := make(map[string]string, len(st.Outputs))
-	for name, v := range st.Outputs {
-		if i := strings.Index(name, ":"); i > 0 && i < len(name)-1 {
-			name = name[i+1:]
-		}
-		short[name] = v
-	}
+	short, _ := shortOutputs(st)
 	if out := onlyKubernetes(short); len(out) >= 2 {
 		return out
 	}
@@ -133,6 +124,42 @@ func kubernetesValues(st *state.State) map[string]string {
 		}
 	}
 	return onlyKubernetes(st.Parameters)
+}
+
+// shortOutputs are a state's stack outputs by their name without the
+// component ("net:vpc.id" is vpc.id), and the full name each was taken
+// from. Of two with one short name, the output of the component later in
+// deploy order is taken, as the Hub CLI, which keeps them as a list in
+// that order, takes the last: the same one on every run.
+func shortOutputs(st *state.State) (values, from map[string]string) {
+	rank := map[string]int{}
+	for i, c := range st.ComponentOrder() {
+		rank[c] = i + 1
+	}
+	split := func(name string) (comp, short string) {
+		if i := strings.Index(name, ":"); i > 0 && i < len(name)-1 {
+			return name[:i], name[i+1:]
+		}
+		return "", name
+	}
+	names := make([]string, 0, len(st.Outputs))
+	for name := range st.Outputs {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ci, _ := split(names[i])
+		cj, _ := split(names[j])
+		if rank[ci] != rank[cj] {
+			return rank[ci] < rank[cj]
+		}
+		return names[i] < names[j]
+	})
+	values, from = make(map[string]string, len(names)), make(map[string]string, len(names))
+	for _, name := range names {
+		_, short := split(name)
+		values[short], from[short] = st.Outputs[name], name
+	}
+	return values, from
 }
 
 // onlyKubernetes are the values of m that are a cluster's parameters.

@@ -81,3 +81,35 @@ func TestOverPlatform(t *testing.T) {
 		})
 	}
 }
+
+// TestOverPlatformSameShortName: of two platform outputs with one short
+// name, the one of the component later in deploy order gives the value,
+// on every run (a map's order chose it before).
+func TestOverPlatformSameShortName(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		orderA     int
+		orderB     int
+		want       string
+		wantSecret bool
+	}{
+		{"b deploys after a", 0, 1, "b-endpoint", true},
+		{"a deploys after b", 1, 0, "a-endpoint", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for range 20 {
+				st := &state.State{
+					Components:    map[string]*state.Component{"a": {Order: tc.orderA}, "b": {Order: tc.orderB}},
+					Outputs:       map[string]string{"a:endpoint": "a-endpoint", "b:endpoint": "b-endpoint"},
+					SecretOutputs: []string{"b:endpoint"},
+				}
+				r := &Result{Stack: &manifest.Stack{Parameters: []manifest.Parameter{{Name: "endpoint"}}}}
+				r.OverPlatform(st, "base.state")
+				p := r.Stack.Parameters[0]
+				if string(p.Value) != tc.want || (p.Secret != nil && *p.Secret) != tc.wantSecret {
+					t.Fatalf("endpoint = %q (secret %v), want %q (secret %v)", p.Value, p.Secret != nil && *p.Secret, tc.want, tc.wantSecret)
+				}
+			}
+		})
+	}
+}
