@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"regexp"
@@ -25,6 +26,11 @@ func ReadFile(path string) (*State, error) {
 // Decode parses a state document: as Encode writes it with decodeFast, and
 // anything else (a hand edit) with goccy, whose messages point at the fault.
 func Decode(path string, data []byte) (*State, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		// gantry writes a state whole or not at all: an empty one was
+		// made or cut by something else (a full disk's copy, a hand).
+		return nil, fmt.Errorf("state %s is empty: gantry never writes an empty state, so something else made or cut it; restore it from a copy, or move it aside to deploy from no state (every component runs again)", path)
+	}
 	s, err := decodeDoc(data)
 	if err != nil {
 		if err := hubState(path, data); err != nil {

@@ -31,3 +31,14 @@ func TestDecodeHubState(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeEmpty: an empty state file (gantry never writes one) is said
+// to be empty, not of "format version 0".
+func TestDecodeEmpty(t *testing.T) {
+	for _, data := range []string{"", "\n", " \n\t\n"} {
+		_, err := Decode("hub.yaml.state", []byte(data))
+		if err == nil || !strings.Contains(err.Error(), "state hub.yaml.state is empty: gantry never writes an empty state") {
+			t.Errorf("%q: %v", data, err)
+		}
+	}
+}
