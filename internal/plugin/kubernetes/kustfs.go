@@ -69,6 +69,11 @@ type kustomizeFS struct {
 	// at ../../base), by their path from base: the component's
 	// fingerprint covers them.
 	outside map[string]bool
+	// quoted and plain are the scalars of the resources read that are
+	// exactly one reference ("${port}"), written in quotes and plain: the
+	// build's output quotes only what needs it, so that the type a value
+	// takes once expanded is told by how its source wrote it (quotedOnly).
+	quoted, plain map[string]bool
 }
 
 // newKustomizeFS returns the view of the disk a build of the component
@@ -78,7 +83,8 @@ func newKustomizeFS(dir string, expand expandFunc) *kustomizeFS {
 	if err != nil {
 		base = dir
 	}
-	return &kustomizeFS{FileSystem: filesys.MakeFsOnDisk(), expand: expand, base: base, uses: map[string]use{}, configs: map[string][]string{}, outside: map[string]bool{}}
+	return &kustomizeFS{FileSystem: filesys.MakeFsOnDisk(), expand: expand, base: base, uses: map[string]use{}, configs: map[string][]string{}, outside: map[string]bool{},
+		quoted: map[string]bool{}, plain: map[string]bool{}}
 }
 
 // ReadFile reads a file as kustomize should see it.
@@ -103,10 +109,14 @@ func (f *kustomizeFS) ReadFile(path string) ([]byte, error) {
 		if len(f.errs) > errs {
 			return nil, errExpansion
 		}
+		f.noteRefs(data)
 		return data, nil
 	}
 	if u != useConfigMapFile && u != useConfigMapEnv || f.expand == nil || !utf8.Valid(data) {
 		// Binary files go into binaryData as they are.
+		if u&^useOther == 0 && f.expand != nil && HasRef(string(data)) {
+			f.noteRefs(data)
+		}
 		return data, nil
 	}
 	out, ok := f.expandLines(path, string(data), u == useConfigMapEnv)
@@ -115,6 +125,40 @@ func (f *kustomizeFS) ReadFile(path string) ([]byte, error) {
 	}
 	return []byte(out), nil
 }
+
+// noteRefs notes how the YAML documents of a file kustomize reads as it
+// is (a resource, a patch) write their scalars that are exactly one
+// reference: quoted or plain. A file that is not YAML is not a resource.
+func (f *kustomizeFS) noteRefs(data []byte) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode && singleRef(n.Value) {
+			if n.Style&scalarStyles == 0 {
+				f.plain[n.Value] = true
+			} else {
+				f.quoted[n.Value] = true
+			}
+		}
+		if n.Kind != yaml.AliasNode {
+			for _, c := range n.Content {
+				walk(c)
+			}
+		}
+	}
+	for {
+		var doc yaml.Node
+		if dec.Decode(&doc) != nil {
+			return
+		}
+		walk(&doc)
+	}
+}
+
+// quotedOnly reports whether a scalar of the build's output that is
+// exactly one reference was written in quotes in every resource that has
+// it: it stays a string once expanded, as it would outside kustomize.
+func (f *kustomizeFS) quotedOnly(s string) bool { return f.quoted[s] && !f.plain[s] }
 
 // rel names a file in messages: relative to the component folder.
 func (f *kustomizeFS) rel(path string) string {

@@ -100,6 +100,10 @@ type loader struct {
 	// by their path from it with symlinks resolved (slash-separated),
 	// sorted.
 	outside []string
+	// keepString, while a kustomize build's output is read, reports
+	// whether a plain scalar that is exactly one reference was written
+	// in quotes: the output does not say (kustomizeFS.quotedOnly).
+	keepString func(string) bool
 }
 
 // objectKey identifies an object in the cluster. The version is left out:
@@ -507,7 +511,7 @@ func (l *loader) expandScalar(in input, n *yaml.Node, isKey bool) {
 		l.errorf("%s: %v", in.at(n.Line, n.Column), err)
 		return
 	}
-	retype := !isKey && n.Style&scalarStyles == 0 && singleRef(n.Value)
+	retype := !isKey && n.Style&scalarStyles == 0 && singleRef(n.Value) && (l.keepString == nil || !l.keepString(n.Value))
 	n.Value = out
 	if retype {
 		n.Tag = plainTag(out)
@@ -744,6 +748,8 @@ func (l *loader) kustomize(rel string) {
 		l.errorf("kustomize %s: %s", rel, oneLine(err.Error()))
 		return
 	}
+	l.keepString = fsys.quotedOnly
+	defer func() { l.keepString = nil }()
 	for i, r := range m.Resources() {
 		data, err := r.AsYAML()
 		in := input{name: "kustomize " + rel, doc: i + 1}

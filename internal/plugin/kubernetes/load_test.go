@@ -881,3 +881,36 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestLoadKustomizeKeepsQuotedStrings: a resource's "${port}" in quotes
+// stays a string once expanded, as it does outside kustomize, although
+// the build's output writes it plain; a plain ${replicas} takes YAML's
+// type; one written both ways takes it too (the output cannot tell them
+// apart).
+func TestLoadKustomizeKeepsQuotedStrings(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"kustomization.yaml": "resources:\n- cm.yaml\n- deployment.yaml\n",
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n" +
+			"data:\n  port: \"${port}\"\n  single: '${port}'\n  both: \"${n}\"\n",
+		"deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n" +
+			"spec:\n  replicas: ${replicas}\n  minReadySeconds: ${n}\n  selector: {matchLabels: {app: web}}\n" +
+			"  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: nginx}]\n",
+	})
+	objs, err := load(dir, config{Kustomize: "."}, vars(map[string]string{"port": "8080", "replicas": "2", "n": "5"}))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	byKind := map[string]*object{}
+	for _, o := range objs {
+		byKind[o.u.GetKind()] = o
+	}
+	want := map[string]any{"port": "8080", "single": "8080", "both": int64(5)}
+	if diff := cmp.Diff(want, byKind["ConfigMap"].u.Object["data"]); diff != "" {
+		t.Errorf("ConfigMap data (-want +got):\n%s", diff)
+	}
+	spec := byKind["Deployment"].u.Object["spec"].(map[string]any)
+	if spec["replicas"] != int64(2) || spec["minReadySeconds"] != int64(5) {
+		t.Errorf("replicas %#v, minReadySeconds %#v: want the numbers 2 and 5", spec["replicas"], spec["minReadySeconds"])
+	}
+}
