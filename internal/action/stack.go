@@ -2,14 +2,10 @@ package action
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
-	"unicode"
 
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/landscape"
@@ -454,28 +450,7 @@ func (s *Stack) AbsStatePath() string { return s.anchor }
 // registryPath is the file where a run of the stack on this state notes
 // the processes it has running (component.Registry).
 func (s *Stack) registryPath() string {
-	return registryPath(s.anchor, s.Store, s.Res.Stack.Meta.Name)
-}
-
-// registryPath is the process registry of runs of stack on store, in the
-// workspace next to anchor: named after the state file, or for a database
-// (whose anchor is the manifest's default state file, shared with the runs
-// on that file and on other databases) after the stack and a digest of the
-// database's identity, so that runs on different states never share one.
-func registryPath(anchor string, store state.Store, stack string) string {
-	ws := workspace.For(anchor)
-	db, ok := store.(interface{ Identity() string })
-	if !ok {
-		return ws.Registry(filepath.Base(anchor))
-	}
-	sum := sha256.Sum256([]byte(db.Identity()))
-	safe := strings.Map(func(r rune) rune {
-		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-", r)) {
-			return r
-		}
-		return '_'
-	}, stack)
-	return ws.Registry(safe + ".postgres-" + hex.EncodeToString(sum[:6]))
+	return workspace.For(s.anchor).Registry(s.anchor)
 }
 
 // Location is the state as processes are given it (GANTRY_STATE): the

@@ -32,12 +32,9 @@ func (w Workspace) StateRoot(comp string) string { return filepath.Join(w.Root, 
 func (w Workspace) ExportDir(comp string) string { return filepath.Join(w.Root, "export", comp) }
 
 // Registry is the file where a run notes the process groups it has running
-// (component.Registry), named after the state it runs on: the state file's
-// name, or for a database a name of the database and the stack (the
-// workspace of a database state lies next to the manifest, where other
-// states' runs keep theirs).
-func (w Workspace) Registry(state string) string {
-	return filepath.Join(w.Root, state+".running")
+// (component.Registry), named after the state file.
+func (w Workspace) Registry(statePath string) string {
+	return filepath.Join(w.Root, filepath.Base(statePath)+".running")
 }
 
 // ParseCache holds the parsed trees of the stack's large YAML files
