@@ -144,17 +144,34 @@ func (w mirrorWriter) Finish(ctx context.Context, final func() (Batch, error), d
 }
 
 // SplitLocations splits a Hub CLI state list (`hub.yaml.state,s3://...`)
-// into its locations. A postgres:// URL is one location: libpq URLs list
-// hosts with commas.
+// into its locations. The commas of a postgres:// URL's hosts (libpq lists
+// hosts with commas) are its own: the list goes on at a comma after the
+// URL's path begins.
 func SplitLocations(location string) []string {
-	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") || !strings.Contains(location, ",") {
-		return []string{location}
-	}
 	var out []string
-	for _, l := range strings.Split(location, ",") {
+	for location != "" {
+		cut := strings.IndexByte(location, ',')
+		if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
+			_, rest, _ := strings.Cut(location, "://")
+			path := strings.IndexByte(rest, '/')
+			if path < 0 {
+				cut = -1
+			} else if cut = strings.IndexByte(rest[path:], ','); cut >= 0 {
+				cut += len(location) - len(rest) + path
+			}
+		}
+		l := location
+		if cut >= 0 {
+			l, location = location[:cut], location[cut+1:]
+		} else {
+			location = ""
+		}
 		if l = strings.TrimSpace(l); l != "" {
 			out = append(out, l)
 		}
+	}
+	if len(out) == 0 {
+		return []string{""}
 	}
 	return out
 }

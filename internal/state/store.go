@@ -163,8 +163,15 @@ func Open(ctx context.Context, location, stack string) (Store, error) {
 	return open(ctx, location, stack)
 }
 
-// Redact hides the password of a connection URL, for messages.
+// Redact hides the password of a connection URL, for messages: of each
+// URL of a Hub CLI state list.
 func Redact(location string) string {
+	if ls := SplitLocations(location); len(ls) > 1 {
+		for i, l := range ls {
+			ls[i] = Redact(l)
+		}
+		return strings.Join(ls, ",")
+	}
 	if !IsURL(location) {
 		return location
 	}
