@@ -25,10 +25,10 @@ params files given after it and every component's hub-component.yaml into one
 multi-document YAML: the stack with its merged parameters first, then one document
 per component. The result is deterministic: the same inputs give the same bytes.
 
-With -s, the stack is elaborated over a platform stack's state, as the Hub CLI's
-elaborate -s does: the platform's stack outputs and parameters give values to this
-stack's top-level parameters that have none, and its provides become
-platform.provides. Deploy the elaborated file.`,
+With -s, the stack is elaborated over a platform stack's state (gantry's, or one
+the Hub CLI wrote, read only), as the Hub CLI's elaborate -s does: the platform's
+stack outputs and parameters give values to this stack's top-level parameters
+that have none, and its provides become platform.provides. Deploy the elaborated file.`,
 		Example: `  gantry elaborate hub.yaml params.yaml
   gantry elaborate hub.yaml params.yaml -o hub.yaml.elaborate
   gantry elaborate hub.yaml -e DB_PASSWORD=secret
@@ -97,13 +97,14 @@ platform.provides. Deploy the elaborated file.`,
 	}
 	cmd.Flags().StringVarP(&out, "output-file", "o", "", "write to FILE instead of stdout")
 	cmd.Flags().StringArrayVarP(&env, "env", "e", nil, "NAME=VALUE: the value of parameters whose fromEnv is NAME (repeat or separate with commas)")
-	cmd.Flags().StringVarP(&platform, "state", "s", "", "a platform stack's state (a file, file://PATH or postgres://...; of a list, the first): its outputs and parameters fill empty parameters, its provides become platform.provides")
+	cmd.Flags().StringVarP(&platform, "state", "s", "", "a platform stack's state, gantry's or the Hub CLI's (a file, file://PATH or postgres://...; of a list, the first): its outputs and parameters fill empty parameters, its provides become platform.provides")
 	return cmd
 }
 
 // readPlatformState reads the state elaborate -s names, without taking its
-// lock: it is read, never written. A state that is not there is an error,
-// not an empty platform: the parameters it should fill would be empty.
+// lock: it is read, never written. It may be a Hub CLI state, of a platform
+// still deployed with the Hub. A state that is not there is an error, not
+// an empty platform: the parameters it should fill would be empty.
 func readPlatformState(ctx context.Context, location string) (*state.State, string, error) {
 	store, _, err := action.OpenState(location, "", "")
 	if err != nil {
@@ -114,7 +115,7 @@ func readPlatformState(ctx context.Context, location string) (*state.State, stri
 	if err != nil {
 		return nil, "", withCode(ExitInvalid, err)
 	}
-	st, err := files.Decode(store.String())
+	st, err := files.DecodePlatform(store.String())
 	if err != nil {
 		return nil, "", withCode(ExitInvalid, err)
 	}

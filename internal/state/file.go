@@ -67,19 +67,24 @@ func hubState(path string, data []byte) error {
 
 // decodeYAML parses a state document with goccy, the one parser of every
 // document decodeFast does not take.
-func decodeYAML(data []byte) (s *State, err error) {
-	defer func() {
-		// goccy fails on some hand edits: a tag on an anchored list
-		// (secretOutputs: &x !t) took it down with a nil dereference.
-		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("the YAML decoder could not read it (%v): look for a tag (!…), an anchor (&…) or an alias (*…), which gantry never writes", r)
-		}
-	}()
-	s = &State{}
-	if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
+func decodeYAML(data []byte) (*State, error) {
+	s := &State{}
+	if err := unmarshalYAML(data, s, yaml.DisallowUnknownField()); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// unmarshalYAML decodes a state's YAML into v with goccy, turning its panics
+// into errors: goccy fails on some hand edits, a tag on an anchored list
+// (secretOutputs: &x !t) took it down with a nil dereference.
+func unmarshalYAML(data []byte, v any, opts ...yaml.DecodeOption) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the YAML decoder could not read it (%v): look for a tag (!…), an anchor (&…) or an alias (*…), which gantry never writes", r)
+		}
+	}()
+	return yaml.UnmarshalWithOptions(data, v, opts...)
 }
 
 // checked refuses a decoded state of another format version or one a hand
