@@ -277,11 +277,17 @@ func (fp *Fingerprint) differs(client *Fingerprint) string {
 		return "a component's folder differs: " + d
 	}
 	var a, b struct {
-		Nodes []json.RawMessage `json:"nodes"`
-		Edges []json.RawMessage `json:"edges"`
+		Nodes      []json.RawMessage          `json:"nodes"`
+		Edges      []json.RawMessage          `json:"edges"`
+		Components map[string]planComponentOf `json:"components"`
 	}
 	_ = json.Unmarshal(client.Plan, &a)
 	_ = json.Unmarshal(fp.Plan, &b)
+	// What is done with a component differing says why, where its steps
+	// differing (a deploy's steps for a skip's) would not.
+	if d := componentDiffers(a.Components, b.Components); d != "" {
+		return d
+	}
 	for i := 0; i < min(len(a.Nodes), len(b.Nodes)); i++ {
 		if !bytes.Equal(a.Nodes[i], b.Nodes[i]) {
 			return stepDiffers(i, a.Nodes[i], b.Nodes[i])
@@ -291,6 +297,36 @@ func (fp *Fingerprint) differs(client *Fingerprint) string {
 		return fmt.Sprintf("the client's plan has %d steps, this worker's %d", len(a.Nodes), len(b.Nodes))
 	}
 	return "the plans differ (their edges or components)"
+}
+
+// planComponentOf is what a plan says is done with a component and why.
+type planComponentOf struct {
+	Action string `json:"action"`
+	Reason string `json:"reason"`
+}
+
+// componentDiffers names the first component (by name) the client's plan
+// and the worker's do different things with, each with its reason (which
+// names a changed parameter, such as a landscape's sow.inputs digest of
+// what its files are evaluated with); "" when none does.
+func componentDiffers(client, worker map[string]planComponentOf) string {
+	names := make([]string, 0, len(client))
+	for name, a := range client {
+		if b, ok := worker[name]; ok && a.Action != b.Action {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	name := slices.Min(names)
+	did := func(c planComponentOf, where string) string {
+		if c.Reason == "" {
+			return c.Action + " " + where
+		}
+		return c.Action + " " + where + " (" + c.Reason + ")"
+	}
+	return fmt.Sprintf("component %s: %s, %s", name, did(client[name], "on the client"), did(worker[name], "here"))
 }
 
 // stepDiffers says how step i of the client's plan, client, differs from

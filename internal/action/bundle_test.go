@@ -16,7 +16,7 @@ func TestFingerprintDiffers(t *testing.T) {
 	client := &Fingerprint{
 		Files: []string{rootMark + "/hub.yaml aaa"},
 		Dirs:  []string{rootMark + "/a s1", rootMark + "/b s2"},
-		Plan:  []byte(`{"nodes":[{"id":"x"},{"id":"y","label":"y"}],"edges":[]}`),
+		Plan:  []byte(`{"nodes":[{"id":"x"},{"id":"y","label":"y"}],"edges":[],"components":{"a":{"action":"unchanged"},"b":{"action":"unchanged"},"c":{"action":"unchanged"}}}`),
 	}
 	tests := []struct {
 		name   string
@@ -33,6 +33,8 @@ func TestFingerprintDiffers(t *testing.T) {
 			`step 2 of the plan is y (y) on the client, z (zz) here`},
 		{"a step's fields", Fingerprint{Files: client.Files, Dirs: client.Dirs, Plan: []byte(`{"nodes":[{"id":"x"},{"id":"y","label":"y","reason":"changed: parameter sow.inputs: ***** → *****","hidden":true}]}`)},
 			`step 2 of the plan (y) differs: its hidden is none on the client, true here; its reason is none on the client, "changed: parameter sow.inputs: ***** → *****" here`},
+		{"a component", Fingerprint{Files: client.Files, Dirs: client.Dirs, Plan: []byte(`{"nodes":[{"id":"x"},{"id":"z","label":"zz"}],"components":{"a":{"action":"unchanged"},"b":{"action":"redeploy","reason":"changed: parameter sow.inputs: ***** → *****"},"c":{"action":"deploy"}}}`)},
+			`component b: unchanged on the client, redeploy here (changed: parameter sow.inputs: ***** → *****)`},
 		{"steps more", Fingerprint{Files: client.Files, Dirs: client.Dirs, Plan: []byte(`{"nodes":[{"id":"x"}]}`)}, "the client's plan has 2 steps, this worker's 1"},
 	}
 	for _, tt := range tests {

@@ -43,9 +43,10 @@ func (l *Landscape) inputsDigest(c *Component) string {
 		}
 		fmt.Fprintf(h, "template %s %s\n", t.Name, sum)
 	}
+	abs := absoluteStubs(c)
 	files := append(append([]string(nil), c.Stubs...), l.actionScripts(c)...)
 	for _, f := range files {
-		fmt.Fprintf(h, "file %s %s\n", l.digestName(f), fileDigest(f))
+		fmt.Fprintf(h, "file %s %s\n", l.digestName(f, abs[f]), fileDigest(f))
 	}
 	// The plugins it runs that are not in its own folder (whose files
 	// are the fingerprint's already): each plugin's whole folder.
@@ -58,18 +59,21 @@ func (l *Landscape) inputsDigest(c *Component) string {
 		if d, err := component.DigestDir(filepath.Dir(p), nil, nil); err == nil {
 			sum = d.Sum
 		}
-		fmt.Fprintf(h, "plugin %s %s %s\n", name, l.digestName(filepath.Dir(p)), sum)
+		fmt.Fprintf(h, "plugin %s %s %s\n", name, l.digestName(filepath.Dir(p), false), sum)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // digestName is how inputsDigest names a file or folder: by its path below
-// the landscape's folder or gantry's tool root, so that the landscape has
-// the same digests wherever it lies (moved, or a worker's at another path,
-// docs/temporal.md) and wherever gantry keeps its tool root (a user's cache,
-// a temporary folder); where it lies says which file it is, its digest
-// what it holds.
-func (l *Landscape) digestName(p string) string {
+// gantry's tool root, else relative to the landscape's folder (with ".."
+// for a stub shared from beside it, say the checkout's common/), so that
+// the landscape has the same digests wherever it lies (moved, or a
+// worker's at another path, docs/temporal.md) and wherever gantry keeps
+// its tool root (a user's cache, a temporary folder); where it lies says
+// which file it is, its digest what it holds. A stub written as an
+// absolute path (written) outside the landscape keeps it: it stays where
+// it is when the landscape moves.
+func (l *Landscape) digestName(p string, written bool) string {
 	if r, err := filepath.Rel(l.Root, p); err == nil && filepath.IsLocal(r) {
 		return filepath.ToSlash(r)
 	}
@@ -78,7 +82,29 @@ func (l *Landscape) digestName(p string) string {
 			return "$SOW/" + filepath.ToSlash(r)
 		}
 	}
+	if written {
+		return p
+	}
+	if r, err := filepath.Rel(l.Root, p); err == nil {
+		return filepath.ToSlash(r)
+	}
 	return p
+}
+
+// absoluteStubs are the stubs of a component and its templates written as
+// absolute paths (which lookupStub takes as they are).
+func absoluteStubs(c *Component) map[string]bool {
+	refs := c.StubRefs
+	for _, t := range c.Chain {
+		refs = append(append([]stubRef(nil), refs...), t.Stubs...)
+	}
+	abs := map[string]bool{}
+	for _, r := range refs {
+		if filepath.IsAbs(r.Name) {
+			abs[r.Name] = true
+		}
+	}
+	return abs
 }
 
 // pluginNames are the plugins a component's deploy runs, sorted: its setup
