@@ -157,8 +157,13 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 	runID := h.RunID
 	if wf != nil {
 		// A client attaching to the workflow's run: the row stays the
-		// workflow's, naming the client.
+		// workflow's, naming the client — but for since, which stays the
+		// run's start: the next client to attach counts the run's duration
+		// from it, not from this attach.
 		runID, h.RunID, h.Workflow = wf.RunID, wf.RunID, wf.Workflow
+		if !wf.Holder.Since.IsZero() {
+			h.Since = wf.Holder.Since
+		}
 		data, _ := json.Marshal(h)
 		_, err = conn.Exec(ctx, `UPDATE gantry_locks SET holder = $3, session_pid = pg_backend_pid() WHERE stack = $1 AND run_id = $2`,
 			s.stack, runID, data)

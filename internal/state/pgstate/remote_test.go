@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/state/pgstate/pgtest"
@@ -89,5 +90,39 @@ func TestWorkflowHoldsTheLock(t *testing.T) {
 	_ = l3.Release()
 	if _, err := worker.Bundle(ctx, "r1"); err == nil {
 		t.Fatal("the bundle outlived its run")
+	}
+}
+
+// TestAttachKeepsTheRunStart: each client attaching to a workflow's run
+// after the one before died is told the run's start (its first client's
+// since), not the previous attach's: its duration counts from there.
+func TestAttachKeepsTheRunStart(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	first := holder("r1")
+	client := open(t, url, "demo")
+	l, err := client.Lock(ctx, first, state.LockOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.HandOver(ctx, "r1", "gantry:demo", first, []byte("bundle")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	for i, run := range []string{"r2", "r3", "r4"} {
+		h := holder(run)
+		h.Since = first.Since.Add(time.Duration(i+1) * time.Minute)
+		l, wf, err := open(t, url, "demo").LockClient(ctx, h, state.LockOptions{})
+		if err != nil || wf == nil {
+			t.Fatalf("client %d attaching: %v, %+v", i+2, err, wf)
+		}
+		if !wf.Holder.Since.Equal(first.Since) {
+			t.Errorf("client %d attaching: the run started %s, want %s (the first client's)", i+2, wf.Holder.Since, first.Since)
+		}
+		if err := l.Release(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
