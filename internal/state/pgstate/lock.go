@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -207,7 +209,22 @@ func (s *Store) regaining(ctx context.Context, conn *pgx.Conn) (*state.Holder, e
 	if json.Unmarshal(data, &h) != nil {
 		return &state.Holder{}, nil
 	}
+	if goneHere(h) {
+		// It died during the outage: no one is taking the lock back.
+		return nil, nil
+	}
 	return &h, nil
+}
+
+// goneHere reports whether the holder's process ran on this machine and
+// is gone. A holder elsewhere, or one whose pid another process took
+// since, is waited for the grace's length.
+func goneHere(h state.Holder) bool {
+	host, err := os.Hostname()
+	if err != nil || h.Host != host || h.PID <= 0 {
+		return false
+	}
+	return syscall.Kill(h.PID, 0) == syscall.ESRCH
 }
 
 // holder reads who holds the stack's lock: the holder record of the session
