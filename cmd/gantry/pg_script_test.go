@@ -19,7 +19,8 @@ import (
 // TestPostgresScripts runs the scenarios of testdata/pg with the state in
 // PostgreSQL: each in a database of its own, dropped afterwards. $PGSTATE is
 // its URL, $PGPASSWORD_TEXT the password in it, which no output may show,
-// and a scenario that restarts its server starts one of its own (pgserve),
+// $PGWRONG the URL with another password and $PGNODB with a database that
+// is not there, and a scenario that restarts its server starts one of its own (pgserve),
 // so that the others, which run in parallel, keep theirs.
 func TestPostgresScripts(t *testing.T) {
 	dsn := pgtest.Server(t)
@@ -33,6 +34,12 @@ func TestPostgresScripts(t *testing.T) {
 		pw, _ := u.User.Password()
 		env.Setenv("PGSTATE", db)
 		env.Setenv("PGPASSWORD_TEXT", pw)
+		wrong := *u
+		wrong.User = url.UserPassword(u.User.Username(), "not-"+pw)
+		env.Setenv("PGWRONG", wrong.String())
+		nodb := *u
+		nodb.Path = "/gantry_no_such_database"
+		env.Setenv("PGNODB", nodb.String())
 		return nil
 	})
 	p.Cmds["pgserve"] = cmdPGServe

@@ -82,8 +82,10 @@ outputs flowing between them, independent work in parallel, and a state that
 survives crashes. STACK defaults to hub.yaml in the current folder, else
 acre.yaml (a sow landscape).
 
-Exit codes: 0 success; 1 a run failed; 2 bad usage or invalid input (nothing
-was run); 3 the state is locked by another run; 130 the run was interrupted
+Exit codes: 0 success; 1 a run failed, or the state's database could not be
+reached (nothing was run); 2 bad usage or invalid input, a database refusing
+the URL's credentials included (nothing was run); 3 the state is locked by
+another run; 130 the run was interrupted
 (Ctrl-C, SIGTERM, SIGHUP), its running steps stopped and the state recording
 what was done.`,
 		SilenceUsage:  true,

@@ -157,6 +157,10 @@ func (a *app) failure(err error) error {
 		// Whatever the command made of it: the state's backend could not
 		// be reached, which no input mends (exit 1, not 2).
 		return withCode(ExitFailed, err)
+	case state.IsRefused(err):
+		// Whatever the command made of it: the credentials or the
+		// database the URL names are wrong (exit 2, as input).
+		return withCode(ExitInvalid, err)
 	case errors.As(err, &nothing):
 		fmt.Fprintln(a.stdout, nothing.Reason)
 		return nil

@@ -47,7 +47,7 @@ its record names: two runs would then write the state at once. Stop that run.`,
 				return withCode(ExitLocked, fmt.Errorf("%w; it is held: stop that run first (a lock that is held is never broken)", le))
 			}
 			if err != nil {
-				return err
+				return a.failure(err)
 			}
 			switch {
 			case res.Stale != nil:

@@ -228,6 +228,21 @@ func IsUnavailable(err error) bool {
 	return errors.As(err, &ue)
 }
 
+// RefusedError is a store that refused this command's credentials or
+// names — a wrong or missing password, no such role or database, no
+// privilege: the URL or the credentials must change, as with any invalid
+// input. Commands exit 2 for it, whichever command it is.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// IsRefused reports whether err is, or wraps, a *RefusedError.
+func IsRefused(err error) bool {
+	var re *RefusedError
+	return errors.As(err, &re)
+}
+
 type interruptKey struct{}
 
 // WithInterrupt returns ctx, the context of a run's Writer, telling it of

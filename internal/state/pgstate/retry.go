@@ -84,8 +84,11 @@ func unreachable(err error) bool {
 // text).
 func (s *Store) failure(what string, err error) error {
 	out := fmt.Errorf("%s %s: %w", what, s.redacted, s.scrub(err))
-	if unreachable(err) {
+	switch {
+	case unreachable(err):
 		return &state.UnavailableError{Err: out}
+	case Refused(err):
+		return &state.RefusedError{Err: out}
 	}
 	return out
 }

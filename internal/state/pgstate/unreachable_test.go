@@ -44,6 +44,9 @@ func TestUnreachable(t *testing.T) {
 			if got := state.IsUnavailable(err); got != tc.want {
 				t.Errorf("IsUnavailable(%v) = %v, want %v", err, got, tc.want)
 			}
+			if got, want := state.IsRefused(err), Refused(tc.err); got != want {
+				t.Errorf("IsRefused(%v) = %v, want %v", err, got, want)
+			}
 			if want := "read the state from postgres://u:*****@h/db: "; len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
 				t.Errorf("the error does not say what failed where: %v", err)
 			}
@@ -70,7 +73,7 @@ func TestUnavailableFromEveryEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword(u.User.Username(), "not-the-password")
-	if _, err := open(t, u.String(), "demo").Read(ctx); err == nil || state.IsUnavailable(err) {
-		t.Errorf("read with a wrong password: %v, want an error that is not unavailability", err)
+	if _, err := open(t, u.String(), "demo").Read(ctx); err == nil || state.IsUnavailable(err) || !state.IsRefused(err) {
+		t.Errorf("read with a wrong password: %v, want a *state.RefusedError", err)
 	}
 }
