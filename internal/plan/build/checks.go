@@ -116,8 +116,14 @@ func (b *builder) checkParameters(cp *compPlan) {
 	}
 	for _, v := range exp.Values {
 		if b.outsideRun(v.Pending) {
-			b.diags.Errorf(v.Pos, "", "component %s: parameter %s reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run",
-				cp.info.Name, v.Name, v.Pending, v.Pending)
+			never := "which has not been deployed"
+			if b.in.Before != nil {
+				if rec := b.in.Before.Components[v.Pending]; rec != nil && rec.Status != "" && rec.Status != state.StatusUndeployed && rec.Status != state.StatusSkipped {
+					never = "whose last run left it " + rec.Status + " (no outputs)"
+				}
+			}
+			b.diags.Errorf(v.Pos, "", "component %s: parameter %s reads an output of %s, which this run leaves out and %s, so its value is never known; deploy %s first, or include it in this run",
+				cp.info.Name, v.Name, v.Pending, never, v.Pending)
 		}
 	}
 }
