@@ -19,7 +19,13 @@ func TestSplitLocations(t *testing.T) {
 		{"a.state,b.state", []string{"a.state", "b.state"}},
 		{"a.state, ,b.state,", []string{"a.state", "b.state"}},
 		{"postgres://u:p@h1,h2:5433/db?stack=x", []string{"postgres://u:p@h1,h2:5433/db?stack=x"}},
-		{"postgres://u:p@h1,h2/db,a.state", []string{"postgres://u:p@h1,h2/db", "a.state"}},
+		{"postgres://u:p@h1,h2/db,file://a.state", []string{"postgres://u:p@h1,h2/db", "file://a.state"}},
+		// A query's commas are the URL's: a file after it is written
+		// file://PATH (or listed first).
+		{"postgres://u@h/db?options=-c%20search_path%3Dpublic,other", []string{"postgres://u@h/db?options=-c%20search_path%3Dpublic,other"}},
+		{"postgres://u@h/db?password=pa,ss", []string{"postgres://u@h/db?password=pa,ss"}},
+		{"postgres:///db?host=/tmp,/var/run/postgresql&user=g", []string{"postgres:///db?host=/tmp,/var/run/postgresql&user=g"}},
+		{"postgres://u:p@h1,h2/db,a.state", []string{"postgres://u:p@h1,h2/db,a.state"}},
 		{"postgres://u:p@h/db,postgresql://v:q@k/db2&stack=m", []string{"postgres://u:p@h/db", "postgresql://v:q@k/db2&stack=m"}},
 		{"a.state,postgres://u:p@h1,h2/db", []string{"a.state", "postgres://u:p@h1,h2/db"}},
 		{"postgres://u:p@h1,h2", []string{"postgres://u:p@h1,h2"}},

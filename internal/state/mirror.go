@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -144,20 +145,19 @@ func (w mirrorWriter) Finish(ctx context.Context, final func() (Batch, error), d
 }
 
 // SplitLocations splits a Hub CLI state list (`hub.yaml.state,s3://...`)
-// into its locations. The commas of a postgres:// URL's hosts (libpq lists
-// hosts with commas) are its own: the list goes on at a comma after the
-// URL's path begins.
+// into its locations. A postgres:// URL's commas are its own (libpq lists
+// hosts with commas, and a query value may hold one: options=-c
+// search_path=a,b): after one, the list goes on only at a comma followed
+// by another URL (postgres://, file://, s3://); a file after a database
+// URL is written file://PATH, or listed first.
 func SplitLocations(location string) []string {
 	var out []string
 	for location != "" {
 		cut := strings.IndexByte(location, ',')
 		if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
-			_, rest, _ := strings.Cut(location, "://")
-			path := strings.IndexByte(rest, '/')
-			if path < 0 {
-				cut = -1
-			} else if cut = strings.IndexByte(rest[path:], ','); cut >= 0 {
-				cut += len(location) - len(rest) + path
+			cut = -1
+			if at := nextURL.FindStringIndex(location); at != nil {
+				cut = at[0]
 			}
 		}
 		l := location
@@ -175,6 +175,9 @@ func SplitLocations(location string) []string {
 	}
 	return out
 }
+
+// nextURL finds the comma before the next URL of a list.
+var nextURL = regexp.MustCompile(`,\s*[a-zA-Z][a-zA-Z0-9+.-]*://`)
 
 // errNoS3 refuses the Hub CLI's s3:// state locations by name.
 func errNoS3(location string) error {
