@@ -100,6 +100,9 @@ type loader struct {
 	// by their path from it with symlinks resolved (slash-separated),
 	// sorted.
 	outside []string
+	// strings are the scalars of the document being expanded that
+	// Kubernetes takes as strings only (stringValues).
+	strings map[*yaml.Node]bool
 	// keepString, while a kustomize build's output is read, reports
 	// whether a plain scalar that is exactly one reference was written
 	// in quotes: the output does not say (kustomizeFS.quotedOnly).
@@ -259,7 +262,9 @@ func (l *loader) document(in input, doc *yaml.Node) {
 	if l.expand != nil {
 		planned = plannedRefs(in, root)
 		before := len(l.errs)
+		l.strings = stringValues(root)
 		l.expandNode(in, root)
+		l.strings = nil
 		if len(l.errs) > before {
 			return
 		}
@@ -511,13 +516,90 @@ func (l *loader) expandScalar(in input, n *yaml.Node, isKey bool) {
 		l.errorf("%s: %v", in.at(n.Line, n.Column), err)
 		return
 	}
-	retype := !isKey && n.Style&scalarStyles == 0 && singleRef(n.Value) && (l.keepString == nil || !l.keepString(n.Value))
+	retype := !isKey && n.Style&scalarStyles == 0 && singleRef(n.Value) && !l.strings[n] && (l.keepString == nil || !l.keepString(n.Value))
 	n.Value = out
 	if retype {
 		n.Tag = plainTag(out)
 	} else if n.Style&yaml.TaggedStyle == 0 {
 		n.Tag = "!!str"
 	}
+}
+
+// stringValues are the scalars of a document (an object, or the items of
+// a List) that Kubernetes takes as strings only: the values of a
+// ConfigMap's or Secret's data, stringData and binaryData, of any object's
+// labels and annotations, and of a container's env entries (value:
+// anywhere under an env: list). A reference alone there stays a string once
+// expanded, however it was written: a kustomize build writes "${port}"
+// without its quotes.
+func stringValues(root *yaml.Node) map[*yaml.Node]bool {
+	out := map[*yaml.Node]bool{}
+	values := func(m *yaml.Node) {
+		if m.Kind == yaml.MappingNode {
+			for j := 1; j < len(m.Content); j += 2 {
+				out[m.Content[j]] = true
+			}
+		}
+	}
+	var env func(n *yaml.Node, depth int)
+	env = func(n *yaml.Node, depth int) {
+		if depth > maxDepth {
+			return
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if v := n.Content[i+1]; n.Content[i].Value == "env" && v.Kind == yaml.SequenceNode {
+					for _, e := range v.Content {
+						for j := 0; e.Kind == yaml.MappingNode && j+1 < len(e.Content); j += 2 {
+							if e.Content[j].Value == "value" {
+								out[e.Content[j+1]] = true
+							}
+						}
+					}
+				} else {
+					env(v, depth+1)
+				}
+			}
+		case yaml.SequenceNode:
+			for _, c := range n.Content {
+				env(c, depth+1)
+			}
+		}
+	}
+	var object func(n *yaml.Node)
+	object = func(n *yaml.Node) {
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		kind := ""
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == "kind" {
+				kind = n.Content[i+1].Value
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i].Value, n.Content[i+1]
+			switch {
+			case kind == "List" && k == "items" && v.Kind == yaml.SequenceNode:
+				for _, item := range v.Content {
+					object(item)
+				}
+			case (kind == "ConfigMap" || kind == "Secret") && (k == "data" || k == "stringData" || k == "binaryData"):
+				values(v)
+			case k == "metadata" && v.Kind == yaml.MappingNode:
+				for j := 0; j+1 < len(v.Content); j += 2 {
+					if m := v.Content[j].Value; m == "labels" || m == "annotations" {
+						values(v.Content[j+1])
+					}
+				}
+			case k == "spec":
+				env(v, 0)
+			}
+		}
+	}
+	object(root)
+	return out
 }
 
 // singleRef reports whether s is exactly one reference: "${name}" or

@@ -432,8 +432,10 @@ func TestLoadExpansion(t *testing.T) {
 		"key": "color", "merge": "<<", "empty": "", "ratio": "1.5", "inf": ".inf", "date": "2024-01-01",
 		"name": "web", "ns": "prod", "hex": "0x1F", "nul": "null",
 	}
-	manifest := `apiVersion: v1
-kind: ConfigMap
+	// A kind of no schema's: a ConfigMap's data takes strings only
+	// (TestLoadStringValues).
+	manifest := `apiVersion: example.com/v1
+kind: Settings
 metadata:
   name: ${name}-config
   namespace: ${ns}
@@ -471,10 +473,10 @@ data:
 		t.Fatalf("%d objects", len(objs))
 	}
 	o := objs[0]
-	if o.ref() != "ConfigMap/prod/web-config" {
+	if o.ref() != "Settings/prod/web-config" {
 		t.Errorf("ref = %q", o.ref())
 	}
-	if o.planned != "ConfigMap/${ns}/${name}-config" {
+	if o.planned != "Settings/${ns}/${name}-config" {
 		t.Errorf("planned = %q, want the ref as written", o.planned)
 	}
 	want := map[string]any{
@@ -496,7 +498,7 @@ data:
 	if data["replicas"] != "${replicas}" || data["image"] != "app:${tag}" || data["${key}"] != "blue" {
 		t.Errorf("unexpanded data = %v", data)
 	}
-	if objs[0].planned != "" || objs[0].ref() != "ConfigMap/${ns}/${name}-config" {
+	if objs[0].planned != "" || objs[0].ref() != "Settings/${ns}/${name}-config" {
 		t.Errorf("unexpanded ref = %q, planned %q", objs[0].ref(), objs[0].planned)
 	}
 }
@@ -886,7 +888,7 @@ func FuzzLoad(f *testing.F) {
 // stays a string once expanded, as it does outside kustomize, although
 // the build's output writes it plain; a plain ${replicas} takes YAML's
 // type; one written both ways takes it too (the output cannot tell them
-// apart).
+// apart), but in a ConfigMap's data, which takes strings only.
 func TestLoadKustomizeKeepsQuotedStrings(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
@@ -905,12 +907,89 @@ func TestLoadKustomizeKeepsQuotedStrings(t *testing.T) {
 	for _, o := range objs {
 		byKind[o.u.GetKind()] = o
 	}
-	want := map[string]any{"port": "8080", "single": "8080", "both": int64(5)}
+	want := map[string]any{"port": "8080", "single": "8080", "both": "5"}
 	if diff := cmp.Diff(want, byKind["ConfigMap"].u.Object["data"]); diff != "" {
 		t.Errorf("ConfigMap data (-want +got):\n%s", diff)
 	}
 	spec := byKind["Deployment"].u.Object["spec"].(map[string]any)
 	if spec["replicas"] != int64(2) || spec["minReadySeconds"] != int64(5) {
 		t.Errorf("replicas %#v, minReadySeconds %#v: want the numbers 2 and 5", spec["replicas"], spec["minReadySeconds"])
+	}
+}
+
+// TestLoadStringValues: a reference alone in a ConfigMap's or Secret's
+// data, stringData or binaryData stays a string once expanded, however it
+// is written; elsewhere in them, and in other objects, it takes YAML's
+// type.
+func TestLoadStringValues(t *testing.T) {
+	manifest := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: c, annotations: {n: "${n}"}}
+data:
+  port: ${n}
+  flag: ${flag}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s}
+stringData:
+  port: ${n}
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: in-list}
+  data:
+    port: ${n}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata:
+    name: d
+    labels:
+      n: ${n}
+  spec:
+    replicas: ${n}
+    template:
+      spec:
+        containers:
+        - name: c
+          image: x
+          env:
+          - name: N
+            value: ${n}
+          ports:
+          - containerPort: ${n}
+`
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"m.yaml": manifest})
+	objs, err := load(dir, config{Manifests: []string{"m.yaml"}}, vars(map[string]string{"n": "3", "flag": "true"}))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	got := map[string]any{}
+	for _, o := range objs {
+		for _, field := range []string{"data", "stringData", "spec"} {
+			if m, ok := o.u.Object[field].(map[string]any); ok {
+				got[o.u.GetName()+"."+field] = m
+			}
+		}
+	}
+	want := map[string]any{
+		"c.data":       map[string]any{"port": "3", "flag": "true"},
+		"s.stringData": map[string]any{"port": "3"},
+		"in-list.data": map[string]any{"port": "3"},
+		"d.spec": map[string]any{"replicas": int64(3), "template": map[string]any{"spec": map[string]any{"containers": []any{
+			map[string]any{"name": "c", "image": "x", "env": []any{map[string]any{"name": "N", "value": "3"}}, "ports": []any{map[string]any{"containerPort": int64(3)}}},
+		}}}},
+	}
+	for _, o := range objs {
+		if o.u.GetName() == "d" && o.u.GetLabels()["n"] != "3" {
+			t.Errorf("label n = %#v, want the string 3", o.u.Object["metadata"])
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
