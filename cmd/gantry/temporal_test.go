@@ -119,7 +119,7 @@ func cmdStopWorker(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if kill {
 		_ = w.cmd.Process.Kill()
-		_ = w.cmd.Wait()
+		<-w.done // its own goroutine waits for it
 	} else {
 		w.stop()
 	}
