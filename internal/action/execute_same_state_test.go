@@ -11,18 +11,7 @@ import (
 // (through a symbolic link), a component's relative -s resolves from the
 // real folder it runs in — or it would wait for its own parent's lock.
 func TestSameState(t *testing.T) {
-	dir := t.TempDir()
-	real := filepath.Join(dir, "stack")
-	if err := os.Mkdir(real, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(real, "hub.yaml.state")
-	if err := os.WriteFile(state, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, real, state := linkedStateDir(t)
 	other := filepath.Join(real, "other.state")
 	if err := os.WriteFile(other, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -50,4 +39,23 @@ func TestSameState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// linkedStateDir makes dir/stack holding an empty hub.yaml.state, and
+// dir/link, a symbolic link to dir/stack: one state reached two ways.
+func linkedStateDir(t *testing.T) (dir, real, state string) {
+	t.Helper()
+	dir = t.TempDir()
+	real = filepath.Join(dir, "stack")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	state = filepath.Join(real, "hub.yaml.state")
+	if err := os.WriteFile(state, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, real, state
 }

@@ -2,7 +2,6 @@ package action
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,18 +13,7 @@ import (
 // locations are spelt, is invalid input (the run would find the second
 // lock held by itself); different states are taken.
 func TestOpenStateListedTwice(t *testing.T) {
-	dir := t.TempDir()
-	real := filepath.Join(dir, "stack")
-	if err := os.Mkdir(real, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
-	st := filepath.Join(real, "hub.yaml.state")
-	if err := os.WriteFile(st, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, real, st := linkedStateDir(t)
 	tests := []struct {
 		name  string
 		list  string
