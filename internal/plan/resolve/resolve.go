@@ -258,7 +258,6 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 	if c != nil {
 		templates, parameters = c.Templates, c.Parameters
 	}
-	known := r.known(c)
 	for _, s := range specs {
 		if s.IsControl() {
 			r.stages(name, dir, rec, c, s.Children, actions, reads)
@@ -277,8 +276,9 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 				req.Read = func(p string) { fact.Reads = append(fact.Reads, p) }
 				if action == plugin.ActionDeploy {
 					// A delete reads the manifests for their hooks only,
-					// and never fails for them.
-					req.Known = known
+					// and never fails for them. Made here, for the few
+					// components with staged plugins, not for every one.
+					req.Known = r.known(c)
 				}
 				st, err := staged.Stages(req)
 				fact.Stages, fact.Err = st, errText(err)
