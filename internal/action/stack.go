@@ -447,8 +447,9 @@ func declaredOutputs(res *elaborate.Result) map[string][]string {
 // file the state would be (OpenState): the workspace lies next to it.
 func (s *Stack) AbsStatePath() string { return s.anchor }
 
-// registryPath is the file where a run of the stack on this state notes
-// the processes it has running (component.Registry).
+// registryPath is the file where a run of the stack from its folder notes
+// the processes it has running (component.Registry), whatever the state:
+// runs of two states from one folder share its workspace.
 func (s *Stack) registryPath() string {
 	return workspace.For(s.anchor).Registry(s.anchor)
 }

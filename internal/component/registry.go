@@ -286,7 +286,7 @@ func CheckRegistry(path string) error {
 }
 
 // RegistryBusyError is a process registry a live run holds: a run of the
-// same state on this machine, whose processes are not leftovers and whose
+// stack from the same folder (on any state), whose processes are not leftovers and whose
 // list must not be replaced.
 type RegistryBusyError struct {
 	Path string
@@ -302,7 +302,7 @@ func (e *RegistryBusyError) Error() string {
 	if e.PID > 0 {
 		who = fmt.Sprintf("%s (pid %d)", e.Program, e.PID)
 	}
-	return fmt.Sprintf("process registry %s is held by %s, a run of the same state on this machine: wait for it to end; nothing was run", e.Path, who)
+	return fmt.Sprintf("process registry %s is held by %s, a run of this stack from this folder (on this state or another: they share the folder): wait for it to end; nothing was run", e.Path, who)
 }
 
 // busyRegistry names the holder of the registry open as f.
