@@ -198,6 +198,7 @@ func runtime(st *Stack, b *built, runID string, keepTFVars bool) *steps.Runtime 
 		StackDir:      stackDir,
 		OSEnv:         os.Environ(),
 		KeepTFVars:    keepTFVars,
+		DefaultState:  st.defaultState,
 		Now:           time.Now,
 	}
 	rt.Provides.AddDeployed(st.State)

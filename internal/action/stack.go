@@ -93,14 +93,17 @@ type Stack struct {
 	// tookOver is that name when it differs from the stack's now.
 	ownLandscapeState bool
 	tookOver          string
-	Locked            *params.Locked
-	Graph             *build.Graph
-	env               map[string]string
-	stateSum          [32]byte
-	files             state.Files // what State was decoded from
-	read              bool
-	prefetch          *statePrefetch // the first read's, when it started early
-	base              *state.Base    // cut from files while they were read; nil once taken
+	// defaultState: the state is the default file next to the manifest
+	// (the plugin data an earlier gantry left in the workspace is its).
+	defaultState bool
+	Locked       *params.Locked
+	Graph        *build.Graph
+	env          map[string]string
+	stateSum     [32]byte
+	files        state.Files // what State was decoded from
+	read         bool
+	prefetch     *statePrefetch // the first read's, when it started early
+	base         *state.Base    // cut from files while they were read; nil once taken
 }
 
 // DefaultStatePath is <manifest>.state next to the manifest given; for an
@@ -156,8 +159,9 @@ func load(src Source, partial bool) (*Stack, manifest.Diagnostics, error) {
 		return nil, diags, err
 	}
 	st.StatePath = strings.TrimPrefix(st.StatePath, "file://")
-	st.ownLandscapeState = isLandscape(src) && len(state.SplitLocations(st.StatePath)) == 1 &&
+	st.defaultState = len(state.SplitLocations(st.StatePath)) == 1 &&
 		!state.IsDatabase(st.StatePath) && st.anchor == absPath(DefaultStatePath(src.Manifest))
+	st.ownLandscapeState = isLandscape(src) && st.defaultState
 	// The component graph is built while the state is read and decoded:
 	// neither needs the other, and each takes tens of milliseconds at
 	// 10,000 components.

@@ -21,7 +21,12 @@ type Instance struct {
 	Dir       string // the component's folder: CURRENT and the working directory
 	RootDir   string // the stack's folder (ROOTDIR)
 	GenDir    string // .gantry/gen/<component>
-	StateRoot string // .gantry/state/<component>; an instance's STATEDIR is StateRoot/<key>
+	// StateRoot is the folder of the component's plugin data: an
+	// instance's STATEDIR is StateRoot/<key>. Root, when set, works it
+	// out instead, the first time an instance needs it (the folder
+	// belongs to one deployment: workspace.PluginRoot).
+	StateRoot string
+	Root      func() (string, error)
 	ExportDir string
 	// ProductDir holds the stack's SPEC-VERSION; SpecVersion is its value,
 	// DeployedVersion the one the component was deployed with.
@@ -51,7 +56,14 @@ func (in *Instance) StateDir(s *Spec) (string, error) {
 	if err := manifest.CheckInstanceKey(name); err != nil {
 		return "", err
 	}
-	return filepath.Join(in.StateRoot, name), nil
+	root := in.StateRoot
+	if in.Root != nil {
+		var err error
+		if root, err = in.Root(); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(root, name), nil
 }
 
 // Find looks for an executable plugin called name: plugins/<name>/plugin in

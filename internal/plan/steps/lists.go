@@ -128,14 +128,15 @@ func (rt *Runtime) deploymentFile(comp string) string {
 	return filepath.Join(rt.Dirs.GenDir(comp), "deployment.json")
 }
 
-// instance is what the component's plugin instances run with.
-func (rt *Runtime) instance(info *plan.Component, exp *params.Expanded) *plugin.Instance {
+// instance is what the component's plugin instances run with; env hears
+// where their data is kept when that needs saying.
+func (rt *Runtime) instance(env plan.Env, info *plan.Component, exp *params.Expanded) *plugin.Instance {
 	in := &plugin.Instance{
 		Component:       info.Name,
 		Dir:             info.Dir,
 		RootDir:         rt.StackDir,
 		GenDir:          rt.Dirs.GenDir(info.Name),
-		StateRoot:       rt.Dirs.StateRoot(info.Name),
+		Root:            func() (string, error) { return rt.pluginRoot(env, info.Name) },
 		ExportDir:       rt.Dirs.ExportDir(info.Name),
 		ProductDir:      info.ProductDir,
 		SpecVersion:     info.SpecVersion,
@@ -268,7 +269,7 @@ func (rt *Runtime) instanceRun(ctx context.Context, env plan.Env, info *plan.Com
 			return plan.Fail(fmt.Errorf("plugin %s: not built into this gantry", spec.Name))
 		}
 	}
-	inst := rt.instance(info, b.exp)
+	inst := rt.instance(env, info, b.exp)
 	if s.List == plan.ListVanished {
 		env.Logf("instance %s is no longer in the plugin list: deleting it", spec.InstanceName())
 	}
@@ -327,13 +328,25 @@ func (rt *Runtime) record(env plan.Env, n *plan.Node, s plan.Record) plan.Result
 	}
 	if info.Verb == plan.VerbUndeploy {
 		rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) { c.Plugins, c.SetupPlugins = nil, nil })
-		inst := rt.instance(info, b.exp)
-		for _, spec := range plugin.Keyed(append(append([]*plugin.Spec(nil), p.plugins...), p.setup...)) {
+		keyed := plugin.Keyed(append(append([]*plugin.Spec(nil), p.plugins...), p.setup...))
+		if len(keyed) == 0 {
+			return plan.Ok()
+		}
+		root, err := rt.pluginRoot(env, info.Name)
+		if err != nil {
+			return plan.Fail(err)
+		}
+		inst := rt.instance(env, info, b.exp)
+		for _, spec := range keyed {
 			if dir, err := inst.StateDir(spec); err == nil {
 				if err := os.RemoveAll(dir); err != nil {
 					return plan.Fail(err)
 				}
 			}
+		}
+		// Emptied: the next deployment from this folder takes it.
+		if err := rt.Dirs.ReleasePluginRoot(root); err != nil {
+			return plan.Fail(err)
 		}
 		return plan.Ok()
 	}

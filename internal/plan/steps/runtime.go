@@ -55,12 +55,17 @@ type Runtime struct {
 	StackDir      string
 	OSEnv         []string
 	KeepTFVars    bool
-	Now           func() time.Time
+	// DefaultState says the state is the default file next to the
+	// manifest: plugin data an earlier gantry left unmarked is its own
+	// (pluginRoot).
+	DefaultState bool
+	Now          func() time.Time
 	// Elaborated is the elaborated file the setup step writes, worked out
 	// ahead (PrepareElaborated); nil: the step works it out.
 	Elaborated *Elaborated
 
 	folders folderLocks
+	roots   pluginRoots
 
 	cacheMu sync.Mutex
 	dirSums map[string]*dirSumEntry
