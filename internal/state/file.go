@@ -62,7 +62,7 @@ func hubState(path string, data []byte) error {
 	default:
 		return nil
 	}
-	return fmt.Errorf("state %s %s: gantry cannot read or take over a Hub CLI state. Give gantry a state of its own with -s (-s gantry.state: its first deploy runs every component again) or move the file aside; the Hub's file is left as it is (docs/hub-compatibility.md)", path, what)
+	return fmt.Errorf("state %s %s: gantry does not deploy on a Hub CLI state nor take one over (it reads one only as the platform of `gantry elaborate -s PLATFORM.STATE`). Give gantry a state of its own with -s (-s gantry.state: its first deploy runs every component again) or move the file aside; the Hub's file is left as it is (docs/hub-compatibility.md)", path, what)
 }
 
 // decodeYAML parses a state document with goccy, the one parser of every

@@ -185,7 +185,7 @@ func TestDecodePlatformHub(t *testing.T) {
 	if got, err := (Files{Snapshot: []byte("version: 1\nstack: base\noutputs: {a: b}\n")}).DecodePlatform("p.state"); err != nil || got.Outputs["a"] != "b" {
 		t.Errorf("gantry state: %+v, %v", got, err)
 	}
-	if _, err := (Files{Snapshot: []byte(hubPlatform)}).Decode("p.state"); err == nil || !strings.Contains(err.Error(), "cannot read or take over a Hub CLI state") {
+	if _, err := (Files{Snapshot: []byte(hubPlatform)}).Decode("p.state"); err == nil || !strings.Contains(err.Error(), "does not deploy on a Hub CLI state nor take one over") {
 		t.Errorf("own state: %v", err)
 	}
 }

@@ -19,8 +19,8 @@ func TestDecodeHubState(t *testing.T) {
 	for _, tc := range []struct {
 		name, data, want string
 	}{
-		{"gzip", gz.String(), "state s.state is gzip-compressed, as the Hub CLI writes its states: gantry cannot read or take over a Hub CLI state. Give gantry a state of its own with -s"},
-		{"plain", plain, "state s.state is a Hub CLI state (kind: state): gantry cannot read or take over a Hub CLI state"},
+		{"gzip", gz.String(), "state s.state is gzip-compressed, as the Hub CLI writes its states: gantry does not deploy on a Hub CLI state nor take one over"},
+		{"plain", plain, "state s.state is a Hub CLI state (kind: state): gantry does not deploy on a Hub CLI state nor take one over"},
 		{"quoted kind", strings.Replace(plain, "kind: state", `kind: "state"`, 1), "is a Hub CLI state (kind: state)"},
 		// A state of gantry's that a hand edit broke is not taken for one.
 		{"gantry's, broken", "version: 1\nstack: s\nkinds: state\n", `s.state:3:1: the state is not valid: unknown field "kinds"`},
