@@ -194,11 +194,11 @@ func runtime(st *Stack, b *built, runID string, keepTFVars bool) *steps.Runtime 
 		RunID:         runID,
 		StatePath:     statePath,
 		StateLocation: st.Location(),
+		StateKey:      st.Key(),
 		ElaboratePath: elab,
 		StackDir:      stackDir,
 		OSEnv:         os.Environ(),
 		KeepTFVars:    keepTFVars,
-		DefaultState:  st.defaultState,
 		Now:           time.Now,
 	}
 	rt.Provides.AddDeployed(st.State)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/elaborate"
@@ -93,17 +94,14 @@ type Stack struct {
 	// tookOver is that name when it differs from the stack's now.
 	ownLandscapeState bool
 	tookOver          string
-	// defaultState: the state is the default file next to the manifest
-	// (the plugin data an earlier gantry left in the workspace is its).
-	defaultState bool
-	Locked       *params.Locked
-	Graph        *build.Graph
-	env          map[string]string
-	stateSum     [32]byte
-	files        state.Files // what State was decoded from
-	read         bool
-	prefetch     *statePrefetch // the first read's, when it started early
-	base         *state.Base    // cut from files while they were read; nil once taken
+	Locked            *params.Locked
+	Graph             *build.Graph
+	env               map[string]string
+	stateSum          [32]byte
+	files             state.Files // what State was decoded from
+	read              bool
+	prefetch          *statePrefetch // the first read's, when it started early
+	base              *state.Base    // cut from files while they were read; nil once taken
 }
 
 // DefaultStatePath is <manifest>.state next to the manifest given; for an
@@ -159,9 +157,8 @@ func load(src Source, partial bool) (*Stack, manifest.Diagnostics, error) {
 		return nil, diags, err
 	}
 	st.StatePath = strings.TrimPrefix(st.StatePath, "file://")
-	st.defaultState = len(state.SplitLocations(st.StatePath)) == 1 &&
+	st.ownLandscapeState = isLandscape(src) && len(state.SplitLocations(st.StatePath)) == 1 &&
 		!state.IsDatabase(st.StatePath) && st.anchor == absPath(DefaultStatePath(src.Manifest))
-	st.ownLandscapeState = isLandscape(src) && st.defaultState
 	// The component graph is built while the state is read and decoded:
 	// neither needs the other, and each takes tens of milliseconds at
 	// 10,000 components.
@@ -355,6 +352,22 @@ func refuseListedTwice(location string, stores state.Mirror) error {
 		}
 	}
 	return nil
+}
+
+// Key names the stack's state the same however its location is spelt:
+// a database's server, database and stack, or the file's path with its
+// links resolved. It holds no secret.
+func (s *Stack) Key() string {
+	if id, ok := s.Store.(interface{ Identity() string }); ok {
+		return id.Identity()
+	}
+	if p, err := filepath.EvalSymlinks(s.anchor); err == nil {
+		return p
+	}
+	if d, err := filepath.EvalSymlinks(filepath.Dir(s.anchor)); err == nil {
+		return filepath.Join(d, filepath.Base(s.anchor))
+	}
+	return s.anchor
 }
 
 // sameStore reports whether two stores hold one state: the same file

@@ -10,30 +10,42 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/gantry-dev/gantry/internal/atomicfile"
 )
 
 // A component's plugin data — its instances' STATEDIR folders, terraform's
 // local state among them — belongs to one deployment (hub.deploymentId).
-// Two states deployed from one checkout (staging.state and prod.state, or
-// the file and a database) must never share it: prod's terraform would
-// apply over staging's resources, and an undeploy of staging would destroy
-// prod's. The first deployment keeps DESIGN 2.5's folder,
-// .gantry/state/<component>, marked with its id (ownerFile); another one
-// keeps its own, .gantry/state/<component>@<id> ('@' is in no component
-// name nor instance key).
+// Two states deployed from one checkout (staging.state and prod.state, two
+// stacks in one database, the file and a database) must never share it:
+// prod's terraform would apply over staging's resources, and an undeploy of
+// staging would destroy prod's. The first deployment keeps DESIGN 2.5's
+// folder, .gantry/state/<component>, marked with its id (ownerFile);
+// another one keeps its own, .gantry/state/<component>@<id> ('@' is in no
+// component name nor instance key). A folder changes hands only when the
+// state that owned it was made anew where it was (a new id at the same
+// location): never on a guess that its owner is gone, as a state moved or
+// migrated elsewhere keeps its id and must find its data.
 
 // ownerFile, in a component's plugin data folder, names the deployment the
-// folder belongs to.
-const ownerFile = "@owner"
+// folder belongs to; lockFile, in the workspace's state folder, is held
+// while a run decides which folder is whose.
+const (
+	ownerFile = "@owner"
+	lockFile  = "@lock"
+)
 
 // Owner is a deployment that plugin data belongs to.
 type Owner struct {
 	// ID is the state's hub.deploymentId: a copy or a migration of a state
 	// keeps it, and is the same deployment.
 	ID string
-	// Location is where its state is: the file, absolute, or the database's
-	// URL without its password. For messages, and to tell whether the
-	// state it names still holds that deployment.
+	// Key names where its state is, the same however its location is
+	// spelt: the file's absolute path, or the database, server and stack.
+	// It holds no secret.
+	Key string
+	// Location is where its state is, as messages show it (a database's
+	// URL without its password).
 	Location string
 }
 
@@ -42,14 +54,12 @@ type PluginRootRequest struct {
 	Component string
 	Run       Owner
 	// Recorded says the run's state records plugin instances of the
-	// component; Default, that it is the default state file next to the
-	// manifest. Either makes a folder of an earlier gantry, which marked
-	// no owner, the run's.
-	Recorded, Default bool
-	// Gone says whether the state an owner names no longer holds its
-	// deployment (removed, or recreated with another id): its folder is
-	// then taken over. Nil: never.
-	Gone func(Owner) bool
+	// component: a folder of an earlier gantry, which marked no owner, is
+	// then the run's.
+	Recorded bool
+	// ReadOnly decides without creating, marking or moving anything (a
+	// command that changes nothing).
+	ReadOnly bool
 }
 
 // PluginRoot is the folder of a component's plugin data for a run's
@@ -57,13 +67,31 @@ type PluginRootRequest struct {
 // not; note, when not empty, says what was decided and why, for the
 // component's log.
 func (w Workspace) PluginRoot(req PluginRootRequest) (dir, note string, err error) {
-	if req.Run.ID == "" {
-		return "", "", errors.New("internal error: plugin data asked for without a deployment id")
+	if err := checkDeploymentID(req.Run.ID); err != nil {
+		return "", "", err
 	}
-	shared := w.StateRoot(req.Component)
-	own := shared + "@" + req.Run.ID
+	if !req.ReadOnly {
+		unlock, err := w.lockOwners()
+		if err != nil {
+			return "", "", err
+		}
+		defer unlock()
+	}
+	d := decider{w: w, req: req}
+	return d.decide()
+}
+
+type decider struct {
+	w   Workspace
+	req PluginRootRequest
+}
+
+func (d decider) decide() (string, string, error) {
+	run := d.req.Run
+	shared := d.w.StateRoot(d.req.Component)
+	own := shared + "@" + run.ID
 	if isDir(own) {
-		return own, "", nil
+		return own, "", d.mark(own)
 	}
 	owner, marked, err := readOwner(shared)
 	if err != nil {
@@ -71,43 +99,160 @@ func (w Workspace) PluginRoot(req PluginRootRequest) (dir, note string, err erro
 	}
 	switch {
 	case !isDir(shared):
-		return shared, "", markOwner(shared, req.Run)
-	case marked && owner.ID == req.Run.ID:
-		if owner.Location != req.Run.Location {
-			// Moved or migrated: messages name where it is now.
-			return shared, "", markOwner(shared, req.Run)
-		}
-		return shared, "", nil
+		return shared, "", d.mark(shared)
+	case marked && owner.ID == run.ID:
+		return shared, "", d.mark(shared)
+	case marked && owner.Key == run.Key:
+		note := fmt.Sprintf("plugin data: %s belonged to deployment %s, an earlier state at this state's location (%s): this deployment (%s) takes it over", d.rel(shared), owner.ID, run.Location, run.ID)
+		return shared, note, d.mark(shared)
 	case marked:
-		if owner.Location == req.Run.Location || req.Gone != nil && req.Gone(owner) {
-			note = fmt.Sprintf("plugin data: %s belonged to deployment %s (%s), which that state no longer holds: this deployment (%s) takes it over", rel(w, shared), owner.ID, owner.Location, req.Run.ID)
-			return shared, note, markOwner(shared, req.Run)
-		}
-		note = fmt.Sprintf("plugin data: %s belongs to deployment %s (%s); this deployment (%s, %s) keeps its own in %s", rel(w, shared), owner.ID, owner.Location, req.Run.ID, req.Run.Location, rel(w, own))
-		return own, note, markOwner(own, req.Run)
+		return d.ownFolder(own, fmt.Sprintf("%s belongs to deployment %s (%s)", d.rel(shared), owner.ID, owner.Location))
 	}
 	// A folder an earlier gantry made, which names no owner.
 	empty, err := onlyOwnerFile(shared)
 	if err != nil {
 		return "", "", err
 	}
-	if empty || req.Recorded || req.Default {
-		return shared, "", markOwner(shared, req.Run)
+	if empty {
+		return shared, "", d.mark(shared)
 	}
-	note = fmt.Sprintf("plugin data: %s was written by an earlier gantry for a deployment that is not this one (this state records no plugin instances of %s): this deployment (%s, %s) keeps its own in %s", rel(w, shared), req.Component, req.Run.ID, req.Run.Location, rel(w, own))
-	return own, note, markOwner(own, req.Run)
+	if d.req.Recorded {
+		note := fmt.Sprintf("plugin data: %s, left unmarked by an earlier gantry, is taken as this deployment's (%s, %s), whose state records %s's plugin instances; another state deployed from this folder keeps its own from now on", d.rel(shared), run.ID, run.Location, d.req.Component)
+		return shared, note, d.mark(shared)
+	}
+	return d.ownFolder(own, fmt.Sprintf("%s was left unmarked by an earlier gantry for a deployment that is not this one (this state records no plugin instances of %s)", d.rel(shared), d.req.Component))
+}
+
+// ownFolder is the run's own folder, own, next to a shared one another
+// deployment has (why): taken over from the run's location's earlier
+// deployment if there is one, else new.
+func (d decider) ownFolder(own, why string) (string, string, error) {
+	run := d.req.Run
+	earlier, err := d.earlierAtLocation()
+	if err != nil {
+		return "", "", err
+	}
+	if earlier != "" {
+		note := fmt.Sprintf("plugin data: %s; %s belonged to an earlier state at this state's location (%s): this deployment (%s) takes it over as %s", why, d.rel(earlier), run.Location, run.ID, d.rel(own))
+		if d.req.ReadOnly {
+			return earlier, note, nil
+		}
+		if err := os.Rename(earlier, own); err != nil {
+			return "", "", fmt.Errorf("take over the plugin data in %s: %w", earlier, err)
+		}
+		return own, note, d.mark(own)
+	}
+	note := fmt.Sprintf("plugin data: %s; this deployment (%s, %s) keeps its own in %s", why, run.ID, run.Location, d.rel(own))
+	return own, note, d.mark(own)
+}
+
+// earlierAtLocation is the folder <component>@<id> of another deployment
+// whose state was where the run's is: one made anew there since.
+func (d decider) earlierAtLocation() (string, error) {
+	shared := d.w.StateRoot(d.req.Component)
+	entries, err := os.ReadDir(filepath.Dir(shared))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	prefix := filepath.Base(shared) + "@"
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		dir := filepath.Join(filepath.Dir(shared), e.Name())
+		o, marked, err := readOwner(dir)
+		if err != nil {
+			return "", err
+		}
+		if marked && o.ID != d.req.Run.ID && o.Key == d.req.Run.Key {
+			return dir, nil
+		}
+	}
+	return "", nil
+}
+
+// mark creates dir if it is not there and marks it as the run's (not on
+// a read-only run).
+func (d decider) mark(dir string) error {
+	if d.req.ReadOnly {
+		return nil
+	}
+	return markOwner(dir, d.req.Run)
+}
+
+func (d decider) rel(p string) string {
+	if r, err := filepath.Rel(filepath.Dir(d.w.Root), p); err == nil {
+		return r
+	}
+	return p
+}
+
+// checkDeploymentID refuses an id that could not name a folder: it comes
+// from the state, which may have been edited by hand, and goes into paths
+// that undeploys remove.
+func checkDeploymentID(id string) error {
+	if id == "" {
+		return errors.New("internal error: plugin data asked for without a deployment id")
+	}
+	ok := len(id) <= 64
+	for _, r := range id {
+		if !(r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Errorf("the state's hub.deploymentId %q cannot name a plugin data folder: expected at most 64 letters, digits, '-' and '_' (gantry makes 16 hex digits; was the state edited by hand?)", id)
+	}
+	return nil
+}
+
+// lockOwners holds the workspace's lock on plugin data owners until the
+// returned function is called: runs of two states from one folder may run
+// at once, and a Temporal worker holds several runs.
+func (w Workspace) lockOwners() (func(), error) {
+	dir := filepath.Join(w.Root, "state")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create the plugin data folder: %w", err)
+	}
+	path := filepath.Join(dir, lockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock the plugin data folders: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock the plugin data folders: %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 // ReleasePluginRoot removes a component's plugin data folder once nothing
 // but its owner mark is left in it (after an undeploy removed its
 // instances' folders): the next deployment takes StateRoot again.
 func (w Workspace) ReleasePluginRoot(dir string) error {
+	unlock, err := w.lockOwners()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	empty, err := onlyOwnerFile(dir)
 	if err != nil || !empty {
 		return err
 	}
-	if err := os.Remove(filepath.Join(dir, ownerFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
+	}
+	for _, e := range entries {
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -116,10 +261,10 @@ func (w Workspace) ReleasePluginRoot(dir string) error {
 }
 
 // readOwner reads the owner mark of a plugin data folder; marked is false
-// when it has none.
+// when it has none. An empty mark is none: a power loss can leave one.
 func readOwner(dir string) (o Owner, marked bool, err error) {
 	data, err := os.ReadFile(filepath.Join(dir, ownerFile))
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || err == nil && len(bytes.TrimSpace(data)) == 0 {
 		return Owner{}, false, nil
 	}
 	if err != nil {
@@ -131,41 +276,39 @@ func readOwner(dir string) (o Owner, marked bool, err error) {
 		switch k {
 		case "deployment":
 			o.ID = v
+		case "key":
+			o.Key = v
 		case "state":
 			o.Location = v
 		}
 	}
-	if o.ID == "" {
-		return Owner{}, false, fmt.Errorf("the owner mark %s names no deployment (edited by hand?): remove it if the folder's data is this deployment's", filepath.Join(dir, ownerFile))
+	if o.ID == "" || o.Key == "" {
+		return Owner{}, false, fmt.Errorf("the owner mark %s names no deployment or no state (edited by hand?): remove it if the folder's data is this deployment's", filepath.Join(dir, ownerFile))
 	}
 	return o, true, nil
 }
 
-// markOwner creates dir if it is not there and marks it as o's: a
-// temporary file renamed over the mark, so that a crash leaves the old
-// mark or the new one.
+// markOwner creates dir if it is not there and marks it as o's, durably:
+// the mark decides whose terraform state the folder holds.
 func markOwner(dir string, o Owner) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create the plugin data folder: %w", err)
 	}
-	data := []byte("deployment " + o.ID + "\nstate " + o.Location + "\n")
+	data := []byte("deployment " + o.ID + "\nkey " + oneLine(o.Key) + "\nstate " + oneLine(o.Location) + "\n")
 	path := filepath.Join(dir, ownerFile)
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("mark the plugin data folder's owner: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
+	if err := atomicfile.Write(path, data, 0o600, true); err != nil {
 		return fmt.Errorf("mark the plugin data folder's owner: %w", err)
 	}
 	return nil
 }
 
-// onlyOwnerFile says whether dir holds nothing but an owner mark (or is
-// missing).
+func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
+
+// onlyOwnerFile says whether dir holds nothing but an owner mark (and the
+// temporary file of a killed write of one), or is missing.
 func onlyOwnerFile(dir string) (bool, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -175,7 +318,7 @@ func onlyOwnerFile(dir string) (bool, error) {
 		return false, err
 	}
 	for _, e := range entries {
-		if e.Name() != ownerFile {
+		if e.Name() != ownerFile && !strings.HasPrefix(e.Name(), "."+ownerFile+".tmp") {
 			return false, nil
 		}
 	}
@@ -185,13 +328,4 @@ func onlyOwnerFile(dir string) (bool, error) {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
-}
-
-// rel names a folder from the workspace's parent, as users see it
-// (.gantry/state/db).
-func rel(w Workspace, p string) string {
-	if r, err := filepath.Rel(filepath.Dir(w.Root), p); err == nil {
-		return r
-	}
-	return p
 }

@@ -4,70 +4,78 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
+var (
+	staging = Owner{ID: "aaaa", Key: "/w/staging.state", Location: "/w/staging.state"}
+	prod    = Owner{ID: "bbbb", Key: "postgres://db:5432/envs?stack=s", Location: "postgres://u:*****@db/envs"}
+)
+
 func TestPluginRoot(t *testing.T) {
-	staging := Owner{ID: "aaaa", Location: "/w/staging.state"}
-	prod := Owner{ID: "bbbb", Location: "/w/prod.state"}
 	type layout struct {
 		mark    *Owner // the shared folder's mark
 		data    bool   // the shared folder holds an instance's data
 		ownPrev bool   // the run's own folder exists already
+		earlier *Owner // a folder <comp>@<its id> with this mark
 	}
 	tests := []struct {
 		name     string
 		have     layout
 		req      PluginRootRequest
-		wantOwn  bool   // the run gets <comp>@<id>
-		wantMark Owner  // the mark of the folder returned
+		want     string // "shared", "own"
+		wantMark Owner
 		note     string // a part of the note; "" for none
 	}{
 		{name: "nothing yet: the shared folder", req: PluginRootRequest{Run: staging},
-			wantMark: staging},
+			want: "shared", wantMark: staging},
 		{name: "marked for the run", have: layout{mark: &staging, data: true}, req: PluginRootRequest{Run: staging},
-			wantMark: staging},
-		{name: "marked for the run at another location (migrated)", have: layout{mark: &Owner{ID: "aaaa", Location: "/old/staging.state"}, data: true},
-			req: PluginRootRequest{Run: staging}, wantMark: staging},
-		{name: "another deployment's, alive", have: layout{mark: &staging, data: true}, req: PluginRootRequest{Run: prod},
-			wantOwn: true, wantMark: prod, note: "belongs to deployment aaaa (/w/staging.state); this deployment (bbbb, /w/prod.state) keeps its own in .gantry/state/app@bbbb"},
-		{name: "another deployment's, its state gone", have: layout{mark: &staging, data: true},
-			req: PluginRootRequest{Run: prod, Gone: func(o Owner) bool { return o == staging }}, wantMark: prod, note: "takes it over"},
-		{name: "the same state made anew", have: layout{mark: &Owner{ID: "old0", Location: "/w/staging.state"}, data: true},
-			req: PluginRootRequest{Run: staging}, wantMark: staging, note: "belonged to deployment old0"},
-		{name: "the run's own folder comes first", have: layout{mark: &staging, data: true, ownPrev: true},
-			req: PluginRootRequest{Run: prod, Gone: func(Owner) bool { return true }}, wantOwn: true, wantMark: prod},
-		{name: "unmarked, empty", have: layout{}, req: PluginRootRequest{Run: prod}, wantMark: prod},
+			want: "shared", wantMark: staging},
+		{name: "marked for the run, its state moved", have: layout{mark: &Owner{ID: "aaaa", Key: "/old/s.state", Location: "/old/s.state"}, data: true},
+			req: PluginRootRequest{Run: staging}, want: "shared", wantMark: staging},
+		{name: "another deployment's", have: layout{mark: &staging, data: true}, req: PluginRootRequest{Run: prod},
+			want: "own", wantMark: prod, note: "plugin data: .gantry/state/app belongs to deployment aaaa (/w/staging.state); this deployment (bbbb, postgres://u:*****@db/envs) keeps its own in .gantry/state/app@bbbb"},
+		{name: "another deployment's, its state file gone (never a guess)", have: layout{mark: &Owner{ID: "cccc", Key: "/w/gone.state", Location: "/w/gone.state"}, data: true},
+			req: PluginRootRequest{Run: staging, Recorded: true}, want: "own", wantMark: staging, note: "keeps its own"},
+		{name: "the same location made anew", have: layout{mark: &Owner{ID: "old0", Key: "/w/staging.state", Location: "/w/staging.state"}, data: true},
+			req: PluginRootRequest{Run: staging}, want: "shared", wantMark: staging, note: "belonged to deployment old0, an earlier state at this state's location"},
+		{name: "the run's own folder comes first", have: layout{mark: &Owner{ID: "old0", Key: prod.Key, Location: prod.Location}, data: true, ownPrev: true},
+			req: PluginRootRequest{Run: prod}, want: "own", wantMark: prod},
+		{name: "the own folder of the location's earlier deployment", have: layout{mark: &staging, data: true, earlier: &Owner{ID: "old1", Key: prod.Key, Location: prod.Location}},
+			req: PluginRootRequest{Run: prod}, want: "own", wantMark: prod, note: ".gantry/state/app@old1 belonged to an earlier state at this state's location"},
+		{name: "another location's earlier own folder is not taken", have: layout{mark: &staging, data: true, earlier: &Owner{ID: "old1", Key: "/w/x.state", Location: "/w/x.state"}},
+			req: PluginRootRequest{Run: prod}, want: "own", wantMark: prod, note: "keeps its own in .gantry/state/app@bbbb"},
+		{name: "unmarked, empty", have: layout{}, req: PluginRootRequest{Run: prod}, want: "shared", wantMark: prod},
 		{name: "unmarked, recorded by the run's state", have: layout{data: true}, req: PluginRootRequest{Run: prod, Recorded: true},
-			wantMark: prod},
-		{name: "unmarked, the default state", have: layout{data: true}, req: PluginRootRequest{Run: staging, Default: true},
-			wantMark: staging},
-		{name: "unmarked, neither", have: layout{data: true}, req: PluginRootRequest{Run: prod},
-			wantOwn: true, wantMark: prod, note: "written by an earlier gantry for a deployment that is not this one"},
+			want: "shared", wantMark: prod, note: "left unmarked by an earlier gantry, is taken as this deployment's"},
+		{name: "unmarked, not recorded", have: layout{data: true}, req: PluginRootRequest{Run: staging},
+			want: "own", wantMark: staging, note: "left unmarked by an earlier gantry for a deployment that is not this one"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w := Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}
 			shared := w.StateRoot("app")
-			if tc.have.mark != nil || tc.have.data || strings.HasPrefix(tc.name, "unmarked, empty") {
-				if err := os.MkdirAll(shared, 0o700); err != nil {
+			if err := os.MkdirAll(shared, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "nothing yet: the shared folder" {
+				if err := os.Remove(shared); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if tc.have.mark != nil {
-				if err := markOwner(shared, *tc.have.mark); err != nil {
-					t.Fatal(err)
-				}
+				mustMark(t, shared, *tc.have.mark)
 			}
 			if tc.have.data {
-				if err := os.MkdirAll(filepath.Join(shared, "db"), 0o700); err != nil {
-					t.Fatal(err)
-				}
+				mustMkdir(t, filepath.Join(shared, "db"))
 			}
 			if tc.have.ownPrev {
-				if err := markOwner(shared+"@"+tc.req.Run.ID, tc.req.Run); err != nil {
-					t.Fatal(err)
-				}
+				mustMark(t, shared+"@"+tc.req.Run.ID, tc.req.Run)
+			}
+			if e := tc.have.earlier; e != nil {
+				mustMark(t, shared+"@"+e.ID, *e)
+				mustMkdir(t, filepath.Join(shared+"@"+e.ID, "db"))
 			}
 			tc.req.Component = "app"
 			dir, note, err := w.PluginRoot(tc.req)
@@ -75,7 +83,7 @@ func TestPluginRoot(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := shared
-			if tc.wantOwn {
+			if tc.want == "own" {
 				want = shared + "@" + tc.req.Run.ID
 			}
 			if dir != want {
@@ -84,9 +92,17 @@ func TestPluginRoot(t *testing.T) {
 			if got, marked, err := readOwner(dir); err != nil || !marked || got != tc.wantMark {
 				t.Errorf("mark of %s = %+v (marked %v, %v), want %+v", dir, got, marked, err, tc.wantMark)
 			}
-			if tc.wantOwn && tc.have.mark != nil {
+			if tc.want == "own" && tc.have.mark != nil {
 				if got, _, _ := readOwner(shared); got != *tc.have.mark {
 					t.Errorf("the other deployment's mark changed: %+v", got)
+				}
+			}
+			if e := tc.have.earlier; e != nil && e.Key == tc.req.Run.Key {
+				if isDir(shared + "@" + e.ID) {
+					t.Errorf("the earlier folder was not taken over")
+				}
+				if !isDir(filepath.Join(dir, "db")) {
+					t.Errorf("the earlier folder's data is not in %s", dir)
 				}
 			}
 			if (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) {
@@ -96,34 +112,95 @@ func TestPluginRoot(t *testing.T) {
 	}
 }
 
-func TestPluginRootRefusals(t *testing.T) {
+func TestPluginRootReadOnlyChangesNothing(t *testing.T) {
 	w := Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}
-	if _, _, err := w.PluginRoot(PluginRootRequest{Component: "app"}); err == nil {
-		t.Error("no deployment id: no error")
-	}
 	shared := w.StateRoot("app")
-	if err := os.MkdirAll(shared, 0o700); err != nil {
+	mustMark(t, shared, staging)
+	mustMkdir(t, filepath.Join(shared, "db"))
+	dir, _, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: prod, ReadOnly: true})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if dir != shared+"@bbbb" || isDir(dir) {
+		t.Errorf("read-only: dir %s (made: %v), want app@bbbb not made", dir, isDir(dir))
+	}
+	if _, err := os.Stat(filepath.Join(w.Root, "state", lockFile)); err == nil {
+		t.Error("read-only: the lock file was made")
+	}
+}
+
+func TestPluginRootRefusals(t *testing.T) {
+	w := Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}
+	for _, id := range []string{"", "x/../../victim", "a b", "a\nb", strings.Repeat("a", 65)} {
+		if _, _, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: Owner{ID: id, Key: "/k", Location: "/k"}}); err == nil {
+			t.Errorf("deployment id %q: no error", id)
+		}
+	}
+	if isDir(filepath.Join(filepath.Dir(w.Root), "victim")) || isDir(w.StateRoot("app")) {
+		t.Error("a refused id made a folder")
+	}
+	shared := w.StateRoot("app")
+	mustMkdir(t, shared)
 	if err := os.WriteFile(filepath.Join(shared, ownerFile), []byte("state /x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: Owner{ID: "aaaa", Location: "/x"}})
+	_, _, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: staging})
 	if err == nil || !strings.Contains(err.Error(), "names no deployment") {
 		t.Errorf("a mark without a deployment: %v", err)
+	}
+}
+
+// A mark a power loss left empty, and the temporary file of a killed
+// write, are no mark and no data.
+func TestPluginRootLeftovers(t *testing.T) {
+	w := Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}
+	shared := w.StateRoot("app")
+	mustMkdir(t, shared)
+	for _, name := range []string{ownerFile, "." + ownerFile + ".tmp123-456"} {
+		if err := os.WriteFile(filepath.Join(shared, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, note, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: prod})
+	if err != nil || dir != shared || note != "" {
+		t.Fatalf("PluginRoot = %s, %q, %v; want the shared folder, no note", dir, note, err)
+	}
+	if got, _, _ := readOwner(shared); got != prod {
+		t.Errorf("mark = %+v", got)
+	}
+}
+
+// Two runs deciding at once (two states from one folder, or a worker's
+// runs): one gets the shared folder, the other its own.
+func TestPluginRootConcurrent(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		w := Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}
+		var wg sync.WaitGroup
+		dirs := make([]string, 2)
+		for k, o := range []Owner{staging, prod} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dir, _, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: o})
+				if err != nil {
+					t.Error(err)
+				}
+				mustMkdir(t, filepath.Join(dir, "db"))
+				dirs[k] = dir
+			}()
+		}
+		wg.Wait()
+		if dirs[0] == dirs[1] {
+			t.Fatalf("both runs got %s", dirs[0])
+		}
 	}
 }
 
 func TestReleasePluginRoot(t *testing.T) {
 	w := Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}
 	dir := w.StateRoot("app")
-	o := Owner{ID: "aaaa", Location: "/w/a.state"}
-	if err := markOwner(dir, o); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(filepath.Join(dir, "db"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	mustMark(t, dir, staging)
+	mustMkdir(t, filepath.Join(dir, "db"))
 	if err := w.ReleasePluginRoot(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +218,19 @@ func TestReleasePluginRoot(t *testing.T) {
 	}
 	if err := w.ReleasePluginRoot(dir); err != nil {
 		t.Errorf("releasing a folder that is gone: %v", err)
+	}
+}
+
+func mustMark(t *testing.T, dir string, o Owner) {
+	t.Helper()
+	if err := markOwner(dir, o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustMkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -136,7 +136,7 @@ func (rt *Runtime) instance(env plan.Env, info *plan.Component, exp *params.Expa
 		Dir:             info.Dir,
 		RootDir:         rt.StackDir,
 		GenDir:          rt.Dirs.GenDir(info.Name),
-		Root:            func() (string, error) { return rt.pluginRoot(env, info.Name) },
+		Root:            func() (string, error) { return rt.pluginRoot(env, info) },
 		ExportDir:       rt.Dirs.ExportDir(info.Name),
 		ProductDir:      info.ProductDir,
 		SpecVersion:     info.SpecVersion,
@@ -332,7 +332,7 @@ func (rt *Runtime) record(env plan.Env, n *plan.Node, s plan.Record) plan.Result
 		if len(keyed) == 0 {
 			return plan.Ok()
 		}
-		root, err := rt.pluginRoot(env, info.Name)
+		root, err := rt.pluginRoot(env, info)
 		if err != nil {
 			return plan.Fail(err)
 		}

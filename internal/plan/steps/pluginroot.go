@@ -1,10 +1,6 @@
 package steps
 
 import (
-	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -21,20 +17,16 @@ type pluginRoots struct {
 
 // pluginRoot is the folder of a component's plugin data for this run's
 // deployment, created and marked the first time an instance of the run
-// needs it; what was decided goes to the step's log.
-func (rt *Runtime) pluginRoot(env plan.Env, comp string) (string, error) {
+// needs it (a read-only run only looks); what was decided goes to the
+// step's log.
+func (rt *Runtime) pluginRoot(env plan.Env, info *plan.Component) (string, error) {
 	rt.roots.mu.Lock()
 	defer rt.roots.mu.Unlock()
-	if dir, ok := rt.roots.dirs[comp]; ok {
+	if dir, ok := rt.roots.dirs[info.Name]; ok {
 		return dir, nil
 	}
-	req := workspace.PluginRootRequest{
-		Component: comp,
-		Run:       rt.owner(),
-		Default:   rt.DefaultState,
-		Gone:      ownerGone,
-	}
-	if c := rt.recorded(comp); c != nil {
+	req := workspace.PluginRootRequest{Component: info.Name, Run: rt.owner(), ReadOnly: info.ReadOnly}
+	if c := rt.recorded(info.Name); c != nil {
 		req.Recorded = len(c.Plugins) > 0 || len(c.SetupPlugins) > 0
 	}
 	dir, note, err := rt.Dirs.PluginRoot(req)
@@ -47,36 +39,21 @@ func (rt *Runtime) pluginRoot(env plan.Env, comp string) (string, error) {
 	if rt.roots.dirs == nil {
 		rt.roots.dirs = map[string]string{}
 	}
-	rt.roots.dirs[comp] = dir
+	rt.roots.dirs[info.Name] = dir
 	return dir, nil
 }
 
 // owner is the deployment this run is for, as plugin data folders name it.
 func (rt *Runtime) owner() workspace.Owner {
-	o := workspace.Owner{Location: state.Redact(rt.StateLocation)}
+	o := workspace.Owner{Key: rt.StateKey, Location: state.Redact(rt.StateLocation)}
 	if rt.Locked != nil {
 		o.ID = rt.Locked.DeploymentID
 	}
 	if o.Location == "" {
 		o.Location = rt.StatePath
 	}
+	if o.Key == "" {
+		o.Key = rt.StatePath
+	}
 	return o
-}
-
-// ownerGone says whether the state file a plugin data folder's owner names
-// no longer holds that deployment: removed, or made anew (another
-// hub.deploymentId). A database, or a file that cannot be read, is taken
-// to hold it still: its folder is never taken over on a guess.
-func ownerGone(o workspace.Owner) bool {
-	if state.IsURL(o.Location) || !filepath.IsAbs(o.Location) {
-		return false
-	}
-	if _, err := os.Lstat(o.Location); errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
-	st, err := state.ReadFile(o.Location)
-	if err != nil || st == nil {
-		return false
-	}
-	return st.DeploymentID != "" && st.DeploymentID != o.ID
 }

@@ -51,15 +51,15 @@ type Runtime struct {
 	// steps run.
 	StatePath     string
 	StateLocation string
+	// StateKey names the state the same however its location is spelt
+	// (a database's server, database and stack; the file's resolved
+	// path): plugin data folders are marked with it (pluginRoot).
+	StateKey      string
 	ElaboratePath string
 	StackDir      string
 	OSEnv         []string
 	KeepTFVars    bool
-	// DefaultState says the state is the default file next to the
-	// manifest: plugin data an earlier gantry left unmarked is its own
-	// (pluginRoot).
-	DefaultState bool
-	Now          func() time.Time
+	Now           func() time.Time
 	// Elaborated is the elaborated file the setup step writes, worked out
 	// ahead (PrepareElaborated); nil: the step works it out.
 	Elaborated *Elaborated
