@@ -327,7 +327,16 @@ func forgetStarts(t *testing.T, path string) {
 // only after the killed run's a ended.
 func waitsForLeftover(t *testing.T, dir string) {
 	t.Helper()
-	again, out := startDeploy(t, dir)
+	waitsForLeftoverOn(t, dir, "hub.yaml.state")
+}
+
+// waitsForLeftoverOn is waitsForLeftover with the deploy on the state file
+// stateFile (-s).
+func waitsForLeftoverOn(t *testing.T, dir, stateFile string) {
+	t.Helper()
+	cmd := exec.Command("gantry", "deploy", "hub.yaml", "-s", stateFile)
+	cmd.Dir = dir
+	again, out := cmd, startCmd(t, cmd)
 	waitLeftoverWait(t, out)
 	for _, c := range []string{"a", "b", "c"} {
 		touch(t, filepath.Join(dir, "release-"+c))
@@ -342,9 +351,24 @@ func waitsForLeftover(t *testing.T, dir string) {
 	if want := "start a\nend a\nstart a\nend a\nstart b\nend b\nstart c\nend c\n"; string(order) != want {
 		t.Errorf("starts and ends:\n%s\nwant (the killed run's a, then the next run's):\n%s\n%s", order, want, out)
 	}
-	if st := readState(t, dir); st.Status != state.StatusDeployed {
+	st, err := state.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != state.StatusDeployed {
 		t.Errorf("stack status %q:\n%s", st.Status, out)
 	}
+}
+
+// TestLeftoverWaitedForOnAnotherState: the processes a killed run left are
+// waited for by the next run of the stack from its folder on any state:
+// here the state moved to another file (state migrate) after the kill. The
+// registry was named after the state file, and the run on the moved state
+// started a next to the killed run's a.
+func TestLeftoverWaitedForOnAnotherState(t *testing.T) {
+	dir := killedWithLeftover(t)
+	gantryIn(t, dir, "state", "migrate", "hub.yaml.state", "moved.state")
+	waitsForLeftoverOn(t, dir, "moved.state")
 }
 
 // TestInterruptedWaitKeepsTheLeftovers: a run interrupted while it waits for

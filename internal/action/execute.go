@@ -341,11 +341,17 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 	// A run inside a run of the same stack (gantry invoke from a component)
 	// is part of the outer run, whose registry and lock cover it.
 	if !insideRunOf(rt.StateLocation, st.Res.Stack.Meta.Name) {
-		registry, err := openRegistry(rt, st.registryPath(), b.facts.Leftovers)
+		registry, err := openRegistry(st.registryPath(), rt.Masker.Text, b.facts.Leftovers)
 		if err != nil {
 			return err
 		}
 		defer registry.Close()
+		if p := st.earlierRegistry(); p != "" && !component.RegistryInUse(p) {
+			// Its leftovers are carried over in the registry just opened.
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				slog.Debug("remove an earlier gantry's process registry", "path", p, "err", err)
+			}
+		}
 		ctx = component.WithRegistry(ctx, registry)
 	}
 	if !readOnly {
@@ -438,18 +444,18 @@ func (o *outputKeeper) close() { o.k.Close() }
 
 // openRegistry starts noting the run's process groups, carrying over the
 // leftovers of a killed run that its plan waits for.
-func openRegistry(rt *steps.Runtime, path string, lo *plan.Leftovers) (*component.Registry, error) {
+func openRegistry(path string, mask func(string) string, lo *plan.Leftovers) (*component.Registry, error) {
 	var carry []component.Leftover
 	if lo != nil {
 		for _, l := range lo.Processes {
 			carry = append(carry, component.Leftover{PID: l.PID, Dir: l.Dir, Args: l.Command, Boot: l.Boot, Started: l.Started})
 		}
 	}
-	if err := os.MkdirAll(rt.Dirs.Root, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
 	// Command lines may hold secrets: the registry notes them masked.
-	return component.OpenRegistry(path, rt.Masker.Text, carry...)
+	return component.OpenRegistry(path, mask, carry...)
 }
 
 // halt finds the critical step whose failure stopped the run, and whether a

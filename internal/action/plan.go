@@ -57,8 +57,8 @@ func (a *Plan) build() (*plan.Plan, *Stack, *built, error) {
 	// nothing, and the run reads them again under it). A live run's are
 	// not leftovers.
 	var left []component.Leftover
-	if registry := st.registryPath(); !component.RegistryInUse(registry) {
-		if left, err = component.Leftovers(registry); err != nil {
+	if !st.registriesInUse() {
+		if left, err = st.leftovers(); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/engine"
 	"github.com/gantry-dev/gantry/internal/gitroot"
 	"github.com/gantry-dev/gantry/internal/landscape"
@@ -223,7 +222,7 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 		if err != nil {
 			return nil, err
 		}
-		left, err := component.Leftovers(st.registryPath())
+		left, err := st.leftovers()
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -304,13 +303,12 @@ func (r *stackRun) locked(ctx context.Context, b *built, runID, command string) 
 	// what it found. A registry a live run holds is that run's, which
 	// this one must neither take for leftovers nor replace (a run inside
 	// it has none of its own).
-	registry := st.registryPath()
 	if !insideRunOf(st.Location(), st.Res.Stack.Meta.Name) {
-		if err := component.CheckRegistry(registry); err != nil {
+		if err := st.checkRegistries(); err != nil {
 			return fail(err)
 		}
 	}
-	left, err := component.Leftovers(registry)
+	left, err := st.leftovers()
 	if err != nil {
 		return fail(err)
 	}

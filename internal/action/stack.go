@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/landscape"
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -79,8 +80,11 @@ type Stack struct {
 	// anchor is the state file, or for a database the file the state
 	// would be: the workspace (.gantry) lies next to it, and the state
 	// records component folders relative to its folder.
-	anchor   string
-	lockOpts state.LockOptions
+	anchor string
+	// defaultState is the manifest's default state file, where it would
+	// be: the process registry is named after it (registryPath).
+	defaultState string
+	lockOpts     state.LockOptions
 	// warnings are what loading found to warn about: a command's planner
 	// shows them.
 	warnings manifest.Diagnostics
@@ -148,7 +152,8 @@ func load(src Source, partial bool) (*Stack, manifest.Diagnostics, error) {
 	if res == nil || diags.HasErrors() && !partial {
 		return nil, diags, nil
 	}
-	st := &Stack{Res: res, StatePath: src.StatePath, env: src.Env, lockOpts: src.Lock, elaborated: !diags.HasErrors(), prefetch: prefetch}
+	st := &Stack{Res: res, StatePath: src.StatePath, env: src.Env, lockOpts: src.Lock, elaborated: !diags.HasErrors(), prefetch: prefetch,
+		defaultState: absPath(DefaultStatePath(src.Manifest))}
 	if st.StatePath == "" {
 		st.StatePath = DefaultStatePath(src.Manifest)
 	}
@@ -464,11 +469,67 @@ func declaredOutputs(res *elaborate.Result) map[string][]string {
 // file the state would be (OpenState): the workspace lies next to it.
 func (s *Stack) AbsStatePath() string { return s.anchor }
 
-// registryPath is the file where a run of the stack from its folder notes
-// the processes it has running (component.Registry), whatever the state:
-// runs of two states from one folder share its workspace.
+// registryPath is the file where a run of the stack from its manifest's
+// folder notes the processes it has running (component.Registry), whatever
+// the state: named after the manifest's default state file and next to it,
+// so that runs of one stack on two states (two files, a file and a
+// database, before and after a state migrate) share it — the second is
+// refused while one runs, and waits for the processes a killed one left.
 func (s *Stack) registryPath() string {
-	return workspace.For(s.anchor).Registry(s.anchor)
+	return workspace.For(s.defaultState).Registry(s.defaultState)
+}
+
+// earlierRegistry is where an earlier gantry noted a run's processes, named
+// after a state file of another name or folder; "" when that is the
+// registry itself. A killed run of that gantry may have left processes
+// noted there.
+func (s *Stack) earlierRegistry() string {
+	if state.IsDatabase(s.StatePath) {
+		return ""
+	}
+	if p := workspace.For(s.anchor).Registry(s.anchor); p != s.registryPath() {
+		return p
+	}
+	return ""
+}
+
+// checkRegistries fails with a *component.RegistryBusyError when a live
+// run holds the stack's registry, or the one an earlier gantry used.
+func (s *Stack) checkRegistries() error {
+	if err := component.CheckRegistry(s.registryPath()); err != nil {
+		return err
+	}
+	if p := s.earlierRegistry(); p != "" {
+		return component.CheckRegistry(p)
+	}
+	return nil
+}
+
+// leftovers are the processes killed runs of the stack left that still
+// live, from its registry and the one an earlier gantry used.
+func (s *Stack) leftovers() ([]component.Leftover, error) {
+	left, err := component.Leftovers(s.registryPath())
+	if err != nil {
+		return nil, err
+	}
+	if p := s.earlierRegistry(); p != "" {
+		more, err := component.Leftovers(p)
+		if err != nil {
+			return nil, err
+		}
+		left = append(left, more...)
+	}
+	return left, nil
+}
+
+// registriesInUse says whether a live run holds the stack's registry or
+// the one an earlier gantry used.
+func (s *Stack) registriesInUse() bool {
+	if component.RegistryInUse(s.registryPath()) {
+		return true
+	}
+	p := s.earlierRegistry()
+	return p != "" && component.RegistryInUse(p)
 }
 
 // Location is the state as processes are given it (GANTRY_STATE): the

@@ -32,7 +32,7 @@ func (w Workspace) StateRoot(comp string) string { return filepath.Join(w.Root, 
 func (w Workspace) ExportDir(comp string) string { return filepath.Join(w.Root, "export", comp) }
 
 // Registry is the file where a run notes the process groups it has running
-// (component.Registry), named after the state file.
+// (component.Registry), named after a state file (the manifest's default one).
 func (w Workspace) Registry(statePath string) string {
 	return filepath.Join(w.Root, filepath.Base(statePath)+".running")
 }
