@@ -124,6 +124,11 @@ type record struct {
 	observers  ui.Multi
 	display    Display
 	masker     *secret.Masker
+	// openMasker and openKnown are the masker and how many secrets it
+	// knew when the run's folder was opened: one learned later was not
+	// masked in the lines written before (close masks them again).
+	openMasker *secret.Masker
+	openKnown  int
 	start      time.Time
 	plans      []*plan.Plan
 	engine     *engine.Outcome
@@ -147,6 +152,7 @@ func openRecord(ws workspace.Workspace, runID string, tag ui.RunTag, shown *plan
 		return nil, fmt.Errorf("start the run's folder: %w", err)
 	}
 	r := &record{runID: runID, shown: shown, runLog: runLog, display: display, masker: masker, start: time.Now(),
+		openMasker: masker, openKnown: masker.Known(),
 		engine: &engine.Outcome{Results: map[string]plan.Result{}, Started: map[string]time.Time{}, Ended: map[string]time.Time{}}}
 	if fresh && len(shown.Components) <= autoReportMax {
 		// The report written when the run ends takes its logs from here:
@@ -315,6 +321,19 @@ func (r *record) close(err error) *Outcome {
 	closeErr := r.eventsFile.Close()
 	if out.Heard != nil && r.fileEvents.Err() == nil && closeErr == nil {
 		out.Heard.Events = r.heardEv
+	}
+	if r.masker != r.openMasker || r.masker.Known() != r.openKnown {
+		// The run learned a secret after lines were written: the folder
+		// is masked again before anything reads it (the display's last
+		// lines, gantry logs, gantry report).
+		if err := ui.RemaskRunFolder(r.runLog.Dir(), r.masker.Text); err != nil {
+			slog.Warn("the run's folder could not be masked again with the secrets it learned", "run", r.runID, "err", err)
+		} else if out.Heard != nil {
+			// The report reads them from the folder: what the run heard
+			// was cut to the report's line length before it could be
+			// masked again, which leaves the start of a secret cut there.
+			out.Heard.Logs, out.Heard.Events = nil, nil
+		}
 	}
 	// The run folder's summary is written while the display prints its own:
 	// each formats a row per component (10,000 in a large stack).

@@ -110,6 +110,17 @@ func (m *Masker) Empty() bool {
 	return len(m.values) == 0 && len(m.short) == 0
 }
 
+// Known is how many values the masker was given (Add): it grows when a run
+// learns a secret, which text written before then does not mask.
+func (m *Masker) Known() int {
+	if m == nil {
+		return 0
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.whole)
+}
+
 // AddComputed makes secret values computed from secrets (a step argument
 // #{db.password.substring(0, 6)}): those of at least MinLength, since a
 // short one (a yes, a length) masked as a word everywhere would garble the
