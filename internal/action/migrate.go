@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/state"
@@ -84,6 +85,12 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 		// never overwritten unasked either.
 		switch {
 		case m.Force:
+		case there.DeploymentID != "" && st.DeploymentID != "" && there.DeploymentID != st.DeploymentID:
+			// Another deployment of the stack (a team's database state, a
+			// fresh one from another checkout): copying over it forgets
+			// what it deployed, however old it is.
+			return nil, invalid(consequence, "%s holds another deployment of stack %q (hub.deploymentId %s, %s; %s's is %s): copying over it would forget what it deployed%s; --force overwrites it",
+				to, st.Stack, there.DeploymentID, deployedCount(there), from, st.DeploymentID, lostComponents(there, st))
 		case there.Updated.After(st.Updated):
 			return nil, invalid(consequence, "%s holds a newer state of stack %q (updated %s; %s was updated %s): --force overwrites it",
 				to, st.Stack, there.Updated.Format(time.RFC3339), from, st.Updated.Format(time.RFC3339))
@@ -103,6 +110,42 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// deployedCount says how many components a state records deployed.
+func deployedCount(st *state.State) string {
+	n := 0
+	for _, c := range st.Components {
+		if c.Status == state.StatusDeployed {
+			n++
+		}
+	}
+	if n == 1 {
+		return "1 component deployed"
+	}
+	return fmt.Sprintf("%d components deployed", n)
+}
+
+// lostComponents names, for a message, the components there records
+// deployed that st does not: what a copy of st over there forgets.
+func lostComponents(there, st *state.State) string {
+	var lost []string
+	for _, name := range there.ComponentOrder() {
+		c := there.Components[name]
+		if c.Status != state.StatusDeployed {
+			continue
+		}
+		if mine := st.Components[name]; mine == nil || mine.Status != state.StatusDeployed {
+			lost = append(lost, name)
+		}
+	}
+	switch {
+	case len(lost) == 0:
+		return ""
+	case len(lost) > 10:
+		return fmt.Sprintf(" (%s and %d more)", strings.Join(lost[:10], ", "), len(lost)-10)
+	}
+	return " (" + strings.Join(lost, ", ") + ")"
 }
 
 // sharesState reports whether two stores (or -s lists of them) have a

@@ -152,7 +152,7 @@ func (a *app) rawStderr() io.Writer {
 func argsRange(min, max int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.RangeArgs(min, max)(cmd, args); err != nil {
-			return withCode(ExitInvalid, fmt.Errorf("%s: %w\nRun 'gantry %s --help' for usage.", cmd.Name(), err, cmd.Name()))
+			return withCode(ExitInvalid, fmt.Errorf("%s: %w\nRun '%s --help' for usage.", cmd.Name(), err, cmd.CommandPath()))
 		}
 		return nil
 	}
@@ -161,7 +161,7 @@ func argsRange(min, max int) cobra.PositionalArgs {
 func minArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.MinimumNArgs(n)(cmd, args); err != nil {
-			return withCode(ExitInvalid, fmt.Errorf("%s: %w\nRun 'gantry %s --help' for usage.", cmd.Name(), err, cmd.Name()))
+			return withCode(ExitInvalid, fmt.Errorf("%s: %w\nRun '%s --help' for usage.", cmd.Name(), err, cmd.CommandPath()))
 		}
 		return nil
 	}

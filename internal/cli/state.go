@@ -27,8 +27,9 @@ func newStateMigrateCmd(a *app) *cobra.Command {
 		Short: "Copy a stack's state from one backend to another",
 		Long: `migrate copies a stack's state from FROM to TO — a state file and a PostgreSQL
 database (postgres://...), either way — with both locked meanwhile. A state of
-another stack at TO is refused, and so is a newer one (its last change later
-than FROM's) unless --force. A state that a run holds is refused (exit 3), or
+another stack at TO is refused, and so are a newer one (its last change later
+than FROM's) and another deployment of the stack (another hub.deploymentId,
+whatever its age) unless --force. A state that a run holds is refused (exit 3), or
 with --lock-timeout waited for. FROM is left as it was: point -s (or
 GANTRY_STATE) at TO from now on, and remove FROM when you no longer need it.`,
 		Example: `  gantry state migrate hub.yaml.state 'postgres://gantry@db:5432/platform?sslmode=require'
