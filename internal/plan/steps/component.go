@@ -476,6 +476,7 @@ func (rt *Runtime) end(env plan.Env, n *plan.Node, s plan.End) plan.Result {
 		return plan.Fail(err)
 	}
 	var failed, skipped *plan.Result
+	ran, notRun := "", ""
 	for _, id := range n.Inputs {
 		r := env.Result(id)
 		switch {
@@ -484,11 +485,29 @@ func (rt *Runtime) end(env plan.Env, n *plan.Node, s plan.End) plan.Result {
 		case r.Status == plan.Skipped && skipped == nil:
 			skipped = &r
 		}
+		if in := rt.Plan.Node(id); in != nil && !in.Hidden {
+			switch {
+			case r.Status == plan.OK:
+				ran = in.Label
+			case r.Status == plan.Skipped && notRun == "":
+				notRun = in.Label
+			}
+		}
 	}
 	switch {
 	case failed != nil:
 		rt.recordFailed(info, failed.Reason)
 		return plan.Skip(plan.CauseUpstream, info.Name+" failed")
+	case skipped != nil && ran != "" && (skipped.Cause == plan.CauseInterrupted || skipped.Cause == plan.CauseStopped):
+		// Part of the component ran (its deploy may have changed the
+		// world) and the rest was not started: "not started" would say
+		// nothing of it ran.
+		reason := ran + " ran, then " + strings.TrimPrefix(skipped.Reason, "not started: ")
+		if notRun != "" {
+			reason += " before " + notRun
+		}
+		rt.recordFailed(info, reason)
+		return plan.Fail(errors.New(reason))
 	case skipped != nil:
 		rt.recordSkipped(info, *skipped)
 		return plan.Result{Status: plan.Skipped, Cause: skipped.Cause, Reason: skipped.Reason}
