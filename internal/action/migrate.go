@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/gantry-dev/gantry/internal/workspace"
 )
 
 // Migrate copies a stack's state from one location to another (a file and
@@ -26,12 +27,15 @@ type Migrated struct {
 	From, To   string
 	// Same says the destination held this very state already.
 	Same bool
+	// Rekeyed is how many plugin data folders of FROM's workspace were
+	// marked as TO's (workspace.RekeyOwners).
+	Rekeyed int
 }
 
 // Run carries out the copy.
 func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 	const consequence = "nothing was copied"
-	from, _, err := OpenState(m.From, "", "")
+	from, fromAnchor, err := OpenState(m.From, "", "")
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +47,7 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 	if st == nil {
 		return nil, invalid(consequence, "no state at %s", from)
 	}
-	to, _, err := OpenState(m.To, "", st.Stack)
+	to, toAnchor, err := OpenState(m.To, "", st.Stack)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +112,19 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 	}
 	if err := w.Finish(ctx, func() (state.Batch, error) { return b, nil }, false); err != nil {
 		return nil, err
+	}
+	// The deployment's plugin data stays where its runs kept it, marked
+	// with FROM: marked with TO now, so that a state made anew at FROM
+	// does not take it for its predecessor's.
+	if st.DeploymentID != "" {
+		owner := func(s state.Store, anchor string) workspace.Owner {
+			return workspace.Owner{ID: st.DeploymentID, Key: storeKey(s, anchor), Location: state.Redact(s.String())}
+		}
+		n, err := workspace.For(fromAnchor).RekeyOwners(owner(from, fromAnchor), owner(to, toAnchor))
+		if err != nil {
+			return nil, fmt.Errorf("the state was copied, but its plugin data folders could not be marked as %s's: %w", to, err)
+		}
+		out.Rekeyed = n
 	}
 	return out, nil
 }

@@ -363,16 +363,30 @@ func refuseListedTwice(location string, stores state.Mirror) error {
 // a database's server, database and stack, or the file's path with its
 // links resolved. It holds no secret.
 func (s *Stack) Key() string {
-	if id, ok := s.Store.(interface{ Identity() string }); ok {
+	return storeKey(s.Store, s.anchor)
+}
+
+// storeKey names the state a store holds (of a list, the first, which is
+// read), the same however its location is spelt; anchor is the file a
+// store that names none stands for.
+func storeKey(st state.Store, anchor string) string {
+	if m, ok := st.(state.Mirror); ok && len(m) > 0 {
+		st = m[0]
+	}
+	if id, ok := st.(interface{ Identity() string }); ok {
 		return id.Identity()
 	}
-	if p, err := filepath.EvalSymlinks(s.anchor); err == nil {
-		return p
+	p := anchor
+	if f, ok := st.(*state.FileStore); ok {
+		p = absPath(f.Path())
 	}
-	if d, err := filepath.EvalSymlinks(filepath.Dir(s.anchor)); err == nil {
-		return filepath.Join(d, filepath.Base(s.anchor))
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
 	}
-	return s.anchor
+	if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(d, filepath.Base(p))
+	}
+	return p
 }
 
 // sameStore reports whether two stores hold one state: the same file

@@ -49,6 +49,9 @@ GANTRY_STATE) at TO from now on, and remove FROM when you no longer need it.`,
 				return nil
 			}
 			fmt.Fprintf(a.stdout, "copied the state of stack %s (%d components) from %s to %s\n", out.Stack, out.Components, out.From, out.To)
+			if out.Rekeyed > 0 {
+				fmt.Fprintf(a.stdout, "%d plugin data folder(s) of the deployment marked as %s's\n", out.Rekeyed, out.To)
+			}
 			return nil
 		},
 	}

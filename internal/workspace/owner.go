@@ -124,51 +124,11 @@ func (d decider) decide() (string, string, error) {
 }
 
 // ownFolder is the run's own folder, own, next to a shared one another
-// deployment has (why): taken over from the run's location's earlier
-// deployment if there is one, else new.
+// deployment has (why).
 func (d decider) ownFolder(own, why string) (string, string, error) {
 	run := d.req.Run
-	earlier, err := d.earlierAtLocation()
-	if err != nil {
-		return "", "", err
-	}
-	if earlier != "" {
-		note := fmt.Sprintf("plugin data: %s; %s belonged to an earlier state at this state's location (%s): this deployment (%s) takes it over as %s", why, d.rel(earlier), run.Location, run.ID, d.rel(own))
-		if d.req.ReadOnly {
-			return earlier, note, nil
-		}
-		if err := os.Rename(earlier, own); err != nil {
-			return "", "", fmt.Errorf("take over the plugin data in %s: %w", earlier, err)
-		}
-		return own, note, d.mark(own)
-	}
 	note := fmt.Sprintf("plugin data: %s; this deployment (%s, %s) keeps its own in %s", why, run.ID, run.Location, d.rel(own))
 	return own, note, d.mark(own)
-}
-
-// earlierAtLocation is the folder <component>@<id> of another deployment
-// whose state was where the run's is: one made anew there since.
-func (d decider) earlierAtLocation() (string, error) {
-	shared := d.w.StateRoot(d.req.Component)
-	entries, err := os.ReadDir(filepath.Dir(shared))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", err
-	}
-	prefix := filepath.Base(shared) + "@"
-	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
-			continue
-		}
-		dir := filepath.Join(filepath.Dir(shared), e.Name())
-		o, marked, err := readOwner(dir)
-		if err != nil {
-			return "", err
-		}
-		if marked && o.ID != d.req.Run.ID && o.Key == d.req.Run.Key {
-			return dir, nil
-		}
-	}
-	return "", nil
 }
 
 // mark creates dir if it is not there and marks it as the run's (not on
@@ -232,6 +192,42 @@ func (w Workspace) lockOwners() (func(), error) {
 	return func() { f.Close() }, nil
 }
 
+// RekeyOwners marks as moved to `to` the plugin data folders from's
+// deployment owns (gantry state migrate): a state made anew where from was
+// would otherwise take them as its predecessor's. It returns how many it
+// marked.
+func (w Workspace) RekeyOwners(from, to Owner) (int, error) {
+	root := filepath.Join(w.Root, "state")
+	if !isDir(root) {
+		return 0, nil
+	}
+	unlock, err := w.lockOwners()
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		o, marked, err := readOwner(dir)
+		if err != nil || !marked || o.ID != from.ID || o.Key != from.Key {
+			continue
+		}
+		if err := markOwner(dir, to); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
 // ReleasePluginRoot removes a component's plugin data folder once nothing
 // but its owner mark is left in it (after an undeploy removed its
 // instances' folders): the next deployment takes StateRoot again.
@@ -282,14 +278,19 @@ func readOwner(dir string) (o Owner, marked bool, err error) {
 			o.Location = v
 		}
 	}
-	if o.ID == "" || o.Key == "" {
-		return Owner{}, false, fmt.Errorf("the owner mark %s names no deployment or no state (edited by hand?): remove it if the folder's data is this deployment's", filepath.Join(dir, ownerFile))
+	if o.ID == "" {
+		return Owner{}, false, fmt.Errorf("the owner mark %s names no deployment (edited by hand?): remove it if the folder's data is this deployment's", filepath.Join(dir, ownerFile))
+	}
+	if o.Key == "" {
+		o.Key = o.Location
 	}
 	return o, true, nil
 }
 
-// markOwner creates dir if it is not there and marks it as o's, durably:
-// the mark decides whose terraform state the folder holds.
+// markOwner creates dir if it is not there and marks it as o's. Not
+// synced: a mark a power loss takes back leaves the folder unmarked, which
+// is the deployment's whose state records the instances (decide) — and
+// two syncs a component cost seconds at thousands of components.
 func markOwner(dir string, o Owner) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create the plugin data folder: %w", err)
@@ -299,7 +300,7 @@ func markOwner(dir string, o Owner) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
-	if err := atomicfile.Write(path, data, 0o600, true); err != nil {
+	if err := atomicfile.Write(path, data, 0o600, false); err != nil {
 		return fmt.Errorf("mark the plugin data folder's owner: %w", err)
 	}
 	return nil

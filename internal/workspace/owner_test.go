@@ -18,7 +18,6 @@ func TestPluginRoot(t *testing.T) {
 		mark    *Owner // the shared folder's mark
 		data    bool   // the shared folder holds an instance's data
 		ownPrev bool   // the run's own folder exists already
-		earlier *Owner // a folder <comp>@<its id> with this mark
 	}
 	tests := []struct {
 		name     string
@@ -42,10 +41,6 @@ func TestPluginRoot(t *testing.T) {
 			req: PluginRootRequest{Run: staging}, want: "shared", wantMark: staging, note: "belonged to deployment old0, an earlier state at this state's location"},
 		{name: "the run's own folder comes first", have: layout{mark: &Owner{ID: "old0", Key: prod.Key, Location: prod.Location}, data: true, ownPrev: true},
 			req: PluginRootRequest{Run: prod}, want: "own", wantMark: prod},
-		{name: "the own folder of the location's earlier deployment", have: layout{mark: &staging, data: true, earlier: &Owner{ID: "old1", Key: prod.Key, Location: prod.Location}},
-			req: PluginRootRequest{Run: prod}, want: "own", wantMark: prod, note: ".gantry/state/app@old1 belonged to an earlier state at this state's location"},
-		{name: "another location's earlier own folder is not taken", have: layout{mark: &staging, data: true, earlier: &Owner{ID: "old1", Key: "/w/x.state", Location: "/w/x.state"}},
-			req: PluginRootRequest{Run: prod}, want: "own", wantMark: prod, note: "keeps its own in .gantry/state/app@bbbb"},
 		{name: "unmarked, empty", have: layout{}, req: PluginRootRequest{Run: prod}, want: "shared", wantMark: prod},
 		{name: "unmarked, recorded by the run's state", have: layout{data: true}, req: PluginRootRequest{Run: prod, Recorded: true},
 			want: "shared", wantMark: prod, note: "left unmarked by an earlier gantry, is taken as this deployment's"},
@@ -73,10 +68,6 @@ func TestPluginRoot(t *testing.T) {
 			if tc.have.ownPrev {
 				mustMark(t, shared+"@"+tc.req.Run.ID, tc.req.Run)
 			}
-			if e := tc.have.earlier; e != nil {
-				mustMark(t, shared+"@"+e.ID, *e)
-				mustMkdir(t, filepath.Join(shared+"@"+e.ID, "db"))
-			}
 			tc.req.Component = "app"
 			dir, note, err := w.PluginRoot(tc.req)
 			if err != nil {
@@ -95,14 +86,6 @@ func TestPluginRoot(t *testing.T) {
 			if tc.want == "own" && tc.have.mark != nil {
 				if got, _, _ := readOwner(shared); got != *tc.have.mark {
 					t.Errorf("the other deployment's mark changed: %+v", got)
-				}
-			}
-			if e := tc.have.earlier; e != nil && e.Key == tc.req.Run.Key {
-				if isDir(shared + "@" + e.ID) {
-					t.Errorf("the earlier folder was not taken over")
-				}
-				if !isDir(filepath.Join(dir, "db")) {
-					t.Errorf("the earlier folder's data is not in %s", dir)
 				}
 			}
 			if (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) {
@@ -141,7 +124,7 @@ func TestPluginRootRefusals(t *testing.T) {
 	}
 	shared := w.StateRoot("app")
 	mustMkdir(t, shared)
-	if err := os.WriteFile(filepath.Join(shared, ownerFile), []byte("state /x\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(shared, ownerFile), []byte("key /x\nstate /x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: staging})
@@ -232,5 +215,43 @@ func mustMkdir(t *testing.T, dir string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A mark without a key (written before marks had one) names its state by
+// its location.
+func TestReadOwnerWithoutKey(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte("deployment aaaa\nstate /w/staging.state\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if o, marked, err := readOwner(dir); err != nil || !marked || o != staging {
+		t.Errorf("readOwner = %+v, %v, %v; want %+v", o, marked, err, staging)
+	}
+}
+
+// A migration marks the folders of the deployment at its old location as
+// the new location's, and leaves others alone.
+func TestRekeyOwners(t *testing.T) {
+	w := Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}
+	moved := Owner{ID: "aaaa", Key: "postgres://db:5432/envs?stack=staging", Location: "postgres://db/envs"}
+	mustMark(t, w.StateRoot("app"), staging)
+	mustMark(t, w.StateRoot("web"), staging)
+	mustMark(t, w.StateRoot("app")+"@bbbb", prod)
+	mustMark(t, w.StateRoot("old"), Owner{ID: "aaaa", Key: "/w/other.state", Location: "/w/other.state"})
+	n, err := w.RekeyOwners(staging, moved)
+	if err != nil || n != 2 {
+		t.Fatalf("RekeyOwners = %d, %v; want 2", n, err)
+	}
+	for dir, want := range map[string]Owner{
+		w.StateRoot("app"): moved, w.StateRoot("web"): moved, w.StateRoot("app") + "@bbbb": prod,
+		w.StateRoot("old"): {ID: "aaaa", Key: "/w/other.state", Location: "/w/other.state"},
+	} {
+		if got, _, _ := readOwner(dir); got != want {
+			t.Errorf("%s: mark %+v, want %+v", dir, got, want)
+		}
+	}
+	if n, err := (Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}).RekeyOwners(staging, moved); err != nil || n != 0 {
+		t.Errorf("no workspace: %d, %v", n, err)
 	}
 }
