@@ -22,7 +22,7 @@ func HandlerPlan(stack, verb string, h *plan.Handler, action string, mask func(s
 	if mask != nil {
 		spec.Config = mask(spec.Config)
 	}
-	p.Add(&plan.Node{ID: GroupHandler + "/" + action, Kind: plan.KindHandler, Group: GroupHandler, Critical: action == HandlerPrepare,
+	p.Add(&plan.Node{ID: GroupHandler + "/" + action, Kind: plan.KindHandler, Group: GroupHandler, Critical: true,
 		Always: action == HandlerFinalize, Label: action + " " + h.Name, Spec: spec})
 	return p
 }
