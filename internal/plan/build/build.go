@@ -106,6 +106,11 @@ type builder struct {
 	// by what they claim.
 	claims     map[string]claimed
 	stackNames map[string]bool
+	// declaredBy are the components that declare each output name
+	// (neverKnown), and paramNames the names of the stack's and the
+	// components' parameters, made once.
+	declaredBy map[string][]string
+	paramNames map[string]bool
 	model      map[string]any
 	provides   map[string]bool
 	planned    *params.OutputIndex

@@ -128,6 +128,68 @@ func (b *builder) checkParameters(cp *compPlan) {
 	}
 }
 
+// checkOutputValues refuses, as checkParameters does, an output's value
+// that reads an output of a component the run leaves out and that was
+// never deployed: the component would run, then fail there.
+func (b *builder) checkOutputValues(cp *compPlan) {
+	for _, o := range cp.c.Outputs {
+		if !strings.Contains(o.Value, "${") {
+			continue
+		}
+		tm, err := params.Parse(o.Value)
+		if err != nil {
+			continue // reported where the value is expanded
+		}
+		for _, r := range tm.Refs() {
+			if c := b.neverKnown(r, false); c != "" {
+				b.diags.Errorf(o.Pos, "", "component %s: output %s reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run",
+					cp.info.Name, o.Name, c, c)
+			}
+		}
+	}
+}
+
+// neverKnown is the component whose output a reference reads when the run
+// leaves it out and it was never deployed (its outputs are unknown): ""
+// otherwise. A plain name is judged only when it is no parameter and every
+// component declaring it as an output is such a one.
+func (b *builder) neverKnown(r params.Part, stackLevel bool) string {
+	unknown := func(c string) bool { return b.outsideRun(c) && !b.plannedOutputs().Known(c) }
+	if r.Component != "" {
+		if unknown(r.Component) {
+			return r.Component
+		}
+		return ""
+	}
+	if b.declaredBy == nil {
+		b.declaredBy, b.paramNames = map[string][]string{}, map[string]bool{}
+		for _, p := range b.res.Stack.Parameters {
+			b.paramNames[p.Name] = true
+		}
+		for _, c := range b.res.Components {
+			if c == nil {
+				continue
+			}
+			for _, o := range c.Outputs {
+				b.declaredBy[o.Name] = append(b.declaredBy[o.Name], c.Meta.Name)
+			}
+			for _, p := range c.Parameters {
+				b.paramNames[p.Name] = true
+			}
+		}
+	}
+	by := b.declaredBy[r.Name]
+	if len(by) == 0 || b.paramNames[r.Name] {
+		return ""
+	}
+	for _, c := range by {
+		if !unknown(c) {
+			return ""
+		}
+	}
+	return by[0]
+}
+
 // readsLeftOut reports whether a value of exp waits for a component the
 // run leaves out (checkParameters says why that fails).
 func (b *builder) readsLeftOut(exp *params.Expanded) bool {
@@ -277,6 +339,8 @@ func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, f
 		for _, r := range tm.Refs() {
 			if r.Component == "" && !known(r.Name) {
 				b.diags.Errorf(st.Pos, field, "unknown parameter %q in %q", r.Name, t)
+			} else if c := b.neverKnown(r, stackLevel); c != "" {
+				b.diags.Errorf(st.Pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", t, c, c)
 			}
 		}
 		// Check the special variables with ${...} replaced by placeholders.

@@ -122,6 +122,7 @@ func (b *builder) prepareLocated(cp *compPlan) *compPlan {
 	if verb == plan.VerbDeploy && cp.c != nil {
 		b.checkRequirements(cp)
 		b.checkParameters(cp)
+		b.checkOutputValues(cp)
 		b.checkTemplates(cp)
 	}
 	return cp
