@@ -291,6 +291,17 @@ func (r *record) ask(t Terminal) func(string) (string, error) {
 
 func (r *record) failed() bool { return r.engine.Failed || r.engine.Cancelled }
 
+// UndoneReason says why a run failed that nothing the summary marks as a
+// failure of the run failed: mandatory components skipped because an
+// optional one they wait for failed. "" for any other run.
+func (o *Outcome) UndoneReason() string {
+	if len(o.Undone) == 0 || o.Engine == nil || o.Engine.Failed || o.Engine.Cancelled || o.Plan == nil {
+		return ""
+	}
+	return fmt.Sprintf("mandatory components were skipped because an optional one they wait for failed, so the %s did not do them: %s",
+		o.Plan.Verb, strings.Join(o.Undone, "; "))
+}
+
 // close ends the run's records: the run_finished event, the summary, the
 // display's end. err is the error that ended the run before or after its
 // plan (a registry held by another run, the state not written): such a run
@@ -315,7 +326,7 @@ func (r *record) close(err error) *Outcome {
 	}
 	out.Halt, out.NothingRan = halt(r.plans, r.engine)
 	out.Event = ui.Event{Event: "run_finished", Stack: r.shown.Stack, Verb: r.shown.Verb, Status: out.Status, DurationMS: durationMS(out.Duration),
-		Components: ui.Components(out.Components), LogDir: eventDir(r.runLog.Dir())}
+		Components: ui.Components(out.Components), LogDir: eventDir(r.runLog.Dir()), Reason: out.UndoneReason()}
 	r.fileEvents.Emit(out.Event)
 	r.fileEvents.Flush()
 	closeErr := r.eventsFile.Close()

@@ -240,9 +240,8 @@ func (a *app) runEnd(out *action.Outcome, err error) error {
 		}
 		// Nothing the summary marks as a failure of the run failed it:
 		// it says why it failed.
-		if len(out.Undone) > 0 && !out.Engine.Failed && !out.Engine.Cancelled {
-			return withCode(ExitFailed, fmt.Errorf("the run failed: mandatory components were skipped because an optional one they wait for failed, so the %s did not do them: %s",
-				out.Plan.Verb, strings.Join(out.Undone, "; ")))
+		if why := out.UndoneReason(); why != "" {
+			return withCode(ExitFailed, errors.New("the run failed: "+why))
 		}
 		return silentExit(ExitFailed)
 	}

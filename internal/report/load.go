@@ -42,7 +42,10 @@ type runFacts struct {
 	// run killed before its end ended.
 	last   time.Time
 	status string
-	steps  map[string]*stepRun
+	// why is why the run failed when no failed component says it (its
+	// run_finished reason).
+	why   string
+	steps map[string]*stepRun
 	// comps are the components' and groups' lines of run_finished (or
 	// run_started when the run did not finish).
 	comps   map[string]ui.ComponentJSON
@@ -267,7 +270,7 @@ func (r *runFacts) add(ev *event) {
 		r.started = ev.Time
 		r.setComponents(ev.Components)
 	case "run_finished":
-		r.finished, r.status = ev.Time, ev.Status
+		r.finished, r.status, r.why = ev.Time, ev.Status, ev.Reason
 		r.setComponents(ev.Components)
 	case "step_started":
 		step().started = ev.Time

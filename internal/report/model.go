@@ -148,7 +148,7 @@ func group(n *plan.Node) string {
 // applyRun puts what the run did on the model: statuses, times, outputs,
 // the critical path.
 func (m *Model) applyRun(p *plan.Plan, facts *runFacts, index map[string]int) {
-	m.Run, m.Status = facts.id, facts.status
+	m.Run, m.Status, m.Why = facts.id, facts.status, facts.why
 	t0 := facts.started
 	if t0.IsZero() {
 		for _, s := range facts.steps {

@@ -9,7 +9,7 @@ func (m *Model) Remask(mask func(string) string) {
 	if m == nil || mask == nil {
 		return
 	}
-	m.Summary = mask(m.Summary)
+	m.Summary, m.Why = mask(m.Summary), mask(m.Why)
 	for _, c := range m.Components {
 		c.Reason, c.Why = mask(c.Reason), mask(c.Why)
 		for _, s := range c.Steps {

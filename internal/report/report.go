@@ -26,8 +26,11 @@ type Model struct {
 	Stack string `json:"stack"`
 	Verb  string `json:"verb"`
 	Run   string `json:"run,omitempty"`
-	// Status is how the run ended: ok, failed, interrupted or unfinished.
+	// Status is how the run ended: ok, failed, interrupted or unfinished;
+	// Why, why it failed when no failed component says it (mandatory
+	// components skipped after an optional one failed).
 	Status     string `json:"status,omitempty"`
+	Why        string `json:"why,omitempty"`
 	Started    string `json:"started,omitempty"` // RFC 3339
 	DurationMS int64  `json:"durationMs"`
 	Generated  string `json:"generated"`

@@ -362,11 +362,15 @@
     var h = [];
     if (isRun) {
       h.push('<h3>Run</h3><p>' + badge(D.status) + ' ' + esc(D.verb) + ' of <b>' + esc(D.stack) + '</b>, run ' + esc(D.run) +
-        (D.started ? ', started ' + esc(new Date(D.started).toLocaleString()) : '') + ', took ' + fmtDur(D.durationMs) + '.</p>');
+        (D.started ? ', started ' + esc(new Date(D.started).toLocaleString()) : '') + ', took ' + fmtDur(D.durationMs) + '.</p>' +
+        (D.why ? '<p class="why">The run failed: ' + esc(D.why) + '</p>' : ''));
       var failed = comps.filter(function (c) { return c.status === 'failed'; });
       if (failed.length) {
         h.push('<h3>Failed</h3><table><tr><th>component</th><th>why</th></tr>');
-        failed.forEach(function (c) { h.push('<tr><td>' + link(c.name) + '</td><td><code>' + esc(c.why) + '</code></td></tr>'); });
+        failed.forEach(function (c) {
+          h.push('<tr><td>' + link(c.name) + (!c.group && !c.mandatory ? ' <span class="tag">optional: tolerated</span>' : '') +
+            '</td><td><code>' + esc(c.why) + '</code></td></tr>');
+        });
         h.push('</table>');
       }
       if (D.critical.length) {

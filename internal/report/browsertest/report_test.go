@@ -238,3 +238,47 @@ func TestLargeRunReport(t *testing.T) {
 	}
 	screenshot(t, ctx, "large-run-timeline")
 }
+
+// TestUndoneRunSaysWhy: a run failed by a mandatory component skipped
+// after an optional one failed says why in its summary (its only failed
+// component is the optional one, whose failure the run tolerates).
+func TestUndoneRunSaysWhy(t *testing.T) {
+	ctx := browser(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"hub.yaml": `version: 1
+kind: stack
+meta: {name: undone}
+components:
+  - name: metrics
+    source: {dir: broken}
+  - name: dashboards
+    source: {dir: ok}
+    depends: [metrics]
+lifecycle:
+  optional: [metrics]
+`,
+		"broken/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: broken}\n",
+		"broken/deploy":             "#!/bin/sh\necho broken >&2\nexit 2\n",
+		"ok/hub-component.yaml":     "version: 1\nkind: component\nmeta: {name: ok}\n",
+		"ok/deploy":                 "#!/bin/sh\necho ok\n",
+	})
+	runDir := deploy(t, dir, 2)
+	open(t, ctx, filepath.Join(runDir, report.ReportFile))
+	var summary string
+	if err := chromedp.Run(ctx,
+		chromedp.Click(`#tabs button[data-tab="summary"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#summary p.why`, chromedp.ByQuery),
+		chromedp.Text(`#summary p.why`, &summary, chromedp.ByQuery),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if want := "The run failed: mandatory components were skipped because an optional one they wait for failed, so the deploy did not do them: dashboards: metrics failed"; summary != want {
+		t.Errorf("the summary says %q, want %q", summary, want)
+	}
+	var failedRows string
+	eval(t, ctx, `document.querySelector('#summary table').innerText`, &failedRows)
+	if !strings.Contains(failedRows, "metrics optional: tolerated") {
+		t.Errorf("the failed table says %q, want metrics marked optional: tolerated", failedRows)
+	}
+}
