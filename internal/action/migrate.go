@@ -56,7 +56,14 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 		return nil, invalid(consequence, "FROM %s and TO %s are the same state: give TO the location to copy it to", from, to)
 	}
 	runID := newRunID()
-	for _, s := range []state.Store{from, to} {
+	// Locked in one order whichever is FROM: two migrations the opposite
+	// ways at once, each holding its FROM and waiting for the other's,
+	// would wait out their --lock-timeout.
+	stores := []state.Store{from, to}
+	if storeKey(to, toAnchor) < storeKey(from, fromAnchor) {
+		stores[0], stores[1] = to, from
+	}
+	for _, s := range stores {
 		l, err := lockStore(ctx, s, runID, "gantry state migrate", m.Lock)
 		if err != nil {
 			return nil, err
@@ -65,6 +72,9 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 	}
 	// Read again under the locks: a run may have ended meanwhile.
 	if st, err = readStore(ctx, from); err != nil || st == nil {
+		if state.IsUnavailable(err) {
+			return nil, err
+		}
 		return nil, invalid(consequence, "the state at %s changed while it was being locked: %v", from, err)
 	}
 	there, err := readStore(ctx, to)
