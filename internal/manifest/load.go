@@ -355,12 +355,9 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // state folder): file systems refuse names past 255 bytes.
 const maxNameLen = 128
 
-// reservedNames are the stack-level groups of a plan (the flights, the
-// run's set-up and finalize, the wait for a killed run's leftovers, the
-// installation handler); a component cannot be called like one: its logs,
-// times and status would merge with the group's.
-var reservedNames = map[string]bool{"pre-flight": true, "post-flight": true, "post-teardown": true,
-	"stack": true, "leftovers": true, "installation-handler": true}
+// reservedNames are the stack-level groups of a plan; a component cannot be
+// called like one.
+var reservedNames = map[string]bool{"pre-flight": true, "post-flight": true, "post-teardown": true}
 
 func validateComponentName(name string, pos Pos, field string, diags *Diagnostics) {
 	switch {
