@@ -371,15 +371,32 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 	// A run inside a run of the same stack (gantry invoke from a component)
 	// is part of the outer run, whose registry and lock cover it.
 	if !insideRunOf(rt.StateLocation, st.Res.Stack.Meta.Name) {
-		registry, err := openRegistry(st.registryPath(), rt.Masker.Text, b.facts.Leftovers)
+		primary, mirror := st.registryPath(), st.stateRegistry()
+		registry, err := openRegistry(primary, rt.Masker.Text, b.facts.Leftovers)
+		var busy *component.RegistryBusyError
+		if err != nil && mirror != "" && !errors.As(err, &busy) {
+			// The manifest's folder cannot be written (an elaborated file
+			// in a read-only place): the state's registry stands alone.
+			slog.Warn("the run's processes are noted beside the state only", "registry", primary, "err", err)
+			registry, err = openRegistry(mirror, rt.Masker.Text, b.facts.Leftovers)
+			mirror = ""
+		}
 		if err != nil {
 			return err
 		}
 		defer registry.Close()
-		if p := st.earlierRegistry(); p != "" && !component.RegistryInUse(p) {
-			// Its leftovers are carried over in the registry just opened.
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				slog.Debug("remove an earlier gantry's process registry", "path", p, "err", err)
+		if p := mirror; p != "" {
+			err := os.MkdirAll(filepath.Dir(p), 0o700)
+			if err == nil {
+				err = registry.Mirror(p)
+			}
+			if err != nil {
+				if errors.As(err, &busy) {
+					return err
+				}
+				// The state's folder cannot be written: the manifest's
+				// registry stands alone, as it does for a database.
+				slog.Warn("the run's processes are noted beside the manifest only", "registry", p, "err", err)
 			}
 		}
 		ctx = component.WithRegistry(ctx, registry)

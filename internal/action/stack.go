@@ -493,11 +493,12 @@ func (s *Stack) registryPath() string {
 	return workspace.For(s.defaultState).Registry(s.defaultState)
 }
 
-// earlierRegistry is where an earlier gantry noted a run's processes, named
-// after a state file of another name or folder; "" when that is the
-// registry itself. A killed run of that gantry may have left processes
-// noted there.
-func (s *Stack) earlierRegistry() string {
+// stateRegistry is where the run also notes its processes when the state
+// is a file of another name or folder (as gantry did before registries
+// were the manifest's), "" when that is registryPath: the next run on that
+// state from another checkout (a CI job's new folder, the state on a
+// volume) must find what a killed run left too.
+func (s *Stack) stateRegistry() string {
 	if state.IsDatabase(s.StatePath) {
 		return ""
 	}
@@ -507,43 +508,54 @@ func (s *Stack) earlierRegistry() string {
 	return ""
 }
 
-// checkRegistries fails with a *component.RegistryBusyError when a live
-// run holds the stack's registry, or the one an earlier gantry used.
-func (s *Stack) checkRegistries() error {
-	if err := component.CheckRegistry(s.registryPath()); err != nil {
-		return err
+// registries are the files a run of the stack notes its processes in.
+func (s *Stack) registries() []string {
+	if p := s.stateRegistry(); p != "" {
+		return []string{s.registryPath(), p}
 	}
-	if p := s.earlierRegistry(); p != "" {
-		return component.CheckRegistry(p)
+	return []string{s.registryPath()}
+}
+
+// checkRegistries fails with a *component.RegistryBusyError when a live
+// run holds one of the stack's registries.
+func (s *Stack) checkRegistries() error {
+	for _, p := range s.registries() {
+		if err := component.CheckRegistry(p); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // leftovers are the processes killed runs of the stack left that still
-// live, from its registry and the one an earlier gantry used.
+// live, from its registries (one process noted in both counts once).
 func (s *Stack) leftovers() ([]component.Leftover, error) {
-	left, err := component.Leftovers(s.registryPath())
-	if err != nil {
-		return nil, err
-	}
-	if p := s.earlierRegistry(); p != "" {
+	var left []component.Leftover
+	seen := map[component.Leftover]bool{}
+	for _, p := range s.registries() {
 		more, err := component.Leftovers(p)
 		if err != nil {
 			return nil, err
 		}
-		left = append(left, more...)
+		for _, l := range more {
+			if !seen[l] {
+				seen[l] = true
+				left = append(left, l)
+			}
+		}
 	}
 	return left, nil
 }
 
-// registriesInUse says whether a live run holds the stack's registry or
-// the one an earlier gantry used.
+// registriesInUse says whether a live run holds one of the stack's
+// registries.
 func (s *Stack) registriesInUse() bool {
-	if component.RegistryInUse(s.registryPath()) {
-		return true
+	for _, p := range s.registries() {
+		if component.RegistryInUse(p) {
+			return true
+		}
 	}
-	p := s.earlierRegistry()
-	return p != "" && component.RegistryInUse(p)
+	return false
 }
 
 // Location is the state as processes are given it (GANTRY_STATE): the

@@ -233,7 +233,7 @@ func (a *app) runEnd(out *action.Outcome, err error) error {
 		// handler's prepare, a pre-flight check) says why where errors go.
 		if h := out.Halt; h != nil && h.Component == "" && out.NothingRan {
 			what := "no component ran"
-			if h.Kind == plan.KindHandler {
+			if h.Kind == plan.KindHandler && strings.HasSuffix(h.ID, "/prepare") {
 				what = "nothing was run"
 			}
 			return withCode(ExitFailed, fmt.Errorf("%s failed: %s; %s", h.Label, strings.TrimSpace(out.HaltReason()), what))

@@ -48,13 +48,18 @@ import (
 // it under the state's lock, which a forked process holds until it starts
 // its program (the lock's descriptor closes on exec).
 type Registry struct {
-	mu    sync.Mutex
-	f     *os.File
-	path  string
-	mask  func(string) string
-	token string        // the run's, in its marks
-	n     atomic.Uint64 // marks handed out
-	carry []Leftover
+	mu   sync.Mutex
+	f    *os.File
+	path string
+	// mirrors are more files the run notes the same lines in (Mirror),
+	// held as f is; opening is the lines a file starts with.
+	mirrors     []*os.File
+	mirrorPaths []string
+	opening     string
+	mask        func(string) string
+	token       string        // the run's, in its marks
+	n           atomic.Uint64 // marks handed out
+	carry       []Leftover
 }
 
 // RunMarkEnv is the variable of the environment that marks the processes of
@@ -94,12 +99,45 @@ func OpenRegistry(path string, mask func(string) string, carry ...Leftover) (*Re
 	_, _ = rand.Read(b[:])
 	r := &Registry{f: f, path: path, mask: mask, token: hex.EncodeToString(b[:]), carry: carry}
 	session, _ := unix.Getsid(0)
-	r.write(fmt.Sprintf("= %s %d\n", r.token, session))
+	var opening strings.Builder
+	opening.WriteString(fmt.Sprintf("= %s %d\n", r.token, session))
 	for _, l := range carry {
 		l.Args = mask(l.Args)
-		r.write(l.line(0))
+		opening.WriteString(l.line(0))
 	}
+	r.opening = opening.String()
+	r.write(r.opening)
 	return r, nil
+}
+
+// Mirror notes the run's processes in the file at path too, held as the
+// registry's own: the registry of a run's state beside the one of its
+// manifest's folder, so that the next run on that state from another
+// checkout finds what a killed run left. It fails with a
+// *RegistryBusyError when a live run holds it (nothing is noted there
+// then). Call it before the run starts processes.
+func (r *Registry) Mirror(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("process registry: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return busyRegistry(f, path)
+		}
+		return fmt.Errorf("process registry %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return fmt.Errorf("process registry %s: %w", path, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, _ = f.WriteString(r.opening)
+	r.mirrors = append(r.mirrors, f)
+	r.mirrorPaths = append(r.mirrorPaths, path)
+	return nil
 }
 
 // nextMark is the mark of a process about to start, RunMarkEnv=<token>.<n>,
@@ -114,6 +152,9 @@ func (r *Registry) write(line string) {
 	defer r.mu.Unlock()
 	if r.f != nil {
 		_, _ = r.f.WriteString(line)
+		for _, m := range r.mirrors {
+			_, _ = m.WriteString(line)
+		}
 	}
 }
 
@@ -136,13 +177,21 @@ func (r *Registry) Close() error {
 	}
 	err := r.f.Close()
 	r.f = nil
+	for _, m := range r.mirrors {
+		if cerr := m.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	r.mirrors = nil
 	for _, l := range r.carry {
 		if l.alive() {
 			return err
 		}
 	}
-	if rerr := os.Remove(r.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
-		err = rerr
+	for _, p := range append([]string{r.path}, r.mirrorPaths...) {
+		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+			err = rerr
+		}
 	}
 	return err
 }

@@ -537,3 +537,50 @@ func TestOpenRegistryHeld(t *testing.T) {
 	}
 	r.Close()
 }
+
+// A mirror gets the same lines as the registry (a next run reading either
+// finds the same), is held as it is, and goes with it.
+func TestRegistryMirror(t *testing.T) {
+	dir := t.TempDir()
+	p1, p2 := filepath.Join(dir, "manifest.running"), filepath.Join(dir, "state.running")
+	r, err := OpenRegistry(p1, nil, Leftover{PID: 999999, Dir: "/x", Args: "carried"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Mirror(p2); err != nil {
+		t.Fatal(err)
+	}
+	r.started(4242, 1, "/w", []string{"make", "deploy"})
+	r.ended(4242)
+	a, _ := os.ReadFile(p1)
+	b, _ := os.ReadFile(p2)
+	if string(a) != string(b) || !strings.Contains(string(b), "carried") || !strings.Contains(string(b), "- 4242") {
+		t.Errorf("the mirror differs:\n%s\n---\n%s", a, b)
+	}
+	if !RegistryInUse(p2) {
+		t.Error("the mirror is not held while the run lives")
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{p1, p2} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after Close: %v", p, err)
+		}
+	}
+	// A mirror a live run holds is refused.
+	held, err := OpenRegistry(p2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	r2, err := OpenRegistry(p1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	var busy *RegistryBusyError
+	if err := r2.Mirror(p2); !errors.As(err, &busy) {
+		t.Errorf("Mirror of a held registry: %v, want a *RegistryBusyError", err)
+	}
+}

@@ -128,6 +128,13 @@ func (b *builder) checkParameters(cp *compPlan) {
 	}
 }
 
+// tolerated says a step's failure lets the run go on (on_fail next, warn,
+// info, pause): one that reads a value never known is no reason to refuse
+// the run.
+func tolerated(st *manifest.Step) bool {
+	return st.Has(manifest.OnFailNext) || st.Has(manifest.OnFailWarn) || st.Has(manifest.OnFailInfo) || st.Has(manifest.OnFailPause)
+}
+
 // checkOutputValues refuses, as checkParameters does, an output's value
 // that reads an output of a component the run leaves out and that was
 // never deployed: the component would run, then fail there.
@@ -141,6 +148,10 @@ func (b *builder) checkOutputValues(cp *compPlan) {
 			continue // reported where the value is expanded
 		}
 		for _, r := range tm.Refs() {
+			// A plain name may be one the component prints itself.
+			if r.Component == "" {
+				continue
+			}
 			if c := b.neverKnown(r, false); c != "" {
 				b.diags.Errorf(o.Pos, "", "component %s: output %s reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run",
 					cp.info.Name, o.Name, c, c)
@@ -339,7 +350,7 @@ func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, f
 		for _, r := range tm.Refs() {
 			if r.Component == "" && !known(r.Name) {
 				b.diags.Errorf(st.Pos, field, "unknown parameter %q in %q", r.Name, t)
-			} else if c := b.neverKnown(r, stackLevel); c != "" {
+			} else if c := b.neverKnown(r, stackLevel); c != "" && !b.undeploy && !tolerated(st) {
 				b.diags.Errorf(st.Pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", t, c, c)
 			}
 		}

@@ -487,7 +487,8 @@ func (rt *Runtime) end(env plan.Env, n *plan.Node, s plan.End) plan.Result {
 		}
 		if in := rt.Plan.Node(id); in != nil && !in.Hidden {
 			switch {
-			case r.Status == plan.OK:
+			case r.Status == plan.OK && (in.Kind == plan.KindComponent || in.Kind == plan.KindPlugin || in.Kind == plan.KindStage):
+				// The verb's work ran (a probe before it changes nothing).
 				ran = in.Label
 			case r.Status == plan.Skipped && notRun == "":
 				notRun = in.Label
