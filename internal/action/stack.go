@@ -502,10 +502,23 @@ func (s *Stack) stateRegistry() string {
 	if state.IsDatabase(s.StatePath) {
 		return ""
 	}
-	if p := workspace.For(s.anchor).Registry(s.anchor); p != s.registryPath() {
+	if p := workspace.For(s.anchor).Registry(s.anchor); !samePath(p, s.registryPath()) {
 		return p
 	}
 	return ""
+}
+
+// samePath says whether two paths name one file, their folders' links
+// resolved (the file need not exist): a folder reached through a link
+// would have the run hold one registry twice, and refuse itself.
+func samePath(a, b string) bool {
+	resolve := func(p string) string {
+		if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			return filepath.Join(d, filepath.Base(p))
+		}
+		return filepath.Clean(p)
+	}
+	return resolve(a) == resolve(b)
 }
 
 // registries are the files a run of the stack notes its processes in.
