@@ -355,9 +355,23 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // state folder): file systems refuse names past 255 bytes.
 const maxNameLen = 128
 
-// reservedNames are the stack-level groups of a plan; a component cannot be
-// called like one.
-var reservedNames = map[string]bool{"pre-flight": true, "post-flight": true, "post-teardown": true}
+// reservedNames are the names of the plan's stack-level groups: the
+// flights, the run's set-up and finalize (stack), the wait for a killed
+// run's processes (leftovers), the installation handler's calls.
+var reservedNames = map[string]bool{"pre-flight": true, "post-flight": true, "post-teardown": true,
+	"stack": true, "leftovers": true, "installation-handler": true}
+
+// ReservedComponentName reports whether a component of a stack cannot be
+// called name: a group of the plan is, and the component's logs, times and
+// status would merge with the group's. Only the names a stack gives its
+// components are held to it (a component manifest's own meta.name is its
+// kind, renamed by the stack; a nested stack's leaves are named by path).
+func ReservedComponentName(name string) bool { return reservedNames[name] }
+
+// ReservedNameMessage says why a component cannot be called name.
+func ReservedNameMessage(name string) string {
+	return fmt.Sprintf("component name %q is the plan's own group of that name (its logs, times and status would merge with the component's): give the component another name", name)
+}
 
 func validateComponentName(name string, pos Pos, field string, diags *Diagnostics) {
 	switch {
@@ -366,8 +380,6 @@ func validateComponentName(name string, pos Pos, field string, diags *Diagnostic
 		diags.Errorf(pos, field, "a component name of %d characters; at most %d (it names files and folders)", len(name), maxNameLen)
 	case !componentNameRE.MatchString(name):
 		diags.Errorf(pos, field, "invalid component name %q (letters, digits and _ . - only)", name)
-	case reservedNames[name]:
-		diags.Errorf(pos, field, "component name %q is reserved for the plan's stack-level group", name)
 	}
 }
 

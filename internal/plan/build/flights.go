@@ -18,7 +18,7 @@ func (b *builder) preFlightPass() {
 	if tools := b.tools(); len(tools) > 0 {
 		std = append(std, &plan.Node{ID: "pre-flight/standard/tools", Kind: plan.KindStandard, Label: "check tools: " + strings.Join(tools, ", "), Spec: plan.Tools{Tools: tools}})
 	}
-	ids := b.flight("pre-flight", b.res.Stack.Lifecycle.PreFlight, std)
+	ids := b.flight(groupPreFlight, b.res.Stack.Lifecycle.PreFlight, std)
 	if len(ids) > 0 {
 		b.preFlightLast = ids[len(ids)-1]
 	}

@@ -12,6 +12,7 @@ const (
 	GroupHandler   = "installation-handler"
 	GroupStack     = "stack"
 
+	groupPreFlight    = "pre-flight"
 	groupPostFlight   = "post-flight"
 	groupPostTeardown = "post-teardown"
 )
