@@ -108,7 +108,8 @@ func (d decider) decide() (string, string, error) {
 	case marked:
 		return d.ownFolder(own, fmt.Sprintf("%s belongs to deployment %s (%s)", d.rel(shared), owner.ID, owner.Location))
 	}
-	// A folder an earlier gantry made, which names no owner.
+	// A folder an earlier gantry made, which names no owner: the
+	// deployment's whose state records the component's instances.
 	empty, err := onlyOwnerFile(shared)
 	if err != nil {
 		return "", "", err
@@ -120,7 +121,19 @@ func (d decider) decide() (string, string, error) {
 		note := fmt.Sprintf("plugin data: %s, left unmarked by an earlier gantry, is taken as this deployment's (%s, %s), whose state records %s's plugin instances; another state deployed from this folder keeps its own from now on", d.rel(shared), run.ID, run.Location, d.req.Component)
 		return shared, note, d.mark(shared)
 	}
-	return d.ownFolder(own, fmt.Sprintf("%s was left unmarked by an earlier gantry for a deployment that is not this one (this state records no plugin instances of %s)", d.rel(shared), d.req.Component))
+	why := fmt.Sprintf("%s was left unmarked by an earlier gantry, and this state records no plugin instances of %s", d.rel(shared), d.req.Component)
+	if d.req.ReadOnly {
+		return d.ownFolder(own, why)
+	}
+	// Whose it is cannot be told: another deployment's whose state records
+	// them (which takes it on its next run), or this one's, its state
+	// deleted or made anew since. Starting from an empty folder would make
+	// terraform create again what the folder's state manages.
+	return "", "", fmt.Errorf("plugin data: %s, so whose it is cannot be told; %s's plugins do not start from nothing beside it (terraform would create again what it manages). "+
+		"If it is this deployment's (%s, %s; its state was deleted or made anew), adopt it: mv %s %s. "+
+		"If it is another deployment's, run that one first (its state records the instances: it takes the folder), then this one. "+
+		"If it is no deployment's, remove it",
+		why, d.req.Component, run.ID, run.Location, d.rel(shared), d.rel(own))
 }
 
 // ownFolder is the run's own folder, own, next to a shared one another

@@ -26,6 +26,7 @@ func TestPluginRoot(t *testing.T) {
 		want     string // "shared", "own"
 		wantMark Owner
 		note     string // a part of the note; "" for none
+		err      string // the whole error; "" for none
 	}{
 		{name: "nothing yet: the shared folder", req: PluginRootRequest{Run: staging},
 			want: "shared", wantMark: staging},
@@ -45,7 +46,12 @@ func TestPluginRoot(t *testing.T) {
 		{name: "unmarked, recorded by the run's state", have: layout{data: true}, req: PluginRootRequest{Run: prod, Recorded: true},
 			want: "shared", wantMark: prod, note: "left unmarked by an earlier gantry, is taken as this deployment's"},
 		{name: "unmarked, not recorded", have: layout{data: true}, req: PluginRootRequest{Run: staging},
-			want: "own", wantMark: staging, note: "left unmarked by an earlier gantry for a deployment that is not this one"},
+			err: "plugin data: .gantry/state/app was left unmarked by an earlier gantry, and this state records no plugin instances of app, so whose it is cannot be told; " +
+				"app's plugins do not start from nothing beside it (terraform would create again what it manages). " +
+				"If it is this deployment's (aaaa, /w/staging.state; its state was deleted or made anew), adopt it: mv .gantry/state/app .gantry/state/app@aaaa. " +
+				"If it is another deployment's, run that one first (its state records the instances: it takes the folder), then this one. If it is no deployment's, remove it"},
+		{name: "unmarked, not recorded, read-only", have: layout{data: true}, req: PluginRootRequest{Run: staging, ReadOnly: true},
+			want: "own", note: "left unmarked by an earlier gantry, and this state records no plugin instances of app; this deployment (aaaa, /w/staging.state) keeps its own"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,6 +76,15 @@ func TestPluginRoot(t *testing.T) {
 			}
 			tc.req.Component = "app"
 			dir, note, err := w.PluginRoot(tc.req)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("error:\n%v\nwant\n%s", err, tc.err)
+				}
+				if entries, _ := os.ReadDir(filepath.Join(w.Root, "state")); len(entries) != 2 { // app and @lock
+					t.Errorf("the refusal made folders: %v", entries)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +95,11 @@ func TestPluginRoot(t *testing.T) {
 			if dir != want {
 				t.Errorf("dir = %s, want %s", dir, want)
 			}
-			if got, marked, err := readOwner(dir); err != nil || !marked || got != tc.wantMark {
+			if tc.req.ReadOnly {
+				if isDir(dir) && dir != shared {
+					t.Errorf("read-only: %s was made", dir)
+				}
+			} else if got, marked, err := readOwner(dir); err != nil || !marked || got != tc.wantMark {
 				t.Errorf("mark of %s = %+v (marked %v, %v), want %+v", dir, got, marked, err, tc.wantMark)
 			}
 			if tc.want == "own" && tc.have.mark != nil {
