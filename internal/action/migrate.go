@@ -130,7 +130,7 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 		owner := func(s state.Store, anchor string) workspace.Owner {
 			return workspace.Owner{ID: st.DeploymentID, Key: storeKey(s, anchor), Location: state.Redact(s.String())}
 		}
-		n, err := workspace.For(fromAnchor).RekeyOwners(owner(from, fromAnchor), owner(to, toAnchor))
+		n, err := workspace.For(fromAnchor).RekeyOwners(ctx, owner(from, fromAnchor), owner(to, toAnchor))
 		if err != nil {
 			return nil, fmt.Errorf("the state was copied, but its plugin data folders could not be marked as %s's: %w", to, err)
 		}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gantry-dev/gantry/internal/atomicfile"
 )
@@ -60,18 +62,21 @@ type PluginRootRequest struct {
 	// ReadOnly decides without creating, marking or moving anything (a
 	// command that changes nothing).
 	ReadOnly bool
+	// Waiting, when not nil, hears once that the decision waits for
+	// another run's (lockWaitNotice).
+	Waiting func(string)
 }
 
 // PluginRoot is the folder of a component's plugin data for a run's
 // deployment (StateRoot for the first one), created and marked if it was
 // not; note, when not empty, says what was decided and why, for the
 // component's log.
-func (w Workspace) PluginRoot(req PluginRootRequest) (dir, note string, err error) {
+func (w Workspace) PluginRoot(ctx context.Context, req PluginRootRequest) (dir, note string, err error) {
 	if err := checkDeploymentID(req.Run.ID); err != nil {
 		return "", "", err
 	}
 	if !req.ReadOnly {
-		unlock, err := w.lockOwners()
+		unlock, err := w.lockOwners(ctx, req.Waiting)
 		if err != nil {
 			return "", "", err
 		}
@@ -153,8 +158,11 @@ func (d decider) mark(dir string) error {
 	return markOwner(dir, d.req.Run)
 }
 
-func (d decider) rel(p string) string {
-	if r, err := filepath.Rel(filepath.Dir(d.w.Root), p); err == nil {
+func (d decider) rel(p string) string { return d.w.rel(p) }
+
+// rel is p relative to the workspace's folder, as messages show it.
+func (w Workspace) rel(p string) string {
+	if r, err := filepath.Rel(filepath.Dir(w.Root), p); err == nil {
 		return r
 	}
 	return p
@@ -179,10 +187,21 @@ func checkDeploymentID(id string) error {
 	return nil
 }
 
+// lockWaitNotice is how long lockOwners waits before saying it waits: a
+// run holds the lock for the moments it decides, so a longer wait is a
+// holder stopped (Ctrl-Z, a debugger) or a very slow disk. Tests lower it.
+var lockWaitNotice = 2 * time.Second
+
+// lockPoll is how often, at most, lockOwners tries again (from a
+// millisecond, doubling: holders let go in moments): flock has no timeout,
+// and a wait must end with ctx (Ctrl-C).
+const lockPoll = 20 * time.Millisecond
+
 // lockOwners holds the workspace's lock on plugin data owners until the
 // returned function is called: runs of two states from one folder may run
-// at once, and a Temporal worker holds several runs.
-func (w Workspace) lockOwners() (func(), error) {
+// at once, and a Temporal worker holds several runs. It waits until ctx
+// ends; waiting, when not nil, hears once that it waits.
+func (w Workspace) lockOwners(ctx context.Context, waiting func(string)) (func(), error) {
 	dir := filepath.Join(w.Root, "state")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create the plugin data folder: %w", err)
@@ -192,29 +211,40 @@ func (w Workspace) lockOwners() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock the plugin data folders: %w", err)
 	}
+	start, said, pause := time.Now(), false, time.Millisecond
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
 		}
+		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+			f.Close()
+			return nil, fmt.Errorf("lock the plugin data folders: %s: %w", path, err)
+		}
+		if !said && waiting != nil && time.Since(start) >= lockWaitNotice {
+			said = true
+			waiting(fmt.Sprintf("plugin data: waiting for %s, held by another gantry run from this folder while it decides whose plugin data folders are whose (a run stopped with Ctrl-Z holds it until it goes on)", w.rel(path)))
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for the plugin data lock %s: %w", path, context.Cause(ctx))
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, lockPoll)
 	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock the plugin data folders: %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
 }
 
 // RekeyOwners marks as moved to `to` the plugin data folders from's
 // deployment owns (gantry state migrate): a state made anew where from was
 // would otherwise take them as its predecessor's. It returns how many it
 // marked.
-func (w Workspace) RekeyOwners(from, to Owner) (int, error) {
+func (w Workspace) RekeyOwners(ctx context.Context, from, to Owner) (int, error) {
 	root := filepath.Join(w.Root, "state")
 	if !isDir(root) {
 		return 0, nil
 	}
-	unlock, err := w.lockOwners()
+	unlock, err := w.lockOwners(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -244,8 +274,8 @@ func (w Workspace) RekeyOwners(from, to Owner) (int, error) {
 // ReleasePluginRoot removes a component's plugin data folder once nothing
 // but its owner mark is left in it (after an undeploy removed its
 // instances' folders): the next deployment takes StateRoot again.
-func (w Workspace) ReleasePluginRoot(dir string) error {
-	unlock, err := w.lockOwners()
+func (w Workspace) ReleasePluginRoot(ctx context.Context, dir string) error {
+	unlock, err := w.lockOwners(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,15 @@
 package workspace
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 var (
@@ -75,7 +79,7 @@ func TestPluginRoot(t *testing.T) {
 				mustMark(t, shared+"@"+tc.req.Run.ID, tc.req.Run)
 			}
 			tc.req.Component = "app"
-			dir, note, err := w.PluginRoot(tc.req)
+			dir, note, err := w.PluginRoot(context.Background(), tc.req)
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Fatalf("error:\n%v\nwant\n%s", err, tc.err)
@@ -119,7 +123,7 @@ func TestPluginRootReadOnlyChangesNothing(t *testing.T) {
 	shared := w.StateRoot("app")
 	mustMark(t, shared, staging)
 	mustMkdir(t, filepath.Join(shared, "db"))
-	dir, _, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: prod, ReadOnly: true})
+	dir, _, err := w.PluginRoot(context.Background(), PluginRootRequest{Component: "app", Run: prod, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +138,7 @@ func TestPluginRootReadOnlyChangesNothing(t *testing.T) {
 func TestPluginRootRefusals(t *testing.T) {
 	w := Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}
 	for _, id := range []string{"", "x/../../victim", "a b", "a\nb", strings.Repeat("a", 65)} {
-		if _, _, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: Owner{ID: id, Key: "/k", Location: "/k"}}); err == nil {
+		if _, _, err := w.PluginRoot(context.Background(), PluginRootRequest{Component: "app", Run: Owner{ID: id, Key: "/k", Location: "/k"}}); err == nil {
 			t.Errorf("deployment id %q: no error", id)
 		}
 	}
@@ -146,7 +150,7 @@ func TestPluginRootRefusals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(shared, ownerFile), []byte("key /x\nstate /x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: staging})
+	_, _, err := w.PluginRoot(context.Background(), PluginRootRequest{Component: "app", Run: staging})
 	if err == nil || !strings.Contains(err.Error(), "names no deployment") {
 		t.Errorf("a mark without a deployment: %v", err)
 	}
@@ -163,7 +167,7 @@ func TestPluginRootLeftovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir, note, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: prod})
+	dir, note, err := w.PluginRoot(context.Background(), PluginRootRequest{Component: "app", Run: prod})
 	if err != nil || dir != shared || note != "" {
 		t.Fatalf("PluginRoot = %s, %q, %v; want the shared folder, no note", dir, note, err)
 	}
@@ -183,7 +187,7 @@ func TestPluginRootConcurrent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				dir, _, err := w.PluginRoot(PluginRootRequest{Component: "app", Run: o})
+				dir, _, err := w.PluginRoot(context.Background(), PluginRootRequest{Component: "app", Run: o})
 				if err != nil {
 					t.Error(err)
 				}
@@ -203,7 +207,7 @@ func TestReleasePluginRoot(t *testing.T) {
 	dir := w.StateRoot("app")
 	mustMark(t, dir, staging)
 	mustMkdir(t, filepath.Join(dir, "db"))
-	if err := w.ReleasePluginRoot(dir); err != nil {
+	if err := w.ReleasePluginRoot(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, marked, _ := readOwner(dir); !marked {
@@ -212,13 +216,13 @@ func TestReleasePluginRoot(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "db")); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.ReleasePluginRoot(dir); err != nil {
+	if err := w.ReleasePluginRoot(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the emptied folder is still there: %v", err)
 	}
-	if err := w.ReleasePluginRoot(dir); err != nil {
+	if err := w.ReleasePluginRoot(context.Background(), dir); err != nil {
 		t.Errorf("releasing a folder that is gone: %v", err)
 	}
 }
@@ -258,7 +262,7 @@ func TestRekeyOwners(t *testing.T) {
 	mustMark(t, w.StateRoot("web"), staging)
 	mustMark(t, w.StateRoot("app")+"@bbbb", prod)
 	mustMark(t, w.StateRoot("old"), Owner{ID: "aaaa", Key: "/w/other.state", Location: "/w/other.state"})
-	n, err := w.RekeyOwners(staging, moved)
+	n, err := w.RekeyOwners(context.Background(), staging, moved)
 	if err != nil || n != 2 {
 		t.Fatalf("RekeyOwners = %d, %v; want 2", n, err)
 	}
@@ -270,7 +274,64 @@ func TestRekeyOwners(t *testing.T) {
 			t.Errorf("%s: mark %+v, want %+v", dir, got, want)
 		}
 	}
-	if n, err := (Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}).RekeyOwners(staging, moved); err != nil || n != 0 {
+	if n, err := (Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}).RekeyOwners(context.Background(), staging, moved); err != nil || n != 0 {
 		t.Errorf("no workspace: %d, %v", n, err)
+	}
+}
+
+// TestPluginRootWaitsForTheLock: a decision waits for another run's, says
+// so once when it lasts, and ends with its context (Ctrl-C) rather than
+// waiting for a holder that may never go on.
+func TestPluginRootWaitsForTheLock(t *testing.T) {
+	defer func(d time.Duration) { lockWaitNotice = d }(lockWaitNotice)
+	lockWaitNotice = 0
+	w := Workspace{Root: filepath.Join(t.TempDir(), ".gantry")}
+	mustMkdir(t, filepath.Join(w.Root, "state"))
+	holder, err := os.OpenFile(filepath.Join(w.Root, "state", lockFile), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		cancel bool // else the holder lets go
+	}{{"Ctrl-C", true}, {"the holder lets go", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			said := make(chan string, 2)
+			type result struct {
+				dir string
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				dir, _, err := w.PluginRoot(ctx, PluginRootRequest{Component: "app", Run: staging, Waiting: func(s string) { said <- s }})
+				done <- result{dir, err}
+			}()
+			msg := <-said
+			if want := "plugin data: waiting for .gantry/state/@lock, held by another gantry run from this folder"; !strings.HasPrefix(msg, want) {
+				t.Errorf("said %q, want %q…", msg, want)
+			}
+			if tc.cancel {
+				cancel()
+			} else if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_UN); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if tc.cancel {
+				if !errors.Is(r.err, context.Canceled) || !strings.Contains(r.err.Error(), "waiting for the plugin data lock") || isDir(w.StateRoot("app")) {
+					t.Errorf("cancelled: %v (folder made: %v)", r.err, isDir(w.StateRoot("app")))
+				}
+			} else if r.err != nil || r.dir != w.StateRoot("app") {
+				t.Errorf("once let go: %s, %v", r.dir, r.err)
+			}
+			if len(said) != 0 {
+				t.Errorf("said more than once: %q", <-said)
+			}
+		})
 	}
 }

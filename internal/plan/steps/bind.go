@@ -22,7 +22,7 @@ func (rt *Runtime) Runner(n *plan.Node) (plan.Runner, error) {
 	case plan.Entry:
 		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.entry(ctx, env, n, s) }
 	case plan.Record:
-		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.record(env, n, s) }
+		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.record(ctx, env, n, s) }
 	case plan.End:
 		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.end(env, n, s) }
 	case plan.Injected:

@@ -130,13 +130,13 @@ func (rt *Runtime) deploymentFile(comp string) string {
 
 // instance is what the component's plugin instances run with; env hears
 // where their data is kept when that needs saying.
-func (rt *Runtime) instance(env plan.Env, info *plan.Component, exp *params.Expanded) *plugin.Instance {
+func (rt *Runtime) instance(ctx context.Context, env plan.Env, info *plan.Component, exp *params.Expanded) *plugin.Instance {
 	in := &plugin.Instance{
 		Component:       info.Name,
 		Dir:             info.Dir,
 		RootDir:         rt.StackDir,
 		GenDir:          rt.Dirs.GenDir(info.Name),
-		Root:            func() (string, error) { return rt.pluginRoot(env, info) },
+		Root:            func() (string, error) { return rt.pluginRoot(ctx, env, info) },
 		ExportDir:       rt.Dirs.ExportDir(info.Name),
 		ProductDir:      info.ProductDir,
 		SpecVersion:     info.SpecVersion,
@@ -269,7 +269,7 @@ func (rt *Runtime) instanceRun(ctx context.Context, env plan.Env, info *plan.Com
 			return plan.Fail(fmt.Errorf("plugin %s: not built into this gantry", spec.Name))
 		}
 	}
-	inst := rt.instance(env, info, b.exp)
+	inst := rt.instance(ctx, env, info, b.exp)
 	if s.List == plan.ListVanished {
 		env.Logf("instance %s is no longer in the plugin list: deleting it", spec.InstanceName())
 	}
@@ -316,7 +316,7 @@ func (rt *Runtime) instanceRun(ctx context.Context, env plan.Env, info *plan.Com
 // printed or reported becomes the component's outputs, recorded with the
 // lists; after an undeploy the state forgets the lists and the instances'
 // state folders go.
-func (rt *Runtime) record(env plan.Env, n *plan.Node, s plan.Record) plan.Result {
+func (rt *Runtime) record(ctx context.Context, env plan.Env, n *plan.Node, s plan.Record) plan.Result {
 	info, err := rt.comp(s.Component)
 	if err != nil {
 		return plan.Fail(err)
@@ -332,11 +332,11 @@ func (rt *Runtime) record(env plan.Env, n *plan.Node, s plan.Record) plan.Result
 		if len(keyed) == 0 {
 			return plan.Ok()
 		}
-		root, err := rt.pluginRoot(env, info)
+		root, err := rt.pluginRoot(ctx, env, info)
 		if err != nil {
 			return plan.Fail(err)
 		}
-		inst := rt.instance(env, info, b.exp)
+		inst := rt.instance(ctx, env, info, b.exp)
 		for _, spec := range keyed {
 			if dir, err := inst.StateDir(spec); err == nil {
 				if err := os.RemoveAll(dir); err != nil {
@@ -345,7 +345,7 @@ func (rt *Runtime) record(env plan.Env, n *plan.Node, s plan.Record) plan.Result
 			}
 		}
 		// Emptied: the next deployment from this folder takes it.
-		if err := rt.Dirs.ReleasePluginRoot(root); err != nil {
+		if err := rt.Dirs.ReleasePluginRoot(ctx, root); err != nil {
 			return plan.Fail(err)
 		}
 		return plan.Ok()

@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"sync"
 
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -19,7 +20,7 @@ type pluginRoots struct {
 // deployment, created and marked the first time an instance of the run
 // needs it (a read-only run only looks); what was decided goes to the
 // step's log.
-func (rt *Runtime) pluginRoot(env plan.Env, info *plan.Component) (string, error) {
+func (rt *Runtime) pluginRoot(ctx context.Context, env plan.Env, info *plan.Component) (string, error) {
 	rt.roots.mu.Lock()
 	defer rt.roots.mu.Unlock()
 	if dir, ok := rt.roots.dirs[info.Name]; ok {
@@ -29,7 +30,10 @@ func (rt *Runtime) pluginRoot(env plan.Env, info *plan.Component) (string, error
 	if c := rt.recorded(info.Name); c != nil {
 		req.Recorded = len(c.Plugins) > 0 || len(c.SetupPlugins) > 0
 	}
-	dir, note, err := rt.Dirs.PluginRoot(req)
+	if env != nil {
+		req.Waiting = func(msg string) { env.Logf("%s", msg) }
+	}
+	dir, note, err := rt.Dirs.PluginRoot(ctx, req)
 	if err != nil {
 		return "", err
 	}

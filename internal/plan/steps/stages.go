@@ -30,7 +30,7 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 	exp := rt.pluginParams(info, b)
 	resolver := exp.Resolver()
 	call := &plugin.Call{
-		Action: s.Action, Entry: spec, Instance: rt.instance(env, info, exp), Dir: info.Dir, Env: rt.processEnv(info, exp),
+		Action: s.Action, Entry: spec, Instance: rt.instance(ctx, env, info, exp), Dir: info.Dir, Env: rt.processEnv(info, exp),
 		Stdout: env.Stream(), Stderr: env.Stream(),
 		Expand:   func(v string) (string, error) { return params.Expand(v, resolver) },
 		Recorded: build.RecordedInstance(rt.recorded(info.Name), spec.Key),
