@@ -90,8 +90,8 @@ type stepNames recorder
 func (s *stepNames) StepStarted(n *plan.Node, _ time.Time) { s.steps = append(s.steps, n.ID) }
 func (s *stepNames) StepFinished(*plan.Node, plan.Result, time.Time, time.Time) {
 }
-func (s *stepNames) Log(*plan.Node, string)     {}
-func (s *stepNames) Note(*plan.Node, plan.Note) {}
+func (s *stepNames) Log(*plan.Node, string, time.Time) {}
+func (s *stepNames) Note(*plan.Node, plan.Note)        {}
 
 func inDir(t *testing.T, dir string) {
 	t.Helper()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -166,7 +167,7 @@ func TestRecordHearsOnlyFreshRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec.runLog.Log(&plan.Node{ID: "c/deploy", Group: "c"}, fmt.Sprintf("line of opening %d", i))
+		rec.runLog.Log(&plan.Node{ID: "c/deploy", Group: "c"}, fmt.Sprintf("line of opening %d", i), time.Now())
 		out := rec.close(nil)
 		if got := out.Heard != nil; got != want {
 			t.Errorf("opening %d: logs heard %v, want %v", i, got, want)

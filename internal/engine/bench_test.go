@@ -32,8 +32,8 @@ func (d *delays) StepFinished(n *plan.Node, _ plan.Result, _, ended time.Time) {
 	d.mu.Unlock()
 }
 
-func (d *delays) Log(*plan.Node, string)     {}
-func (d *delays) Note(*plan.Node, plan.Note) {}
+func (d *delays) Log(*plan.Node, string, time.Time) {}
+func (d *delays) Note(*plan.Node, plan.Note)        {}
 
 // noopPlan is n in-process no-op steps; step i runs after the steps
 // depsOf(i) names (earlier ones).

@@ -245,5 +245,5 @@ type nopObserver struct{}
 
 func (nopObserver) StepStarted(*plan.Node, time.Time)                          {}
 func (nopObserver) StepFinished(*plan.Node, plan.Result, time.Time, time.Time) {}
-func (nopObserver) Log(*plan.Node, string)                                     {}
+func (nopObserver) Log(*plan.Node, string, time.Time)                          {}
 func (nopObserver) Note(*plan.Node, plan.Note)                                 {}

@@ -30,7 +30,7 @@ func (r *recorder) StepStarted(n *plan.Node, _ time.Time) {
 }
 func (r *recorder) StepFinished(*plan.Node, plan.Result, time.Time, time.Time) {}
 func (r *recorder) Note(*plan.Node, plan.Note)                                 {}
-func (r *recorder) Log(n *plan.Node, line string) {
+func (r *recorder) Log(n *plan.Node, line string, _ time.Time) {
 	r.mu.Lock()
 	r.logs = append(r.logs, n.ID+": "+line)
 	r.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/gantry-dev/gantry/internal/lines"
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -23,10 +24,11 @@ type stepEnv struct {
 
 func (e *stepEnv) log(line string, continued, continues bool) {
 	e.logMu.Lock()
+	at := time.Now()
 	if pl, ok := e.r.opts.Observer.(plan.PieceLogger); ok {
-		pl.LogPiece(e.n, line, continued, continues)
+		pl.LogPiece(e.n, line, continued, continues, at)
 	} else {
-		e.r.opts.Observer.Log(e.n, line)
+		e.r.opts.Observer.Log(e.n, line, at)
 	}
 	e.logMu.Unlock()
 }

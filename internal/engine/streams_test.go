@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gantry-dev/gantry/internal/lines"
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -17,8 +18,8 @@ type maskingRecorder struct {
 	m *secret.Masker
 }
 
-func (r *maskingRecorder) LogPiece(n *plan.Node, piece string, continued, continues bool) {
-	r.Log(n, r.m.Piece(piece, continued, continues))
+func (r *maskingRecorder) LogPiece(n *plan.Node, piece string, continued, continues bool, at time.Time) {
+	r.Log(n, r.m.Piece(piece, continued, continues), at)
 }
 
 // TestPiecesOfOneStreamAcrossAnother: a line of a step's stderr between two

@@ -84,7 +84,9 @@ func (f RunnerFunc) Run(ctx context.Context, env Env) Result { return f(ctx, env
 type Observer interface {
 	StepStarted(n *Node, at time.Time)
 	StepFinished(n *Node, r Result, started, ended time.Time)
-	Log(n *Node, line string)
+	// Log is a line of a step's output, at the time the step printed it
+	// (observers may hear of it later).
+	Log(n *Node, line string, at time.Time)
 	Note(n *Node, note Note)
 }
 
@@ -95,7 +97,7 @@ type Observer interface {
 // masker needs it, for a secret cut between two pieces or longer than one.
 // Observers without it are given the pieces as lines (Log).
 type PieceLogger interface {
-	LogPiece(n *Node, piece string, continued, continues bool)
+	LogPiece(n *Node, piece string, continued, continues bool, at time.Time)
 }
 
 // Asking is a step's question as the terminal asks it, named by the

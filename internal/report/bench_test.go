@@ -110,7 +110,7 @@ func bigRunHeard(b testing.TB, n int) (string, *plan.Plan, *Heard) {
 			obs.StepStarted(n, f.at)
 			if n.Kind == plan.KindComponent {
 				for k := 0; k < 4; k++ {
-					obs.Log(n, fmt.Sprintf("%s: line %d of its work", c, k))
+					obs.Log(n, fmt.Sprintf("%s: line %d of its work", c, k), time.Now())
 				}
 				obs.Note(n, plan.Note{Kind: plan.NoteOutput, Name: c + ".url", Value: "http://" + c})
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -25,7 +26,7 @@ func heardAndRead(t testing.TB, groups []string, texts map[string][]string) (hea
 	for _, g := range groups {
 		n := &plan.Node{ID: g + "/deploy", Group: g}
 		for _, text := range texts[g] {
-			rl.Log(n, text)
+			rl.Log(n, text, time.Now())
 		}
 	}
 	if err := rl.Close(); err != nil {

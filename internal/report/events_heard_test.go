@@ -138,7 +138,7 @@ func TestEventCollectorThroughObservers(t *testing.T) {
 	heard, read := eventsHeardAndRead(t, func(events *ui.Events) {
 		events.StepStarted(n, t0)
 		events.Note(n, plan.Note{Kind: plan.NoteOutput, Name: "url", Value: "http://a"})
-		events.Log(n, "a line")
+		events.Log(n, "a line", t0.Add(time.Millisecond))
 		events.StepFinished(n, plan.Ok(), t0, t0.Add(1500*time.Microsecond))
 		events.StepFinished(skipped, plan.Result{Status: plan.Skipped, Reason: "a failed"}, t0, t0.Add(time.Millisecond))
 	})

@@ -129,7 +129,7 @@ func fakeRun(t testing.TB) (dir string, p *plan.Plan) {
 		}
 		obs.StepStarted(n, at(s.start))
 		for _, l := range s.lines {
-			obs.Log(n, l)
+			obs.Log(n, l, now)
 		}
 		for _, o := range s.outputs {
 			obs.Note(n, o)

@@ -46,17 +46,17 @@ func (a *Async) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 }
 
 // Log queues the event.
-func (a *Async) Log(n *plan.Node, line string) {
-	a.queue <- func() { a.next.Log(n, line) }
+func (a *Async) Log(n *plan.Node, line string, at time.Time) {
+	a.queue <- func() { a.next.Log(n, line, at) }
 }
 
 // LogPiece queues the event.
-func (a *Async) LogPiece(n *plan.Node, piece string, continued, continues bool) {
+func (a *Async) LogPiece(n *plan.Node, piece string, continued, continues bool, at time.Time) {
 	a.queue <- func() {
 		if pl, ok := a.next.(plan.PieceLogger); ok {
-			pl.LogPiece(n, piece, continued, continues)
+			pl.LogPiece(n, piece, continued, continues, at)
 		} else {
-			a.next.Log(n, piece)
+			a.next.Log(n, piece, at)
 		}
 	}
 }

@@ -37,8 +37,8 @@ func BenchmarkDisplay(b *testing.B) {
 						obs.StepStarted(p.Node(c+"/begin"), now)
 						obs.StepFinished(p.Node(c+"/begin"), plan.Ok(), now, now)
 						obs.StepStarted(p.Node(c+"/deploy"), now)
-						obs.Log(p.Node(c+"/deploy"), "installing "+c)
-						obs.Log(p.Node(c+"/deploy"), "done")
+						obs.Log(p.Node(c+"/deploy"), "installing "+c, time.Now())
+						obs.Log(p.Node(c+"/deploy"), "done", time.Now())
 					}
 					for j := i; j < min(i+8, n); j++ {
 						c := fmt.Sprintf("c%02d", j)

@@ -195,8 +195,8 @@ func (e *Events) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 }
 
 // Log emits log.
-func (e *Events) Log(n *plan.Node, line string) {
-	e.Emit(Event{Event: "log", Step: n.ID, Component: n.Component, Line: &line})
+func (e *Events) Log(n *plan.Node, line string, at time.Time) {
+	e.Emit(Event{Time: at.UTC(), Event: "log", Step: n.ID, Component: n.Component, Line: &line})
 }
 
 // Note emits output for captured outputs.

@@ -27,9 +27,9 @@ func (m Multi) StepFinished(n *plan.Node, r plan.Result, started, ended time.Tim
 }
 
 // Log forwards the event.
-func (m Multi) Log(n *plan.Node, line string) {
+func (m Multi) Log(n *plan.Node, line string, at time.Time) {
 	for _, o := range m {
-		o.Log(n, line)
+		o.Log(n, line, at)
 	}
 }
 
@@ -62,15 +62,15 @@ func (m Masked) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 }
 
 // Log masks the line and forwards it.
-func (m Masked) Log(n *plan.Node, line string) {
-	m.Next.Log(n, m.Masker.Text(line))
+func (m Masked) Log(n *plan.Node, line string, at time.Time) {
+	m.Next.Log(n, m.Masker.Text(line), at)
 }
 
 // LogPiece masks a piece of a line and forwards it as a line: a secret cut
 // between two pieces is masked on both sides, one longer than a piece in
 // every piece it fills.
-func (m Masked) LogPiece(n *plan.Node, piece string, continued, continues bool) {
-	m.Next.Log(n, m.Masker.Piece(piece, continued, continues))
+func (m Masked) LogPiece(n *plan.Node, piece string, continued, continues bool, at time.Time) {
+	m.Next.Log(n, m.Masker.Piece(piece, continued, continues), at)
 }
 
 type maskedError struct{ s string }

@@ -184,7 +184,7 @@ func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 // Log prints a line of a step's output, sanitized like on a terminal: the
 // output may still reach one (a pager, a CI log viewer), and colours follow
 // gantry's own setting, not the component's.
-func (p *Plain) Log(n *plan.Node, line string) {
+func (p *Plain) Log(n *plan.Node, line string, _ time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.labels.release(n) {

@@ -25,9 +25,9 @@ func TestPlainHoldsOthersWhileAsking(t *testing.T) {
 	asker, chatty, broken := p.Node("c00/deploy"), p.Node("c01/deploy"), p.Node("c02/deploy")
 	d.Paused(true)
 	d.Note(asker, plan.Note{Kind: plan.NoteAsking})
-	d.Log(asker, "Migrate the database now? [y/N]")
-	d.Log(chatty, "chatty line 1")
-	d.Log(broken, "broken line 1")
+	d.Log(asker, "Migrate the database now? [y/N]", time.Now())
+	d.Log(chatty, "chatty line 1", time.Now())
+	d.Log(broken, "broken line 1", time.Now())
 	d.StepFinished(chatty, plan.Ok(), now, now)
 	const question = "[c00] Migrate the database now? [y/N]\n"
 	if got := buf.String(); got != question {
@@ -38,9 +38,9 @@ func TestPlainHoldsOthersWhileAsking(t *testing.T) {
 		t.Errorf("a failure while a step asks: want it at once, then the question again; got %q", got)
 	}
 	buf.Reset()
-	d.Log(asker, "y")
+	d.Log(asker, "y", time.Now())
 	d.Paused(false)
-	d.Log(chatty, "chatty line 2")
+	d.Log(chatty, "chatty line 2", time.Now())
 	d.Idle()
 	if got, want := buf.String(), "[c00] y\n[c01] chatty line 1\n[c01] ✓ deploy c01 (0ms)\n[c01] chatty line 2\n"; got != want {
 		t.Errorf("after the answer: got %q, want %q", got, want)
@@ -57,11 +57,11 @@ func TestPlainHoldsBoundedWhileAsking(t *testing.T) {
 	asker, chatty := p.Node("c00/deploy"), p.Node("c01/deploy")
 	d.Paused(true)
 	d.Note(asker, plan.Note{Kind: plan.NoteAsking})
-	d.Log(asker, "Go on? [y/N]")
+	d.Log(asker, "Go on? [y/N]", time.Now())
 	line := strings.Repeat("x", 1000)
 	const lines = 3 * maxHeld / 1000
 	for i := 0; i < lines; i++ {
-		d.Log(chatty, line)
+		d.Log(chatty, line, time.Now())
 	}
 	if n := len(d.held); n == 0 || d.heldBytes > maxHeld {
 		t.Fatalf("held %d lines, %d bytes; want at most %d bytes", n, d.heldBytes, maxHeld)

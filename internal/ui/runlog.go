@@ -120,8 +120,7 @@ func (l *RunLog) Path(group string) string { return filepath.Join(l.dir, group+"
 // Group is the name of the log a step's lines go to (Path).
 func Group(n *plan.Node) string { return groupOf(n) }
 
-func (l *RunLog) write(group, text string) {
-	at := time.Now()
+func (l *RunLog) write(group, text string, at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -179,7 +178,7 @@ func (l *RunLog) Idle() {
 
 // StepStarted logs the start of visible steps; one whose label names
 // values once it says what they are.
-func (l *RunLog) StepStarted(n *plan.Node, _ time.Time) {
+func (l *RunLog) StepStarted(n *plan.Node, at time.Time) {
 	if n.Hidden || n.Quiet {
 		return
 	}
@@ -187,21 +186,22 @@ func (l *RunLog) StepStarted(n *plan.Node, _ time.Time) {
 	held := l.labels.hold(n)
 	l.lmu.Unlock()
 	if !held {
-		l.started(n, n.Label)
+		l.started(n, n.Label, at)
 	}
 }
 
-func (l *RunLog) started(n *plan.Node, label string) {
-	l.write(groupOf(n), laned(n, "==> "+titled(n, label)))
+func (l *RunLog) started(n *plan.Node, label string, at time.Time) {
+	l.write(groupOf(n), laned(n, "==> "+titled(n, label)), at)
 }
 
-// release logs the start line held back for n, if any.
-func (l *RunLog) release(n *plan.Node) {
+// release logs the start line held back for n, if any, at the time of
+// what released it.
+func (l *RunLog) release(n *plan.Node, at time.Time) {
 	l.lmu.Lock()
 	held := l.labels.release(n)
 	l.lmu.Unlock()
 	if held {
-		l.started(n, n.Label)
+		l.started(n, n.Label, at)
 	}
 }
 
@@ -213,7 +213,7 @@ func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 	if n.Settles() {
 		defer l.closeGroup(groupOf(n))
 	}
-	l.release(n)
+	l.release(n, ended)
 	l.lmu.Lock()
 	label := l.labels.label(n)
 	l.labels.done(n)
@@ -235,13 +235,13 @@ func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 	if r.Warning != "" {
 		msg += " (warning: " + r.Warning + ")"
 	}
-	l.write(groupOf(n), laned(n, msg))
+	l.write(groupOf(n), laned(n, msg), ended)
 }
 
 // Log writes a line of output.
-func (l *RunLog) Log(n *plan.Node, line string) {
-	l.release(n)
-	l.write(groupOf(n), laned(n, line))
+func (l *RunLog) Log(n *plan.Node, line string, at time.Time) {
+	l.release(n, at)
+	l.write(groupOf(n), laned(n, line), at)
 }
 
 // Note logs captured outputs (already masked), and the start of a step
@@ -249,14 +249,14 @@ func (l *RunLog) Log(n *plan.Node, line string) {
 func (l *RunLog) Note(n *plan.Node, note plan.Note) {
 	switch note.Kind {
 	case plan.NoteOutput:
-		l.write(groupOf(n), fmt.Sprintf("output %s = %s", note.Name, note.Value))
+		l.write(groupOf(n), fmt.Sprintf("output %s = %s", note.Name, note.Value), time.Now())
 	case plan.NoteLabel:
 		l.lmu.Lock()
 		l.labels.expand(n, note.Value)
 		held := l.labels.release(n)
 		l.lmu.Unlock()
 		if held {
-			l.started(n, note.Value)
+			l.started(n, note.Value, time.Now())
 		}
 	}
 }

@@ -22,7 +22,7 @@ func TestRunLogClosesAtComponentEnd(t *testing.T) {
 	end := &plan.Node{ID: "db/end", Group: "db", Kind: plan.KindEnd, Hidden: true}
 	now := time.Now()
 	l.StepStarted(step, now)
-	l.Log(step, "hello")
+	l.Log(step, "hello", time.Now())
 	if len(l.files) != 1 {
 		t.Fatalf("open logs: %d", len(l.files))
 	}
@@ -38,7 +38,7 @@ func TestRunLogClosesAtComponentEnd(t *testing.T) {
 	if !strings.Contains(string(data), "hello") || !strings.Contains(string(data), "<== deploy db: ok") {
 		t.Errorf("log after close:\n%s", data)
 	}
-	l.Log(step, "later")
+	l.Log(step, "later", time.Now())
 	l.Idle()
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestRunLogKeepsWriteErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		step := &plan.Node{ID: "stack/setup", Group: "stack", Label: "setup"}
-		l.Log(step, "a line that cannot be written")
+		l.Log(step, "a line that cannot be written", time.Now())
 		if idle {
 			l.Idle()
 		}
@@ -88,11 +88,11 @@ func TestRunLogDropsLinesAfterClose(t *testing.T) {
 	var heard []string
 	l.Tap(tapFunc(func(group, line string) { heard = append(heard, line) }))
 	step := &plan.Node{ID: "db/deploy", Group: "db"}
-	l.Log(step, "before")
+	l.Log(step, "before", time.Now())
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l.Log(step, "after")
+	l.Log(step, "after", time.Now())
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -125,14 +125,14 @@ func TestRunLogOpensAtFirstLineAndRetries(t *testing.T) {
 	if err := os.Rename(dir, dir+".away"); err != nil {
 		t.Fatal(err)
 	}
-	l.Log(other, "while the folder is away")
+	l.Log(other, "while the folder is away", time.Now())
 	l.Idle()
 	if err := os.Rename(dir+".away", dir); err != nil {
 		t.Fatal(err)
 	}
-	l.Log(other, "once it is back")
+	l.Log(other, "once it is back", time.Now())
 	l.Idle()
-	l.Log(other, "later")
+	l.Log(other, "later", time.Now())
 	if err := l.Close(); err == nil {
 		t.Error("Close reported no error for a line that could not open its log")
 	}

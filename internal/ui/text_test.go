@@ -104,10 +104,10 @@ func TestTTYStripsComponentEscapes(t *testing.T) {
 	obs := Multi{tracker, tty}
 	obs.StepStarted(n, time.Now())
 	raw := "\x1b[41m\x1b]0;pwned\x07日本語 migrating\x1b[2J a line long enough to be cut at the terminal's width"
-	obs.Log(n, raw)
+	obs.Log(n, raw, time.Now())
 	tty.render(true)
 	tty.Paused(true)
-	obs.Log(n, "\x1b[31mprompt line")
+	obs.Log(n, "\x1b[31mprompt line", time.Now())
 	tty.Paused(false)
 	obs.StepFinished(n, plan.Result{Status: plan.Failed, Reason: "\x1b[41mexit 1"}, time.Now(), time.Now())
 	obs.StepFinished(end, plan.Result{Status: plan.Skipped, Reason: "failed"}, time.Now(), time.Now())

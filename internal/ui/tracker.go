@@ -246,7 +246,7 @@ func (t *Tracker) StepFinished(n *plan.Node, r plan.Result, started, ended time.
 // Log keeps the component's last line for the live display, sanitized: no
 // escape sequence or control character of a component reaches the terminal.
 // A line with nothing visible leaves the last one shown.
-func (t *Tracker) Log(n *plan.Node, line string) {
+func (t *Tracker) Log(n *plan.Node, line string, _ time.Time) {
 	line = Sanitize(line)
 	if strings.TrimSpace(line) == "" {
 		return

@@ -430,7 +430,7 @@ func (t *TTY) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time
 // named by their component, and then only the asking step's group's
 // (plan.NoteAsking) when it is known; otherwise the last line appears in
 // the component's live line, and all of them in the run log.
-func (t *TTY) Log(n *plan.Node, line string) {
+func (t *TTY) Log(n *plan.Node, line string, _ time.Time) {
 	t.mu.Lock()
 	if !t.paused || t.asker != "" && t.asker != groupOf(n) {
 		t.mu.Unlock()

@@ -89,7 +89,7 @@ func TestLiveAreaFitsTheTerminal(t *testing.T) {
 				obs.StepFinished(p.Node(c+"/begin"), plan.Ok(), now, now)
 				obs.StepStarted(p.Node(c+"/deploy"), now)
 				if i == 6 {
-					obs.Log(p.Node(c+"/deploy"), "step 6")
+					obs.Log(p.Node(c+"/deploy"), "step 6", time.Now())
 				}
 				if i < 6 {
 					r := plan.Ok()
@@ -265,8 +265,8 @@ func TestTTYAskingStepAlone(t *testing.T) {
 	obs.StepStarted(other, now)
 	tty.Paused(true)
 	obs.Note(asker, plan.Note{Kind: plan.NoteAsking})
-	obs.Log(asker, "Proceed? [y/N]")
-	obs.Log(other, "busy line")
+	obs.Log(asker, "Proceed? [y/N]", time.Now())
+	obs.Log(other, "busy line", time.Now())
 	obs.StepFinished(other, plan.Ok(), now, now)
 	obs.StepFinished(p.Node("c01/end"), plan.Ok(), now, now)
 	tty.render(true)
@@ -303,7 +303,7 @@ func TestTTYFailureWhileAsking(t *testing.T) {
 	}
 	tty.Paused(true)
 	obs.Note(asker, plan.Note{Kind: plan.NoteAsking})
-	obs.Log(asker, "Migrate the database now? [y/N]")
+	obs.Log(asker, "Migrate the database now? [y/N]", time.Now())
 	obs.StepFinished(fine, plan.Ok(), now, now)
 	obs.StepFinished(p.Node("c02/end"), plan.Ok(), now, now)
 	tty.PrintLog("DBG process ended")

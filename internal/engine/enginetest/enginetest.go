@@ -230,8 +230,8 @@ func (o *traceObserver) StepFinished(n *plan.Node, r plan.Result, _, _ time.Time
 	o.mu.Unlock()
 }
 
-func (o *traceObserver) Log(*plan.Node, string)     {}
-func (o *traceObserver) Note(*plan.Node, plan.Note) {}
+func (o *traceObserver) Log(*plan.Node, string, time.Time) {}
+func (o *traceObserver) Note(*plan.Node, plan.Note)        {}
 
 // RunLocal runs a random plan on the local executor on the virtual clock:
 // each time the executor has started what it can (Options.Settled), the

@@ -481,7 +481,11 @@ func (f *follower) poll(ctx context.Context) error {
 		switch {
 		case ev.Log != "":
 			drain(ev.Step)
-			f.obs.Log(n, ev.Log)
+			at := ev.At
+			if at.IsZero() {
+				at = time.Now()
+			}
+			f.obs.Log(n, ev.Log, at)
 		case ev.Finished:
 			drain(ev.Step)
 			f.obs.StepFinished(n, ev.Result.Plan(), ev.Started, ev.Ended)
@@ -517,7 +521,8 @@ func (f *follower) line(i int, l pgstate.Line) {
 			f.obs.Note(n, note)
 		}
 	default:
-		f.obs.Log(n, l.Body)
+		// A worker's line carries no time: it is heard now, a poll later.
+		f.obs.Log(n, l.Body, time.Now())
 	}
 }
 
