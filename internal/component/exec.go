@@ -70,7 +70,11 @@ var waitDelay = 5 * time.Second
 
 // Process is a command to run in its own process group.
 type Process struct {
-	Args   []string
+	Args []string
+	// Name is how messages name the process when its arguments would not
+	// say it (a wrapper script: "action function probe"); Args joined
+	// when empty.
+	Name   string
 	Dir    string
 	Env    []string
 	Stdin  io.Reader
@@ -82,16 +86,22 @@ type Process struct {
 
 // ExitError is a process that ended with a non-zero status or a signal.
 type ExitError struct {
-	Args   []string
+	Args []string
+	// Name names the process in the message instead of Args (Process.Name).
+	Name   string
 	Code   int    // -1 when killed by a signal
 	Signal string // the signal that killed it
 }
 
 func (e *ExitError) Error() string {
-	if e.Signal != "" {
-		return fmt.Sprintf("%s was killed by %s", strings.Join(e.Args, " "), e.Signal)
+	name := e.Name
+	if name == "" {
+		name = strings.Join(e.Args, " ")
 	}
-	return fmt.Sprintf("%s exited with status %d", strings.Join(e.Args, " "), e.Code)
+	if e.Signal != "" {
+		return fmt.Sprintf("%s was killed by %s", name, e.Signal)
+	}
+	return fmt.Sprintf("%s exited with status %d", name, e.Code)
 }
 
 // Run runs the process and waits for it. The process leads its own group:
@@ -234,7 +244,7 @@ func Run(ctx context.Context, p Process) error {
 		// The leader is gone; make sure none of its group outlives it.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
-	return exitError(p.Args, err)
+	return exitError(p, err)
 }
 
 // signalName names a signal as kill -l and the docs do, with Go's words:
@@ -246,16 +256,16 @@ func signalName(sig syscall.Signal) string {
 	return sig.String()
 }
 
-func exitError(args []string, err error) error {
+func exitError(p Process, err error) error {
 	if err == nil {
 		return nil
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return &ExitError{Args: args, Code: -1, Signal: signalName(ws.Signal())}
+			return &ExitError{Args: p.Args, Name: p.Name, Code: -1, Signal: signalName(ws.Signal())}
 		}
-		return &ExitError{Args: args, Code: ee.ExitCode()}
+		return &ExitError{Args: p.Args, Name: p.Name, Code: ee.ExitCode()}
 	}
 	if errors.Is(err, exec.ErrWaitDelay) {
 		return nil

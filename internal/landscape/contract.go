@@ -203,7 +203,7 @@ func (r *runner) loadScripts(ctx context.Context) error {
 		return nil
 	}
 	var out bytes.Buffer
-	if err := r.runBash(ctx, &out, r.stderr, nil, "declare -F"); err != nil {
+	if err := r.runBash(ctx, "bash, reading the action scripts "+strings.Join(r.scripts, " "), &out, r.stderr, nil, "declare -F"); err != nil {
 		return fmt.Errorf("read the action script: %w", err)
 	}
 	for _, line := range strings.Split(out.String(), "\n") {
@@ -219,15 +219,15 @@ func (r *runner) hasFunc(name string) bool { return r.funcs[name] }
 
 // shell calls a function of the action scripts.
 func (r *runner) shell(ctx context.Context, stdout, stderr io.Writer, extra []string, fn string, args ...string) error {
-	if err := r.runBash(ctx, stdout, stderr, extra, `"$@"`, append([]string{fn}, args...)...); err != nil {
-		return fmt.Errorf("%s %s: %w", fn, r.action, err)
-	}
-	return nil
+	// Not its arguments: a built-in's carry its whole configuration.
+	name := fmt.Sprintf("action function %s (%s)", fn, r.action)
+	return r.runBash(ctx, name, stdout, stderr, extra, `"$@"`, append([]string{fn}, args...)...)
 }
 
 // runBash runs bash with sow's library and the action scripts sourced,
-// the document in its variable, then the command.
-func (r *runner) runBash(ctx context.Context, stdout, stderr io.Writer, extra []string, command string, args ...string) error {
+// the document in its variable, then the command; name is how errors name
+// it (the script's text would).
+func (r *runner) runBash(ctx context.Context, name string, stdout, stderr io.Writer, extra []string, command string, args ...string) error {
 	var b strings.Builder
 	// The document is read from its file, not handed in the environment:
 	// a large manifest would not fit there (the reason sow moved to files).
@@ -242,5 +242,5 @@ func (r *runner) runBash(ctx context.Context, stdout, stderr io.Writer, extra []
 	}
 	vars := []string{"DEPLOYMEMT=" + r.docFile, "DEPLOYMENT=" + r.docFile}
 	env := component.Environ(r.env, true, r.vars, vars, extra)
-	return component.Run(ctx, component.Process{Args: append([]string{bash, "-c", b.String(), "sow-action"}, args...), Dir: r.c.Dir, Env: env, Stdout: stdout, Stderr: stderr})
+	return component.Run(ctx, component.Process{Args: append([]string{bash, "-c", b.String(), "sow-action"}, args...), Name: name, Dir: r.c.Dir, Env: env, Stdout: stdout, Stderr: stderr})
 }
