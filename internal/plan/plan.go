@@ -134,6 +134,10 @@ type Plan struct {
 	// landscape's) are not in the stack's folder: an undeploy from here
 	// would delete nothing, and refuses them without --force -c.
 	OrphansElsewhere []string
+	// OrphanDependents are, by orphan, the orphans that recorded they
+	// depend on it: an undeploy of it alone is refused while they are
+	// deployed.
+	OrphanDependents map[string][]string `json:"-"`
 
 	index map[string]*Node
 	graph dag.Acyclic

@@ -87,7 +87,18 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 					orphan, stack, shellWord(orphan))
 				continue
 			}
-			fmt.Fprintf(&b, "  %s: remove with gantry undeploy %s -c %s\n", orphan, stack, shellWord(orphan))
+			// One that other orphans depend on goes with them (alone it
+			// is refused).
+			with := orphanWithDependents(p, orphan)
+			fmt.Fprintf(&b, "  %s: remove with gantry undeploy %s -c %s", orphan, stack, shellWord(strings.Join(with, ",")))
+			switch len(with) {
+			case 1:
+			case 2:
+				fmt.Fprintf(&b, " (%s depends on it)", with[1])
+			default:
+				fmt.Fprintf(&b, " (%s depend on it)", strings.Join(with[1:], ", "))
+			}
+			b.WriteString("\n")
 			here = append(here, orphan)
 		}
 		if len(here) > 1 {
@@ -332,4 +343,28 @@ func (p *Plan) WriteDOT(w io.Writer) error {
 func (p *Plan) WriteMermaid(w io.Writer) error {
 	g, o := p.renderGraph()
 	return g.WriteMermaid(w, o)
+}
+
+// orphanWithDependents is an orphan and, after it, the orphans that depend
+// on it, directly or not, in the order of p.Orphans.
+func orphanWithDependents(p *Plan, orphan string) []string {
+	in := map[string]bool{orphan: true}
+	queue := []string{orphan}
+	for len(queue) > 0 {
+		o := queue[0]
+		queue = queue[1:]
+		for _, d := range p.OrphanDependents[o] {
+			if !in[d] {
+				in[d] = true
+				queue = append(queue, d)
+			}
+		}
+	}
+	out := []string{orphan}
+	for _, o := range p.Orphans {
+		if in[o] && o != orphan {
+			out = append(out, o)
+		}
+	}
+	return out
 }

@@ -46,9 +46,21 @@ func (b *builder) selectPass() {
 		b.teardown = l.TeardownOrphans
 	} else {
 		b.p.Orphans = b.orphans
+		isOrphan := make(map[string]bool, len(b.orphans))
+		for _, o := range b.orphans {
+			isOrphan[o] = true
+		}
 		for _, o := range b.orphans {
 			if _, gone := b.f.RecordsGone[o]; gone {
 				b.p.OrphansElsewhere = append(b.p.OrphansElsewhere, o)
+			}
+			for _, dep := range b.in.Before.Components[o].Depends {
+				if isOrphan[dep] {
+					if b.p.OrphanDependents == nil {
+						b.p.OrphanDependents = map[string][]string{}
+					}
+					b.p.OrphanDependents[dep] = append(b.p.OrphanDependents[dep], o)
+				}
 			}
 		}
 	}
