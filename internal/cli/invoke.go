@@ -12,6 +12,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/landscape"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -79,6 +80,9 @@ deploy and undeploy -c COMPONENT.`,
 			}
 			lock, err := a.lockOptions(lockTimeout)
 			if err != nil {
+				return err
+			}
+			if err := refuseLandscape(f.manifest, comp); err != nil {
 				return err
 			}
 			if err := f.resolve(); err != nil {
@@ -195,4 +199,30 @@ func templateChain(st *action.Stack, comp string, c *manifest.Component) []strin
 		return dirs
 	}
 	return []string{c.Dir}
+}
+
+// refuseLandscape says that a sow landscape's components have no custom
+// verbs when manifest (-m, else $GANTRY_ELABORATE, else the current
+// folder) is one: invoke would look for a hub.yaml.elaborate, or a state
+// named after the folder, and point the wrong way.
+func refuseLandscape(manifest, comp string) error {
+	if manifest == "" {
+		manifest = os.Getenv("GANTRY_ELABORATE")
+	}
+	root, ok := "", false
+	switch {
+	case manifest == "":
+		if _, err := os.Stat("hub.yaml" + elaborate.Suffix); err != nil {
+			root, ok = landscape.IsLandscape(".")
+		}
+	case filepath.Base(manifest) == landscape.AcreFile+elaborate.Suffix:
+		root, ok = landscape.IsLandscape(filepath.Dir(manifest))
+	default:
+		root, ok = landscape.IsLandscape(manifest)
+	}
+	if !ok {
+		return nil
+	}
+	dir := plan.ShellWord(relPath(root))
+	return usageError("%s is a sow landscape: its components have no custom verbs (sow deploys and deletes them): use gantry deploy %s -c %s, or gantry undeploy %s -c %s", dir, dir, plan.ShellWord(comp), dir, plan.ShellWord(comp))
 }

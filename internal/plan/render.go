@@ -84,13 +84,13 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 				// Its undeploy from here is refused: it would delete
 				// nothing.
 				fmt.Fprintf(&b, "  %s: its records are not in this folder: undeploy it from the folder it was deployed from, or forget it, deleting nothing, with gantry undeploy %s --force -c %s\n",
-					orphan, stack, shellWord(orphan))
+					orphan, stack, ShellWord(orphan))
 				continue
 			}
 			// One that other orphans depend on goes with them (alone it
 			// is refused).
 			with := orphanWithDependents(p, orphan)
-			fmt.Fprintf(&b, "  %s: remove with gantry undeploy %s -c %s", orphan, stack, shellWord(strings.Join(with, ",")))
+			fmt.Fprintf(&b, "  %s: remove with gantry undeploy %s -c %s", orphan, stack, ShellWord(strings.Join(with, ",")))
 			switch len(with) {
 			case 1:
 			case 2:
@@ -103,7 +103,7 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 		}
 		if len(here) > 1 {
 			// One that depended on another is refused alone: together they go.
-			fmt.Fprintf(&b, "  all of them: gantry undeploy %s -c %s\n", stack, shellWord(strings.Join(here, ",")))
+			fmt.Fprintf(&b, "  all of them: gantry undeploy %s -c %s\n", stack, ShellWord(strings.Join(here, ",")))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -147,14 +147,14 @@ func stackArgs(args []string) string {
 	}
 	words := make([]string, len(args))
 	for i, a := range args {
-		words[i] = shellWord(a)
+		words[i] = ShellWord(a)
 	}
 	return strings.Join(words, " ")
 }
 
-// shellWord quotes s for a POSIX shell when it is not a plain word, so that
+// ShellWord quotes s for a POSIX shell when it is not a plain word, so that
 // the command the plan suggests can be pasted as it is.
-func shellWord(s string) string {
+func ShellWord(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:=@%+", r))
 	}) < 0 {
