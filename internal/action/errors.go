@@ -82,12 +82,21 @@ func (e *LockedError) Error() string {
 		where = "URL" // the URL shown hides its password: it cannot be pasted
 	}
 	if e.Holder != nil && e.Holder.Workflow != "" && e.Differs != "" {
-		return fmt.Sprintf("%v\nthat run is not the one this command asks for (%s), so this command does not attach to it: wait for it to end (the command that started it attaches to it when no client is, and shows it; an interrupt there stops it), or for it with --lock-timeout; then run this command again", e.LockedError, e.Differs)
+		return fmt.Sprintf("%v\nthat run is not the one this command asks for (%s), so this command does not attach to it: wait for it to end (the command that started it attaches to it when no client is, and shows it; an interrupt there stops it), or %s; then run this command again", e.LockedError, e.Differs, e.waitLonger())
 	}
 	if e.Holder != nil && e.Holder.Workflow != "" {
-		return fmt.Sprintf("%v\nwait for it to finish, or for it with --lock-timeout; gantry deploy --engine temporal://… attaches to it when no client is, and gives the lock back if its workflow is gone (docs/temporal.md)", e.LockedError)
+		return fmt.Sprintf("%v\nwait for it to finish, or %s; gantry deploy --engine temporal://… attaches to it when no client is, and gives the lock back if its workflow is gone (docs/temporal.md)", e.LockedError, e.waitLonger())
 	}
-	return fmt.Sprintf("%v\nwait for it to finish, or for it with --lock-timeout; if that run is gone, 'gantry unlock -s %s' removes a stale lock", e.LockedError, where)
+	return fmt.Sprintf("%v\nwait for it to finish, or %s; if that run is gone, 'gantry unlock -s %s' removes a stale lock", e.LockedError, e.waitLonger(), where)
+}
+
+// waitLonger is the advice on --lock-timeout: the flag, or, when it was
+// given, that it passed.
+func (e *LockedError) waitLonger() string {
+	if e.Waited > 0 {
+		return fmt.Sprintf("for it with a --lock-timeout longer than the %v waited", e.Waited)
+	}
+	return "for it with --lock-timeout"
 }
 
 // DetachedError is a client of a run on workers that stopped following it

@@ -43,6 +43,9 @@ func (h Holder) String() string {
 type LockedError struct {
 	Path   string
 	Holder *Holder // nil when the holder did not say who it is
+	// Waited is how long the lock was waited for (--lock-timeout); 0 when
+	// it was not.
+	Waited time.Duration
 }
 
 func (e *LockedError) Error() string {

@@ -22,7 +22,7 @@ func WaitLock(ctx context.Context, where string, o LockOptions, poll time.Durati
 			return err
 		}
 		if deadline.IsZero() || !time.Now().Before(deadline) {
-			return &LockedError{Path: where, Holder: holder}
+			return &LockedError{Path: where, Holder: holder, Waited: o.Timeout}
 		}
 		if o.Waiting != nil && (told == nil || holder != nil && *holder != *told) {
 			o.Waiting(holder)

@@ -181,5 +181,5 @@ var nextURL = regexp.MustCompile(`,\s*[a-zA-Z][a-zA-Z0-9+.-]*://`)
 
 // errNoS3 refuses the Hub CLI's s3:// state locations by name.
 func errNoS3(location string) error {
-	return fmt.Errorf("--state %s: gantry does not keep states in S3; use a file path, file://PATH or postgres://... (docs/state.md)", Redact(location))
+	return fmt.Errorf("state %s: gantry does not keep states in S3; use a file path, file://PATH or postgres://... (docs/state.md)", Redact(location))
 }

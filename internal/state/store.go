@@ -158,7 +158,7 @@ func Open(ctx context.Context, location, stack string) (Store, error) {
 	}
 	if open == nil {
 		sort.Strings(known)
-		return nil, fmt.Errorf("--state %s: no state backend for %s://; expected a file path, file://PATH or %s", Redact(location), scheme, strings.Join(known, ", "))
+		return nil, fmt.Errorf("state %s: no state backend for %s://; expected a file path, file://PATH or %s", Redact(location), scheme, strings.Join(known, ", "))
 	}
 	return open(ctx, location, stack)
 }

@@ -54,7 +54,7 @@ func Open(_ context.Context, location, stack string) (state.Store, error) {
 	s := &Store{location: location, redacted: state.Redact(location)}
 	u, err := url.Parse(location)
 	if err != nil {
-		return nil, fmt.Errorf("--state %s: not a valid URL", s.redacted)
+		return nil, fmt.Errorf("state %s: not a valid URL", s.redacted)
 	}
 	if u.User != nil {
 		s.secret, _ = u.User.Password()
@@ -70,7 +70,7 @@ func Open(_ context.Context, location, stack string) (state.Store, error) {
 	q.Del(stackParam)
 	u.RawQuery = q.Encode()
 	if named != "" && stack != "" && named != stack {
-		return nil, fmt.Errorf("--state %s names stack %q, but the manifest is stack %q", s.redacted, named, stack)
+		return nil, fmt.Errorf("state %s names stack %q (stack=), but the stack here is %q", s.redacted, named, stack)
 	}
 	s.stack = stack
 	if s.stack == "" {
@@ -78,7 +78,7 @@ func Open(_ context.Context, location, stack string) (state.Store, error) {
 	}
 	s.cfg, err = pgx.ParseConfig(u.String())
 	if err != nil {
-		return nil, fmt.Errorf("--state %s: %s", s.redacted, s.scrub(err))
+		return nil, fmt.Errorf("state %s: %s", s.redacted, s.scrub(err))
 	}
 	if !q.Has("connect_timeout") {
 		s.cfg.ConnectTimeout = defaultConnectTimeout
