@@ -158,6 +158,7 @@ func LoadRunOf(dir string, p *plan.Plan, heard *Heard) (*Model, error) {
 		c.Log = byName[c.Name]
 	}
 	m.Remask(heard.Mask)
+	m.sanitizeLogs()
 	return m, nil
 }
 

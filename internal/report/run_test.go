@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -99,7 +100,7 @@ func fakeRun(t testing.TB) (dir string, p *plan.Plan) {
 		{id: "api/begin", start: 541, end: 541, result: plan.Skip(plan.CauseUpstream, "db failed")},
 		{id: "api/deploy", start: 541, end: 541, result: plan.Skip(plan.CauseUpstream, "db failed")},
 		{id: "api/end", start: 541, end: 542, result: plan.Skip(plan.CauseUpstream, "db failed")},
-		{id: "cache/deploy", start: 401, end: 900, result: plan.Ok(), lines: []string{"cache warming", "cache ready"},
+		{id: "cache/deploy", start: 401, end: 900, result: plan.Ok(), lines: []string{"cache warming", "\x1b[32mcache ready\x1b[0m\x1b]0;title\x07"},
 			outputs: []plan.Note{{Kind: plan.NoteOutput, Name: "cache.url", Value: "redis://cache"}, {Kind: plan.NoteOutput, Name: "cache.token", Value: "T0ken-Value", Secret: true}}},
 		{id: "cache/end", start: 900, end: 901, result: plan.Ok()},
 	}
@@ -221,6 +222,10 @@ func TestLoadRun(t *testing.T) {
 	cache := m.Components[3]
 	if len(cache.Outputs) != 2 || cache.Outputs[1].Value != secret.Mask || !cache.Outputs[1].Secret || cache.Outputs[0].Value != "redis://cache" {
 		t.Errorf("cache's outputs: %+v", cache.Outputs)
+	}
+	// As the terminal shows it: no escape sequences.
+	if l := cache.Log; l == nil || !slices.ContainsFunc(l.Lines, func(s string) bool { return strings.HasSuffix(s, "Z cache ready") }) {
+		t.Errorf("cache's log: %+v; want its colored line without escape sequences", l)
 	}
 	if len(m.Edges) != 3 || m.Edges[0].Label != "depends, output net.cidr" || !m.Edges[1].Critical || m.Edges[0].Critical {
 		t.Errorf("edges: %+v", m.Edges)

@@ -51,7 +51,7 @@
       (isRun ? badge(D.status) : '<span class="badge st-plan">plan</span>');
     var counts = new Map();
     comps.forEach(function (c) { if (!c.group) counts.set(c.status, (counts.get(c.status) || 0) + 1); });
-    var facts = ['<span><b>' + nBoxes + '</b> components</span>'];
+    var facts = ['<span><b>' + nBoxes + '</b> component' + (nBoxes === 1 ? '' : 's') + '</span>'];
     counts.forEach(function (n, s) { facts.push('<span><b>' + n + '</b> ' + esc(s || 'waiting') + '</span>'); });
     if (isRun) {
       facts.push('<span>took <b>' + fmtDur(D.durationMs) + '</b></span>');
@@ -268,7 +268,7 @@
       ticks(tw);
       var ran = comps.filter(function (c) { return c.start >= 0; }).length;
       $('tl-note').textContent = rows.length + ' rows · ' + ran + ' of ' + comps.length + ' ran · took ' + fmtDur(D.durationMs) +
-        (D.critical.length ? ' · critical path: ' + D.critical.length + ' components' : '');
+        (D.critical.length ? ' · critical path: ' + D.critical.length + ' component' + (D.critical.length === 1 ? '' : 's') : '');
       render();
     }
     function ticks(tw) {
