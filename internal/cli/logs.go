@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -194,7 +193,7 @@ func (a *app) follow(ctx context.Context, run ui.RunInfo, comp string, mask func
 			return silentExit(ExitFailed)
 		}
 		out.Flush()
-		if !running(run.Tag) {
+		if !run.Tag.Running() {
 			// What it wrote before it went is read once more.
 			gone = true
 			continue
@@ -205,20 +204,6 @@ func (a *app) follow(ctx context.Context, run ui.RunInfo, comp string, mask func
 		case <-time.After(followPoll):
 		}
 	}
-}
-
-// running reports whether the gantry process a run's tag names is still
-// running; a run of another host is taken as running, one without a tag
-// (an older gantry's) as ended.
-func running(tag ui.RunTag) bool {
-	if tag.PID <= 0 {
-		return false
-	}
-	if host, _ := os.Hostname(); tag.Host != host {
-		return true
-	}
-	err := syscall.Kill(tag.PID, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func derefMS(p *int64) int64 {

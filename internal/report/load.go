@@ -159,6 +159,11 @@ func LoadRunOf(dir string, p *plan.Plan, heard *Heard) (*Model, error) {
 	}
 	m.Remask(heard.Mask)
 	m.sanitizeLogs()
+	if m.Status == "unfinished" {
+		if tag := ui.ReadRunTag(dir); tag.Running() {
+			m.Live = fmt.Sprintf("pid %d on %s", tag.PID, tag.Host)
+		}
+	}
 	return m, nil
 }
 

@@ -29,8 +29,11 @@ type Model struct {
 	// Status is how the run ended: ok, failed, interrupted or unfinished;
 	// Why, why it failed when no failed component says it (mandatory
 	// components skipped after an optional one failed).
-	Status     string `json:"status,omitempty"`
-	Why        string `json:"why,omitempty"`
+	Status string `json:"status,omitempty"`
+	Why    string `json:"why,omitempty"`
+	// Live names the gantry process (pid N on HOST) of an unfinished run
+	// that still runs; "" for one that ended without finishing (killed).
+	Live       string `json:"live,omitempty"`
 	Started    string `json:"started,omitempty"` // RFC 3339
 	DurationMS int64  `json:"durationMs"`
 	Generated  string `json:"generated"`

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -248,13 +249,25 @@ func TestLoadRunOfAKilledRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Status != "unfinished" {
-		t.Errorf("status %q, want unfinished", m.Status)
+	if m.Status != "unfinished" || m.Live != "" {
+		t.Errorf("status %q (live %q), want unfinished and not live: no gantry runs it", m.Status, m.Live)
 	}
 	for _, c := range m.Components {
 		if c.Name == "cache" && (c.Status != "running" || c.End < c.Start) {
 			t.Errorf("cache: %s from %d to %d; want running, ending where the run does", c.Status, c.Start, c.End)
 		}
+	}
+	// A run whose gantry still runs (here: this test) is live, not killed:
+	// its report says so rather than that its gantry is gone.
+	host, _ := os.Hostname()
+	if err := ui.WriteRunTag(dir, ui.RunTag{State: "hub.yaml.state", PID: os.Getpid(), Host: host}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = LoadRunOf(dir, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("pid %d on %s", os.Getpid(), host); m.Live != want {
+		t.Errorf("live %q, want %q", m.Live, want)
 	}
 }
 

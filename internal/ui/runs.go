@@ -3,12 +3,14 @@ package ui
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -57,8 +59,22 @@ func WriteRunTag(dir string, tag RunTag) error {
 	return os.WriteFile(filepath.Join(dir, RunTagFile), append(b, '\n'), 0o600)
 }
 
-// readRunTag reads a run folder's run.json; the zero tag without one.
-func readRunTag(dir string) RunTag {
+// Running reports whether the gantry process the tag names is still
+// running; a run of another host is taken as running, one without a tag
+// (an older gantry's) as ended.
+func (t RunTag) Running() bool {
+	if t.PID <= 0 {
+		return false
+	}
+	if host, _ := os.Hostname(); t.Host != host {
+		return true
+	}
+	err := syscall.Kill(t.PID, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// ReadRunTag reads a run folder's run.json; the zero tag without one.
+func ReadRunTag(dir string) RunTag {
 	var tag RunTag
 	if b, err := os.ReadFile(filepath.Join(dir, RunTagFile)); err == nil {
 		_ = json.Unmarshal(b, &tag)
@@ -98,7 +114,7 @@ func ListRuns(runsDir, state string) ([]RunInfo, error) {
 			continue
 		}
 		dir := filepath.Join(runsDir, e.Name())
-		tag := readRunTag(dir)
+		tag := ReadRunTag(dir)
 		if state != "" && tag.State != "" && tag.State != state {
 			continue
 		}

@@ -25,6 +25,13 @@
       return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[ch];
     });
   }
+  // runLength says how long the run took; an unfinished one's length is not
+  // known: it runs still (live), or was killed and last heard of then.
+  function runLength() {
+    if (D.status !== 'unfinished') return 'took ' + fmtDur(D.durationMs);
+    if (D.live) return 'still running (gantry ' + D.live + '), ' + fmtDur(D.durationMs) + ' so far';
+    return 'ended without finishing (killed or crashed), last heard of ' + fmtDur(D.durationMs) + ' in';
+  }
   function fmtDur(ms) {
     if (ms == null || ms < 0) return '–';
     if (ms < 1000) return ms + 'ms';
@@ -54,7 +61,7 @@
     var facts = ['<span><b>' + nBoxes + '</b> component' + (nBoxes === 1 ? '' : 's') + '</span>'];
     counts.forEach(function (n, s) { facts.push('<span><b>' + n + '</b> ' + esc(s || 'waiting') + '</span>'); });
     if (isRun) {
-      facts.push('<span>took <b>' + fmtDur(D.durationMs) + '</b></span>');
+      facts.push('<span>' + esc(runLength()) + '</span>');
       if (D.started) facts.push('<span>started ' + esc(new Date(D.started).toLocaleString()) + '</span>');
     }
     $('h-facts').innerHTML = facts.join('');
@@ -267,7 +274,7 @@
       space.style.width = axis.style.width = (NAME + tw) + 'px';
       ticks(tw);
       var ran = comps.filter(function (c) { return c.start >= 0; }).length;
-      $('tl-note').textContent = rows.length + ' rows · ' + ran + ' of ' + comps.length + ' ran · took ' + fmtDur(D.durationMs) +
+      $('tl-note').textContent = rows.length + ' rows · ' + ran + ' of ' + comps.length + ' ran · ' + runLength() +
         (D.critical.length ? ' · critical path: ' + D.critical.length + ' component' + (D.critical.length === 1 ? '' : 's') : '');
       render();
     }
@@ -362,7 +369,7 @@
     var h = [];
     if (isRun) {
       h.push('<h3>Run</h3><p>' + badge(D.status) + ' ' + esc(D.verb) + ' of <b>' + esc(D.stack) + '</b>, run ' + esc(D.run) +
-        (D.started ? ', started ' + esc(new Date(D.started).toLocaleString()) : '') + ', took ' + fmtDur(D.durationMs) + '.</p>' +
+        (D.started ? ', started ' + esc(new Date(D.started).toLocaleString()) : '') + ', ' + esc(runLength()) + '.</p>' +
         (D.why ? '<p class="why">The run failed: ' + esc(D.why) + '</p>' : ''));
       var failed = comps.filter(function (c) { return c.status === 'failed'; });
       if (failed.length) {
@@ -400,7 +407,7 @@
   function link(name) { return '<a data-go="' + esc(name) + '">' + esc(name) + '</a>'; }
   function paramsTable(ps, qualified) {
     if (!D.paramsKept) return '<p class="empty">' + (D.status === 'unfinished' ?
-      'This run kept no parameters: a run keeps them when it ends, and its gantry was gone before.' :
+      (D.live ? 'This run has kept no parameters yet: a run keeps them when it ends.' : 'This run kept no parameters: a run keeps them when it ends, and its gantry was gone before.') :
       'This run kept no parameters (it was made by an older gantry).') + '</p>';
     if (!ps.length) return '<p class="empty">None.</p>';
     var h = ['<table><tr><th>name</th>' + (qualified ? '<th>component</th>' : '') + '<th>value</th><th>source</th></tr>'];

@@ -1,6 +1,7 @@
 package browsertest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/report"
+	"github.com/gantry-dev/gantry/internal/ui"
 )
 
 // TestFailedRunReport opens the report of a run whose mandatory db failed:
@@ -280,5 +282,73 @@ lifecycle:
 	eval(t, ctx, `document.querySelector('#summary table').innerText`, &failedRows)
 	if !strings.Contains(failedRows, "metrics optional: tolerated") {
 		t.Errorf("the failed table says %q, want metrics marked optional: tolerated", failedRows)
+	}
+}
+
+// TestUnfinishedRunSaysWhatIsKnown: the report of a run with no end does
+// not say how long it took: killed, it was last heard of then; still
+// running (its gantry alive), that much so far, and it has not kept its
+// parameters yet (its gantry is not "gone").
+func TestUnfinishedRunSaysWhatIsKnown(t *testing.T) {
+	ctx := browser(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"hub.yaml":              "version: 1\nkind: stack\nmeta: {name: cut}\ncomponents:\n  - name: a\n    source: {dir: ok}\n",
+		"ok/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: ok}\n",
+		"ok/deploy":             "#!/bin/sh\necho ok\n",
+	})
+	runDir := deploy(t, dir, 1)
+	// As a kill leaves it: no end event, no parameters.
+	events := filepath.Join(runDir, report.EventsFile)
+	b, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if !strings.Contains(l, `"run_finished"`) {
+			kept = append(kept, l)
+		}
+	}
+	if err := os.WriteFile(events, []byte(strings.Join(kept, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(runDir, report.ParamsFile)); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	for _, tc := range []struct {
+		name, header, params string
+		pid                  int
+	}{
+		{"killed", "ended without finishing (killed or crashed), last heard of ", "its gantry was gone before", 0},
+		{"running", fmt.Sprintf("still running (gantry pid %d on %s), ", os.Getpid(), host), "has kept no parameters yet", os.Getpid()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := ui.WriteRunTag(runDir, ui.RunTag{State: "hub.yaml.state", PID: tc.pid, Host: host}); err != nil {
+				t.Fatal(err)
+			}
+			m, err := report.LoadRun(runDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := filepath.Join(t.TempDir(), "report.html")
+			if err := report.WriteFile(page, m); err != nil {
+				t.Fatal(err)
+			}
+			open(t, ctx, page)
+			var header, params string
+			eval(t, ctx, `document.getElementById('h-facts').innerText`, &header)
+			if !strings.Contains(header, tc.header) || strings.Contains(header, "took") {
+				t.Errorf("the header says %q, want %q and no 'took'", header, tc.header)
+			}
+			if err := chromedp.Run(ctx, chromedp.Click(`#tabs button[data-tab="summary"]`, chromedp.ByQuery)); err != nil {
+				t.Fatal(err)
+			}
+			eval(t, ctx, `document.getElementById('summary').innerText`, &params)
+			if !strings.Contains(params, tc.params) {
+				t.Errorf("the summary says %q, want %q", params, tc.params)
+			}
+		})
 	}
 }
