@@ -60,6 +60,9 @@
     comps.forEach(function (c) { if (!c.group) counts.set(c.status, (counts.get(c.status) || 0) + 1); });
     var facts = ['<span><b>' + nBoxes + '</b> component' + (nBoxes === 1 ? '' : 's') + '</span>'];
     counts.forEach(function (n, s) { facts.push('<span><b>' + n + '</b> ' + esc(s || 'waiting') + '</span>'); });
+    var nWarned = 0;
+    comps.forEach(function (c) { (c.steps || []).forEach(function (s) { if (s.warning) nWarned++; }); });
+    if (nWarned) facts.push('<span><b>' + nWarned + '</b> warning' + (nWarned === 1 ? '' : 's') + '</span>');
     if (isRun) {
       facts.push('<span>' + esc(runLength()) + '</span>');
       if (D.started) facts.push('<span>started ' + esc(new Date(D.started).toLocaleString()) + '</span>');
@@ -377,6 +380,17 @@
         failed.forEach(function (c) {
           h.push('<tr><td>' + link(c.name) + (!c.group && !c.mandatory ? ' <span class="tag">optional: tolerated</span>' : '') +
             '</td><td><code>' + esc(c.why) + '</code></td></tr>');
+        });
+        h.push('</table>');
+      }
+      // Steps that failed and the run went on (on_fail: warn): the
+      // terminal said so, one line each, as it went.
+      var warned = [];
+      comps.forEach(function (c) { (c.steps || []).forEach(function (s) { if (s.warning) warned.push([c, s]); }); });
+      if (warned.length) {
+        h.push('<h3>Warnings</h3><table><tr><th>component</th><th>step</th><th>warning</th></tr>');
+        warned.forEach(function (w) {
+          h.push('<tr><td>' + link(w[0].name) + '</td><td>' + esc(w[1].title) + '</td><td><code>' + esc(w[1].warning) + '</code></td></tr>');
         });
         h.push('</table>');
       }

@@ -352,3 +352,40 @@ func TestUnfinishedRunSaysWhatIsKnown(t *testing.T) {
 		})
 	}
 }
+
+// TestWarningsAreCounted: steps that failed and the run went on (on_fail:
+// [warn, next]) are counted in the header and listed in the summary with
+// their warnings; they were only in each component's step table.
+func TestWarningsAreCounted(t *testing.T) {
+	ctx := browser(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"hub.yaml": "version: 1\nkind: stack\nmeta: {name: warned}\ncomponents:\n  - name: api\n    source: {dir: api}\n",
+		"api/hub-component.yaml": `version: 1
+kind: component
+meta: {name: api}
+lifecycle:
+  post_instance_create:
+    steps:
+      - exec:
+          arguments: [sh, -c, "exit 3"]
+          label: verify api
+          on_fail: [warn, next]
+`,
+		"api/deploy": "#!/bin/sh\necho deployed\n",
+	})
+	runDir := deploy(t, dir, 1)
+	open(t, ctx, filepath.Join(runDir, report.ReportFile))
+	var header, summary string
+	eval(t, ctx, `document.getElementById('h-facts').innerText`, &header)
+	if !strings.Contains(header, "1 warning") {
+		t.Errorf("the header says %q, want 1 warning", header)
+	}
+	if err := chromedp.Run(ctx, chromedp.Click(`#tabs button[data-tab="summary"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	eval(t, ctx, `document.getElementById('summary').innerText`, &summary)
+	if !strings.Contains(summary, "WARNINGS") || !strings.Contains(summary, "verify api") || !strings.Contains(summary, "exited with status 3") {
+		t.Errorf("the summary says %q, want a Warnings table with verify api's failure", summary)
+	}
+}
