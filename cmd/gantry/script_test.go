@@ -28,6 +28,12 @@ import (
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script from the actual output")
 
 func TestMain(m *testing.M) {
+	// A race-detecting gantry (go test -race) sleeps a second as it exits
+	// (GORACE's atexit_sleep_ms, 1000 by default) for late reports: every
+	// gantry a scenario or a test starts, and every child gantry starts
+	// (the output keeper, spiff's), took a second more, and the suite
+	// most of its time. Reports come as races happen, not at exit.
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	os.Exit(testscript.RunMain(m, map[string]func() int{
 		"gantry": func() int {
 			return cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
@@ -69,6 +75,7 @@ func scriptParams(dir string, more func(env *testscript.Env) error) testscript.P
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv("GORACE", os.Getenv("GORACE")) // TestMain's
 			root, err := filepath.Abs("../..")
 			if err != nil {
 				return err
