@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,6 +31,11 @@ type Migrated struct {
 	// Rekeyed is how many plugin data folders of FROM's workspace were
 	// marked as TO's (workspace.RekeyOwners).
 	Rekeyed int
+	// Moved are the plugin data folders moved to TO's workspace, another
+	// folder than FROM's (workspace.MoveOwners).
+	Moved []string
+	// Workspace is TO's workspace (the .gantry folder its runs use).
+	Workspace string
 }
 
 // Run carries out the copy.
@@ -91,8 +97,10 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 	}
 	if there != nil {
 		if same, err := state.Encode(there); err == nil && string(same) == string(b.Snapshot) {
+			// Its plugin data is looked after again: a migration whose
+			// marking or move failed is mended by running it again.
 			out.Same = true
-			return out, nil
+			return out, keepPluginData(ctx, out, st, from, fromAnchor, to, toAnchor)
 		}
 		// States record when they were updated to the second: one updated
 		// in the same second as the source may be the newer one, and is
@@ -123,20 +131,44 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 	if err := w.Finish(ctx, func() (state.Batch, error) { return b, nil }, false); err != nil {
 		return nil, err
 	}
-	// The deployment's plugin data stays where its runs kept it, marked
-	// with FROM: marked with TO now, so that a state made anew at FROM
-	// does not take it for its predecessor's.
-	if st.DeploymentID != "" {
-		owner := func(s state.Store, anchor string) workspace.Owner {
-			return workspace.Owner{ID: st.DeploymentID, Key: storeKey(s, anchor), Location: state.Redact(s.String())}
-		}
-		n, err := workspace.For(fromAnchor).RekeyOwners(ctx, owner(from, fromAnchor), owner(to, toAnchor))
-		if err != nil {
-			return nil, fmt.Errorf("the state was copied, but its plugin data folders could not be marked as %s's: %w", to, err)
-		}
-		out.Rekeyed = n
+	if err := keepPluginData(ctx, out, st, from, fromAnchor, to, toAnchor); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// keepPluginData gives the deployment's plugin data, marked with FROM, to
+// TO: marked with TO, so that a state made anew at FROM does not take it
+// for its predecessor's; and moved into TO's workspace when that is
+// another folder (a state file elsewhere), where runs on TO look for it —
+// left behind, terraform would start from nothing there.
+func keepPluginData(ctx context.Context, out *Migrated, st *state.State, from state.Store, fromAnchor string, to state.Store, toAnchor string) error {
+	if st.DeploymentID == "" {
+		return nil
+	}
+	owner := func(s state.Store, anchor string) workspace.Owner {
+		return workspace.Owner{ID: st.DeploymentID, Key: storeKey(s, anchor), Location: state.Redact(s.String())}
+	}
+	src, dst := workspace.For(fromAnchor), workspace.For(toAnchor)
+	out.Workspace = dst.Root
+	if src.Root == dst.Root {
+		n, err := src.RekeyOwners(ctx, owner(from, fromAnchor), owner(to, toAnchor))
+		if err != nil {
+			return fmt.Errorf("the state was copied, but its plugin data folders could not be marked as %s's (run the migration again): %w", to, err)
+		}
+		out.Rekeyed = n
+		return nil
+	}
+	moved, err := src.MoveOwners(ctx, dst, owner(from, fromAnchor), owner(to, toAnchor))
+	out.Moved = moved
+	if err == nil {
+		// What was moved by hand after a move that failed.
+		out.Rekeyed, err = dst.RekeyOwners(ctx, owner(from, fromAnchor), owner(to, toAnchor))
+	}
+	if err != nil {
+		return fmt.Errorf("the state was copied, but not all its plugin data could be moved to %s, where runs on %s look for it (move what is left by hand, then run the migration again to mark it): %w", filepath.Join(dst.Root, "state"), to, err)
+	}
+	return nil
 }
 
 // deployedCount says how many components a state records deployed.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,9 +47,12 @@ GANTRY_STATE) at TO from now on, and remove FROM when you no longer need it.`,
 			}
 			if out.Same {
 				fmt.Fprintf(a.stdout, "%s holds this state of stack %s already: nothing to copy\n", out.To, out.Stack)
-				return nil
+			} else {
+				fmt.Fprintf(a.stdout, "copied the state of stack %s (%d components) from %s to %s\n", out.Stack, out.Components, out.From, out.To)
 			}
-			fmt.Fprintf(a.stdout, "copied the state of stack %s (%d components) from %s to %s\n", out.Stack, out.Components, out.From, out.To)
+			if len(out.Moved) > 0 {
+				fmt.Fprintf(a.stdout, "%d plugin data folder(s) of the deployment moved to %s, where runs on %s keep them\n", len(out.Moved), relPath(filepath.Join(out.Workspace, "state")), out.To)
+			}
 			if out.Rekeyed > 0 {
 				fmt.Fprintf(a.stdout, "%d plugin data folder(s) of the deployment marked as %s's\n", out.Rekeyed, out.To)
 			}

@@ -335,3 +335,45 @@ func TestPluginRootWaitsForTheLock(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveOwners: a migration to a state of another workspace moves the
+// deployment's folders there, re-marked, into the shared name when it is
+// free and <component>@<id> when another deployment has it; another
+// deployment's folders stay.
+func TestMoveOwners(t *testing.T) {
+	base := t.TempDir()
+	src := Workspace{Root: filepath.Join(base, "a", ".gantry")}
+	dst := Workspace{Root: filepath.Join(base, "b", ".gantry")}
+	moved := Owner{ID: "aaaa", Key: "/b/s.state", Location: "/b/s.state"}
+	mustMark(t, src.StateRoot("app"), staging)
+	mustMkdir(t, filepath.Join(src.StateRoot("app"), "db"))
+	mustMark(t, src.StateRoot("net"), staging)
+	mustMark(t, src.StateRoot("other"), prod)
+	mustMark(t, dst.StateRoot("net"), prod) // taken in dst
+	got, err := src.MoveOwners(context.Background(), dst, staging, moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{dst.StateRoot("app"), dst.StateRoot("net") + "@aaaa"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("moved %v, want %v", got, want)
+	}
+	for _, dir := range want {
+		if o, marked, err := readOwner(dir); err != nil || !marked || o != moved {
+			t.Errorf("%s: mark %+v (%v, %v), want %+v", dir, o, marked, err, moved)
+		}
+	}
+	if !isDir(filepath.Join(dst.StateRoot("app"), "db")) || isDir(src.StateRoot("app")) || isDir(src.StateRoot("net")) {
+		t.Error("the data did not move")
+	}
+	if o, _, _ := readOwner(src.StateRoot("other")); o != prod {
+		t.Errorf("another deployment's folder changed: %+v", o)
+	}
+	if o, _, _ := readOwner(dst.StateRoot("net")); o != prod {
+		t.Errorf("dst's other deployment's folder changed: %+v", o)
+	}
+	// Again: nothing is left to move.
+	if got, err := src.MoveOwners(context.Background(), dst, staging, moved); err != nil || len(got) != 0 {
+		t.Errorf("again: moved %v, %v", got, err)
+	}
+}
