@@ -107,12 +107,15 @@ func (m *Migrate) Run(ctx context.Context) (*Migrated, error) {
 		// never overwritten unasked either.
 		switch {
 		case m.Force:
+		case there.DeploymentID != "" && st.DeploymentID != "" && there.DeploymentID != st.DeploymentID && liveCount(there) == 0:
+			// Another deployment with nothing deployed loses nothing,
+			// however new it is.
 		case there.DeploymentID != "" && st.DeploymentID != "" && there.DeploymentID != st.DeploymentID:
 			// Another deployment of the stack (a team's database state, a
 			// fresh one from another checkout): copying over it forgets
 			// what it deployed, however old it is.
 			return nil, invalid(consequence, "%s holds another deployment of stack %q (hub.deploymentId %s, %s; %s's is %s): copying over it would forget what it deployed%s; --force overwrites it",
-				to, st.Stack, there.DeploymentID, deployedCount(there), from, st.DeploymentID, lostComponents(there, st))
+				to, st.Stack, there.DeploymentID, deployedCount(there), from, st.DeploymentID, lostComponents(there))
 		case there.Updated.After(st.Updated):
 			return nil, invalid(consequence, "%s holds a newer state of stack %q (updated %s; %s was updated %s): --force overwrites it",
 				to, st.Stack, there.Updated.Format(time.RFC3339), from, st.Updated.Format(time.RFC3339))
@@ -171,30 +174,38 @@ func keepPluginData(ctx context.Context, out *Migrated, st *state.State, from st
 	return nil
 }
 
-// deployedCount says how many components a state records deployed.
-func deployedCount(st *state.State) string {
+// live reports whether a component's status says it may have left
+// something in the world: deployed, or a deploy that failed or was cut.
+func live(c *state.Component) bool {
+	return c != nil && (c.Status == state.StatusDeployed || c.Status == state.StatusIncomplete || c.Status == state.StatusFailed)
+}
+
+// liveCount is how many components a state records live.
+func liveCount(st *state.State) int {
 	n := 0
 	for _, c := range st.Components {
-		if c.Status == state.StatusDeployed {
+		if live(c) {
 			n++
 		}
 	}
-	if n == 1 {
-		return "1 component deployed"
-	}
-	return fmt.Sprintf("%d components deployed", n)
+	return n
 }
 
-// lostComponents names, for a message, the components there records
-// deployed that st does not: what a copy of st over there forgets.
-func lostComponents(there, st *state.State) string {
+// deployedCount says how many components a state records live.
+func deployedCount(st *state.State) string {
+	if n := liveCount(st); n != 1 {
+		return fmt.Sprintf("%d components deployed or partly deployed", n)
+	}
+	return "1 component deployed or partly deployed"
+}
+
+// lostComponents names, for a message, the components there records live:
+// what a copy of another deployment over there forgets, those st has as
+// well among them (two deployments' are two sets of resources).
+func lostComponents(there *state.State) string {
 	var lost []string
 	for _, name := range there.ComponentOrder() {
-		c := there.Components[name]
-		if c.Status != state.StatusDeployed {
-			continue
-		}
-		if mine := st.Components[name]; mine == nil || mine.Status != state.StatusDeployed {
+		if live(there.Components[name]) {
 			lost = append(lost, name)
 		}
 	}
