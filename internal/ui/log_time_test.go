@@ -58,3 +58,28 @@ func TestLogLinesKeepTheTimeTheyWerePrinted(t *testing.T) {
 		t.Errorf("log:\n%s\nwant\n%s", data, want)
 	}
 }
+
+// TestRunLogTimesNeverGoBack: a line heard with a time before the last
+// line of its file (an output noted when heard, after the step's end was
+// queued with its own time) takes that line's time: the file reads in
+// order.
+func TestRunLogTimesNeverGoBack(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	step := &plan.Node{ID: "a/deploy", Group: "a", Component: "a", Kind: plan.KindComponent, Label: "deploy a"}
+	l, err := NewRunLog(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Log(step, "late", t0.Add(20*time.Millisecond))
+	l.Log(step, "earlier", t0.Add(10*time.Millisecond))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(l.Path("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "2026-12-01T10:00:00.020Z late\n2026-12-01T10:00:00.020Z earlier\n"; string(data) != want {
+		t.Errorf("log:\n%s\nwant\n%s", data, want)
+	}
+}

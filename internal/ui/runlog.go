@@ -57,6 +57,10 @@ type logFile struct {
 	fd    int
 	w     *bufio.Writer
 	dirty bool
+	// last is the time of the last line written: a line's time never goes
+	// back in its file (lines carry the time they were printed, notes the
+	// time they were heard).
+	last time.Time
 }
 
 // Write appends p to the file.
@@ -141,6 +145,10 @@ func (l *RunLog) write(group, text string, at time.Time) {
 		lf.w = l.writer(lf)
 		l.files[group] = lf
 	}
+	if at.Before(lf.last) {
+		at = lf.last
+	}
+	lf.last = at
 	line := at.UTC().Format("2006-01-02T15:04:05.000Z") + " " + text
 	_, _ = lf.w.WriteString(line)
 	_ = lf.w.WriteByte('\n')
