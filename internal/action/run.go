@@ -347,11 +347,13 @@ func acquire(ctx context.Context, st *Stack, runID, command string) (state.Lock,
 // lockStore takes a store's lock for this process, as the run runID of
 // command.
 func lockStore(ctx context.Context, s state.Store, runID, command string, o state.LockOptions) (state.Lock, error) {
-	if fs, ok := s.(*state.FileStore); ok {
-		// Input to mend (exit 2), not a backend away: gantry makes the
-		// state file and its lock, never the folders above them.
-		if dir := filepath.Dir(fs.Path()); !dirExists(dir) {
-			return nil, invalid("nothing was run", "state %s: its folder %s does not exist (gantry creates the state file, not its folder)", s, dir)
+	for _, one := range listed(s) {
+		if fs, ok := one.(*state.FileStore); ok {
+			// Input to mend (exit 2), not a backend away: gantry makes
+			// the state file and its lock, never the folders above them.
+			if dir := filepath.Dir(fs.Path()); !dirExists(dir) {
+				return nil, invalid("nothing was run", "state %s: its folder %s does not exist (gantry creates the state file, not its folder)", one, dir)
+			}
 		}
 	}
 	host, _ := os.Hostname()

@@ -23,6 +23,13 @@ func (w Workspace) MoveOwners(ctx context.Context, dst Workspace, from, to Owner
 	if err := checkDeploymentID(from.ID); err != nil {
 		return nil, err
 	}
+	// One folder spelt two ways: its lock would be taken twice, and wait
+	// for itself.
+	if a, err := os.Stat(filepath.Dir(w.Root)); err == nil {
+		if b, err := os.Stat(filepath.Dir(dst.Root)); err == nil && os.SameFile(a, b) {
+			return nil, fmt.Errorf("internal error: plugin data moved from %s to itself", w.Root)
+		}
+	}
 	// Both held, in one order whichever way the move goes.
 	first, second := w, dst
 	if dst.Root < w.Root {
@@ -54,12 +61,15 @@ func (w Workspace) MoveOwners(ctx context.Context, dst Workspace, from, to Owner
 		}
 		comp, _, _ := strings.Cut(e.Name(), "@")
 		target := dst.StateRoot(comp)
-		if _, err := os.Lstat(target); err == nil {
-			target += "@" + from.ID
+		own := target + "@" + from.ID
+		if _, err := os.Lstat(own); err == nil {
+			// Runs of the deployment take its own folder first: data
+			// moved beside it would never be found.
+			errs = append(errs, fmt.Errorf("%s: the deployment has %s there already", dir, own))
+			continue
 		}
 		if _, err := os.Lstat(target); err == nil {
-			errs = append(errs, fmt.Errorf("%s: %s is there already", dir, target))
-			continue
+			target = own
 		}
 		if err := os.Rename(dir, target); err != nil {
 			// Another file system: copying terraform's state by hand is

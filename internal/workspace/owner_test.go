@@ -376,4 +376,11 @@ func TestMoveOwners(t *testing.T) {
 	if got, err := src.MoveOwners(context.Background(), dst, staging, moved); err != nil || len(got) != 0 {
 		t.Errorf("again: moved %v, %v", got, err)
 	}
+	// The deployment's own folder there already (runs take it first):
+	// not moved beside it, said.
+	mustMark(t, src.StateRoot("web"), staging)
+	mustMark(t, dst.StateRoot("web")+"@aaaa", moved)
+	if got, err := src.MoveOwners(context.Background(), dst, staging, moved); err == nil || !strings.Contains(err.Error(), "has "+dst.StateRoot("web")+"@aaaa there already") || len(got) != 0 || !isDir(src.StateRoot("web")) {
+		t.Errorf("beside its own folder: moved %v, %v", got, err)
+	}
 }
