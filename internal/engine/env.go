@@ -48,6 +48,9 @@ func (e *stepEnv) flush() { e.streams.Flush() }
 func (e *stepEnv) Interactive() bool { return e.r.opts.Interactive }
 
 func (e *stepEnv) Note(n plan.Note) {
+	if n.At.IsZero() {
+		n.At = time.Now()
+	}
 	e.logMu.Lock()
 	e.r.opts.Observer.Note(e.n, n)
 	e.logMu.Unlock()

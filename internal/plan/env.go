@@ -65,6 +65,17 @@ type Note struct {
 	Name   string
 	Value  string
 	Secret bool
+	// At is when the step said it (observers may hear of it later); zero
+	// when unknown (a worker's note).
+	At time.Time
+}
+
+// Time is when the note was said: At, or now when it is not known.
+func (n Note) Time() time.Time {
+	if n.At.IsZero() {
+		return time.Now()
+	}
+	return n.At
 }
 
 // Runner does the work of a step.

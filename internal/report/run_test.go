@@ -134,6 +134,7 @@ func fakeRun(t testing.TB) (dir string, p *plan.Plan) {
 			obs.Log(n, l, now)
 		}
 		for _, o := range s.outputs {
+			o.At = now
 			obs.Note(n, o)
 		}
 	}

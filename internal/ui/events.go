@@ -205,7 +205,7 @@ func (e *Events) Note(n *plan.Node, note plan.Note) {
 		return
 	}
 	v := note.Value
-	e.Emit(Event{Event: "output", Step: n.ID, Component: n.Component, Name: note.Name, Value: &v, Secret: note.Secret})
+	e.Emit(Event{Time: note.Time().UTC(), Event: "output", Step: n.ID, Component: n.Component, Name: note.Name, Value: &v, Secret: note.Secret})
 }
 
 // Components converts tracked components for run events.

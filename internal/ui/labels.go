@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"time"
 
 	"github.com/gantry-dev/gantry/internal/plan"
 )
@@ -28,30 +29,32 @@ func expandsLabel(n *plan.Node) bool {
 // else first, an expansion that failed — and keeps the expanded label for
 // the line of its end.
 type stepLabels struct {
-	held     map[string]bool
+	held     map[string]time.Time // the steps held back: when they started
 	expanded map[string]string
 }
 
-// hold holds back the start line of n when its label is to be expanded.
-func (s *stepLabels) hold(n *plan.Node) bool {
+// hold holds back the start line of n, which started at, when its label
+// is to be expanded.
+func (s *stepLabels) hold(n *plan.Node, at time.Time) bool {
 	if !expandsLabel(n) {
 		return false
 	}
 	if s.held == nil {
-		s.held = map[string]bool{}
+		s.held = map[string]time.Time{}
 	}
-	s.held[n.ID] = true
+	s.held[n.ID] = at
 	return true
 }
 
 // release returns whether n's start line was held back (and is no
-// longer).
-func (s *stepLabels) release(n *plan.Node) bool {
-	if !s.held[n.ID] {
-		return false
+// longer), and when n started.
+func (s *stepLabels) release(n *plan.Node) (time.Time, bool) {
+	at, ok := s.held[n.ID]
+	if !ok {
+		return time.Time{}, false
 	}
 	delete(s.held, n.ID)
-	return true
+	return at, true
 }
 
 // expand keeps the label n said (plan.NoteLabel).

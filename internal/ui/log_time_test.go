@@ -83,3 +83,31 @@ func TestRunLogTimesNeverGoBack(t *testing.T) {
 		t.Errorf("log:\n%s\nwant\n%s", data, want)
 	}
 }
+
+// TestHeldStartLineKeepsTheStepsStart: the start line of a step whose
+// label names values, held back until the step says them, is written with
+// the time the step started, as is an output with the time it was said:
+// not when the display heard them.
+func TestHeldStartLineKeepsTheStepsStart(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	step := &plan.Node{ID: "a/probe", Group: "a", Component: "a", Kind: plan.KindExec, Label: "probe ${host}", Spec: plan.Injected{}}
+	l, err := NewRunLog(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.StepStarted(step, t0)
+	l.Note(step, plan.Note{Kind: plan.NoteLabel, Value: "probe db.local", At: t0.Add(5 * time.Millisecond)})
+	l.Note(step, plan.Note{Kind: plan.NoteOutput, Name: "a.url", Value: "http://a", At: t0.Add(7 * time.Millisecond)})
+	l.StepFinished(step, plan.Result{Status: plan.OK}, t0, t0.Add(9*time.Millisecond))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(l.Path("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "2026-12-01T10:00:00.000Z ==> probe db.local\n2026-12-01T10:00:00.007Z output a.url = http://a\n2026-12-01T10:00:00.009Z <== probe db.local: ok (9ms)\n"
+	if string(data) != want {
+		t.Errorf("log:\n%s\nwant\n%s", data, want)
+	}
+}

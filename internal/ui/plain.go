@@ -146,7 +146,7 @@ func (p *Plain) StepStarted(n *plan.Node, _ time.Time) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.labels.hold(n) {
+	if p.labels.hold(n, time.Time{}) {
 		return
 	}
 	p.started(n, n.Label)
@@ -156,7 +156,7 @@ func (p *Plain) StepStarted(n *plan.Node, _ time.Time) {
 func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.labels.release(n) {
+	if _, held := p.labels.release(n); held {
 		p.started(n, n.Label)
 	}
 	label := Sanitize(p.labels.label(n))
@@ -187,7 +187,7 @@ func (p *Plain) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 func (p *Plain) Log(n *plan.Node, line string, _ time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.labels.release(n) {
+	if _, held := p.labels.release(n); held {
 		p.started(n, n.Label)
 	}
 	p.println(groupOf(n), laned(n, Sanitize(line)))
@@ -230,7 +230,7 @@ func (p *Plain) Note(n *plan.Node, note plan.Note) {
 		return
 	}
 	p.labels.expand(n, note.Value)
-	if p.labels.release(n) {
+	if _, held := p.labels.release(n); held {
 		p.started(n, note.Value)
 	}
 }

@@ -191,7 +191,7 @@ func (l *RunLog) StepStarted(n *plan.Node, at time.Time) {
 		return
 	}
 	l.lmu.Lock()
-	held := l.labels.hold(n)
+	held := l.labels.hold(n, at)
 	l.lmu.Unlock()
 	if !held {
 		l.started(n, n.Label, at)
@@ -202,11 +202,11 @@ func (l *RunLog) started(n *plan.Node, label string, at time.Time) {
 	l.write(groupOf(n), laned(n, "==> "+titled(n, label)), at)
 }
 
-// release logs the start line held back for n, if any, at the time of
-// what released it.
-func (l *RunLog) release(n *plan.Node, at time.Time) {
+// release logs the start line held back for n, if any, at the time n
+// started.
+func (l *RunLog) release(n *plan.Node) {
 	l.lmu.Lock()
-	held := l.labels.release(n)
+	at, held := l.labels.release(n)
 	l.lmu.Unlock()
 	if held {
 		l.started(n, n.Label, at)
@@ -221,7 +221,7 @@ func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 	if n.Settles() {
 		defer l.closeGroup(groupOf(n))
 	}
-	l.release(n, ended)
+	l.release(n)
 	l.lmu.Lock()
 	label := l.labels.label(n)
 	l.labels.done(n)
@@ -248,7 +248,7 @@ func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 
 // Log writes a line of output.
 func (l *RunLog) Log(n *plan.Node, line string, at time.Time) {
-	l.release(n, at)
+	l.release(n)
 	l.write(groupOf(n), laned(n, line), at)
 }
 
@@ -257,14 +257,14 @@ func (l *RunLog) Log(n *plan.Node, line string, at time.Time) {
 func (l *RunLog) Note(n *plan.Node, note plan.Note) {
 	switch note.Kind {
 	case plan.NoteOutput:
-		l.write(groupOf(n), fmt.Sprintf("output %s = %s", note.Name, note.Value), time.Now())
+		l.write(groupOf(n), fmt.Sprintf("output %s = %s", note.Name, note.Value), note.Time())
 	case plan.NoteLabel:
 		l.lmu.Lock()
 		l.labels.expand(n, note.Value)
-		held := l.labels.release(n)
+		at, held := l.labels.release(n)
 		l.lmu.Unlock()
 		if held {
-			l.started(n, note.Value, time.Now())
+			l.started(n, note.Value, at)
 		}
 	}
 }
