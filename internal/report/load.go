@@ -160,7 +160,13 @@ func LoadRunOf(dir string, p *plan.Plan, heard *Heard) (*Model, error) {
 	m.Remask(heard.Mask)
 	m.sanitizeLogs()
 	if m.Status == "unfinished" {
-		if tag := ui.ReadRunTag(dir); tag.Running() {
+		tag := ui.ReadRunTag(dir)
+		host, _ := os.Hostname()
+		switch {
+		case tag.PID > 0 && tag.Host != host:
+			// Whether it still runs cannot be told from here.
+			m.Elsewhere = tag.Host
+		case tag.Running():
 			m.Live = fmt.Sprintf("pid %d on %s", tag.PID, tag.Host)
 		}
 	}

@@ -33,7 +33,10 @@ type Model struct {
 	Why    string `json:"why,omitempty"`
 	// Live names the gantry process (pid N on HOST) of an unfinished run
 	// that still runs; "" for one that ended without finishing (killed).
-	Live       string `json:"live,omitempty"`
+	Live string `json:"live,omitempty"`
+	// Elsewhere is the host an unfinished run's gantry ran on when it is
+	// not this one: whether it still runs cannot be told.
+	Elsewhere  string `json:"elsewhere,omitempty"`
 	Started    string `json:"started,omitempty"` // RFC 3339
 	DurationMS int64  `json:"durationMs"`
 	Generated  string `json:"generated"`

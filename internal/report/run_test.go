@@ -270,6 +270,16 @@ func TestLoadRunOfAKilledRun(t *testing.T) {
 	if want := fmt.Sprintf("pid %d on %s", os.Getpid(), host); m.Live != want {
 		t.Errorf("live %q, want %q", m.Live, want)
 	}
+	// Another host's: not known to run still, nor to be gone.
+	if err := ui.WriteRunTag(dir, ui.RunTag{State: "hub.yaml.state", PID: os.Getpid(), Host: "ci-runner-7"}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = LoadRunOf(dir, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	if m.Live != "" || m.Elsewhere != "ci-runner-7" {
+		t.Errorf("another host's run: live %q, elsewhere %q; want only elsewhere", m.Live, m.Elsewhere)
+	}
 }
 
 // TestLoadRunKilledWhilePrinting: a run killed while a step printed ends

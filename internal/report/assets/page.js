@@ -30,6 +30,7 @@
   function runLength() {
     if (D.status !== 'unfinished') return 'took ' + fmtDur(D.durationMs);
     if (D.live) return 'still running (gantry ' + D.live + '), ' + fmtDur(D.durationMs) + ' so far';
+    if (D.elsewhere) return 'unfinished: its gantry ran on ' + D.elsewhere + ', which cannot be asked from here whether it still runs; last heard of ' + fmtDur(D.durationMs) + ' in';
     return 'ended without finishing (killed or crashed), last heard of ' + fmtDur(D.durationMs) + ' in';
   }
   function fmtDur(ms) {
