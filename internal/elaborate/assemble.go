@@ -514,9 +514,6 @@ func check(s *manifest.Stack, diags *manifest.Diagnostics) {
 		return msg
 	}
 	for _, c := range s.Components {
-		if manifest.ReservedComponentName(c.Name) {
-			diags.Errorf(c.Pos, manifest.ItemPath("components", c.Item)+".name", "%s", manifest.ReservedNameMessage(c.Name))
-		}
 		for j, d := range c.Depends {
 			if !known[d] {
 				diags.Errorf(c.Positions.At(manifest.ItemPath("depends", j), c.Pos), manifest.ItemPath(manifest.ItemPath("components", c.Item)+".depends", j), "%s", unknown(d))

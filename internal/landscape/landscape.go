@@ -367,10 +367,6 @@ func (l *Landscape) findComponents(diags *manifest.Diagnostics) {
 			if o := l.byName[name]; o != nil {
 				return o.File
 			}
-			if manifest.ReservedComponentName(name) {
-				// sow has no such groups; gantry's plan would merge them.
-				diags.Errorf(manifest.Pos{File: path}, "", "%s (rename its folder %s)", manifest.ReservedNameMessage(name), dir)
-			}
 			c := &Component{Name: name, Dir: dir, Product: p, File: path, Active: true}
 			l.byName[name] = c
 			l.Components = append(l.Components, c)

@@ -17,6 +17,7 @@ import (
 // backwards over the stack and the orphans, by the dependencies the state
 // recorded.
 func (b *builder) selectPass() {
+	b.checkReservedNames()
 	order := b.g.Order
 	b.orphans = Orphans(b.g, b.in.Before)
 	var teardown *dag.Graph
@@ -470,5 +471,24 @@ func (b *builder) checkDependents() {
 			b.diags.Errorf(manifest.Pos{}, "", "cannot undeploy %s: %s still depend%s on it; select %s too or add -a to undeploy what depends on it",
 				s, strings.Join(blocking, ", "), verbS, pronoun)
 		}
+	}
+}
+
+// checkReservedNames refuses a component called like one of the plan's own
+// groups (stack, leftovers, ...): its logs, times and status would merge
+// with the group's. One the state records (an earlier gantry deployed it)
+// is let be, with a warning: refused, it could be neither undeployed nor
+// renamed without being deployed again under the new name.
+func (b *builder) checkReservedNames() {
+	for _, c := range b.res.Stack.Components {
+		if !manifest.ReservedComponentName(c.Name) {
+			continue
+		}
+		field := manifest.ItemPath("components", c.Item) + ".name"
+		if b.in.Before != nil && b.in.Before.Components[c.Name] != nil {
+			b.diags.Warnf(c.Pos, field, "component name %q is the plan's own group of that name (its logs, times and status merge with the component's); the state records it, so it is run all the same: undeploy it, then deploy it under another name", c.Name)
+			continue
+		}
+		b.diags.Errorf(c.Pos, field, "%s", manifest.ReservedNameMessage(c.Name))
 	}
 }
