@@ -138,7 +138,21 @@ func (d decider) decide() (string, string, error) {
 		"If it is this deployment's (%s, %s; its state was deleted or made anew), adopt it: mv %s %s. "+
 		"If it is another deployment's, run that one first (its state records the instances: it takes the folder), then this one. "+
 		"If it is no deployment's, remove it",
-		why, d.req.Component, run.ID, run.Location, d.rel(shared), d.rel(own))
+		why, d.req.Component, run.ID, run.Location, shellPath(shared), shellPath(own))
+}
+
+// shellPath is p as a command pasted in the current folder takes it:
+// relative to it when below it, else absolute.
+func shellPath(p string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+			p = r
+		}
+	}
+	if strings.ContainsAny(p, " '\"$`\\*?[]{}()<>|&;!#~") {
+		return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+	}
+	return p
 }
 
 // ownFolder is the run's own folder, own, next to a shared one another

@@ -52,7 +52,7 @@ func TestPluginRoot(t *testing.T) {
 		{name: "unmarked, not recorded", have: layout{data: true}, req: PluginRootRequest{Run: staging},
 			err: "plugin data: .gantry/state/app was left unmarked by an earlier gantry, and this state records no plugin instances of app, so whose it is cannot be told; " +
 				"app's plugins do not start from nothing beside it (terraform would create again what it manages). " +
-				"If it is this deployment's (aaaa, /w/staging.state; its state was deleted or made anew), adopt it: mv .gantry/state/app .gantry/state/app@aaaa. " +
+				"If it is this deployment's (aaaa, /w/staging.state; its state was deleted or made anew), adopt it: mv {shared} {shared}@aaaa. " +
 				"If it is another deployment's, run that one first (its state records the instances: it takes the folder), then this one. If it is no deployment's, remove it"},
 		{name: "unmarked, not recorded, read-only", have: layout{data: true}, req: PluginRootRequest{Run: staging, ReadOnly: true},
 			want: "own", note: "left unmarked by an earlier gantry, and this state records no plugin instances of app; this deployment (aaaa, /w/staging.state) keeps its own"},
@@ -81,8 +81,10 @@ func TestPluginRoot(t *testing.T) {
 			tc.req.Component = "app"
 			dir, note, err := w.PluginRoot(context.Background(), tc.req)
 			if tc.err != "" {
-				if err == nil || err.Error() != tc.err {
-					t.Fatalf("error:\n%v\nwant\n%s", err, tc.err)
+				// The command to paste names the folder from the current one.
+				want := strings.ReplaceAll(tc.err, "{shared}", shared)
+				if err == nil || err.Error() != want {
+					t.Fatalf("error:\n%v\nwant\n%s", err, want)
 				}
 				if entries, _ := os.ReadDir(filepath.Join(w.Root, "state")); len(entries) != 2 { // app and @lock
 					t.Errorf("the refusal made folders: %v", entries)
