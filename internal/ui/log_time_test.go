@@ -46,15 +46,9 @@ func TestLogLinesKeepTheTimeTheyWerePrinted(t *testing.T) {
 	l.StepStarted(step, t0)
 	l.Log(step, "printed", t0.Add(10*time.Millisecond))
 	l.StepFinished(step, plan.Result{Status: plan.OK}, t0, t0.Add(12*time.Millisecond))
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(l.Path("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := closedLog(t, l, "a")
 	want := "2026-12-01T10:00:00.000Z ==> deploy a\n2026-12-01T10:00:00.010Z printed\n2026-12-01T10:00:00.012Z <== deploy a: ok (12ms)\n"
-	if string(data) != want {
+	if data != want {
 		t.Errorf("log:\n%s\nwant\n%s", data, want)
 	}
 }
@@ -72,14 +66,8 @@ func TestRunLogTimesNeverGoBack(t *testing.T) {
 	}
 	l.Log(step, "late", t0.Add(20*time.Millisecond))
 	l.Log(step, "earlier", t0.Add(10*time.Millisecond))
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(l.Path("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "2026-12-01T10:00:00.020Z late\n2026-12-01T10:00:00.020Z earlier\n"; string(data) != want {
+	data := closedLog(t, l, "a")
+	if want := "2026-12-01T10:00:00.020Z late\n2026-12-01T10:00:00.020Z earlier\n"; data != want {
 		t.Errorf("log:\n%s\nwant\n%s", data, want)
 	}
 }
@@ -99,15 +87,22 @@ func TestHeldStartLineKeepsTheStepsStart(t *testing.T) {
 	l.Note(step, plan.Note{Kind: plan.NoteLabel, Value: "probe db.local", At: t0.Add(5 * time.Millisecond)})
 	l.Note(step, plan.Note{Kind: plan.NoteOutput, Name: "a.url", Value: "http://a", At: t0.Add(7 * time.Millisecond)})
 	l.StepFinished(step, plan.Result{Status: plan.OK}, t0, t0.Add(9*time.Millisecond))
+	data := closedLog(t, l, "a")
+	want := "2026-12-01T10:00:00.000Z ==> probe db.local\n2026-12-01T10:00:00.007Z output a.url = http://a\n2026-12-01T10:00:00.009Z <== probe db.local: ok (9ms)\n"
+	if data != want {
+		t.Errorf("log:\n%s\nwant\n%s", data, want)
+	}
+}
+
+// closedLog closes l and returns what it wrote to group's log.
+func closedLog(t *testing.T, l *RunLog, group string) string {
+	t.Helper()
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(l.Path("a"))
+	data, err := os.ReadFile(l.Path(group))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "2026-12-01T10:00:00.000Z ==> probe db.local\n2026-12-01T10:00:00.007Z output a.url = http://a\n2026-12-01T10:00:00.009Z <== probe db.local: ok (9ms)\n"
-	if string(data) != want {
-		t.Errorf("log:\n%s\nwant\n%s", data, want)
-	}
+	return string(data)
 }

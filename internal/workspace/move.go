@@ -45,21 +45,14 @@ func (w Workspace) MoveOwners(ctx context.Context, dst Workspace, from, to Owner
 		return nil, err
 	}
 	defer unlock2()
-	entries, err := os.ReadDir(root)
+	owned, err := ownedBy(root, from)
 	if err != nil {
 		return nil, err
 	}
 	var errs []error
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		dir := filepath.Join(root, e.Name())
-		o, marked, err := readOwner(dir)
-		if err != nil || !marked || o.ID != from.ID || o.Key != from.Key {
-			continue
-		}
-		comp, _, _ := strings.Cut(e.Name(), "@")
+	for _, name := range owned {
+		dir := filepath.Join(root, name)
+		comp, _, _ := strings.Cut(name, "@")
 		target := dst.StateRoot(comp)
 		own := target + "@" + from.ID
 		if _, err := os.Lstat(own); err == nil {

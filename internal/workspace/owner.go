@@ -263,20 +263,13 @@ func (w Workspace) RekeyOwners(ctx context.Context, from, to Owner) (int, error)
 		return 0, err
 	}
 	defer unlock()
-	entries, err := os.ReadDir(root)
+	owned, err := ownedBy(root, from)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		dir := filepath.Join(root, e.Name())
-		o, marked, err := readOwner(dir)
-		if err != nil || !marked || o.ID != from.ID || o.Key != from.Key {
-			continue
-		}
+	for _, name := range owned {
+		dir := filepath.Join(root, name)
 		if err := markOwner(dir, to); err != nil {
 			return n, err
 		}
@@ -386,4 +379,24 @@ func onlyOwnerFile(dir string) (bool, error) {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// ownedBy lists the plugin data folders in root (a workspace's state
+// folder) marked as o's: its id at its key.
+func ownedBy(root string, o Owner) ([]string, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		mark, marked, err := readOwner(filepath.Join(root, e.Name()))
+		if err == nil && marked && mark.ID == o.ID && mark.Key == o.Key {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
 }
