@@ -3,7 +3,6 @@ package action
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -160,7 +159,7 @@ func keepPluginData(ctx context.Context, out *Migrated, st *state.State, from st
 	// does not know; one folder spelt two ways (a link) is one workspace.
 	_, fromFile := from.(*state.FileStore)
 	_, toFile := to.(*state.FileStore)
-	if !fromFile || !toFile || sameDir(filepath.Dir(fromAnchor), filepath.Dir(toAnchor)) {
+	if !fromFile || !toFile || samePath(src.Root, dst.Root) {
 		n, err := src.RekeyOwners(ctx, owner(from, fromAnchor), owner(to, toAnchor))
 		if err != nil {
 			return fmt.Errorf("the state was copied, but its plugin data folders could not be marked as %s's (run the migration again): %w", to, err)
@@ -253,15 +252,4 @@ func readStore(ctx context.Context, s state.Store) (*state.State, error) {
 		return nil, err
 	}
 	return files.Decode(s.String())
-}
-
-// sameDir reports whether two paths name one folder, however spelt (a
-// link, ..): os.SameFile of both; their cleaned paths when one is missing.
-func sameDir(a, b string) bool {
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	if errA != nil || errB != nil {
-		return filepath.Clean(a) == filepath.Clean(b)
-	}
-	return os.SameFile(fa, fb)
 }

@@ -161,9 +161,8 @@ func LoadRunOf(dir string, p *plan.Plan, heard *Heard) (*Model, error) {
 	m.sanitizeLogs()
 	if m.Status == "unfinished" {
 		tag := ui.ReadRunTag(dir)
-		host, _ := os.Hostname()
 		switch {
-		case tag.PID > 0 && tag.Host != host:
+		case tag.PID > 0 && !tag.OnThisHost():
 			// Whether it still runs cannot be told from here.
 			m.Elsewhere = tag.Host
 		case tag.Running():

@@ -66,11 +66,18 @@ func (t RunTag) Running() bool {
 	if t.PID <= 0 {
 		return false
 	}
-	if host, _ := os.Hostname(); t.Host != host {
+	if !t.OnThisHost() {
 		return true
 	}
 	err := syscall.Kill(t.PID, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// OnThisHost reports whether the tag's gantry ran on this machine, where
+// its pid can be looked at.
+func (t RunTag) OnThisHost() bool {
+	host, _ := os.Hostname()
+	return t.Host == host
 }
 
 // ReadRunTag reads a run folder's run.json; the zero tag without one.

@@ -27,6 +27,13 @@
   }
   // runLength says how long the run took; an unfinished one's length is not
   // known: it runs still (live), or was killed and last heard of then.
+  // warnedSteps are the steps that failed and the run went on (on_fail:
+  // warn), each with its component: [component, step].
+  function warnedSteps() {
+    var out = [];
+    comps.forEach(function (c) { (c.steps || []).forEach(function (s) { if (s.warning) out.push([c, s]); }); });
+    return out;
+  }
   function runLength() {
     if (D.status !== 'unfinished') return 'took ' + fmtDur(D.durationMs);
     if (D.live) return 'still running (gantry ' + D.live + '), ' + fmtDur(D.durationMs) + ' so far';
@@ -61,8 +68,7 @@
     comps.forEach(function (c) { if (!c.group) counts.set(c.status, (counts.get(c.status) || 0) + 1); });
     var facts = ['<span><b>' + nBoxes + '</b> component' + (nBoxes === 1 ? '' : 's') + '</span>'];
     counts.forEach(function (n, s) { facts.push('<span><b>' + n + '</b> ' + esc(s || 'waiting') + '</span>'); });
-    var nWarned = 0;
-    comps.forEach(function (c) { (c.steps || []).forEach(function (s) { if (s.warning) nWarned++; }); });
+    var nWarned = warnedSteps().length;
     if (nWarned) facts.push('<span><b>' + nWarned + '</b> warning' + (nWarned === 1 ? '' : 's') + '</span>');
     if (isRun) {
       facts.push('<span>' + esc(runLength()) + '</span>');
@@ -386,8 +392,7 @@
       }
       // Steps that failed and the run went on (on_fail: warn): the
       // terminal said so, one line each, as it went.
-      var warned = [];
-      comps.forEach(function (c) { (c.steps || []).forEach(function (s) { if (s.warning) warned.push([c, s]); }); });
+      var warned = warnedSteps();
       if (warned.length) {
         h.push('<h3>Warnings</h3><table><tr><th>component</th><th>step</th><th>warning</th></tr>');
         warned.forEach(function (w) {
