@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/component/procstat"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,8 +141,8 @@ func TestRunKillsTheProcessGroup(t *testing.T) {
 	// SIGKILL was sent to the group; the child dies when the kernel gets to
 	// it. A zombie is dead already: only a running child is a survivor.
 	waitUntil(t, fmt.Sprintf("child %d is gone after the cancellation", pid), func() bool {
-		st, ok := readStat(pid)
-		return !ok || st.state == 'Z' || st.state == 'X'
+		st, ok := procstat.Read(pid)
+		return !ok || st.State == 'Z' || st.State == 'X'
 	})
 }
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gantry-dev/gantry/internal/component/keeper"
 )
 
 // DefaultGrace is how long a cancelled process group gets between SIGTERM and
@@ -66,7 +68,7 @@ var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNu
 // descendants that hold its output pipes open to close them (a variable
 // for tests). A reader as stdin, which no caller gives, os/exec waits for
 // first, up to as long again.
-var waitDelay = 5 * time.Second
+var waitDelay = keeper.OutputWait
 
 // Process is a command to run in its own process group.
 type Process struct {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gantry-dev/gantry/internal/component/keeper"
 )
 
 // Keeper is the run's output keeper: a process of its own (this program
@@ -49,30 +51,6 @@ type Keeper struct {
 	failed atomic.Bool
 }
 
-// keeperEnv marks this program as a run's output keeper, and keeperArg
-// names it in ps (HelperCommand).
-const (
-	keeperEnv = "GANTRY_OUTPUT_KEEPER"
-	keeperArg = "output-keeper"
-)
-
-// keeperSessionEnv gives the keeper gantry's session (gantrySession).
-const keeperSessionEnv = "GANTRY_OUTPUT_KEEPER_SESSION"
-
-// keeperFD is the keeper's end of the socket, in the keeper.
-const keeperFD = 3
-
-// The keeper's messages, each one packet: 'o' <first id> <log path> NUL
-// <program> with the pipes' ends (ids first, first+1); 'd' <id>: gantry
-// closed that pipe before its end (its writer failed, or a process left it
-// open after it ended), the keeper must too, so that the writer gets EPIPE
-// as it would without the keeper; 'b': gantry ends normally.
-const (
-	msgOpen = 'o'
-	msgDrop = 'd'
-	msgBye  = 'b'
-)
-
 // StartKeeper starts the run's output keeper, without waiting for it: the
 // run loads and plans meanwhile. A process that starts before the keeper
 // did waits for it (hold). A keeper that cannot start is said once (a
@@ -100,12 +78,12 @@ func (k *Keeper) start(mine, theirs int) {
 		k.cannot(err)
 		return
 	}
-	cmd := HelperCommand(self, keeperArg, keeperEnv)
+	cmd := HelperCommand(self, keeper.Arg, keeper.Env)
 	// gantry's session, which the keeper cannot read from its parent once
 	// gantry is gone: a gantry killed before the keeper got to run would
 	// leave it naming no process as gantry's.
 	if sid, err := unix.Getsid(0); err == nil {
-		cmd.Env = append(cmd.Env, keeperSessionEnv+"="+strconv.Itoa(sid))
+		cmd.Env = append(cmd.Env, keeper.SessionEnv+"="+strconv.Itoa(sid))
 	}
 	cmd.Dir = "/" // it holds no folder
 	cmd.ExtraFiles = []*os.File{end}
@@ -157,7 +135,7 @@ func (k *Keeper) hold(ctx context.Context, pipes []*outPipe, log, program string
 	n := uint64(len(pipes))
 	first := k.ids.Add(n) - n + 1
 	msg := make([]byte, 0, 1+8+len(log)+1+len(program))
-	msg = append(msg, msgOpen)
+	msg = append(msg, keeper.MsgOpen)
 	msg = binary.LittleEndian.AppendUint64(msg, first)
 	msg = append(append(append(msg, log...), 0), program...)
 	var fds [2]int
@@ -178,7 +156,7 @@ func (k *Keeper) hold(ctx context.Context, pipes []*outPipe, log, program string
 // drop tells the keeper to close the pipe of the id: gantry closed its own
 // end before the output ended.
 func (k *Keeper) drop(id uint64) {
-	err := k.send(context.Background(), binary.LittleEndian.AppendUint64([]byte{msgDrop}, id), nil)
+	err := k.send(context.Background(), binary.LittleEndian.AppendUint64([]byte{keeper.MsgDrop}, id), nil)
 	if err != nil && !errors.Is(err, errKeeperClosed) {
 		k.cannot(err)
 	}
@@ -257,7 +235,7 @@ func (k *Keeper) Close() {
 	// for the keeper's next wake: it holds nothing of worth any more.
 	// Without either, the end of the socket would tell it that gantry was
 	// killed.
-	_ = sendmsg(fd, []byte{msgBye}, nil, unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT)
+	_ = sendmsg(fd, []byte{keeper.MsgBye}, nil, unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT)
 	_ = cmd.Process.Kill()
 	unix.Close(fd)
 	_ = cmd.Wait()

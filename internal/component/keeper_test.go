@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gantry-dev/gantry/internal/component/keeper"
 	"github.com/gantry-dev/gantry/internal/testenv"
 )
 
@@ -593,32 +594,15 @@ func TestKeeperReportSaysWhatGantryHadNotRead(t *testing.T) {
 	}
 }
 
-// TestGantrySession: the keeper names processes by the session gantry gave
-// it, not by its parent's, which is no longer gantry's when gantry was
-// killed before the keeper got to run (its processes were then named as
-// no process of gantry's, and its log line said the process had ended).
-func TestGantrySession(t *testing.T) {
-	tests := []struct {
-		given string
-		want  int
-	}{
-		{"4242", 4242},
-		{"", 0},
-		{"x1", 0},
-		{"-3", 0},
-	}
-	for _, tt := range tests {
-		if got := gantrySession(tt.given); got != tt.want {
-			t.Errorf("gantrySession(%q) = %d, want %d", tt.given, got, tt.want)
-		}
-	}
-	// What gantry gives is its own session.
+// TestKeeperIsGivenGantrysSession: what gantry gives the keeper is its own
+// session (keeper's TestGantrySession reads it).
+func TestKeeperIsGivenGantrysSession(t *testing.T) {
 	k := startedKeeper(t)
 	sid, err := unix.Getsid(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := envOf(k.cmd.Env, keeperSessionEnv); got != strconv.Itoa(sid) {
+	if got := envOf(k.cmd.Env, keeper.SessionEnv); got != strconv.Itoa(sid) {
 		t.Errorf("the keeper was given session %q, want %d", got, sid)
 	}
 }

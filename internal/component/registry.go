@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/component/procstat"
 	"os"
 	"strconv"
 	"strings"
@@ -466,8 +467,8 @@ func unnoted(token string, session int, noted map[uint64]bool, known map[int]boo
 		if err != nil || mine[pid] {
 			continue
 		}
-		st, ok := readStat(pid)
-		if !ok || st.session != session || known[st.pgrp] || st.state == 'Z' || st.state == 'X' {
+		st, ok := procstat.Read(pid)
+		if !ok || st.Session != session || known[st.Pgrp] || st.State == 'Z' || st.State == 'X' {
 			continue
 		}
 		value, _ := ProcessEnv(pid, RunMarkEnv)
@@ -478,10 +479,10 @@ func unnoted(token string, session int, noted map[uint64]bool, known map[int]boo
 		if n, err := strconv.ParseUint(nText, 10, 64); err != nil || noted[n] {
 			continue
 		}
-		known[st.pgrp] = true
-		l := Leftover{PID: st.pgrp, Dir: processDir(st.pgrp, pid), Args: processName(st.pgrp, pid), Boot: bootID()}
-		if leader, ok := readStat(st.pgrp); ok && leader.pgrp == st.pgrp {
-			l.Started = leader.sinceBoot()
+		known[st.Pgrp] = true
+		l := Leftover{PID: st.Pgrp, Dir: processDir(st.Pgrp, pid), Args: processName(st.Pgrp, pid), Boot: bootID()}
+		if leader, ok := procstat.Read(st.Pgrp); ok && leader.Pgrp == st.Pgrp {
+			l.Started = leader.SinceBoot()
 		}
 		out = append(out, l)
 	}
@@ -495,11 +496,11 @@ func lineage() map[int]bool {
 	mine := map[int]bool{}
 	for pid := os.Getpid(); pid > 1 && !mine[pid]; {
 		mine[pid] = true
-		st, ok := readStat(pid)
+		st, ok := procstat.Read(pid)
 		if !ok {
 			break
 		}
-		pid = st.ppid
+		pid = st.PPID
 	}
 	return mine
 }
@@ -598,8 +599,8 @@ func (l Leftover) alive() bool {
 		err := syscall.Kill(-l.PID, 0)
 		return err == nil || errors.Is(err, syscall.EPERM)
 	}
-	if st, ok := readStat(l.PID); ok && st.pgrp == l.PID && l.Started > 0 {
-		if d := st.sinceBoot() - l.Started; d > startSlack || d < -startSlack {
+	if st, ok := procstat.Read(l.PID); ok && st.Pgrp == l.PID && l.Started > 0 {
+		if d := st.SinceBoot() - l.Started; d > startSlack || d < -startSlack {
 			return false
 		}
 	}
@@ -608,7 +609,7 @@ func (l Leftover) alive() bool {
 		if err != nil {
 			continue
 		}
-		if st, ok := readStat(p); ok && st.pgrp == l.PID && st.state != 'Z' && st.state != 'X' {
+		if st, ok := procstat.Read(p); ok && st.Pgrp == l.PID && st.State != 'Z' && st.State != 'X' {
 			return true
 		}
 	}
@@ -618,44 +619,6 @@ func (l Leftover) alive() bool {
 // groupAlive reports whether a process group has a live member (no identity
 // check: for groups this process started itself).
 func groupAlive(pid int) bool { return Leftover{PID: pid}.alive() }
-
-// procStat is what /proc/<pid>/stat tells about a process.
-type procStat struct {
-	state   byte
-	ppid    int
-	pgrp    int
-	session int
-	start   uint64 // clock ticks after boot
-}
-
-func readStat(pid int) (procStat, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, false
-	}
-	// The command name (field 2) is in parentheses and may hold spaces.
-	i := strings.LastIndexByte(string(data), ')')
-	if i < 0 {
-		return procStat{}, false
-	}
-	fields := strings.Fields(string(data[i+1:])) // from field 3 on
-	if len(fields) < 20 || len(fields[0]) != 1 {
-		return procStat{}, false
-	}
-	ppid, _ := strconv.Atoi(fields[1])
-	pgrp, _ := strconv.Atoi(fields[2])
-	session, _ := strconv.Atoi(fields[3])
-	start, _ := strconv.ParseUint(fields[19], 10, 64) // field 22
-	return procStat{state: fields[0][0], ppid: ppid, pgrp: pgrp, session: session, start: start}, true
-}
-
-// clockTicks is the kernel's USER_HZ: 100 on every Linux gantry runs on.
-const clockTicks = 100
-
-// sinceBoot is when the process started, as time since boot.
-func (s procStat) sinceBoot() time.Duration {
-	return time.Duration(s.start) * (time.Second / clockTicks)
-}
 
 // sinceBoot is the time since boot, on the clock the kernel counts process
 // starts on (CLOCK_BOOTTIME; 0 where there is none).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/component/procstat"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,12 +86,12 @@ func TestGroupAliveIgnoresZombies(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
-	if _, ok := readStat(pid); !ok {
+	if _, ok := procstat.Read(pid); !ok {
 		t.Skip("no /proc")
 	}
 	waitUntil(t, "the child is a zombie", func() bool {
-		st, ok := readStat(pid)
-		return ok && st.state == 'Z'
+		st, ok := procstat.Read(pid)
+		return ok && st.State == 'Z'
 	})
 	if groupAlive(pid) {
 		t.Error("a zombie counts as alive")
@@ -158,11 +159,11 @@ func startKilledAtEnd(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
 func TestLeftoverIdentity(t *testing.T) {
 	cmd := startGroup(t)
 	pid := cmd.Process.Pid
-	st, ok := readStat(pid)
+	st, ok := procstat.Read(pid)
 	if !ok {
 		t.Skip("no /proc")
 	}
-	started := st.sinceBoot()
+	started := st.SinceBoot()
 	// Another start an hour off; after the test process's start when the
 	// machine booted less than an hour ago (a start before boot cannot be
 	// told from "unknown").
@@ -397,8 +398,8 @@ func TestRegistryFindsUnnotedProcesses(t *testing.T) {
 	_, _ = unnoted.Process.Wait()
 	_ = syscall.Kill(-ended.Process.Pid, syscall.SIGKILL)
 	waitUntil(t, "the background sleep ends", func() bool {
-		st, ok := readStat(bg)
-		return !ok || st.state == 'Z' || st.state == 'X'
+		st, ok := procstat.Read(bg)
+		return !ok || st.State == 'Z' || st.State == 'X'
 	})
 	if again, err := Leftovers(path); err != nil || len(again) != 1 || again[0].PID != noted.Process.Pid {
 		t.Errorf("after the unnoted ones ended: %v %v", again, err)

@@ -14,10 +14,11 @@ import (
 	"syscall"
 
 	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/component/helper"
 )
 
 // reaperEnv marks this program as a worker's reaper, and reaperArg names
-// it in ps (component.HelperCommand).
+// it in ps (helper.Command).
 const (
 	reaperEnv = "GANTRY_WORKER_REAPER"
 	reaperArg = "worker-reaper"
@@ -29,7 +30,7 @@ const markEnv = "GANTRY_WORKER_STEP"
 
 func init() {
 	// Its stdin is the pipe from its worker.
-	component.RunAsHelper(reaperArg, reaperEnv, func() bool {
+	helper.RunAs(reaperArg, reaperEnv, func() bool {
 		fi, err := os.Stdin.Stat()
 		return err == nil && fi.Mode()&os.ModeNamedPipe != 0
 	}, func() int { reap(); return 0 })

@@ -1,4 +1,15 @@
-package component
+// Package keeper is the output keeper's process (component.Keeper is
+// gantry's side of it): this program again, started by gantry at the
+// beginning of a run, that holds a second reading end of every output pipe
+// of the run's processes and drains them if gantry dies.
+//
+// It depends on the standard library and x/sys/unix only, and its
+// initialiser becomes the keeper when gantry started this process as one:
+// Go initialises packages in dependency order, the first by import path
+// among those ready first, so this one runs before gantry's heavy packages
+// (Kubernetes' schemes, Helm's JSON schemas, Temporal's protocol buffers),
+// whose initialisers took 60 ms of the keeper's 80 ms of CPU at every run.
+package keeper
 
 import (
 	"encoding/binary"
@@ -11,14 +22,15 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/gantry-dev/gantry/internal/component/helper"
+	"github.com/gantry-dev/gantry/internal/component/procstat"
 )
 
 func init() {
-	RunAsHelper(keeperArg, keeperEnv, func() bool {
-		typ, err := unix.GetsockoptInt(keeperFD, unix.SOL_SOCKET, unix.SO_TYPE)
-		return err == nil && typ == unix.SOCK_SEQPACKET
-	}, func() int { return keep(keeperFD) })
+	helper.RunAs(Arg, Env, func() bool {
+		typ, err := syscall.GetsockoptInt(FD, syscall.SOL_SOCKET, syscall.SO_TYPE)
+		return err == nil && typ == syscall.SOCK_SEQPACKET
+	}, func() int { return keep(FD) })
 }
 
 // keptOutput is the output of one process: its pipes (one, or stdout and
@@ -35,7 +47,7 @@ type keptOutput struct {
 	// none: looked at every keeperLook) until it ends, at leaderEnd;
 	// writer is another process holding the output (the lowest pid; 0 if
 	// none did). cutAt is when the output is let go if a process is still
-	// writing into it (as gantry does waitDelay after the leader ended),
+	// writing into it (as gantry does OutputWait after the leader ended),
 	// and cut says it was.
 	leader, writer int
 	leaderFD       int
@@ -68,7 +80,7 @@ type keeper struct {
 }
 
 // gantrySession is the session of the gantry that started the keeper, as
-// it gave it (keeperSessionEnv): the keeper cannot read it from its
+// it gave it (SessionEnv): the keeper cannot read it from its
 // parent, which is no longer gantry once gantry was killed. 0 when not
 // given (then any process group leader holding a pipe counts as one
 // gantry started).
@@ -89,23 +101,23 @@ func keep(sock int) int {
 	// interrupt is never the keeper's cue.
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
 	closeInherited(sock)
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return 1
 	}
 	k := &keeper{sock: sock, ep: ep, byID: map[uint64]*keptPipe{}, outputs: map[*keptOutput]bool{},
-		leaders: map[uint64]*keptOutput{}, buf: make([]byte, 64<<10), oob: make([]byte, unix.CmsgSpace(2*4))}
-	k.session = gantrySession(os.Getenv(keeperSessionEnv))
-	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, sock, epollEvent(unix.EPOLLIN, socketID)); err != nil {
+		leaders: map[uint64]*keptOutput{}, buf: make([]byte, 64<<10), oob: make([]byte, syscall.CmsgSpace(2*4))}
+	k.session = gantrySession(os.Getenv(SessionEnv))
+	if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, sock, epollEvent(syscall.EPOLLIN, socketID)); err != nil {
 		return 1
 	}
-	events := make([]unix.EpollEvent, 256)
+	events := make([]syscall.EpollEvent, 256)
 	for {
 		if !k.gone.IsZero() && len(k.byID) == 0 {
 			return 0
 		}
-		n, err := unix.EpollWait(ep, events, k.timeout(time.Now()))
-		if err == unix.EINTR {
+		n, err := syscall.EpollWait(ep, events, k.timeout(time.Now()))
+		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
@@ -182,7 +194,7 @@ func (k *keeper) timeout(now time.Time) int {
 	return int(max(next.Sub(now), 0)/time.Millisecond) + 1
 }
 
-// cutOverdue lets go of the outputs whose leader ended waitDelay ago with
+// cutOverdue lets go of the outputs whose leader ended OutputWait ago with
 // a process of it still writing into them, as gantry does (waitOutputs):
 // the keeper does not keep a process gantry would not have kept. It looks
 // at the leaders not watched by a pidfd first.
@@ -217,24 +229,23 @@ func (k *keeper) lookAtLeader(o *keptOutput, now time.Time) {
 		return
 	}
 	if o.leaderFD >= 0 {
-		pfd := []unix.PollFd{{Fd: int32(o.leaderFD), Events: unix.POLLIN}}
-		if n, _ := unix.Poll(pfd, 0); n > 0 {
+		if readable(o.leaderFD) {
 			k.leaderEnded(o, now)
 		}
 		return
 	}
-	if st, ok := readStat(o.leader); !ok || st.state == 'Z' {
+	if st, ok := procstat.Read(o.leader); !ok || st.State == 'Z' {
 		k.leaderEnded(o, now)
 	}
 }
 
 // leaderEnded notes the end of an output's leader, which starts its
-// waitDelay.
+// OutputWait.
 func (k *keeper) leaderEnded(o *keptOutput, at time.Time) {
 	if !o.leaderEnd.IsZero() {
 		return
 	}
-	o.leaderEnd, o.cutAt = at, at.Add(waitDelay)
+	o.leaderEnd, o.cutAt = at, at.Add(OutputWait)
 	k.unwatch(o)
 }
 
@@ -248,26 +259,26 @@ func (k *keeper) unwatch(o *keptOutput) {
 			delete(k.leaders, id)
 		}
 	}
-	unix.Close(o.leaderFD)
+	syscall.Close(o.leaderFD)
 	o.leaderFD = -1
 }
 
 // watch starts watching an output's leader once gantry is gone: by a
 // pidfd in the epoll set, else by a look every keeperLook. An output
-// whose leader had ended is let go waitDelay after gantry was gone: gantry
+// whose leader had ended is let go OutputWait after gantry was gone: gantry
 // would have let go of it by then at the latest.
 func (k *keeper) watch(o *keptOutput, id uint64) {
 	o.leaderFD = -1
 	if o.leader == 0 {
-		o.cutAt = k.gone.Add(waitDelay)
+		o.cutAt = k.gone.Add(OutputWait)
 		return
 	}
-	fd, err := unix.PidfdOpen(o.leader, 0)
+	fd, err := pidfdOpen(o.leader)
 	if err != nil {
 		return
 	}
-	if err := unix.EpollCtl(k.ep, unix.EPOLL_CTL_ADD, fd, epollEvent(unix.EPOLLIN, leaderBit|id)); err != nil {
-		unix.Close(fd)
+	if err := syscall.EpollCtl(k.ep, syscall.EPOLL_CTL_ADD, fd, epollEvent(syscall.EPOLLIN, leaderBit|id)); err != nil {
+		syscall.Close(fd)
 		return
 	}
 	o.leaderFD, k.leaders[leaderBit|id] = fd, o
@@ -284,12 +295,12 @@ const socketID = 0
 // epollEvent is an epoll entry asking for events of the pipe (or socket)
 // of the id. The id, not the descriptor, is the entry's data: a number
 // closed and received again in one batch would name another pipe.
-func epollEvent(events uint32, id uint64) *unix.EpollEvent {
-	return &unix.EpollEvent{Events: events, Fd: int32(uint32(id)), Pad: int32(uint32(id >> 32))}
+func epollEvent(events uint32, id uint64) *syscall.EpollEvent {
+	return &syscall.EpollEvent{Events: events, Fd: int32(uint32(id)), Pad: int32(uint32(id >> 32))}
 }
 
 // eventID is the id an epoll event is of (epollEvent).
-func eventID(ev unix.EpollEvent) uint64 {
+func eventID(ev syscall.EpollEvent) uint64 {
 	return uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32
 }
 
@@ -307,8 +318,8 @@ func closeInherited(sock int) {
 		if err != nil || fd <= 2 || fd == sock {
 			continue
 		}
-		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
-			unix.Close(fd)
+		if onExec, err := closeOnExec(fd); err == nil && !onExec {
+			syscall.Close(fd)
 		}
 	}
 }
@@ -318,11 +329,11 @@ func closeInherited(sock int) {
 // drain what it holds.
 func (k *keeper) receive() (bye bool) {
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(k.sock, k.buf, k.oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
+		n, oobn, _, _, err := syscall.Recvmsg(k.sock, k.buf, k.oob, syscall.MSG_DONTWAIT|syscall.MSG_CMSG_CLOEXEC)
+		if err == syscall.EINTR {
 			continue
 		}
-		if err == unix.EAGAIN {
+		if err == syscall.EAGAIN {
 			return false
 		}
 		if err != nil || n == 0 {
@@ -331,11 +342,11 @@ func (k *keeper) receive() (bye bool) {
 		}
 		msg := k.buf[:n]
 		switch msg[0] {
-		case msgBye:
+		case MsgBye:
 			return true
-		case msgOpen:
+		case MsgOpen:
 			k.open(msg[1:], k.oob[:oobn])
-		case msgDrop:
+		case MsgDrop:
 			if len(msg) >= 9 {
 				if p := k.byID[binary.LittleEndian.Uint64(msg[1:9])]; p != nil {
 					k.close(p)
@@ -348,16 +359,16 @@ func (k *keeper) receive() (bye bool) {
 // open holds the pipes of an 'o' message.
 func (k *keeper) open(body, oob []byte) {
 	var fds []int
-	if msgs, err := unix.ParseSocketControlMessage(oob); err == nil {
+	if msgs, err := syscall.ParseSocketControlMessage(oob); err == nil {
 		for _, m := range msgs {
-			if got, err := unix.ParseUnixRights(&m); err == nil {
+			if got, err := syscall.ParseUnixRights(&m); err == nil {
 				fds = append(fds, got...)
 			}
 		}
 	}
 	if len(body) < 8 {
 		for _, fd := range fds {
-			unix.Close(fd)
+			syscall.Close(fd)
 		}
 		return
 	}
@@ -368,8 +379,8 @@ func (k *keeper) open(body, oob []byte) {
 		// No events asked: a hangup is told all the same, and the output
 		// flowing through the pipe does not wake the keeper.
 		p := &keptPipe{id: first + uint64(i), fd: fd, out: out}
-		if err := unix.EpollCtl(k.ep, unix.EPOLL_CTL_ADD, fd, epollEvent(0, p.id)); err != nil {
-			unix.Close(fd)
+		if err := syscall.EpollCtl(k.ep, syscall.EPOLL_CTL_ADD, fd, epollEvent(0, p.id)); err != nil {
+			syscall.Close(fd)
 			continue
 		}
 		k.byID[p.id] = p
@@ -387,8 +398,8 @@ func (k *keeper) close(p *keptPipe) {
 	// Out of the epoll set first: closing the descriptor does not take it
 	// out while gantry's copy of the same open pipe is open, and the set
 	// would go on telling of the hangup.
-	_ = unix.EpollCtl(k.ep, unix.EPOLL_CTL_DEL, p.fd, nil)
-	unix.Close(p.fd)
+	_ = syscall.EpollCtl(k.ep, syscall.EPOLL_CTL_DEL, p.fd, nil)
+	syscall.Close(p.fd)
 	delete(k.byID, p.id)
 	p.out.open--
 	if p.out.open > 0 {
@@ -408,18 +419,18 @@ func (k *keeper) close(p *keptPipe) {
 // the processes writing into them are named.
 func (k *keeper) gantryGone() {
 	k.gone = time.Now()
-	_ = unix.EpollCtl(k.ep, unix.EPOLL_CTL_DEL, k.sock, nil)
+	_ = syscall.EpollCtl(k.ep, syscall.EPOLL_CTL_DEL, k.sock, nil)
 	k.writers()
 	for id, p := range k.byID {
 		// Non-blocking as gantry made it, whatever became of it since:
 		// the keeper waits for no one pipe.
-		_ = unix.SetNonblock(p.fd, true)
+		_ = syscall.SetNonblock(p.fd, true)
 		// What is in it was printed before, and not read by gantry
 		// (TIOCINQ is FIONREAD).
-		if n, err := unix.IoctlGetInt(p.fd, unix.TIOCINQ); err == nil {
+		if n, err := queued(p.fd); err == nil {
 			p.out.unread += int64(n)
 		}
-		_ = unix.EpollCtl(k.ep, unix.EPOLL_CTL_MOD, p.fd, epollEvent(unix.EPOLLIN, id))
+		_ = syscall.EpollCtl(k.ep, syscall.EPOLL_CTL_MOD, p.fd, epollEvent(syscall.EPOLLIN, id))
 	}
 	for o := range k.outputs {
 		k.watch(o, o.pipes[0].id)
@@ -430,15 +441,15 @@ func (k *keeper) gantryGone() {
 // non-blocking).
 func (k *keeper) drain(p *keptPipe) {
 	for {
-		n, err := unix.Read(p.fd, k.buf)
+		n, err := syscall.Read(p.fd, k.buf)
 		if n > 0 {
 			p.out.bytes += int64(n)
 			continue
 		}
-		if err == unix.EINTR {
+		if err == syscall.EINTR {
 			continue
 		}
-		if err == unix.EAGAIN {
+		if err == syscall.EAGAIN {
 			return
 		}
 		k.close(p)
@@ -496,7 +507,7 @@ func (o *keptOutput) whoAndOutput(gone, now time.Time) string {
 		if o.leader != 0 {
 			after = "it ended"
 		}
-		return fmt.Sprintf("%s; %s still held its output %v after %s, and it was not read from then on", who, started, waitDelay, after)
+		return fmt.Sprintf("%s; %s still held its output %v after %s, and it was not read from then on", who, started, OutputWait, after)
 	case o.writer != 0 && (o.leader == 0 || !o.leaderEnd.IsZero() && now.Sub(o.leaderEnd) > keeperLook):
 		return who + "; " + started + " held its output until " + later(now)
 	case !o.leaderEnd.IsZero() && now.Sub(o.leaderEnd) <= keeperLook:
@@ -513,8 +524,8 @@ func (o *keptOutput) whoAndOutput(gone, now time.Time) string {
 func (k *keeper) writers() {
 	for out, pids := range holders(k.byID) {
 		for _, pid := range pids {
-			if st, ok := readStat(pid); ok && st.state != 'Z' && k.leads(st.pgrp) {
-				out.leader = st.pgrp
+			if st, ok := procstat.Read(pid); ok && st.State != 'Z' && k.leads(st.Pgrp) {
+				out.leader = st.Pgrp
 				break
 			}
 		}
@@ -539,8 +550,8 @@ func writer(pids []int, leader int) int {
 func holders(pipes map[uint64]*keptPipe) map[*keptOutput][]int {
 	byInode := map[string]*keptOutput{}
 	for _, p := range pipes {
-		var st unix.Stat_t
-		if unix.Fstat(p.fd, &st) == nil {
+		var st syscall.Stat_t
+		if syscall.Fstat(p.fd, &st) == nil {
 			byInode["pipe:["+strconv.FormatUint(st.Ino, 10)+"]"] = p.out
 		}
 	}
@@ -580,6 +591,6 @@ func holders(pipes map[uint64]*keptPipe) map[*keptOutput][]int {
 // leads reports whether the process pid runs and leads its group in
 // gantry's session: it is a process gantry started.
 func (k *keeper) leads(pid int) bool {
-	st, ok := readStat(pid)
-	return ok && st.state != 'Z' && st.pgrp == pid && (k.session == 0 || st.session == k.session)
+	st, ok := procstat.Read(pid)
+	return ok && st.State != 'Z' && st.Pgrp == pid && (k.session == 0 || st.Session == k.session)
 }
