@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
@@ -34,15 +36,47 @@ func reportDiags(w io.Writer, diags manifest.Diagnostics, consequence string) er
 const maxWarnings = 100
 
 // printWarnings prints warnings, one per line, up to maxWarnings, and then
-// how many it left out.
+// how many it left out and the file that holds them all (allWarnings).
 func printWarnings(w io.Writer, warnings manifest.Diagnostics) {
 	for i, d := range warnings {
 		if i == maxWarnings {
-			fmt.Fprintf(w, "warning: %d more warnings not shown (%d in all)\n", len(warnings)-maxWarnings, len(warnings))
+			var where string
+			if path, err := allWarnings(warnings); err != nil {
+				where = "writing them all to a file failed: " + err.Error()
+			} else {
+				where = "all of them are in " + path
+			}
+			fmt.Fprintf(w, "warning: %d more warnings not shown (%d in all); %s\n", len(warnings)-maxWarnings, len(warnings), where)
 			return
 		}
 		fmt.Fprintln(w, d.String())
 	}
+}
+
+// allWarnings writes warnings, one per line, to a new file of the
+// temporary folder ($TMPDIR), readable by this user only, and returns its
+// path: those past maxWarnings are shown nowhere else. A new name each
+// time (never a name another user could have made a link of), which the
+// system's cleaning of its temporary folder removes in time.
+func allWarnings(warnings manifest.Diagnostics) (string, error) {
+	f, err := os.CreateTemp("", "gantry-warnings-*.txt")
+	if err != nil {
+		return "", err
+	}
+	bw := bufio.NewWriter(f)
+	for _, d := range warnings {
+		bw.WriteString(d.String())
+		bw.WriteByte('\n')
+	}
+	err = bw.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // reportDiagsOnce is reportDiags for diagnostics of work done more than once
