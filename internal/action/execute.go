@@ -18,6 +18,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/engine"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/steps"
+	"github.com/gantry-dev/gantry/internal/procstat"
 	"github.com/gantry-dev/gantry/internal/report"
 	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/state"
@@ -559,7 +560,7 @@ func mandatorySkipped(plans []*plan.Plan, eo *engine.Outcome) []string {
 // report is the outer one.
 func runTag(st *Stack) ui.RunTag {
 	host, _ := os.Hostname()
-	tag := ui.RunTag{State: filepath.Base(st.AbsStatePath()), PID: os.Getpid(), Host: host}
+	tag := ui.RunTag{State: filepath.Base(st.AbsStatePath()), PID: os.Getpid(), Host: host, Boot: procstat.BootID(), Started: procstat.Self().Start}
 	if insideRunOf(st.Location(), st.Res.Stack.Meta.Name) {
 		tag.Parent = os.Getenv("GANTRY_RUN_ID")
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/gantry-dev/gantry/internal/component/procstat"
 	"os"
 	"strconv"
 	"strings"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gantry-dev/gantry/internal/procstat"
 )
 
 // Registry notes, in a file of the workspace, the process groups a run has
@@ -161,7 +162,7 @@ func (r *Registry) write(line string) {
 
 // started notes the process of mark n started: it leads the group pid.
 func (r *Registry) started(pid int, n uint64, dir string, args []string) {
-	l := Leftover{PID: pid, Dir: dir, Args: r.mask(strings.Join(args, " ")), Boot: bootID(), Started: sinceBoot()}
+	l := Leftover{PID: pid, Dir: dir, Args: r.mask(strings.Join(args, " ")), Boot: procstat.BootID(), Started: sinceBoot()}
 	r.write(l.line(n))
 }
 
@@ -480,7 +481,7 @@ func unnoted(token string, session int, noted map[uint64]bool, known map[int]boo
 			continue
 		}
 		known[st.Pgrp] = true
-		l := Leftover{PID: st.Pgrp, Dir: processDir(st.Pgrp, pid), Args: processName(st.Pgrp, pid), Boot: bootID()}
+		l := Leftover{PID: st.Pgrp, Dir: processDir(st.Pgrp, pid), Args: processName(st.Pgrp, pid), Boot: procstat.BootID()}
 		if leader, ok := procstat.Read(st.Pgrp); ok && leader.Pgrp == st.Pgrp {
 			l.Started = leader.SinceBoot()
 		}
@@ -591,7 +592,7 @@ const startSlack = time.Second
 // got the pid later; members without their leader are the run's (Linux gives
 // no process a pid still in use as a group's id).
 func (l Leftover) alive() bool {
-	if l.Boot != "" && l.Boot != bootID() {
+	if l.Boot != "" && l.Boot != procstat.BootID() {
 		return false
 	}
 	entries, err := os.ReadDir("/proc")
@@ -686,12 +687,3 @@ func (c *bootClock) since() time.Duration {
 	c.wall, c.mono, c.boot = wall, mono, boot
 	return boot
 }
-
-// bootID names this boot of the machine ("" where the kernel does not say).
-var bootID = sync.OnceValue(func() string {
-	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(data))
-})

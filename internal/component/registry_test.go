@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gantry-dev/gantry/internal/component/procstat"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/procstat"
 )
 
 // A run that ends normally leaves no registry; one that is killed leaves the
@@ -176,11 +177,11 @@ func TestLeftoverIdentity(t *testing.T) {
 		l     Leftover
 		alive bool
 	}{
-		{"the run's process", Leftover{PID: pid, Boot: bootID(), Started: started}, true},
+		{"the run's process", Leftover{PID: pid, Boot: procstat.BootID(), Started: started}, true},
 		{"a line of an older gantry, trusted on the pid", Leftover{PID: pid}, true},
-		{"the pid reused by another process", Leftover{PID: pid, Boot: bootID(), Started: other}, false},
+		{"the pid reused by another process", Leftover{PID: pid, Boot: procstat.BootID(), Started: other}, false},
 		{"another boot", Leftover{PID: pid, Boot: "another-boot", Started: started}, false},
-		{"a group found without its leader", Leftover{PID: pid, Boot: bootID()}, true},
+		{"a group found without its leader", Leftover{PID: pid, Boot: procstat.BootID()}, true},
 		{"a group found without its leader, another boot", Leftover{PID: pid, Boot: "another-boot"}, false},
 	}
 	for _, tt := range tests {
@@ -377,7 +378,7 @@ func TestRegistryFindsUnnotedProcesses(t *testing.T) {
 			t.Fatalf("group %d is not found: %v", pid, left)
 		}
 	}
-	if l := got[unnoted.Process.Pid]; l.Args != "sleep" || l.Dir != dir || l.Boot != bootID() || l.Started == 0 || !l.alive() {
+	if l := got[unnoted.Process.Pid]; l.Args != "sleep" || l.Dir != dir || l.Boot != procstat.BootID() || l.Started == 0 || !l.alive() {
 		t.Errorf("the unnoted process: %+v", l)
 	}
 	if l := got[ended.Process.Pid]; l.Args != "sleep" || l.Started != 0 || !l.alive() {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/procstat"
 )
 
 // RunInfo summarises one run folder, from its events.
@@ -40,14 +41,18 @@ const RunTagFile = "run.json"
 // state file of the stack (hub.yaml.state; for a database, of the state
 // file the stack's manifest would have), which tells apart the runs of
 // two stacks in one folder; PID and Host the gantry process that runs it,
-// for following a run while it goes on; Parent the run of the same stack
-// it runs inside (a gantry invoke from a component), "" for a run of its
-// own.
+// for following a run while it goes on, and Boot and Started which process
+// of that pid it is (the machine's boot, the process's start in clock ticks
+// since it: a pid is reused, by any process after a reboot); Parent the run
+// of the same stack it runs inside (a gantry invoke from a component), ""
+// for a run of its own.
 type RunTag struct {
-	State  string `json:"state"`
-	PID    int    `json:"pid"`
-	Host   string `json:"host"`
-	Parent string `json:"parent,omitempty"`
+	State   string `json:"state"`
+	PID     int    `json:"pid"`
+	Host    string `json:"host"`
+	Boot    string `json:"boot,omitempty"`
+	Started uint64 `json:"started,omitempty"`
+	Parent  string `json:"parent,omitempty"`
 }
 
 // WriteRunTag writes a run folder's run.json.
@@ -60,14 +65,22 @@ func WriteRunTag(dir string, tag RunTag) error {
 }
 
 // Running reports whether the gantry process the tag names is still
-// running; a run of another host is taken as running, one without a tag
-// (an older gantry's) as ended.
+// running: its pid, of this boot, started when the tag says (a tag of an
+// older gantry, without a start, is taken at its pid). A run of another
+// host is taken as running, one without a tag as ended.
 func (t RunTag) Running() bool {
 	if t.PID <= 0 {
 		return false
 	}
 	if !t.OnThisHost() {
 		return true
+	}
+	if t.Boot != "" && t.Boot != procstat.BootID() {
+		return false
+	}
+	if t.Started > 0 {
+		st, ok := procstat.Read(t.PID)
+		return ok && st.Start == t.Started && st.State != 'Z' && st.State != 'X'
 	}
 	err := syscall.Kill(t.PID, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)

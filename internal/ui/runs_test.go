@@ -2,11 +2,14 @@ package ui
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-dev/gantry/internal/procstat"
 )
 
 // TestReadRunKilled: a run killed before it finished says how far each
@@ -77,5 +80,46 @@ func TestLatestSkipsNestedRuns(t *testing.T) {
 				t.Errorf("Latest = %q, %v; want %q", got.ID, ok, tc.want)
 			}
 		})
+	}
+}
+
+// TestRunTagRunning: a run's gantry runs while a process of its pid, its
+// boot and its start does; a pid reused by another process (another start,
+// or another boot of the machine) is not it. A tag without a start (an
+// older gantry's) is taken at its pid; another host's is taken as running.
+func TestRunTagRunning(t *testing.T) {
+	host, _ := os.Hostname()
+	self := procstat.Self()
+	if self.Start == 0 {
+		t.Skip("no /proc/self/stat here")
+	}
+	pid := os.Getpid()
+	boot := procstat.BootID()
+	for _, tc := range []struct {
+		name string
+		tag  RunTag
+		want bool
+	}{
+		{"this process", RunTag{PID: pid, Host: host, Boot: boot, Started: self.Start}, true},
+		{"its pid, started later", RunTag{PID: pid, Host: host, Boot: boot, Started: self.Start + 1}, false},
+		{"its pid, started earlier", RunTag{PID: pid, Host: host, Boot: boot, Started: self.Start - 1}, false},
+		{"its pid and start, another boot", RunTag{PID: pid, Host: host, Boot: "another-boot", Started: self.Start}, false},
+		{"an older gantry's tag", RunTag{PID: pid, Host: host}, true},
+		{"no pid", RunTag{Host: host}, false},
+		{"another host", RunTag{PID: pid, Host: host + "-elsewhere", Boot: "another-boot", Started: 1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.tag.Running(); got != tc.want {
+				t.Errorf("Running() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// A process that ended is not running, whatever its tag.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if (RunTag{PID: cmd.Process.Pid, Host: host, Boot: boot, Started: 1}).Running() {
+		t.Errorf("an ended process's tag reads as running")
 	}
 }

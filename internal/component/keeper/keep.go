@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/component/helper"
-	"github.com/gantry-dev/gantry/internal/component/procstat"
+	"github.com/gantry-dev/gantry/internal/procstat"
 )
 
 func init() {

@@ -1,12 +1,15 @@
-// Package procstat reads what Linux's /proc/<pid>/stat tells about a
-// process. It depends on the standard library only: the output keeper,
-// which starts before the rest of gantry is initialised, reads it too.
+// Package procstat reads what Linux's /proc tells about a process: its
+// state, group, session and start (/proc/<pid>/stat), and which boot of the
+// machine this is. It depends on the standard library only: the output
+// keeper, which starts before the rest of gantry is initialised, reads it
+// too.
 package procstat
 
 import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -49,3 +52,19 @@ const clockTicks = 100
 func (s Stat) SinceBoot() time.Duration {
 	return time.Duration(s.Start) * (time.Second / clockTicks)
 }
+
+// Self is this process's stat (the zero Stat where /proc cannot be read).
+func Self() Stat {
+	st, _ := Read(os.Getpid())
+	return st
+}
+
+// BootID names this boot of the machine ("" where the kernel does not say):
+// a pid, and a start time since boot, name a process of one boot only.
+var BootID = sync.OnceValue(func() string {
+	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+})
