@@ -39,6 +39,7 @@ func ReadJSON(r io.Reader) (*Plan, error) {
 		Edges            []jsonEdge            `json:"edges"`
 		Orphans          []string              `json:"orphans"`
 		OrphansElsewhere []string              `json:"orphansElsewhere"`
+		OrphanDependents map[string][]string   `json:"orphanDependents"`
 		Components       map[string]*Component `json:"components"`
 	}
 	if err := json.NewDecoder(r).Decode(&in); err != nil {
@@ -46,7 +47,7 @@ func ReadJSON(r io.Reader) (*Plan, error) {
 	}
 	p := New(in.Stack, in.Verb)
 	p.Created = time.Time{} // not saved
-	p.Orphans, p.OrphansElsewhere = in.Orphans, in.OrphansElsewhere
+	p.Orphans, p.OrphansElsewhere, p.OrphanDependents = in.Orphans, in.OrphansElsewhere, in.OrphanDependents
 	if in.Components != nil {
 		p.Components = in.Components
 	}

@@ -13,7 +13,8 @@ import (
 func TestReadJSONRoundTrip(t *testing.T) {
 	p := compPlan(t, VerbDeploy, []string{"db", "app"}, map[string][]string{"app": {"db"}}, map[string]bool{"db": true}, map[string][]string{"app": {"probe"}})
 	p.Components["app"].Links = map[string][]Link{"db": {{Kind: LinkOutput, What: "db.host"}}}
-	p.Orphans = []string{"old"}
+	p.Orphans = []string{"old", "older"}
+	p.OrphanDependents = map[string][]string{"older": {"old"}}
 	for _, indent := range []bool{true, false} {
 		var b bytes.Buffer
 		if err := p.EncodeJSON(&b, indent); err != nil {
@@ -23,8 +24,8 @@ func TestReadJSONRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if q.Stack != p.Stack || q.Verb != p.Verb || !cmp.Equal(q.Orphans, p.Orphans) {
-			t.Errorf("read %s %s %v, want %s %s %v", q.Verb, q.Stack, q.Orphans, p.Verb, p.Stack, p.Orphans)
+		if q.Stack != p.Stack || q.Verb != p.Verb || !cmp.Equal(q.Orphans, p.Orphans) || !cmp.Equal(q.OrphanDependents, p.OrphanDependents) {
+			t.Errorf("read %s %s %v %v, want %s %s %v %v", q.Verb, q.Stack, q.Orphans, q.OrphanDependents, p.Verb, p.Stack, p.Orphans, p.OrphanDependents)
 		}
 		if len(q.Nodes) != len(p.Nodes) || len(q.Edges) != len(p.Edges) {
 			t.Fatalf("read %d steps and %d edges, want %d and %d", len(q.Nodes), len(q.Edges), len(p.Nodes), len(p.Edges))

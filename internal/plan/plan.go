@@ -137,7 +137,7 @@ type Plan struct {
 	// OrphanDependents are, by orphan, the orphans that recorded they
 	// depend on it: an undeploy of it alone is refused while they are
 	// deployed.
-	OrphanDependents map[string][]string `json:"-"`
+	OrphanDependents map[string][]string
 
 	index map[string]*Node
 	graph dag.Acyclic

@@ -88,8 +88,16 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 				continue
 			}
 			// One that other orphans depend on goes with them (alone it
-			// is refused).
-			with := orphanWithDependents(p, orphan)
+			// is refused); those whose records are elsewhere cannot go
+			// from here, and must be gone first.
+			var with, first []string
+			for _, o := range orphanWithDependents(p, orphan) {
+				if slices.Contains(p.OrphansElsewhere, o) {
+					first = append(first, o)
+				} else {
+					with = append(with, o)
+				}
+			}
 			fmt.Fprintf(&b, "  %s: remove with gantry undeploy %s -c %s", orphan, stack, ShellWord(strings.Join(with, ",")))
 			switch len(with) {
 			case 1:
@@ -97,6 +105,13 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 				fmt.Fprintf(&b, " (%s depends on it)", with[1])
 			default:
 				fmt.Fprintf(&b, " (%s depend on it)", strings.Join(with[1:], ", "))
+			}
+			if len(first) > 0 {
+				verb, is := "depends", "is"
+				if len(first) > 1 {
+					verb, is = "depend", "are"
+				}
+				fmt.Fprintf(&b, ", once %s, which %s on it and whose records are not in this folder, %s gone", strings.Join(first, ", "), verb, is)
 			}
 			b.WriteString("\n")
 			here = append(here, orphan)
@@ -227,7 +242,9 @@ type jsonPlan struct {
 	Edges   []jsonEdge `json:"edges"`
 	Orphans []string   `json:"orphans"`
 	// OrphansElsewhere is Plan.OrphansElsewhere, left out when none.
-	OrphansElsewhere []string              `json:"orphansElsewhere,omitempty"`
+	OrphansElsewhere []string `json:"orphansElsewhere,omitempty"`
+	// OrphanDependents is Plan.OrphanDependents, left out when none.
+	OrphanDependents map[string][]string   `json:"orphanDependents,omitempty"`
 	Components       map[string]*Component `json:"components"`
 }
 
@@ -270,7 +287,7 @@ func (p *Plan) EncodeJSON(w io.Writer, indent bool) error {
 		return p.streamJSON(w)
 	}
 	jp := jsonPlan{Stack: p.Stack, Verb: p.Verb, Nodes: make([]jsonNode, 0, len(p.Nodes)), Edges: make([]jsonEdge, 0, len(p.Edges)),
-		Orphans: append([]string{}, p.Orphans...), OrphansElsewhere: p.OrphansElsewhere, Components: p.Components}
+		Orphans: append([]string{}, p.Orphans...), OrphansElsewhere: p.OrphansElsewhere, OrphanDependents: p.OrphanDependents, Components: p.Components}
 	if jp.Components == nil {
 		jp.Components = map[string]*Component{}
 	}

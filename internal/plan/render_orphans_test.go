@@ -54,3 +54,36 @@ func TestOrphanHintForRecordsElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// TestOrphanHintWithDependents: an orphan others depend on is suggested
+// with them (alone it is refused), but not with one whose records are in
+// another folder (refused from here): that one must be gone first. A plan
+// read back from its JSON suggests the same.
+func TestOrphanHintWithDependents(t *testing.T) {
+	p := New("s", VerbDeploy)
+	p.Orphans, p.OrphansElsewhere = []string{"base", "mid", "top", "far"}, []string{"far"}
+	p.OrphanDependents = map[string][]string{"base": {"mid", "far"}, "mid": {"top"}}
+	var js strings.Builder
+	if err := p.EncodeJSON(&js, false); err != nil {
+		t.Fatal(err)
+	}
+	q, err := ReadJSON(strings.NewReader(js.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, plan := range map[string]*Plan{"built": p, "read back": q} {
+		var b strings.Builder
+		if err := plan.WriteText(&b, RenderOptions{Stack: []string{"."}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{
+			"  base: remove with gantry undeploy . -c base,mid,top (mid, top depend on it), once far, which depends on it and whose records are not in this folder, is gone\n",
+			"  mid: remove with gantry undeploy . -c mid,top (top depends on it)\n",
+			"  top: remove with gantry undeploy . -c top\n",
+		} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s plan:\n%s\nlacks %q", name, b.String(), want)
+			}
+		}
+	}
+}

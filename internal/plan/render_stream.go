@@ -70,6 +70,10 @@ func (p *Plan) streamJSON(w io.Writer) error {
 		raw(`,"orphansElsewhere":`)
 		put(p.OrphansElsewhere)
 	}
+	if len(p.OrphanDependents) > 0 {
+		raw(`,"orphanDependents":`)
+		put(p.OrphanDependents)
+	}
 	raw(`,"components":{`)
 	// encoding/json writes a map's keys sorted: so does this.
 	for i, name := range slices.Sorted(maps.Keys(p.Components)) {

@@ -3,12 +3,15 @@
 // beginning of a run, that holds a second reading end of every output pipe
 // of the run's processes and drains them if gantry dies.
 //
-// It depends on the standard library and x/sys/unix only, and its
-// initialiser becomes the keeper when gantry started this process as one:
-// Go initialises packages in dependency order, the first by import path
-// among those ready first, so this one runs before gantry's heavy packages
-// (Kubernetes' schemes, Helm's JSON schemas, Temporal's protocol buffers),
-// whose initialisers took 60 ms of the keeper's 80 ms of CPU at every run.
+// Its initialiser becomes the keeper when gantry started this process as
+// one, and it imports the standard library only (and two packages of
+// gantry's that do too): Go initialises a package once its imports are,
+// the first by import path among those ready, so this one runs before
+// gantry's heavy packages (Kubernetes' schemes, Helm's JSON schemas,
+// Temporal's protocol buffers), whose initialisers took 60 ms of the
+// keeper's 80 ms of CPU at every run. An import that sorts after them
+// (golang.org/x/sys/unix, os/exec) would hold it back until they ran:
+// TestKeeperStartsBeforeTheSDKs (cmd/gantry) says so.
 package keeper
 
 import (
