@@ -78,3 +78,33 @@ func countInits(trace string) int {
 	}
 	return n
 }
+
+// TestKeeperImportsStayLight: the keeper's package imports the standard
+// library and gantry's two leaves only, and not os/exec or crypto/rand
+// (each waits for path/filepath, which sorts after most dependencies):
+// what TestKeeperStartsBeforeTheSDKs measures, said of the imports, so that
+// an import that costs a few initialisers fails too.
+func TestKeeperImportsStayLight(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command("go", "list", "-deps", "github.com/gantry-dev/gantry/internal/component/keeper").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	ours := map[string]bool{
+		"github.com/gantry-dev/gantry/internal/component/keeper": true,
+		"github.com/gantry-dev/gantry/internal/component/helper": true,
+		"github.com/gantry-dev/gantry/internal/procstat":         true,
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		first, _, _ := strings.Cut(dep, "/")
+		switch {
+		case ours[dep]:
+		case strings.Contains(first, "."):
+			t.Errorf("the keeper imports %s: the standard library only", dep)
+		case dep == "os/exec" || dep == "crypto/rand" || dep == "path/filepath":
+			t.Errorf("the keeper imports %s, which is initialised after most of gantry's dependencies", dep)
+		}
+	}
+}

@@ -1,11 +1,19 @@
 package cli
 
 import (
-	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
 
+	"github.com/gantry-dev/gantry/internal/atomicfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
 )
 
@@ -53,30 +61,47 @@ func printWarnings(w io.Writer, warnings manifest.Diagnostics) {
 	}
 }
 
-// allWarnings writes warnings, one per line, to a new file of the
-// temporary folder ($TMPDIR), readable by this user only, and returns its
-// path: those past maxWarnings are shown nowhere else. A new name each
-// time (never a name another user could have made a link of), which the
-// system's cleaning of its temporary folder removes in time.
+// allWarnings writes warnings, one per line, to a file of this user's
+// folder of the temporary folder ($TMPDIR/gantry-<uid>, 0700), named by
+// what it holds (warnings-<digest>.txt, 0600), and returns its path: those
+// past maxWarnings are shown nowhere else. The same warnings, printed again
+// at every run, are the same file; the system's cleaning of its temporary
+// folder removes them in time.
 func allWarnings(warnings manifest.Diagnostics) (string, error) {
-	f, err := os.CreateTemp("", "gantry-warnings-*.txt")
-	if err != nil {
-		return "", err
-	}
-	bw := bufio.NewWriter(f)
+	var b bytes.Buffer
 	for _, d := range warnings {
-		bw.WriteString(d.String())
-		bw.WriteByte('\n')
+		b.WriteString(d.String())
+		b.WriteByte('\n')
 	}
-	err = bw.Flush()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	dir, err := privateTempDir()
 	if err != nil {
-		os.Remove(f.Name())
 		return "", err
 	}
-	return f.Name(), nil
+	sum := sha256.Sum256(b.Bytes())
+	path := filepath.Join(dir, "warnings-"+hex.EncodeToString(sum[:8])+".txt")
+	if err := atomicfile.Write(path, b.Bytes(), 0o600, false); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// privateTempDir is this user's folder of the temporary folder, made if
+// missing: a folder of the user's own that only they can enter, never a
+// link or a folder another user made in its place.
+func privateTempDir() (string, error) {
+	dir := filepath.Join(os.TempDir(), "gantry-"+strconv.Itoa(os.Getuid()))
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("%s is not a folder of yours that only you can enter", dir)
+	}
+	return dir, nil
 }
 
 // reportDiagsOnce is reportDiags for diagnostics of work done more than once

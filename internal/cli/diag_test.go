@@ -49,8 +49,8 @@ func TestPrintWarningsBounded(t *testing.T) {
 			if !ok {
 				t.Fatalf("last line %q, want %q and a file", lines[shown], want)
 			}
-			if filepath.Dir(path) != os.Getenv("TMPDIR") {
-				t.Errorf("the warnings are in %s, not in the temporary folder %s", path, os.Getenv("TMPDIR"))
+			if want := filepath.Join(os.Getenv("TMPDIR"), fmt.Sprintf("gantry-%d", os.Getuid())); filepath.Dir(path) != want {
+				t.Errorf("the warnings are in %s, not in the user's folder %s", path, want)
 			}
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -66,21 +66,68 @@ func TestPrintWarningsBounded(t *testing.T) {
 			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Errorf("the file's mode: %v %v, want 0600", fi.Mode(), err)
 			}
+			if fi, err := os.Stat(filepath.Dir(path)); err != nil || fi.Mode().Perm() != 0o700 {
+				t.Errorf("the folder's mode: %v %v, want 0700", fi.Mode(), err)
+			}
+			// The same warnings again are the same file, not another one.
+			var again bytes.Buffer
+			printWarnings(&again, ds)
+			if again.String() != out.String() {
+				t.Errorf("printed again:\n%s\nwant the same lines", again.String())
+			}
+			if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+				t.Errorf("%d files in %s, want 1", len(entries), filepath.Dir(path))
+			}
 		})
 	}
 }
 
 // TestPrintWarningsFileFails: when the file of all warnings cannot be
-// written, the count says so instead of naming one.
+// written, the count says so instead of naming one: the temporary folder
+// missing, or the user's folder in it one that others can enter (made by
+// another user, or a link, it would not be the user's).
 func TestPrintWarningsFileFails(t *testing.T) {
-	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	t.Run("no temporary folder", func(t *testing.T) {
+		t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+		warnFileFails(t, "writing them all to a file failed: ")
+	})
+	t.Run("a folder others can enter", func(t *testing.T) {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		dir := filepath.Join(tmp, fmt.Sprintf("gantry-%d", os.Getuid()))
+		if err := os.Mkdir(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		warnFileFails(t, "writing them all to a file failed: "+dir+" is not a folder of yours that only you can enter")
+	})
+	t.Run("a link", func(t *testing.T) {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		if err := os.Mkdir(filepath.Join(tmp, "elsewhere"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(tmp, fmt.Sprintf("gantry-%d", os.Getuid()))
+		if err := os.Symlink("elsewhere", dir); err != nil {
+			t.Fatal(err)
+		}
+		warnFileFails(t, "writing them all to a file failed: "+dir+" is not a folder of yours that only you can enter")
+	})
+}
+
+// warnFileFails prints 102 warnings and wants the count's line to say
+// want.
+func warnFileFails(t *testing.T, want string) {
+	t.Helper()
 	var ds manifest.Diagnostics
 	for i := range maxWarnings + 2 {
 		ds.Warnf(manifest.Pos{File: "hub.yaml", Line: i + 1, Col: 3}, "parameters", "warning %d", i)
 	}
 	var out bytes.Buffer
 	printWarnings(&out, ds)
-	if want := "warning: 2 more warnings not shown (102 in all); writing them all to a file failed: "; !strings.Contains(out.String(), want) {
+	if want := "warning: 2 more warnings not shown (102 in all); " + want; !strings.Contains(out.String(), want) {
 		t.Errorf("printed:\n%s\nwant a line with %q", out.String(), want)
 	}
 }

@@ -78,7 +78,7 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 	if len(p.Orphans) > 0 {
 		b.WriteString("orphans (in the state, no longer in the stack; left alone as teardown_orphans is none):\n")
 		stack := stackArgs(o.Stack)
-		var here []string
+		var here, blocking []string // blocking: elsewhere, and depending on one here
 		for _, orphan := range p.Orphans {
 			if slices.Contains(p.OrphansElsewhere, orphan) {
 				// Its undeploy from here is refused: it would delete
@@ -107,18 +107,28 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 				fmt.Fprintf(&b, " (%s depend on it)", strings.Join(with[1:], ", "))
 			}
 			if len(first) > 0 {
-				verb, is := "depends", "is"
+				verb := "depends"
 				if len(first) > 1 {
-					verb, is = "depend", "are"
+					verb = "depend"
 				}
-				fmt.Fprintf(&b, ", once %s, which %s on it and whose records are not in this folder, %s gone", strings.Join(first, ", "), verb, is)
+				fmt.Fprintf(&b, ", once %s, which %s on it and whose records are not in this folder, %s", strings.Join(first, ", "), verb, goneWord(len(first)))
+				for _, o := range first {
+					if !slices.Contains(blocking, o) {
+						blocking = append(blocking, o)
+					}
+				}
 			}
 			b.WriteString("\n")
 			here = append(here, orphan)
 		}
 		if len(here) > 1 {
-			// One that depended on another is refused alone: together they go.
-			fmt.Fprintf(&b, "  all of them: gantry undeploy %s -c %s\n", stack, ShellWord(strings.Join(here, ",")))
+			// One that depended on another is refused alone: together they
+			// go, once those elsewhere that depend on them are gone.
+			fmt.Fprintf(&b, "  all of them: gantry undeploy %s -c %s", stack, ShellWord(strings.Join(here, ",")))
+			if len(blocking) > 0 {
+				fmt.Fprintf(&b, ", once %s %s", strings.Join(blocking, ", "), goneWord(len(blocking)))
+			}
+			b.WriteString("\n")
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -384,4 +394,12 @@ func orphanWithDependents(p *Plan, orphan string) []string {
 		}
 	}
 	return out
+}
+
+// goneWord is "is gone" or "are gone" for n subjects.
+func goneWord(n int) string {
+	if n == 1 {
+		return "is gone"
+	}
+	return "are gone"
 }

@@ -57,8 +57,8 @@ func TestOrphanHintForRecordsElsewhere(t *testing.T) {
 
 // TestOrphanHintWithDependents: an orphan others depend on is suggested
 // with them (alone it is refused), but not with one whose records are in
-// another folder (refused from here): that one must be gone first. A plan
-// read back from its JSON suggests the same.
+// another folder (refused from here): that one must be gone first, for it
+// and for "all of them". A plan read back from its JSON suggests the same.
 func TestOrphanHintWithDependents(t *testing.T) {
 	p := New("s", VerbDeploy)
 	p.Orphans, p.OrphansElsewhere = []string{"base", "mid", "top", "far"}, []string{"far"}
@@ -80,6 +80,7 @@ func TestOrphanHintWithDependents(t *testing.T) {
 			"  base: remove with gantry undeploy . -c base,mid,top (mid, top depend on it), once far, which depends on it and whose records are not in this folder, is gone\n",
 			"  mid: remove with gantry undeploy . -c mid,top (top depends on it)\n",
 			"  top: remove with gantry undeploy . -c top\n",
+			"  all of them: gantry undeploy . -c base,mid,top, once far is gone\n",
 		} {
 			if !strings.Contains(b.String(), want) {
 				t.Errorf("%s plan:\n%s\nlacks %q", name, b.String(), want)

@@ -10,8 +10,9 @@ import (
 // package sorts after most of gantry's dependencies, and the keeper's
 // initialiser would wait for them all (package doc).
 
-// sysPidfdOpen is pidfd_open(2)'s number, the same on every architecture
-// Linux added it to at once (5.3).
+// sysPidfdOpen is pidfd_open(2)'s number (Linux 5.3) on every architecture
+// but MIPS (4434, 5434, 6434 by ABI): there it fails with ENOSYS, and the
+// keeper looks at a leader every keeperLook instead of watching its pidfd.
 const sysPidfdOpen = 434
 
 // pidfdOpen opens a descriptor that becomes readable when the process

@@ -18,7 +18,7 @@ import (
 )
 
 // reaperEnv marks this program as a worker's reaper, and reaperArg names
-// it in ps (helper.Command).
+// it in ps (component.HelperCommand).
 const (
 	reaperEnv = "GANTRY_WORKER_REAPER"
 	reaperArg = "worker-reaper"
