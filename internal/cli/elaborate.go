@@ -11,6 +11,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/atomicfile"
 	"github.com/gantry-dev/gantry/internal/elaborate"
+	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -56,6 +57,9 @@ that have none, and its provides become platform.provides. Deploy the elaborated
 					return err
 				}
 				diags = append(diags, res.OverPlatform(st, from)...)
+			}
+			if !diags.HasErrors() {
+				diags = append(diags, reservedNames(res)...)
 			}
 			if err := reportDiags(a.stderr, diags, "nothing was written"); err != nil {
 				return err
@@ -132,4 +136,18 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return atomicfile.Write(path, data, mode, false)
+}
+
+// reservedNames warns of the components named like one of the plan's own
+// groups: elaborate only assembles the stack, and the plan builder refuses
+// them when it is deployed, planned or validated (unless the state
+// records them).
+func reservedNames(res *elaborate.Result) manifest.Diagnostics {
+	var diags manifest.Diagnostics
+	for _, c := range res.Stack.Components {
+		if manifest.ReservedComponentName(c.Name) {
+			diags.Warnf(c.Pos, manifest.ItemPath("components", c.Item)+".name", "%s (deploy, plan and validate refuse it)", manifest.ReservedNameMessage(c.Name))
+		}
+	}
+	return diags
 }
