@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -114,12 +115,25 @@ func TestRunTagRunning(t *testing.T) {
 			}
 		})
 	}
-	// A process that ended is not running, whatever its tag.
+	// A process that ended and is not reaped yet (a zombie: its pid and
+	// start still read) is not running.
 	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if (RunTag{PID: cmd.Process.Pid, Host: host, Boot: boot, Started: 1}).Running() {
-		t.Errorf("an ended process's tag reads as running")
+	defer cmd.Wait()
+	var zombie procstat.Stat
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		st, ok := procstat.Read(cmd.Process.Pid)
+		if ok && st.State == 'Z' {
+			zombie = st
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("true (pid %d) did not end within a minute: %+v", cmd.Process.Pid, st)
+		}
+	}
+	if (RunTag{PID: cmd.Process.Pid, Host: host, Boot: boot, Started: zombie.Start}).Running() {
+		t.Errorf("an ended process's tag, its pid and start those of the zombie, reads as running")
 	}
 }

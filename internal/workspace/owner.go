@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gantry-dev/gantry/internal/atomicfile"
+	"github.com/gantry-dev/gantry/internal/plan"
 )
 
 // A component's plugin data — its instances' STATEDIR folders, terraform's
@@ -142,17 +143,15 @@ func (d decider) decide() (string, string, error) {
 }
 
 // shellPath is p as a command pasted in the current folder takes it:
-// relative to it when below it, else absolute.
+// relative to it when below it, else absolute, quoted as the plan quotes
+// the words of the commands it suggests.
 func shellPath(p string) string {
 	if wd, err := os.Getwd(); err == nil {
 		if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
 			p = r
 		}
 	}
-	if strings.ContainsAny(p, " '\"$`\\*?[]{}()<>|&;!#~") {
-		return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
-	}
-	return p
+	return plan.ShellWord(p)
 }
 
 // ownFolder is the run's own folder, own, next to a shared one another
