@@ -246,6 +246,17 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 	defer release()
 	b = relocked
 	ctx = keeper.start(ctx, r, b)
+	rt := runtime(st, b, runID, r.keepTFVars)
+	rt.Elaborated = r.elaborated
+	if err := rt.PluginDataRefusals(); err != nil {
+		// Before the run's record: a workspace to mend, like input.
+		err = &InvalidError{Err: fmt.Errorf("%w\nnothing was run", err), Consequence: "nothing was run"}
+		if rec != nil {
+			finish()
+			rec.close(err)
+		}
+		return nil, err
+	}
 	if rec == nil {
 		if rec, err = openRecord(ws, runID, runTag(st), b.plan, b.masker, display); err != nil {
 			return nil, err
@@ -258,8 +269,6 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 			return nil, err
 		}
 	}
-	rt := runtime(st, b, runID, r.keepTFVars)
-	rt.Elaborated = r.elaborated
 	runErr := rec.executeStack(ctx, st, b, rt, r.readOnly, o)
 	finish()
 	out := rec.close(runErr)

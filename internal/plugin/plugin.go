@@ -125,6 +125,15 @@ type Plugin interface {
 	Run(ctx context.Context, c *Call) error
 }
 
+// DataKeeper is a built-in plugin of lists whose instances keep data in
+// their folder (Instance.StateDir: terraform's local state), as every
+// executable plugin may: a run checks the component's plugin data folder
+// before anything runs.
+type DataKeeper interface {
+	Plugin
+	KeepsData()
+}
+
 // Role says where a built-in plugin can be used.
 type Role uint8
 

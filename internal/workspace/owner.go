@@ -66,6 +66,22 @@ type PluginRootRequest struct {
 	// Waiting, when not nil, hears once that the decision waits for
 	// another run's (lockWaitNotice).
 	Waiting func(string)
+	// check decides as ReadOnly does but refuses what a run would refuse
+	// (PluginRootRefusal).
+	check bool
+}
+
+// PluginRootRefusal is the error PluginRoot would refuse a run with, nil
+// when it would not, found before the run starts: without the workspace's
+// lock and changing nothing. PluginRoot decides again, under the lock, when
+// an instance needs the folder.
+func (w Workspace) PluginRootRefusal(req PluginRootRequest) error {
+	if err := checkDeploymentID(req.Run.ID); err != nil {
+		return err
+	}
+	req.ReadOnly, req.check = true, true
+	_, _, err := decider{w: w, req: req}.decide()
+	return err
 }
 
 // PluginRoot is the folder of a component's plugin data for a run's
@@ -128,7 +144,7 @@ func (d decider) decide() (string, string, error) {
 		return shared, note, d.mark(shared)
 	}
 	why := fmt.Sprintf("%s was left unmarked by an earlier gantry, and this state records no plugin instances of %s", d.rel(shared), d.req.Component)
-	if d.req.ReadOnly {
+	if d.req.ReadOnly && !d.req.check {
 		return d.ownFolder(own, why)
 	}
 	// Whose it is cannot be told: another deployment's whose state records

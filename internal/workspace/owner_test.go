@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,10 +80,21 @@ func TestPluginRoot(t *testing.T) {
 				mustMark(t, shared+"@"+tc.req.Run.ID, tc.req.Run)
 			}
 			tc.req.Component = "app"
+			// The command to paste names the folder from the current one.
+			want := strings.ReplaceAll(tc.err, "{shared}", shared)
+			if !tc.req.ReadOnly {
+				// Asked before the run, the same answer, and nothing made.
+				before := listTree(t, filepath.Dir(w.Root))
+				refusal := w.PluginRootRefusal(tc.req)
+				if tc.err == "" && refusal != nil || tc.err != "" && (refusal == nil || refusal.Error() != want) {
+					t.Errorf("PluginRootRefusal:\n%v\nwant %q", refusal, want)
+				}
+				if after := listTree(t, filepath.Dir(w.Root)); after != before {
+					t.Errorf("PluginRootRefusal changed the folder:\n%s\nwas\n%s", after, before)
+				}
+			}
 			dir, note, err := w.PluginRoot(context.Background(), tc.req)
 			if tc.err != "" {
-				// The command to paste names the folder from the current one.
-				want := strings.ReplaceAll(tc.err, "{shared}", shared)
 				if err == nil || err.Error() != want {
 					t.Fatalf("error:\n%v\nwant\n%s", err, want)
 				}
@@ -94,12 +106,12 @@ func TestPluginRoot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := shared
+			wantDir := shared
 			if tc.want == "own" {
-				want = shared + "@" + tc.req.Run.ID
+				wantDir = shared + "@" + tc.req.Run.ID
 			}
-			if dir != want {
-				t.Errorf("dir = %s, want %s", dir, want)
+			if dir != wantDir {
+				t.Errorf("dir = %s, want %s", dir, wantDir)
 			}
 			if tc.req.ReadOnly {
 				if isDir(dir) && dir != shared {
@@ -118,6 +130,28 @@ func TestPluginRoot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// listTree lists the files and folders under root with their sizes and
+// modification times: what a read-only decision must leave as it was.
+func listTree(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v %d %d\n", p, fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 func TestPluginRootReadOnlyChangesNothing(t *testing.T) {

@@ -78,6 +78,15 @@ func (rt *Runtime) prepareLists(ctx context.Context, env plan.Env, info *plan.Co
 		p.vanished = plugin.Vanished(rec, p.plugins, p.setup)
 	}
 	if !info.ReadOnly {
+		if info.Verb == plan.VerbDeploy && rt.keepsData(info.Name) {
+			// The data folder is decided before the lists are recorded: a
+			// state that records them takes a folder an earlier gantry
+			// left unmarked (workspace.PluginRoot), so a refused run must
+			// not record them.
+			if _, err := rt.pluginRoot(ctx, env, info); err != nil {
+				return plan.Fail(err)
+			}
+		}
 		var plugins, setup []state.PluginInstance
 		if info.Verb == plan.VerbDeploy {
 			m := b.exp.Map()

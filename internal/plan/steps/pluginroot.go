@@ -2,9 +2,12 @@ package steps
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/state"
 	"github.com/gantry-dev/gantry/internal/workspace"
 )
@@ -14,6 +17,24 @@ import (
 type pluginRoots struct {
 	mu   sync.Mutex
 	dirs map[string]string
+	// keepers are the components of the plan with an entry whose plugin
+	// keeps data (keepsData), found once.
+	keepersOnce sync.Once
+	keepers     map[string]bool
+}
+
+// keepsData reports whether a component of the plan has an entry whose
+// plugin keeps data in the component's plugin data folder.
+func (rt *Runtime) keepsData(component string) bool {
+	rt.roots.keepersOnce.Do(func() {
+		rt.roots.keepers = map[string]bool{}
+		for _, n := range rt.Plan.Nodes {
+			if e, ok := n.Spec.(plan.Entry); ok && !rt.roots.keepers[e.Component] && entryKeepsData(e) {
+				rt.roots.keepers[e.Component] = true
+			}
+		}
+	})
+	return rt.roots.keepers[component]
 }
 
 // pluginRoot is the folder of a component's plugin data for this run's
@@ -26,10 +47,7 @@ func (rt *Runtime) pluginRoot(ctx context.Context, env plan.Env, info *plan.Comp
 	if dir, ok := rt.roots.dirs[info.Name]; ok {
 		return dir, nil
 	}
-	req := workspace.PluginRootRequest{Component: info.Name, Run: rt.owner(), ReadOnly: info.ReadOnly}
-	if c := rt.recorded(info.Name); c != nil {
-		req.Recorded = len(c.Plugins) > 0 || len(c.SetupPlugins) > 0
-	}
+	req := rt.pluginRootRequest(info)
 	if env != nil {
 		req.Waiting = func(msg string) { env.Logf("%s", msg) }
 	}
@@ -45,6 +63,62 @@ func (rt *Runtime) pluginRoot(ctx context.Context, env plan.Env, info *plan.Comp
 	}
 	rt.roots.dirs[info.Name] = dir
 	return dir, nil
+}
+
+// pluginRootRequest asks for the component's plugin data folder.
+func (rt *Runtime) pluginRootRequest(info *plan.Component) workspace.PluginRootRequest {
+	req := workspace.PluginRootRequest{Component: info.Name, Run: rt.owner(), ReadOnly: info.ReadOnly}
+	if c := rt.recorded(info.Name); c != nil {
+		req.Recorded = len(c.Plugins) > 0 || len(c.SetupPlugins) > 0
+	}
+	return req
+}
+
+// PluginDataRefusals are the refusals the plan's components would meet when
+// their plugins first ask for their data folders (workspace.PluginRoot: a
+// folder an earlier gantry left unmarked that this state cannot claim),
+// all of them, found before anything runs: met at the plugin step, they
+// failed a run midway, after the components before had changed the world.
+// The steps decide again, under the workspace's lock.
+//
+// A deployment whose state does not record its id yet (a first deploy) is
+// not checked: a refusal's "adopt it" names the folder by that id, which
+// would be another one at the next run; its plugin step refuses, once the
+// run's start has recorded the id.
+func (rt *Runtime) PluginDataRefusals() error {
+	if rt.Before == nil || rt.Locked == nil || rt.Before.DeploymentID == "" || rt.Before.DeploymentID != rt.Locked.DeploymentID {
+		return nil
+	}
+	var errs []error
+	asked := map[string]bool{}
+	for _, n := range rt.Plan.Nodes { // in the plan's order, orphans too
+		name := n.Component
+		if _, entry := n.Spec.(plan.Entry); !entry || asked[name] || !rt.keepsData(name) {
+			continue
+		}
+		asked[name] = true
+		info := rt.Plan.Components[name]
+		if info == nil || info.ReadOnly {
+			continue
+		}
+		if err := rt.Dirs.PluginRootRefusal(rt.pluginRootRequest(info)); err != nil {
+			errs = append(errs, fmt.Errorf("component %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// entryKeepsData reports whether an entry's plugin keeps data in its instance's
+// folder (STATEDIR) under the component's plugin data folder: an
+// executable plugin (sow's contract gives every instance one) or a
+// built-in that says so (plugin.DataKeeper).
+func entryKeepsData(e plan.Entry) bool {
+	if e.Source != plan.SourceBuiltin {
+		return true
+	}
+	p, ok := plugin.Lookup(e.Plugin)
+	_, keeps := p.(plugin.DataKeeper)
+	return ok && keeps
 }
 
 // owner is the deployment this run is for, as plugin data folders name it.

@@ -29,6 +29,9 @@ func init() { plugin.Register("terraform", tf{}, plugin.ForLists) }
 
 type tf struct{}
 
+// KeepsData: an instance's local state is in its STATEDIR.
+func (tf) KeepsData() {}
+
 // config is the instance config:
 //
 //	terraform: {config: {dir: tf, vars: {region: eu-west-1}, binary: terraform}}
