@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"sort"
@@ -160,6 +161,9 @@ type RemoteRecord struct {
 	rec    *record
 	events *ui.Async
 	report func(*Outcome)
+	// learned reads the secrets the state holds once the run is over:
+	// the workers learned them, this process did not (learnedSecrets).
+	learned func() []string
 }
 
 // Observer is what the run's events go to: masked, then to the display, the
@@ -170,6 +174,12 @@ func (rr *RemoteRecord) Observer() plan.Observer { return rr.events }
 // outcome.
 func (rr *RemoteRecord) Finish(eo *engine.Outcome) *Outcome {
 	rr.events.Close()
+	if rr.learned != nil {
+		// Lines a worker streamed before it knew a secret are in the
+		// folder as they came: close masks them again with what the
+		// masker learns here (record.close).
+		rr.Masker.Add(rr.learned()...)
+	}
 	r := rr.rec
 	r.plans = append(r.plans, rr.Plan)
 	if eo != nil {
@@ -278,6 +288,7 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 				return nil, err
 			}
 			rec.report = func(out *Outcome) { writeReport(st, rb, out) }
+			rec.learned = func() []string { return learnedSecrets(st.Store) }
 			return rec, nil
 		}
 		return &Prepared{Plan: rb.plan, Bundle: data, Fingerprint: fp.sum, open: open}, nil
@@ -305,6 +316,7 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 			return nil, err
 		}
 		rec.report = func(out *Outcome) { writeReport(st, &built{plan: p, masker: masker}, out) }
+		rec.learned = func() []string { return learnedSecrets(st.Store) }
 		if !started.IsZero() && started.Before(rec.rec.start) {
 			rec.rec.start = started
 		}
@@ -312,6 +324,31 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 	}
 	return eng.Run(ctx, rr)
 }
+
+// learnedSecrets are the secrets the state holds now, read once a remote
+// run is over: the outputs the workers recorded as secret, which this
+// process never saw (they do not go through Temporal's history). A worker
+// masks its lines with what it knows when it sends them; a token printed
+// before the Outputs: block that declares it was sent in clear, and the
+// run's folder is masked again with these. Secrets no state holds (the
+// outputs of a component that failed) are not among them.
+func learnedSecrets(store state.Store) []string {
+	// Bounded: the run is over, and its end must not wait out an outage.
+	ctx, cancel := context.WithTimeout(context.Background(), learnTimeout)
+	defer cancel()
+	files, err := store.Read(ctx)
+	if err == nil {
+		var st *state.State
+		if st, err = files.Decode(store.String()); err == nil {
+			return StateSecrets(st)
+		}
+	}
+	slog.Warn("the run's folder is not masked again with the secrets the workers learned: the state could not be read", "state", store.String(), "err", err)
+	return nil
+}
+
+// learnTimeout bounds the read of learnedSecrets.
+const learnTimeout = 30 * time.Second
 
 // relock reads the state again under the lock and builds the plan again
 // when it changed (another run changed it since it was read).
