@@ -98,7 +98,7 @@ func (rt *Runtime) PluginDataRefusals() error {
 		}
 		asked[name] = true
 		info := rt.Plan.Components[name]
-		if info == nil || info.ReadOnly {
+		if info == nil || info.ReadOnly || rt.maySkip(name) {
 			continue
 		}
 		if err := rt.Dirs.PluginRootRefusal(rt.pluginRootRequest(info)); err != nil {
@@ -106,6 +106,20 @@ func (rt *Runtime) PluginDataRefusals() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// maySkip reports whether the component's begin may skip or fail it before
+// its plugins ask for their folder: a requirement of seed 000 that is not
+// met by what the run knows at its start (a tuning parameter set false, a
+// capability no deployed component provides yet — one the run deploys may
+// provide it). Its plugin step decides then.
+func (rt *Runtime) maySkip(name string) bool {
+	c := rt.Res.Component(name)
+	if c == nil {
+		return false
+	}
+	_, stop := rt.checkRequirements(name, c)
+	return stop
 }
 
 // entryKeepsData reports whether an entry's plugin keeps data in its instance's
