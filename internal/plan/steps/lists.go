@@ -338,7 +338,10 @@ func (rt *Runtime) record(ctx context.Context, env plan.Env, n *plan.Node, s pla
 	if info.Verb == plan.VerbUndeploy {
 		rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) { c.Plugins, c.SetupPlugins = nil, nil })
 		keyed := plugin.Keyed(append(append([]*plugin.Spec(nil), p.plugins...), p.setup...))
-		if len(keyed) == 0 {
+		if len(keyed) == 0 || !rt.keepsData(info.Name) {
+			// No instance kept data in the component's folder (the
+			// kubernetes and helm plugins keep none): nothing to remove,
+			// and no folder to ask for after the delete ran.
 			return plan.Ok()
 		}
 		root, err := rt.pluginRoot(ctx, env, info)
