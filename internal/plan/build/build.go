@@ -115,6 +115,9 @@ type builder struct {
 	provides   map[string]bool
 	planned    *params.OutputIndex
 	outputs    *params.OutputIndex
+	// flightsChecked are the flight groups whose steps were checked
+	// (checkFlight).
+	flightsChecked map[string]bool
 }
 
 // Build builds the plan of a deploy, an undeploy or a custom verb (DESIGN
@@ -129,6 +132,10 @@ func Build(in *Input) (*plan.Plan, manifest.Diagnostics) {
 	for _, pass := range passes {
 		pass()
 		if b.diags.HasErrors() {
+			if in.Options.Invoke == "" {
+				// Its checks need nothing of the passes before.
+				b.checkPostFlight()
+			}
 			return nil, b.diags
 		}
 	}
@@ -145,10 +152,11 @@ func newBuilder(in *Input) *builder {
 	}
 	b := &builder{
 		in: in, f: in.Facts, res: in.Res, g: in.Graph, opts: opts, verb: opts.Verb,
-		undeploy: opts.Verb == plan.VerbUndeploy,
-		p:        plan.New(in.Res.Stack.Meta.Name, opts.Verb),
-		byName:   map[string]*compPlan{},
-		provides: map[string]bool{},
+		undeploy:       opts.Verb == plan.VerbUndeploy,
+		p:              plan.New(in.Res.Stack.Meta.Name, opts.Verb),
+		byName:         map[string]*compPlan{},
+		provides:       map[string]bool{},
+		flightsChecked: map[string]bool{},
 	}
 	var env []string
 	for _, c := range RequiredEnvironment(in.Res) {

@@ -347,13 +347,7 @@ func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, f
 			b.diags.Errorf(st.Pos, field, "%v", err)
 			continue
 		}
-		for _, r := range tm.Refs() {
-			if r.Component == "" && !known(r.Name) {
-				b.diags.Errorf(st.Pos, field, "unknown parameter %q in %q", r.Name, t)
-			} else if c := b.neverKnown(r, stackLevel); c != "" && !b.undeploy && !tolerated(st) {
-				b.diags.Errorf(st.Pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", t, c, c)
-			}
-		}
+		b.checkRefs(st.Pos, field, t, tm, stackLevel, tolerated(st), known)
 		// Check the special variables with ${...} replaced by placeholders.
 		var sb strings.Builder
 		for _, p := range tm.Parts {
@@ -370,6 +364,82 @@ func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, f
 		}
 		if _, err := stepvars.Apply(sb.String(), vars); err != nil {
 			b.diags.Errorf(st.Pos, field, "%v", err)
+		}
+	}
+}
+
+// checkRefs checks the ${...} references of t, a text a step or a ready
+// condition expands when it runs: the parameters are known, the components
+// whose outputs it reads exist (in the stack, or recorded in the state), and
+// those outputs can be known by then (unless the step's failure is
+// tolerated).
+func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Template, stackLevel, tolerate bool, known func(string) bool) {
+	for _, r := range tm.Refs() {
+		switch {
+		case r.Component == "" && !known(r.Name):
+			b.diags.Errorf(pos, field, "unknown parameter %q in %q", r.Name, t)
+		case r.Component != "" && !b.componentExists(r.Component):
+			msg := fmt.Sprintf("unknown output %s:%s in %q: there is no component %s", r.Component, r.Name, t, r.Component)
+			if s := manifest.Suggest(r.Component, b.componentNames()); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			b.diags.Errorf(pos, field, "%s", msg)
+		default:
+			if c := b.neverKnown(r, stackLevel); c != "" && !b.undeploy && !tolerate {
+				b.diags.Errorf(pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", t, c, c)
+			}
+		}
+	}
+}
+
+// componentExists reports whether ${name:output} can name a component: one
+// of the stack, or one the state records (an orphan's outputs are read
+// from its record). A partial stack lacks the components it left out, and
+// says yes.
+func (b *builder) componentExists(name string) bool {
+	if b.res.Partial || b.res.Component(name) != nil {
+		return true
+	}
+	return b.in.Before != nil && b.in.Before.Components[name] != nil
+}
+
+// componentNames are the stack's and the state's components, for
+// suggestions.
+func (b *builder) componentNames() []string {
+	var names []string
+	for _, c := range b.res.Components {
+		if c != nil {
+			names = append(names, c.Meta.Name)
+		}
+	}
+	if b.in.Before != nil {
+		for name := range b.in.Before.Components {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// checkReadyConditions checks the stack's ready conditions before anything
+// runs, as the steps': their ${...} are expanded after every component has
+// deployed, and a typo failed the stack then.
+func (b *builder) checkReadyConditions(conds []manifest.ReadyCondition) {
+	known := b.knownNames(nil)
+	for i, c := range conds {
+		for _, f := range []struct{ name, text string }{{"dns", c.DNS}, {"url", c.URL}} {
+			if f.text == "" {
+				continue
+			}
+			field := fmt.Sprintf("lifecycle.readyConditions[%d].%s", i, f.name)
+			tm, err := params.Parse(f.text)
+			if err == nil {
+				err = tm.Check()
+			}
+			if err != nil {
+				b.diags.Errorf(c.Pos, field, "%v", err)
+				continue
+			}
+			b.checkRefs(c.Pos, field, f.text, tm, true, false, known)
 		}
 	}
 }

@@ -50,10 +50,9 @@ func (b *builder) tools() []string {
 // undeploy, then the injected steps.
 func (b *builder) postFlightPass() {
 	l := &b.res.Stack.Lifecycle
-	name, group := groupPostFlight, l.PostFlight
+	name, group := b.postGroup()
 	var std []*plan.Node
 	if b.undeploy {
-		name, group = groupPostTeardown, l.PostTeardown
 		if len(b.selected) > 0 {
 			std = append(std, &plan.Node{ID: name + "/standard/clean", Kind: plan.KindStandard, Label: "remove generated files of undeployed components",
 				Spec: plan.Clean{Components: append([]string(nil), b.selected...)}})
@@ -75,20 +74,56 @@ func (b *builder) postFlightPass() {
 	}
 }
 
+// postGroup is the flight group after the components: post-flight, or
+// post-teardown for an undeploy.
+func (b *builder) postGroup() (string, *manifest.FlightGroup) {
+	if b.undeploy {
+		return groupPostTeardown, b.res.Stack.Lifecycle.PostTeardown
+	}
+	return groupPostFlight, b.res.Stack.Lifecycle.PostFlight
+}
+
+// checkPostFlight checks what the post-flight group runs, when a pass
+// before it stopped the build: its mistakes are said with the others',
+// not once those are mended.
+func (b *builder) checkPostFlight() {
+	name, group := b.postGroup()
+	b.checkFlight(name, group)
+}
+
+// checkFlight checks a flight group's injected steps and, after a deploy,
+// the stack's ready conditions, once.
+func (b *builder) checkFlight(name string, g *manifest.FlightGroup) {
+	if b.flightsChecked[name] {
+		return
+	}
+	b.flightsChecked[name] = true
+	if name == groupPostFlight && (g == nil || !g.SkipStandardSteps) {
+		b.checkReadyConditions(b.res.Stack.Lifecycle.ReadyConditions)
+	}
+	if g == nil {
+		return
+	}
+	vars := stepvars.For(b.res, b.in.Locked, nil, b.stepModel())
+	known := b.knownNames(nil)
+	dir := b.stackDir()
+	field := "lifecycle." + strings.ReplaceAll(name, "-", "_") + ".steps"
+	for i, st := range g.Steps {
+		b.validateStep(&st, dir, true, manifest.ItemPath(field, i), vars, known)
+	}
+}
+
 // flight adds a flight group's standard steps (unless skip_standard_steps)
 // and injected steps, one after another, and returns their ids.
 func (b *builder) flight(name string, g *manifest.FlightGroup, std []*plan.Node) []string {
+	b.checkFlight(name, g)
 	var nodes []*plan.Node
 	if g == nil || !g.SkipStandardSteps {
 		nodes = append(nodes, std...)
 	}
 	if g != nil {
-		vars := stepvars.For(b.res, b.in.Locked, nil, b.stepModel())
-		known := b.knownNames(nil)
 		dir := b.stackDir()
-		field := "lifecycle." + strings.ReplaceAll(name, "-", "_") + ".steps"
 		for i, st := range g.Steps {
-			b.validateStep(&st, dir, true, manifest.ItemPath(field, i), vars, known)
 			nodes = append(nodes, &plan.Node{ID: stepID(name, "step", i), Kind: plan.Kind(st.Type), Label: stepLabel(&st),
 				Spec: plan.Injected{Point: name, Step: stepSpec(&st), Dir: dir}})
 		}
