@@ -303,7 +303,11 @@ func KnownNames(stackNames map[string]bool, c *manifest.Component) func(string) 
 // validateStep checks an injected step before anything runs: plugins and
 // actions exist, scripts are found, and ${...} references and {{.variables}}
 // are known.
-func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, field string, vars map[string]any, known func(string) bool) {
+//
+// kind is the meta.kind of the component the step belongs to, "" for a
+// stack-level step: a component does not see the outputs of components of
+// its kind, its own among them.
+func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, kind, field string, vars map[string]any, known func(string) bool) {
 	var texts []string
 	switch st.Type {
 	case manifest.StepExec:
@@ -347,7 +351,7 @@ func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, f
 			b.diags.Errorf(st.Pos, field, "%v", err)
 			continue
 		}
-		b.checkRefs(st.Pos, field, t, tm, stackLevel, tolerated(st), known)
+		b.checkRefs(st.Pos, field, t, tm, stackLevel, kind, tolerated(st), known)
 		// Check the special variables with ${...} replaced by placeholders.
 		var sb strings.Builder
 		for _, p := range tm.Parts {
@@ -373,7 +377,7 @@ func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, f
 // whose outputs it reads exist (in the stack, or recorded in the state), and
 // those outputs can be known by then (unless the step's failure is
 // tolerated).
-func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Template, stackLevel, tolerate bool, known func(string) bool) {
+func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Template, stackLevel bool, kind string, tolerate bool, known func(string) bool) {
 	for _, r := range tm.Refs() {
 		switch {
 		case r.Component == "" && !known(r.Name):
@@ -384,6 +388,8 @@ func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Templa
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			b.diags.Errorf(pos, field, "%s", msg)
+		case r.Component != "" && kind != "" && b.kindOf(r.Component) == kind:
+			b.diags.Errorf(pos, field, "unknown output %s:%s in %q: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.Component, r.Name, t, kind)
 		default:
 			if c := b.neverKnown(r, stackLevel); c != "" && !b.undeploy && !tolerate {
 				b.diags.Errorf(pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", t, c, c)
@@ -401,6 +407,15 @@ func (b *builder) componentExists(name string) bool {
 		return true
 	}
 	return b.in.Before != nil && b.in.Before.Components[name] != nil
+}
+
+// kindOf is the meta.kind of a component of the stack, "" for one the
+// stack does not have.
+func (b *builder) kindOf(name string) string {
+	if c := b.res.Component(name); c != nil {
+		return c.Meta.Kind
+	}
+	return ""
 }
 
 // componentNames are the stack's and the state's components, for
@@ -424,13 +439,18 @@ func (b *builder) componentNames() []string {
 // runs, as the steps': their ${...} are expanded after every component has
 // deployed, and a typo failed the stack then.
 func (b *builder) checkReadyConditions(conds []manifest.ReadyCondition) {
-	known := b.knownNames(nil)
+	b.checkConditions(conds, "lifecycle.readyConditions", "", b.knownNames(nil))
+}
+
+// checkConditions checks ready conditions, a component's (of meta.kind
+// kind) or the stack's (kind "").
+func (b *builder) checkConditions(conds []manifest.ReadyCondition, path, kind string, known func(string) bool) {
 	for i, c := range conds {
 		for _, f := range []struct{ name, text string }{{"dns", c.DNS}, {"url", c.URL}} {
 			if f.text == "" {
 				continue
 			}
-			field := fmt.Sprintf("lifecycle.readyConditions[%d].%s", i, f.name)
+			field := fmt.Sprintf("%s[%d].%s", path, i, f.name)
 			tm, err := params.Parse(f.text)
 			if err == nil {
 				err = tm.Check()
@@ -439,7 +459,7 @@ func (b *builder) checkReadyConditions(conds []manifest.ReadyCondition) {
 				b.diags.Errorf(c.Pos, field, "%v", err)
 				continue
 			}
-			b.checkRefs(c.Pos, field, f.text, tm, true, false, known)
+			b.checkRefs(c.Pos, field, f.text, tm, kind == "", kind, false, known)
 		}
 	}
 }
