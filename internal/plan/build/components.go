@@ -27,9 +27,6 @@ type compPlan struct {
 	// evaluated is what evaluate worked out for it beforehand; nil when
 	// the plan works it out when it comes to it.
 	evaluated *evaluated
-	// nothing says an undeploy finds nothing to do: the component's begin
-	// skips it when the run comes to it.
-	nothing bool
 	// plugins and setup are the lists the verb carries out: the manifest's
 	// (expanded when the verb runs) or, for an undeploy, those the state
 	// recorded (expanded already). vanished are the recorded instances the
@@ -96,8 +93,7 @@ func (b *builder) prepareLocated(cp *compPlan) *compPlan {
 	info, name, verb := cp.info, cp.info.Name, cp.info.Verb
 	b.p.Components[name] = info
 	if verb == plan.VerbUndeploy && nothingToUndeploy(cp.recorded) {
-		cp.nothing = true
-		return cp
+		return cp // its begin skips it when the run comes to it
 	}
 	if verb == plan.VerbUndeploy && !b.recordsHere(cp) {
 		return nil
@@ -252,6 +248,10 @@ func HelmList() []*plugin.Spec {
 func TerraformList() []*plugin.Spec {
 	return []*plugin.Spec{{Name: "terraform", Key: "terraform", Config: map[string]any{"dir": "."}}}
 }
+
+// ReasonNeverRan is why an undeploy skips a component that failed before
+// its implementation started: nothing of it exists.
+const ReasonNeverRan = "never ran: nothing to undeploy"
 
 // nothingToUndeploy reports a record that leaves an undeploy nothing to do.
 func nothingToUndeploy(rec *state.Component) bool {
@@ -705,8 +705,12 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 	case info.Orphan:
 		return "teardown-orphan", "in the state, no longer in the stack"
 	case info.Verb == plan.VerbUndeploy:
-		if rec == nil || rec.Status == state.StatusUndeployed || rec.Status == state.StatusSkipped {
+		switch {
+		case rec == nil || rec.Status == state.StatusUndeployed || rec.Status == state.StatusSkipped:
 			return "skip", "not deployed"
+		case NeverRan(rec):
+			// As its begin says when the run comes to it.
+			return "skip", ReasonNeverRan
 		}
 		return plan.VerbUndeploy, ""
 	case rec != nil && rec.Status == state.StatusDeployed:

@@ -171,7 +171,7 @@ func (rt *Runtime) beginRecorded(info *plan.Component) plan.Result {
 				})
 			}
 		}
-		return plan.Skip(plan.CauseByDesign, "never ran: nothing to undeploy")
+		return plan.Skip(plan.CauseByDesign, build.ReasonNeverRan)
 	}
 	values := make([]*params.Value, len(rec.Parameters))
 	for i, p := range rec.Parameters {
