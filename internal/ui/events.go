@@ -25,6 +25,7 @@ type Event struct {
 	DurationMS *int64          `json:"duration_ms,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
 	Warning    string          `json:"warning,omitempty"`
+	Info       string          `json:"info,omitempty"`
 	Line       *string         `json:"line,omitempty"`
 	Name       string          `json:"name,omitempty"`
 	Value      *string         `json:"value,omitempty"`
@@ -191,7 +192,7 @@ func (e *Events) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 		e.emit(stepStarted(n, started))
 	}
 	e.emit(Event{Time: ended.UTC(), Event: "step_finished", Step: n.ID, Kind: string(n.Kind), Label: n.Label, Component: n.Component,
-		Status: r.Status.String(), DurationMS: ms(ended.Sub(started)), Reason: r.Reason, Warning: r.Warning})
+		Status: r.Status.String(), DurationMS: ms(ended.Sub(started)), Reason: r.Reason, Warning: r.Warning, Info: r.Info})
 }
 
 // Log emits log.

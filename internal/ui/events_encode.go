@@ -37,6 +37,7 @@ func appendEvent(b []byte, ev *Event) (_ []byte, ok bool) {
 	}
 	b = jsonstr.AppendField(b, "reason", ev.Reason)
 	b = jsonstr.AppendField(b, "warning", ev.Warning)
+	b = jsonstr.AppendField(b, "info", ev.Info)
 	if ev.Line != nil {
 		b = append(b, `,"line":`...)
 		b = jsonstr.Append(b, *ev.Line)

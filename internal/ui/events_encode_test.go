@@ -50,7 +50,7 @@ func randEvent(r *rand.Rand) Event {
 	}
 	ev := Event{Time: time.Unix(r.Int63n(1<<34)-1<<33, r.Int63n(1e9)).In(time.FixedZone("z", (r.Intn(48)-24)*1800)),
 		Event: str(), Run: str(), Stack: str(), Verb: str(), Step: str(), Kind: str(), Label: str(), Component: str(),
-		Status: str(), Reason: str(), Warning: str(), Line: ptr(), Name: str(), Value: ptr(), Secret: r.Intn(2) == 0, LogDir: str()}
+		Status: str(), Reason: str(), Warning: str(), Info: str(), Line: ptr(), Name: str(), Value: ptr(), Secret: r.Intn(2) == 0, LogDir: str()}
 	if r.Intn(2) == 0 {
 		d := r.Int63() - r.Int63()
 		ev.DurationMS = &d

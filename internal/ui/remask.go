@@ -13,7 +13,7 @@ import (
 
 // RemaskRunFolder masks again, with mask, the texts of a run's folder that
 // come from its steps: each log line's text (not its time) and the text
-// fields of its events (a log line, a reason, a warning, a label). A line
+// fields of its events (a log line, a reason, a warning, an info, a label). A line
 // written before the run learned a secret (a token printed before the
 // Outputs: block that says it is secret) holds it in clear, and gantry
 // logs, gantry report and anyone reading the folder later must not see it.
@@ -60,7 +60,7 @@ func remaskLogLine(l string, mask func(string) string) string {
 }
 
 // eventTexts are the fields of an event that hold what steps said.
-var eventTexts = []string{`"line":`, `"reason":`, `"warning":`, `"label":`}
+var eventTexts = []string{`"line":`, `"reason":`, `"warning":`, `"info":`, `"label":`}
 
 // remaskEventLine masks the text fields of one event, leaving the rest of
 // its bytes as they were.

@@ -243,6 +243,9 @@ func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 	if r.Warning != "" {
 		msg += " (warning: " + r.Warning + ")"
 	}
+	if r.Info != "" {
+		msg += " (info: " + r.Info + ")"
+	}
 	l.write(groupOf(n), laned(n, msg), ended)
 }
 
