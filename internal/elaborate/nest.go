@@ -336,6 +336,13 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 // child loads and flattens the nested stack ref names.
 func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field string, cfg *levelConfig, prefix, path string, stack []frame) []manifest.ComponentRef {
 	at := ref.Source.Pos
+	childPath := path + "." + ref.Name
+	if ref.Lifecycle != nil {
+		// Refused rather than dropped: nothing would apply it.
+		n.diags.Errorf(ref.Positions.At("lifecycle", ref.Pos), path+"."+field+".lifecycle",
+			"the entry of nested stack %q takes no lifecycle (nothing would apply it): give it in the entries or manifests of its components, or in the top stack's lifecycle, whose lists name leaves (%s.COMPONENT) or whole nested stacks, and whose timeout and retries hold for every leaf",
+			ref.Name, childPath[strings.IndexByte(childPath, '.')+1:])
+	}
 	dir := ref.Source.Stack
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(filepath.Dir(s.File), dir)
@@ -345,7 +352,6 @@ func (n *nester) child(s *manifest.Stack, ref manifest.ComponentRef, field strin
 		file = dir
 	}
 	resolved := stackID(file)
-	childPath := path + "." + ref.Name
 	for i, f := range stack {
 		if f.file == resolved {
 			var paths []string
