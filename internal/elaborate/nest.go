@@ -1,6 +1,8 @@
 package elaborate
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -283,8 +285,14 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 		for j, d := range ref.Depends {
 			leaves, ok := roles[d]
 			if !ok {
-				if prefix != "" {
-					n.diags.Errorf(ref.Positions.At(manifest.ItemPath("depends", j), ref.Pos), path+"."+manifest.ItemPath(manifest.ItemPath("components", i)+".depends", j), "unknown component %q", d)
+				if prefix != "" || ref.Source.Stack != "" {
+					// Said here, where it is written, once: a nested
+					// stack's depends go to each of its leaves.
+					msg := fmt.Sprintf("unknown component %q", d)
+					if sug := manifest.Suggest(d, slices.Sorted(maps.Keys(roles))); sug != "" {
+						msg += fmt.Sprintf(" (did you mean %q?)", sug)
+					}
+					n.diags.Errorf(ref.Positions.At(manifest.ItemPath("depends", j), ref.Pos), path+"."+manifest.ItemPath(manifest.ItemPath("components", i)+".depends", j), "%s", msg)
 				} else {
 					deps = append(deps, d) // check says it, with a suggestion
 				}
