@@ -71,6 +71,13 @@ func (a *Plan) build() (*plan.Plan, *Stack, *built, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if a.Warn != nil {
+		// What the run would refuse before it starts, said now (the
+		// plan itself is sound).
+		if err := runtime(st, b, "", false).PluginDataRefusals(); err != nil {
+			a.Warn(warningDiag(fmt.Sprintf("a local %s from here will be refused: %v", a.Verb, err)))
+		}
+	}
 	if h := b.facts.Handler; h != nil {
 		stack := st.Res.Stack.Meta.Name
 		return build.Shown(b.plan, build.HandlerPlan(stack, a.Verb, h, build.HandlerPrepare, b.masker.Text),
