@@ -266,6 +266,9 @@ func TestSyntaxErrorsArePositioned(t *testing.T) {
 		{"a control character after old Mac line ends", "a: 1\rb: 2\rc: \"x\x01\"\r", "x.yaml:3:6: invalid YAML: control character U+0001"},
 		{"an alias of no anchor", "a: &bx 1\nc: [*bx, *bx]\nd: *b\n", "x.yaml:3:4: invalid YAML: the alias *b names no anchor (&b) written before it"},
 		{"DEL after multibyte text", "a: \"é\x7f\"\n", "x.yaml:1:6: invalid YAML: control character U+007F"},
+		// goccy accepts these; yaml/v3 names the line the collection
+		// opened on, counted from 0.
+		{"a ? in a flow mapping", "a: 1\nb:\n  source: {dir: ../a, x: ok?}\nc: 2\n", "x.yaml:3: invalid YAML: did not find expected ',' or '}'"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, diags := ParseBytes("x.yaml", []byte(tt.src))

@@ -168,10 +168,25 @@ func syntaxDiagnostic(file string, data []byte, err error) Diagnostic {
 	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
 		pos.Line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
+		if openedOneLineEarly(msg) {
+			pos.Line++
+		}
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
 	return Diagnostic{Pos: pos, Msg: "invalid YAML: " + msg}
+}
+
+// openedOneLineEarly reports a yaml/v3 message whose line is that of the
+// collection the error is in, counted from 0 (its parser errors give the
+// collection's mark as it holds it; its scanner errors add the 1): an
+// unclosed {…} or […], or a block sequence item that is not one.
+func openedOneLineEarly(msg string) bool {
+	switch msg {
+	case "did not find expected ',' or '}'", "did not find expected ',' or ']'", "did not find expected '-' indicator":
+		return true
+	}
+	return false
 }
 
 // unknownAnchor is the parser's message for an alias of no anchor, which
