@@ -24,7 +24,7 @@ func decodeEvent(line []byte, ev *event) error {
 
 // eventFields are the keys decodeFlatEvent sets; encoding/json matches keys
 // to fields without regard to case.
-var eventFields = []string{"time", "event", "step", "component", "status", "reason", "warning", "name", "value", "secret", "components"}
+var eventFields = []string{"time", "event", "step", "component", "status", "reason", "warning", "info", "name", "value", "secret", "components"}
 
 // decodeFlatEvent decodes a line that is one object of string, number,
 // boolean and null values without escapes; false for anything else, with
@@ -123,6 +123,8 @@ func setEventString(ev *event, key, val string) bool {
 		ev.Reason = val
 	case "warning":
 		ev.Warning = val
+	case "info":
+		ev.Info = val
 	case "name":
 		ev.Name = val
 	case "value":

@@ -73,7 +73,7 @@ func (c *EventCollector) heard() *runFacts {
 // line would: false when a string is not valid UTF-8 (its line holds it
 // changed).
 func heardEvent(ev *ui.Event, e *event) bool {
-	if !validStrings(ev.Event, ev.Step, ev.Component, ev.Status, ev.Reason, ev.Warning, ev.Name) {
+	if !validStrings(ev.Event, ev.Step, ev.Component, ev.Status, ev.Reason, ev.Warning, ev.Info, ev.Name) {
 		return false
 	}
 	if ev.Value != nil && !utf8.ValidString(*ev.Value) {
@@ -90,7 +90,7 @@ func heardEvent(ev *ui.Event, e *event) bool {
 		}
 	}
 	*e = event{Time: ev.Time.Round(0), Event: ev.Event, Step: ev.Step, Component: ev.Component, Status: ev.Status,
-		Reason: ev.Reason, Warning: ev.Warning, Name: ev.Name, Secret: ev.Secret}
+		Reason: ev.Reason, Warning: ev.Warning, Info: ev.Info, Name: ev.Name, Secret: ev.Secret}
 	if ev.Value != nil {
 		v := *ev.Value
 		e.Value = &v

@@ -30,6 +30,7 @@ type stepRun struct {
 	status         string
 	reason         string
 	warning        string
+	info           string
 }
 
 // runFacts are what a run's events say: when it ran, how each step and
@@ -195,6 +196,7 @@ type event struct {
 	Status     string             `json:"status"`
 	Reason     string             `json:"reason"`
 	Warning    string             `json:"warning"`
+	Info       string             `json:"info"`
 	Name       string             `json:"name"`
 	Value      *string            `json:"value"`
 	Secret     bool               `json:"secret"`
@@ -287,7 +289,7 @@ func (r *runFacts) add(ev *event) {
 		step().started = ev.Time
 	case "step_finished":
 		s := step()
-		s.ended, s.status, s.reason, s.warning = ev.Time, ev.Status, ev.Reason, ev.Warning
+		s.ended, s.status, s.reason, s.warning, s.info = ev.Time, ev.Status, ev.Reason, ev.Warning, ev.Info
 	case "output":
 		if ev.Value != nil && ev.Component != "" {
 			r.setOutput(ev.Component, maskedOutput(ev.Name, *ev.Value, ev.Secret))

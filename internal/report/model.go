@@ -185,7 +185,7 @@ func (m *Model) applyRun(p *plan.Plan, facts *runFacts, index map[string]int) {
 		if s := steps[n.ID]; s != nil {
 			s.Ready, s.Start, s.End = t.ready, t.start, t.end
 			if r := facts.steps[n.ID]; r != nil {
-				s.Status, s.Reason, s.Warning = r.status, r.reason, r.warning
+				s.Status, s.Reason, s.Warning, s.Info = r.status, r.reason, r.warning, r.info
 				if s.Status == "" {
 					s.Status = ui.Running
 				}

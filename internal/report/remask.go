@@ -15,7 +15,7 @@ func (m *Model) Remask(mask func(string) string) {
 	for _, c := range m.Components {
 		c.Reason, c.Why = mask(c.Reason), mask(c.Why)
 		for _, s := range c.Steps {
-			s.Title, s.Reason, s.Warning = mask(s.Title), mask(s.Reason), mask(s.Warning)
+			s.Title, s.Reason, s.Warning, s.Info = mask(s.Title), mask(s.Reason), mask(s.Warning), mask(s.Info)
 		}
 		for i := range c.Outputs {
 			c.Outputs[i].Value = mask(c.Outputs[i].Value)

@@ -102,8 +102,10 @@ type Step struct {
 	Kind   string `json:"kind"`
 	Status string `json:"status,omitempty"`
 	Reason string `json:"reason,omitempty"`
-	// Warning is set when the step failed but on_fail let the run go on.
+	// Warning is set when the step failed but on_fail: warn let the run
+	// go on; Info when on_fail: info did.
 	Warning  string `json:"warning,omitempty"`
+	Info     string `json:"info,omitempty"`
 	Ready    int64  `json:"ready"`
 	Start    int64  `json:"start"`
 	End      int64  `json:"end"`

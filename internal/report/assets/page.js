@@ -478,7 +478,7 @@
       h.push('<table><tr><th>step</th>' + (isRun ? '<th>status</th><th>waited</th><th>ran</th>' : '<th>kind</th>') + '</tr>');
       c.steps.forEach(function (s) {
         h.push('<tr><td>' + esc(s.title) + (s.critical && isRun ? ' <span class="tag crit">critical</span>' : '') +
-          (s.reason ? '<div class="muted">' + esc(s.reason) + '</div>' : '') + (s.warning ? '<div class="muted">warning: ' + esc(s.warning) + '</div>' : '') + '</td>' +
+          (s.reason ? '<div class="muted">' + esc(s.reason) + '</div>' : '') + (s.warning ? '<div class="muted">warning: ' + esc(s.warning) + '</div>' : '') + (s.info ? '<div class="muted">info: ' + esc(s.info) + '</div>' : '') + '</td>' +
           (isRun ? '<td>' + (s.status ? badge(s.status) : '<span class="muted">not reached</span>') + '</td><td>' + fmtDur(s.start >= 0 && s.ready >= 0 ? s.start - s.ready : -1) +
             '</td><td>' + fmtDur(s.start >= 0 ? s.end - s.start : -1) + '</td>' : '<td>' + esc(s.kind) + '</td>') + '</tr>');
       });
