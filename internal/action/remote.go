@@ -174,10 +174,12 @@ func (rr *RemoteRecord) Observer() plan.Observer { return rr.events }
 // outcome.
 func (rr *RemoteRecord) Finish(eo *engine.Outcome) *Outcome {
 	rr.events.Close()
-	if rr.learned != nil {
+	if rr.learned != nil && eo != nil {
 		// Lines a worker streamed before it knew a secret are in the
 		// folder as they came: close masks them again with what the
-		// masker learns here (record.close).
+		// masker learns here (record.close). Only for a run that is
+		// over: a client that stops following one (Ctrl-C twice) or
+		// whose workflow failed does not wait for the database.
 		rr.Masker.Add(rr.learned()...)
 	}
 	r := rr.rec
@@ -348,7 +350,7 @@ func learnedSecrets(store state.Store) []string {
 }
 
 // learnTimeout bounds the read of learnedSecrets.
-const learnTimeout = 30 * time.Second
+const learnTimeout = 10 * time.Second
 
 // relock reads the state again under the lock and builds the plan again
 // when it changed (another run changed it since it was read).

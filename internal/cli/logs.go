@@ -257,6 +257,9 @@ func followLine(w io.Writer, ev *ui.Event, comp string, mask func(string) string
 			if ev.Warning != "" {
 				text += " (warning: " + ev.Warning + ")"
 			}
+			if ev.Info != "" {
+				text += " (info: " + ev.Info + ")"
+			}
 			say(ui.SanitizeLines(text))
 		}
 	}

@@ -513,11 +513,21 @@ func check(s *manifest.Stack, diags *manifest.Diagnostics) {
 		}
 		return msg
 	}
+	said := map[manifest.Written]bool{}
 	for _, c := range s.Components {
 		for j, d := range c.Depends {
-			if !known[d] {
-				diags.Errorf(c.Positions.At(manifest.ItemPath("depends", j), c.Pos), manifest.ItemPath(manifest.ItemPath("components", c.Item)+".depends", j), "%s", unknown(d))
+			if known[d] {
+				continue
 			}
+			if w, ok := c.DependsFrom[d]; ok {
+				// A nested stack's entry's, given to each of its leaves.
+				if !said[w] {
+					said[w] = true
+					diags.Errorf(w.Pos, w.Field, "%s", unknown(d))
+				}
+				continue
+			}
+			diags.Errorf(c.Positions.At(manifest.ItemPath("depends", j), c.Pos), manifest.ItemPath(manifest.ItemPath("components", c.Item)+".depends", j), "%s", unknown(d))
 		}
 	}
 	l := &s.Lifecycle

@@ -282,19 +282,28 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 	k := 0
 	for i, ref := range s.Components {
 		var deps []string
+		var from map[string]manifest.Written
 		for j, d := range ref.Depends {
 			leaves, ok := roles[d]
 			if !ok {
-				if prefix != "" || ref.Source.Stack != "" {
-					// Said here, where it is written, once: a nested
-					// stack's depends go to each of its leaves.
+				if prefix != "" {
 					msg := fmt.Sprintf("unknown component %q", d)
 					if sug := manifest.Suggest(d, slices.Sorted(maps.Keys(roles))); sug != "" {
 						msg += fmt.Sprintf(" (did you mean %q?)", sug)
 					}
 					n.diags.Errorf(ref.Positions.At(manifest.ItemPath("depends", j), ref.Pos), path+"."+manifest.ItemPath(manifest.ItemPath("components", i)+".depends", j), "%s", msg)
 				} else {
-					deps = append(deps, d) // check says it, with a suggestion
+					// A name of a base stack (fromStack), merged later,
+					// or a mistake check says, with a suggestion — where
+					// it is written, once, though a nested stack's
+					// depends go to each of its leaves (DependsFrom).
+					deps = append(deps, d)
+					if ref.Source.Stack != "" {
+						if from == nil {
+							from = map[string]manifest.Written{}
+						}
+						from[d] = manifest.Written{Pos: ref.Positions.At(manifest.ItemPath("depends", j), ref.Pos), Field: manifest.ItemPath(manifest.ItemPath("components", i)+".depends", j)}
+					}
 				}
 				continue
 			}
@@ -308,6 +317,9 @@ func (n *nester) level(s *manifest.Stack, cfg *levelConfig, prefix, path string,
 				// stack as a whole depends on, wherever it is nested.
 				out[k].Depends = append(slices.Clip(out[k].Depends), deps...)
 				out[k].DependsRewritten = out[k].DependsRewritten || len(deps) > 0
+				if from != nil {
+					out[k].DependsFrom = from
+				}
 			} else {
 				out[k].Depends = deps
 				out[k].DependsRewritten = out[k].DependsRewritten || !slices.Equal(deps, ref.Depends)

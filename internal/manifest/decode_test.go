@@ -293,3 +293,23 @@ func TestFlowNestingIsBounded(t *testing.T) {
 		t.Fatalf("got %v", diags)
 	}
 }
+
+// TestSortedSaysEachOnce: a diagnostic said twice the same (two entries
+// sharing a component manifest) is printed once, and counted once; one of
+// another field, message or severity stays.
+func TestSortedSaysEachOnce(t *testing.T) {
+	at := Pos{File: "a/hub-component.yaml", Line: 9, Col: 9}
+	var ds Diagnostics
+	ds.Errorf(at, "lifecycle.readyConditions[0].url", "unknown parameter %q", "x")
+	ds.Errorf(Pos{File: "hub.yaml", Line: 2, Col: 1}, "components", "first")
+	ds.Errorf(at, "lifecycle.readyConditions[0].url", "unknown parameter %q", "x")
+	ds.Errorf(at, "lifecycle.readyConditions[0].dns", "unknown parameter %q", "x")
+	ds.Warnf(at, "lifecycle.readyConditions[0].url", "unknown parameter %q", "x")
+	got := ds.Sorted()
+	if len(got) != 4 || len(got.Errors()) != 3 {
+		t.Fatalf("got %d (%d errors): %v", len(got), len(got.Errors()), got)
+	}
+	if got[0].Pos.File != "a/hub-component.yaml" || got[3].Pos.File != "hub.yaml" {
+		t.Errorf("order: %v", got)
+	}
+}

@@ -93,15 +93,22 @@ func (ds Diagnostics) filter(s Severity) Diagnostics {
 }
 
 // Sorted returns the diagnostics ordered for reading: files in the order they
-// were first mentioned, positions top to bottom within a file.
+// were first mentioned, positions top to bottom within a file; one said
+// twice the same (a component manifest two entries of the stack share, whose
+// steps are checked for each) once.
 func (ds Diagnostics) Sorted() Diagnostics {
 	order := map[string]int{}
+	seen := make(map[Diagnostic]bool, len(ds))
+	out := make(Diagnostics, 0, len(ds))
 	for _, d := range ds {
 		if _, ok := order[d.Pos.File]; !ok {
 			order[d.Pos.File] = len(order)
 		}
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
 	}
-	out := append(Diagnostics(nil), ds...)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i].Pos, out[j].Pos
 		if a.File != b.File {

@@ -137,6 +137,15 @@ type ComponentRef struct {
 	// stack's, a broken component was dropped): its items' positions are
 	// not those of Positions.
 	DependsRewritten bool `yaml:"-"`
+	// DependsFrom says where a name of Depends that a nested stack's entry
+	// gave to its leaves is written, for a message said there, once.
+	DependsFrom map[string]Written `yaml:"-"`
+}
+
+// Written is where something is written: its position and its field path.
+type Written struct {
+	Pos   Pos
+	Field string
 }
 
 // Source says where a component's files are: Dir, filled from Git by

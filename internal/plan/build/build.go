@@ -129,11 +129,12 @@ func Build(in *Input) (*plan.Plan, manifest.Diagnostics) {
 	if in.Options.Invoke != "" {
 		passes = []func(){b.invokePass, b.runStartPass, b.componentsPass, b.sharedFoldersPass, b.runEndPass, b.validatePass}
 	}
-	for _, pass := range passes {
+	for i, pass := range passes {
 		pass()
 		if b.diags.HasErrors() {
-			if in.Options.Invoke == "" {
-				// Its checks need nothing of the passes before.
+			if in.Options.Invoke == "" && i > 0 {
+				// Its checks need nothing of the passes before but the
+				// selection (what the run leaves out).
 				b.checkPostFlight()
 			}
 			return nil, b.diags
