@@ -464,7 +464,8 @@ func (b *builder) checkConditions(conds []manifest.ReadyCondition, path, kind st
 			// run leaves out, it will fail, but a first deploy in stages
 			// (-c db, then the rest) must be able to start.
 			for _, r := range tm.Refs() {
-				if comp := b.neverKnown(r, kind == ""); comp != "" && !b.undeploy && b.componentExists(r.Component) && (r.Component == "" || b.kindOf(r.Component) != kind) {
+				said := r.Component != "" && (!b.componentExists(r.Component) || kind != "" && b.kindOf(r.Component) == kind) // an error above
+				if comp := b.neverKnown(r, kind == ""); comp != "" && !b.undeploy && !said {
 					b.diags.Warnf(c.Pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed: the condition will fail (for the stack's, lifecycle.post_flight.skip_standard_steps: true leaves them out)", f.text, comp)
 				}
 			}
