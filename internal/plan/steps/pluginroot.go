@@ -83,8 +83,9 @@ func (rt *Runtime) pluginRootRequest(info *plan.Component) workspace.PluginRootR
 //
 // A deployment whose state does not record its id yet (a first deploy) is
 // not checked: a refusal's "adopt it" names the folder by that id, which
-// would be another one at the next run; its plugin step refuses, once the
-// run's start has recorded the id.
+// would be another one at the next run; its component is refused when
+// its lists are prepared (prepareLists), once the run's start has recorded
+// the id, and before the lists are.
 func (rt *Runtime) PluginDataRefusals() error {
 	if rt.Before == nil || rt.Locked == nil || rt.Before.DeploymentID == "" || rt.Before.DeploymentID != rt.Locked.DeploymentID {
 		return nil
