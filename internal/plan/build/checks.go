@@ -384,7 +384,7 @@ func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Templa
 			b.diags.Errorf(pos, field, "unknown parameter %q in %q", r.Name, t)
 		case r.Component != "" && !b.componentExists(r.Component):
 			msg := fmt.Sprintf("unknown output %s:%s in %q: there is no component %s", r.Component, r.Name, t, r.Component)
-			if s := manifest.Suggest(r.Component, b.componentNames()); s != "" {
+			if s := b.suggestComponent(r.Component); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			b.diags.Errorf(pos, field, "%s", msg)
@@ -416,6 +416,26 @@ func (b *builder) kindOf(name string) string {
 		return c.Meta.Kind
 	}
 	return ""
+}
+
+// suggestComponent is the component a mistaken name may mean: one spelt
+// close to it, or a leaf of a nested stack of that name (db for web.db:
+// steps name components by their whole path).
+func (b *builder) suggestComponent(name string) string {
+	names := b.componentNames()
+	if s := manifest.Suggest(name, names); s != "" {
+		return s
+	}
+	var leaf string
+	for _, n := range names {
+		if strings.HasSuffix(n, "."+name) {
+			if leaf != "" {
+				return "" // more than one: no guess
+			}
+			leaf = n
+		}
+	}
+	return leaf
 }
 
 // componentNames are the stack's and the state's components, for
