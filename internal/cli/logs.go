@@ -250,16 +250,7 @@ func followLine(w io.Writer, ev *ui.Event, comp string, mask func(string) string
 			}
 			say("== " + ui.Sanitize(text))
 		case !hiddenKinds[ev.Kind] || ev.Status == "failed":
-			text := fmt.Sprintf("<== %s: %s (%s)", ev.Label, ev.Status, ui.FormatDuration(time.Duration(derefMS(ev.DurationMS))*time.Millisecond))
-			if ev.Reason != "" {
-				text += ": " + ev.Reason
-			}
-			if ev.Warning != "" {
-				text += " (warning: " + ev.Warning + ")"
-			}
-			if ev.Info != "" {
-				text += " (info: " + ev.Info + ")"
-			}
+			text := ui.StepEndLine(ev.Label, ev.Status, time.Duration(derefMS(ev.DurationMS))*time.Millisecond, ev.Reason, ev.Warning, ev.Info)
 			say(ui.SanitizeLines(text))
 		}
 	}

@@ -236,17 +236,25 @@ func (l *RunLog) StepFinished(n *plan.Node, r plan.Result, started, ended time.T
 	if n.Hidden && r.Status != plan.Failed || n.Quiet && r.Status == plan.OK {
 		return
 	}
-	msg := fmt.Sprintf("<== %s: %s (%s)", label, r.Status, FormatDuration(ended.Sub(started)))
-	if r.Reason != "" {
-		msg += ": " + r.Reason
-	}
-	if r.Warning != "" {
-		msg += " (warning: " + r.Warning + ")"
-	}
-	if r.Info != "" {
-		msg += " (info: " + r.Info + ")"
-	}
+	msg := StepEndLine(label, r.Status.String(), ended.Sub(started), r.Reason, r.Warning, r.Info)
 	l.write(groupOf(n), laned(n, msg), ended)
+}
+
+// StepEndLine is the line a run's log says a step ended with, as gantry
+// logs --follow says it from the events: "<== label: status (duration)",
+// then why, and what on_fail let pass.
+func StepEndLine(label, status string, d time.Duration, reason, warning, info string) string {
+	msg := fmt.Sprintf("<== %s: %s (%s)", label, status, FormatDuration(d))
+	if reason != "" {
+		msg += ": " + reason
+	}
+	if warning != "" {
+		msg += " (warning: " + warning + ")"
+	}
+	if info != "" {
+		msg += " (info: " + info + ")"
+	}
+	return msg
 }
 
 // Log writes a line of output.
