@@ -351,7 +351,11 @@ func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, k
 			b.diags.Errorf(st.Pos, field, "%v", err)
 			continue
 		}
-		b.checkRefs(st.Pos, field, t, tm, stackLevel, kind, tolerated(st), known)
+		leftOut := leftOutRefused
+		if tolerated(st) {
+			leftOut = leftOutTolerated
+		}
+		b.checkRefs(st.Pos, field, t, tm, stackLevel, kind, leftOut, known)
 		// Check the special variables with ${...} replaced by placeholders.
 		var sb strings.Builder
 		for _, p := range tm.Parts {
@@ -372,12 +376,20 @@ func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, k
 	}
 }
 
+// What checkRefs makes of a text reading an output of a component the run
+// leaves out and that was never deployed.
+const (
+	leftOutRefused   = iota // an error
+	leftOutTolerated        // nothing: the step's on_fail lets it fail
+	leftOutWarned           // a warning: a ready condition, which has no on_fail, in a first deploy in stages
+)
+
 // checkRefs checks the ${...} references of t, a text a step or a ready
 // condition expands when it runs: the parameters are known, the components
-// whose outputs it reads exist (in the stack, or recorded in the state), and
-// those outputs can be known by then (unless the step's failure is
-// tolerated).
-func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Template, stackLevel bool, kind string, tolerate bool, known func(string) bool) {
+// whose outputs it reads exist (in the stack, or recorded in the state) and
+// are not of its own kind, and those outputs can be known by then (leftOut
+// says what it is when not).
+func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Template, stackLevel bool, kind string, leftOut int, known func(string) bool) {
 	for _, r := range tm.Refs() {
 		switch {
 		case r.Component == "" && !known(r.Name):
@@ -391,8 +403,13 @@ func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Templa
 		case r.Component != "" && kind != "" && b.kindOf(r.Component) == kind:
 			b.diags.Errorf(pos, field, "unknown output %s:%s in %q: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.Component, r.Name, t, kind)
 		default:
-			if c := b.neverKnown(r, stackLevel); c != "" && !b.undeploy && !tolerate {
+			c := b.neverKnown(r, stackLevel)
+			switch {
+			case c == "" || b.undeploy:
+			case leftOut == leftOutRefused:
 				b.diags.Errorf(pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", t, c, c)
+			case leftOut == leftOutWarned:
+				b.diags.Warnf(pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed: the condition will fail (for the stack's, lifecycle.post_flight.skip_standard_steps: true leaves them out)", t, c)
 			}
 		}
 	}
@@ -479,16 +496,7 @@ func (b *builder) checkConditions(conds []manifest.ReadyCondition, path, kind st
 				b.diags.Errorf(c.Pos, field, "%v", err)
 				continue
 			}
-			b.checkRefs(c.Pos, field, f.text, tm, kind == "", kind, true, known)
-			// A ready condition has no on_fail: reading what a partial
-			// run leaves out, it will fail, but a first deploy in stages
-			// (-c db, then the rest) must be able to start.
-			for _, r := range tm.Refs() {
-				said := r.Component != "" && (!b.componentExists(r.Component) || kind != "" && b.kindOf(r.Component) == kind) // an error above
-				if comp := b.neverKnown(r, kind == ""); comp != "" && !b.undeploy && !said {
-					b.diags.Warnf(c.Pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed: the condition will fail (for the stack's, lifecycle.post_flight.skip_standard_steps: true leaves them out)", f.text, comp)
-				}
-			}
+			b.checkRefs(c.Pos, field, f.text, tm, kind == "", kind, leftOutWarned, known)
 		}
 	}
 }
