@@ -66,9 +66,6 @@ type PluginRootRequest struct {
 	// Waiting, when not nil, hears once that the decision waits for
 	// another run's (lockWaitNotice).
 	Waiting func(string)
-	// check decides as ReadOnly does but refuses what a run would refuse
-	// (PluginRootRefusal).
-	check bool
 }
 
 // PluginRootRefusal is the error PluginRoot would refuse a run with, nil
@@ -79,8 +76,8 @@ func (w Workspace) PluginRootRefusal(req PluginRootRequest) error {
 	if err := checkDeploymentID(req.Run.ID); err != nil {
 		return err
 	}
-	req.ReadOnly, req.check = true, true
-	_, _, err := decider{w: w, req: req}.decide()
+	req.ReadOnly = true
+	_, _, err := decider{w: w, req: req, check: true}.decide()
 	return err
 }
 
@@ -106,6 +103,9 @@ func (w Workspace) PluginRoot(ctx context.Context, req PluginRootRequest) (dir, 
 type decider struct {
 	w   Workspace
 	req PluginRootRequest
+	// check decides as a read-only request does but refuses what a run
+	// would refuse (PluginRootRefusal).
+	check bool
 }
 
 func (d decider) decide() (string, string, error) {
@@ -144,7 +144,7 @@ func (d decider) decide() (string, string, error) {
 		return shared, note, d.mark(shared)
 	}
 	why := fmt.Sprintf("%s was left unmarked by an earlier gantry, and this state records no plugin instances of %s", d.rel(shared), d.req.Component)
-	if d.req.ReadOnly && !d.req.check {
+	if d.req.ReadOnly && !d.check {
 		return d.ownFolder(own, why)
 	}
 	// Whose it is cannot be told: another deployment's whose state records

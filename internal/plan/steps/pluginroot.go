@@ -18,23 +18,32 @@ type pluginRoots struct {
 	mu   sync.Mutex
 	dirs map[string]string
 	// keepers are the components of the plan with an entry whose plugin
-	// keeps data (keepsData), found once.
+	// keeps data (entryKeepsData), in the plan's order; found once.
 	keepersOnce sync.Once
-	keepers     map[string]bool
+	keepers     []string
+	keeps       map[string]bool
 }
 
-// keepsData reports whether a component of the plan has an entry whose
-// plugin keeps data in the component's plugin data folder.
-func (rt *Runtime) keepsData(component string) bool {
+// dataKeepers are the components of the plan with an entry whose plugin
+// keeps data in the component's plugin data folder, in the plan's order
+// (orphans too).
+func (rt *Runtime) dataKeepers() []string {
 	rt.roots.keepersOnce.Do(func() {
-		rt.roots.keepers = map[string]bool{}
+		rt.roots.keeps = map[string]bool{}
 		for _, n := range rt.Plan.Nodes {
-			if e, ok := n.Spec.(plan.Entry); ok && !rt.roots.keepers[e.Component] && entryKeepsData(e) {
-				rt.roots.keepers[e.Component] = true
+			if e, ok := n.Spec.(plan.Entry); ok && !rt.roots.keeps[e.Component] && entryKeepsData(e) {
+				rt.roots.keeps[e.Component] = true
+				rt.roots.keepers = append(rt.roots.keepers, e.Component)
 			}
 		}
 	})
-	return rt.roots.keepers[component]
+	return rt.roots.keepers
+}
+
+// keepsData reports whether a component is one of dataKeepers.
+func (rt *Runtime) keepsData(component string) bool {
+	rt.dataKeepers()
+	return rt.roots.keeps[component]
 }
 
 // pluginRoot is the folder of a component's plugin data for this run's
@@ -91,13 +100,7 @@ func (rt *Runtime) PluginDataRefusals() error {
 		return nil
 	}
 	var errs []error
-	asked := map[string]bool{}
-	for _, n := range rt.Plan.Nodes { // in the plan's order, orphans too
-		name := n.Component
-		if _, entry := n.Spec.(plan.Entry); !entry || asked[name] || !rt.keepsData(name) {
-			continue
-		}
-		asked[name] = true
+	for _, name := range rt.dataKeepers() {
 		info := rt.Plan.Components[name]
 		if info == nil || info.ReadOnly || rt.maySkip(name) {
 			continue
