@@ -161,9 +161,9 @@ type RemoteRecord struct {
 	rec    *record
 	events *ui.Async
 	report func(*Outcome)
-	// learned reads the secrets the state holds once the run is over:
-	// the workers learned them, this process did not (learnedSecrets).
-	learned func() []string
+	// store holds the secrets the workers learned and this process did
+	// not, read once the run is over (learnedSecrets).
+	store state.Store
 }
 
 // Observer is what the run's events go to: masked, then to the display, the
@@ -174,13 +174,13 @@ func (rr *RemoteRecord) Observer() plan.Observer { return rr.events }
 // outcome.
 func (rr *RemoteRecord) Finish(eo *engine.Outcome) *Outcome {
 	rr.events.Close()
-	if rr.learned != nil && eo != nil {
+	if rr.store != nil && eo != nil {
 		// Lines a worker streamed before it knew a secret are in the
 		// folder as they came: close masks them again with what the
 		// masker learns here (record.close). Only for a run that is
 		// over: a client that stops following one (Ctrl-C twice) or
 		// whose workflow failed does not wait for the database.
-		rr.Masker.Add(rr.learned()...)
+		rr.Masker.Add(learnedSecrets(rr.store)...)
 	}
 	r := rr.rec
 	r.plans = append(r.plans, rr.Plan)
@@ -290,7 +290,7 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 				return nil, err
 			}
 			rec.report = func(out *Outcome) { writeReport(st, rb, out) }
-			rec.learned = func() []string { return learnedSecrets(st.Store) }
+			rec.store = st.Store
 			return rec, nil
 		}
 		return &Prepared{Plan: rb.plan, Bundle: data, Fingerprint: fp.sum, open: open}, nil
@@ -318,7 +318,7 @@ func (r *stackRun) carryOutRemote(ctx context.Context, b *built, command string,
 			return nil, err
 		}
 		rec.report = func(out *Outcome) { writeReport(st, &built{plan: p, masker: masker}, out) }
-		rec.learned = func() []string { return learnedSecrets(st.Store) }
+		rec.store = st.Store
 		if !started.IsZero() && started.Before(rec.rec.start) {
 			rec.rec.start = started
 		}
