@@ -74,6 +74,8 @@ type Outcome struct {
 	// Halt is the critical step whose failure stopped the run, nil when
 	// none did; NothingRan says no component's step started.
 	Halt       *plan.Node
+	haltReason string
+	haltLabel  string
 	NothingRan bool
 	// Undone are the mandatory components the run did not do, each with
 	// why: skipped because an optional component they wait for failed
@@ -83,13 +85,13 @@ type Outcome struct {
 	Event ui.Event
 }
 
-// HaltReason is why the step that stopped the run failed.
-func (o *Outcome) HaltReason() string {
-	if o.Halt == nil {
-		return ""
-	}
-	return o.Engine.Results[o.Halt.ID].Reason
-}
+// HaltReason is why the step that stopped the run failed, its secrets
+// masked.
+func (o *Outcome) HaltReason() string { return o.haltReason }
+
+// HaltLabel names the step that stopped the run as its lines did: by its
+// label with its values expanded when it said one, its secrets masked.
+func (o *Outcome) HaltLabel() string { return o.haltLabel }
 
 // newRunID returns a sortable, unique run id: UTC time and a random suffix.
 func newRunID() string {
@@ -326,6 +328,17 @@ func (r *record) close(err error) *Outcome {
 		out.Status = StatusFailed
 	}
 	out.Halt, out.NothingRan = halt(r.plans, r.engine)
+	if out.Halt != nil {
+		res := r.engine.Results[out.Halt.ID]
+		out.haltReason = r.masker.Text(res.Reason)
+		out.haltLabel = out.Halt.Label
+		if res.Label != "" {
+			out.haltLabel = r.masker.Text(res.Label)
+		}
+	}
+	// The scheduler names the step that stopped new work as it said its
+	// label: values expanded, which may be secrets.
+	r.engine.HaltedBy = r.masker.Text(r.engine.HaltedBy)
 	out.Event = ui.Event{Event: "run_finished", Stack: r.shown.Stack, Verb: r.shown.Verb, Status: out.Status, DurationMS: durationMS(out.Duration),
 		Components: ui.Components(out.Components), LogDir: eventDir(r.runLog.Dir()), Reason: out.UndoneReason()}
 	r.fileEvents.Emit(out.Event)

@@ -236,7 +236,7 @@ func (a *app) runEnd(out *action.Outcome, err error) error {
 			if h.Kind == plan.KindHandler && strings.HasSuffix(h.ID, "/prepare") {
 				what = "nothing was run"
 			}
-			return withCode(ExitFailed, fmt.Errorf("%s failed: %s; %s", h.Label, strings.TrimSpace(out.HaltReason()), what))
+			return withCode(ExitFailed, fmt.Errorf("%s failed: %s; %s", out.HaltLabel(), strings.TrimSpace(out.HaltReason()), what))
 		}
 		// Nothing the summary marks as a failure of the run failed it:
 		// it says why it failed.

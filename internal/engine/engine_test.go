@@ -437,3 +437,37 @@ func TestSequentialComponentPlans(t *testing.T) {
 		t.Errorf("start order (-want +got):\n%s", diff)
 	}
 }
+
+// TestFailedStepNamedByItsSaidLabel: the skips and the stop a failed step
+// causes name it by the label it said with its values expanded
+// (Result.Label), as its own lines do, and by the plan's when it said none.
+func TestFailedStepNamedByItsSaidLabel(t *testing.T) {
+	tests := []struct {
+		name, said, skip, halted string
+	}{
+		{"said", "gate: Approve app", "step gate: Approve app failed", "the run stopped after gate: Approve app failed"},
+		{"not said", "", "step gate: Approve {{.component}} failed", "the run stopped after gate: Approve {{.component}} failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fail := plan.Fail(errors.New("needs approval"))
+			fail.Label = tt.said
+			p := plan.New("s", "deploy")
+			p.Add(&plan.Node{ID: "gate", Label: "gate: Approve {{.component}}", Critical: true, Spec: fn(result(fail))})
+			p.Add(&plan.Node{ID: "after", Label: "delay 1s", Spec: fn(result(plan.Ok()))})
+			p.Add(&plan.Node{ID: "other", Label: "other", Spec: fn(result(plan.Ok()))})
+			connect(p, "gate", "after", plan.OnSuccess)
+			connect(p, "after", "other", plan.OnComplete)
+			o := mustRun(context.Background(), p, Options{Parallel: 1})
+			if got := o.Results["after"].Reason; got != tt.skip {
+				t.Errorf("skip reason %q, want %q", got, tt.skip)
+			}
+			if got, want := o.HaltedBy, strings.TrimSuffix(strings.TrimPrefix(tt.halted, "the run stopped after "), " failed"); got != want {
+				t.Errorf("halted by %q, want %q", got, want)
+			}
+			if got := o.Results["other"].Reason; got != "not started: "+tt.halted {
+				t.Errorf("stopped step's reason %q, want %q", got, "not started: "+tt.halted)
+			}
+		})
+	}
+}

@@ -306,7 +306,7 @@ func (s *Scheduler) decide(i int) (plan.Result, bool) {
 		case dep.Status == plan.Skipped:
 			return plan.Skip(upstreamCause(dep.Cause), dep.Reason), true
 		default:
-			return plan.Skip(plan.CauseUpstream, failedReason(dn, n)), true
+			return plan.Skip(plan.CauseUpstream, failedReason(dn, dep, n)), true
 		}
 	}
 	if failurePath && !anyFailed {
@@ -333,11 +333,20 @@ func upstreamCause(c plan.Cause) plan.Cause {
 	return plan.CauseUpstream
 }
 
-func failedReason(dep, n *plan.Node) string {
+func failedReason(dep *plan.Node, res plan.Result, n *plan.Node) string {
 	if dep.Group != "" && dep.Group != n.Group {
 		return dep.Group + " failed"
 	}
-	return "step " + dep.Label + " failed"
+	return "step " + labelOf(dep, res) + " failed"
+}
+
+// labelOf names a step that ended with res: by the label it said with its
+// values expanded, as its own lines name it, else by the plan's.
+func labelOf(n *plan.Node, res plan.Result) string {
+	if res.Label != "" {
+		return res.Label
+	}
+	return n.Label
 }
 
 // finish records how step i ended and makes the steps waiting only for it
@@ -359,7 +368,7 @@ func (s *Scheduler) finish(i int, res plan.Result) {
 		if (!s.opts.Force || res.Abort) && s.halted == "" {
 			s.halted = n.Group
 			if s.halted == "" {
-				s.halted = n.Label
+				s.halted = labelOf(n, res)
 			}
 			s.haltedBy = s.halted
 		}

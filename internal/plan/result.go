@@ -63,6 +63,10 @@ type Result struct {
 	// Abort stops new work, as a critical failure does (on_fail: pause answered
 	// with abort).
 	Abort bool
+	// Label is the step's label with the values it names expanded, when the
+	// step said it (NoteLabel); empty when it said none. The skips and the
+	// stop its failure causes name the step by it, as its own lines do.
+	Label string
 	// Data is what the step hands to the steps that name it among their
 	// inputs (Node.Inputs): the expanded parameters of a component, the
 	// outputs a plugin printed. It never leaves the process.

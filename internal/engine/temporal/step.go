@@ -126,7 +126,7 @@ func (a *activities) step(ctx context.Context, in StepInput) (StepOutput, error)
 	slog.Debug("step done", "step", in.Step, "local", local, "refresh", refreshed.Round(time.Microsecond),
 		"total", time.Since(out.Started).Round(time.Microsecond))
 	mask := wr.Masker.Text
-	res.Reason, res.Warning, res.Info = mask(res.Reason), mask(res.Warning), mask(res.Info)
+	res.Reason, res.Warning, res.Info, res.Label = mask(res.Reason), mask(res.Warning), mask(res.Info), mask(res.Label)
 	out.Result, out.Ended = ResultOf(res), time.Now()
 	return out, nil
 }

@@ -129,16 +129,17 @@ type Result struct {
 	Warning string      `json:"warning,omitempty"`
 	Info    string      `json:"info,omitempty"`
 	Abort   bool        `json:"abort,omitempty"`
+	Label   string      `json:"label,omitempty"`
 }
 
 // ResultOf is r as it travels.
 func ResultOf(r plan.Result) Result {
-	return Result{Status: r.Status, Cause: r.Cause, Reason: r.Reason, Warning: r.Warning, Info: r.Info, Abort: r.Abort}
+	return Result{Status: r.Status, Cause: r.Cause, Reason: r.Reason, Warning: r.Warning, Info: r.Info, Abort: r.Abort, Label: r.Label}
 }
 
 // Plan is the result as a plan.Result.
 func (r Result) Plan() plan.Result {
-	return plan.Result{Status: r.Status, Cause: r.Cause, Reason: r.Reason, Warning: r.Warning, Info: r.Info, Abort: r.Abort}
+	return plan.Result{Status: r.Status, Cause: r.Cause, Reason: r.Reason, Warning: r.Warning, Info: r.Info, Abort: r.Abort, Label: r.Label}
 }
 
 // StepInput is what an activity of a step gets.

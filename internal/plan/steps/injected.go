@@ -110,26 +110,28 @@ func (rt *Runtime) injected(ctx context.Context, env plan.Env, n *plan.Node, s p
 			return plan.Fail(err)
 		}
 	}
-	rt.sayLabel(env, n, s.Component)
+	label := rt.sayLabel(env, n, s.Component)
 	// Retries come before on_fail: it applies to the last attempt.
 	res := limited(ctx, env, s.Step.Limits, func(ctx context.Context, env plan.Env) plan.Result { return rt.runInjected(ctx, env, s) })
-	if res.Status != plan.Failed {
-		return res
+	if res.Status == plan.Failed {
+		res = onFail(res, s.Step.OnFail, labelOr(label, n), env)
 	}
-	return onFail(res, s.Step.OnFail, n.Label, env)
+	res.Label = label
+	return res
 }
 
 // sayLabel tells the displays the step's label with its values expanded
 // (plan.NoteLabel), when it names any and they expand: the plan's label
 // says ${db.host}, the run's says what it is. A label that does not
-// expand is left as it is; the step reports its own errors.
-func (rt *Runtime) sayLabel(env plan.Env, n *plan.Node, comp string) {
+// expand is left as it is; the step reports its own errors. It returns the
+// label said, "" when none was.
+func (rt *Runtime) sayLabel(env plan.Env, n *plan.Node, comp string) string {
 	if !hasValues(n.Label) {
-		return
+		return ""
 	}
 	x, err := rt.expander(env, comp)
 	if err != nil {
-		return
+		return ""
 	}
 	// A label that computes with a secret (#{…}, or a {{…}} template the
 	// secret is substituted into) stays as written: the masker hides the
@@ -137,9 +139,20 @@ func (rt *Runtime) sayLabel(env plan.Env, n *plan.Node, comp string) {
 	// makes of it (printf "%.6s" is its first six characters). One that
 	// only substitutes it shows it masked.
 	l, readSecret, err := x.expandTracked(n.Label)
-	if err == nil && l != n.Label && !(computesWithValues(n.Label) && readSecret) {
-		env.Note(plan.Note{Kind: plan.NoteLabel, Value: l})
+	if err != nil || l == n.Label || computesWithValues(n.Label) && readSecret {
+		return ""
 	}
+	env.Note(plan.Note{Kind: plan.NoteLabel, Value: l})
+	return l
+}
+
+// labelOr is the label a step said, or its plan's when it said none: what
+// its messages name it by.
+func labelOr(said string, n *plan.Node) string {
+	if said != "" {
+		return said
+	}
+	return n.Label
 }
 
 // computesWithValues reports whether a label computes with the values it

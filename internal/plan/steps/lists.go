@@ -203,10 +203,12 @@ func (rt *Runtime) entry(ctx context.Context, env plan.Env, n *plan.Node, s plan
 	if spec == nil {
 		return plan.Fail(fmt.Errorf("internal error: no entry %s %v in the plugin lists of %s", s.List, s.Index, info.Name))
 	}
+	var label string
 	if s.Kind() == plan.KindPlugin && s.List != plan.ListVanished && spec.Label == "" && hasValues(n.Label) {
 		// The plan's label names the values; the run knows them.
 		if l := s.Action + " " + spec.Title(); l != n.Label {
 			env.Note(plan.Note{Kind: plan.NoteLabel, Value: l})
+			label = l
 		}
 	}
 	var res plan.Result
@@ -228,8 +230,9 @@ func (rt *Runtime) entry(ctx context.Context, env plan.Env, n *plan.Node, s plan
 		res = limited(ctx, env, s.Limits, func(ctx context.Context, env plan.Env) plan.Result { return rt.instanceRun(ctx, env, info, b, s, spec) })
 	}
 	if res.Status == plan.Failed {
-		return onFail(res, s.OnFail, n.Label, env)
+		res = onFail(res, s.OnFail, labelOr(label, n), env)
 	}
+	res.Label = label
 	return res
 }
 

@@ -144,7 +144,14 @@ const (
 // up to waitSeconds. A line per attempt while it waits is the live line of
 // the display.
 func (rt *Runtime) ready(ctx context.Context, env plan.Env, n *plan.Node, s plan.Ready) plan.Result {
-	rt.sayLabel(env, n, s.Component)
+	label := rt.sayLabel(env, n, s.Component)
+	res := rt.readyChecks(ctx, env, s)
+	res.Label = label
+	return res
+}
+
+// readyChecks checks the conditions of a ready step.
+func (rt *Runtime) readyChecks(ctx context.Context, env plan.Env, s plan.Ready) plan.Result {
 	x, err := rt.expander(env, s.Component)
 	if err != nil {
 		return plan.Fail(err)
