@@ -324,7 +324,12 @@ func (r *record) close(err error) *Outcome {
 	case r.engine.Failed || err != nil:
 		out.Status = StatusFailed
 	}
-	if out.Undone = mandatorySkipped(r.plans, r.engine); len(out.Undone) > 0 && out.Status == StatusOK {
+	out.Undone = mandatorySkipped(r.plans, r.engine)
+	for i, u := range out.Undone {
+		// A skip's reason may name a step by its expanded label.
+		out.Undone[i] = r.masker.Text(u)
+	}
+	if len(out.Undone) > 0 && out.Status == StatusOK {
 		out.Status = StatusFailed
 	}
 	out.Halt, out.NothingRan = halt(r.plans, r.engine)
