@@ -312,6 +312,14 @@ func (o *Outcome) UndoneReason() string {
 func (r *record) close(err error) *Outcome {
 	r.waitPlan()
 	logErr := r.runLog.Close()
+	var errReason string
+	if err != nil {
+		// What ended the run is its reason where nothing else says it,
+		// and why the groups it kept from starting did not start: they
+		// are not left waiting in the summary and the events.
+		errReason, _, _ = strings.Cut(r.masker.Text(err.Error()), "\n")
+		r.tracker.NotStarted("not started: " + errReason)
+	}
 	out := &Outcome{Plan: r.shown, RunID: r.runID, LogDir: r.runLog.Dir(), RunLog: r.runLog, Status: StatusOK, Duration: time.Since(r.start),
 		Components: r.tracker.Components(), Engine: r.engine}
 	if logErr == nil && r.heard != nil {
@@ -346,6 +354,9 @@ func (r *record) close(err error) *Outcome {
 	r.engine.HaltedBy = r.masker.Text(r.engine.HaltedBy)
 	out.Event = ui.Event{Event: "run_finished", Stack: r.shown.Stack, Verb: r.shown.Verb, Status: out.Status, DurationMS: durationMS(out.Duration),
 		Components: ui.Components(out.Components), LogDir: eventDir(r.runLog.Dir()), Reason: out.UndoneReason()}
+	if out.Event.Reason == "" {
+		out.Event.Reason = errReason
+	}
 	r.fileEvents.Emit(out.Event)
 	r.fileEvents.Flush()
 	closeErr := r.eventsFile.Close()

@@ -243,6 +243,20 @@ func (t *Tracker) StepFinished(n *plan.Node, r plan.Result, started, ended time.
 	}
 }
 
+// NotStarted marks every group still waiting skipped, for reason: the run
+// ended before their steps could start (a lock another run held once the
+// installation handler had prepared, a workspace refused).
+func (t *Tracker) NotStarted(reason string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.list {
+		if c.Status == Waiting {
+			t.setStatus(c, Skipped)
+			c.Reason = reason
+		}
+	}
+}
+
 // Log keeps the component's last line for the live display, sanitized: no
 // escape sequence or control character of a component reaches the terminal.
 // A line with nothing visible leaves the last one shown.
