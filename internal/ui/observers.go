@@ -55,6 +55,7 @@ func (m Masked) StepFinished(n *plan.Node, r plan.Result, started, ended time.Ti
 	r.Reason = m.Masker.Text(r.Reason)
 	r.Warning = m.Masker.Text(r.Warning)
 	r.Info = m.Masker.Text(r.Info)
+	r.Label = m.Masker.Text(r.Label)
 	if r.Err != nil {
 		r.Err = maskedError{m.Masker.Text(r.Err.Error())}
 	}
