@@ -86,7 +86,9 @@ func limited(ctx context.Context, env plan.Env, l *plan.Limits, run func(context
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			// Its reason says the run stopped it, not only what failed.
 			t.Stop()
+			res.Reason = fmt.Sprintf("%s (interrupted before attempt %d of %d)", res.Reason, i+1, attempts)
 			return res
 		case <-t.C:
 		}
