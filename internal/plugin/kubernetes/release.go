@@ -204,7 +204,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		}
 		r.inventory[k] = res
 	}
-	if err := r.validate(ctx); err != nil {
+	if err := r.validate(ctx, live); err != nil {
 		return nil, err
 	}
 	mode := "install"
@@ -410,7 +410,10 @@ func crdKinds(objs []*object) map[schema.GroupKind]string {
 // checked as the creation it will be: the one an earlier run left is
 // deleted before it is created (hook), so checking it as a change of that
 // one would refuse what cannot change in place (a Job's pod template).
-func (r *release) validate(ctx context.Context) error {
+// live holds the objects of the deploy that exist: a namespace of the
+// manifests among them is not created by the deploy, and the objects in
+// it are checked as the changes they are.
+func (r *release) validate(ctx context.Context, live map[*object]metav1.Object) error {
 	// The API server cannot validate objects of a kind whose CRD the same
 	// deploy creates; a chart's crds/ CRD that exists is left as it is,
 	// so the objects of its kinds are checked against it.
@@ -427,7 +430,7 @@ func (r *release) validate(ctx context.Context) error {
 	}
 	newNS := map[string]bool{}
 	for _, o := range r.objects {
-		if o.u.GetKind() == "Namespace" && o.u.GroupVersionKind().Group == "" {
+		if o.u.GetKind() == "Namespace" && o.u.GroupVersionKind().Group == "" && live[o] == nil {
 			newNS[o.u.GetName()] = true
 		}
 	}
