@@ -430,7 +430,7 @@ func (r *release) validate(ctx context.Context, live map[*object]metav1.Object) 
 	}
 	newNS := map[string]bool{}
 	for _, o := range r.objects {
-		if o.u.GetKind() == "Namespace" && o.u.GroupVersionKind().Group == "" && live[o] == nil {
+		if isNamespace(o) && live[o] == nil {
 			newNS[o.u.GetName()] = true
 		}
 	}

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -200,21 +201,24 @@ func deployStages(objs []*object, upgrade, either bool) []stage {
 	if len(crds) > 0 {
 		out = append(out, stage{ID: stageID{Kind: stageCRDs}.String(), Label: crdsLabel(crds), Objects: crds})
 	}
-	// Pre hooks need the namespace they run in: the manifests' namespaces
-	// come before them (Helm needs --create-namespace for the same).
-	if anyPre {
-		var namespaces, rest []*object
-		for _, o := range main {
-			if o.u.GetKind() == "Namespace" && o.u.GroupVersionKind().Group == "" {
-				namespaces = append(namespaces, o)
-			} else {
-				rest = append(rest, o)
-			}
+	// Pre hooks need the namespace they run in, and so does an object of
+	// a weight group before a namespace's: the manifests' namespaces
+	// come first then (Helm needs --create-namespace for the same).
+	var namespaces, rest []*object
+	for _, o := range main {
+		if isNamespace(o) {
+			namespaces = append(namespaces, o)
+		} else {
+			rest = append(rest, o)
 		}
-		if len(namespaces) > 0 {
-			out = append(out, stage{ID: stageID{Kind: stageNamespaces}.String(), Label: "apply namespaces (the hooks run in them)", Objects: namespaces})
-			main = rest
+	}
+	if len(namespaces) > 0 && (anyPre || weighsBefore(rest, namespaces)) {
+		label := "apply namespaces (the hooks run in them)"
+		if !anyPre {
+			label = "apply namespaces (objects of earlier weight groups go into them)"
 		}
+		out = append(out, stage{ID: stageID{Kind: stageNamespaces}.String(), Label: label, Objects: namespaces})
+		main = rest
 	}
 	ids := map[string]bool{}
 	for i, ev := range pres {
@@ -231,6 +235,29 @@ func deployStages(objs []*object, upgrade, either bool) []stage {
 		out = append(out, hookStages(postHooks[i], ev, ids, either)...)
 	}
 	return append(out, stage{ID: stageID{Kind: stagePrune}.String(), Label: "prune vanished objects"})
+}
+
+// isNamespace reports whether o is a Namespace.
+func isNamespace(o *object) bool {
+	return o.u.GetKind() == "Namespace" && o.u.GroupVersionKind().Group == ""
+}
+
+// weighsBefore reports whether an object of objs is in a weight group
+// before that of one of namespaces: it may go into that namespace, which
+// its own group would not have created yet. Which namespace an object goes
+// into may be known only once parameters are expanded, and the stages are
+// planned before: any earlier weight counts.
+func weighsBefore(objs, namespaces []*object) bool {
+	latest := math.MinInt
+	for _, ns := range namespaces {
+		latest = max(latest, ns.weight())
+	}
+	for _, o := range objs {
+		if o.weight() < latest {
+			return true
+		}
+	}
+	return false
 }
 
 // crdsLabel says what the CRDs stage does: a chart's crds/ are only

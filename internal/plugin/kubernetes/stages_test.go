@@ -217,6 +217,32 @@ func TestDeployStages(t *testing.T) {
 			},
 		},
 		{
+			name: "namespaces before an earlier weight group that may go into them",
+			objs: []*object{
+				weighted("v1", "Namespace", "web", ""),
+				weighted("v1", "ConfigMap", "early", "-5"),
+				weighted("v1", "Service", "svc", ""),
+			},
+			want: []summary{
+				{ID: "namespaces", Label: "apply namespaces (objects of earlier weight groups go into them)", Objects: []string{"Namespace/web"}},
+				{ID: "group:-5", Label: "apply weight group -5 (1 object)", Objects: []string{"ConfigMap/early"}},
+				{ID: "group:0", Label: "apply weight group 0 (1 object)", Objects: []string{"Service/svc"}},
+				prune,
+			},
+		},
+		{
+			name: "a namespace in the first weight group stays there",
+			objs: []*object{
+				weighted("v1", "Namespace", "web", "-10"),
+				weighted("v1", "ConfigMap", "early", "-5"),
+			},
+			want: []summary{
+				{ID: "group:-10", Label: "apply weight group -10 (1 object)", Objects: []string{"Namespace/web"}},
+				{ID: "group:-5", Label: "apply weight group -5 (1 object)", Objects: []string{"ConfigMap/early"}},
+				prune,
+			},
+		},
+		{
 			name: "namespaced hook ref",
 			objs: []*object{newObject("batch/v1", "Job", "web", "migrate", map[string]string{"helm.sh/hook": "pre-install"})},
 			want: []summary{

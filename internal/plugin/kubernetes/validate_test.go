@@ -114,7 +114,7 @@ func TestValidateHookAsCreation(t *testing.T) {
 			c, requests := dryRunServer(t, "migrate", "notify")
 			o := newObject("batch/v1", "Job", "apps", tc.obj, tc.ann)
 			r := &release{cl: c, objects: []*object{o}, out: io.Discard}
-			err := r.validate(context.Background())
+			err := r.validate(context.Background(), nil)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Errorf("validate: %v, want it valid", err)
