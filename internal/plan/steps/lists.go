@@ -17,6 +17,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/plugin"
+	"github.com/gantry-dev/gantry/internal/secret"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -63,12 +64,12 @@ func (rt *Runtime) prepareLists(ctx context.Context, env plan.Env, info *plan.Co
 			p.plugins, p.setup = plugin.Specs(c.Plugins), plugin.Specs(c.SetupPlugins)
 			break
 		}
-		exp := rt.pluginParams(info, b)
+		expand := expandMasked(rt.pluginParams(info, b), rt.Masker)
 		var err error
-		if p.plugins, err = expandSpecs(plugin.Specs(c.Plugins), exp.Resolver()); err != nil {
+		if p.plugins, err = expandSpecs(plugin.Specs(c.Plugins), expand); err != nil {
 			return plan.Fail(err)
 		}
-		if p.setup, err = expandSpecs(plugin.Specs(c.SetupPlugins), exp.Resolver()); err != nil {
+		if p.setup, err = expandSpecs(plugin.Specs(c.SetupPlugins), expand); err != nil {
 			return plan.Fail(err)
 		}
 	default:
@@ -397,9 +398,30 @@ func (rt *Runtime) record(ctx context.Context, env plan.Env, n *plan.Node, s pla
 	return plan.Ok()
 }
 
+// expandMasked returns an expansion of values with exp's parameters that
+// makes a value computed from a secret (#{db.password.lowerAscii()}, a
+// template over one) a secret of the run's masker, as a step's argument is
+// (expander.expand): a plugin may print it, an API server's error quote it.
+// A value that only substitutes a secret needs nothing more: the masker
+// knows the secret and its usual encodings.
+func expandMasked(exp *params.Expanded, m *secret.Masker) func(string) (string, error) {
+	plain := exp.Resolver()
+	return func(v string) (string, error) {
+		if !computesWithValues(v) {
+			return params.Expand(v, plain)
+		}
+		r, readSecret := exp.SecretTracking()
+		out, err := params.Expand(v, r)
+		if err == nil && readSecret() && m != nil {
+			m.AddComputed(out)
+		}
+		return out, err
+	}
+}
+
 // expandSpecs returns the specs with ${...} and #{...} expanded in their
 // arguments and in the strings of their configs.
-func expandSpecs(specs []*plugin.Spec, r params.Resolver) ([]*plugin.Spec, error) {
+func expandSpecs(specs []*plugin.Spec, expand func(string) (string, error)) ([]*plugin.Spec, error) {
 	if specs == nil {
 		return nil, nil
 	}
@@ -408,18 +430,18 @@ func expandSpecs(specs []*plugin.Spec, r params.Resolver) ([]*plugin.Spec, error
 		c := *s
 		c.Args = make([]string, len(s.Args))
 		for j, a := range s.Args {
-			v, err := params.Expand(a, r)
+			v, err := expand(a)
 			if err != nil {
 				return nil, fmt.Errorf("plugin %s argument %q: %w", s.Name, a, err)
 			}
 			c.Args[j] = v
 		}
-		cfg, err := expandValue(s.Config, r)
+		cfg, err := expandValue(s.Config, expand)
 		if err != nil {
 			return nil, fmt.Errorf("plugin %s config: %w", s.Name, err)
 		}
 		c.Config = cfg
-		if c.Children, err = expandSpecs(s.Children, r); err != nil {
+		if c.Children, err = expandSpecs(s.Children, expand); err != nil {
 			return nil, err
 		}
 		out[i] = &c
@@ -427,14 +449,14 @@ func expandSpecs(specs []*plugin.Spec, r params.Resolver) ([]*plugin.Spec, error
 	return out, nil
 }
 
-func expandValue(v any, r params.Resolver) (any, error) {
+func expandValue(v any, expand func(string) (string, error)) (any, error) {
 	switch x := v.(type) {
 	case string:
-		return params.Expand(x, r)
+		return expand(x)
 	case map[string]any:
 		m := make(map[string]any, len(x))
 		for k, val := range x {
-			e, err := expandValue(val, r)
+			e, err := expandValue(val, expand)
 			if err != nil {
 				return nil, err
 			}
@@ -444,7 +466,7 @@ func expandValue(v any, r params.Resolver) (any, error) {
 	case []any:
 		l := make([]any, len(x))
 		for i, val := range x {
-			e, err := expandValue(val, r)
+			e, err := expandValue(val, expand)
 			if err != nil {
 				return nil, err
 			}

@@ -28,11 +28,10 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 		prepared = env.Result(n.Inputs[2]).Data
 	}
 	exp := rt.pluginParams(info, b)
-	resolver := exp.Resolver()
 	call := &plugin.Call{
 		Action: s.Action, Entry: spec, Instance: rt.instance(ctx, env, info, exp), Dir: info.Dir, Env: rt.processEnv(info, exp),
 		Stdout: env.Stream(), Stderr: env.Stream(),
-		Expand:   func(v string) (string, error) { return params.Expand(v, resolver) },
+		Expand:   expandMasked(exp, rt.Masker),
 		Recorded: build.RecordedInstance(rt.recorded(info.Name), spec.Key),
 		// Never nil from a plan: an action whose only stage is its first
 		// has no other stage to run, and prepare must know it.
@@ -71,7 +70,7 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 	}
 	var reported *produced
 	if s.Stage == plugin.StageOutputs {
-		outs, err := objectOutputs(rt.Res.Component(info.Name), resolver)
+		outs, err := objectOutputs(rt.Res.Component(info.Name), exp.Resolver())
 		if err != nil {
 			return plan.Fail(err)
 		}
