@@ -126,8 +126,8 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	for _, res := range recordedResources(c.Recorded) {
 		r.inventory[resourceKey(res)] = res
 	}
-	objs := in.objs
-	if err := r.place(objs); err != nil {
+	objs, err := r.place(in.objs, c.Action == plugin.ActionDelete)
+	if err != nil {
 		return nil, err
 	}
 	stack := EnvValue(c.Env, "HUB_STACK_NAME")
@@ -346,9 +346,16 @@ func mark(u *unstructured.Unstructured, stack, component string) {
 // place gives objects of namespaced kinds that name no namespace the
 // release namespace, and checks that the cluster serves every kind — or
 // that a CRD of the manifests defines it.
-func (r *release) place(objs []*object) error {
+//
+// For a delete, an object of a kind the cluster does not serve (its CRD
+// was deleted, or an operator's upgrade stopped serving the version the
+// manifests name) cannot exist: it is left out, with a line that says so,
+// and the others are returned. An undeploy deletes what the state
+// recorded, whatever the manifests say now.
+func (r *release) place(objs []*object, deleting bool) ([]*object, error) {
 	scopes := crdKinds(objs)
 	var errs []error
+	kept := objs[:0:0]
 	for _, o := range objs {
 		gvk := o.u.GroupVersionKind()
 		namespaced := false
@@ -358,14 +365,19 @@ func (r *release) place(objs []*object) error {
 			namespaced = m.Scope.Name() == meta.RESTScopeNameNamespace
 		case meta.IsNoMatchError(err):
 			scope, ok := scopes[gvk.GroupKind()]
+			if !ok && deleting {
+				r.logf("%s: %s: the cluster serves no %s: there is none of it to delete", o.source, o.ref(), gvkText(gvk))
+				continue
+			}
 			if !ok {
 				errs = append(errs, fmt.Errorf("%s: %s: the cluster serves no %s, and no CRD of the manifests defines it", o.source, o.ref(), gvkText(gvk)))
 				continue
 			}
 			namespaced = scope != "Cluster"
 		default:
-			return fmt.Errorf("ask %s which kinds it serves: %w", r.cl.server, err)
+			return nil, fmt.Errorf("ask %s which kinds it serves: %w", r.cl.server, err)
 		}
+		kept = append(kept, o)
 		switch {
 		case namespaced && o.u.GetNamespace() == "":
 			o.u.SetNamespace(r.cl.namespace)
@@ -376,7 +388,7 @@ func (r *release) place(objs []*object) error {
 	// One object written twice — once without a namespace, once in the
 	// release namespace — is the same object once placed.
 	seen := map[string]*object{}
-	for _, o := range objs {
+	for _, o := range kept {
 		k := resourceKey(resourceOf(o))
 		if first, ok := seen[k]; ok {
 			errs = append(errs, fmt.Errorf("%s: %s is the object of %s too (in namespace %s)", o.source, o.ref(), first.source, o.u.GetNamespace()))
@@ -384,7 +396,7 @@ func (r *release) place(objs []*object) error {
 		}
 		seen[k] = o
 	}
-	return errors.Join(errs...)
+	return kept, errors.Join(errs...)
 }
 
 // crdKinds are the kinds the CRDs among objs define, with their scope
