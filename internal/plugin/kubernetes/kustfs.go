@@ -236,6 +236,9 @@ func (f *kustomizeFS) generator(path string, gen *yaml.Node, secret bool, dirs [
 		switch gen.Content[j].Value {
 		case "literals":
 			for _, lit := range scalars(v) {
+				if !f.literalShaped(path, lit, secret) {
+					continue
+				}
 				changed = f.literal(path, lit, secret) || changed
 			}
 		case "files":
@@ -412,6 +415,31 @@ func (f *kustomizeFS) abs(dir, p string) (string, bool) {
 		return "", false
 	}
 	return d.Join(name), true
+}
+
+// literalShaped checks that a literal is written "key=value", and says
+// where when it is not: kustomize's own error would quote every literal of
+// the generator, a secretGenerator's too. Key and value are expanded
+// apart, so a literal that is one reference holding "k=v" is refused as
+// well: its "=" must be written in the file.
+func (f *kustomizeFS) literalShaped(path string, n *yaml.Node, secret bool) bool {
+	if strings.Contains(n.Value, "=") {
+		return true
+	}
+	what := "configMapGenerator"
+	if secret {
+		what = "secretGenerator"
+	}
+	hint := ""
+	if HasRef(n.Value) {
+		hint = " (key and value are expanded apart: write the key and the \"=\" in the file, as key=${…})"
+	}
+	if secret {
+		f.errorf(path, n.Line, n.Column, "%s: a literal must be key=value; this one has no \"=\" (its text is not shown: it is a secret's)%s", what, hint)
+	} else {
+		f.errorf(path, n.Line, n.Column, "%s: a literal must be key=value, got %q%s", what, n.Value, hint)
+	}
+	return false
 }
 
 // literal expands one "key=value" literal in place; it reports whether it

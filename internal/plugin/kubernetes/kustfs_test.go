@@ -271,6 +271,47 @@ func TestKustomizeSecretLiteralErrorUnquoted(t *testing.T) {
 	}
 }
 
+// TestKustomizeLiteralNotKeyValue: a generator's literal with no "=" is
+// refused at its line, a secretGenerator's without its text, and none of
+// the generator's other literals is quoted (kustomize's own error quotes
+// them all); a literal that is one reference says to write the key.
+func TestKustomizeLiteralNotKeyValue(t *testing.T) {
+	tests := []struct {
+		name, gen, lit, want, never string
+	}{
+		{"secret", "secretGenerator", `"typo: sk_live_51Hard"`, `k/kustomization.yaml:6:5: secretGenerator: a literal must be key=value; this one has no "=" (its text is not shown: it is a secret's)`, "sk_live"},
+		{"one reference", "secretGenerator", `"${extra}"`, `write the key and the "=" in the file, as key=${…}`, "k=v"},
+		{"config map", "configMapGenerator", `"plain"`, `k/kustomization.yaml:6:5: configMapGenerator: a literal must be key=value, got "plain"`, "apikey"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{
+				"k/kustomization.yaml": tt.gen + ":\n- name: s\n  literals:\n  - apikey=sk_live_51Secret\n  - pw=${pw}\n  - " + tt.lit + "\n",
+			})
+			_, err := load(dir, config{Kustomize: "k"}, expandWith(map[string]string{"pw": "Pw-Secret-9", "extra": "k=v"}))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want it to say %q", err, tt.want)
+			}
+			for _, never := range []string{tt.never, "Pw-Secret-9", "sk_live_51Secret", "literal sources"} {
+				if strings.Contains(err.Error(), never) {
+					t.Errorf("the error quotes %q: %v", never, err)
+				}
+			}
+		})
+	}
+}
+
+// TestOneLineLeavesKustomizeLiteralsOut: a literal kustomize refuses
+// itself (one gantry's checks let through) is not quoted, nor are the
+// generator's others.
+func TestOneLineLeavesKustomizeLiteralsOut(t *testing.T) {
+	got := oneLine("loading KV pairs: literal sources [apikey=sk_live_51 typo: x]: invalid literal source typo: x, expected key=value")
+	if want := "loading KV pairs: a literal source is not key=value"; got != want {
+		t.Errorf("oneLine: %q, want %q", got, want)
+	}
+}
+
 // TestKustomizeBuiltinGeneratorsExpanded: the literals of a builtin
 // SecretGenerator or ConfigMapGenerator that generators: names — a config
 // file, a kustomization folder that builds one, a config written inline —

@@ -847,10 +847,22 @@ func (l *loader) kustomize(rel string) {
 // a builtin (`\n name: x\n ...`), over several lines.
 var kustomizeConfigBlock = regexp.MustCompile("(?s) with config: `.*?`: ")
 
+// kustomizeLiterals are the literals kustomize quotes in its errors about
+// a generator's literal sources (all of the generator's, a
+// secretGenerator's too): "literal sources [a=1 b=2]", and the one it
+// refuses. They are left out of what is said.
+var kustomizeLiterals = regexp.MustCompile(`(?s)literal sources \[.*?\]: |invalid literal source .*?, expected key=value`)
+
 // oneLine makes one line of a kustomize error: its chain is one problem,
 // which a message of several lines would show as several.
 func oneLine(msg string) string {
 	msg = kustomizeConfigBlock.ReplaceAllString(msg, ": ")
+	msg = kustomizeLiterals.ReplaceAllStringFunc(msg, func(m string) string {
+		if strings.HasPrefix(m, "literal sources") {
+			return ""
+		}
+		return "a literal source is not key=value"
+	})
 	return strings.Join(strings.Fields(msg), " ")
 }
 
