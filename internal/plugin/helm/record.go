@@ -22,14 +22,23 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// maxHistory is how many revisions of a release are kept, the one a deploy
+// writes included, as helm upgrade's --history-max and werf keep by
+// default: each revision is a Secret holding the rendered manifest and the
+// values, and a stack deployed on every commit would pile them up.
+const maxHistory = 10
+
 // releases is Helm's storage of a namespace's releases: Secrets of type
-// helm.sh/release.v1, which helm list and helm history read.
+// helm.sh/release.v1, which helm list and helm history read. Writing a
+// revision removes the oldest beyond maxHistory, never the last deployed.
 func releases(rc *rest.Config, namespace string) (*storage.Storage, error) {
 	cs, err := k8s.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
 	}
-	return storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(namespace))), nil
+	s := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(namespace)))
+	s.MaxHistory = maxHistory
+	return s, nil
 }
 
 // history is a release's revisions, oldest first; none when it has none.
