@@ -2,8 +2,12 @@ package state
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -41,7 +45,11 @@ func Decode(path string, data []byte) (*State, error) {
 		}
 		return nil, fmt.Errorf("%s", positioned(path, err.Error()))
 	}
-	return checked(path, s)
+	s, err = checked(path, s)
+	if bad := (*badNameError)(nil); errors.As(err, &bad) {
+		return nil, fmt.Errorf("%sstate %s is not valid: %w", bad.at(path, data), path, bad)
+	}
+	return s, err
 }
 
 // hubKind is the line that says a YAML document is a Hub CLI state.
@@ -172,15 +180,55 @@ func goTypeWords(t string) string {
 	return "a value of another kind"
 }
 
+// badNameError is a component name of a state that cannot be one.
+type badNameError struct{ name string }
+
+func (e *badNameError) Error() string {
+	return fmt.Sprintf("the component name %q cannot be one: a component's name is a folder below another (letters, digits and _ . -, or a sow component's path, a/b), not absolute, without . or .. parts; was the state edited by hand?", e.name)
+}
+
+// at places a bad component name in the document it was read from: the
+// first line that holds it as a key ("path:line:col: "), "path: " when none
+// does (a journal's record).
+func (e *badNameError) at(path string, data []byte) string {
+	quoted, _ := json.Marshal(e.name)
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		t := bytes.TrimLeft(line, " ")
+		if bytes.HasPrefix(t, append([]byte(e.name), ':')) || bytes.HasPrefix(t, append(quoted, ':')) ||
+			bytes.HasPrefix(t, []byte("'"+e.name+"':")) {
+			return fmt.Sprintf("%s:%d:%d: ", path, i+1, len(line)-len(t)+1)
+		}
+	}
+	return path + ": "
+}
+
+// maxComponentName bounds a component's name, which names files: a
+// manifest's are at most 128 characters, a sow component's path more.
+const maxComponentName = 1024
+
+// ValidComponentName reports whether a name read from a state can be a
+// component's: a relative path of clean parts (a sow component is named by
+// its folder's, store/db) that stays below the folder it is joined to —
+// never "." or "..", absolute, empty, nor holding a NUL or a backslash.
+func ValidComponentName(name string) bool {
+	return name != "" && name != "." && len(name) <= maxComponentName && filepath.IsLocal(name) && path.Clean(name) == name &&
+		!strings.ContainsAny(name, "\x00\\")
+}
+
 var knownStatuses = map[string]bool{"": true, StatusDeployed: true, StatusUndeployed: true, StatusFailed: true, StatusSkipped: true, StatusIncomplete: true}
 
-// check rejects what a hand edit can break: empty component records and
-// statuses gantry does not know.
+// check rejects what a hand edit can break: empty component records,
+// statuses gantry does not know, and component names that are no folder
+// below another (they name folders and files: .gantry/gen/<name> is
+// removed once the component is undeployed).
 func (s *State) check() error {
 	if !knownStatuses[s.Status] {
 		return fmt.Errorf("unknown stack status %q", s.Status)
 	}
 	for name, c := range s.Components {
+		if !ValidComponentName(name) {
+			return &badNameError{name}
+		}
 		if c == nil {
 			return fmt.Errorf("component %s has an empty record", name)
 		}

@@ -179,6 +179,11 @@ func (rt *Runtime) clean(s plan.Clean) plan.Result {
 		}
 	})
 	for _, name := range done {
+		if !state.ValidComponentName(name) {
+			// The state's reader refuses such a name: never remove a
+			// folder outside the workspace for one.
+			return plan.Fail(fmt.Errorf("internal error: the component name %q names no folder below %s", name, rt.Dirs.GenDir("")))
+		}
 		if err := os.RemoveAll(rt.Dirs.GenDir(name)); err != nil {
 			return plan.Fail(err)
 		}
