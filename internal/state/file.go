@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/token"
 
 	"github.com/gantry-dev/gantry/internal/atomicfile"
 	"github.com/gantry-dev/gantry/internal/inputfile"
@@ -86,13 +88,43 @@ func decodeYAML(data []byte) (*State, error) {
 // unmarshalYAML decodes a state's YAML into v with goccy, turning its panics
 // into errors: goccy fails on some hand edits, a tag on an anchored list
 // (secretOutputs: &x !t) took it down with a nil dereference.
+//
+// A state holds no anchor nor alias (gantry never writes one, nor does the
+// Hub CLI): one is refused before decoding, where it is, as the decoder
+// would expand aliases without bound — a kilobyte of nested aliases took
+// gigabytes.
 func unmarshalYAML(data []byte, v any, opts ...yaml.DecodeOption) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("the YAML decoder could not read it (%v): look for a tag (!…), an anchor (&…) or an alias (*…), which gantry never writes", r)
 		}
 	}()
+	if err := noAnchors(data); err != nil {
+		return err
+	}
 	return yaml.UnmarshalWithOptions(data, v, opts...)
+}
+
+// noAnchors refuses a document with an anchor or an alias, saying the
+// first's position as the decoder's messages do ("[line:col] …").
+func noAnchors(data []byte) error {
+	for _, t := range lexer.Tokenize(string(data)) {
+		what := ""
+		switch t.Type {
+		case token.AnchorType:
+			what = "an anchor (&…)"
+		case token.AliasType:
+			what = "an alias (*…)"
+		default:
+			continue
+		}
+		line, col := 0, 0
+		if t.Position != nil {
+			line, col = t.Position.Line, t.Position.Column
+		}
+		return fmt.Errorf("[%d:%d] %s: a state holds none (gantry never writes one), and aliases would be expanded without bound", line, col, what)
+	}
+	return nil
 }
 
 // checked refuses a decoded state of another format version or one a hand

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -45,5 +46,29 @@ func TestDecodeRefusesAComponentNameThatLeavesTheWorkspace(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "s.state:6:3: state s.state is not valid: the component name ") {
 			t.Errorf("%s: error %v, want it refused at 6:3", key, err)
 		}
+	}
+}
+
+// TestDecodeRefusesAnchorsAndAliases: a state holds no anchor nor alias
+// (gantry never writes one): one is refused where it is, before the decoder
+// expands it — a kilobyte of nested aliases took gigabytes. So is one in a
+// Hub CLI state.
+func TestDecodeRefusesAnchorsAndAliases(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\nstack: s\nparameters:\n  a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i < 9; i++ {
+		fmt.Fprintf(&b, "  a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	_, err := Decode("s.state", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "s.state:4:7: the state is not valid: an anchor (&…)") {
+		t.Errorf("error %v, want the anchor refused at 4:7", err)
+	}
+	_, err = Decode("s.state", []byte("version: 1\nstack: s\ncomponents:\n  app:\n    status: deployed\n    outputs: *x\n"))
+	if err == nil || !strings.Contains(err.Error(), "s.state:6:14: the state is not valid: an alias (*…)") {
+		t.Errorf("error %v, want the alias refused at 6:14", err)
+	}
+	_, err = DecodeHub("p.state", []byte("kind: state\nstackParameters:\n  - name: p\n    value: &v [a]\n"))
+	if err == nil || !strings.Contains(err.Error(), "p.state:4:12:") || !strings.Contains(err.Error(), "an anchor (&…)") {
+		t.Errorf("hub state: error %v, want the anchor refused at 4:12", err)
 	}
 }
