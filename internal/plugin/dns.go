@@ -23,13 +23,13 @@ func (dnsPlugin) Validate(action string, args map[string]any) error {
 	if _, err := stringArg(args, "name"); err != nil {
 		return err
 	}
-	_, err := durationArg(args, "interval", time.Second)
+	_, err := intervalArg(args, "interval", time.Second)
 	return err
 }
 
 func (dnsPlugin) Run(ctx context.Context, c *Call) error {
 	name, _ := stringArg(c.Args, "name")
-	interval, _ := durationArg(c.Args, "interval", time.Second)
+	interval, _ := intervalArg(c.Args, "interval", time.Second)
 	try := func(ctx context.Context) error {
 		addrs, err := net.DefaultResolver.LookupHost(ctx, name)
 		if err != nil {

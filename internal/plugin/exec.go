@@ -26,7 +26,7 @@ func (execPlugin) Validate(action string, args map[string]any) error {
 	if _, err := stringArg(args, "command"); err != nil {
 		return err
 	}
-	_, err := durationArg(args, "interval", time.Second)
+	_, err := intervalArg(args, "interval", time.Second)
 	return err
 }
 
@@ -35,7 +35,7 @@ func (execPlugin) Run(ctx context.Context, c *Call) error {
 		return execEntry(ctx, c)
 	}
 	command, _ := stringArg(c.Args, "command")
-	interval, _ := durationArg(c.Args, "interval", time.Second)
+	interval, _ := intervalArg(c.Args, "interval", time.Second)
 	try := func(ctx context.Context) error {
 		err := component.Run(ctx, component.Process{Args: []string{"/bin/sh", "-c", command}, Dir: c.Dir, Env: c.Env, Stdout: c.Stdout, Stderr: c.Stderr, Grace: 2 * time.Second})
 		if err != nil {

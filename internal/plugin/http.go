@@ -23,7 +23,7 @@ func (httpPlugin) Validate(action string, args map[string]any) error {
 	if _, err := stringArg(args, "url"); err != nil {
 		return err
 	}
-	_, err := durationArg(args, "interval", time.Second)
+	_, err := intervalArg(args, "interval", time.Second)
 	return err
 }
 
@@ -66,7 +66,7 @@ func GetBelow(ctx context.Context, url string, limit int) (status string, err er
 
 func (httpPlugin) Run(ctx context.Context, c *Call) error {
 	url, _ := stringArg(c.Args, "url")
-	interval, _ := durationArg(c.Args, "interval", time.Second)
+	interval, _ := intervalArg(c.Args, "interval", time.Second)
 	try := func(ctx context.Context) error {
 		status, err := GetOK(ctx, url)
 		if err != nil {

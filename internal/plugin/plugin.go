@@ -223,8 +223,13 @@ func stringArg(args map[string]any, key string) (string, error) {
 	return "", fmt.Errorf("argument %q must be a string, got %T", key, v)
 }
 
-// durationArg returns an optional number of seconds.
-func durationArg(args map[string]any, key string, def time.Duration) (time.Duration, error) {
+// minInterval is the shortest interval between a wait's attempts: a
+// shorter one (1e-9 is accepted by the number's syntax) is a busy loop
+// against what it probes, and fills the run's log and events.
+const minInterval = 10 * time.Millisecond
+
+// intervalArg returns an optional interval between attempts, in seconds.
+func intervalArg(args map[string]any, key string, def time.Duration) (time.Duration, error) {
 	v, ok := args[key]
 	if !ok {
 		return def, nil
@@ -248,8 +253,8 @@ func durationArg(args map[string]any, key string, def time.Duration) (time.Durat
 	// NaN and values past what a time.Duration holds would wrap round (a
 	// negative interval is a busy loop).
 	d, ok := manifest.Seconds(f)
-	if !ok {
-		return 0, fmt.Errorf("argument %q must be a positive number of seconds of at most %d, got %v", key, int64(manifest.MaxSeconds), v)
+	if !ok || d < minInterval {
+		return 0, fmt.Errorf("argument %q must be a number of seconds from %v to %d, got %v", key, minInterval.Seconds(), int64(manifest.MaxSeconds), v)
 	}
 	return d, nil
 }

@@ -26,13 +26,13 @@ func (tcpPlugin) Validate(action string, args map[string]any) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return fmt.Errorf("argument \"address\" must be host:port, got %q", addr)
 	}
-	_, err = durationArg(args, "interval", time.Second)
+	_, err = intervalArg(args, "interval", time.Second)
 	return err
 }
 
 func (tcpPlugin) Run(ctx context.Context, c *Call) error {
 	addr, _ := stringArg(c.Args, "address")
-	interval, _ := durationArg(c.Args, "interval", time.Second)
+	interval, _ := intervalArg(c.Args, "interval", time.Second)
 	try := func(ctx context.Context) error {
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, "tcp", addr)
