@@ -2,6 +2,7 @@ package elaborate
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -94,6 +95,23 @@ func (n *nester) substituteConfig(src string, cfg *levelConfig, pos manifest.Pos
 		b.WriteString(escape(text))
 		changed = true
 	}
+	// What the config puts into a value is bounded as an expansion's is:
+	// the value, and all the elaboration writes (an expression's result
+	// is charged by its expansion, over the config's budget).
+	bounded := func(text, v string, charge bool) bool {
+		if b.Len()+len(v) > params.MaxValueSize {
+			fail(text, &params.BudgetError{Msg: fmt.Sprintf("the value would be larger than %d MiB", params.MaxValueSize>>20)})
+			return false
+		}
+		if !charge || cfg.budget == nil {
+			return true
+		}
+		if err := cfg.budget.SpendBytes(len(v)); err != nil {
+			fail(text, err)
+			return false
+		}
+		return true
+	}
 	for _, part := range t.Parts {
 		switch part.Kind {
 		case params.Literal:
@@ -125,6 +143,9 @@ func (n *nester) substituteConfig(src string, cfg *levelConfig, pos manifest.Pos
 				fail(text, err)
 				continue
 			}
+			if !bounded(text, v, true) {
+				continue
+			}
 			*used = append(*used, configRef{name: part.Name, value: cfg.values[part.Name], whole: len(t.Parts) == 1 && len(part.Encodings) == 0})
 			// Config is data: what it holds is never read as a reference.
 			b.WriteString(escape(v))
@@ -138,6 +159,9 @@ func (n *nester) substituteConfig(src string, cfg *levelConfig, pos manifest.Pos
 			v, err := params.Expand(text, cfg)
 			if err != nil {
 				fail(text, err)
+				continue
+			}
+			if !bounded(text, v, false) {
 				continue
 			}
 			for _, cands := range params.ExprNames(part.Text) {

@@ -71,7 +71,16 @@ type levelConfig struct {
 	// field ("config.resource.cert"); a leaf reads one's value with
 	// ${config.resource.cert.value}.
 	resources map[string]manifest.Resource
+	// budget is the elaboration's, shared by every level: what the
+	// configs' substitutions and expressions write and cost in all is
+	// bounded, not only each value (a few kilobytes of nested stacks
+	// that each double a value reached gigabytes).
+	budget *params.Budget
 }
+
+// Budget is the budget the expansions over the config are charged to
+// (params.Budgeted).
+func (c *levelConfig) Budget() *params.Budget { return c.budget }
 
 // errReported stands for a problem already reported (a required field
 // without a value), so that one mistake gives one message.

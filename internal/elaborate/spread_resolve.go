@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
 )
 
 // resolveConfig makes one stack instance's config concrete (seed 003
@@ -23,6 +24,11 @@ func resolveConfig(s *manifest.Stack, given *givenConfig, path string, outer *le
 	}
 	owner := s.Meta.Name
 	out := &levelConfig{owner: owner, values: map[string]configValue{}, hsize: map[string]int{}, detail: map[string]map[string]*manifest.RoleScale{}, unset: map[string]bool{}}
+	if outer != nil {
+		out.budget = outer.budget
+	} else {
+		out.budget = params.NewBudget()
+	}
 	section := func(name string, fields map[string]*manifest.ConfigField, vals map[string]givenValue, resource bool) {
 		base := path + ".config." + name
 		for _, k := range manifest.SortedKeys(vals) {

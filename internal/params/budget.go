@@ -54,6 +54,11 @@ type BudgetError struct{ Msg string }
 
 func (e *BudgetError) Error() string { return e.Msg }
 
+// SpendBytes charges n bytes written into values by an expansion done
+// outside Template.Eval (a nested stack's config substituted into its
+// leaves' values): an error once the budget's bytes are spent.
+func (b *Budget) SpendBytes(n int) error { return b.spendBytes(n) }
+
 func (b *Budget) spendBytes(n int) error {
 	if b.bytes.Add(int64(n)) > maxTotalBytes {
 		return &BudgetError{Msg: fmt.Sprintf("the expansions of this run wrote more than %s in all; a parameter that repeats another many times?", sizeText(maxTotalBytes))}
