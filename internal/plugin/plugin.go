@@ -64,7 +64,7 @@ type Call struct {
 	// (nil if it never ran); Keep records the resources the instance
 	// created, durably, before the plugin goes on (staged plugins).
 	Recorded *state.PluginInstance
-	Keep     func(resources []state.Resource) error
+	Keep     func(resources []state.Resource, cluster string) error
 	// Others reads what the state records now of the stack's other plugin
 	// instances: their resources by component (this component's other
 	// instances under its own name). The kubernetes plugin leaves in place

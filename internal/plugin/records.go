@@ -64,12 +64,16 @@ func Vanished(rec *state.Component, lists ...[]*Spec) []*Spec {
 // from records: entries made from specs know nothing of what their
 // instances created, and recording them afresh must not forget it.
 func CarryResources(list []state.PluginInstance, from ...[]state.PluginInstance) {
-	known := map[string][]state.Resource{}
+	type held struct {
+		resources []state.Resource
+		cluster   string
+	}
+	known := map[string]held{}
 	var collect func(l []state.PluginInstance)
 	collect = func(l []state.PluginInstance) {
 		for _, p := range l {
 			if p.Key != "" && len(p.Resources) > 0 {
-				known[p.Key] = p.Resources
+				known[p.Key] = held{p.Resources, p.Cluster}
 			}
 			collect(p.Children)
 		}
@@ -80,8 +84,8 @@ func CarryResources(list []state.PluginInstance, from ...[]state.PluginInstance)
 	var carry func(l []state.PluginInstance)
 	carry = func(l []state.PluginInstance) {
 		for i := range l {
-			if r, ok := known[l[i].Key]; ok && l[i].Key != "" && len(l[i].Resources) == 0 {
-				l[i].Resources = r
+			if h, ok := known[l[i].Key]; ok && l[i].Key != "" && len(l[i].Resources) == 0 {
+				l[i].Resources, l[i].Cluster = h.resources, h.cluster
 			}
 			carry(l[i].Children)
 		}
@@ -90,13 +94,14 @@ func CarryResources(list []state.PluginInstance, from ...[]state.PluginInstance)
 }
 
 // SetResources records, in a component's recorded lists, the resources of
-// the instance with the key; it reports whether it found the instance.
-func SetResources(c *state.Component, key string, resources []state.Resource) bool {
+// the instance with the key and the cluster they are in; it reports whether
+// it found the instance.
+func SetResources(c *state.Component, key string, resources []state.Resource, cluster string) bool {
 	var set func(l []state.PluginInstance) bool
 	set = func(l []state.PluginInstance) bool {
 		for i := range l {
 			if l[i].Key == key {
-				l[i].Resources = resources
+				l[i].Resources, l[i].Cluster = resources, cluster
 				return true
 			}
 			if set(l[i].Children) {

@@ -170,6 +170,7 @@ func (e *encoder) plugins(in int, name string, list []PluginInstance) {
 		e.strList(in+4, "onFail", p.OnFail)
 		e.plugins(in+4, "children", p.Children)
 		e.resources(in+4, p.Resources)
+		e.optStr(in+4, "cluster", p.Cluster)
 	}
 }
 

@@ -755,6 +755,9 @@ func (p *fastParser) plugins(rest string, in int) ([]PluginInstance, bool) {
 			case "resources":
 				idx = 9
 				pi.Resources, ok = p.resources(rest, in+4)
+			case "cluster":
+				idx = 10
+				pi.Cluster, ok = p.scalar(rest)
 			}
 			if idx <= last || !ok {
 				return nil, false

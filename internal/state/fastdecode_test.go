@@ -276,6 +276,9 @@ func randPlugins(r *rand.Rand, depth int) []PluginInstance {
 			p.Resources = append(p.Resources, Resource{APIVersion: randString(r), Kind: randString(r), Namespace: randString(r),
 				Name: randString(r), Weight: r.Intn(11) - 5, CRD: r.Intn(2) == 0, Keep: r.Intn(2) == 0, Adopted: r.Intn(2) == 0, Pending: r.Intn(2) == 0})
 		}
+		if r.Intn(2) == 0 {
+			p.Cluster = randString(r)
+		}
 		l = append(l, p)
 	}
 	return l
@@ -337,7 +340,7 @@ func TestDecodeFastAwkwardStrings(t *testing.T) {
 		c.Inputs = &Inputs{Verb: v, Outputs: map[string]string{v: v}, Files: map[string]string{v: v}}
 		c.Plugins = []PluginInstance{{Name: v, Key: v, Path: v, Args: []string{v}, Label: v, OnFail: []string{v},
 			Config:    map[string]any{v: v, v + "l": []any{v, map[string]any{v: v}}},
-			Resources: []Resource{{APIVersion: v, Kind: v, Namespace: v, Name: v}}}}
+			Resources: []Resource{{APIVersion: v, Kind: v, Namespace: v, Name: v}}, Cluster: v}}
 		c.SetupPlugins = []PluginInstance{{Name: v, Config: v}}
 		checkFast(t, mustEncode(t, s))
 	}

@@ -123,6 +123,11 @@ type PluginInstance struct {
 	// that a later deploy prunes what vanished from the manifests and an
 	// undeploy deletes it, also after a run that was killed half-way.
 	Resources []Resource `yaml:"resources,omitempty"`
+	// Cluster says which Kubernetes cluster the resources are in (the
+	// uid of its kube-system namespace, which no other cluster shares):
+	// a run whose kubeconfig points at another refuses to apply or
+	// delete what another environment of the stack deployed there.
+	Cluster string `yaml:"cluster,omitempty"`
 }
 
 // Resource is an object a plugin instance created in a system gantry does

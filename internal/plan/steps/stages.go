@@ -36,13 +36,13 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 		// Never nil from a plan: an action whose only stage is its first
 		// has no other stage to run, and prepare must know it.
 		Stages: append([]string{}, s.Stages...),
-		Keep: func(resources []state.Resource) error {
+		Keep: func(resources []state.Resource, cluster string) error {
 			if info.ReadOnly || rt.Recorder == nil {
 				return nil
 			}
 			found := false
 			ver := rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
-				found = plugin.SetResources(c, spec.Key, resources)
+				found = plugin.SetResources(c, spec.Key, resources, cluster)
 			})
 			if !found {
 				return fmt.Errorf("internal error: the state records no instance %q of %s", spec.Key, info.Name)

@@ -59,7 +59,10 @@ type release struct {
 	// resourceKey: it grows before objects are created and shrinks after
 	// they are deleted.
 	inventory map[string]state.Resource
-	keep      func([]state.Resource) error
+	keep      func(resources []state.Resource, cluster string) error
+	// cluster is the id of the cluster the run works in (identity), which
+	// the state records with the inventory.
+	cluster string
 
 	mu  sync.Mutex
 	out io.Writer
@@ -125,6 +128,9 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 		live: map[*object]*unstructured.Unstructured{}, gone: map[*object]bool{}, before: map[*object]string{}, forgotten: map[*object]bool{}}
 	for _, res := range recordedResources(c.Recorded) {
 		r.inventory[resourceKey(res)] = res
+	}
+	if err := r.sameCluster(ctx, c.Recorded); err != nil {
+		return nil, err
 	}
 	objs, err := r.place(in.objs, c.Action == plugin.ActionDelete)
 	if err != nil {
@@ -644,7 +650,11 @@ func (r *release) record() error {
 		}
 		return resourceKey(a) < resourceKey(b)
 	})
-	return r.keep(list)
+	cluster := r.cluster
+	if len(list) == 0 {
+		cluster = "" // nothing is anywhere: the next deploy may go anywhere
+	}
+	return r.keep(list, cluster)
 }
 
 // whyEmpty says why a planned stage has nothing to do: the hooks of an
