@@ -13,6 +13,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/secret"
+	"github.com/gantry-dev/gantry/internal/ui"
 )
 
 // paramRow is one line of gantry params: the JSON shape of DESIGN section 9.
@@ -105,7 +106,11 @@ of components that have not run yet show as pending. Secrets are masked unless
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tCOMPONENT\tVALUE\tSOURCE")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Component, oneLine(r.Value), r.Source)
+				// Values come from params files, the environment, files
+				// and the state: no escape sequence of theirs reaches the
+				// terminal (a clipboard write, a screen clear), as in
+				// explain.
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ui.Sanitize(r.Name), ui.Sanitize(r.Component), ui.Sanitize(oneLine(r.Value)), ui.Sanitize(r.Source))
 			}
 			return tw.Flush()
 		},

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"io"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gantry-dev/gantry/internal/action"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/report"
+	"github.com/gantry-dev/gantry/internal/ui"
 )
 
 // componentsByDefault is the size of stack past which dot and mermaid draw
@@ -100,7 +104,15 @@ It takes no lock and changes nothing.`,
 			case f.output == "mermaid":
 				return p.WriteMermaid(a.stdout)
 			}
-			return p.WriteText(a.stdout, plan.RenderOptions{Stack: f.stackGiven(args)})
+			// Labels come from manifests, some of them someone else's
+			// (gantry pull): no escape sequence of theirs reaches the
+			// terminal, as in the run's display.
+			var text strings.Builder
+			if err := p.WriteText(&text, plan.RenderOptions{Stack: f.stackGiven(args)}); err != nil {
+				return err
+			}
+			_, err = io.WriteString(a.stdout, ui.SanitizeLines(text.String()))
+			return err
 		},
 	}
 	f.register(cmd, plan.VerbDeploy)
