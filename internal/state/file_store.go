@@ -77,13 +77,20 @@ type fileWriter struct {
 	buf []byte
 }
 
+// errJournalFull is a batch the journal could not take and still be read
+// back: the recorder writes the whole state instead.
+var errJournalFull = errors.New("the state journal would be too long to read back")
+
 // Compact asks for a full batch once the journal has grown past twice the
 // snapshot's length (at least a MiB), so that rewriting the snapshot costs
-// no more than the appends did and a reader replays little.
+// no more than the appends did and a reader replays little — and always
+// well before the journal is too long to be read back.
 func (w *fileWriter) Compact() bool { return w.jsize > compactAt(w.snapSize) }
 
 // compactAt is the journal length past which the snapshot is rewritten.
-func compactAt(snapSize int) int64 { return max(1<<20, 2*int64(snapSize)) }
+func compactAt(snapSize int) int64 {
+	return min(max(1<<20, 2*int64(snapSize)), int64(maxSnapshot)/2)
+}
 
 func (w *fileWriter) Write(_ context.Context, b Batch) error {
 	if b.Full {
@@ -100,6 +107,12 @@ func (w *fileWriter) Write(_ context.Context, b Batch) error {
 			return fmt.Errorf("write state journal %s: no snapshot to continue", JournalPath(w.path))
 		}
 		return w.start(b.Base, b.BaseSize, recs)
+	}
+	if w.jsize+int64(len(recs)) > int64(maxSnapshot) {
+		// The journal could not be read back: the batch goes into a
+		// whole snapshot instead, which holds the state if it can be
+		// read at all.
+		return errJournalFull
 	}
 	w.reserve(w.jsize + int64(len(recs)))
 	// Past the zeros, a batch that fails part way (a disk full) leaves its

@@ -2,6 +2,9 @@ package state
 
 import (
 	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,5 +73,37 @@ func TestDecodeRefusesAnchorsAndAliases(t *testing.T) {
 	_, err = DecodeHub("p.state", []byte("kind: state\nstackParameters:\n  - name: p\n    value: &v [a]\n"))
 	if err == nil || !strings.Contains(err.Error(), "p.state:4:12:") || !strings.Contains(err.Error(), "an anchor (&…)") {
 		t.Errorf("hub state: error %v, want the anchor refused at 4:12", err)
+	}
+}
+
+// TestRecorderNeverWritesAStateTooLargeToRead: a state that would be longer
+// than the readers take (parameters or outputs far too large) is not
+// written: the write fails saying why, and the last state written stays,
+// readable — a deploy left a 320 MiB state that no undeploy could read.
+func TestRecorderNeverWritesAStateTooLargeToRead(t *testing.T) {
+	old := maxSnapshot
+	maxSnapshot = 4 << 10
+	defer func() { maxSnapshot = old }()
+	path := filepath.Join(t.TempDir(), "hub.yaml.state")
+	r := NewRecorder(path, New("demo"))
+	if err := r.Wait(r.UpdateComponent("small", func(c *Component) { c.Status = StatusDeployed })); err != nil {
+		t.Fatal(err)
+	}
+	v := r.UpdateComponent("big", func(c *Component) {
+		c.Status = StatusDeployed
+		c.Outputs = map[string]string{"blob": strings.Repeat("x", 8<<10)}
+	})
+	if err := r.Wait(v); err == nil || !strings.Contains(err.Error(), "more than the 4 KiB gantry reads back, so it is not written") {
+		t.Errorf("write of a state too large: %v", err)
+	}
+	if err := r.Close(); err == nil {
+		t.Error("close wrote a state too large to read")
+	}
+	st, err := ReadFile(path)
+	if err != nil {
+		t.Fatalf("the last state written is not readable: %v", err)
+	}
+	if st.Components["small"] == nil || st.Components["big"] != nil {
+		t.Errorf("read back %v, want the state before the large write", slices.Sorted(maps.Keys(st.Components)))
 	}
 }

@@ -2,10 +2,13 @@ package state
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/gantry-dev/gantry/internal/inputfile"
 )
 
 // Recorder holds a stack's state in memory during a run and makes every
@@ -360,6 +363,18 @@ func (r *Recorder) writer() {
 				err = r.w.Write(context.Background(), b)
 			}
 			r.mu.Lock()
+			if errors.Is(err, errJournalFull) {
+				// The whole state then, which holds this batch too (and
+				// carries what it took, should it fail as well).
+				taken := slices.Clone(r.taken)
+				b, err = r.encodeLocked(true)
+				r.taken = append(r.taken, taken...)
+				if err == nil {
+					r.mu.Unlock()
+					err = r.w.Write(context.Background(), b)
+					r.mu.Lock()
+				}
+			}
 			r.noteWritten(b, err)
 			if err != nil {
 				r.err, r.failed = err, v
@@ -464,6 +479,10 @@ func (r *Recorder) linger() {
 	}
 }
 
+// maxSnapshot is the longest state document written: what the readers
+// take (inputfile.MaxState). A variable so that tests can lower it.
+var maxSnapshot = inputfile.MaxState
+
 // encodeLocked encodes what changed since the last write, re-encoding only
 // the parts that changed: with full, the whole state (its Snapshot the same
 // bytes as Encode).
@@ -516,6 +535,12 @@ func (r *Recorder) encodeLocked(full bool) (Batch, error) {
 	// The writer is the only user of the document until its next write:
 	// one buffer serves every write instead of a new one the state's size.
 	r.buf = assemble(r.buf, r.header, r.frags, r.names)
+	if len(r.buf) > maxSnapshot {
+		// Written, it could not be read back: no undeploy, no explain.
+		// The last state written stays, and the run fails saying why.
+		return Batch{}, fmt.Errorf("the state would be %s, more than the %s gantry reads back, so it is not written (the last state written stays); a parameter or an output far too large?",
+			inputfile.Bytes(int64(len(r.buf))), inputfile.Bytes(int64(maxSnapshot)))
+	}
 	b.Snapshot = r.buf
 	return b, nil
 }
