@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 )
 
 // nodeDecoder is implemented by types with their own YAML shapes (steps, plugin
@@ -323,56 +322,6 @@ func (d *decoder) unknownField(e Entry, known []string, path string) {
 		field = e.Key
 	}
 	d.errorf(e.KeyPos, field, "%s", msg)
-}
-
-// suggest returns the known name closest to s when it is close enough to be a
-// likely typo, else "".
-func suggest(s string, known []string) string {
-	best, bestDist := "", math.MaxInt
-	ls := strings.ToLower(s)
-	n := utf8.RuneCountInString(ls)
-	limit := max(1, len(s)/3)
-	for _, k := range known {
-		lk := strings.ToLower(k)
-		if d := utf8.RuneCountInString(lk) - n; d > limit || -d > limit {
-			continue // at least d edits away: not worth the distance
-		}
-		dist := editDistance(ls, lk)
-		if dist < bestDist {
-			best, bestDist = k, dist
-		}
-	}
-	if bestDist <= limit {
-		return best
-	}
-	return ""
-}
-
-// editDistance is the optimal-string-alignment distance: insertions, deletions,
-// substitutions and swaps of neighbours each count one.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }
 
 // reflectOf returns the settable value a pointer points to.
