@@ -82,9 +82,10 @@ type Call struct {
 	// Planned are, by component, the stages the run's plan deploys the
 	// stack's other staged plugin instances with (this component's other
 	// instances under its own name), their objects as the plan was built
-	// (before parameters are expanded): the kubernetes plugin's prune
-	// leaves to them an object they are about to apply, moved there from
-	// this instance's manifests. nil where there is no plan.
+	// (before parameters are expanded): the kubernetes plugin's prune, and
+	// an orphan's teardown in a deploy (a component renamed), leave to them
+	// an object they are about to apply, moved there from this instance's
+	// manifests. nil where there is no plan.
 	Planned map[string][]Stage
 	// Staying are the components of the stack's manifest that stay after
 	// the run: all of them but those the run undeploys. The helm plugin

@@ -68,6 +68,11 @@ func (rt *Runtime) stageRun(ctx context.Context, env plan.Env, n *plan.Node, inf
 		call.Planned = rt.plannedDeploys(info.Name, spec.Key)
 		call.Staying = rt.staying
 	}
+	if s.Action == plugin.ActionDelete && rt.Plan != nil && first {
+		// An orphan's teardown in a deploy (a component renamed) leaves
+		// what a component of the run applies later, as a prune does.
+		call.Planned = rt.plannedDeploys(info.Name, spec.Key)
+	}
 	var reported *produced
 	if s.Stage == plugin.StageOutputs {
 		outs, err := objectOutputs(rt.Res.Component(info.Name), exp.Resolver())

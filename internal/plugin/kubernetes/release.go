@@ -1188,12 +1188,13 @@ func (r *release) keepOrForget(o *object, res state.Resource, live metav1.Object
 	} else {
 		holders = r.holders()[key]
 	}
-	if why := r.id.keepReason(false, live, holders); why != "" || r.action != plugin.ActionDeploy {
+	if why := r.id.keepReason(false, live, holders); why != "" {
 		return why, nil
 	}
-	// A prune: an object another component of this run is about to apply
-	// (moved from these manifests to its) is left to it, not deleted and
-	// made again — whichever of the two runs first.
+	// A prune, or an orphan's teardown (a component renamed): an object
+	// another component of this run is about to apply (moved from these
+	// manifests to its) is left to it, not deleted and made again —
+	// whichever of the two runs first. An undeploy plans no deploy.
 	if by := plannedBy(r.planned, res); len(by) > 0 {
 		return "component " + strings.Join(by, ", ") + " of this stack applies it later in this run", nil
 	}
