@@ -174,10 +174,11 @@ func (c *cluster) remove(ctx context.Context, gvk schema.GroupVersionKind, names
 // since its owner was read is not deleted — the API server answers
 // Conflict.
 func (c *cluster) removeUID(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, uid types.UID) (removal, error) {
-	m, err := c.mapping(gvk)
+	m, err := c.anyVersionMapping(gvk)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
-			// The kind is gone (its CRD was deleted): so are its objects.
+			// The kind is gone at every version (its CRD was deleted):
+			// so are its objects.
 			return wasAbsent, nil
 		}
 		return wasAbsent, err

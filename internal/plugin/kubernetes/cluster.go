@@ -207,6 +207,24 @@ func (c *cluster) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error
 	return m, nil
 }
 
+// anyVersionMapping is the mapping of gvk's kind at gvk's version, else
+// at the version the cluster prefers: to read or delete an object, which
+// is one whatever version it is asked at. An operator's upgrade that stops
+// serving the version a state recorded (v1beta1, v1 still served) leaves
+// its objects in place, and an undeploy must still find and delete them.
+func (c *cluster) anyVersionMapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		if other, oerr := c.mapper.RESTMapping(gvk.GroupKind()); oerr == nil {
+			return other, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the cluster serves no %s: %w", gvkText(gvk), err)
+	}
+	return m, nil
+}
+
 // awaitServed waits until the API serves a kind, whose CRD was just
 // created: discovery learns it only after the CRD is established, so the
 // mapper is reset and asked again.

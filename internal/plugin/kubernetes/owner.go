@@ -206,7 +206,7 @@ func (c *cluster) lookup(ctx context.Context, objs []*object) (map[*object]metav
 	groups := map[groupKey][]*object{}
 	var order []groupKey
 	for _, o := range objs {
-		m, err := c.mapping(o.u.GroupVersionKind())
+		m, err := c.anyVersionMapping(o.u.GroupVersionKind())
 		if err != nil {
 			if meta.IsNoMatchError(err) {
 				continue

@@ -372,7 +372,13 @@ func (r *release) place(objs []*object, deleting bool) ([]*object, error) {
 		case meta.IsNoMatchError(err):
 			scope, ok := scopes[gvk.GroupKind()]
 			if !ok && deleting {
-				r.logf("%s: %s: the cluster serves no %s: there is none of it to delete", o.source, o.ref(), gvkText(gvk))
+				if other, oerr := r.cl.anyVersionMapping(gvk); oerr == nil {
+					// Served at another version: the object is one,
+					// asked at whichever.
+					namespaced = other.Scope.Name() == meta.RESTScopeNameNamespace
+					break
+				}
+				r.logf("%s: %s: the cluster serves no %s at any version: there is none of it to delete", o.source, o.ref(), gvkText(gvk))
 				continue
 			}
 			if !ok {
