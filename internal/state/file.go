@@ -240,11 +240,13 @@ const maxComponentName = 1024
 
 // ValidComponentName reports whether a name read from a state can be a
 // component's: a relative path of clean parts (a sow component is named by
-// its folder's, store/db) that stays below the folder it is joined to —
-// never "." or "..", absolute, empty, nor holding a NUL or a backslash.
+// its folder's, store/db, whatever characters the file system allows in
+// it) that stays below the folder it is joined to — never "." or "..",
+// absolute, empty, nor holding a NUL. filepath.IsLocal is the system's
+// rule: on Windows a backslash separates too.
 func ValidComponentName(name string) bool {
 	return name != "" && name != "." && len(name) <= maxComponentName && filepath.IsLocal(name) && path.Clean(name) == name &&
-		!strings.ContainsAny(name, "\x00\\")
+		!strings.ContainsRune(name, 0)
 }
 
 var knownStatuses = map[string]bool{"": true, StatusDeployed: true, StatusUndeployed: true, StatusFailed: true, StatusSkipped: true, StatusIncomplete: true}

@@ -30,7 +30,7 @@ func TestValidComponentName(t *testing.T) {
 		"a//b":                    false,
 		"./a":                     false,
 		"a\x00b":                  false,
-		`a\..\..\b`:               false,
+		`a\..\..\b`:               true, // one name on Linux, as a sow folder may be
 		strings.Repeat("x", 1025): false,
 	} {
 		if got := ValidComponentName(name); got != want {
