@@ -1001,11 +1001,15 @@ func (r *release) awaitExternal(ctx context.Context, objs []*object) error {
 // fails with "already exists"). Only the component's own is deleted:
 // prepare refused another's, and hookRefusal refuses it again.
 func (r *release) hook(ctx context.Context, o *object, phase string) error {
-	// A hook waits for its external dependencies as a weight group does
-	// (seed 004): a migration Job for the database another component
-	// deploys. The previous one stays until then.
-	if err := r.awaitExternal(ctx, []*object{o}); err != nil {
-		return err
+	// A hook of a deploy waits for its external dependencies as a weight
+	// group does (seed 004): a migration Job for the database another
+	// component deploys. The previous one stays until then. A delete's
+	// does not: what it depended on may be gone already (undeployed
+	// first), and waiting for it would fail every undeploy.
+	if phase != eventPreDelete && phase != eventPostDelete {
+		if err := r.awaitExternal(ctx, []*object{o}); err != nil {
+			return err
+		}
 	}
 	policies := o.deletePolicies()
 	name := display(o.u)
