@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -39,15 +40,23 @@ func (c *cluster) identity(ctx context.Context) (string, error) {
 	return string(m.GetUID()), nil
 }
 
+// AcceptClusterEnv names the variable that accepts a cluster as an
+// instance's when the state records another (sameCluster): its value is
+// the uid of the cluster accepted, as the refusal says it, so that no
+// blanket setting (in a CI job's environment) lets every context through.
+const AcceptClusterEnv = "GANTRY_ACCEPT_CLUSTER"
+
 // sameCluster refuses, before anything is applied or deleted, a run whose
 // kubeconfig points at another cluster than the one the state records the
-// instance's objects in, when objects it records are in this one: they
-// are another environment's (a stack deployed to staging and production
-// from one repository, each with its state, and a context left on the
-// other). An undeploy would delete them, a deploy overwrite them. When
-// none of them is here (the cluster was made anew, or the objects were
-// deleted), the run goes on and the state records this cluster.
-func (r *release) sameCluster(ctx context.Context, rec *state.PluginInstance) error {
+// instance's objects in: another environment's (a stack deployed to
+// staging and production from one repository, each with its state, and a
+// context left on the other). An undeploy is refused whatever that cluster
+// holds: deleting nothing there, it would forget the objects where they
+// are. A deploy is refused when that cluster holds objects of this stack
+// the state records (it would overwrite them); when it holds none (a
+// cluster made anew), the deploy goes on there and the state records that
+// cluster. AcceptClusterEnv set to this cluster's uid accepts it.
+func (r *release) sameCluster(ctx context.Context, rec *state.PluginInstance, env []string) error {
 	id, err := r.cl.identity(ctx)
 	if err != nil {
 		return err
@@ -61,6 +70,11 @@ func (r *release) sameCluster(ctx context.Context, rec *state.PluginInstance) er
 	if rec == nil || rec.Cluster == "" || rec.Cluster == id || len(rec.Resources) == 0 {
 		return nil
 	}
+	other := fmt.Sprintf("this instance was deployed to another cluster (kube-system namespace %s) than the kubeconfig's %s (kube-system namespace %s)", rec.Cluster, r.cl.server, id)
+	if EnvValue(env, AcceptClusterEnv) == id {
+		r.logf("%s, which %s=%s accepts as the instance's: the %s goes on here, and the state records this cluster", other, AcceptClusterEnv, id, r.action)
+		return nil
+	}
 	objs := make([]*object, len(rec.Resources))
 	for i, res := range rec.Resources {
 		objs[i] = recordedObject(res)
@@ -71,12 +85,16 @@ func (r *release) sameCluster(ctx context.Context, rec *state.PluginInstance) er
 	}
 	var here []string
 	for _, o := range objs {
-		if live[o] != nil {
+		if m := live[o]; m != nil && ownerOf(m).stack == EnvValue(env, "HUB_STACK_NAME") {
 			here = append(here, display(o.u)+inNamespace(o.u.GetNamespace()))
 		}
 	}
+	accept := fmt.Sprintf("If this cluster is the instance's on purpose (made anew, restored from a backup), run again with %s=%s", AcceptClusterEnv, id)
 	if len(here) == 0 {
-		r.logf("this instance was deployed to another cluster (kube-system namespace %s) than the kubeconfig's %s (kube-system namespace %s), which holds none of the objects the state records: the %s goes on here, and the state records this cluster", rec.Cluster, r.cl.server, id, r.action)
+		if r.action == plugin.ActionDelete {
+			return fmt.Errorf("%s, which holds none of the objects the state records: is the kubeconfig's context the right one? Nothing was deleted, and the state keeps them. %s", other, accept)
+		}
+		r.logf("%s, which holds none of the objects the state records: the %s goes on here, and the state records this cluster", other, r.action)
 		return nil
 	}
 	const most = 3
@@ -85,8 +103,8 @@ func (r *release) sameCluster(ctx context.Context, rec *state.PluginInstance) er
 		more = fmt.Sprintf(" and %d more", len(here)-most)
 		here = here[:most]
 	}
-	return fmt.Errorf("this instance was deployed to another cluster (kube-system namespace %s) than the kubeconfig's %s (kube-system namespace %s), which holds objects the state records: %s%s. They are another deployment's (this stack in another environment?): is the kubeconfig's context the right one? Nothing was applied or deleted. If this cluster is the instance's on purpose (restored from a backup), delete the line \"cluster: %s\" of the instance in the state",
-		rec.Cluster, r.cl.server, id, strings.Join(here, ", "), more, rec.Cluster)
+	return fmt.Errorf("%s, which holds objects of this stack the state records: %s%s. They are another deployment's (this stack in another environment?): is the kubeconfig's context the right one? Nothing was applied or deleted. %s",
+		other, strings.Join(here, ", "), more, accept)
 }
 
 // recordedCluster is the cluster a state records an instance's objects

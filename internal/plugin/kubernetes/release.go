@@ -129,7 +129,9 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	for _, res := range recordedResources(c.Recorded) {
 		r.inventory[resourceKey(res)] = res
 	}
-	if err := r.sameCluster(ctx, c.Recorded); err != nil {
+	// Before the manifests are checked with the cluster: a wrong
+	// context's first sign may be a kind it does not serve.
+	if err := r.sameCluster(ctx, c.Recorded, c.Env); err != nil {
 		return nil, err
 	}
 	objs, err := r.place(in.objs, c.Action == plugin.ActionDelete)
