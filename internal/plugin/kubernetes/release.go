@@ -215,6 +215,9 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	if err := r.validate(ctx, live); err != nil {
 		return nil, err
 	}
+	if err := r.crdPruneRefusal(); err != nil {
+		return nil, err
+	}
 	mode := "install"
 	if in.upgrade {
 		mode = "upgrade"
@@ -224,6 +227,41 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	}
 	r.logf("%s: %s in namespace %s on %s, all valid", mode, objectCount(len(objs)), r.cl.namespace, r.cl.server)
 	return r, r.begin(ctx)
+}
+
+// crdPruneRefusal refuses, before anything is applied, a deploy whose
+// prune would delete the CRD of a kind its manifests still hold: deleting
+// a CRD deletes every object of its kind, those the deploy has just
+// applied included, and the state would still record them. A CRD another
+// component records, or applies later in the run, is not pruned.
+func (r *release) crdPruneRefusal() error {
+	want := map[string]bool{}
+	for _, o := range r.objects {
+		want[resourceKey(resourceOf(o))] = true
+	}
+	holders := r.holders()
+	var errs []error
+	for k, res := range r.inventory {
+		if !res.CRD || want[k] || res.Keep || res.Adopted || len(holders[k]) > 0 || len(plannedBy(r.planned, res)) > 0 {
+			continue
+		}
+		for _, o := range r.objects {
+			if o.crd {
+				continue
+			}
+			m, err := r.cl.anyVersionMapping(o.u.GroupVersionKind())
+			if err != nil || m.Resource.Resource+"."+m.Resource.Group != res.Name {
+				continue
+			}
+			errs = append(errs, fmt.Errorf("%s: %s: its CustomResourceDefinition %s is no longer in the manifests, and pruning it would delete every %s in the cluster, this one included: put the CRD back in the manifests, or remove its %s objects from them first", o.source, o.ref(), res.Name, o.u.GetKind(), o.u.GetKind()))
+			break
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return fmt.Errorf("nothing was applied:\n%w", errors.Join(errs...))
 }
 
 // leaveCRDs says, for an undeploy, that a chart's crds/ CRDs stay in the
