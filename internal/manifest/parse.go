@@ -434,15 +434,29 @@ func (c *converter) copyNode(n *Node, depth int) *Node {
 	return &out
 }
 
+// tooManyValues says where a file passed maxValues.
+func tooManyValues(file string, line int) Diagnostic {
+	return Diagnostic{Pos: Pos{File: file, Line: line, Col: 1}, Msg: fmt.Sprintf("more than %d lines and list items in one file: gantry reads no larger manifest (it would take gigabytes)", maxValues)}
+}
+
 // maxFlowDepth bounds the nesting of flow collections ([ and {): the parser
 // spent gigabytes on 100,000 levels; manifests nest a handful.
 const maxFlowDepth = 256
 
+// maxValues bounds the lines and flow items of one file: each value costs
+// the parser and gantry's tree some hundred bytes, so that a 40 MB list of
+// 20 million items took 6 GB. A params file of 700,000 parameters (some 1.4
+// million lines) stays within it.
+const maxValues = 4_000_000
+
 // checkFlowDepth finds the first place where flow collections nest deeper
-// than maxFlowDepth, skipping quoted text and comments. It over-counts at
-// worst (brackets inside a plain scalar), and only past the bound.
+// than maxFlowDepth, skipping quoted text and comments, and the line where
+// the file's lines and flow items (its newlines and commas) pass
+// maxValues. It over-counts at worst (brackets inside a plain scalar, the
+// lines of a block scalar), and only past the bound.
 func checkFlowDepth(file string, data []byte) (Diagnostic, bool) {
 	depth, line, col := 0, 1, 0
+	values := 0
 	var quote byte
 	comment := false
 	for i := 0; i < len(data); i++ {
@@ -451,6 +465,9 @@ func checkFlowDepth(file string, data []byte) (Diagnostic, bool) {
 		switch {
 		case c == '\n':
 			line, col, comment = line+1, 0, false
+			if values++; values > maxValues {
+				return tooManyValues(file, line), true
+			}
 			continue
 		case comment:
 			continue
@@ -480,6 +497,10 @@ func checkFlowDepth(file string, data []byte) (Diagnostic, bool) {
 		case ']', '}':
 			if depth > 0 {
 				depth--
+			}
+		case ',':
+			if values++; values > maxValues {
+				return tooManyValues(file, line), true
 			}
 		}
 	}
