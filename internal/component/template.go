@@ -53,7 +53,9 @@ type Rendered struct {
 // templates.files globs and the *.template / *.gotemplate files below its
 // templates.directories, relative to the component directory, sorted. A
 // pattern, template or rendered file that leads out of the component folder
-// is an error.
+// is an error, and so is a template that is no regular file (a named pipe,
+// a device, a link to one): it would be skipped in silence, its file not
+// rendered.
 func TemplateFiles(dir string, t *manifest.Templates) ([]string, error) {
 	if t == nil {
 		return nil, nil
@@ -75,7 +77,11 @@ func TemplateFiles(dir string, t *manifest.Templates) ([]string, error) {
 			continue
 		}
 		for _, m := range matches {
-			if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
+			if fi, err := os.Stat(m); err == nil && !fi.IsDir() {
+				if err := templateFile(root, m, fi.Mode()); err != nil {
+					errs = append(errs, err)
+					continue
+				}
 				set[m] = true
 			}
 		}
@@ -94,15 +100,29 @@ func TemplateFiles(dir string, t *manifest.Templates) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if e.Type().IsRegular() && (strings.HasSuffix(path, TemplateSuffix) || strings.HasSuffix(path, GoTemplateSuffix)) {
-				// Named below the folder as the manifest names it, so a
-				// linked folder renders where its users look.
-				rel, err := filepath.Rel(start, path)
-				if err != nil {
-					return err
-				}
-				set[filepath.Join(dir, d, rel)] = true
+			if e.IsDir() || !strings.HasSuffix(path, TemplateSuffix) && !strings.HasSuffix(path, GoTemplateSuffix) {
+				return nil
 			}
+			if !e.Type().IsRegular() {
+				// A link (followed: one to a template of the component
+				// renders), a pipe or a device: said, not skipped.
+				fi, err := os.Stat(path)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("templates.directories %q: %w", d, err))
+					return nil
+				}
+				if err := templateFile(root, path, fi.Mode()); err != nil {
+					errs = append(errs, err)
+					return nil
+				}
+			}
+			// Named below the folder as the manifest names it, so a
+			// linked folder renders where its users look.
+			rel, err := filepath.Rel(start, path)
+			if err != nil {
+				return err
+			}
+			set[filepath.Join(dir, d, rel)] = true
 			return nil
 		})
 		if err != nil {
@@ -540,4 +560,17 @@ func LookupFile(chain []string, rel string, dir bool) (string, error) {
 		kind = "folder"
 	}
 	return "", fmt.Errorf("no %s %s in %s", kind, rel, strings.Join(chain, ", "))
+}
+
+// templateFile refuses a template that is no regular file, mode being what
+// it leads to: first as a link out of the component (a link to /dev/zero
+// leads out), else as what it is.
+func templateFile(root, path string, mode fs.FileMode) error {
+	if mode.IsRegular() {
+		return nil
+	}
+	if _, err := confined(root, path, "template"); err != nil {
+		return err
+	}
+	return fmt.Errorf("template %s %s: a template must be a regular file", path, inputfile.Describe(mode))
 }
