@@ -80,6 +80,21 @@ func (b *builder) recordedDir(dir string) string {
 	return filepath.Join(b.in.StateDir, filepath.FromSlash(dir))
 }
 
+// outsideNote says, of a component torn down from its record (no longer
+// in the stack), that the folder it runs in lies outside the stack's
+// folder (the state's): the state names it, and one edited or copied may name any
+// folder, whose Makefile the teardown runs. "" for one inside.
+func (b *builder) outsideNote(cp *compPlan) string {
+	if !cp.info.FromState || cp.recorded == nil || cp.recorded.Dir == "" || b.in.StateDir == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(b.in.StateDir, cp.info.Dir)
+	if err == nil && filepath.IsLocal(rel) {
+		return ""
+	}
+	return "; torn down in " + cp.info.Dir + ", outside the state's folder, as the state records it"
+}
+
 // prepare works out what a component's steps share: its manifest or its
 // record, its folder and its implementation. A missing implementation, an
 // unknown plugin or a broken parameter is an error now, not half-way through
@@ -703,7 +718,7 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 	case info.ReadOnly:
 		return info.Verb, ""
 	case info.Orphan:
-		return "teardown-orphan", "in the state, no longer in the stack"
+		return "teardown-orphan", "in the state, no longer in the stack" + b.outsideNote(cp)
 	case info.Verb == plan.VerbUndeploy:
 		switch {
 		case rec == nil || rec.Status == state.StatusUndeployed || rec.Status == state.StatusSkipped:
@@ -712,7 +727,7 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 			// As its begin says when the run comes to it.
 			return "skip", ReasonNeverRan
 		}
-		return plan.VerbUndeploy, ""
+		return plan.VerbUndeploy, strings.TrimPrefix(b.outsideNote(cp), "; ")
 	case rec != nil && rec.Status == state.StatusDeployed:
 		var readsProvides bool
 		info.Change, readsProvides = b.predictChange(cp)
