@@ -24,8 +24,10 @@ var (
 	// EvalTimeout bounds one request (GANTRY_SPIFF_TIMEOUT, seconds).
 	EvalTimeout = 60 * time.Second
 	// EvalMemory bounds the child's address space, bytes (virtual: Go
-	// reserves far more than it uses, so the bound is generous).
-	EvalMemory uint64 = 8 << 30
+	// reserves more than it uses, so the bound is generous; the heap
+	// stays under about half of it). At 8 GiB one line of spiff,
+	// [1..50000000], took 5 GB before the time bound stopped it.
+	EvalMemory uint64 = 3 << 30
 	// EvalStack bounds a goroutine's stack in the child, bytes: deep
 	// recursion in a template stops here.
 	EvalStack = 256 << 20
@@ -132,6 +134,10 @@ func Evaluate(ctx context.Context, jobs []Job) ([]Result, error) {
 		if errors.Is(err, errTooLong) {
 			return nil, fmt.Errorf("spiff evaluation of %s took longer than %s (a template that never ends? GANTRY_SPIFF_TIMEOUT sets the bound, in seconds); stopped", jobNames(jobs), timeout)
 		}
+		var bound *boundError
+		if errors.As(err, &bound) {
+			return nil, fmt.Errorf("spiff evaluation of %s %s; stopped", jobNames(jobs), bound.what)
+		}
 		return nil, err
 	}
 	if len(results) != len(jobs) {
@@ -141,6 +147,12 @@ func Evaluate(ctx context.Context, jobs []Job) ([]Result, error) {
 	children.put(c)
 	return results, nil
 }
+
+// boundError is a child stopped by a bound of its memory or stack; what
+// says which, after "spiff evaluation of DOCUMENTS".
+type boundError struct{ what string }
+
+func (e *boundError) Error() string { return "spiff evaluation " + e.what + "; stopped" }
 
 // errTooLong is a request that took longer than its bound.
 var errTooLong = errors.New("spiff evaluation took too long")
@@ -310,10 +322,10 @@ func (c *spiffChild) stop() {
 func childFailure(err error, ended *os.ProcessState, stderr string) error {
 	switch {
 	case bytes.Contains([]byte(stderr), []byte("stack exceeds")):
-		return errors.New("spiff evaluation recursed too deep (a template calling itself without end?); stopped at the stack bound")
+		return &boundError{"recursed too deep (a template calling itself without end?), to the stack bound"}
 	case bytes.Contains([]byte(stderr), []byte("out of memory")) || bytes.Contains([]byte(stderr), []byte("cannot allocate memory")) ||
 		bytes.Contains([]byte(stderr), []byte("pthread_create failed")):
-		return errors.New("spiff evaluation needed more memory than its bound; stopped")
+		return &boundError{fmt.Sprintf("needed more memory than its bound (%d GiB of address space: a list of millions of items?)", EvalMemory>>30)}
 	}
 	first := stderr
 	if i := bytes.IndexByte([]byte(first), '\n'); i > 0 {
