@@ -1265,7 +1265,12 @@ func (r *release) deleteOwned(ctx context.Context, o *object, live metav1.Object
 		r.mu.Unlock()
 	}
 	if live == nil {
-		r.logf("%s was already gone", display(o.u))
+		if res.Pending {
+			// Recorded before a deploy that did not get to create it.
+			r.logf("%s is not there: it was recorded before a deploy that did not finish", display(o.u))
+		} else {
+			r.logf("%s was already gone", display(o.u))
+		}
 		forget()
 		return nil
 	}
