@@ -41,6 +41,9 @@ func FullBatch(s *State) (Batch, error) {
 	}
 	names := slices.Sorted(maps.Keys(frags))
 	b := Batch{Full: true, Header: header, Snapshot: assemble(nil, header, frags, names), Components: make([]Fragment, len(names))}
+	if err := checkSnapshotLength(len(b.Snapshot)); err != nil {
+		return Batch{}, err
+	}
 	for i, name := range names {
 		b.Components[i] = Fragment{Name: name, Data: frags[name]}
 	}

@@ -101,18 +101,18 @@ func (w *fileWriter) Write(_ context.Context, b Batch) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	if w.jsize+int64(len(recs)) > int64(maxSnapshot) {
+		// The journal could not be read back: the batch goes into a
+		// whole snapshot instead, which holds the state if it can be
+		// read at all. The first batch of a journal too.
+		return errJournalFull
+	}
 	if w.journal == nil {
 		// The run's first write continues the snapshot as it is.
 		if b.Base == "" {
 			return fmt.Errorf("write state journal %s: no snapshot to continue", JournalPath(w.path))
 		}
 		return w.start(b.Base, b.BaseSize, recs)
-	}
-	if w.jsize+int64(len(recs)) > int64(maxSnapshot) {
-		// The journal could not be read back: the batch goes into a
-		// whole snapshot instead, which holds the state if it can be
-		// read at all.
-		return errJournalFull
 	}
 	w.reserve(w.jsize + int64(len(recs)))
 	// Past the zeros, a batch that fails part way (a disk full) leaves its

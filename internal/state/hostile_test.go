@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -105,5 +106,45 @@ func TestRecorderNeverWritesAStateTooLargeToRead(t *testing.T) {
 	}
 	if st.Components["small"] == nil || st.Components["big"] != nil {
 		t.Errorf("read back %v, want the state before the large write", slices.Sorted(maps.Keys(st.Components)))
+	}
+}
+
+// TestFirstJournalWriteBounded: the first write of a run on a state that
+// exists starts a journal beside its snapshot; one too long to read back
+// goes into a whole snapshot instead, and fails when that is too long
+// too, the state as it was staying readable (review 57b: the first batch
+// of a journal was not bounded).
+func TestFirstJournalWriteBounded(t *testing.T) {
+	old := maxSnapshot
+	maxSnapshot = 4 << 10
+	defer func() { maxSnapshot = old }()
+	path := filepath.Join(t.TempDir(), "hub.yaml.state")
+	first := NewRecorder(path, New("demo"))
+	first.UpdateComponent("small", func(c *Component) { c.Status = StatusDeployed })
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	store := NewFileStore(path)
+	files, err := store.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := files.Decode(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := store.Writer(context.Background())
+	r := RecordFrom(w, st.Clone(), files.Base(st))
+	r.UpdateStack(func(s *State) { s.Parameters = map[string]string{"blob": strings.Repeat("x", 8<<10)} })
+	if err := r.Flush(); err == nil || !strings.Contains(err.Error(), "gantry reads back, so it is not written") {
+		t.Errorf("first write of a state too large: %v", err)
+	}
+	_ = r.Close()
+	back, err := ReadFile(path)
+	if err != nil {
+		t.Fatalf("the state as it was is not readable: %v", err)
+	}
+	if back.Components["small"] == nil || back.Parameters["blob"] != "" {
+		t.Errorf("read back %+v, want the state as it was", back)
 	}
 }

@@ -483,6 +483,17 @@ func (r *Recorder) linger() {
 // take (inputfile.MaxState). A variable so that tests can lower it.
 var maxSnapshot = inputfile.MaxState
 
+// checkSnapshotLength refuses a state document longer than the readers
+// take: written, it could not be read back (no undeploy, no explain). The
+// last state written stays, and the run fails saying why.
+func checkSnapshotLength(n int) error {
+	if n <= maxSnapshot {
+		return nil
+	}
+	return fmt.Errorf("the state would be %s, more than the %s gantry reads back, so it is not written (the last state written stays); a parameter or an output far too large?",
+		inputfile.Bytes(int64(n)), inputfile.Bytes(int64(maxSnapshot)))
+}
+
 // encodeLocked encodes what changed since the last write, re-encoding only
 // the parts that changed: with full, the whole state (its Snapshot the same
 // bytes as Encode).
@@ -535,11 +546,8 @@ func (r *Recorder) encodeLocked(full bool) (Batch, error) {
 	// The writer is the only user of the document until its next write:
 	// one buffer serves every write instead of a new one the state's size.
 	r.buf = assemble(r.buf, r.header, r.frags, r.names)
-	if len(r.buf) > maxSnapshot {
-		// Written, it could not be read back: no undeploy, no explain.
-		// The last state written stays, and the run fails saying why.
-		return Batch{}, fmt.Errorf("the state would be %s, more than the %s gantry reads back, so it is not written (the last state written stays); a parameter or an output far too large?",
-			inputfile.Bytes(int64(len(r.buf))), inputfile.Bytes(int64(maxSnapshot)))
+	if err := checkSnapshotLength(len(r.buf)); err != nil {
+		return Batch{}, err
 	}
 	b.Snapshot = r.buf
 	return b, nil
