@@ -556,7 +556,12 @@ func (r *release) holders() map[string][]string {
 // (${...}, #{...}) matches anything, and an object without a namespace
 // (the release namespace is known when its deploy runs) any namespace —
 // prune errs on the side of leaving an object in place.
-func plannedBy(planned map[string][]plugin.Stage, res state.Resource) []string {
+//
+// With exact (an orphan's teardown), only a name written without references
+// counts: a teardown that leaves an object forgets it, and a pattern that
+// matches anything (name: "#{params.x}") would leave every object of its
+// kind recorded nowhere.
+func plannedBy(planned map[string][]plugin.Stage, res state.Resource, exact bool) []string {
 	var out []string
 	for component, stages := range planned {
 	stages:
@@ -565,6 +570,9 @@ func plannedBy(planned map[string][]plugin.Stage, res state.Resource) []string {
 				continue
 			}
 			for _, ref := range st.Objects {
+				if exact && HasRef(ref) {
+					continue
+				}
 				if refMatches(ref, res) {
 					out = append(out, component)
 					break stages

@@ -211,7 +211,8 @@ func TestReclaim(t *testing.T) {
 // TestPlannedBy: prune leaves an object another component's planned apply
 // stages have (moved there), their objects written before parameters are
 // expanded; hooks, which are deleted again, and other kinds or names do
-// not count.
+// not count. An orphan's teardown (exact) counts only names written
+// without references.
 func TestPlannedBy(t *testing.T) {
 	planned := map[string][]plugin.Stage{
 		"b": {{ID: "group:0", Objects: []string{"ConfigMap/moved", "Secret/apps/s"}}},
@@ -219,19 +220,22 @@ func TestPlannedBy(t *testing.T) {
 		"d": {{ID: "group:5", Objects: []string{"ConfigMap/moved"}}},
 	}
 	for _, tc := range []struct {
-		name string
-		res  state.Resource
-		want []string
+		name  string
+		res   state.Resource
+		exact bool
+		want  []string
 	}{
-		{"moved, any namespace", state.Resource{Kind: "ConfigMap", Namespace: "web", Name: "moved"}, []string{"b", "d"}},
-		{"namespace named by a parameter", state.Resource{Kind: "Namespace", Name: "t-1-s4"}, []string{"c"}},
-		{"another name of the pattern", state.Resource{Kind: "Namespace", Name: "t-1-s5"}, nil},
-		{"namespace given, matches", state.Resource{Kind: "Secret", Namespace: "apps", Name: "s"}, []string{"b"}},
-		{"namespace given, another", state.Resource{Kind: "Secret", Namespace: "web", Name: "s"}, nil},
-		{"another kind", state.Resource{Kind: "Secret", Namespace: "web", Name: "moved"}, nil},
-		{"a hook's", state.Resource{Kind: "Job", Namespace: "web", Name: "migrate"}, nil},
+		{"moved, any namespace", state.Resource{Kind: "ConfigMap", Namespace: "web", Name: "moved"}, false, []string{"b", "d"}},
+		{"namespace named by a parameter", state.Resource{Kind: "Namespace", Name: "t-1-s4"}, false, []string{"c"}},
+		{"another name of the pattern", state.Resource{Kind: "Namespace", Name: "t-1-s5"}, false, nil},
+		{"namespace given, matches", state.Resource{Kind: "Secret", Namespace: "apps", Name: "s"}, false, []string{"b"}},
+		{"namespace given, another", state.Resource{Kind: "Secret", Namespace: "web", Name: "s"}, false, nil},
+		{"another kind", state.Resource{Kind: "Secret", Namespace: "web", Name: "moved"}, false, nil},
+		{"a hook's", state.Resource{Kind: "Job", Namespace: "web", Name: "migrate"}, false, nil},
+		{"exact: a literal name", state.Resource{Kind: "ConfigMap", Namespace: "web", Name: "moved"}, true, []string{"b", "d"}},
+		{"exact: a name by a parameter does not count", state.Resource{Kind: "Namespace", Name: "t-1-s4"}, true, nil},
 	} {
-		if got := plannedBy(planned, tc.res); !slices.Equal(got, tc.want) {
+		if got := plannedBy(planned, tc.res, tc.exact); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -242,7 +242,7 @@ func (r *release) crdPruneRefusal() error {
 	holders := r.holders()
 	var errs []error
 	for k, res := range r.inventory {
-		if !res.CRD || want[k] || res.Keep || res.Adopted || len(holders[k]) > 0 || len(plannedBy(r.planned, res)) > 0 {
+		if !res.CRD || want[k] || res.Keep || res.Adopted || len(holders[k]) > 0 || len(plannedBy(r.planned, res, false)) > 0 {
 			continue
 		}
 		for _, o := range r.objects {
@@ -1245,7 +1245,7 @@ func (r *release) keepOrForget(o *object, res state.Resource, live metav1.Object
 	// another component of this run is about to apply (moved from these
 	// manifests to its) is left to it, not deleted and made again —
 	// whichever of the two runs first. An undeploy plans no deploy.
-	if by := plannedBy(r.planned, res); len(by) > 0 {
+	if by := plannedBy(r.planned, res, r.action == plugin.ActionDelete); len(by) > 0 {
 		return "component " + strings.Join(by, ", ") + " of this stack applies it later in this run", nil
 	}
 	return "", nil

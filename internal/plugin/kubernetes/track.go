@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -220,9 +221,20 @@ func orDefault(s, def string) string {
 
 // awaitGone waits until an object no longer exists.
 func (c *cluster) awaitGone(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, timeout time.Duration) error {
+	// Watched at a version the cluster serves: the one recorded may be
+	// gone (an operator's upgrade) while the object, held by a finalizer,
+	// is not.
+	m, err := c.anyVersionMapping(gvk)
+	switch {
+	case meta.IsNoMatchError(err):
+		return nil // its kind is gone at every version: so is it
+	case err != nil:
+		return err
+	}
+	gvk = m.GroupVersionKind
 	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errNotReady)
 	defer cancel()
-	err := c.await(tctx, gvk, namespace, name, func(u *unstructured.Unstructured) (bool, error) { return u == nil, nil })
+	err = c.await(tctx, gvk, namespace, name, func(u *unstructured.Unstructured) (bool, error) { return u == nil, nil })
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(tctx), errNotReady) {
 		return fmt.Errorf("still there after %s (finalizers or dependents that are not deleted)", timeout)
 	}
