@@ -92,23 +92,25 @@ It takes no lock and changes nothing.`,
 			}
 			detailed.record(p)
 			byComponent := graph == graphComponents || graph == "" && len(p.Components) > componentsByDefault
+			// Labels come from manifests, some of them someone else's
+			// (gantry pull): no escape sequence of theirs reaches the
+			// terminal, as in the run's display. JSON escapes them.
+			var text strings.Builder
 			switch {
 			case f.output == "json":
 				return p.WriteJSON(a.stdout)
 			case f.output == "dot" && byComponent:
-				return p.ComponentGraph().WriteDOT(a.stdout)
+				err = p.ComponentGraph().WriteDOT(&text)
 			case f.output == "dot":
-				return p.WriteDOT(a.stdout)
+				err = p.WriteDOT(&text)
 			case f.output == "mermaid" && byComponent:
-				return p.ComponentGraph().WriteMermaid(a.stdout)
+				err = p.ComponentGraph().WriteMermaid(&text)
 			case f.output == "mermaid":
-				return p.WriteMermaid(a.stdout)
+				err = p.WriteMermaid(&text)
+			default:
+				err = p.WriteText(&text, plan.RenderOptions{Stack: f.stackGiven(args)})
 			}
-			// Labels come from manifests, some of them someone else's
-			// (gantry pull): no escape sequence of theirs reaches the
-			// terminal, as in the run's display.
-			var text strings.Builder
-			if err := p.WriteText(&text, plan.RenderOptions{Stack: f.stackGiven(args)}); err != nil {
+			if err != nil {
 				return err
 			}
 			_, err = io.WriteString(a.stdout, ui.SanitizeLines(text.String()))

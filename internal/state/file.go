@@ -236,7 +236,7 @@ func (e *badNameError) at(path string, data []byte) string {
 
 // maxComponentName bounds a component's name, which names files: a
 // manifest's are at most 128 characters, a sow component's path more.
-const maxComponentName = 1024
+const maxComponentName = 4096
 
 // ValidComponentName reports whether a name read from a state can be a
 // component's: a relative path of clean parts (a sow component is named by

@@ -32,7 +32,7 @@ func TestValidComponentName(t *testing.T) {
 		"./a":                     false,
 		"a\x00b":                  false,
 		`a\..\..\b`:               true, // one name on Linux, as a sow folder may be
-		strings.Repeat("x", 1025): false,
+		strings.Repeat("x", 4097): false,
 	} {
 		if got := ValidComponentName(name); got != want {
 			t.Errorf("ValidComponentName(%q) = %v, want %v", name, got, want)

@@ -72,7 +72,11 @@ func (r *release) sameCluster(ctx context.Context, rec *state.PluginInstance, en
 	}
 	other := fmt.Sprintf("this instance was deployed to another cluster (kube-system namespace %s) than the kubeconfig's %s (kube-system namespace %s)", rec.Cluster, r.cl.server, id)
 	if EnvValue(env, AcceptClusterEnv) == id {
-		r.logf("%s, which %s=%s accepts as the instance's: the %s goes on here, and the state records this cluster", other, AcceptClusterEnv, id, r.action)
+		if r.action == plugin.ActionDelete {
+			r.logf("%s, which %s=%s accepts as the instance's: the undeploy goes on here", other, AcceptClusterEnv, id)
+		} else {
+			r.logf("%s, which %s=%s accepts as the instance's: the deploy goes on here, and the state records this cluster", other, AcceptClusterEnv, id)
+		}
 		return nil
 	}
 	objs := make([]*object, len(rec.Resources))
