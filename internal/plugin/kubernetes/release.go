@@ -215,7 +215,7 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	if err := r.validate(ctx, live); err != nil {
 		return nil, err
 	}
-	if err := r.crdPruneRefusal(); err != nil {
+	if err := r.crdPruneRefusal(c.Staying); err != nil {
 		return nil, err
 	}
 	mode := "install"
@@ -230,11 +230,13 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 }
 
 // crdPruneRefusal refuses, before anything is applied, a deploy whose
-// prune would delete the CRD of a kind its manifests still hold: deleting
-// a CRD deletes every object of its kind, those the deploy has just
-// applied included, and the state would still record them. A CRD another
-// component records, or applies later in the run, is not pruned.
-func (r *release) crdPruneRefusal() error {
+// prune would delete the CRD of a kind its manifests still hold, or that
+// another component staying in the stack records objects of (an operator's
+// component dropping the CRD its users' custom resources need): deleting a
+// CRD deletes every object of its kind, and the state would still record
+// them. A CRD another component records, or applies later in the run, is
+// not pruned. staying (nil: unknown) are the components that stay.
+func (r *release) crdPruneRefusal(staying func() []string) error {
 	want := map[string]bool{}
 	for _, o := range r.objects {
 		want[resourceKey(resourceOf(o))] = true
@@ -245,16 +247,18 @@ func (r *release) crdPruneRefusal() error {
 		if !res.CRD || want[k] || res.Keep || res.Adopted || len(holders[k]) > 0 || len(plannedBy(r.planned, res, false)) > 0 {
 			continue
 		}
+		ofCRD := func(gvk schema.GroupVersionKind) bool {
+			m, err := r.cl.anyVersionMapping(gvk)
+			return err == nil && m.Resource.Resource+"."+m.Resource.Group == res.Name
+		}
 		for _, o := range r.objects {
-			if o.crd {
-				continue
+			if !o.crd && ofCRD(o.u.GroupVersionKind()) {
+				errs = append(errs, fmt.Errorf("%s: %s: its CustomResourceDefinition %s is no longer in the manifests, and pruning it would delete every %s in the cluster, this one included: put the CRD back in the manifests, or remove its %s objects from them first", o.source, o.ref(), res.Name, o.u.GetKind(), o.u.GetKind()))
+				break
 			}
-			m, err := r.cl.anyVersionMapping(o.u.GroupVersionKind())
-			if err != nil || m.Resource.Resource+"."+m.Resource.Group != res.Name {
-				continue
-			}
-			errs = append(errs, fmt.Errorf("%s: %s: its CustomResourceDefinition %s is no longer in the manifests, and pruning it would delete every %s in the cluster, this one included: put the CRD back in the manifests, or remove its %s objects from them first", o.source, o.ref(), res.Name, o.u.GetKind(), o.u.GetKind()))
-			break
+		}
+		for _, comp := range r.stayingUsers(staying, ofCRD) {
+			errs = append(errs, fmt.Errorf("CustomResourceDefinition %s is no longer in the manifests, and pruning it would delete every object of its kind in the cluster, those component %s of this stack records included: put the CRD back, or move it to the manifests of a component that stays", res.Name, comp))
 		}
 	}
 	if len(errs) == 0 {
@@ -262,6 +266,34 @@ func (r *release) crdPruneRefusal() error {
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return fmt.Errorf("nothing was applied:\n%w", errors.Join(errs...))
+}
+
+// stayingUsers are the components (sorted) staying in the stack whose
+// recorded objects the state says are of a kind ofCRD selects.
+func (r *release) stayingUsers(staying func() []string, ofCRD func(schema.GroupVersionKind) bool) []string {
+	if r.others == nil {
+		return nil
+	}
+	stays := map[string]bool{}
+	if staying != nil {
+		for _, c := range staying() {
+			stays[c] = true
+		}
+	}
+	var out []string
+	for comp, list := range r.others() {
+		if staying != nil && !stays[comp] && comp != r.id.component {
+			continue
+		}
+		for _, res := range list {
+			if !res.CRD && ofCRD(gvkOf(res)) {
+				out = append(out, comp)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // leaveCRDs says, for an undeploy, that a chart's crds/ CRDs stay in the
