@@ -961,27 +961,76 @@ func byKind(objs []*object) [][]*object {
 // ConfigMap, a Secret, an unchanged Deployment) is not asked about again:
 // the answer is the object as stored, as fresh as a list right after it,
 // and a large release is mostly such objects.
+//
+// The first failure ends the wait for the others; the error names, after
+// it, every other object not ready then, with the last thing it said: the
+// objects of a group that time out together are fixed together, not one
+// timeout after another.
 func (r *release) awaitAll(ctx context.Context, objs []*object, asHook bool) error {
-	return r.each(ctx, objs, func(ctx context.Context, o *object) error {
+	var mu sync.Mutex
+	last := map[*object]string{} // what each object said last
+	ready := map[*object]bool{}
+	err := r.each(ctx, objs, func(ctx context.Context, o *object) error {
 		r.mu.Lock()
 		u := r.live[o]
 		r.mu.Unlock()
 		if u != nil {
 			if readyOnApply(u, asHook) {
 				r.logf("%s ready", display(u))
+				mu.Lock()
+				ready[o] = true
+				mu.Unlock()
 				return nil
 			}
 		} else {
 			u = o.u
 		}
 		name := display(u)
-		err := r.cl.awaitReady(ctx, u, asHook, r.timeoutOf(o), func(msg string) { r.logf("%s %s", name, msg) })
+		err := r.cl.awaitReady(ctx, u, asHook, r.timeoutOf(o), func(msg string) {
+			mu.Lock()
+			last[o] = msg
+			mu.Unlock()
+			r.logf("%s %s", name, msg)
+		})
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return &objectError{o: o, err: fmt.Errorf("%s: %w", name, err)}
 		}
+		mu.Lock()
+		ready[o] = true
+		mu.Unlock()
 		return nil
 	})
+	var failed *objectError
+	if !errors.As(err, &failed) || ctx.Err() != nil {
+		return err // an interrupt stops every wait: nothing more to say
+	}
+	var others []string
+	mu.Lock()
+	for _, o := range objs {
+		if o == failed.o || ready[o] {
+			continue
+		}
+		msg := last[o]
+		if msg == "" {
+			msg = "not ready yet"
+		}
+		others = append(others, fmt.Sprintf("%s: %s", display(o.u), msg))
+	}
+	mu.Unlock()
+	if len(others) == 0 {
+		return failed.err
+	}
+	return fmt.Errorf("%w\nnot ready either, when it failed: %s", failed.err, strings.Join(others, "; "))
 }
+
+// objectError is the failure of one object of a group.
+type objectError struct {
+	o   *object
+	err error
+}
+
+func (e *objectError) Error() string { return e.err.Error() }
+func (e *objectError) Unwrap() error { return e.err }
 
 // group deploys one weight group: it waits for the external dependencies
 // of its objects, applies them in kind order and tracks them to
