@@ -295,7 +295,8 @@ func objectsOf(in input, root *yaml.Node, src string, v any) ([]map[string]any, 
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: a manifest document must be a mapping (one object); got %s", src, Describe(v))
 	}
-	if m["kind"] != "List" {
+	kind, _ := m["kind"].(string)
+	if !isListKind(kind, m) {
 		return []map[string]any{m}, []string{src}, nil
 	}
 	items, ok := m["items"].([]any)
@@ -316,10 +317,37 @@ func objectsOf(in input, root *yaml.Node, src string, v any) ([]map[string]any, 
 			errs = append(errs, fmt.Errorf("%s: a List item must be a mapping (one object); got %s", isrc, Describe(it)))
 			continue
 		}
+		if kind != "List" {
+			// A typed list's items may leave out what the list says
+			// (kubectl get -o yaml of a ConfigMapList).
+			if _, has := im["apiVersion"]; !has && m["apiVersion"] != nil {
+				im["apiVersion"] = m["apiVersion"]
+			}
+			if _, has := im["kind"]; !has {
+				im["kind"] = strings.TrimSuffix(kind, "List")
+			}
+		}
 		objs = append(objs, im)
 		srcs = append(srcs, isrc)
 	}
 	return objs, srcs, errors.Join(errs...)
+}
+
+// isListKind reports whether a document of kind is a list of objects, as
+// kubectl reads them: List, or a typed list (ConfigMapList) with items and
+// no name of its own.
+func isListKind(kind string, m map[string]any) bool {
+	if kind == "List" {
+		return true
+	}
+	if !strings.HasSuffix(kind, "List") || len(kind) == len("List") {
+		return false
+	}
+	if _, ok := m["items"].([]any); !ok {
+		return false
+	}
+	md, _ := m["metadata"].(map[string]any)
+	return md["name"] == nil
 }
 
 // plannedRefs returns the refs of a document's objects as written, before
@@ -581,7 +609,7 @@ func stringValues(root *yaml.Node) map[*yaml.Node]bool {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i].Value, n.Content[i+1]
 			switch {
-			case kind == "List" && k == "items" && v.Kind == yaml.SequenceNode:
+			case strings.HasSuffix(kind, "List") && k == "items" && v.Kind == yaml.SequenceNode:
 				for _, item := range v.Content {
 					object(item)
 				}

@@ -135,6 +135,17 @@ func TestLoadFiles(t *testing.T) {
 			},
 		},
 		{
+			name: "a typed list's items, their kind and apiVersion from the list's",
+			files: map[string]string{"list.yaml": "apiVersion: v1\nkind: ConfigMapList\nitems:\n" +
+				"- metadata: {name: a}\n  data: {k: v}\n" +
+				"- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b, namespace: web}\n"},
+			cfg: config{Manifests: []string{"list.yaml"}},
+			want: []loaded{
+				{Ref: "ConfigMap/a", Source: "list.yaml:4:3"},
+				{Ref: "ConfigMap/web/b", Source: "list.yaml:6:3"},
+			},
+		},
+		{
 			name:  "empty List",
 			files: map[string]string{"list.yaml": "apiVersion: v1\nkind: List\nitems: []\n"},
 			cfg:   config{Manifests: []string{"list.yaml"}},
