@@ -353,13 +353,18 @@ func crdHealth(u *unstructured.Unstructured) (health, string) {
 	return healthProgressing, "waiting to be established"
 }
 
+// readyWithoutStatus is what an object without a status is said to be.
+const readyWithoutStatus = "ready (no status yet: nothing to wait for)"
+
 // genericHealth assesses other kinds with kstatus, which reads the
 // conventions most controllers follow (observedGeneration, Ready and
 // Reconciling conditions). An object without a status has no controller
 // to wait for: ready.
 func genericHealth(u *unstructured.Unstructured) (health, string) {
 	if _, ok := u.Object["status"]; !ok {
-		return healthReady, "ready"
+		// Said, as it is not a controller's word: a slow operator's
+		// resource is not waited for.
+		return healthReady, readyWithoutStatus
 	}
 	res, err := status.Compute(u)
 	if err != nil {

@@ -182,7 +182,11 @@ func (c *cluster) awaitReady(ctx context.Context, u0 *unstructured.Unstructured,
 		h, msg := assess(u, asHook)
 		switch h {
 		case healthReady:
-			progress("ready")
+			if msg == readyWithoutStatus {
+				progress(msg)
+			} else {
+				progress("ready")
+			}
 			return true, nil
 		case healthFailed:
 			return false, fmt.Errorf("%s", msg)
