@@ -109,16 +109,11 @@ func TestNoBase(t *testing.T) {
 	}
 }
 
-// TestRecordFromBase: a run recorded from the state's base leaves the
-// snapshot as it was until the run closes — its changes go to a journal
-// that continues it — reads back right at any moment, and comes to rest
-// as the document of the state it ended with.
-func TestRecordFromBase(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "hub.yaml.state")
-	doc := mustEncode(t, sample())
-	if err := os.WriteFile(path, doc, 0o600); err != nil {
-		t.Fatal(err)
-	}
+// recordFromFile reads the state file at path, as a run does, and returns
+// a recorder that continues it from its base (a journal beside the
+// snapshot).
+func recordFromFile(t *testing.T, path string) *Recorder {
+	t.Helper()
 	store := NewFileStore(path)
 	files, err := store.Read(context.Background())
 	if err != nil {
@@ -132,8 +127,24 @@ func TestRecordFromBase(t *testing.T) {
 	if base == nil {
 		t.Fatal("no base")
 	}
-	w, _ := store.Writer(context.Background())
-	r := RecordFrom(w, st.Clone(), base)
+	w, err := store.Writer(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return RecordFrom(w, st.Clone(), base)
+}
+
+// TestRecordFromBase: a run recorded from the state's base leaves the
+// snapshot as it was until the run closes — its changes go to a journal
+// that continues it — reads back right at any moment, and comes to rest
+// as the document of the state it ended with.
+func TestRecordFromBase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.yaml.state")
+	doc := mustEncode(t, sample())
+	if err := os.WriteFile(path, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := recordFromFile(t, path)
 	fixed := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	r.Now = func() time.Time { return fixed }
 	r.UpdateStack(func(s *State) { s.LastRun = "run-2"; s.Status = StatusIncomplete })

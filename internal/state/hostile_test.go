@@ -1,7 +1,6 @@
 package state
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -124,17 +123,7 @@ func TestFirstJournalWriteBounded(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
-	store := NewFileStore(path)
-	files, err := store.Read(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := files.Decode(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := store.Writer(context.Background())
-	r := RecordFrom(w, st.Clone(), files.Base(st))
+	r := recordFromFile(t, path)
 	r.UpdateStack(func(s *State) { s.Parameters = map[string]string{"blob": strings.Repeat("x", 8<<10)} })
 	if err := r.Flush(); err == nil || !strings.Contains(err.Error(), "gantry reads back, so it is not written") {
 		t.Errorf("first write of a state too large: %v", err)
