@@ -113,7 +113,9 @@ It takes no lock and changes nothing.`,
 			if err != nil {
 				return err
 			}
-			_, err = io.WriteString(a.stdout, ui.SanitizeLines(text.String()))
+			// A carriage return inside a label would make the terminal
+			// start the line again: a space, which keeps a graph's syntax.
+			_, err = io.WriteString(a.stdout, ui.SanitizeLines(strings.ReplaceAll(text.String(), "\r", " ")))
 			return err
 		},
 	}

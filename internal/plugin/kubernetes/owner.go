@@ -557,10 +557,10 @@ func (r *release) holders() map[string][]string {
 // (the release namespace is known when its deploy runs) any namespace —
 // prune errs on the side of leaving an object in place.
 //
-// With exact (an orphan's teardown), only a name written without references
-// counts: a teardown that leaves an object forgets it, and a pattern that
-// matches anything (name: "#{params.x}") would leave every object of its
-// kind recorded nowhere.
+// With exact (an orphan's teardown), only an object named for certain
+// counts (exactRef): a teardown that leaves an object forgets it, and a
+// pattern that matches anything (name: "#{params.x}"), or an object whose
+// namespace is its component's, would leave objects recorded nowhere.
 func plannedBy(planned map[string][]plugin.Stage, res state.Resource, exact bool) []string {
 	var out []string
 	for component, stages := range planned {
@@ -570,7 +570,7 @@ func plannedBy(planned map[string][]plugin.Stage, res state.Resource, exact bool
 				continue
 			}
 			for _, ref := range st.Objects {
-				if exact && HasRef(ref) {
+				if exact && !exactRef(ref, res) {
 					continue
 				}
 				if refMatches(ref, res) {
@@ -582,6 +582,19 @@ func plannedBy(planned map[string][]plugin.Stage, res state.Resource, exact bool
 	}
 	slices.Sort(out)
 	return out
+}
+
+// exactRef reports whether a plan's object names res for certain: its name
+// written without references, and its namespace too — written, or none for
+// a cluster-scoped res. An object written without a namespace goes into
+// its component's release namespace, which the plan does not know: it may
+// be res in another namespace (review 57c: an orphan's ConfigMap was left
+// unrecorded for another component's of the same name elsewhere).
+func exactRef(ref string, res state.Resource) bool {
+	if HasRef(ref) {
+		return false
+	}
+	return strings.Count(ref, "/") == 2 || res.Namespace == ""
 }
 
 // refMatches reports whether an object of a plan (plannedBy) can be res.

@@ -232,7 +232,9 @@ func TestPlannedBy(t *testing.T) {
 		{"namespace given, another", state.Resource{Kind: "Secret", Namespace: "web", Name: "s"}, false, nil},
 		{"another kind", state.Resource{Kind: "Secret", Namespace: "web", Name: "moved"}, false, nil},
 		{"a hook's", state.Resource{Kind: "Job", Namespace: "web", Name: "migrate"}, false, nil},
-		{"exact: a literal name", state.Resource{Kind: "ConfigMap", Namespace: "web", Name: "moved"}, true, []string{"b", "d"}},
+		{"exact: a literal name and namespace", state.Resource{Kind: "Secret", Namespace: "apps", Name: "s"}, true, []string{"b"}},
+		{"exact: no namespace written, a namespaced object", state.Resource{Kind: "ConfigMap", Namespace: "web", Name: "moved"}, true, nil},
+		{"exact: a cluster-scoped object", state.Resource{Kind: "ConfigMap", Name: "moved"}, true, []string{"b", "d"}},
 		{"exact: a name by a parameter does not count", state.Resource{Kind: "Namespace", Name: "t-1-s4"}, true, nil},
 	} {
 		if got := plannedBy(planned, tc.res, tc.exact); !slices.Equal(got, tc.want) {

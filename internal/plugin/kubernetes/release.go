@@ -258,7 +258,7 @@ func (r *release) crdPruneRefusal(staying func() []string) error {
 			}
 		}
 		for _, comp := range r.stayingUsers(staying, ofCRD) {
-			errs = append(errs, fmt.Errorf("CustomResourceDefinition %s is no longer in the manifests, and pruning it would delete every object of its kind in the cluster, those component %s of this stack records included: put the CRD back, or move it to the manifests of a component that stays", res.Name, comp))
+			errs = append(errs, fmt.Errorf("CustomResourceDefinition %s is no longer in the manifests, and pruning it would delete every object of its kind in the cluster, those component %s of this stack records included: put the CRD back; or, to retire the kind, remove them from %s's manifests and deploy it first (gantry deploy -c %s), then this one", res.Name, comp, comp, comp))
 		}
 	}
 	if len(errs) == 0 {
