@@ -382,7 +382,16 @@ func (l *Landscape) findComponents(diags *manifest.Diagnostics) {
 // defines the name.
 func findDefs(base, file, what string, diags *manifest.Diagnostics, add func(name, dir, path string) (other string)) {
 	_ = filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != file {
+		if err != nil {
+			// A folder that cannot be read (its permissions, a path past
+			// the system's limit) may hold definitions: said, not
+			// skipped. A product without the folder has none.
+			if !(path == base && errors.Is(err, fs.ErrNotExist)) {
+				diags.Errorf(manifest.Pos{File: path}, "", "cannot look for %ss here: %v", what, err)
+			}
+			return nil
+		}
+		if d.IsDir() || d.Name() != file {
 			return nil
 		}
 		dir := filepath.Dir(path)
