@@ -146,6 +146,14 @@ func (r *run) loop() error {
 	for {
 		r.dispatch()
 		if r.s.Done() {
+			if r.ctx.Err() != nil && !r.out.Cancelled && r.anyFailed() {
+				// The interrupt and the last completions came together,
+				// and the select took the completions: a step the
+				// interrupt failed makes the run interrupted all the
+				// same (a run that ended well is left as it is).
+				r.s.Cancel()
+				r.out.Cancelled = true
+			}
 			return nil
 		}
 		if r.s.Idle() {
@@ -169,6 +177,16 @@ func (r *run) loop() error {
 		case <-r.resume:
 		}
 	}
+}
+
+// anyFailed reports whether a step of the run failed.
+func (r *run) anyFailed() bool {
+	for _, res := range r.out.Results {
+		if res.Status == plan.Failed {
+			return true
+		}
+	}
+	return false
 }
 
 // dispatch carries out the scheduler's decisions until it has none: light

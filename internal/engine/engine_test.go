@@ -471,3 +471,32 @@ func TestFailedStepNamedByItsSaidLabel(t *testing.T) {
 		})
 	}
 }
+
+// TestCancellationSeenAtTheEnd: an interrupt that comes with the run's
+// last completions — here a light step, run inline, that the interrupt
+// fails — marks the run cancelled even though the loop never waited after
+// it; a run that ended well when the interrupt came stays not cancelled.
+func TestCancellationSeenAtTheEnd(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		result plan.Result
+		want   bool
+	}{
+		{"failed by the interrupt", plan.Fail(context.Canceled), true},
+		{"ended well", plan.Ok(), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			last := plan.RunnerFunc(func(context.Context, plan.Env) plan.Result {
+				cancel()
+				return tt.result
+			})
+			p := plan.New("s", "deploy")
+			p.Add(&plan.Node{ID: "last", Light: true, Spec: fn(last)})
+			if o := mustRun(ctx, p, Options{}); o.Cancelled != tt.want {
+				t.Errorf("cancelled %v, want %v", o.Cancelled, tt.want)
+			}
+		})
+	}
+}
