@@ -81,9 +81,7 @@ func TestDecodeRefusesAnchorsAndAliases(t *testing.T) {
 // written: the write fails saying why, and the last state written stays,
 // readable — a deploy left a 320 MiB state that no undeploy could read.
 func TestRecorderNeverWritesAStateTooLargeToRead(t *testing.T) {
-	old := maxSnapshot
-	maxSnapshot = 4 << 10
-	defer func() { maxSnapshot = old }()
+	lowerMaxSnapshot(t, 4<<10)
 	path := filepath.Join(t.TempDir(), "hub.yaml.state")
 	r := NewRecorder(path, New("demo"))
 	if err := r.Wait(r.UpdateComponent("small", func(c *Component) { c.Status = StatusDeployed })); err != nil {
@@ -114,9 +112,7 @@ func TestRecorderNeverWritesAStateTooLargeToRead(t *testing.T) {
 // too, the state as it was staying readable (review 57b: the first batch
 // of a journal was not bounded).
 func TestFirstJournalWriteBounded(t *testing.T) {
-	old := maxSnapshot
-	maxSnapshot = 4 << 10
-	defer func() { maxSnapshot = old }()
+	lowerMaxSnapshot(t, 4<<10)
 	path := filepath.Join(t.TempDir(), "hub.yaml.state")
 	first := NewRecorder(path, New("demo"))
 	first.UpdateComponent("small", func(c *Component) { c.Status = StatusDeployed })
@@ -136,4 +132,12 @@ func TestFirstJournalWriteBounded(t *testing.T) {
 	if back.Components["small"] == nil || back.Parameters["blob"] != "" {
 		t.Errorf("read back %+v, want the state as it was", back)
 	}
+}
+
+// lowerMaxSnapshot lowers the length of the longest state written for the
+// test, so that a state too long is a few kilobytes.
+func lowerMaxSnapshot(t *testing.T, n int) {
+	old := maxSnapshot
+	maxSnapshot = n
+	t.Cleanup(func() { maxSnapshot = old })
 }
