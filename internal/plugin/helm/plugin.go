@@ -133,12 +133,26 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 	vals = mergeValues(vals, cfg.Set)
 	unknown = append(unknown, pathsHolding(vals, kubernetes.HasRef)...)
 	recorded := kubernetes.Upgrading(req.Recorded)
-	known := knownRelease(in, req.Parameters)
-	out.Upgrade = recorded || req.Action == plugin.ActionDeploy && known && installedByHelm(req.Dir, in)
-	// A release the plan cannot look for may be there (helm installed it,
-	// or a component that left the stack): the run adopts or takes it
-	// over as an upgrade.
-	out.UpgradeUnknown = !recorded && req.Action == plugin.ActionDeploy && !known
+	if req.Action != plugin.ActionDeploy {
+		out.Upgrade = recorded
+	} else {
+		// A deploy upgrades a release Helm's storage has deployed, and
+		// installs one it does not have, whatever the state says (Open):
+		// the plan asks the cluster. Where it cannot look (a parameter
+		// names the release, its namespace or cluster) or cannot reach
+		// the cluster, the run may find either: a release helm installed,
+		// one a component that left the stack deployed, or a recorded one
+		// whose namespace was deleted.
+		hist, looked := []*rspb.Release(nil), false
+		if knownRelease(in, req.Parameters) {
+			hist, looked = releaseHistory(req.Dir, in)
+		}
+		out.Upgrade = looked && deployedIn(hist)
+		out.UpgradeUnknown = !looked
+		if looked && recorded && len(hist) == 0 {
+			warnOnce(req.Component, fmt.Sprintf("%s is recorded in the state but helm's storage has no revision of it (was its namespace deleted?): the deploy installs it again, with its install hooks", name))
+		}
+	}
 	ns := in.namespace
 	if ns == "" {
 		ns = "default"
@@ -185,16 +199,16 @@ func warnOnce(component, msg string) {
 	}
 }
 
-// installedByHelm reports whether the cluster has a deployed release of the
-// instance that gantry's state does not know: one helm installed, which the
-// deploy adopts as an upgrade, or another component's of the stack, which
-// it takes over as one. The plan does not read whose the release is: it
-// plans an upgrade for another stack's, or an older gantry's unmarked,
-// release too, which the run refuses before anything is applied
-// (ownership.refusal). The plan asks the cluster of the config or of the
-// environment, briefly; a cluster it cannot reach is taken to have none
-// (the run checks again and refuses to install over one).
-func installedByHelm(dir string, in instance) bool {
+// releaseHistory is the release's history in Helm's storage, as the
+// plan finds it: whether helm installed it (a deploy adopts it as an
+// upgrade), another component of the stack deployed it (taken over as
+// one), or it is gone with its namespace (installed again). The plan does
+// not read whose the release is: it plans an upgrade for another stack's,
+// or an older gantry's unmarked, release too, which the run refuses before
+// anything is applied (ownership.refusal). It asks the cluster of the
+// config or of the environment, briefly; looked is false when it could not
+// reach it.
+func releaseHistory(dir string, in instance) (hist []*rspb.Release, looked bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	env := os.Environ()
@@ -206,14 +220,14 @@ func installedByHelm(dir string, in instance) bool {
 	}
 	cl, err := kubernetes.Connect(ctx, t, dir)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	store, err := releases(cl.Config(), cl.Namespace())
 	if err != nil {
-		return false
+		return nil, false
 	}
-	hist, err := history(store, in.release)
-	return err == nil && deployedIn(hist)
+	hist, err = history(store, in.release)
+	return hist, err == nil
 }
 
 // knownRelease reports whether the plan knows which release, in which
@@ -303,7 +317,14 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 		HelmRelease: &kubernetes.HelmRelease{Name: in.release, Namespace: cl.Namespace(), Hooks: hooksOf(rec.hist),
 			TemplateCRD: templateCRD(hist)}}
 	out.Record = rec
-	out.Upgrade = kubernetes.Upgrading(c.Recorded) || deployedIn(rec.hist)
+	// A deploy upgrades a release Helm's storage has deployed, as helm
+	// upgrade --install does: one the state records whose revisions are
+	// gone (its namespace deleted) is installed again, with its install
+	// hooks and .Release.IsInstall.
+	out.Upgrade = deployedIn(rec.hist)
+	if c.Action == plugin.ActionDelete {
+		out.Upgrade = out.Upgrade || kubernetes.Upgrading(c.Recorded)
+	}
 	out.Finish = "record helm release " + in.release
 	if c.Action == plugin.ActionDelete {
 		out.Finish = "remove helm release " + in.release + " and its history"
@@ -322,6 +343,8 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 		switch from := own.takenFrom(me); {
 		case from != "":
 			fmt.Fprintf(c.Stdout, "helm release %s belonged to %s: taken over by this component (the component that deploys a release last owns it, as with objects)\n", in.release, from)
+		case kubernetes.Upgrading(c.Recorded) && len(hist) == 0:
+			fmt.Fprintf(c.Stdout, "release %s is recorded in the state but helm's storage has no revision of it (was its namespace deleted?): installing it again\n", in.release)
 		case !kubernetes.Upgrading(c.Recorded) && deployedIn(hist):
 			how := "was installed by helm"
 			if own.standing == standOwn {
