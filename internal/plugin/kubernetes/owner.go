@@ -392,11 +392,12 @@ func (id identity) reclaim(o *object, res state.Resource, live metav1.Object) (s
 }
 
 // reclaimAll is reclaim of objects about to be applied: those that became
-// adopted are recorded so, and marked so, before the apply.
-func (r *release) reclaimAll(ctx context.Context, objs []*object) error {
+// adopted are recorded so, and marked so, before the apply. It returns the
+// objects' metadata as it read it.
+func (r *release) reclaimAll(ctx context.Context, objs []*object) (map[*object]metav1.Object, error) {
 	live, err := r.cl.lookup(ctx, objs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var errs []error
 	changed := false
@@ -427,12 +428,12 @@ func (r *release) reclaimAll(ctx context.Context, objs []*object) error {
 		changed = true
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("%d of %s belong to others now:\n%w", len(errs), objectCount(len(objs)), errors.Join(errs...))
+		return nil, fmt.Errorf("%d of %s belong to others now:\n%w", len(errs), objectCount(len(objs)), errors.Join(errs...))
 	}
 	if changed {
-		return r.record()
+		return live, r.record()
 	}
-	return nil
+	return live, nil
 }
 
 // hookRefusal refuses a hook whose name an object in the cluster has that

@@ -903,12 +903,28 @@ func (r *release) createMissing(ctx context.Context, objs []*object) error {
 func (r *release) applyAll(ctx context.Context, objs []*object) error {
 	// Who owns each object is read again: prepare read it, maybe
 	// minutes ago (reclaimAll).
-	if err := r.reclaimAll(ctx, objs); err != nil {
+	live, err := r.reclaimAll(ctx, objs)
+	if err != nil {
 		return err
 	}
 	for _, kind := range byKind(objs) {
 		err := r.each(ctx, kind, func(ctx context.Context, o *object) error {
+			// An object gantry never applied: its maker's fields
+			// become gantry's first (takeover.go).
+			var took *takeover
+			if firstApply(live[o]) {
+				var err error
+				if took, err = r.cl.takeOver(ctx, o.u); err != nil {
+					return fmt.Errorf("apply %s (%s): %w", display(o.u), o.source, err)
+				}
+			}
 			applied, err := r.cl.apply(ctx, o.u, false)
+			if err != nil && took != nil {
+				if uerr := r.cl.undo(ctx, o.u, took); uerr != nil {
+					return fmt.Errorf("apply %s (%s): %s; and give %s back its fields: %s", display(o.u), o.source, apiMessage(err), strings.Join(took.managers, ", "), apiMessage(uerr))
+				}
+				return fmt.Errorf("apply %s (%s): %s\n(it exists, made by %s; applying it takes over the fields that tool set, which removes those the manifests leave out — %s: put what must stay in the manifests)", display(o.u), o.source, apiMessage(err), strings.Join(took.managers, ", "), strings.Join(took.notInManifests(o.u, 10), ", "))
+			}
 			if err != nil {
 				return fmt.Errorf("apply %s (%s): %s", display(o.u), o.source, apiMessage(err))
 			}
@@ -916,7 +932,18 @@ func (r *release) applyAll(ctx context.Context, objs []*object) error {
 			r.live[o] = applied
 			before, looked := r.before[o]
 			r.mu.Unlock()
-			r.logf("%s %s", display(o.u), appliedHow(before, looked, applied.GetResourceVersion()))
+			how := appliedHow(before, looked, applied.GetResourceVersion())
+			if took != nil {
+				how += " (" + took.String()
+				if paths, more := took.removed(applied.Object, 10); len(paths) > 0 {
+					how += "; removed those the manifests leave out: " + strings.Join(paths, ", ")
+					if more > 0 {
+						how += fmt.Sprintf(" and %d more", more)
+					}
+				}
+				how += ")"
+			}
+			r.logf("%s %s", display(o.u), how)
 			return nil
 		})
 		if err != nil {
