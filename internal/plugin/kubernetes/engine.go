@@ -46,6 +46,10 @@ type planned struct {
 	// deferred says why the stages are known only when the action runs;
 	// the plan then has one stage (stageAll) for them.
 	deferred string
+	// namespace is the release namespace, where objects that name none
+	// go, when the config says it without parameters; "" when only the
+	// deploy knows it.
+	namespace string
 	// rendered marks objects a source rendered (a chart): the plan's
 	// render may name them otherwise than the run's (the release's name
 	// and namespace), so the plan does not tell what prune deletes.
@@ -149,7 +153,7 @@ func (e engine) Stages(req plugin.StagesRequest) ([]plugin.Stage, error) {
 			ps.Objects = append(ps.Objects, o.ref())
 		}
 		if st.ID == stagePrune && !p.rendered {
-			ps.Label, ps.Objects = pruneLabel(vanished(p.objs, recordedResources(req.Recorded)))
+			ps.Label, ps.Objects = pruneLabel(vanished(p.objs, recordedResources(req.Recorded), p.namespace))
 		}
 		out = append(out, ps)
 	}
@@ -160,10 +164,12 @@ func (e engine) Stages(req plugin.StagesRequest) ([]plugin.Stage, error) {
 // written, before parameters are expanded) can be: what prune will delete
 // unless it finds them another's (owner.go). An object whose name or
 // namespace holds a reference may be any recorded one of its kind, and one
-// without a namespace any of its kind and name (the release namespace is
-// known when the deploy runs): the list errs on the side of leaving out.
-// Kept and adopted resources are left out, prune only forgets them.
-func vanished(objs []*object, recorded []state.Resource) []state.Resource {
+// without a namespace one of its kind and name in the release namespace
+// (releaseNS, when a literal of the config says it) or cluster-scoped, or
+// any of its kind and name when only the deploy knows the release
+// namespace: the list errs on the side of leaving out. Kept and adopted
+// resources are left out, prune only forgets them.
+func vanished(objs []*object, recorded []state.Resource, releaseNS string) []state.Resource {
 	var out []state.Resource
 	for _, res := range recorded {
 		if res.Keep || res.Adopted {
@@ -176,7 +182,9 @@ func vanished(objs []*object, recorded []state.Resource) []state.Resource {
 				continue
 			}
 			name, ns := o.u.GetName(), o.u.GetNamespace()
-			if (name == res.Name || HasRef(name)) && (ns == "" || ns == res.Namespace || HasRef(ns)) {
+			inNS := ns == res.Namespace || HasRef(ns) ||
+				ns == "" && (releaseNS == "" || res.Namespace == "" || res.Namespace == releaseNS)
+			if (name == res.Name || HasRef(name)) && inNS {
 				found = true
 				break
 			}

@@ -34,7 +34,11 @@ func (manifests) plan(req plugin.StagesRequest) (*planned, error) {
 		// mistakes are found now, before anything runs.
 		err = checkRefs(req.Dir, cfg, req.Known)
 	}
-	return &planned{objs: objs, upgrade: Upgrading(req.Recorded)}, err
+	p := &planned{objs: objs, upgrade: Upgrading(req.Recorded)}
+	if !HasRef(cfg.Namespace) {
+		p.namespace = cfg.Namespace
+	}
+	return p, err
 }
 
 // open reads the manifests with the parameters expanded and connects to

@@ -588,19 +588,36 @@ func TestVanished(t *testing.T) {
 		newObject("v1", "Namespace", "", "${namespace}", nil),
 	}
 	var got []string
-	for _, res := range vanished(objs, recorded) {
+	for _, res := range vanished(objs, recorded, "") {
 		got = append(got, resourceText(res))
 	}
 	want := []string{"ConfigMap/web/old", "ConfigMap/web/cfg"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("vanished (-want +got):\n%s", diff)
 	}
-	label, refs := pruneLabel(vanished(objs, recorded))
+	label, refs := pruneLabel(vanished(objs, recorded, ""))
 	if label != "prune vanished objects: delete ConfigMap/web/cfg, ConfigMap/web/old" || len(refs) != 2 {
 		t.Errorf("label %q, objects %v", label, refs)
 	}
 	if label, refs := pruneLabel(nil); label != "prune vanished objects" || refs != nil {
 		t.Errorf("nothing to prune: label %q, objects %v", label, refs)
+	}
+	// The config's literal namespace moves the objects written without
+	// one: those recorded in the old namespace vanish, a cluster-scoped
+	// one does not.
+	moved := []state.Resource{rec("v1", "ConfigMap", "web", "cfg"), rec("v1", "ConfigMap", "shop", "cfg"),
+		rec("rbac.authorization.k8s.io/v1", "ClusterRole", "", "reader")}
+	objs = []*object{newObject("v1", "ConfigMap", "", "cfg", nil),
+		newObject("rbac.authorization.k8s.io/v1", "ClusterRole", "", "reader", nil)}
+	got = nil
+	for _, res := range vanished(objs, moved, "shop") {
+		got = append(got, resourceText(res))
+	}
+	if diff := cmp.Diff([]string{"ConfigMap/web/cfg"}, got); diff != "" {
+		t.Errorf("vanished with the release namespace shop (-want +got):\n%s", diff)
+	}
+	if got := vanished(objs, moved, ""); len(got) != 0 {
+		t.Errorf("vanished with the release namespace unknown = %v, want none", got)
 	}
 }
 
