@@ -119,6 +119,11 @@ func replicas(r *int32) int32 {
 // replica is updated, ready and available, no old one is left, and the
 // rollout did not exceed its progress deadline.
 func deploymentHealth(d *appsv1.Deployment) (health, string) {
+	if d.Spec.Paused {
+		// Its controller rolls nothing out until it is resumed: waiting
+		// would last the whole timeout (helm takes it as ready too).
+		return healthReady, readyPaused
+	}
 	if msg, ok := unobserved(d.Generation, d.Status.ObservedGeneration); ok {
 		return healthProgressing, msg
 	}
@@ -353,8 +358,19 @@ func crdHealth(u *unstructured.Unstructured) (health, string) {
 	return healthProgressing, "waiting to be established"
 }
 
-// readyWithoutStatus is what an object without a status is said to be.
-const readyWithoutStatus = "ready (no status yet: nothing to wait for)"
+// Ready, but not as the kind's rule means it: said as they are, not as
+// "ready", so nobody takes them for a rollout that finished.
+const (
+	// readyWithoutStatus is what an object without a status is said to be.
+	readyWithoutStatus = "ready (no status yet: nothing to wait for)"
+	// readyPaused is what a paused Deployment is said to be.
+	readyPaused = "ready (paused: it rolls out nothing until kubectl rollout resume)"
+)
+
+// saidAsIs reports whether a ready object's message is told as it is.
+func saidAsIs(msg string) bool {
+	return strings.HasPrefix(msg, "ready (")
+}
 
 // genericHealth assesses other kinds with kstatus, which reads the
 // conventions most controllers follow (observedGeneration, Ready and
@@ -399,17 +415,23 @@ func orText(s, def string) string {
 }
 
 // readyOnApply reports whether the object an apply answered with is ready,
-// so that it need not be tracked. A custom resource is created without a
+// so that it need not be tracked, and how to say so. A custom resource is created without a
 // status (its status subresource is not applied), which reads as ready:
 // it is tracked, as a list after the whole group's apply may find what its
 // controller said meanwhile. Built-in kinds that never have a status are
 // ready as they are.
-func readyOnApply(u *unstructured.Unstructured, asHook bool) bool {
+func readyOnApply(u *unstructured.Unstructured, asHook bool) (ready bool, said string) {
 	if _, ok := u.Object["status"]; !ok && !statusless[u.GroupVersionKind().GroupKind()] {
-		return false
+		return false, ""
 	}
-	h, _ := assess(u, asHook)
-	return h == healthReady
+	h, msg := assess(u, asHook)
+	if h != healthReady {
+		return false, ""
+	}
+	if saidAsIs(msg) && !statusless[u.GroupVersionKind().GroupKind()] {
+		return true, msg
+	}
+	return true, "ready" // a ConfigMap has no status to wait for: nothing to say
 }
 
 // statusless are the built-in kinds a chart holds that have no status:

@@ -220,26 +220,36 @@ func TestReadyOnApply(t *testing.T) {
 		obj    string
 		asHook bool
 		want   bool
+		said   string // "" for "ready" when ready
 	}{
-		{"config map", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}", false, true},
-		{"secret", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}", false, true},
-		{"role binding", "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: r}", false, true},
-		{"cluster IP service", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {type: ClusterIP}\nstatus: {loadBalancer: {}}", false, true},
-		{"load balancer without address", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {type: LoadBalancer}\nstatus: {loadBalancer: {}}", false, false},
-		{"new deployment", deployment(1, ""), false, false},
-		{"unchanged ready deployment", deployment(1, "observedGeneration: 2, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1"), false, true},
-		{"custom resource as created", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, generation: 1}\nspec: {size: 1}", false, false},
-		{"custom resource current", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, generation: 1}\nstatus: {observedGeneration: 1, conditions: [{type: Ready, status: \"True\"}]}", false, true},
-		{"custom resource not ready", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, generation: 1}\nstatus: {observedGeneration: 1, conditions: [{type: Ready, status: \"False\", reason: Waiting}]}", false, false},
-		{"config map being deleted", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, deletionTimestamp: \"2026-11-29T00:00:00Z\"}", false, false},
-		{"running ready pod", pod("{phase: Running, conditions: [{type: Ready, status: \"True\"}]}"), false, true},
-		{"running ready pod as a hook (it must complete)", pod("{phase: Running, conditions: [{type: Ready, status: \"True\"}]}"), true, false},
-		{"completed pod as a hook", pod("{phase: Succeeded}"), true, true},
+		{"config map", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}", false, true, ""},
+		{"secret", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}", false, true, ""},
+		{"role binding", "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: r}", false, true, ""},
+		{"cluster IP service", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {type: ClusterIP}\nstatus: {loadBalancer: {}}", false, true, ""},
+		{"load balancer without address", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {type: LoadBalancer}\nstatus: {loadBalancer: {}}", false, false, ""},
+		{"new deployment", deployment(1, ""), false, false, ""},
+		{"unchanged ready deployment", deployment(1, "observedGeneration: 2, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1"), false, true, ""},
+		{"custom resource as created", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, generation: 1}\nspec: {size: 1}", false, false, ""},
+		{"custom resource current", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, generation: 1}\nstatus: {observedGeneration: 1, conditions: [{type: Ready, status: \"True\"}]}", false, true, ""},
+		{"custom resource not ready", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, generation: 1}\nstatus: {observedGeneration: 1, conditions: [{type: Ready, status: \"False\", reason: Waiting}]}", false, false, ""},
+		{"config map being deleted", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, deletionTimestamp: \"2026-11-29T00:00:00Z\"}", false, false, ""},
+		{"running ready pod", pod("{phase: Running, conditions: [{type: Ready, status: \"True\"}]}"), false, true, ""},
+		{"running ready pod as a hook (it must complete)", pod("{phase: Running, conditions: [{type: Ready, status: \"True\"}]}"), true, false, ""},
+		{"completed pod as a hook", pod("{phase: Succeeded}"), true, true, ""},
+		{"paused deployment", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, generation: 1}\nspec: {paused: true}\nstatus: {}", false, true, readyPaused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := readyOnApply(fromYAML(t, tt.obj), tt.asHook); got != tt.want {
+			got, said := readyOnApply(fromYAML(t, tt.obj), tt.asHook)
+			if got != tt.want {
 				t.Errorf("readyOnApply = %v, want %v", got, tt.want)
+			}
+			want := tt.said
+			if want == "" && tt.want {
+				want = "ready"
+			}
+			if said != want {
+				t.Errorf("readyOnApply says %q, want %q", said, want)
 			}
 		})
 	}

@@ -1002,8 +1002,8 @@ func (r *release) awaitAll(ctx context.Context, objs []*object, asHook bool) err
 		u := r.live[o]
 		r.mu.Unlock()
 		if u != nil {
-			if readyOnApply(u, asHook) {
-				r.logf("%s ready", display(u))
+			if ok, said := readyOnApply(u, asHook); ok {
+				r.logf("%s %s", display(u), said)
 				mu.Lock()
 				ready[o] = true
 				mu.Unlock()

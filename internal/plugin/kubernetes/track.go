@@ -169,6 +169,8 @@ func (c *cluster) awaitReady(ctx context.Context, u0 *unstructured.Unstructured,
 	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errNotReady)
 	defer cancel()
 	last, lastMsg := u0, ""
+	var byConsumer string // a claim's class that binds it for its first consumer
+	looked := false
 	err := c.await(tctx, gvk, ns, name, func(u *unstructured.Unstructured) (bool, error) {
 		if u == nil {
 			msg := "does not exist"
@@ -180,9 +182,17 @@ func (c *cluster) awaitReady(ctx context.Context, u0 *unstructured.Unstructured,
 		}
 		last = u
 		h, msg := assess(u, asHook)
+		if h == healthProgressing && gvk.GroupKind() == gkPVC && !asHook {
+			if !looked {
+				byConsumer, looked = c.bindsForConsumer(tctx, u), true
+			}
+			if byConsumer != "" && u.GetAnnotations()[annSelectedNode] == "" {
+				h, msg = healthReady, fmt.Sprintf("ready (waiting for its first consumer: storage class %s binds it when a pod that uses it is scheduled)", byConsumer)
+			}
+		}
 		switch h {
 		case healthReady:
-			if msg == readyWithoutStatus {
+			if saidAsIs(msg) {
 				progress(msg)
 			} else {
 				progress("ready")
@@ -331,4 +341,30 @@ func (c *cluster) events(ctx context.Context, u *unstructured.Unstructured, inde
 		out = append(out, fmt.Sprintf("%sevent %s %s: %s", indent, typ, reason, strings.TrimSpace(msg)))
 	}
 	return out
+}
+
+// annSelectedNode is the annotation the scheduler puts on a claim whose
+// class binds it for its first consumer, once that pod has a node: the
+// binding is then under way.
+const annSelectedNode = "volume.kubernetes.io/selected-node"
+
+// bindsForConsumer is the storage class of a claim when that class binds
+// its claims only once a pod that uses one is scheduled
+// (volumeBindingMode WaitForFirstConsumer: kind's, k3s's and many clouds'
+// default): such a claim applied before its consumer (a weight group of
+// storage first) would otherwise be waited for until the timeout. ""
+// when it has none, or the class cannot be read.
+func (c *cluster) bindsForConsumer(ctx context.Context, pvc *unstructured.Unstructured) string {
+	class, _, _ := unstructured.NestedString(pvc.Object, "spec", "storageClassName")
+	if class == "" {
+		return ""
+	}
+	sc, err := c.get(ctx, schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}, "", class)
+	if err != nil || sc == nil {
+		return ""
+	}
+	if mode, _, _ := unstructured.NestedString(sc.Object, "volumeBindingMode"); mode != "WaitForFirstConsumer" {
+		return ""
+	}
+	return class
 }
