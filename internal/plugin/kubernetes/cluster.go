@@ -270,7 +270,9 @@ func (c *cluster) kindFor(kind, group string) (schema.GroupVersionKind, error) {
 	if m, merr := c.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind}); merr == nil {
 		return m.GroupVersionKind, nil
 	}
-	return schema.GroupVersionKind{}, fmt.Errorf("the cluster serves no kind %q%s: %w", kind, groupText(group), err)
+	// The REST mapper's own words ("no matches for /, Resource=…") say
+	// nothing more.
+	return schema.GroupVersionKind{}, fmt.Errorf("the cluster serves no kind %q%s", kind, groupText(group))
 }
 
 func groupText(group string) string {

@@ -215,6 +215,9 @@ func (e engine) prepare(ctx context.Context, c *plugin.Call) (*release, error) {
 	if err := r.validate(ctx, live); err != nil {
 		return nil, err
 	}
+	if err := r.externalKindsServed(); err != nil {
+		return nil, err
+	}
 	if err := r.crdPruneRefusal(c.Staying); err != nil {
 		return nil, err
 	}
@@ -1070,6 +1073,50 @@ func (r *release) group(ctx context.Context, objs []*object) error {
 		return err
 	}
 	return r.awaitAll(ctx, objs, false)
+}
+
+// externalKindsServed refuses, before anything is applied, an external
+// dependency of a kind the cluster does not serve and no CRD of the
+// manifests defines: it would fail only when its weight group came, after
+// the earlier groups were applied. A CRD another component installs is
+// served by the time this one runs when this one depends on it.
+func (r *release) externalKindsServed() error {
+	defined := r.crdNames()
+	var errs []error
+	for _, o := range r.objects {
+		for _, d := range o.externalDeps() {
+			if _, err := r.cl.kindFor(d.Kind, d.Group); err == nil || defined(d.Kind, d.Group) {
+				continue
+			}
+			errs = append(errs, fmt.Errorf("%s: %s: external dependency %s: the cluster serves no kind %q%s, and no CRD of the manifests defines it (a typo? a CRD another component installs must be deployed first: make this component depend on that one)",
+				o.source, o.ref(), d.Name, d.Kind, groupText(d.Group)))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s of a kind the cluster does not serve, so nothing was applied:\n%w", plural(len(errs), "external dependency", "external dependencies"), errors.Join(errs...))
+	}
+	return nil
+}
+
+// crdNames reports whether a CRD among the objects defines a kind as an
+// external dependency names it: its kind, plural or singular name, in its
+// group when one is given.
+func (r *release) crdNames() func(kind, group string) bool {
+	type name struct{ name, group string }
+	names := map[name]bool{}
+	for _, o := range r.objects {
+		if !isCRD(o.u) {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(o.u.Object, "spec", "group")
+		for _, f := range []string{"kind", "plural", "singular"} {
+			if v, _, _ := unstructured.NestedString(o.u.Object, "spec", "names", f); v != "" {
+				names[name{strings.ToLower(v), group}] = true
+				names[name{strings.ToLower(v), ""}] = true
+			}
+		}
+	}
+	return func(kind, group string) bool { return names[name{strings.ToLower(kind), group}] }
 }
 
 // awaitExternal waits until every external dependency of the objects

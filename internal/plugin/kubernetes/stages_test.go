@@ -639,3 +639,25 @@ func TestChartFileAndServedVersions(t *testing.T) {
 		t.Errorf("servedVersions = %v", got)
 	}
 }
+
+// TestCRDNames: an external dependency whose kind a CRD of the manifests
+// defines is not refused in prepare: by its kind, plural or singular name,
+// with or without its group.
+func TestCRDNames(t *testing.T) {
+	crd := newObject("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "widgets.example.org", nil)
+	crd.u.Object["spec"] = map[string]any{"group": "example.org",
+		"names": map[string]any{"kind": "Widget", "plural": "widgets", "singular": "widget"}}
+	r := &release{objects: []*object{crd, newObject("v1", "ConfigMap", "", "c", nil)}}
+	defined := r.crdNames()
+	for _, tt := range []struct {
+		kind, group string
+		want        bool
+	}{
+		{"Widget", "", true}, {"widget", "", true}, {"widgets", "example.org", true},
+		{"Widget", "other.org", false}, {"Gadget", "", false}, {"configmap", "", false},
+	} {
+		if got := defined(tt.kind, tt.group); got != tt.want {
+			t.Errorf("defined(%q, %q) = %v, want %v", tt.kind, tt.group, got, tt.want)
+		}
+	}
+}
