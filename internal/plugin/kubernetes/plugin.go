@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -37,8 +38,33 @@ func (manifests) plan(req plugin.StagesRequest) (*planned, error) {
 	p := &planned{objs: objs, upgrade: Upgrading(req.Recorded)}
 	if !HasRef(cfg.Namespace) {
 		p.namespace = cfg.Namespace
+		if err == nil {
+			err = placedTwice(objs, cfg.Namespace)
+		}
 	}
 	return p, err
+}
+
+// placedTwice finds the objects written twice, once without a namespace
+// and once in the release namespace (releaseNS, a literal of the config):
+// one object once placed, which prepare would refuse (place).
+func placedTwice(objs []*object, releaseNS string) error {
+	type key struct{ group, kind, name string }
+	bare := map[key]*object{}
+	for _, o := range objs {
+		if o.u.GetNamespace() == "" {
+			gvk := o.u.GroupVersionKind()
+			bare[key{gvk.Group, gvk.Kind, o.u.GetName()}] = o
+		}
+	}
+	var errs []error
+	for _, o := range objs {
+		gvk := o.u.GroupVersionKind()
+		if first, ok := bare[key{gvk.Group, gvk.Kind, o.u.GetName()}]; ok && o.u.GetNamespace() == releaseNS {
+			errs = append(errs, fmt.Errorf("%s: %s is the object of %s too (in namespace %s, the release namespace)", o.source, o.ref(), first.source, releaseNS))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // open reads the manifests with the parameters expanded and connects to
