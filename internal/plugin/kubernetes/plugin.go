@@ -38,7 +38,7 @@ func (manifests) plan(req plugin.StagesRequest) (*planned, error) {
 	p := &planned{objs: objs, upgrade: Upgrading(req.Recorded)}
 	if !HasRef(cfg.Namespace) {
 		p.namespace = cfg.Namespace
-		if err == nil {
+		if err == nil && cfg.Namespace != "" {
 			err = placedTwice(objs, cfg.Namespace)
 		}
 	}
@@ -60,7 +60,7 @@ func placedTwice(objs []*object, releaseNS string) error {
 	var errs []error
 	for _, o := range objs {
 		gvk := o.u.GroupVersionKind()
-		if first, ok := bare[key{gvk.Group, gvk.Kind, o.u.GetName()}]; ok && o.u.GetNamespace() == releaseNS {
+		if first, ok := bare[key{gvk.Group, gvk.Kind, o.u.GetName()}]; ok && first != o && o.u.GetNamespace() == releaseNS {
 			errs = append(errs, fmt.Errorf("%s: %s is the object of %s too (in namespace %s, the release namespace)", o.source, o.ref(), first.source, releaseNS))
 		}
 	}

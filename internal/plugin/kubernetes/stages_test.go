@@ -661,3 +661,19 @@ func TestCRDNames(t *testing.T) {
 		}
 	}
 }
+
+// TestPlacedTwice: the plan refuses an object written without a namespace
+// and again in the literal release namespace, and nothing else.
+func TestPlacedTwice(t *testing.T) {
+	bare := newObject("v1", "ConfigMap", "", "dup", nil)
+	inNS := newObject("v1", "ConfigMap", "web", "dup", nil)
+	other := newObject("v1", "ConfigMap", "shop", "dup", nil)
+	secret := newObject("v1", "Secret", "web", "dup", nil)
+	if err := placedTwice([]*object{bare, other, secret, newObject("v1", "ConfigMap", "", "x", nil)}, "web"); err != nil {
+		t.Errorf("distinct objects refused: %v", err)
+	}
+	err := placedTwice([]*object{bare, inNS, other}, "web")
+	if err == nil || !strings.Contains(err.Error(), "ConfigMap/web/dup is the object of app.yaml:3:1 too (in namespace web, the release namespace)") {
+		t.Errorf("placedTwice = %v, want the second ConfigMap refused", err)
+	}
+}
