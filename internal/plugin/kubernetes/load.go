@@ -279,8 +279,16 @@ func (l *loader) document(in input, doc *yaml.Node) {
 	if err != nil {
 		l.errs = append(l.errs, err)
 	}
+	nodes := []*yaml.Node{root}
+	if len(objs) != 1 || len(srcs) == 1 && srcs[0] != src {
+		nodes = listItems(root)
+	}
 	for i, m := range objs {
-		o := l.add(in, srcs[i], m)
+		var at map[string]string
+		if len(nodes) == len(objs) {
+			at = annotationPositions(in, nodes[i])
+		}
+		o := l.add(in, srcs[i], m, at)
 		if o != nil && len(planned) == len(objs) {
 			o.planned = planned[i]
 		}
@@ -388,8 +396,36 @@ func listItems(root *yaml.Node) []*yaml.Node {
 	return nil
 }
 
-// add checks one object and appends it; nil when it is not added.
-func (l *loader) add(in input, src string, m map[string]any) *object {
+// annotationPositions are where each annotation's value is written in an
+// object's node, as the manifests have it (an annotation merged in or
+// aliased has none: its errors name the object's start).
+func annotationPositions(in input, n *yaml.Node) map[string]string {
+	child := func(n *yaml.Node, key string) *yaml.Node {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i+1]
+			}
+		}
+		return nil
+	}
+	ann := child(child(n, "metadata"), "annotations")
+	if ann == nil || ann.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := make(map[string]string, len(ann.Content)/2)
+	for i := 0; i+1 < len(ann.Content); i += 2 {
+		vn := ann.Content[i+1]
+		out[ann.Content[i].Value] = in.at(vn.Line, vn.Column)
+	}
+	return out
+}
+
+// add checks one object and appends it; nil when it is not added. at are
+// where its annotations' values are written (annotationPositions).
+func (l *loader) add(in input, src string, m map[string]any, at map[string]string) *object {
 	if l.full {
 		return nil
 	}
@@ -397,7 +433,7 @@ func (l *loader) add(in input, src string, m map[string]any) *object {
 		return nil
 	}
 	u := &unstructured.Unstructured{Object: m}
-	o := &object{u: u, source: src, crd: in.crd || isCRD(u)}
+	o := &object{u: u, source: src, crd: in.crd || isCRD(u), annotationAt: at}
 	if in.crd {
 		if !isCRD(u) {
 			l.errorf("%s: %s: the CRDs folder holds only CustomResourceDefinitions (apiextensions.k8s.io); put other objects in the manifests", src, o.ref())

@@ -273,8 +273,8 @@ func TestLoadErrors(t *testing.T) {
 			files: map[string]string{"app.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  annotations: {helm.sh/hook-weight: x, helm.sh/hook: pre-instal}\n"},
 			cfg:   config{Manifests: []string{"app.yaml"}},
 			errs: []string{
-				`app.yaml:1:1: Job/migrate: annotation helm.sh/hook: unknown hook event "pre-instal"`,
-				`app.yaml:1:1: Job/migrate: annotation helm.sh/hook-weight: "x" is not an integer`,
+				`app.yaml:5:55: Job/migrate: annotation helm.sh/hook: unknown hook event "pre-instal"`,
+				`app.yaml:5:38: Job/migrate: annotation helm.sh/hook-weight: "x" is not an integer`,
 			},
 		},
 		{

@@ -89,6 +89,9 @@ type object struct {
 	// are made of it, so that the ids of a run are those the plan showed
 	// although names may hold ${...} and the runner fills in namespaces.
 	planned string
+	// annotationAt are where the manifests write each annotation's value
+	// ("deploy/app.yaml:14:24"), for its errors; nil when unknown.
+	annotationAt map[string]string
 }
 
 // externalDep is a resource the release does not own that an object waits
@@ -267,7 +270,11 @@ func parseExternalResource(v string) (kind, group, name string, err error) {
 func (o *object) validate() []error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s: annotation %s: %s", o.source, o.ref(), key, fmt.Sprintf(format, args...)))
+		at := o.source
+		if a, ok := o.annotationAt[key]; ok {
+			at = a
+		}
+		errs = append(errs, fmt.Errorf("%s: %s: annotation %s: %s", at, o.ref(), key, fmt.Sprintf(format, args...)))
 	}
 	ann := o.u.GetAnnotations()
 	keys := make([]string, 0, len(ann))
