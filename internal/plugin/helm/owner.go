@@ -253,6 +253,9 @@ func writtenByGantry(hist []*rspb.Release) bool {
 const (
 	descDeploying    = "Deploying with gantry"
 	descUninstalling = "Uninstalling with gantry"
+	// descUninstallFailed begins the description of a revision an
+	// undeploy failed to uninstall.
+	descUninstallFailed = "gantry: uninstall failed: "
 )
 
 // interrupted reports whether a revision is pending or uninstalling

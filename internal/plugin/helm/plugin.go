@@ -144,11 +144,15 @@ func (charts) Plan(req plugin.StagesRequest) (*kubernetes.Rendered, error) {
 		// one a component that left the stack deployed, or a recorded one
 		// whose namespace was deleted.
 		hist, looked := []*rspb.Release(nil), false
-		if knownRelease(in, req.Parameters) {
+		known := knownRelease(in, req.Parameters)
+		if known {
 			hist, looked = releaseHistory(req.Dir, in)
 		}
-		out.Upgrade = looked && deployedIn(hist)
+		out.Upgrade = looked && upgrades(hist)
 		out.UpgradeUnknown = !looked
+		if !looked && recorded && known {
+			warnOnce(req.Component, fmt.Sprintf("cannot reach the cluster to read the history of %s: the plan has the hooks of both an install and an upgrade", name))
+		}
 		if looked && recorded && len(hist) == 0 {
 			warnOnce(req.Component, fmt.Sprintf("%s is recorded in the state but helm's storage has no revision of it (was its namespace deleted?): the deploy installs it again, with its install hooks", name))
 		}
@@ -321,7 +325,7 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 	// upgrade --install does: one the state records whose revisions are
 	// gone (its namespace deleted) is installed again, with its install
 	// hooks and .Release.IsInstall.
-	out.Upgrade = deployedIn(rec.hist)
+	out.Upgrade = upgrades(rec.hist)
 	if c.Action == plugin.ActionDelete {
 		out.Upgrade = out.Upgrade || kubernetes.Upgrading(c.Recorded)
 	}
@@ -345,7 +349,7 @@ func (charts) Open(ctx context.Context, c *plugin.Call) (*kubernetes.Opened, err
 			fmt.Fprintf(c.Stdout, "helm release %s belonged to %s: taken over by this component (the component that deploys a release last owns it, as with objects)\n", in.release, from)
 		case kubernetes.Upgrading(c.Recorded) && len(hist) == 0:
 			fmt.Fprintf(c.Stdout, "release %s is recorded in the state but helm's storage has no revision of it (was its namespace deleted?): installing it again\n", in.release)
-		case !kubernetes.Upgrading(c.Recorded) && deployedIn(hist):
+		case !kubernetes.Upgrading(c.Recorded) && upgrades(hist):
 			how := "was installed by helm"
 			if own.standing == standOwn {
 				how = "was deployed by this component, which its state does not record"

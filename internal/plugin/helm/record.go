@@ -72,8 +72,39 @@ func asRelease(r release.Releaser) *rspb.Release {
 	return nil
 }
 
-// deployedIn reports whether a history holds a deployed revision: the
-// release is there, and a deploy upgrades it.
+// upgrades reports whether a deploy upgrades the release whose history
+// this is, as helm upgrade --install decides — the release exists and is
+// not uninstalled — but for a release that was never deployed (its first
+// install failed, or was killed), which is installed again, with its
+// install hooks. A release whose undeploy failed or was killed was
+// deployed: it is upgraded.
+func upgrades(hist []*rspb.Release) bool {
+	last := lastOf(hist)
+	if last == nil || last.Info == nil || last.Info.Status == rcommon.StatusUninstalled {
+		return false
+	}
+	return slices.ContainsFunc(hist, wasDeployed)
+}
+
+// wasDeployed reports whether a revision was deployed once: deployed,
+// superseded by a later one, or the one an undeploy began with (its
+// status then uninstalling, or failed by an undeploy that failed or was
+// killed).
+func wasDeployed(r *rspb.Release) bool {
+	if r.Info == nil {
+		return false
+	}
+	switch r.Info.Status {
+	case rcommon.StatusDeployed, rcommon.StatusSuperseded, rcommon.StatusUninstalling:
+		return true
+	case rcommon.StatusFailed:
+		return strings.HasPrefix(r.Info.Description, descUninstallFailed) ||
+			strings.HasPrefix(r.Info.Description, "gantry: interrupted while "+string(rcommon.StatusUninstalling))
+	}
+	return false
+}
+
+// deployedIn reports whether a history holds a deployed revision.
 func deployedIn(hist []*rspb.Release) bool {
 	for _, r := range hist {
 		if r.Info != nil && r.Info.Status == rcommon.StatusDeployed {
@@ -209,7 +240,11 @@ func (r *record) Fail(_ context.Context, err error) error {
 		return nil
 	}
 	first, _, _ := strings.Cut(err.Error(), "\n")
-	rel.SetStatus(rcommon.StatusFailed, "gantry: "+first)
+	desc := "gantry: " + first
+	if r.rel == nil {
+		desc = descUninstallFailed + first // still deployed, as far as a deploy goes (wasDeployed)
+	}
+	rel.SetStatus(rcommon.StatusFailed, desc)
 	return r.update(rel)
 }
 

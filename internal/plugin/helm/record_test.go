@@ -317,3 +317,40 @@ func TestUndeployMarksItsRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgrades: a deploy upgrades a release that exists and is not
+// uninstalled, as helm upgrade --install does, but for one never deployed
+// (installed again); one whose undeploy failed or was killed was deployed.
+func TestUpgrades(t *testing.T) {
+	const (
+		dep   = rcommon.StatusDeployed
+		sup   = rcommon.StatusSuperseded
+		fail  = rcommon.StatusFailed
+		unin  = rcommon.StatusUninstalling
+		gone  = rcommon.StatusUninstalled
+		pinst = rcommon.StatusPendingInstall
+	)
+	rev := func(v int, st rcommon.Status, desc string) *rspb.Release { return revision(v, st, desc, nil) }
+	tests := []struct {
+		name string
+		hist []*rspb.Release
+		want bool
+	}{
+		{"no history (namespace deleted)", nil, false},
+		{"deployed", []*rspb.Release{rev(1, dep, "Install complete")}, true},
+		{"a failed upgrade after a deployed one", []*rspb.Release{rev(1, sup, ""), rev(2, fail, "gantry: apply failed")}, true},
+		{"a first install that failed", []*rspb.Release{rev(1, fail, "gantry: apply failed")}, false},
+		{"a first install killed", []*rspb.Release{rev(1, pinst, descDeploying)}, false},
+		{"an undeploy that failed", []*rspb.Release{rev(1, fail, descUninstallFailed+"pre-delete hook failed")}, true},
+		{"an undeploy killed", []*rspb.Release{rev(1, unin, descUninstalling)}, true},
+		{"an undeploy killed, ended by a later run", []*rspb.Release{rev(1, fail, "gantry: interrupted while uninstalling; revision 2 was deployed after it")}, true},
+		{"uninstalled with its history kept", []*rspb.Release{rev(1, sup, ""), rev(2, gone, "Uninstallation complete")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := upgrades(tt.hist); got != tt.want {
+				t.Errorf("upgrades = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
