@@ -26,6 +26,8 @@ type captureWriter struct {
 	// terraform map), is being read: its lines are not shown, and the
 	// masker learns the value once it is whole.
 	hiding string
+	// plan hides secret outputs' values in terraform's plan.
+	plan planOutputs
 }
 
 func newCaptureWriter(out io.Writer, masker *secret.Masker, secretKeys map[string]bool) *captureWriter {
@@ -56,6 +58,11 @@ func (w *captureWriter) line(text string, continued, continues bool) {
 		return
 	}
 	w.hidden = false
+	text, hide := w.plan.line(text, w.secretKeys, w.masker)
+	if hide {
+		w.hidden = true
+		return
+	}
 	inBlock := w.capture.InOutputsBlock()
 	ofValue, tooLong := false, continues && w.capture.InBlock()
 	if tooLong {

@@ -174,3 +174,38 @@ func TestCaptureWriterSecretOverSeveralLines(t *testing.T) {
 		t.Errorf("conn = %q", got)
 	}
 }
+
+// terraform's plan shows the outputs it knows under "Changes to Outputs:",
+// before the apply: a secret one (declared, or named so) is shown as its
+// name and the mask, over several lines too, and the masker learns its
+// value; others are shown as printed.
+func TestCaptureWriterTerraformPlanOutputs(t *testing.T) {
+	var out strings.Builder
+	m := secret.NewMasker()
+	w := newCaptureWriter(&out, m, map[string]bool{"conn": true})
+	fmt.Fprint(w, "Changes to Outputs:\n"+
+		"  + admin_password = \"INITVAL-abc123\"\n"+
+		"  ~ conn           = \"user:old-pw-1\" -> \"user:new-pw-2\"\n"+
+		"  + db_password    = {\n      + api_token = \"tok-3\"\n      + nested    = [\n          + \"item-4\",\n        ]\n    }\n"+
+		"  + cert_key       = <<-EOT\n        key-line-5\n    EOT\n"+
+		"  + plain          = \"shown\"\n"+
+		"  + token          = (sensitive value)\n"+
+		"\nplain_after = \"x\"\n")
+	w.Flush()
+	want := "Changes to Outputs:\n" +
+		"  + admin_password = *****\n" +
+		"  ~ conn = *****\n" +
+		"  + db_password = *****\n" +
+		"  + cert_key = *****\n" +
+		"  + plain          = \"shown\"\n" +
+		"  + token = *****\n" +
+		"\nplain_after = \"x\"\n"
+	if got := out.String(); got != want {
+		t.Errorf("shown:\n%s\nwant:\n%s", got, want)
+	}
+	for _, v := range []string{"INITVAL-abc123", "user:old-pw-1", "user:new-pw-2", "tok-3", "item-4", "key-line-5"} {
+		if got := m.Text("x " + v + " y"); got != "x ***** y" {
+			t.Errorf("the masker does not know %q: %q", v, got)
+		}
+	}
+}
