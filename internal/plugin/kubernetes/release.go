@@ -912,10 +912,10 @@ func (r *release) applyAll(ctx context.Context, objs []*object) error {
 	}
 	for _, kind := range byKind(objs) {
 		err := r.each(ctx, kind, func(ctx context.Context, o *object) error {
-			// An object gantry never applied: its maker's fields
-			// become gantry's first (takeover.go).
+			// An object gantry adopts: its maker's fields become
+			// gantry's first (takeover.go).
 			var took *takeover
-			if firstApply(live[o]) {
+			if needsTakeover(live[o]) {
 				var err error
 				if took, err = r.cl.takeOver(ctx, o.u); err != nil {
 					return fmt.Errorf("apply %s (%s): %w", display(o.u), o.source, err)
@@ -923,10 +923,7 @@ func (r *release) applyAll(ctx context.Context, objs []*object) error {
 			}
 			applied, err := r.cl.apply(ctx, o.u, false)
 			if err != nil && took != nil {
-				if uerr := r.cl.undo(ctx, o.u, took); uerr != nil {
-					return fmt.Errorf("apply %s (%s): %s; and give %s back its fields: %s", display(o.u), o.source, apiMessage(err), strings.Join(took.managers, ", "), apiMessage(uerr))
-				}
-				return fmt.Errorf("apply %s (%s): %s\n(it exists, made by %s; applying it takes over the fields that tool set, which removes those the manifests leave out — %s: put what must stay in the manifests)", display(o.u), o.source, apiMessage(err), strings.Join(took.managers, ", "), strings.Join(took.notInManifests(o.u, 10), ", "))
+				return r.takeoverFailed(ctx, o, took, err)
 			}
 			if err != nil {
 				return fmt.Errorf("apply %s (%s): %s", display(o.u), o.source, apiMessage(err))
@@ -937,14 +934,7 @@ func (r *release) applyAll(ctx context.Context, objs []*object) error {
 			r.mu.Unlock()
 			how := appliedHow(before, looked, applied.GetResourceVersion())
 			if took != nil {
-				how += " (" + took.String()
-				if paths, more := took.removed(applied.Object, 10); len(paths) > 0 {
-					how += "; removed those the manifests leave out: " + strings.Join(paths, ", ")
-					if more > 0 {
-						how += fmt.Sprintf(" and %d more", more)
-					}
-				}
-				how += ")"
+				how += " (" + took.describe(took.changes(applied.Object, o.u, 10)) + ")"
 			}
 			r.logf("%s %s", display(o.u), how)
 			return nil
@@ -954,6 +944,34 @@ func (r *release) applyAll(ctx context.Context, objs []*object) error {
 		}
 	}
 	return nil
+}
+
+// takeoverFailed is the error of an apply that failed after a takeover:
+// the object gets its field managers back (undo), and the error says
+// which fields the takeover would change — those a fresh object with the
+// manifests' content gets otherwise (an immutable field the manifests
+// leave out is the usual cause).
+func (r *release) takeoverFailed(ctx context.Context, o *object, took *takeover, err error) error {
+	msg := fmt.Sprintf("apply %s (%s): %s", display(o.u), o.source, apiMessage(err))
+	if uerr := r.cl.undo(ctx, o.u, took); uerr != nil {
+		return fmt.Errorf("%s\n(gantry could not give %s its fields back: %s; the next deploy takes them over again, removing or resetting those the manifests leave out)", msg, strings.Join(took.managers, ", "), apiMessage(uerr))
+	}
+	if ctx.Err() != nil {
+		return errors.New(msg)
+	}
+	what := "the fields the manifests leave out"
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if fresh := r.cl.defaults(dctx, o.u); fresh != nil {
+		removed, reset, more := took.changes(fresh.Object, o.u, 10)
+		if paths := append(removed, reset...); len(paths) > 0 {
+			what = strings.Join(paths, ", ")
+			if more > 0 {
+				what += fmt.Sprintf(" and %d more", more)
+			}
+		}
+	}
+	return fmt.Errorf("%s\n(it exists, made by %s; adopting it takes over the fields that tool set, which removes or resets to their defaults those the manifests leave out — %s: put the values that must stay in the manifests. The object is as it was.)", msg, strings.Join(took.managers, ", "), what)
 }
 
 // appliedHow says what an apply did to an object, as kubectl apply does:

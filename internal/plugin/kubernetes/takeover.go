@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -16,26 +17,29 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
-// A deploy that applies an object gantry never applied (one made by
-// kubectl, or a release helm installed, that gantry adopts) first takes
-// over the fields the tool that made it set: server-side apply would
-// otherwise leave every field of the earlier manager that the manifests
-// leave out on the object for ever (a ConfigMap's old keys, a
-// Deployment's dropped env vars and sidecars). The takeover is what
-// kubectl does when it moves an object from client-side to server-side
-// apply (k8s.io/client-go/util/csaupgrade), for the managers of deploy
-// tools only: a controller's fields (a Deployment's revision annotation, a
-// claim's binding) stay its own, and a subresource's (status, scale) are
-// never applied.
+// A deploy that applies an object gantry adopts (one made by kubectl, or
+// a release helm installed) first takes over the fields the tool that made
+// it set: server-side apply would otherwise leave every field of the
+// maker's that the manifests leave out on the object for ever (a
+// ConfigMap's old keys, a Deployment's dropped env vars and sidecars). The
+// takeover is what kubectl does when it moves an object from client-side
+// to server-side apply (k8s.io/client-go/util/csaupgrade), for the
+// managers of the tools that make objects only: a controller's fields (a
+// Deployment's revision annotation, a claim's binding), a later edit's
+// (kubectl label, kubectl patch: a Namespace's Pod Security labels, a
+// webhook's injected caBundle), another tool's, and a subresource's
+// (status, scale) stay theirs.
 
-// deployTool reports whether a field manager is a tool that deploys
-// objects, whose fields gantry takes over when it adopts one: kubectl
-// (kubectl, kubectl-create, kubectl-client-side-apply, kubectl-edit, …),
-// helm, and the manager the API server names fields set before managed
-// fields were tracked.
-func deployTool(manager string) bool {
-	return manager == "kubectl" || strings.HasPrefix(manager, "kubectl-") ||
-		manager == "helm" || manager == "before-first-apply"
+// maker reports whether a field manager is a tool that makes objects,
+// whose fields gantry takes over when it adopts one: kubectl create,
+// kubectl apply (client-side and server-side), helm, and the manager the
+// API server names fields set before managed fields were tracked.
+func maker(manager string) bool {
+	switch manager {
+	case "kubectl-create", "kubectl-client-side-apply", "kubectl", "helm", "before-first-apply":
+		return true
+	}
+	return false
 }
 
 // helmOwnership reports whether a path is one of the annotations that say
@@ -47,11 +51,14 @@ func helmOwnership(p fieldpath.Path) bool {
 		p[2].FieldName != nil && strings.HasPrefix(*p[2].FieldName, "meta.helm.sh/")
 }
 
-// takeover is the fields of an object gantry takes over before its first
-// apply, and from whom.
+// takeover is the fields of an object gantry takes over before an apply,
+// and from whom.
 type takeover struct {
 	fields   *fieldpath.Set
 	managers []string
+	// live is the object's content before the takeover: what the apply
+	// removed or reset is told against it.
+	live map[string]any
 	// before are the object's managed fields before the takeover, and
 	// version its resource version after it: an apply that fails puts
 	// them back (undo).
@@ -59,25 +66,35 @@ type takeover struct {
 	version string
 }
 
-// firstApply reports whether gantry never applied the object whose
-// metadata live is (nil: it does not exist).
-func firstApply(live metav1.Object) bool {
-	if live == nil {
+// needsTakeover reports whether the object whose metadata live is (nil:
+// it does not exist) has fields a maker set that gantry takes over before
+// it applies it: one gantry never applied (it has no gantry field
+// manager), one a takeover of an interrupted run left without gantry's
+// content (no gantry annotations), or one gantry adopted (an older gantry
+// adopted it without a takeover, or its maker applied it again since).
+func needsTakeover(live metav1.Object) bool {
+	if live == nil || !slices.ContainsFunc(live.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
+		return maker(e.Manager) && e.Subresource == ""
+	}) {
 		return false
 	}
-	for _, e := range live.GetManagedFields() {
-		if e.Manager == fieldManager {
-			return false
-		}
+	a := live.GetAnnotations()
+	if a[annotationAdopted] == "true" {
+		return true
 	}
-	return true
+	if _, ok := a[annotationComponent]; !ok {
+		return true
+	}
+	return !slices.ContainsFunc(live.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
+		return e.Manager == fieldManager
+	})
 }
 
-// takeOver makes gantry the manager of the fields the deploy tools that
-// made the object set (deployTool), in the API version it applies, so that
-// the apply that follows removes those its manifests leave out. It reads
+// takeOver makes gantry the manager of the fields the tools that made the
+// object set (maker), in the API version it applies, so that the apply
+// that follows removes those its manifests leave out. It reads
 // the object and patches its managed fields, guarded by the resource
-// version read. It returns nil when no deploy tool manages a field.
+// version read. It returns nil when no maker manages a field.
 func (c *cluster) takeOver(ctx context.Context, u *unstructured.Unstructured) (*takeover, error) {
 	ri, _, err := c.resource(u.GroupVersionKind(), u.GetNamespace())
 	if err != nil {
@@ -112,7 +129,7 @@ func (c *cluster) takeOver(ctx context.Context, u *unstructured.Unstructured) (*
 			return err
 		})
 		if err == nil {
-			took.before, took.version = live.GetManagedFields(), patched.GetResourceVersion()
+			took.before, took.version, took.live = live.GetManagedFields(), patched.GetResourceVersion(), live.Object
 			return took, nil
 		}
 		// Changed since it was read (the test failed): read it again.
@@ -129,6 +146,12 @@ func (c *cluster) takeOver(ctx context.Context, u *unstructured.Unstructured) (*
 // the next deploy tries again. It does nothing when the object changed
 // since the takeover.
 func (c *cluster) undo(ctx context.Context, u *unstructured.Unstructured, t *takeover) error {
+	// Also when the run is interrupted (the apply failed for that): an
+	// object left taken over, without gantry's content, would lose its
+	// maker's fields at the next deploy (needsTakeover takes it over
+	// again then, and says what goes).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	ri, _, err := c.resource(u.GroupVersionKind(), u.GetNamespace())
 	if err != nil {
 		return err
@@ -150,25 +173,19 @@ func (c *cluster) undo(ctx context.Context, u *unstructured.Unstructured, t *tak
 	return err
 }
 
-// notInManifests are the fields taken over that the manifests leave out
-// (u is the object applied), for an error: at most limit.
-func (t *takeover) notInManifests(u *unstructured.Unstructured, limit int) []string {
-	var out []string
-	t.fields.Leaves().Iterate(func(p fieldpath.Path) {
-		if len(out) < limit && !has(u.Object, p) {
-			out = append(out, p.String())
-		}
-	})
-	return out
-}
-
-// takenOver is an object's managed fields with the entries of deploy tools
-// in apiVersion, on the object itself (not a subresource), merged into one
-// Apply entry of gantry's; took is nil when there is none.
+// takenOver is an object's managed fields with the entries of makers in
+// apiVersion, on the object itself (not a subresource), merged into one
+// Apply entry of gantry's (with gantry's own, if it has one); took is nil
+// when there is none.
 func takenOver(entries []metav1.ManagedFieldsEntry, apiVersion string, now time.Time) (out []metav1.ManagedFieldsEntry, took *takeover, err error) {
 	took = &takeover{fields: &fieldpath.Set{}}
+	var own []metav1.ManagedFieldsEntry // gantry's Apply entry, merged into the new one
 	for _, e := range entries {
-		if !deployTool(e.Manager) || e.Subresource != "" || e.APIVersion != apiVersion || e.FieldsV1 == nil {
+		if e.Manager == fieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" && e.APIVersion == apiVersion && e.FieldsV1 != nil {
+			own = append(own, e)
+			continue
+		}
+		if !maker(e.Manager) || e.Subresource != "" || e.APIVersion != apiVersion || e.FieldsV1 == nil {
 			out = append(out, e)
 			continue
 		}
@@ -186,6 +203,10 @@ func takenOver(entries []metav1.ManagedFieldsEntry, apiVersion string, now time.
 		})
 		if len(helmOwn) > 0 {
 			kept := fieldpath.NewSet(helmOwn...)
+			if s.Leaves().Difference(kept).Empty() {
+				out = append(out, e) // nothing but them: nothing to take over
+				continue
+			}
 			raw, err := kept.ToJSON()
 			if err != nil {
 				return nil, nil, err
@@ -203,7 +224,15 @@ func takenOver(entries []metav1.ManagedFieldsEntry, apiVersion string, now time.
 	if len(took.managers) == 0 {
 		return entries, nil, nil
 	}
-	raw, err := took.fields.ToJSON()
+	all := took.fields
+	for _, e := range own {
+		s := &fieldpath.Set{}
+		if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+			return nil, nil, fmt.Errorf("read the fields %s manages: %w", e.Manager, err)
+		}
+		all = all.Union(s)
+	}
+	raw, err := all.ToJSON()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -213,55 +242,100 @@ func takenOver(entries []metav1.ManagedFieldsEntry, apiVersion string, now time.
 	return out, took, nil
 }
 
-// removed are the fields taken over that the object no longer has after
-// the apply (applied is its content): those the manifests left out, as
-// paths (".data.old"); at most limit, and how many more. A field the API
-// server set again (a default) is not removed.
-func (t *takeover) removed(applied map[string]any, limit int) (paths []string, more int) {
+// changes are what the takeover made of the fields the manifests leave
+// out, against after (the object after the apply, or as a fresh object
+// with the manifests' content gets it: defaults): removed, the fields it
+// no longer has; reset, those whose value changed (a Deployment's
+// replicas back to 1, a Service's type back to ClusterIP). Paths only,
+// never values (a Secret's data). At most limit of each, and how many
+// more in all.
+func (t *takeover) changes(after map[string]any, manifests *unstructured.Unstructured, limit int) (removed, reset []string, more int) {
 	t.fields.Leaves().Iterate(func(p fieldpath.Path) {
+		if _, set := valueAt(manifests.Object, p); set {
+			return // the manifests say it
+		}
+		was, had := valueAt(t.live, p)
+		now, has := valueAt(after, p)
+		var list *[]string
 		switch {
-		case has(applied, p):
-		case len(paths) < limit:
-			paths = append(paths, p.String())
+		case had && !has:
+			list = &removed
+		case had && has && !reflect.DeepEqual(was, now):
+			list = &reset
 		default:
+			return
+		}
+		if len(*list) < limit {
+			*list = append(*list, p.String())
+		} else {
 			more++
 		}
 	})
-	return paths, more
+	return removed, reset, more
 }
 
-// has reports whether an object's content has the field at a path.
-func has(obj any, p fieldpath.Path) bool {
+// describe says what the takeover did, for the deploy's log.
+func (t *takeover) describe(removed, reset []string, more int) string {
+	out := "took over the fields " + strings.Join(t.managers, ", ") + " set"
+	if len(removed) > 0 {
+		out += "; removed those the manifests leave out: " + strings.Join(removed, ", ")
+	}
+	if len(reset) > 0 {
+		out += "; reset to their defaults those the manifests leave out: " + strings.Join(reset, ", ")
+	}
+	if more > 0 {
+		out += fmt.Sprintf(" and %d more", more)
+	}
+	return out
+}
+
+// defaults is the object as the API server would create it from the
+// manifests' content alone, with its defaults: a dry-run creation under a
+// generated name (its own is taken). nil when the server refuses it.
+func (c *cluster) defaults(ctx context.Context, u *unstructured.Unstructured) *unstructured.Unstructured {
+	probe := u.DeepCopy()
+	probe.SetName("")
+	probe.SetGenerateName("gantry-defaults-")
+	out, err := c.post(ctx, probe, metav1.CreateOptions{FieldManager: fieldManager, DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// valueAt is the value of the field at a path in an object's content, and
+// whether it has it.
+func valueAt(obj any, p fieldpath.Path) (any, bool) {
 	cur := obj
 	for _, pe := range p {
 		switch {
 		case pe.FieldName != nil:
 			m, ok := cur.(map[string]any)
 			if !ok {
-				return false
+				return nil, false
 			}
 			if cur, ok = m[*pe.FieldName]; !ok {
-				return false
+				return nil, false
 			}
 		case pe.Index != nil:
 			l, ok := cur.([]any)
 			if !ok || *pe.Index >= len(l) {
-				return false
+				return nil, false
 			}
 			cur = l[*pe.Index]
 		default:
 			l, ok := cur.([]any)
 			if !ok {
-				return false
+				return nil, false
 			}
 			i := slices.IndexFunc(l, func(e any) bool { return matches(e, pe) })
 			if i < 0 {
-				return false
+				return nil, false
 			}
 			cur = l[i]
 		}
 	}
-	return true
+	return cur, true
 }
 
 // matches reports whether a list element is the one a path element names
@@ -287,9 +361,4 @@ func matches(e any, pe fieldpath.PathElement) bool {
 // may be of different Go types.
 func sameValue(a, b any) bool {
 	return fmt.Sprint(a) == fmt.Sprint(b)
-}
-
-// String says what was taken over, for the deploy's log.
-func (t *takeover) String() string {
-	return "took over the fields " + strings.Join(t.managers, ", ") + " set"
 }
