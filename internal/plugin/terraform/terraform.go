@@ -171,7 +171,10 @@ func (tf) Run(ctx context.Context, c *plugin.Call) error {
 	for name, typ := range declared {
 		if v, ok := cfg.Vars[name]; ok {
 			values[name] = v
-		} else if v, ok := byVarName[name]; ok {
+		} else if v, ok := byVarName[name]; ok && v != "" {
+			// An empty parameter (empty: allow, the Hub's optional one)
+			// is no value: the module's default stands, or terraform
+			// says the variable is required.
 			values[name] = paramValue(v, typ)
 		}
 	}
@@ -263,7 +266,7 @@ type output struct {
 }
 
 // outputValues turns terraform outputs into component outputs: strings as
-// they are, other values as JSON; sensitive ones are secret.
+// they are, other values as compact JSON; sensitive ones are secret.
 func outputValues(data []byte) (map[string]string, []string, error) {
 	var outs map[string]output
 	if err := json.Unmarshal(data, &outs); err != nil {
@@ -276,7 +279,14 @@ func outputValues(data []byte) (map[string]string, []string, error) {
 		if err := json.Unmarshal(o.Value, &s); err == nil {
 			values[k] = s
 		} else {
-			values[k] = string(o.Value)
+			// Compact, as fromTfVar's /json gives it: not a piece of
+			// terraform's indented document, whose layout a terraform
+			// upgrade may change.
+			var b bytes.Buffer
+			if err := json.Compact(&b, o.Value); err != nil {
+				return nil, nil, fmt.Errorf("output %s: %w", k, err)
+			}
+			values[k] = b.String()
 		}
 		if o.Sensitive {
 			secret = append(secret, k)

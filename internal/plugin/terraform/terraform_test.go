@@ -173,3 +173,31 @@ func TestRunsTheBinary(t *testing.T) {
 		t.Errorf("the registry noted %d terraform processes, want 5:\n%s", n, noted)
 	}
 }
+
+// TestOutputValues: strings are themselves; lists, maps and numbers are
+// compact JSON, not a piece of terraform's indented document; sensitive
+// outputs are secret.
+func TestOutputValues(t *testing.T) {
+	data := []byte(`{
+  "list": {"sensitive": false, "type": ["list", "string"], "value": [
+      "a",
+      "b"
+    ]},
+  "map": {"sensitive": true, "type": ["map", "string"], "value": {
+      "k": "v"
+    }},
+  "n": {"sensitive": false, "type": "number", "value": 2},
+  "s": {"sensitive": false, "type": "string", "value": "text"}
+}`)
+	values, secret, err := outputValues(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"list": `["a","b"]`, "map": `{"k":"v"}`, "n": "2", "s": "text"}
+	if diff := cmp.Diff(want, values); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"map"}, secret); diff != "" {
+		t.Errorf("secret (-want +got):\n%s", diff)
+	}
+}
