@@ -387,7 +387,7 @@ func loadComponent(ref *manifest.ComponentRef, i int, file string, docs []*manif
 	// with the file that is there (empty, a directory, unreadable).
 	at := ref.Positions.At("source.dir", ref.Source.Pos)
 	switch fi, err := os.Stat(ref.Source.Dir); {
-	case errors.Is(err, fs.ErrNotExist) && ref.Source.Git != nil:
+	case errors.Is(err, fs.ErrNotExist) && ref.Source.Git != nil && ref.Source.Git.Remote != "":
 		diags.Errorf(at, field, "component %q: directory %s not found; it comes from %s: run gantry pull to fetch it", ref.Name, ref.Source.Dir, ref.Source.Git.Remote)
 	case errors.Is(err, fs.ErrNotExist):
 		diags.Errorf(at, field, "component %q: directory %s not found", ref.Name, ref.Source.Dir)
