@@ -27,9 +27,7 @@ func reportDiags(w io.Writer, diags manifest.Diagnostics, consequence string) er
 	if len(errs) == 0 {
 		return nil
 	}
-	for _, d := range errs {
-		fmt.Fprintln(w, d.String())
-	}
+	printCapped(w, errs, maxErrors, "error", "errors")
 	noun := "errors"
 	if len(errs) == 1 {
 		noun = "error"
@@ -43,33 +41,44 @@ func reportDiags(w io.Writer, diags manifest.Diagnostics, consequence string) er
 // after them, or the run, would scroll out of reach.
 const maxWarnings = 100
 
+// maxErrors is how many errors one report prints: every error is found in
+// one round, but 30,000 lines of one mistake repeated (a generated file)
+// hide the first, which is the one to read.
+const maxErrors = 500
+
 // printWarnings prints warnings, one per line, up to maxWarnings, and then
-// how many it left out and the file that holds them all (allWarnings).
+// how many it left out and the file that holds them all (allDiags).
 func printWarnings(w io.Writer, warnings manifest.Diagnostics) {
-	for i, d := range warnings {
-		if i == maxWarnings {
+	printCapped(w, warnings, maxWarnings, "warning", "warnings")
+}
+
+// printCapped prints diagnostics, one per line, up to max, and then how
+// many it left out and the file that holds them all (allDiags).
+func printCapped(w io.Writer, diags manifest.Diagnostics, max int, one, many string) {
+	for i, d := range diags {
+		if i == max {
 			var where string
-			if path, err := allWarnings(warnings); err != nil {
+			if path, err := allDiags(many, diags); err != nil {
 				where = "writing them all to a file failed: " + err.Error()
 			} else {
 				where = "all of them are in " + path
 			}
-			fmt.Fprintf(w, "warning: %d more warnings not shown (%d in all); %s\n", len(warnings)-maxWarnings, len(warnings), where)
+			fmt.Fprintf(w, "%s: %d more %s not shown (%d in all); %s\n", one, len(diags)-max, many, len(diags), where)
 			return
 		}
 		fmt.Fprintln(w, d.String())
 	}
 }
 
-// allWarnings writes warnings, one per line, to a file of this user's
+// allDiags writes diagnostics, one per line, to a file of this user's
 // folder of the temporary folder ($TMPDIR/gantry-<uid>, 0700), named by
-// what it holds (warnings-<digest>.txt, 0600), and returns its path: those
-// past maxWarnings are shown nowhere else. The same warnings, printed again
+// what it holds (<kind>-<digest>.txt, 0600), and returns its path: those
+// past the cap are shown nowhere else. The same diagnostics, printed again
 // at every run, are the same file; the system's cleaning of its temporary
 // folder removes them in time.
-func allWarnings(warnings manifest.Diagnostics) (string, error) {
+func allDiags(kind string, diags manifest.Diagnostics) (string, error) {
 	var b bytes.Buffer
-	for _, d := range warnings {
+	for _, d := range diags {
 		b.WriteString(d.String())
 		b.WriteByte('\n')
 	}
@@ -78,7 +87,7 @@ func allWarnings(warnings manifest.Diagnostics) (string, error) {
 		return "", err
 	}
 	sum := sha256.Sum256(b.Bytes())
-	path := filepath.Join(dir, "warnings-"+hex.EncodeToString(sum[:8])+".txt")
+	path := filepath.Join(dir, kind+"-"+hex.EncodeToString(sum[:8])+".txt")
 	if err := atomicfile.Write(path, b.Bytes(), 0o600, false); err != nil {
 		return "", err
 	}

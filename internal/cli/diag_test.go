@@ -131,3 +131,34 @@ func warnFileFails(t *testing.T, want string) {
 		t.Errorf("printed:\n%s\nwant a line with %q", out.String(), want)
 	}
 }
+
+// TestReportDiagsErrorsBounded: a flood of errors prints maxErrors of them,
+// how many more there were and the file that holds them all, then the
+// count of all; the exit is still 2.
+func TestReportDiagsErrorsBounded(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	var ds manifest.Diagnostics
+	n := maxErrors + 7
+	for i := range n {
+		ds.Errorf(manifest.Pos{File: "hub.yaml", Line: i + 1, Col: 1}, "components", "component %q: bad", fmt.Sprint("c", i))
+	}
+	var out bytes.Buffer
+	if err := reportDiags(&out, ds, "nothing was run"); err == nil {
+		t.Fatal("no error for errors")
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != maxErrors+2 {
+		t.Fatalf("%d lines, want %d errors, the count left out and the total", len(lines), maxErrors)
+	}
+	want := fmt.Sprintf("error: 7 more errors not shown (%d in all); all of them are in ", n)
+	path, ok := strings.CutPrefix(lines[maxErrors], want)
+	if !ok {
+		t.Fatalf("line %q, want %q and a file", lines[maxErrors], want)
+	}
+	if data, err := os.ReadFile(path); err != nil || bytes.Count(data, []byte("\n")) != n {
+		t.Errorf("the file holds %d lines (%v), want %d", bytes.Count(data, []byte("\n")), err, n)
+	}
+	if last := lines[maxErrors+1]; last != fmt.Sprintf("%d errors; nothing was run", n) {
+		t.Errorf("last line %q", last)
+	}
+}
