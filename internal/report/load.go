@@ -228,7 +228,9 @@ func readEvents(path string) (*runFacts, error) {
 	// The time of the last log line, read once at the end: a run's log
 	// lines are most of its events.
 	var lastLog []byte
+	n := 0
 	for sc.Scan() {
+		n++
 		line := sc.Bytes()
 		if bytes.Contains(line[:min(len(line), 80)], logEvent) {
 			if t, ok := eventTime(line); ok {
@@ -242,7 +244,9 @@ func readEvents(path string) (*runFacts, error) {
 		}
 		facts.add(&ev)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("read the run's events %s: line %d is longer than %d MiB, which gantry never writes: the file is damaged (move it aside for a report without the run's events)", path, n+1, maxEventLine>>20)
+	} else if err != nil {
 		return nil, fmt.Errorf("read the run's events %s: %w", path, err)
 	}
 	if t, err := time.Parse(time.RFC3339Nano, string(lastLog)); err == nil && t.After(facts.last) {

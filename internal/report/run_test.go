@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -372,5 +373,20 @@ func TestLoadRunRefusesAFolderWithoutPlan(t *testing.T) {
 	_, err := LoadRun(t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "is not the folder of a run") {
 		t.Errorf("LoadRun: %v, want it to say the folder is not a run's", err)
+	}
+}
+
+// TestReadEventsLineTooLong: a line longer than any gantry writes (a
+// damaged file) is named by its number and what to do, not bufio's
+// "token too long".
+func TestReadEventsLineTooLong(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	long := bytes.Repeat([]byte("x"), maxEventLine+1)
+	if err := os.WriteFile(path, append([]byte("{}\n{}\n"), long...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readEvents(path)
+	if err == nil || !strings.Contains(err.Error(), "line 3 is longer than 64 MiB, which gantry never writes: the file is damaged") {
+		t.Errorf("readEvents = %v", err)
 	}
 }
