@@ -201,16 +201,7 @@ func runtime(st *Stack, b *built, runID string, keepTFVars bool) *steps.Runtime 
 		KeepTFVars:    keepTFVars,
 		Now:           time.Now,
 	}
-	// A deploy's components add what they provide as they run (begin,
-	// unchanged, end); an undeploy's stay until they are undeployed.
-	var deploys func(string) bool
-	if b.plan.Verb == plan.VerbDeploy {
-		deploys = func(name string) bool {
-			c := b.plan.Components[name]
-			return c != nil && c.Verb == plan.VerbDeploy
-		}
-	}
-	rt.Provides.AddDeployed(st.State, deploys)
+	rt.Provides.AddDeployed(st.State)
 	rt.SeedDirSums(b.facts.DirSums)
 	return rt
 }

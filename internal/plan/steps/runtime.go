@@ -247,18 +247,12 @@ func (c *Capabilities) learn(p string) {
 }
 
 // AddDeployed records the capabilities of the components the state records
-// deployed, but those a run deploys (runs: nil for none): as the Hub, a
-// component sees what the components deployed before it in the run
-// provide, not what one after it provided at the last deploy (external-dns
-// configures an istio source only when istio is deployed first).
-func (c *Capabilities) AddDeployed(st *state.State, runs func(name string) bool) {
+// deployed.
+func (c *Capabilities) AddDeployed(st *state.State) {
 	if st == nil {
 		return
 	}
 	for _, name := range st.ComponentOrder() {
-		if runs != nil && runs(name) {
-			continue
-		}
 		if rc := st.Components[name]; rc != nil && rc.Status == state.StatusDeployed {
 			c.AddFor(name, rc.Provides...)
 		}
