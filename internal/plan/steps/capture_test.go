@@ -209,3 +209,55 @@ func TestCaptureWriterTerraformPlanOutputs(t *testing.T) {
 		}
 	}
 }
+
+// A secret's value over several lines ends where terraform's rendering
+// does, at the next line no deeper than its entry: brackets in its text
+// (a config's "}", an unbalanced "{"), jsonencode(…) and a heredoc inside a
+// map never end it early or late. Only quoted text and heredoc lines with
+// a letter or digit are learned: a "}" is not a secret.
+func TestCaptureWriterTerraformPlanShapes(t *testing.T) {
+	var out strings.Builder
+	m := secret.NewMasker()
+	w := newCaptureWriter(&out, m, map[string]bool{"cfg": true, "js": true})
+	fmt.Fprint(w, "Changes to Outputs:\n"+
+		"  + cfg    = {\n"+
+		"      + cert = <<-EOT\n"+
+		"            line1\n"+
+		"            }\n"+
+		"            LEAKCFG-1 {\n"+
+		"        EOT\n"+
+		"    }\n"+
+		"  ~ js     = jsonencode(\n"+
+		"      ~ {\n"+
+		"          ~ login = \"user:LEAKJS-1\" -> \"user:LEAKJS-2\"\n"+
+		"            # (1 unchanged attribute hidden)\n"+
+		"        }\n"+
+		"    )\n"+
+		"  + tags   = {\n"+
+		"      + team = \"net\"\n"+
+		"    }\n"+
+		"\n"+
+		"Apply complete!\n")
+	w.Flush()
+	want := "Changes to Outputs:\n" +
+		"  + cfg = *****\n" +
+		"  ~ js = *****\n" +
+		"  + tags   = {\n" +
+		"      + team = \"net\"\n" +
+		"    }\n" +
+		"\n" +
+		"Apply complete!\n"
+	if got := out.String(); got != want {
+		t.Errorf("shown:\n%s\nwant:\n%s", got, want)
+	}
+	for _, v := range []string{"LEAKCFG-1 {", "user:LEAKJS-1", "user:LEAKJS-2"} {
+		if got := m.Text("x " + v + " y"); got != "x ***** y" {
+			t.Errorf("the masker does not know %q: %q", v, got)
+		}
+	}
+	for _, s := range []string{"a } b", "a ] b", "EOT", "jsonencode(", "# (1 unchanged attribute hidden)", `{"team":"net"}`} {
+		if got := m.Text(s); got != s {
+			t.Errorf("the masker learned junk: %q shown as %q", s, got)
+		}
+	}
+}
