@@ -146,11 +146,17 @@ type record struct {
 	// component of the stack that has left it: its killed runs are the
 	// instance's to end too (interrupted).
 	takeover bool
+	// undeploysDeployed says the revision an undeploy began with was
+	// deployed: one it fails to uninstall stays so (descUninstallFailed),
+	// and the next deploy upgrades it; a release never deployed (its first
+	// install failed) is installed again, whatever its undeploy did.
+	undeploysDeployed bool
 }
 
 func (r *record) Begin(ctx context.Context) error {
 	if r.rel == nil { // undeploy
 		if last := lastOf(r.hist); last != nil {
+			r.undeploysDeployed = wasDeployed(last)
 			last.SetStatus(rcommon.StatusUninstalling, descUninstalling)
 			return r.update(last)
 		}
@@ -241,7 +247,7 @@ func (r *record) Fail(_ context.Context, err error) error {
 	}
 	first, _, _ := strings.Cut(err.Error(), "\n")
 	desc := "gantry: " + first
-	if r.rel == nil {
+	if r.rel == nil && r.undeploysDeployed {
 		desc = descUninstallFailed + first // still deployed, as far as a deploy goes (wasDeployed)
 	}
 	rel.SetStatus(rcommon.StatusFailed, desc)

@@ -354,3 +354,35 @@ func TestUpgrades(t *testing.T) {
 		})
 	}
 }
+
+// TestUndeployFailedKeepsWhetherDeployed: an undeploy that fails leaves a
+// deployed release upgradable, and a release never deployed (its first
+// install failed) still installed again by the next deploy.
+func TestUndeployFailedKeepsWhetherDeployed(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		last *rspb.Release
+		want bool
+	}{
+		{"deployed", revision(1, rcommon.StatusDeployed, "Install complete", nil), true},
+		{"first install failed", revision(1, rcommon.StatusFailed, "gantry: apply failed", nil), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := storeOf(t, tt.last)
+			r := &record{store: store, name: "web", hist: []*rspb.Release{tt.last}, me: markOf("shop", "web"), claim: true}
+			if err := r.Begin(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Fail(context.Background(), fmt.Errorf("pre-delete hook failed")); err != nil {
+				t.Fatal(err)
+			}
+			after, err := history(store, "web")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := upgrades(after); got != tt.want {
+				t.Errorf("upgrades after the failed undeploy = %v (%s %q), want %v", got, after[0].Info.Status, after[0].Info.Description, tt.want)
+			}
+		})
+	}
+}
