@@ -171,10 +171,11 @@ func (tf) Run(ctx context.Context, c *plugin.Call) error {
 	for name, typ := range declared {
 		if v, ok := cfg.Vars[name]; ok {
 			values[name] = v
-		} else if v, ok := byVarName[name]; ok && v != "" {
+		} else if v, ok := byVarName[name]; ok && (v != "" || typ == "" || typ == "string") {
 			// An empty parameter (empty: allow, the Hub's optional one)
-			// is no value: the module's default stands, or terraform
-			// says the variable is required.
+			// is no number, bool or collection: for those the module's
+			// default stands, or terraform says the variable is
+			// required. A string gets "", as it always did.
 			values[name] = paramValue(v, typ)
 		}
 	}
