@@ -64,6 +64,9 @@ type takeover struct {
 	// them back (undo).
 	before  []metav1.ManagedFieldsEntry
 	version string
+	// left marks what an interrupted run's takeover left (leftOver):
+	// told, never undone.
+	left bool
 }
 
 // needsTakeover reports whether the object whose metadata live is (nil:
@@ -73,7 +76,13 @@ type takeover struct {
 // content (no gantry annotations), or one gantry adopted (an older gantry
 // adopted it without a takeover, or its maker applied it again since).
 func needsTakeover(live metav1.Object) bool {
-	if live == nil || !slices.ContainsFunc(live.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
+	if live == nil {
+		return false
+	}
+	if leftTakenOver(live) {
+		return true
+	}
+	if !slices.ContainsFunc(live.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
 		return maker(e.Manager) && e.Subresource == ""
 	}) {
 		return false
@@ -88,6 +97,40 @@ func needsTakeover(live metav1.Object) bool {
 	return !slices.ContainsFunc(live.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == fieldManager
 	})
+}
+
+// leftTakenOver reports whether a takeover left the object without
+// gantry's content: gantry manages its fields (its makers' entries merged
+// into gantry's), but gantry never applied its annotations — the run was
+// killed between the takeover and the apply, and the undo could not run.
+func leftTakenOver(live metav1.Object) bool {
+	if _, ok := live.GetAnnotations()[annotationComponent]; ok {
+		return false
+	}
+	return slices.ContainsFunc(live.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
+		return e.Manager == fieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
+	})
+}
+
+// leftOver is the takeover an interrupted run left on the object (live):
+// gantry's fields, which the apply now removes or resets where the
+// manifests leave them out, told as a takeover's are. nil when it left
+// none.
+func leftOver(live *unstructured.Unstructured, apiVersion string) *takeover {
+	if !leftTakenOver(live) {
+		return nil
+	}
+	t := &takeover{fields: &fieldpath.Set{}, managers: []string{"an interrupted run of gantry took over"}, live: live.Object, left: true}
+	for _, e := range live.GetManagedFields() {
+		if e.Manager != fieldManager || e.Subresource != "" || e.APIVersion != apiVersion || e.FieldsV1 == nil {
+			continue
+		}
+		s := &fieldpath.Set{}
+		if s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)) == nil {
+			t.fields = t.fields.Union(s)
+		}
+	}
+	return t
 }
 
 // takeOver makes gantry the manager of the fields the tools that made the
@@ -113,8 +156,13 @@ func (c *cluster) takeOver(ctx context.Context, u *unstructured.Unstructured) (*
 			return nil, err
 		}
 		entries, took, err := takenOver(live.GetManagedFields(), u.GetAPIVersion(), time.Now())
-		if err != nil || took == nil {
+		if err != nil {
 			return nil, err
+		}
+		if took == nil {
+			// Nothing to take over; what an interrupted takeover left
+			// is told (no undo: it is gantry's already).
+			return leftOver(live, u.GetAPIVersion()), nil
 		}
 		patch, err := json.Marshal([]map[string]any{
 			{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()},
@@ -150,6 +198,9 @@ func (c *cluster) undo(ctx context.Context, u *unstructured.Unstructured, t *tak
 	// object left taken over, without gantry's content, would lose its
 	// maker's fields at the next deploy (needsTakeover takes it over
 	// again then, and says what goes).
+	if t.left {
+		return nil // nothing of this run's to undo
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	ri, _, err := c.resource(u.GroupVersionKind(), u.GetNamespace())
@@ -277,6 +328,9 @@ func (t *takeover) changes(after map[string]any, manifests *unstructured.Unstruc
 // describe says what the takeover did, for the deploy's log.
 func (t *takeover) describe(removed, reset []string, more int) string {
 	out := "took over the fields " + strings.Join(t.managers, ", ") + " set"
+	if t.left {
+		out = "the fields " + strings.Join(t.managers, ", ")
+	}
 	if len(removed) > 0 {
 		out += "; removed those the manifests leave out: " + strings.Join(removed, ", ")
 	}

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"bytes"
+	"context"
 	"testing"
 	"time"
 
@@ -185,7 +186,7 @@ func TestNeedsTakeover(t *testing.T) {
 	}{
 		{"absent", nil, false},
 		{"made by kubectl, never applied", obj(nil, created), true},
-		{"taken over, not applied (interrupted)", obj(nil, created, gantry), true},
+		{"taken over, not applied (interrupted)", obj(nil, gantry), true},
 		{"adopted by an older gantry", obj(map[string]string{annotationComponent: "app", annotationAdopted: "true"}, created, gantry), true},
 		{"gantry's own, someone ran kubectl label", obj(mine, gantry, entry("kubectl-label", upd, "v1", "", `{}`)), false},
 		{"gantry's own, status by a controller", obj(mine, gantry, entry("kubectl-create", upd, "v1", "status", `{}`)), false},
@@ -194,5 +195,30 @@ func TestNeedsTakeover(t *testing.T) {
 		if got := needsTakeover(tt.live); got != tt.want {
 			t.Errorf("%s: needsTakeover = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestLeftOver: what an interrupted takeover left (gantry's Apply entry,
+// no gantry annotations) is told as a takeover, against the object as it
+// is, and never undone.
+func TestLeftOver(t *testing.T) {
+	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "pre"}, "data": map[string]any{"a": "1", "old": "2"}}}
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{entry("gantry", metav1.ManagedFieldsOperationApply, "v1", "", `{"f:data":{"f:a":{},"f:old":{}}}`)})
+	took := leftOver(live, "v1")
+	if took == nil {
+		t.Fatal("no takeover told")
+	}
+	manifests := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"a": "10"}}}
+	removed, reset, more := took.changes(map[string]any{"data": map[string]any{"a": "10"}}, manifests, 10)
+	if got, want := took.describe(removed, reset, more), "the fields an interrupted run of gantry took over; removed those the manifests leave out: .data.old"; got != want {
+		t.Errorf("describe = %q, want %q", got, want)
+	}
+	if err := (&cluster{}).undo(context.Background(), live, took); err != nil {
+		t.Errorf("undo of a left-over takeover: %v", err)
+	}
+	live.SetAnnotations(map[string]string{annotationComponent: "app"})
+	if leftOver(live, "v1") != nil {
+		t.Error("an object gantry applied told as left over")
 	}
 }
