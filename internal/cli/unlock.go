@@ -72,7 +72,7 @@ func missing(location string) bool {
 	}
 	for _, l := range state.SplitLocations(location) {
 		p := strings.TrimPrefix(l, "file://")
-		if state.IsDatabase(l) || exists(p) || exists(state.LockPath(p)) || exists(p+".journal") {
+		if state.IsDatabase(l) || exists(p) || exists(state.LockPath(p)) || exists(state.JournalPath(p)) {
 			return false
 		}
 	}

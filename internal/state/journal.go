@@ -27,8 +27,9 @@ import (
 // and the payload. A torn last record (a kill -9 while appending) fails its
 // length or its checksum and ends the journal: what came before it stands.
 
-// JournalPath is the journal of a state file.
-func JournalPath(statePath string) string { return statePath + ".journal" }
+// JournalPath is the journal of a state file (of the file a link to it
+// leads to: companion).
+func JournalPath(statePath string) string { return companion(statePath, ".journal") }
 
 // Record kinds, the first byte of a payload.
 const (

@@ -61,8 +61,9 @@ type fileLock struct {
 	path string
 }
 
-// LockPath is the lock file of a state file.
-func LockPath(statePath string) string { return statePath + ".lock" }
+// LockPath is the lock file of a state file (of the file a link to it
+// leads to: companion).
+func LockPath(statePath string) string { return companion(statePath, ".lock") }
 
 // lockPoll is how often a run waiting for a state file's lock tries it
 // again: flock has no wait with a deadline, and a run that waits for
