@@ -149,11 +149,25 @@ var yamlPos = regexp.MustCompile(`^\[(\d+):(\d+)\] `)
 // parser says, in the file:line:col form of every other message: editors
 // and terminals jump to it.
 func positioned(path, msg string) string {
-	msg = withoutValues(inWords(msg))
+	msg = withoutValues(inWords(dupKeyInWords(path, msg)))
 	if m := yamlPos.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("%s:%s:%s: the state is not valid: %s", path, m[1], m[2], msg[len(m[0]):])
 	}
 	return fmt.Sprintf("state %s is not valid: %s", path, msg)
+}
+
+// dupKeyMessage is the YAML decoder's message of a key written twice in a
+// mapping; the key is a name, not a value (withoutValues keeps it).
+var dupKeyMessage = regexp.MustCompile(`mapping key "((?:[^"\\]|\\.)*)" already defined at \[(\d+):(\d+)\]`)
+
+// dupKeyInWords says where a key written twice was written first, in the
+// file:line:col form: "mapping key "x" is written twice (first at
+// hub.yaml.state:8:3)".
+func dupKeyInWords(path, msg string) string {
+	return dupKeyMessage.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := dupKeyMessage.FindStringSubmatch(m)
+		return fmt.Sprintf("mapping key %q is written twice (first at %s:%s:%s)", sub[1], path, sub[2], sub[3])
+	})
 }
 
 // goTypeMessages are the YAML decoder's messages that speak of Go types.
@@ -178,14 +192,14 @@ func inWords(msg string) string {
 // quotedValue is a double-quoted text of the decoder's messages that is not
 // a field's name: a value it could not convert ("cannot convert \"…\" to
 // boolean" of a tagged value), which may be a secret.
-var quotedValue = regexp.MustCompile(`(field )?"(?:[^"\\]|\\.)*"`)
+var quotedValue = regexp.MustCompile(`(field |mapping key )?"(?:[^"\\]|\\.)*"`)
 
 // withoutValues takes the values out of a decoder's message, keeping the
 // names of fields.
 func withoutValues(msg string) string {
 	return quotedValue.ReplaceAllStringFunc(msg, func(q string) string {
-		if strings.HasPrefix(q, "field ") {
-			return q
+		if strings.HasPrefix(q, "field ") || strings.HasPrefix(q, "mapping key ") {
+			return q // a name, not a value
 		}
 		return "a value"
 	})

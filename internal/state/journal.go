@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 
@@ -209,6 +210,20 @@ func decodeDoc(data []byte) (*State, error) {
 	return s, nil
 }
 
+// recordMessage is a record's decoding error as the snapshot's are said:
+// in words, without the values (a secret's), and without the position in
+// the record's own document, which is nowhere in a file.
+func recordMessage(err error) string {
+	msg := err.Error()
+	if m := yamlPos.FindStringIndex(msg); m != nil {
+		msg = msg[m[1]:]
+	}
+	if first, _, ok := strings.Cut(msg, "\n"); ok {
+		msg = first // the parser's excerpt of the record would show its values
+	}
+	return "the record is not valid: " + withoutValues(inWords(msg))
+}
+
 // replay applies a journal's records to the state of its snapshot.
 func replay(s *State, recs []record) error {
 	for i, rec := range recs {
@@ -220,7 +235,7 @@ func replay(s *State, recs []record) error {
 		case recHeader:
 			h, err := decodeDoc(rec.data)
 			if err != nil {
-				return fmt.Errorf("record %d: %w", i+1, err)
+				return fmt.Errorf("record %d: %s", i+1, recordMessage(err))
 			}
 			if h.Version != FormatVersion {
 				return fmt.Errorf("record %d: format version %d; this gantry reads version %d", i+1, h.Version, FormatVersion)
@@ -232,7 +247,7 @@ func replay(s *State, recs []record) error {
 			// the document it would be alone.
 			doc, err := decodeDoc(assemble(nil, componentOnlyHeader, map[string][]byte{"": rec.data}, []string{""}))
 			if err != nil {
-				return fmt.Errorf("record %d: %w", i+1, err)
+				return fmt.Errorf("record %d: %s", i+1, recordMessage(err))
 			}
 			if len(doc.Components) != 1 {
 				return fmt.Errorf("record %d: %d components, expected one", i+1, len(doc.Components))

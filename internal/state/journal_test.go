@@ -489,3 +489,19 @@ func TestHeaderWrittenWhenItChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReplayErrorsWithoutValues: a journal record that does not decode
+// (one gantry did not write) is said in words, without its values — a
+// secret's — or the position inside the record's own document.
+func TestReplayErrorsWithoutValues(t *testing.T) {
+	s := &State{Version: FormatVersion, Components: map[string]*Component{}}
+	recs := []record{{kind: recBase}, {kind: recComponent, data: []byte("  \"a\":\n    status: deployed\n    verb: !!bool \"hunter2-SUPERSECRET\"\n")}}
+	err := replay(s, recs)
+	if err == nil {
+		t.Fatal("a bad record replayed")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "hunter2") || strings.Contains(msg, "[") || !strings.HasPrefix(msg, "record 2: the record is not valid: ") {
+		t.Errorf("replay error %q", msg)
+	}
+}
