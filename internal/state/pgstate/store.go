@@ -66,6 +66,9 @@ func Open(_ context.Context, location, stack string) (state.Store, error) {
 	if q.Has("sslpassword") {
 		s.secret2 = q.Get("sslpassword")
 	}
+	if n := len(q[stackParam]); n > 1 {
+		return nil, fmt.Errorf("state %s names a stack %d times (%s=): name it once", s.redacted, n, stackParam)
+	}
 	named := q.Get(stackParam)
 	q.Del(stackParam)
 	u.RawQuery = q.Encode()
