@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -120,6 +121,9 @@ and when it last ran. Secrets are masked unless --show-secrets.`,
 				return err
 			}
 			writeExplainText(a.stdout, st, ex, comp != "")
+			if note := runNote(cmd.Context(), store, st); note != "" {
+				fmt.Fprintln(a.stdout, note)
+			}
 			return nil
 		},
 	}
@@ -291,4 +295,35 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// runNote says, of a state with incomplete components, whether a run holds
+// the state now (its components are running) or the run that left them was
+// cut short: the state alone reads the same in both cases. "" when nothing
+// is incomplete, or the store cannot tell.
+func runNote(ctx context.Context, store state.Store, st *state.State) string {
+	incomplete := st.Status == state.StatusIncomplete
+	for _, c := range st.Components {
+		incomplete = incomplete || c.Status == state.StatusIncomplete
+	}
+	if !incomplete {
+		return ""
+	}
+	if m, ok := store.(state.Mirror); ok && len(m) > 0 {
+		store = m[0]
+	}
+	p, ok := store.(state.LockProbe)
+	if !ok {
+		return ""
+	}
+	held, h, err := p.HeldBy(ctx)
+	switch {
+	case err != nil:
+		return ""
+	case held && h != nil:
+		return fmt.Sprintf("a run holds the state now (%s): its incomplete components are running", h)
+	case held:
+		return "a run holds the state now: its incomplete components are running"
+	}
+	return "no run holds the state: the run that left components incomplete was cut short (processes it started may still run); the next deploy takes them up"
 }

@@ -304,3 +304,6 @@ func syncDir(dir string) {
 		d.Close()
 	}
 }
+
+// HeldBy reports whether a run holds the state's lock now (LockProbe).
+func (s *FileStore) HeldBy(context.Context) (bool, *Holder, error) { return heldBy(s.path) }

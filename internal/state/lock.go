@@ -154,3 +154,30 @@ func Unlock(statePath string) (UnlockResult, error) {
 	}
 	return UnlockResult{}, &LockedError{Path: statePath, Holder: h}
 }
+
+// LockProbe is a store that can say, without taking it for more than an
+// instant or writing anything, whether a run holds its lock now.
+type LockProbe interface {
+	// HeldBy reports whether a run holds the lock, and who, as its
+	// record says (nil when it did not say).
+	HeldBy(ctx context.Context) (held bool, holder *Holder, err error)
+}
+
+// heldBy is HeldBy of a state file's lock: a lock file that is not there
+// is held by no one (none is made); a free flock is taken and given back
+// at once.
+func heldBy(statePath string) (bool, *Holder, error) {
+	lp := LockPath(statePath)
+	if _, err := os.Stat(lp); errors.Is(err, os.ErrNotExist) {
+		return false, nil, nil
+	}
+	fl := flock.New(lp)
+	ok, err := fl.TryLock()
+	if err != nil {
+		return false, nil, fmt.Errorf("lock %s: %w", lp, err)
+	}
+	if ok {
+		return false, nil, fl.Unlock()
+	}
+	return true, readHolder(lp), nil
+}

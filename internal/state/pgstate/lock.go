@@ -435,3 +435,30 @@ func (s *Store) Unlock(ctx context.Context) (state.UnlockResult, error) {
 	}
 	return state.UnlockResult{Stale: &h}, nil
 }
+
+// HeldBy reports whether a run holds the stack's lock now: a session holds
+// its advisory lock, or a workflow holds the state (state.LockProbe). It
+// only reads.
+func (s *Store) HeldBy(ctx context.Context) (bool, *state.Holder, error) {
+	if s.stack == "" {
+		return false, nil, nil
+	}
+	conn, err := s.connect(ctx)
+	if err != nil {
+		return false, nil, err
+	}
+	defer conn.Close(context.Background())
+	var pid int32
+	if err := conn.QueryRow(ctx, advisoryHeld, LockKey(s.stack)).Scan(&pid); err != nil {
+		return false, nil, s.failure("read the state's lock in", err)
+	}
+	if pid != 0 {
+		h, err := s.holder(ctx, conn)
+		return true, h, err
+	}
+	w, err := s.workflowRow(ctx, conn)
+	if err != nil || w == nil {
+		return false, nil, err
+	}
+	return true, &w.Holder, nil
+}
