@@ -128,24 +128,6 @@ func (c *cluster) validateCreate(ctx context.Context, u *unstructured.Unstructur
 	return err
 }
 
-// validateNew asks the API server to validate an object as the
-// server-side apply that will create it, in a namespace that exists (u's,
-// standing for one the deploy creates first): a dry-run apply where no
-// object has its name — it refuses what only server-side apply refuses,
-// such as two entries of a list for one key (two env vars of one name) —
-// else, as validateCreate, a dry-run creation.
-func (c *cluster) validateNew(ctx context.Context, u *unstructured.Unstructured) error {
-	live, err := c.get(ctx, u.GroupVersionKind(), u.GetNamespace(), u.GetName())
-	if err != nil {
-		return err
-	}
-	if live != nil {
-		return c.validateCreate(ctx, u)
-	}
-	_, err = c.apply(ctx, u, true)
-	return err
-}
-
 // get reads an object; nil without error when it does not exist.
 func (c *cluster) get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
 	ri, _, err := c.resource(gvk, namespace)

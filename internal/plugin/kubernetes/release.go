@@ -553,7 +553,7 @@ func (r *release) validate(ctx context.Context, live map[*object]metav1.Object) 
 			// creation in one that does.
 			u := o.u.DeepCopy()
 			u.SetNamespace(metav1.NamespaceDefault)
-			err = r.cl.validateNew(ctx, u)
+			err = r.cl.validateCreate(ctx, u)
 		case o.isHook():
 			err = r.cl.validateCreate(ctx, o.u.DeepCopy())
 		default:
