@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/lexer"
@@ -79,11 +80,65 @@ func hubState(path string, data []byte) error {
 // document decodeFast does not take.
 func decodeYAML(data []byte) (*State, error) {
 	s := &State{}
-	if err := unmarshalYAML(data, s, yaml.DisallowUnknownField()); err != nil {
+	if err := unmarshalYAML(data, s, yaml.DisallowUnknownField(), yaml.CustomUnmarshaler(strictTime)); err != nil {
+		var te *timeError
+		if errors.As(err, &te) {
+			return nil, te.at(data)
+		}
 		return nil, err
 	}
 	return s, nil
 }
+
+// timeError is a state's time that is none (strictTime).
+type timeError struct{ text string }
+
+func (e *timeError) Error() string { return "expected a time (2006-01-02T15:04:05Z)" }
+
+// at places the error where the text is written, as the decoder's own
+// errors are ("[19:14] …"): the decoder does not place a custom reading's.
+func (e *timeError) at(data []byte) error {
+	for i, line := range strings.Split(string(data), "\n") {
+		key, v, ok := strings.Cut(line, ":")
+		if !ok || !strings.Contains(key, "started") && !strings.Contains(key, "finished") && !strings.Contains(key, "updated") {
+			continue
+		}
+		if strings.Trim(strings.TrimSpace(v), `"'`) == e.text {
+			col := len(key) + 1 + len(v) - len(strings.TrimLeft(v, " ")) + 1
+			return fmt.Errorf("[%d:%d] %s", i+1, col, e.Error())
+		}
+	}
+	return e
+}
+
+// strictTime reads a time of the state (updated, started, finished) as
+// gantry writes it, RFC 3339; goccy's own reading takes text that is no
+// time for none ("started: yesterday" read as no time at all).
+func strictTime(t *time.Time, data []byte) error {
+	text := strings.Trim(strings.TrimSpace(string(data)), `"'`)
+	if text == "" || text == "null" || text == "~" {
+		*t = time.Time{}
+		return nil
+	}
+	// RFC 3339, and the other forms of a YAML timestamp.
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999 Z07:00",
+		"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02"} {
+		if v, err := time.Parse(layout, text); err == nil {
+			*t = v
+			return nil
+		}
+	}
+	if timestampShape.MatchString(text) {
+		// A year Go does not parse (past 9999, before 0), which Encode
+		// can write: read as goccy always read it.
+		*t = time.Time{}
+		return nil
+	}
+	return &timeError{text: text}
+}
+
+// timestampShape is a timestamp's text, its year aside.
+var timestampShape = regexp.MustCompile(`^-?\d{4,}-\d\d-\d\d([Tt ]|$)`)
 
 // unmarshalYAML decodes a state's YAML into v with goccy, turning its panics
 // into errors: goccy fails on some hand edits, a tag on an anchored list

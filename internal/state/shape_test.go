@@ -44,6 +44,9 @@ components:
 		{"a tagged value's text is not quoted", "value: hunter2secret", "value: !!bool hunter2secret", []string{
 			`s.state:9:42: the state is not valid: cannot convert a value to boolean`,
 		}},
+		{"a time that is none", "    order: 0\n", "    order: 0\n    started: yesterday\n", []string{
+			`s.state:8:14: the state is not valid: expected a time (2006-01-02T15:04:05Z)`,
+		}},
 		{"a key written twice is named, and where it was first", "    order: 0\n", "    order: 0\n    order: 1\n", []string{
 			`s.state:8:5: the state is not valid: mapping key "order" is written twice (first at s.state:7:5)`,
 		}},
