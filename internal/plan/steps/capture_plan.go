@@ -36,6 +36,9 @@ type planOutputs struct {
 // line is not shown at all (inside a secret's value). The quoted values of
 // a secret are taught to the masker.
 func (p *planOutputs) line(text string, secretKeys map[string]bool, masker *secret.Masker) (shown string, hide bool) {
+	if !p.in && !p.hiding && !strings.Contains(text, "Changes to Outputs:") {
+		return text, false // every other line of every component: nothing to strip
+	}
 	plain := component.StripANSI(text)
 	t := strings.TrimSpace(plain)
 	indent := len(plain) - len(strings.TrimLeft(plain, " \t"))

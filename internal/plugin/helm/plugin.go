@@ -213,6 +213,16 @@ func warnOnce(component, msg string) {
 // config or of the environment, briefly; looked is false when it could not
 // reach it.
 func releaseHistory(dir string, in instance) (hist []*rspb.Release, looked bool) {
+	// The plan plans an instance's actions, some more than once, and is
+	// built again under the lock: what the cluster said is used for a few
+	// seconds (a process that lives longer plans with a fresh answer; the
+	// run reads the history again in Open).
+	key := strings.Join([]string{dir, in.cfg.Kubeconfig, in.cfg.Context, in.namespace, in.release}, "\x00")
+	if v, ok := histories.Load(key); ok && time.Since(v.(lookedHistory).at) < historyFresh {
+		h := v.(lookedHistory)
+		return h.hist, h.looked
+	}
+	defer func() { histories.Store(key, lookedHistory{hist, looked, time.Now()}) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	env := os.Environ()
@@ -233,6 +243,20 @@ func releaseHistory(dir string, in instance) (hist []*rspb.Release, looked bool)
 	hist, err = history(store, in.release)
 	return hist, err == nil
 }
+
+// histories are the release histories the plan read, by where it looked
+// (releaseHistory).
+var histories sync.Map
+
+// lookedHistory is what releaseHistory found, and when.
+type lookedHistory struct {
+	hist   []*rspb.Release
+	looked bool
+	at     time.Time
+}
+
+// historyFresh is how long the plan uses a history it read.
+const historyFresh = 10 * time.Second
 
 // knownRelease reports whether the plan knows which release, in which
 // namespace of which cluster, the instance deploys: none of them is named
