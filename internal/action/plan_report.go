@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"slices"
 
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -32,7 +33,19 @@ func planParams(st *Stack, b *built, p *plan.Plan) *report.Params {
 		}
 	}
 	var outputs *params.OutputIndex
-	for name, info := range p.Components {
+	// hub.provides as the run gives it (prepare's runtime): asked in deploy
+	// order, the rule moves forward a component at a time.
+	provides := build.NewHubProvides(st.Res, st.Graph.Order, st.State, build.InitialProvides(st.Res, nil, foundEnvironment(b)), func(n string) bool {
+		info := p.Components[n]
+		return info != nil && info.Verb == plan.VerbDeploy
+	})
+	names := make([]string, 0, len(p.Components))
+	for name := range p.Components {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(x, y string) int { return p.Components[x].Order - p.Components[y].Order })
+	for _, name := range names {
+		info := p.Components[name]
 		c := st.Res.Component(name)
 		if p.Verb != plan.VerbDeploy || c == nil || st.Locked == nil {
 			out.Components[name] = recordedParams(st, name, mask)
@@ -42,7 +55,7 @@ func planParams(st *Stack, b *built, p *plan.Plan) *report.Params {
 			outputs = build.NewOutputIndex(st.Res, st.Graph, st.State)
 		}
 		exp, diags := params.ExpandComponent(params.ComponentInput{Locked: st.Locked, Component: c, Depends: info.Depends,
-			Outputs: outputs, Provides: build.StaticProvides(st.Res, st.Graph, st.State, name)})
+			Outputs: outputs, Provides: provides.For(name)})
 		if exp == nil || diags.HasErrors() {
 			continue // the plan would not have been built
 		}

@@ -160,6 +160,18 @@ func contains(l []string, s string) bool {
 	return false
 }
 
+// foundEnvironment are the environment's capabilities whose tools the facts
+// found.
+func foundEnvironment(b *built) []string {
+	var env []string
+	for c, found := range b.facts.Environment {
+		if found {
+			env = append(env, c)
+		}
+	}
+	return env
+}
+
 // runtime assembles the world a run's steps share.
 func runtime(st *Stack, b *built, runID string, keepTFVars bool) *steps.Runtime {
 	statePath := st.AbsStatePath()
@@ -175,12 +187,6 @@ func runtime(st *Stack, b *built, runID string, keepTFVars bool) *steps.Runtime 
 		stackDir = filepath.Dir(st.Res.Stack.File)
 	}
 	stackDir = b.facts.Abs(stackDir)
-	var env []string
-	for c, found := range b.facts.Environment {
-		if found {
-			env = append(env, c)
-		}
-	}
 	rt := &steps.Runtime{
 		Plan:          b.plan,
 		Res:           st.Res,
@@ -189,7 +195,7 @@ func runtime(st *Stack, b *built, runID string, keepTFVars bool) *steps.Runtime 
 		Outputs:       build.NewOutputIndex(st.Res, st.Graph, st.State),
 		Before:        st.State,
 		Masker:        b.masker,
-		Provides:      steps.NewCapabilities(build.InitialProvides(st.Res, nil, env)...),
+		Provides:      steps.NewCapabilities(build.InitialProvides(st.Res, nil, foundEnvironment(b))...),
 		Dirs:          workspace.For(statePath),
 		RunID:         runID,
 		StatePath:     statePath,

@@ -92,6 +92,15 @@ func (e *Expanded) SetProvides(provides string) {
 	}
 }
 
+// Provides is what hub.provides is for the component, as expanded or set;
+// ok is false when nothing gave it.
+func (e *Expanded) Provides() (provides string, ok bool) {
+	if e == nil || e.x == nil {
+		return "", false
+	}
+	return e.x.in.Provides, true
+}
+
 // ReadsProvides reports whether a value read hub.provides: the capabilities
 // known when the component's verb runs, which the components run before it
 // may change.

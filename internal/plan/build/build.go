@@ -113,8 +113,12 @@ type builder struct {
 	paramNames map[string]bool
 	model      map[string]any
 	provides   map[string]bool
-	planned    *params.OutputIndex
-	outputs    *params.OutputIndex
+	// hubBase is what every component's hub.provides starts from, and hub
+	// the rule that gives it (hubProvidesFor).
+	hubBase []string
+	hub     *HubProvides
+	planned *params.OutputIndex
+	outputs *params.OutputIndex
 	// flightsChecked are the flight groups whose steps were checked
 	// (checkFlight).
 	flightsChecked map[string]bool
@@ -168,6 +172,7 @@ func newBuilder(in *Input) *builder {
 	for _, c := range SatisfiedAtStart(in.Res, in.Before, env) {
 		b.provides[c] = true
 	}
+	b.hubBase = InitialProvides(in.Res, nil, env)
 	b.outputs = NewOutputIndex(in.Res, in.Graph, in.Before)
 	return b
 }
@@ -211,8 +216,6 @@ func (b *builder) stackRef(name string) *manifest.ComponentRef {
 // stepModel is what the variables of injected steps share, made when the
 // first component with injected steps needs it (most have none: it cost a
 // plan of 10,000 components 16 ms).
-// providesString is hub.provides as a plan sees it: the capabilities known
-// when the run starts.
 func (b *builder) stepModel() map[string]any {
 	if b.model == nil {
 		b.model = stepvars.Model(b.res, b.in.Locked)
@@ -220,20 +223,16 @@ func (b *builder) stepModel() map[string]any {
 	return b.model
 }
 
-func (b *builder) providesString() string {
-	l := make([]string, 0, len(b.provides))
-	for c := range b.provides {
-		l = append(l, c)
+// hubProvidesFor is hub.provides of a component as the run will give it
+// (HubProvides): what the components before it in deploy order provide.
+// Not safe for concurrent use: evaluate asks for all first.
+func (b *builder) hubProvidesFor(name string) string {
+	if b.hub == nil {
+		b.hub = NewHubProvides(b.res, b.g.Order, b.in.Before, b.hubBase, func(n string) bool {
+			return b.verb == plan.VerbDeploy && b.selectedSet[n]
+		})
 	}
-	slices.Sort(l)
-	s := ""
-	for i, c := range l {
-		if i > 0 {
-			s += " "
-		}
-		s += c
-	}
-	return s
+	return b.hub.For(name)
 }
 
 // validatePass checks what the executor relies on.

@@ -109,7 +109,7 @@ func (b *builder) checkParameters(cp *compPlan) {
 	if cp.evaluated != nil {
 		return // evaluate found no errors
 	}
-	exp, ds := b.expand(cp, b.in.Locked, b.plannedOutputs(), b.providesString())
+	exp, ds := b.expand(cp, b.in.Locked, b.plannedOutputs(), b.hubProvidesFor(cp.info.Name))
 	b.diags = append(b.diags, ds.Errors()...)
 	if ds.HasErrors() {
 		return

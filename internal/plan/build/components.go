@@ -772,7 +772,7 @@ func (b *builder) predictChange(cp *compPlan) (change *plan.Change, readsProvide
 	if e := cp.evaluated; e != nil && e.predicted {
 		return e.change, e.readsProvides
 	}
-	change, readsProvides, _ = b.changeOf(cp, b.in.Locked, b.providesString(), info.FingerprintExclude)
+	change, readsProvides, _ = b.changeOf(cp, b.in.Locked, b.hubProvidesFor(info.Name), info.FingerprintExclude)
 	return change, readsProvides
 }
 

@@ -40,10 +40,14 @@ func (b *builder) evaluate(cps []*compPlan) {
 	}
 	trial, commit := b.in.Locked.Budget().Trial()
 	locked := b.in.Locked.WithBudget(trial)
-	planned, provides := b.plannedOutputs(), b.providesString()
+	planned := b.plannedOutputs()
+	provides := make([]string, len(cps))
+	for i, cp := range cps {
+		provides[i] = b.hubProvidesFor(cp.info.Name)
+	}
 	results := make([]evaluated, len(cps))
 	if !forEachIndex(len(cps), func(i int) bool {
-		return b.evaluateOne(cps[i], &results[i], locked, planned, provides)
+		return b.evaluateOne(cps[i], &results[i], locked, planned, provides[i])
 	}) {
 		return
 	}

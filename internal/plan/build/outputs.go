@@ -1,9 +1,6 @@
 package build
 
 import (
-	"sort"
-	"strings"
-
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/state"
@@ -34,33 +31,12 @@ func NewOutputIndex(res *elaborate.Result, g *Graph, st *state.State) *params.Ou
 	return x
 }
 
-// StaticProvides returns the capabilities provided by the components before
-// comp in deploy order, by their manifests and the state's dynamic provides, as
-// hub.provides shows them: space-separated, sorted.
+// StaticProvides is hub.provides of comp in a deploy of the whole stack
+// (HubProvides), without the environment's capabilities, which only a run
+// looks for: what gantry params and invoke show.
 func StaticProvides(res *elaborate.Result, g *Graph, st *state.State, comp string) string {
-	set := map[string]bool{}
-	limit := g.Position(comp)
-	for _, c := range res.Components {
-		if limit >= 0 && g.Position(c.Meta.Name) >= limit {
-			continue
-		}
-		for _, p := range c.Provides {
-			set[p] = true
-		}
-		if st != nil {
-			if sc, ok := st.Components[c.Meta.Name]; ok && sc.Status == state.StatusDeployed {
-				for _, p := range sc.Provides {
-					set[p] = true
-				}
-			}
-		}
-	}
-	out := make([]string, 0, len(set))
-	for p := range set {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return strings.Join(out, " ")
+	all := func(string) bool { return true }
+	return NewHubProvides(res, g.Order, st, InitialProvides(res, nil, nil), all).For(comp)
 }
 
 // DeclaredProvides are the capabilities a stack declares itself (a base

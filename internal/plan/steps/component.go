@@ -61,7 +61,7 @@ func (rt *Runtime) begin(s plan.Begin) plan.Result {
 		Component: c,
 		Depends:   info.Depends,
 		Outputs:   rt.Outputs,
-		Provides:  rt.Provides.String(),
+		Provides:  rt.hubProvides().For(info.Name),
 	})
 	diags = append(diags, exp.EnvProblems()...)
 	if diags.HasErrors() {
@@ -132,7 +132,11 @@ func (rt *Runtime) checkRequirements(name string, c *manifest.Component) (plan.R
 		dropped = info.DroppedRequires
 	}
 	for _, req := range c.Requires {
-		if rt.Provides.Has(req) || slices.Contains(dropped, req) {
+		known, learned := rt.Provides.Has(req)
+		if learned {
+			rt.hubProvides().AddBase(req)
+		}
+		if known || slices.Contains(dropped, req) {
 			continue
 		}
 		if build.IsOptionalRequirement(rt.Res.Stack, req, name) {
@@ -350,6 +354,9 @@ func (rt *Runtime) recordOutputs(env plan.Env, info *plan.Component, c *manifest
 	provides := append(append([]string(nil), c.Provides...), dynamicProvides...)
 	rt.Outputs.Set(info.Name, outputs, secret)
 	rt.Provides.AddFor(info.Name, provides...)
+	if info.Verb == plan.VerbDeploy {
+		rt.hubProvides().Provided(info.Name, provides)
+	}
 	keys := make([]string, 0, len(outputs))
 	for k := range outputs {
 		keys = append(keys, k)
@@ -495,6 +502,11 @@ func (rt *Runtime) end(env plan.Env, n *plan.Node, s plan.End) plan.Result {
 			}
 		}
 	}
+	if info.Verb == plan.VerbDeploy && (failed != nil || skipped != nil && skipped.Cause != plan.CauseUnchanged) {
+		// What it provided counts for the components after it only
+		// once it deployed.
+		rt.hubProvides().Provided(info.Name, nil)
+	}
 	switch {
 	case failed != nil:
 		rt.recordFailed(info, failed.Reason)
@@ -594,12 +606,17 @@ func firstLine(s string) string {
 // and gantry's variables.
 func (rt *Runtime) processEnv(info *plan.Component, exp *params.Expanded) []string {
 	var paramEnv []string
+	provides, ok := "", false
 	if exp != nil {
 		paramEnv = exp.Env()
+		provides, ok = exp.Provides()
+	}
+	if !ok {
+		provides = rt.Provides.String()
 	}
 	vars := []string{
 		"HUB_COMPONENT=" + info.Name,
-		"HUB_PROVIDES=" + rt.Provides.String(),
+		"HUB_PROVIDES=" + provides,
 		"HUB_STACK_NAME=" + rt.Res.Stack.Meta.Name,
 		"HUB_DEPLOYMENT_ID=" + rt.Locked.DeploymentID,
 		"GANTRY_STATE=" + rt.StateLocation,

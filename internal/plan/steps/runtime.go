@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +74,9 @@ type Runtime struct {
 
 	envOnce sync.Once
 	envBase *component.EnvBase
+
+	hubOnce sync.Once
+	hub     *build.HubProvides
 
 	// planned are the plan's staged deploy stages by component and
 	// instance key (plannedDeploys), gathered once.
@@ -181,69 +183,44 @@ func (rt *Runtime) RecordDir(dir string) string {
 	return dir
 }
 
-// Capabilities is the set of capabilities known so far in a run: the
-// environment's, the state's, and those of components as they finish. An
-// environment capability not known yet is looked for when asked about: an
-// installation handler's prepare may have put its tool on PATH since the
-// run started. What a component provides is known with the component, and
-// goes when it is undeployed: the next component undeployed no longer sees
-// it (as the Hub CLI erases a component's provides).
+// hubProvides is hub.provides of a component the run deploys
+// (build.HubProvides), made when the first component asks.
+func (rt *Runtime) hubProvides() *build.HubProvides {
+	rt.hubOnce.Do(func() {
+		rt.hub = build.NewHubProvides(rt.Res, rt.Order, rt.Before, rt.Provides.Fixed(), func(name string) bool {
+			info := rt.Plan.Components[name]
+			return info != nil && info.Verb == plan.VerbDeploy
+		})
+	})
+	return rt.hub
+}
+
+// Capabilities is the set of capabilities known so far in a run, which
+// requirements are checked against: the environment's, the state's, and
+// those of components as they finish. An environment capability not known
+// yet is looked for when asked about: an installation handler's prepare may
+// have put its tool on PATH since the run started. What a component
+// provides is known with the component, and goes when it is undeployed: the
+// next component undeployed no longer sees it (as the Hub CLI erases a
+// component's provides). A deploy's hub.provides follows build.HubProvides.
 type Capabilities struct {
-	mu    sync.Mutex
-	fixed map[string]bool            // the environment's and the stack's: never removed
-	by    map[string]map[string]bool // capability -> components providing it
-	of    map[string][]string        // component -> what it provides (Remove)
-	// known is every capability, sorted, and list it joined (when listed):
-	// kept as capabilities come and go, since sorting them all for each
-	// component's HUB_PROVIDES was quadratic (2.2 s of a deploy of 4,000
-	// components that provide one each).
-	known  []string
-	list   string
-	listed bool
+	mu  sync.Mutex
+	set build.CapabilitySet
 }
 
 // NewCapabilities starts from the given capabilities, which no component
 // removes.
 func NewCapabilities(initial ...string) *Capabilities {
-	c := &Capabilities{fixed: map[string]bool{}, by: map[string]map[string]bool{}, of: map[string][]string{}}
-	c.Add(initial...)
+	c := &Capabilities{}
+	c.set.Add(initial...)
 	return c
-}
-
-// Add records capabilities that no component removes.
-func (c *Capabilities) Add(caps ...string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, p := range caps {
-		if !c.fixed[p] {
-			c.fixed[p] = true
-			c.learn(p)
-		}
-	}
 }
 
 // AddFor records capabilities comp provides.
 func (c *Capabilities) AddFor(comp string, caps ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, p := range caps {
-		if c.by[p] == nil {
-			c.by[p] = map[string]bool{}
-			c.learn(p)
-		}
-		if !c.by[p][comp] {
-			c.by[p][comp] = true
-			c.of[comp] = append(c.of[comp], p)
-		}
-	}
-}
-
-// learn adds p to the known capabilities, if new (c.mu held).
-func (c *Capabilities) learn(p string) {
-	if i, found := slices.BinarySearch(c.known, p); !found {
-		c.known = slices.Insert(c.known, i, p)
-		c.listed = false
-	}
+	c.set.AddFor(comp, caps...)
 }
 
 // AddDeployed records the capabilities of the components the state records
@@ -264,40 +241,35 @@ func (c *Capabilities) AddDeployed(st *state.State) {
 func (c *Capabilities) Remove(comp string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, p := range c.of[comp] {
-		comps := c.by[p]
-		delete(comps, comp)
-		if len(comps) > 0 {
-			continue
-		}
-		delete(c.by, p)
-		if c.fixed[p] {
-			continue
-		}
-		if i, found := slices.BinarySearch(c.known, p); found {
-			c.known = slices.Delete(c.known, i, i+1)
-			c.listed = false
-		}
-	}
-	delete(c.of, comp)
+	c.set.Remove(comp)
 }
 
 // Has reports whether a capability is known, looking on PATH for the tools of
-// an environment capability.
-func (c *Capabilities) Has(p string) bool {
+// an environment capability; learned reports that it was found there now.
+func (c *Capabilities) Has(p string) (known, learned bool) {
 	c.mu.Lock()
-	known := c.fixed[p] || c.by[p] != nil
+	known = c.set.Has(p)
 	c.mu.Unlock()
 	if known || !build.IsEnvironmentCapability(p) {
-		return known
+		return known, false
 	}
 	for _, t := range build.EnvironmentTools(p) {
 		if _, err := exec.LookPath(t); err != nil {
-			return false
+			return false, false
 		}
 	}
-	c.Add(p)
-	return true
+	c.mu.Lock()
+	c.set.Add(p)
+	c.mu.Unlock()
+	return true, true
+}
+
+// Fixed are the capabilities no component removes: those the run started
+// with and the environment's found since.
+func (c *Capabilities) Fixed() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.set.Fixed()
 }
 
 // String is the space-separated sorted list, as HUB_PROVIDES and hub.provides
@@ -305,8 +277,5 @@ func (c *Capabilities) Has(p string) bool {
 func (c *Capabilities) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.listed {
-		c.list, c.listed = strings.Join(c.known, " "), true
-	}
-	return c.list
+	return c.set.String()
 }

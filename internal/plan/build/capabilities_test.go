@@ -1,4 +1,4 @@
-package steps
+package build
 
 import (
 	"fmt"
@@ -8,13 +8,14 @@ import (
 	"testing"
 )
 
-// TestCapabilitiesListAsTheyChange: after any sequence of capabilities
+// TestCapabilitySetListsAsItChanges: after any sequence of capabilities
 // added, provided by components and removed with them, String lists what a
 // listing of them all, sorted, lists.
-func TestCapabilitiesListAsTheyChange(t *testing.T) {
+func TestCapabilitySetListsAsItChanges(t *testing.T) {
 	for seed := int64(1); seed <= 50; seed++ {
 		rng := rand.New(rand.NewSource(seed))
-		caps := NewCapabilities("fixed-0")
+		var caps CapabilitySet
+		caps.Add("fixed-0")
 		fixed := map[string]bool{"fixed-0": true}
 		by := map[string]map[string]bool{} // component -> what it provides
 		capName := func() string { return fmt.Sprintf("cap-%d", rng.Intn(12)) }
