@@ -137,6 +137,11 @@ type record struct {
 	engine     *engine.Outcome
 	// planSaved is closed when the plan being saved is written.
 	planSaved chan struct{}
+	// lock is the state's lock the run holds (nil: none, or a nested run);
+	// stopped is why the run stopped its steps when it was not an
+	// interrupt (another run took the lock).
+	lock    state.Lock
+	stopped error
 }
 
 // openRecord starts a run's records and its display. tag says whose run
@@ -327,7 +332,7 @@ func (r *record) close(err error) *Outcome {
 		out.Heard = &report.Heard{Logs: r.heard, Plan: r.planModel}
 	}
 	switch {
-	case r.engine.Cancelled:
+	case r.engine.Cancelled && r.stopped == nil:
 		out.Status = StatusInterrupted
 	case r.engine.Failed || err != nil:
 		out.Status = StatusFailed
@@ -454,19 +459,56 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 		binder = loggedOutput{rt, r.runLog}
 	}
 	err := r.execute(ctx, b.plan, binder, o)
+	if cause := context.Cause(ctx); errors.Is(cause, state.ErrLockTaken) {
+		r.stopped = cause
+	}
+	taken := r.stopped != nil || r.lock != nil && errors.Is(r.lock.Why(), state.ErrLockTaken)
 	if rt.Recorder != nil {
 		if werr := rt.Recorder.Close(); werr != nil && err == nil {
-			err = fmt.Errorf("the state could not be written: %w%s", werr, unwrittenNote(rt.Recorder.Unwritten()))
+			err = fmt.Errorf("the state could not be written: %w%s", werr, unwrittenNote(rt.Recorder.Unwritten(), taken))
 		}
 	}
+	if err == nil && r.stopped != nil {
+		err = fmt.Errorf("%w: this run stopped its running steps and started nothing more", r.stopped)
+	}
 	return err
+}
+
+// stopWhenTaken cancels ctx, with state.ErrLockTaken as its cause, when
+// another run takes the lock held (a database session that ended, and a run
+// that took the lock before this one took it back): the running steps stop
+// as at an interrupt and nothing more starts, since what they did would go
+// on beside that run's work on the same components, recorded nowhere. A
+// lock lost with the database away for good leaves them running: no other
+// run can have it. The function it returns stops watching.
+func stopWhenTaken(ctx context.Context, held state.Lock) (context.Context, func()) {
+	if held == nil || held.Lost() == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-held.Lost():
+			if why := held.Why(); errors.Is(why, state.ErrLockTaken) {
+				slog.Warn("another run took the state's lock: stopping this run's steps")
+				cancel(why)
+			}
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		cancel(nil)
+	}
 }
 
 // unwrittenNote says what a state that could not all be written lacks:
 // the last changes of the components named, which it holds as they were
 // before — one that was running as incomplete, as after a kill, which the
-// next run takes up.
-func unwrittenNote(names []string) string {
+// next run takes up. When another run took the lock (taken), the state is
+// that run's: nothing of this run's will be taken up.
+func unwrittenNote(names []string, taken bool) string {
 	if len(names) == 0 {
 		return ""
 	}
@@ -474,6 +516,9 @@ func unwrittenNote(names []string) string {
 	list := strings.Join(names[:min(len(names), shown)], ", ")
 	if len(names) > shown {
 		list += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	if taken {
+		return fmt.Sprintf("\nanother run holds the state now: this run's last changes to %s are not recorded there, and what its stopped steps did before they stopped may have overlapped that run's work; look at them before the next deploy", list)
 	}
 	return fmt.Sprintf("\nthe state lacks this run's last changes to %s: it holds them as written before (a component that was running is incomplete, as after a kill); the next run takes them up", list)
 }

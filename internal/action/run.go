@@ -185,6 +185,9 @@ type stackRun struct {
 	// reload loads the stack again before that build (a sow landscape,
 	// whose records prepare may have brought); nil for other stacks.
 	reload func() error
+	// held is the state's lock the run holds (locked), nil before it or
+	// for a nested run.
+	held state.Lock
 	// elaborated is the elaborated file the run writes, worked out ahead;
 	// nil when it writes none (or runs elsewhere).
 	elaborated *steps.Elaborated
@@ -245,6 +248,8 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 	}
 	defer release()
 	b = relocked
+	ctx, stopWatching := stopWhenTaken(ctx, r.held)
+	defer stopWatching()
 	ctx = keeper.start(ctx, r, b)
 	rt := runtime(st, b, runID, r.keepTFVars)
 	rt.Elaborated = r.elaborated
@@ -269,6 +274,7 @@ func (r *stackRun) carryOut(ctx context.Context, b *built, command string, displ
 			return nil, err
 		}
 	}
+	rec.lock = r.held
 	runErr := rec.executeStack(ctx, st, b, rt, r.readOnly, o)
 	finish()
 	out := rec.close(runErr)
@@ -344,6 +350,7 @@ func (r *stackRun) locked(ctx context.Context, b *built, runID, command string) 
 			return fail(err)
 		}
 	}
+	r.held = held
 	return b, func() { held.Release() }, nil
 }
 

@@ -101,6 +101,9 @@ func acquireFile(ctx context.Context, statePath string, h Holder, o LockOptions)
 // Lost is nil: the kernel keeps an flock while its holder lives.
 func (l *fileLock) Lost() <-chan struct{} { return nil }
 
+// Why is nil: an flock is never lost.
+func (l *fileLock) Why() error { return nil }
+
 // Release gives the lock up and removes the holder record.
 func (l *fileLock) Release() error {
 	if l == nil {

@@ -108,6 +108,16 @@ func (l mirrorLock) Lost() <-chan struct{} {
 	return nil
 }
 
+// Why is the first store's that lost its lock.
+func (l mirrorLock) Why() error {
+	for _, x := range l {
+		if err := x.Why(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (l mirrorLock) Release() error {
 	var errs []error
 	for i := len(l) - 1; i >= 0; i-- {

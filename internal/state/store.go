@@ -36,12 +36,19 @@ type Store interface {
 	Close() error
 }
 
+// ErrLockTaken is why a lock was lost when another run took it: the run
+// that lost it must stop, since its work would race with that run's.
+var ErrLockTaken = errors.New("another run took the state's lock")
+
 // A Lock is a held lock.
 type Lock interface {
 	// Lost is closed when the lock is known to be lost (a database
 	// session that ended); nil when it cannot be lost while the process
 	// lives.
 	Lost() <-chan struct{}
+	// Why says why the lock was lost (ErrLockTaken when another run took
+	// it); nil while it is held.
+	Why() error
 	// Release gives the lock up.
 	Release() error
 }

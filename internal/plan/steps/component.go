@@ -278,17 +278,25 @@ func padBytes(c *manifest.Component) int {
 // interruption stopped says so.
 func failure(ctx context.Context, err error) plan.Result {
 	if ctx.Err() != nil {
-		return plan.Fail(interrupted{err})
+		return plan.Fail(interrupted{err: err, cause: context.Cause(ctx)})
 	}
 	return plan.Fail(err)
 }
 
 // interrupted is an error the run's interruption caused: "interrupted:
-// exec run_wait", not "…: context canceled" after it.
-type interrupted struct{ err error }
+// exec run_wait", not "…: context canceled" after it. A run stopped for
+// another reason than an interrupt (cause: another run took the state's
+// lock) says that reason: "stopped (another run took the state's lock):
+// exec run_wait".
+type interrupted struct{ err, cause error }
 
 func (e interrupted) Error() string {
-	return "interrupted: " + strings.TrimSuffix(e.err.Error(), ": "+context.Canceled.Error())
+	what := strings.TrimSuffix(e.err.Error(), ": "+context.Canceled.Error())
+	if e.cause != nil && !errors.Is(e.cause, context.Canceled) {
+		what = strings.TrimSuffix(what, ": "+e.cause.Error())
+		return "stopped (" + e.cause.Error() + "): " + what
+	}
+	return "interrupted: " + what
 }
 
 func (e interrupted) Unwrap() error { return e.err }

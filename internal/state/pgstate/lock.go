@@ -50,6 +50,7 @@ type lock struct {
 	conn  *pgx.Conn // the session holding the advisory lock
 
 	lost        chan struct{}
+	why         error         // why lost was closed (l.mu)
 	nudge       chan struct{} // a write found the lock session gone: check now
 	stop        chan struct{}
 	done        chan struct{}
@@ -97,10 +98,8 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 				back, broke = time.Now(), false
 			}
 		}
-		if !back.IsZero() && time.Since(back) < regainGrace {
-			if h, err := s.regaining(ctx, conn); err != nil || h != nil {
-				return false, h, err
-			}
+		if h, err := s.regaining(ctx, conn, !back.IsZero() && time.Since(back) < regainGrace); err != nil || h != nil {
+			return false, h, err
 		}
 		var ok bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
@@ -172,8 +171,8 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 	} else {
 		data, _ := json.Marshal(h)
 		_, err = conn.Exec(ctx, `INSERT INTO gantry_locks (stack, run_id, holder, session_pid, since)
-		VALUES ($1, $2, $3, pg_backend_pid(), now())
-		ON CONFLICT (stack) DO UPDATE SET run_id = $2, holder = $3, session_pid = pg_backend_pid(), since = now(), workflow = NULL`,
+		VALUES ($1, $2, `+aliveNow+`, pg_backend_pid(), now())
+		ON CONFLICT (stack) DO UPDATE SET run_id = $2, holder = `+aliveNow+`, session_pid = pg_backend_pid(), since = now(), workflow = NULL`,
 			s.stack, runID, data)
 	}
 	if err != nil {
@@ -187,30 +186,47 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 	return l, wf, nil
 }
 
-// regainGrace is how long after the database came back a run waiting
-// for the lock leaves it to the run whose holder record names it: that
-// run's watcher takes it back within a few seconds (keepAlive, then
-// retry's backoff of up to lastRetry), and a waiter taking the lock first
-// would make it lose the lock, and fail, for no one's fault.
-const regainGrace = 3*lastRetry + 5*time.Second
+// regainGrace is how long a run leaves the lock to the run its holder
+// record names, once that run's session ended (the record says it was
+// alive within this, or the database came back less than this ago): that
+// run's watcher takes the lock back within a few seconds (keepAlive, then
+// retry's backoff of up to lastRetry), and a run taking the lock first
+// would make it lose the lock, and stop, for no one's fault. A variable
+// for the tests.
+var regainGrace = 3*lastRetry + 5*time.Second
 
-// regaining reads the run the holder record names, nil when none does (or
-// a workflow holds the lock: the advisory lock tells of that as it is).
-func (s *Store) regaining(ctx context.Context, conn *pgx.Conn) (*state.Holder, error) {
+// aliveNow is the holder record ($3) marked alive now: the lock's watcher
+// marks it again at every check (heartbeat), so that a run finding the
+// advisory lock free can tell a holder whose session ended a moment ago
+// from one long gone. A key of the record, not a column: gantry that knows
+// no heartbeat reads the record as before.
+const aliveNow = `($3::jsonb || jsonb_build_object('alive', now()))`
+
+// regaining reads the run the holder record names when it may be taking
+// the lock back: its session ended less than regainGrace ago, or, with
+// sinceBack, whatever the record says (the database came back a moment
+// ago, and every session ended with it). nil when none is (or a workflow
+// holds the lock: the advisory lock tells of that as it is).
+func (s *Store) regaining(ctx context.Context, conn *pgx.Conn, sinceBack bool) (*state.Holder, error) {
 	var data []byte
-	err := conn.QueryRow(ctx, `SELECT holder FROM gantry_locks WHERE stack = $1 AND workflow IS NULL`, s.stack).Scan(&data)
+	var recent bool
+	err := conn.QueryRow(ctx, `SELECT holder, coalesce(now() - (holder->>'alive')::timestamptz < make_interval(secs => $2), false)
+		FROM gantry_locks WHERE stack = $1 AND workflow IS NULL`, s.stack, regainGrace.Seconds()).Scan(&data, &recent)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, s.failure("read the state's lock in", err)
 	}
+	if !recent && !sinceBack {
+		return nil, nil
+	}
 	var h state.Holder
 	if json.Unmarshal(data, &h) != nil {
 		return &state.Holder{}, nil
 	}
 	if goneHere(h) {
-		// It died during the outage: no one is taking the lock back.
+		// It died: no one is taking the lock back.
 		return nil, nil
 	}
 	return &h, nil
@@ -266,25 +282,31 @@ func (l *lock) watch() {
 		case <-l.nudge:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), max(keepAlive, time.Second))
-		err := l.currentConn().Ping(ctx)
+		_, err := l.currentConn().Exec(ctx, `UPDATE gantry_locks SET holder = jsonb_set(holder, '{alive}', to_jsonb(now()))
+			WHERE stack = $1 AND run_id = $2`, l.stack, l.runID)
 		cancel()
 		if err == nil {
 			continue
 		}
-		if !l.regain() {
-			l.lostOnce.Do(func() { close(l.lost) })
+		if err := l.regain(); err != nil {
+			l.lostOnce.Do(func() {
+				l.mu.Lock()
+				l.why = err
+				l.mu.Unlock()
+				close(l.lost)
+			})
 			return
 		}
 	}
 }
 
 // errTaken says another run holds the stack's lock, or held it since.
-var errTaken = errors.New("another run took the stack's lock")
+var errTaken = fmt.Errorf("%w", state.ErrLockTaken)
 
 // regain takes the lock back on a new session, retrying while the
-// database is away; false when another run took it, or the database
-// stayed away past outage.
-func (l *lock) regain() bool {
+// database is away; the error says why it could not: another run took it
+// (errTaken), or the database stayed away past outage.
+func (l *lock) regain() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -311,7 +333,8 @@ func (l *lock) regain() bool {
 		}
 		// The holder record still names this run: nobody locked the stack
 		// in between (a run that did rewrote or removed it).
-		tag, err := conn.Exec(ctx, `UPDATE gantry_locks SET session_pid = pg_backend_pid() WHERE stack = $1 AND run_id = $2`, l.stack, l.runID)
+		tag, err := conn.Exec(ctx, `UPDATE gantry_locks SET session_pid = pg_backend_pid(), holder = jsonb_set(holder, '{alive}', to_jsonb(now()))
+			WHERE stack = $1 AND run_id = $2`, l.stack, l.runID)
 		if err == nil && tag.RowsAffected() != 1 {
 			err = errTaken
 		}
@@ -332,9 +355,9 @@ func (l *lock) regain() bool {
 		default:
 			slog.Warn("the state's lock is lost: this run starts nothing more and writes nothing more to the state", "state", l.s.redacted, "err", l.s.scrub(err))
 		}
-		return false
+		return l.s.scrub(err)
 	}
-	return true
+	return nil
 }
 
 func (l *lock) currentConn() *pgx.Conn {
@@ -351,8 +374,16 @@ func (l *lock) check() {
 	}
 }
 
-// Lost is closed when the lock's session ended.
+// Lost is closed when the lock's session ended and was not taken back.
 func (l *lock) Lost() <-chan struct{} { return l.lost }
+
+// Why says why the lock was lost: state.ErrLockTaken when another run took
+// it, else the database's error; nil while it is held.
+func (l *lock) Why() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.why
+}
 
 // Release removes the holder record and ends the session, which releases
 // the advisory lock.

@@ -207,8 +207,12 @@ func TestLockTakenBackAfterItsSessionDied(t *testing.T) {
 	if err := r.Wait(r.UpdateComponent("web", func(c *state.Component) { c.Reason = "after" })); err != nil {
 		t.Fatalf("a write after the lock session died: %v", err)
 	}
-	if lockSession(la) == old {
-		t.Error("the write went through on the dead session's lock")
+	// The watcher records the new session in the holder record, which
+	// the write's fence checks, a moment before it keeps it as its own.
+	for deadline := time.Now().Add(time.Minute); lockSession(la) == old; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the write went through on the dead session's lock")
+		}
 	}
 	var le *state.LockedError
 	l2, err := open(t, url, "demo").Lock(ctx, holder("r2"), state.LockOptions{})
@@ -226,6 +230,37 @@ func TestLockTakenBackAfterItsSessionDied(t *testing.T) {
 	}
 }
 
+// TestLockLeftToTheRunTakingItBack: a run finding the lock free while its
+// holder record says that run was alive a moment ago is refused, naming it:
+// its session ended (a server restart, a network cut) and it is taking the
+// lock back. Once the record says it is gone longer, the lock is taken.
+func TestLockLeftToTheRunTakingItBack(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	keepAlive = time.Hour // the run does not take its lock back here
+	defer func() { keepAlive = time.Second }()
+	a, b := open(t, url, "demo"), open(t, url, "demo")
+	la, r := startRun(t, a, "r1")
+	defer la.Release()
+	defer r.Close()
+	terminate(t, url, lockSession(la))
+	var le *state.LockedError
+	lb, err := b.Lock(ctx, holder("r2"), state.LockOptions{})
+	if err == nil {
+		lb.Release()
+	}
+	if !errors.As(err, &le) || le.Holder == nil || le.Holder.RunID != "r1" {
+		t.Fatalf("a run while the holder's session ended a moment ago: %v", err)
+	}
+	regainGrace = 0
+	defer func() { regainGrace = 3*lastRetry + 5*time.Second }()
+	lb, err = b.Lock(ctx, holder("r2"), state.LockOptions{})
+	if err != nil {
+		t.Fatalf("a run once the holder is gone longer: %v", err)
+	}
+	lb.Release()
+}
+
 // TestLostLockWritesNothing: a run whose lock session ended and whose lock
 // another run took meanwhile writes nothing over that run's state.
 func TestLostLockWritesNothing(t *testing.T) {
@@ -233,6 +268,9 @@ func TestLostLockWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	keepAlive = time.Hour // the run does not notice before the other run locks
 	defer func() { keepAlive = time.Second }()
+	// Nor is it given time to take its lock back (TestLockLeftToTheRunTakingItBack).
+	regainGrace = 0
+	defer func() { regainGrace = 3*lastRetry + 5*time.Second }()
 	a, b := open(t, url, "demo"), open(t, url, "demo")
 	la, r := startRun(t, a, "r1")
 	defer la.Release()
@@ -255,6 +293,9 @@ func TestLostLockWritesNothing(t *testing.T) {
 	la.(*lock).check()
 	select {
 	case <-la.Lost():
+		if !errors.Is(la.Why(), state.ErrLockTaken) {
+			t.Errorf("lost, why: %v", la.Why())
+		}
 	case <-time.After(time.Minute):
 		t.Error("the lock another run took was not reported lost")
 	}

@@ -71,8 +71,8 @@ func (w *writer) Write(ctx context.Context, b state.Batch) error {
 }
 
 func (w *writer) write(ctx context.Context, b state.Batch) error {
-	if w.s.lockLost() {
-		return errLost
+	if l := w.s.lostLock(); l != nil {
+		return lostError{why: l.Why()}
 	}
 	// A write that hangs (a network cut the kernel has not noticed) is
 	// given up and tried again on a new connection.
@@ -149,19 +149,34 @@ const writeTimeout = 30 * time.Second
 // errLost ends a run's writes once its lock is known lost.
 var errLost = errors.New("this run no longer holds the stack's lock: another run took it, or the database stayed away too long")
 
-// lockLost reports whether the lock the store took is known lost.
-func (s *Store) lockLost() bool {
+// lostError is errLost saying why the lock was lost, when known.
+type lostError struct{ why error }
+
+func (e lostError) Error() string {
+	switch {
+	case errors.Is(e.why, state.ErrLockTaken):
+		return "this run no longer holds the stack's lock: another run took it"
+	case e.why != nil:
+		return "this run no longer holds the stack's lock: the database stayed away too long (" + e.why.Error() + ")"
+	}
+	return errLost.Error()
+}
+
+func (e lostError) Is(target error) bool { return target == errLost }
+
+// lostLock is the lock the store took when it is known lost, else nil.
+func (s *Store) lostLock() *lock {
 	s.mu.Lock()
 	l := s.held
 	s.mu.Unlock()
 	if l == nil {
-		return false
+		return nil
 	}
 	select {
 	case <-l.lost:
-		return true
+		return l
 	default:
-		return false
+		return nil
 	}
 }
 
