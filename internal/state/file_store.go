@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/gantry-dev/gantry/internal/inputfile"
 )
 
 // FileStore is the state as a file (the snapshot) and its journal, locked
@@ -75,6 +77,9 @@ type fileWriter struct {
 	unreserved bool
 	// buf frames each batch's records (journalRecords).
 	buf []byte
+	// broken: a write or sync of the journal failed; nothing more is
+	// written into it (markCompacted).
+	broken bool
 }
 
 // errJournalFull is a batch the journal could not take and still be read
@@ -125,9 +130,11 @@ func (w *fileWriter) Write(_ context.Context, b Batch) error {
 	// the zeros go after them, never over them.
 	w.reserved = max(w.reserved, w.jsize)
 	if err != nil {
+		w.broken = true
 		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), unnamed(err))
 	}
 	if err := syncData(w.journal); err != nil {
+		w.broken = true
 		return fmt.Errorf("write state journal %s: %w", JournalPath(w.path), err)
 	}
 	w.appended = true
@@ -214,6 +221,7 @@ func journalRecords(recs []byte, b Batch) []byte {
 }
 
 func (w *fileWriter) generation(snapshot []byte) error {
+	w.markCompacted(snapshot)
 	if err := writeAtomic(w.path, snapshot, 0o600); err != nil {
 		return err
 	}
@@ -254,8 +262,62 @@ func (w *fileWriter) start(digest string, snapSize int, recs []byte) error {
 		w.journal.Close()
 	}
 	w.journal, w.jsize, w.reserved, w.snapSize, w.appended = f, int64(len(head)), reserved, snapSize, len(recs) > 0
-	w.unreserved = zerr != nil
+	w.unreserved, w.broken = zerr != nil, false
 	return nil
+}
+
+// markCompacted names, in the journal, the snapshot about to replace the one
+// it continues (recCompacted): cut short after the replacement, before the
+// journal is gone, the journal reads as older than the snapshot, not as
+// changes the snapshot lacks. Not into a journal a write failed in, which
+// is never written again (its next generation starts anew); a journal left
+// without the mark reads as a snapshot changed since, and is refused
+// rather than dropped.
+func (w *fileWriter) markCompacted(snapshot []byte) {
+	rec := appendRecord(nil, recCompacted, []byte(snapshotDigest(snapshot)))
+	if w.journal == nil {
+		// The run has not written a journal yet; a run cut short before
+		// it may have left one, which this snapshot takes up.
+		markLeftJournal(JournalPath(w.path), rec)
+		return
+	}
+	if w.broken {
+		return
+	}
+	n, err := w.journal.WriteAt(rec, w.jsize)
+	w.jsize += int64(n)
+	w.reserved = max(w.reserved, w.jsize)
+	if err == nil {
+		err = syncData(w.journal)
+	}
+	if err != nil {
+		w.broken = true
+		slog.Debug("state journal not marked compacted", "journal", JournalPath(w.path), "err", err)
+	}
+}
+
+// markLeftJournal writes the mark rec after the complete records of the
+// journal a run cut short left at jp, over a torn record or the zeros
+// after them, if there is such a journal.
+func markLeftJournal(jp string, rec []byte) {
+	data, err := inputfile.Read(jp, inputfile.MaxState)
+	if err != nil {
+		return // none (or none to read: then it reads as before)
+	}
+	f, err := os.OpenFile(jp, os.O_WRONLY, 0)
+	if err == nil {
+		defer f.Close()
+		end := 0
+		for _, r := range readRecords(data) {
+			end += recordHead + 1 + len(r.data)
+		}
+		if _, err = f.WriteAt(rec, int64(end)); err == nil {
+			err = syncData(f)
+		}
+	}
+	if err != nil {
+		slog.Debug("state journal left by an earlier run not marked compacted", "journal", jp, "err", err)
+	}
 }
 
 // Finish compacts the journal into the snapshot and removes it: a state at
@@ -269,6 +331,7 @@ func (w *fileWriter) Finish(_ context.Context, final func() (Batch, error), dirt
 		if err != nil {
 			return err
 		}
+		w.markCompacted(b.Snapshot)
 		if err := writeAtomic(w.path, b.Snapshot, 0o600); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -19,10 +20,14 @@ import (
 // DESIGN 2.4) and a journal next to it (<state>.journal) that the recorder
 // appends each change to. Appending a record costs the same whatever the
 // size of the stack, where rewriting the document cost its size. The
-// journal starts with the digest of the snapshot it continues; a snapshot
-// rewritten since (the recorder compacts the journal into it, in the
-// background and at the end of a run) no longer matches, and the journal
-// is then ignored: everything in it is in the snapshot.
+// journal starts with the digest of the snapshot it continues. Before a
+// snapshot replaces it (the recorder compacts the journal into it, in the
+// background and at the end of a run), the journal names that snapshot
+// (recCompacted): a journal found beside the snapshot it names was cut short
+// before it was removed, and is ignored, everything in it being in the
+// snapshot. A journal beside a snapshot it neither continues nor names was
+// left by a run cut short, and the snapshot changed since: it is refused
+// (EditedError), not dropped.
 //
 // A record is a little-endian uint32 payload length, the payload's CRC-32C,
 // and the payload. A torn last record (a kill -9 while appending) fails its
@@ -38,6 +43,11 @@ const (
 	recHeader    = 'H' // the stack-level fields, as the snapshot's header writes them
 	recComponent = 'C' // one component's record, as the snapshot writes it
 	recRemove    = 'D' // a component's name: its record is gone
+	// recCompacted is the digest, hex, of the snapshot the journal is
+	// about to be compacted into, written before that snapshot replaces
+	// its own: a journal found beside the snapshot it names is older than
+	// it, and in it.
+	recCompacted = 'K'
 )
 
 // recordHead is the length and checksum before each payload.
@@ -153,16 +163,90 @@ func ReadFiles(path string) (Files, error) {
 			return Files{}, fmt.Errorf("read state journal %s: %w", JournalPath(path), err)
 		}
 		recs := readRecords(journal)
-		if len(recs) > 0 && recs[0].kind == recBase && string(recs[0].data) == snapshotDigest(snap) {
+		digest := snapshotDigest(snap)
+		if len(recs) > 0 && recs[0].kind == recBase && string(recs[0].data) == digest {
 			return Files{Snapshot: snap, Journal: journal}, nil
 		}
-		// A journal of another snapshot: an older one (compacted into this
-		// one) or a newer one, written after this snapshot was read.
-		again, err := inputfile.Read(path, inputfile.MaxState)
-		if err != nil || string(again) == string(snap) || attempt == lastReadAttempt {
+		if compactedInto(recs, digest) {
+			// An older journal, in this snapshot: a run compacted it,
+			// and was cut short before it removed it.
 			return Files{Snapshot: snap}, nil
 		}
+		// A journal of another snapshot: a newer one, written after this
+		// snapshot was read (a run compacted meanwhile), or one this
+		// snapshot no longer continues because it was changed after the
+		// run writing the journal was cut short.
+		again, err := inputfile.Read(path, inputfile.MaxState)
+		if err != nil || attempt == lastReadAttempt {
+			return Files{Snapshot: snap}, nil
+		}
+		if string(again) == string(snap) {
+			return Files{}, editedError(path, recs)
+		}
 	}
+}
+
+// compactedInto reports whether a journal's records say it was compacted
+// into the snapshot of the digest.
+func compactedInto(recs []record, digest string) bool {
+	for _, r := range recs {
+		if r.kind == recCompacted && string(r.data) == digest {
+			return true
+		}
+	}
+	return false
+}
+
+// EditedError is a state file changed after a run that was writing its
+// journal was cut short: the journal holds that run's changes, which the
+// file, as it is now, does not continue. Neither is dropped without a word.
+type EditedError struct {
+	Path, Journal string
+	// Components are the components the journal's records change.
+	Components []string
+}
+
+func (e *EditedError) Error() string {
+	what := "that run's changes"
+	if len(e.Components) > 0 {
+		const shown = 10
+		list := strings.Join(e.Components[:min(len(e.Components), shown)], ", ")
+		if len(e.Components) > shown {
+			list += fmt.Sprintf(" and %d more", len(e.Components)-shown)
+		}
+		what += " to " + list
+	}
+	return fmt.Sprintf("state %s is not the file its journal %s continues: it was changed (by hand, or by another tool) after a run that was writing the journal was cut short, and the journal holds %s, which the file lacks; "+
+		"put the file back as that run left it, or move the journal aside to drop them (the file then stands as it is)", e.Path, e.Journal, what)
+}
+
+// editedError names what the journal of an edited state holds, by the
+// components its records change (names, never values).
+func editedError(path string, recs []record) error {
+	seen := map[string]bool{}
+	var names []string
+	add := func(name string) {
+		if name != "" && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	for _, r := range recs {
+		switch r.kind {
+		case recRemove:
+			add(string(r.data))
+		case recComponent:
+			doc, err := decodeDoc(assemble(nil, componentOnlyHeader, map[string][]byte{"": r.data}, []string{""}))
+			if err != nil {
+				continue
+			}
+			for name := range doc.Components {
+				add(name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return &EditedError{Path: path, Journal: JournalPath(path), Components: names}
 }
 
 // lastReadAttempt bounds ReadFiles' reads again, in both of its races
@@ -260,6 +344,9 @@ func replay(s *State, recs []record) error {
 			}
 		case recRemove:
 			delete(s.Components, string(rec.data))
+		case recCompacted:
+			// What the journal was about to be compacted into: it
+			// changes nothing of the state.
 		default:
 			return fmt.Errorf("record %d: unknown kind %q", i+1, rec.kind)
 		}

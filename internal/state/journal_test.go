@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -160,28 +161,78 @@ func journalEnd(t *testing.T, path string) int64 {
 	return end
 }
 
-// TestJournalOfAnotherSnapshot: a journal that does not continue the
-// snapshot (a crash after the snapshot was rewritten, before the journal
-// was replaced) is ignored: the snapshot has all it had.
-func TestJournalOfAnotherSnapshot(t *testing.T) {
+// TestJournalCompactedIntoTheSnapshot: a run cut short after it replaced
+// the snapshot with one its journal was compacted into, before it removed
+// the journal, leaves a journal that names that snapshot: it is ignored,
+// the snapshot has all it had. Its own journal, or one a run cut short
+// earlier left (the next run's first write replaces the snapshot).
+func TestJournalCompactedIntoTheSnapshot(t *testing.T) {
+	for _, left := range []bool{false, true} {
+		r, path := running(t)
+		if err := r.Wait(r.UpdateComponent("a", func(c *Component) { c.Status = StatusDeployed })); err != nil {
+			t.Fatal(err)
+		}
+		crashed := crashCopy(t, path)
+		r.Close()
+		rewritten := r.Snapshot()
+		rewritten.Components["a"].Status = StatusFailed
+		data, err := Encode(rewritten)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What Finish and a new generation do before the journal goes.
+		w := &fileWriter{path: crashed}
+		if !left {
+			f, err := os.OpenFile(JournalPath(crashed), os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.journal, w.jsize = f, journalEnd(t, JournalPath(crashed))
+		}
+		w.markCompacted(data)
+		if err := writeAtomic(crashed, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if w.journal != nil {
+			w.journal.Close()
+		}
+		if got := mustRead(t, crashed); got.Components["a"].Status != StatusFailed {
+			t.Errorf("left by an earlier run %v: the old journal was replayed over a newer snapshot: a is %s", left, got.Components["a"].Status)
+		}
+	}
+}
+
+// TestJournalOfAnEditedSnapshot: a snapshot changed after a run was cut
+// short (by hand) no longer continues the run's journal: reading it is
+// refused, naming the components the journal changes, rather than the
+// run's changes dropped; once the journal is moved aside, the file reads
+// as it is.
+func TestJournalOfAnEditedSnapshot(t *testing.T) {
 	r, path := running(t)
 	defer r.Close()
-	if err := r.Wait(r.UpdateComponent("a", func(c *Component) { c.Status = StatusDeployed })); err != nil {
-		t.Fatal(err)
+	// The first write is a snapshot; those after it records of the journal.
+	for _, name := range []string{"first", "b", "a"} {
+		if err := r.Wait(r.UpdateComponent(name, func(c *Component) { c.Status = StatusIncomplete })); err != nil {
+			t.Fatal(err)
+		}
 	}
 	crashed := crashCopy(t, path)
-	rewritten := r.Snapshot()
-	rewritten.Components["a"].Status = StatusFailed
-	data, err := Encode(rewritten)
+	snap, err := os.ReadFile(crashed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(crashed, data, 0o600); err != nil {
+	if err := os.WriteFile(crashed, append(snap, []byte("# looked at by hand\n")...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := mustRead(t, crashed); got.Components["a"].Status != StatusFailed {
-		t.Errorf("the old journal was replayed over a newer snapshot: a is %s", got.Components["a"].Status)
+	_, err = ReadFile(crashed)
+	var edited *EditedError
+	if !errors.As(err, &edited) || !strings.Contains(err.Error(), "holds that run's changes to a, b, which the file lacks") {
+		t.Fatalf("an edited snapshot: %v", err)
 	}
+	if err := os.Rename(JournalPath(crashed), JournalPath(crashed)+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	mustRead(t, crashed)
 }
 
 // TestReadWhileTheRunCompacts: a run that ends compacts its journal into a
