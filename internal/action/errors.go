@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/plan"
@@ -86,6 +87,9 @@ func (e *LockedError) Error() string {
 	}
 	if e.Holder != nil && e.Holder.Workflow != "" {
 		return fmt.Sprintf("%v\nwait for it to finish, or %s; gantry deploy --engine temporal://… attaches to it when no client is, and gives the lock back if its workflow is gone (docs/temporal.md)", e.LockedError, e.waitLonger())
+	}
+	if free := e.Regaining.FreeIn; free > 0 {
+		return fmt.Sprintf("%v\nrun again then, or wait for it with --lock-timeout (%v covers it); gantry unlock does not break it meanwhile", e.LockedError, (free + time.Second).Round(time.Second))
 	}
 	return fmt.Sprintf("%v\nwait for it to finish, or %s; if that run is gone, 'gantry unlock -s %s' removes a stale lock", e.LockedError, e.waitLonger(), where)
 }

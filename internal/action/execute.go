@@ -462,7 +462,10 @@ func (r *record) executeStack(ctx context.Context, st *Stack, b *built, rt *step
 	if cause := context.Cause(ctx); errors.Is(cause, state.ErrLockTaken) {
 		r.stopped = cause
 	}
-	taken := r.stopped != nil || r.lock != nil && errors.Is(r.lock.Why(), state.ErrLockTaken)
+	taken := r.stopped
+	if taken == nil && r.lock != nil && errors.Is(r.lock.Why(), state.ErrLockTaken) {
+		taken = r.lock.Why()
+	}
 	if rt.Recorder != nil {
 		if werr := rt.Recorder.Close(); werr != nil && err == nil {
 			err = fmt.Errorf("the state could not be written: %w%s", werr, unwrittenNote(rt.Recorder.Unwritten(), taken))
@@ -491,7 +494,7 @@ func stopWhenTaken(ctx context.Context, held state.Lock) (context.Context, func(
 		select {
 		case <-held.Lost():
 			if why := held.Why(); errors.Is(why, state.ErrLockTaken) {
-				slog.Warn("another run took the state's lock: stopping this run's steps")
+				slog.Warn("the state's lock was taken from this run: stopping its steps", "why", why)
 				cancel(why)
 			}
 		case <-done:
@@ -506,9 +509,9 @@ func stopWhenTaken(ctx context.Context, held state.Lock) (context.Context, func(
 // unwrittenNote says what a state that could not all be written lacks:
 // the last changes of the components named, which it holds as they were
 // before — one that was running as incomplete, as after a kill, which the
-// next run takes up. When another run took the lock (taken), the state is
-// that run's: nothing of this run's will be taken up.
-func unwrittenNote(names []string, taken bool) string {
+// next run takes up. When the lock was taken from the run (taken: why),
+// the state is another run's: nothing of this run's will be taken up.
+func unwrittenNote(names []string, taken error) string {
 	if len(names) == 0 {
 		return ""
 	}
@@ -517,8 +520,8 @@ func unwrittenNote(names []string, taken bool) string {
 	if len(names) > shown {
 		list += fmt.Sprintf(" and %d more", len(names)-shown)
 	}
-	if taken {
-		return fmt.Sprintf("\nanother run holds the state now: this run's last changes to %s are not recorded there, and what its stopped steps did before they stopped may have overlapped that run's work; look at them before the next deploy", list)
+	if taken != nil {
+		return fmt.Sprintf("\nthis run lost the state's lock (%v): its last changes to %s are not recorded, and what its stopped steps did before they stopped may have overlapped another run's work; look at them before the next deploy", taken, list)
 	}
 	return fmt.Sprintf("\nthe state lacks this run's last changes to %s: it holds them as written before (a component that was running is incomplete, as after a kill); the next run takes them up", list)
 }

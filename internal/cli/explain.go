@@ -232,7 +232,14 @@ func writeExplainText(w io.Writer, st *state.State, ex explainJSON, some bool) {
 		}
 		fmt.Fprintln(w)
 		section(w, "parameters", ex.Parameters)
-		section(w, "outputs", ex.Outputs)
+		// A run records the stack's outputs when it ends: while one runs,
+		// or after one was cut short, they are the last ended run's, and
+		// the components' may be newer.
+		if st.Status == state.StatusIncomplete {
+			section(w, "outputs (as the last run that ended left them; the components' may be newer)", ex.Outputs)
+		} else {
+			section(w, "outputs", ex.Outputs)
+		}
 		if len(ex.Provides) > 0 {
 			fmt.Fprintln(w, "provides:")
 			for _, k := range slices.Sorted(maps.Keys(ex.Provides)) {

@@ -44,6 +44,9 @@ its record names: two runs would then write the state at once. Stop that run.`,
 				if le.Holder != nil && le.Holder.Workflow != "" {
 					return withCode(ExitLocked, fmt.Errorf("%w; a run on Temporal workers holds it: gantry deploy --engine temporal://… attaches to it, and gives the lock back if its workflow is gone (docs/temporal.md)", le))
 				}
+				if le.Regaining.FreeIn > 0 {
+					return withCode(ExitLocked, fmt.Errorf("%w; it is not broken meanwhile: the run may be taking it back", le))
+				}
 				return withCode(ExitLocked, fmt.Errorf("%w; it is held: stop that run first (a lock that is held is never broken)", le))
 			}
 			if err != nil {

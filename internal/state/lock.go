@@ -46,13 +46,22 @@ type LockedError struct {
 	// Waited is how long the lock was waited for (--lock-timeout); 0 when
 	// it was not.
 	Waited time.Duration
+	// Regaining says the holder's database session ended a moment ago
+	// (Ended before the lock was asked for): that run is taking its lock
+	// back, and if it is gone, the lock is free in FreeIn. Zero otherwise.
+	Regaining struct{ Ended, FreeIn time.Duration }
 }
 
 func (e *LockedError) Error() string {
-	if e.Holder == nil {
-		return fmt.Sprintf("state %s is locked by another gantry run", e.Path)
+	who := "another gantry run"
+	if e.Holder != nil {
+		who = e.Holder.String()
 	}
-	return fmt.Sprintf("state %s is locked by %s", e.Path, e.Holder)
+	if e.Regaining.FreeIn > 0 {
+		return fmt.Sprintf("state %s is locked by %s, whose database session ended %s ago: that run is taking its lock back, or, if it is gone, the lock is free in %s",
+			e.Path, who, e.Regaining.Ended.Round(time.Second), e.Regaining.FreeIn.Round(time.Second))
+	}
+	return fmt.Sprintf("state %s is locked by %s", e.Path, who)
 }
 
 // fileLock is a held lock of a state file.

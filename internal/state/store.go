@@ -36,9 +36,11 @@ type Store interface {
 	Close() error
 }
 
-// ErrLockTaken is why a lock was lost when another run took it: the run
-// that lost it must stop, since its work would race with that run's.
-var ErrLockTaken = errors.New("another run took the state's lock")
+// ErrLockTaken is why a lock was lost when another run took it (or its
+// record was removed, so that another run may take it): the run that lost
+// it must stop, since its work would race with that run's. Lock.Why's
+// errors are it (errors.Is) and say which.
+var ErrLockTaken = errors.New("the state's lock was taken from this run")
 
 // A Lock is a held lock.
 type Lock interface {

@@ -87,6 +87,10 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 	// is taking it back on a new session (watch), and is let.
 	var back time.Time
 	broke := false
+	// regainingSince is how long ago the session of the run the holder
+	// record names ended, when the last try left the lock to it (-1: the
+	// database came back a moment ago); 0 when it did not.
+	var regainingSince time.Duration
 	try := func() (bool, *state.Holder, error) {
 		if conn == nil {
 			c, err := s.connect(ctx)
@@ -98,8 +102,24 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 				back, broke = time.Now(), false
 			}
 		}
-		if h, err := s.regaining(ctx, conn, !back.IsZero() && time.Since(back) < regainGrace); err != nil || h != nil {
-			return false, h, err
+		// A lock no session holds is left, for a moment, to the run the
+		// holder record names if its session just ended: it is taking
+		// the lock back. Looked at before the lock is tried, so that
+		// that run never finds it held by this one.
+		regainingSince = 0
+		var pid int32
+		if err := conn.QueryRow(ctx, advisoryHeld, key).Scan(&pid); err != nil {
+			return false, nil, s.failure("read the state's lock in", err)
+		}
+		if pid == 0 {
+			h, ended, err := s.regaining(ctx, conn, !back.IsZero() && time.Since(back) < regainGrace)
+			if err != nil || h != nil {
+				regainingSince = ended
+				if ended == 0 {
+					regainingSince = -1 // the database came back: every session ended with it
+				}
+				return false, h, err
+			}
 		}
 		var ok bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
@@ -147,6 +167,10 @@ func (s *Store) lock(ctx context.Context, h state.Holder, o state.LockOptions, a
 		}
 	}
 	err := state.WaitLock(ctx, s.redacted, o, lockPoll, wait)
+	var le *state.LockedError
+	if errors.As(err, &le) && regainingSince != 0 {
+		le.Regaining.Ended, le.Regaining.FreeIn = max(regainingSince, 0), regainGrace-max(regainingSince, 0)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -203,33 +227,38 @@ var regainGrace = 3*lastRetry + 5*time.Second
 const aliveNow = `($3::jsonb || jsonb_build_object('alive', now()))`
 
 // regaining reads the run the holder record names when it may be taking
-// the lock back: its session ended less than regainGrace ago, or, with
-// sinceBack, whatever the record says (the database came back a moment
-// ago, and every session ended with it). nil when none is (or a workflow
-// holds the lock: the advisory lock tells of that as it is).
-func (s *Store) regaining(ctx context.Context, conn *pgx.Conn, sinceBack bool) (*state.Holder, error) {
+// the lock back: its session ended less than regainGrace ago (ended: how
+// long ago its record was last marked alive), or, with sinceBack, whatever
+// the record says (the database came back a moment ago, and every session
+// ended with it). nil when none is (or a workflow holds the lock: the
+// advisory lock tells of that as it is).
+func (s *Store) regaining(ctx context.Context, conn *pgx.Conn, sinceBack bool) (h *state.Holder, ended time.Duration, err error) {
 	var data []byte
-	var recent bool
-	err := conn.QueryRow(ctx, `SELECT holder, coalesce(now() - (holder->>'alive')::timestamptz < make_interval(secs => $2), false)
-		FROM gantry_locks WHERE stack = $1 AND workflow IS NULL`, s.stack, regainGrace.Seconds()).Scan(&data, &recent)
+	var ago *float64
+	err = conn.QueryRow(ctx, `SELECT holder, extract(epoch FROM now() - (holder->>'alive')::timestamptz)::float8
+		FROM gantry_locks WHERE stack = $1 AND workflow IS NULL`, s.stack).Scan(&data, &ago)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, s.failure("read the state's lock in", err)
+		return nil, 0, s.failure("read the state's lock in", err)
+	}
+	recent := ago != nil && *ago >= 0 && time.Duration(*ago*float64(time.Second)) < regainGrace
+	if recent {
+		ended = time.Duration(*ago * float64(time.Second))
 	}
 	if !recent && !sinceBack {
-		return nil, nil
+		return nil, 0, nil
 	}
-	var h state.Holder
-	if json.Unmarshal(data, &h) != nil {
-		return &state.Holder{}, nil
+	var holder state.Holder
+	if json.Unmarshal(data, &holder) != nil {
+		return &state.Holder{}, ended, nil
 	}
-	if goneHere(h) {
+	if goneHere(holder) {
 		// It died: no one is taking the lock back.
-		return nil, nil
+		return nil, 0, nil
 	}
-	return &h, nil
+	return &holder, ended, nil
 }
 
 // goneHere reports whether the holder's process ran on this machine and
@@ -281,9 +310,13 @@ func (l *lock) watch() {
 		case <-t.C:
 		case <-l.nudge:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), max(keepAlive, time.Second))
-		_, err := l.currentConn().Exec(ctx, `UPDATE gantry_locks SET holder = jsonb_set(holder, '{alive}', to_jsonb(now()))
-			WHERE stack = $1 AND run_id = $2`, l.stack, l.runID)
+		// A slow answer is not a dead session: the deadline is generous
+		// (pgx closes a connection whose query it gives up on).
+		ctx, cancel := context.WithTimeout(context.Background(), max(keepAlive, pingTimeout))
+		err := l.currentConn().Ping(ctx)
+		if err == nil {
+			l.heartbeat(ctx)
+		}
 		cancel()
 		if err == nil {
 			continue
@@ -300,13 +333,54 @@ func (l *lock) watch() {
 	}
 }
 
+// pingTimeout bounds the watcher's check of the lock's session.
+const pingTimeout = 10 * time.Second
+
+// heartbeat marks the holder record alive now (aliveNow), softly: it waits
+// for no lock on the record (a state write holds one until it commits) and
+// for no standby, and a heartbeat that does not go through is tried again
+// at the next check — what tells a live session from a dead one is the
+// ping.
+func (l *lock) heartbeat(ctx context.Context) {
+	err := pgx.BeginFunc(ctx, l.currentConn(), func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '100ms'`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE gantry_locks SET holder = jsonb_set(holder, '{alive}', to_jsonb(now()))
+			WHERE stack = $1 AND run_id = $2`, l.stack, l.runID)
+		return err
+	})
+	if err != nil {
+		slog.Debug("the state's lock record was not marked alive", "state", l.s.redacted, "err", l.s.scrub(err))
+	}
+}
+
+// errOwnSession says the advisory lock is still held by the session this
+// run lost: the server has not noticed it is gone yet. Retried (it is not
+// the server's answer).
+var errOwnSession = errors.New("the session this run lost still holds the stack's lock on the server")
+
+// errRecordGone says this run's lock record was removed while its session
+// was away (gantry unlock): another run may take the lock any moment.
+var errRecordGone error = lockTaken("this run's lock record was removed (gantry unlock) while its database session was away")
+
+// lockTaken is a reason a run's lock was taken from it (state.ErrLockTaken).
+type lockTaken string
+
+func (e lockTaken) Error() string        { return string(e) }
+func (e lockTaken) Is(target error) bool { return target == state.ErrLockTaken }
+
 // errTaken says another run holds the stack's lock, or held it since.
-var errTaken = fmt.Errorf("%w", state.ErrLockTaken)
+var errTaken error = lockTaken("another run took the state's lock")
 
 // regain takes the lock back on a new session, retrying while the
 // database is away; the error says why it could not: another run took it
 // (errTaken), or the database stayed away past outage.
 func (l *lock) regain() error {
+	lostPID := l.currentConn().PgConn().PID()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -328,15 +402,30 @@ func (l *lock) regain() error {
 			return err
 		}
 		if !ok {
+			// Held: by this run's own lost session, which the server
+			// has not seen end yet (a network cut, a check given up
+			// on), or by another run.
+			err := errTaken
+			var pid int32
+			if conn.QueryRow(ctx, advisoryHeld, LockKey(l.stack)).Scan(&pid) == nil && (pid == 0 || uint32(pid) == lostPID) {
+				if pid != 0 {
+					_, _ = conn.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid)
+				}
+				err = errOwnSession
+			}
 			conn.Close(context.Background())
-			return errTaken
+			return err
 		}
 		// The holder record still names this run: nobody locked the stack
-		// in between (a run that did rewrote or removed it).
+		// in between (a run that did rewrote it; gantry unlock removed it).
 		tag, err := conn.Exec(ctx, `UPDATE gantry_locks SET session_pid = pg_backend_pid(), holder = jsonb_set(holder, '{alive}', to_jsonb(now()))
 			WHERE stack = $1 AND run_id = $2`, l.stack, l.runID)
 		if err == nil && tag.RowsAffected() != 1 {
+			var other string
 			err = errTaken
+			if conn.QueryRow(ctx, `SELECT run_id FROM gantry_locks WHERE stack = $1`, l.stack).Scan(&other) == pgx.ErrNoRows {
+				err = errRecordGone
+			}
 		}
 		if err != nil {
 			conn.Close(context.Background())
@@ -430,6 +519,24 @@ func (s *Store) Unlock(ctx context.Context) (state.UnlockResult, error) {
 	s.mu.Lock()
 	s.stack = stack
 	s.mu.Unlock()
+	// A run whose session ended a moment ago is taking its lock back:
+	// its record is not stale yet. Looked at before the lock is taken
+	// below, which that run would read as taken by another run.
+	var pid int32
+	if err := conn.QueryRow(ctx, advisoryHeld, LockKey(stack)).Scan(&pid); err != nil {
+		return state.UnlockResult{}, s.failure("read the state's lock in", err)
+	}
+	if pid == 0 {
+		h, ended, err := s.regaining(ctx, conn, false)
+		if err != nil {
+			return state.UnlockResult{}, err
+		}
+		if h != nil {
+			le := &state.LockedError{Path: s.redacted, Holder: h}
+			le.Regaining.Ended, le.Regaining.FreeIn = ended, regainGrace-ended
+			return state.UnlockResult{}, le
+		}
+	}
 	// Holding the lock while the record goes: a run that takes it in
 	// between would otherwise lose its own record.
 	var free bool

@@ -261,6 +261,68 @@ func TestLockLeftToTheRunTakingItBack(t *testing.T) {
 	lb.Release()
 }
 
+// TestSlowAnswerKeepsTheLock: a run's lock record held by a transaction
+// (a state write waiting on a slow commit, a DBA's job) for longer than the
+// watcher's checks does not make the run lose its lock: the record is
+// marked alive softly, and the session is alive.
+func TestSlowAnswerKeepsTheLock(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	keepAlive = 20 * time.Millisecond
+	defer func() { keepAlive = time.Second }()
+	a := open(t, url, "demo")
+	la, r := startRun(t, a, "r1")
+	defer la.Release()
+	session := lockSession(la)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// Held past the second the watcher's check once waited for, a
+	// hundred checks long.
+	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `SELECT 1 FROM gantry_locks WHERE stack = 'demo' FOR SHARE`)
+		if err == nil {
+			_, err = tx.Exec(ctx, `SELECT pg_sleep(2)`)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-la.Lost():
+		t.Fatalf("the lock was lost: %v", la.Why())
+	default:
+	}
+	if err := r.Wait(r.UpdateComponent("web", func(c *state.Component) { c.Reason = "after" })); err != nil {
+		t.Fatalf("a write after the slow answer: %v", err)
+	}
+	if lockSession(la) != session {
+		t.Error("the lock was taken again on a new session")
+	}
+	r.Close()
+}
+
+// TestUnlockLeavesALockBeingTakenBack: gantry unlock does not remove the
+// record of a run whose session ended a moment ago (it is taking its lock
+// back), and says so.
+func TestUnlockLeavesALockBeingTakenBack(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	keepAlive = time.Hour
+	defer func() { keepAlive = time.Second }()
+	la, r := startRun(t, open(t, url, "demo"), "r1")
+	defer la.Release()
+	defer r.Close()
+	terminate(t, url, lockSession(la))
+	_, err := open(t, url, "demo").Unlock(ctx)
+	var le *state.LockedError
+	if !errors.As(err, &le) || le.Regaining.FreeIn <= 0 || !strings.Contains(err.Error(), "whose database session ended") {
+		t.Fatalf("unlock of a lock being taken back: %v", err)
+	}
+}
+
 // TestLostLockWritesNothing: a run whose lock session ended and whose lock
 // another run took meanwhile writes nothing over that run's state.
 func TestLostLockWritesNothing(t *testing.T) {

@@ -46,7 +46,7 @@ func attempt(ctx context.Context) (context.Context, context.CancelFunc) {
 // shutting down or starting, a lock session not taken back yet — from one
 // that will not pass by itself.
 func transient(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, errLost) || errors.Is(err, errTaken) {
+	if ctx.Err() != nil || errors.Is(err, errLost) || errors.Is(err, state.ErrLockTaken) {
 		return false
 	}
 	var pe *pgconn.PgError

@@ -155,7 +155,7 @@ type lostError struct{ why error }
 func (e lostError) Error() string {
 	switch {
 	case errors.Is(e.why, state.ErrLockTaken):
-		return "this run no longer holds the stack's lock: another run took it"
+		return "this run no longer holds the stack's lock: " + e.why.Error()
 	case e.why != nil:
 		return "this run no longer holds the stack's lock: the database stayed away too long (" + e.why.Error() + ")"
 	}
