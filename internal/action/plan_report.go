@@ -35,13 +35,16 @@ func planParams(st *Stack, b *built, p *plan.Plan) *report.Params {
 	var outputs *params.OutputIndex
 	// hub.provides as the run gives it (prepare's runtime): asked in deploy
 	// order, the rule moves forward a component at a time.
-	provides := build.NewHubProvides(st.Res, st.Graph.Order, st.State, build.InitialProvides(st.Res, nil, foundEnvironment(b)), func(n string) bool {
+	provides := build.NewHubProvides(st.Res, st.Graph.Order, st.State, build.InitialProvides(st.Res, nil, foundEnvironment(b)), p.SomeComponents, func(n string) bool {
 		info := p.Components[n]
 		return info != nil && info.Verb == plan.VerbDeploy
 	})
 	names := make([]string, 0, len(p.Components))
-	for name := range p.Components {
+	for name, info := range p.Components {
 		names = append(names, name)
+		if info.SkippedByDesign {
+			provides.Provided(name, nil)
+		}
 	}
 	slices.SortFunc(names, func(x, y string) int { return p.Components[x].Order - p.Components[y].Order })
 	for _, name := range names {

@@ -138,6 +138,10 @@ type Plan struct {
 	// depend on it: an undeploy of it alone is refused while they are
 	// deployed.
 	OrphanDependents map[string][]string
+	// SomeComponents says the run deploys some components (-c, -o): their
+	// hub.provides holds the state's capabilities too, as the Hub CLI's
+	// (build.HubProvides).
+	SomeComponents bool
 
 	index map[string]*Node
 	graph dag.Acyclic

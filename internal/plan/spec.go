@@ -71,6 +71,12 @@ type Component struct {
 	// hub.provides. Its begin skips it without computing the fingerprint
 	// again.
 	Settled bool `json:"settled,omitempty"`
+	// SkippedByDesign is set when the plan knows the run skips the
+	// component by design (a tuning condition not true, an optional
+	// requirement nothing meets): what it provides counts for no
+	// component's hub.provides (build.HubProvides), in the plan as in the
+	// run, whichever finishes first.
+	SkippedByDesign bool `json:"-"`
 	// Idempotent components may run again after a crash midway: on
 	// Temporal workers, one whose worker died starts over elsewhere
 	// (lifecycle.idempotent).

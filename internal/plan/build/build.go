@@ -92,6 +92,7 @@ type builder struct {
 	teardown string
 
 	comps       []*compPlan // the selected components' plans, in run order
+	located     []*compPlan // the selected components, located (componentsPass)
 	orphanPlans []*compPlan // the orphans' plans, in teardown order
 	byName      map[string]*compPlan
 
@@ -228,9 +229,16 @@ func (b *builder) stepModel() map[string]any {
 // Not safe for concurrent use: evaluate asks for all first.
 func (b *builder) hubProvidesFor(name string) string {
 	if b.hub == nil {
-		b.hub = NewHubProvides(b.res, b.g.Order, b.in.Before, b.hubBase, func(n string) bool {
+		b.hub = NewHubProvides(b.res, b.g.Order, b.in.Before, b.hubBase, b.p.SomeComponents, func(n string) bool {
 			return b.verb == plan.VerbDeploy && b.selectedSet[n]
 		})
+		// What the run will skip provides nothing, as the run will say.
+		for _, cp := range b.located {
+			if b.verb == plan.VerbDeploy && b.skippedByDesign(cp) {
+				cp.info.SkippedByDesign = true
+				b.hub.Provided(cp.info.Name, nil)
+			}
+		}
 	}
 	return b.hub.For(name)
 }

@@ -59,6 +59,47 @@ func IsOptionalRequirement(s *manifest.Stack, req, comp string) bool {
 	return false
 }
 
+// Truthy is seed 000's truth: everything but false, "", 0 and (unknown).
+func Truthy(v string) bool {
+	switch strings.TrimSpace(v) {
+	case "", "false", "0", "(unknown)":
+		return false
+	}
+	return true
+}
+
+// skippedByDesign reports whether the run will skip a component by design,
+// as far as the plan knows: a tuning condition is not true in the locked
+// parameters, or an optional requirement is met neither at the start nor
+// by any component of the stack (a capability printed at run time only can
+// still meet it).
+func (b *builder) skippedByDesign(cp *compPlan) bool {
+	if cp.c == nil {
+		return false
+	}
+	name := cp.info.Name
+	if b.in.Locked != nil {
+		for _, cond := range TuningConditions(b.res.Stack, name) {
+			if v := b.in.Locked.Get(cond); v == nil || !Truthy(v.Value) {
+				return true
+			}
+		}
+	}
+	for _, req := range cp.c.Requires {
+		if b.provides[req] || !IsOptionalRequirement(b.res.Stack, req, name) || slices.Contains(cp.info.DroppedRequires, req) {
+			continue
+		}
+		provided := containsName(b.res.Stack.Provides, req)
+		for _, other := range b.res.Components {
+			provided = provided || other.Meta.Name != name && containsName(other.Provides, req)
+		}
+		if !provided {
+			return true
+		}
+	}
+	return false
+}
+
 // TuningConditions returns the parameters that gate comp: entries
 // "parameter:comp" of lifecycle.requires.optional whose left side is a
 // stack parameter rather than a capability.

@@ -47,6 +47,7 @@ func (b *builder) componentsPass() {
 	// down before are in the plan already.
 	b.p.Reserve(3*len(b.selected), len(b.selected))
 	located := b.locateAll(b.selected)
+	b.located = located
 	b.evaluate(located)
 	for _, cp := range located {
 		if cp = b.prepareLocated(cp); cp != nil {

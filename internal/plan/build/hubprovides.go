@@ -11,14 +11,15 @@ import (
 // HubProvides is hub.provides (HUB_PROVIDES) of the components a deploy
 // runs: one rule for the plan, which predicts it, and the run, which gives
 // it. A component sees the capabilities the run starts with (the
-// environment's, the stack's own, its platform's), what the state records
-// of the stack's components the run leaves out (-c, -o, -l), and what the
-// components before it in deploy order provide: their manifests' provides
-// and what the state recorded of them, or, once one deployed in this run,
-// what it provided (nothing, if it was skipped or failed). Run one at a time (--parallel 1) that is the Hub CLI's
-// list, what was provided before the component, the same on every deploy.
-// With --parallel a component before it that has not finished counts with
-// what it provided last time, so the list does not depend on which finished
+// environment's, the stack's own, its platform's) and what the components
+// before it in deploy order provide: their manifests' provides and what the
+// state recorded of them, or, once one ended in this run, what it provided
+// (nothing, if it was skipped or failed). A run of some components (-c,
+// -o) also sees every capability the state records, as the Hub CLI's does;
+// a full run, and one cut at -l, none of the state's. Run one at a time
+// (--parallel 1) that is the Hub CLI's list, the same on every deploy. With
+// --parallel a component before it that has not finished counts with what
+// it provided last time, so the list does not depend on which finished
 // first; a run differs from its plan only where a component's dynamic
 // provides change. Safe for concurrent use.
 type HubProvides struct {
@@ -41,8 +42,9 @@ type hubSlot struct {
 // NewHubProvides starts the rule for a deploy of the components inRun says
 // it runs, in the stack's deploy order, from the capabilities known at the
 // start (base: InitialProvides without the state) and the state before the
-// run.
-func NewHubProvides(res *elaborate.Result, order []string, before *state.State, base []string, inRun func(string) bool) *HubProvides {
+// run, whose capabilities all count when some says the run deploys some
+// components (plan.Plan.SomeComponents).
+func NewHubProvides(res *elaborate.Result, order []string, before *state.State, base []string, some bool, inRun func(string) bool) *HubProvides {
 	h := &HubProvides{slotOf: map[string]int{}}
 	h.set.Add(base...)
 	deployed := func(name string) *state.Component {
@@ -54,10 +56,12 @@ func NewHubProvides(res *elaborate.Result, order []string, before *state.State, 
 		}
 		return nil
 	}
-	if before != nil {
-		for name := range before.Components {
-			if rc := deployed(name); rc != nil && !inRun(name) && res.Component(name) != nil {
-				h.set.AddFor(name, rc.Provides...)
+	if before != nil && some {
+		// As the run's own: a component providing otherwise in this run
+		// does not take the state's away.
+		for _, rc := range before.Components {
+			if rc.Status == state.StatusDeployed {
+				h.set.Add(rc.Provides...)
 			}
 		}
 	}

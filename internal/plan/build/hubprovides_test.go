@@ -12,10 +12,10 @@ import (
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
-// TestHubProvidesBeforeInOrder: a component sees the base, what the state
-// records of the components the run leaves out, and what the components
-// before it provide (manifest and recorded) — not what those after it
-// provide, whatever the state records of them.
+// TestHubProvidesBeforeInOrder: a component sees the base and what the
+// components before it provide (manifest and recorded) — not what those
+// after it provide, whatever the state records of them; a run of some
+// components sees every capability the state records, as the Hub's.
 func TestHubProvidesBeforeInOrder(t *testing.T) {
 	res := &elaborate.Result{Stack: &manifest.Stack{}, Components: []*manifest.Component{
 		{Meta: manifest.ComponentMeta{Name: "dns"}},
@@ -35,19 +35,21 @@ func TestHubProvidesBeforeInOrder(t *testing.T) {
 	notDB := func(n string) bool { return n != "db" }
 	for _, tc := range []struct {
 		name  string
+		some  bool
 		inRun func(string) bool
 		comp  string
 		want  string
 	}{
-		{"first sees the base", all, "dns", "kubernetes"},
-		{"recorded dynamic provides of the one before", all, "istio", "dyn-dns kubernetes"},
-		{"manifest and recorded of those before", all, "app", "dyn-dns gateway istio kubernetes"},
-		{"the last sees all before it", all, "db", "dyn-dns gateway istio kubernetes"},
-		{"left out of the run: the state's", notDB, "dns", "kubernetes sql"},
-		{"not of the run: everything", all, "other", "dyn-dns gateway istio kubernetes sql"},
+		{"first sees the base", false, all, "dns", "kubernetes"},
+		{"recorded dynamic provides of the one before", false, all, "istio", "dyn-dns kubernetes"},
+		{"manifest and recorded of those before", false, all, "app", "dyn-dns gateway istio kubernetes"},
+		{"the last sees all before it", false, all, "db", "dyn-dns gateway istio kubernetes"},
+		{"cut at -l: nothing of the state's", false, notDB, "dns", "kubernetes"},
+		{"some components (-c, -o): all the state's", true, notDB, "dns", "dyn-dns gateway gone istio kubernetes sql"},
+		{"not of the run: everything", false, all, "other", "dyn-dns gateway istio kubernetes sql"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := NewHubProvides(res, order, before, []string{"kubernetes"}, tc.inRun)
+			h := NewHubProvides(res, order, before, []string{"kubernetes"}, tc.some, tc.inRun)
 			if got := h.For(tc.comp); got != tc.want {
 				t.Errorf("For(%s) = %q, want %q", tc.comp, got, tc.want)
 			}
@@ -76,7 +78,7 @@ func TestHubProvidesAskedInAnyOrder(t *testing.T) {
 			order = append(order, name)
 			caps[name] = c.Provides
 		}
-		h := NewHubProvides(res, order, nil, []string{"base"}, func(string) bool { return true })
+		h := NewHubProvides(res, order, nil, []string{"base"}, false, func(string) bool { return true })
 		for step := 0; step < 60; step++ {
 			name := order[rng.Intn(n)]
 			if rng.Intn(3) == 0 {

@@ -36,7 +36,7 @@ func NewOutputIndex(res *elaborate.Result, g *Graph, st *state.State) *params.Ou
 // looks for: what gantry params and invoke show.
 func StaticProvides(res *elaborate.Result, g *Graph, st *state.State, comp string) string {
 	all := func(string) bool { return true }
-	return NewHubProvides(res, g.Order, st, InitialProvides(res, nil, nil), all).For(comp)
+	return NewHubProvides(res, g.Order, st, InitialProvides(res, nil, nil), false, all).For(comp)
 }
 
 // DeclaredProvides are the capabilities a stack declares itself (a base

@@ -26,6 +26,7 @@ func (b *builder) selectPass() {
 		teardown, tord = teardownOrder(b.g, b.in.Before, b.orphans)
 		order = reversed(tord)
 	}
+	b.p.SomeComponents = len(b.opts.Selection.Components) > 0 || b.opts.Selection.Offset != ""
 	selected, ok := SelectOrder(b.g, teardown, order, b.verb, b.opts.Selection, &b.diags)
 	if !ok {
 		return

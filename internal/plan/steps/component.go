@@ -123,7 +123,7 @@ func (rt *Runtime) unchanged(s plan.Unchanged) plan.Result {
 func (rt *Runtime) checkRequirements(name string, c *manifest.Component) (plan.Result, bool) {
 	for _, cond := range build.TuningConditions(rt.Res.Stack, name) {
 		v := rt.Locked.Get(cond)
-		if v == nil || !truthy(v.Value) {
+		if v == nil || !build.Truthy(v.Value) {
 			return plan.Skip(plan.CauseByDesign, fmt.Sprintf("%s is not set to a true value", cond)), true
 		}
 	}
@@ -145,15 +145,6 @@ func (rt *Runtime) checkRequirements(name string, c *manifest.Component) (plan.R
 		return plan.Fail(fmt.Errorf("requires %s, which nothing provides", req)), true
 	}
 	return plan.Result{}, false
-}
-
-// truthy is seed 000's truth: everything but false, "", 0 and (unknown).
-func truthy(v string) bool {
-	switch strings.TrimSpace(v) {
-	case "", "false", "0", "(unknown)":
-		return false
-	}
-	return true
 }
 
 // beginRecorded prepares an undeploy, or a custom verb, from what the state

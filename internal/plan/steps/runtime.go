@@ -187,10 +187,15 @@ func (rt *Runtime) RecordDir(dir string) string {
 // (build.HubProvides), made when the first component asks.
 func (rt *Runtime) hubProvides() *build.HubProvides {
 	rt.hubOnce.Do(func() {
-		rt.hub = build.NewHubProvides(rt.Res, rt.Order, rt.Before, rt.Provides.Fixed(), func(name string) bool {
+		rt.hub = build.NewHubProvides(rt.Res, rt.Order, rt.Before, rt.Provides.Fixed(), rt.Plan.SomeComponents, func(name string) bool {
 			info := rt.Plan.Components[name]
 			return info != nil && info.Verb == plan.VerbDeploy
 		})
+		for name, info := range rt.Plan.Components {
+			if info.SkippedByDesign {
+				rt.hub.Provided(name, nil)
+			}
+		}
 	})
 	return rt.hub
 }
