@@ -234,7 +234,7 @@ func (b *builder) hubProvidesFor(name string) string {
 		})
 		// What the run will skip provides nothing, as the run will say.
 		for _, cp := range b.located {
-			if b.verb == plan.VerbDeploy && b.skippedByDesign(cp) {
+			if b.skippedByDesign(cp) != "" {
 				cp.info.SkippedByDesign = true
 				b.hub.Provided(cp.info.Name, nil)
 			}

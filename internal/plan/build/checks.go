@@ -10,6 +10,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/stepvars"
 	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/state"
@@ -68,20 +69,20 @@ func Truthy(v string) bool {
 	return true
 }
 
-// skippedByDesign reports whether the run will skip a component by design,
-// as far as the plan knows: a tuning condition is not true in the locked
-// parameters, or an optional requirement is met neither at the start nor
-// by any component of the stack (a capability printed at run time only can
-// still meet it).
-func (b *builder) skippedByDesign(cp *compPlan) bool {
-	if cp.c == nil {
-		return false
+// skippedByDesign says why the run will skip a component by design, as far
+// as the plan knows ("" when it will not): a tuning condition is not true
+// in the locked parameters, or an optional requirement is met neither at
+// the start nor by any component of the stack (a capability printed at run
+// time only can still meet it).
+func (b *builder) skippedByDesign(cp *compPlan) string {
+	if cp.c == nil || b.verb != plan.VerbDeploy || cp.info.ReadOnly || cp.info.Orphan {
+		return ""
 	}
 	name := cp.info.Name
 	if b.in.Locked != nil {
 		for _, cond := range TuningConditions(b.res.Stack, name) {
 			if v := b.in.Locked.Get(cond); v == nil || !Truthy(v.Value) {
-				return true
+				return fmt.Sprintf("%s is not set to a true value", cond)
 			}
 		}
 	}
@@ -94,10 +95,10 @@ func (b *builder) skippedByDesign(cp *compPlan) bool {
 			provided = provided || other.Meta.Name != name && containsName(other.Provides, req)
 		}
 		if !provided {
-			return true
+			return fmt.Sprintf("requires %s, which nothing provides (optional requirement; unless a component prints it at run time)", req)
 		}
 	}
-	return false
+	return ""
 }
 
 // TuningConditions returns the parameters that gate comp: entries

@@ -729,6 +729,13 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 			return "skip", ReasonNeverRan
 		}
 		return plan.VerbUndeploy, strings.TrimPrefix(b.outsideNote(cp), "; ")
+	}
+	if why := b.skippedByDesign(cp); why != "" {
+		// As its begin will say.
+		info.SkippedByDesign = true
+		return "skip", why
+	}
+	switch {
 	case rec != nil && rec.Status == state.StatusDeployed:
 		var readsProvides bool
 		info.Change, readsProvides = b.predictChange(cp)
