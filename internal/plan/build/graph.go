@@ -497,7 +497,48 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 			}
 			above[p.Name] = true
 		}
+		// Its outputs' values and its lifecycle steps read outputs as its
+		// parameters do, when it runs: what they read of another
+		// component is as much an edge (order, and the fingerprint's
+		// outputs of what it comes after). Names of its own (parameters,
+		// outputs) are its own.
+		for _, o := range c.Outputs {
+			above[o.Name] = true
+		}
+		var texts []string
+		for _, o := range c.Outputs {
+			texts = append(texts, o.Value)
+		}
+		lc := EffectiveLifecycle(c, stackRef(s, name))
+		for _, point := range deployPoints {
+			for _, st := range pointSteps(&lc, point) {
+				texts = append(texts, st.Args...)
+				texts = append(texts, st.Message)
+				for _, v := range st.Params {
+					if t, ok := v.(string); ok {
+						texts = append(texts, t)
+					}
+				}
+			}
+		}
+		for _, t := range texts {
+			for _, r := range refsOf(t) {
+				if r.Component != "" || !above[r.Name] {
+					visit(r)
+				}
+			}
+		}
 	}
+}
+
+// stackRef is the stack's entry of a component, nil when it has none.
+func stackRef(s *manifest.Stack, name string) *manifest.ComponentRef {
+	for i := range s.Components {
+		if s.Components[i].Name == name {
+			return &s.Components[i]
+		}
+	}
+	return nil
 }
 
 // refsOf returns the references of a value: ${...} parts and the names in
