@@ -10,6 +10,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -70,6 +71,11 @@ func (rt *Runtime) finalize(env plan.Env, n *plan.Node) plan.Result {
 			s.Status = state.StatusFailed
 		case statuses[state.StatusIncomplete] > 0 || rt.unrecorded(s) != "":
 			s.Status = state.StatusIncomplete
+		case statuses[state.StatusDeployed] > 0 && rt.mandatoryDown(s) != "":
+			// Some of it is deployed, not all it must have (a deploy of
+			// a few components, an undeploy of some): as the Hub CLI
+			// records it.
+			s.Status = state.StatusIncomplete
 		case statuses[state.StatusDeployed] > 0:
 			s.Status = state.StatusDeployed
 		default:
@@ -97,6 +103,26 @@ func (rt *Runtime) finalize(env plan.Env, n *plan.Node) plan.Result {
 		return plan.Fail(fmt.Errorf("cannot record the state: %w", err))
 	}
 	return plan.Ok()
+}
+
+// mandatoryDown names a mandatory component of the stack that the state
+// does not record deployed (or skipped by its last run: a component its
+// conditions leave out is not missing), "" when there is none. Orphans do
+// not count; a partial stack cannot tell.
+func (rt *Runtime) mandatoryDown(s *state.State) string {
+	if rt.Res.Partial {
+		return ""
+	}
+	for _, c := range rt.Res.Components {
+		name := c.Meta.Name
+		if !build.IsMandatory(rt.Res.Stack, name) {
+			continue
+		}
+		if rec := s.Components[name]; rec == nil || rec.Status != state.StatusDeployed && rec.Status != state.StatusSkipped {
+			return name
+		}
+	}
+	return ""
 }
 
 // unrecorded names a component this deploy was to deploy that has no
