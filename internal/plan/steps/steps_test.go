@@ -364,7 +364,8 @@ func TestFinalizeStackStatus(t *testing.T) {
 		{"all deployed", plan.VerbDeploy, map[string]string{"app": state.StatusDeployed}, state.StatusDeployed},
 		{"one failed", plan.VerbDeploy, map[string]string{"app": state.StatusFailed}, state.StatusFailed},
 		{"the plan's component missing", plan.VerbDeploy, map[string]string{"other": state.StatusDeployed}, state.StatusIncomplete},
-		{"an undeploy with nothing recorded", plan.VerbUndeploy, map[string]string{"other": state.StatusDeployed}, state.StatusDeployed},
+		{"an undeploy with nothing recorded: some deployed, not the stack's app", plan.VerbUndeploy, map[string]string{"other": state.StatusDeployed}, state.StatusIncomplete},
+		{"the stack's app skipped by its last run", plan.VerbDeploy, map[string]string{"app": state.StatusSkipped, "other": state.StatusDeployed}, state.StatusDeployed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
