@@ -434,7 +434,12 @@ func withSuggestion(err error, exp *params.Expanded) error {
 	if uerr != nil {
 		return err
 	}
-	if s := exp.Suggest(unq); s != "" {
+	switch s := exp.Suggest(unq); {
+	case s == unq:
+		// Known, but not as a field: .NAME holds the component's own
+		// parameters, and param reads the others (a Go template).
+		te.Msg = strings.Replace(te.Msg, name, fmt.Sprintf("%s (.NAME holds the component's own parameters; read the others with {{ param %q }})", name, unq), 1)
+	case s != "":
 		te.Msg = strings.Replace(te.Msg, name, fmt.Sprintf("%s (did you mean %q?)", name, s), 1)
 	}
 	return err

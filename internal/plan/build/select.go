@@ -416,7 +416,19 @@ func SelectOrder(g *Graph, teardown *dag.Graph, order []string, verb string, sel
 		}
 	}
 	if len(out) == 0 && (sel.Offset != "" || sel.Limit != "") {
-		diags.Errorf(manifest.Pos{}, "", "the selection is empty: -o %s comes after -l %s in the %s order", sel.Offset, sel.Limit, verb)
+		var bounds []string
+		if sel.Offset != "" {
+			bounds = append(bounds, "from -o "+sel.Offset)
+		}
+		if sel.Limit != "" {
+			bounds = append(bounds, "up to -l "+sel.Limit)
+		}
+		switch {
+		case len(want) > 0:
+			diags.Errorf(manifest.Pos{}, "", "the selection is empty: none of the -c components is %s in the %s order", strings.Join(bounds, " "), verb)
+		default:
+			diags.Errorf(manifest.Pos{}, "", "the selection is empty: -o %s comes after -l %s in the %s order", sel.Offset, sel.Limit, verb)
+		}
 		return nil, false
 	}
 	return out, true
