@@ -272,9 +272,10 @@ func isRenderedTemplate(path string) bool {
 }
 
 // isGantryFile reports whether a file is one gantry writes next to a stack
-// (its state, lock, elaborated manifest, temporary files): a component living
+// (its state, its journal, lock, elaborated manifest, temporary files): a component living
 // in the stack's folder must not change with every run.
 func isGantryFile(name string) bool {
 	return strings.HasSuffix(name, ".state") || strings.HasSuffix(name, ".state.lock") || name == ".terraform.lock.hcl" ||
+		strings.HasSuffix(name, ".state.journal") || strings.HasSuffix(name, ".state.journal.tmp") ||
 		strings.HasSuffix(name, ".elaborate") || strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp")
 }

@@ -61,6 +61,14 @@ func TestDigestDirKeepsDirSum(t *testing.T) {
 	if after.Sum != d.Sum {
 		t.Fatalf("exclusions that match nothing changed the sum")
 	}
+	// What gantry writes beside a stack whose folder is a component's:
+	// the state, its journal during a run (hunt 59p F7), lock, elaborated.
+	for _, name := range []string{"hub.yaml.state", "hub.yaml.state.journal", "hub.yaml.state.journal.tmp", "hub.yaml.state.lock", "hub.yaml.elaborate"} {
+		write(name, "x")
+	}
+	if gantry, _ := DigestDir(dir, []string{"*.pid", "logs/**"}, nil); gantry.Sum != d.Sum {
+		t.Fatalf("gantry's own files changed the digest: %v", gantry.Files)
+	}
 }
 
 // TestDigestDirReads: the files read outside the folder (a kustomization's
