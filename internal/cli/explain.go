@@ -235,7 +235,7 @@ func writeExplainText(w io.Writer, st *state.State, ex explainJSON, some bool) {
 		// A run records the stack's outputs when it ends: while one runs,
 		// or after one was cut short, they are the last ended run's, and
 		// the components' may be newer.
-		if st.Status == state.StatusIncomplete {
+		if hasIncomplete(st) {
 			section(w, "outputs (as the last run that ended left them; the components' may be newer)", ex.Outputs)
 		} else {
 			section(w, "outputs", ex.Outputs)
@@ -304,16 +304,24 @@ func orDash(s string) string {
 	return s
 }
 
+// hasIncomplete reports whether a component is recorded incomplete: a run
+// is going on or was cut short. (A stack incomplete with none is one whose
+// mandatory components are not all deployed: a deploy of a few.)
+func hasIncomplete(st *state.State) bool {
+	for _, c := range st.Components {
+		if c.Status == state.StatusIncomplete {
+			return true
+		}
+	}
+	return false
+}
+
 // runNote says, of a state with incomplete components, whether a run holds
 // the state now (its components are running) or the run that left them was
 // cut short: the state alone reads the same in both cases. "" when nothing
 // is incomplete, or the store cannot tell.
 func runNote(ctx context.Context, store state.Store, st *state.State) string {
-	incomplete := st.Status == state.StatusIncomplete
-	for _, c := range st.Components {
-		incomplete = incomplete || c.Status == state.StatusIncomplete
-	}
-	if !incomplete {
+	if !hasIncomplete(st) {
 		return ""
 	}
 	if m, ok := store.(state.Mirror); ok && len(m) > 0 {

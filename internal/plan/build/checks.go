@@ -87,7 +87,9 @@ func (b *builder) skippedByDesign(cp *compPlan) string {
 		}
 	}
 	for _, req := range cp.c.Requires {
-		if b.provides[req] || !IsOptionalRequirement(b.res.Stack, req, name) || slices.Contains(cp.info.DroppedRequires, req) {
+		// A cloud the environment leaves out is dropped, not unmet
+		// (prepareLocated's DroppedRequires, which may not be made yet).
+		if b.provides[req] || !IsOptionalRequirement(b.res.Stack, req, name) || CloudOmitted(b.f.Clouds, req) {
 			continue
 		}
 		provided := containsName(b.res.Stack.Provides, req)

@@ -497,7 +497,8 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 			}
 			above[p.Name] = true
 		}
-		// Its outputs' values and its lifecycle steps read outputs as its
+		// Its outputs' values, its lifecycle steps and its ready
+		// conditions read outputs as its
 		// parameters do, when it runs: what they read of another
 		// component is as much an edge (order, and the fingerprint's
 		// outputs of what it comes after). Names of its own (parameters,
@@ -510,6 +511,9 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 			texts = append(texts, o.Value)
 		}
 		lc := EffectiveLifecycle(c, stackRef(s, name))
+		for _, rc := range lc.ReadyConditions {
+			texts = append(texts, rc.DNS, rc.URL)
+		}
 		for _, point := range deployPoints {
 			for _, st := range pointSteps(&lc, point) {
 				texts = append(texts, st.Args...)

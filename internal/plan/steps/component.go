@@ -87,6 +87,7 @@ func (rt *Runtime) begin(s plan.Begin) plan.Result {
 	data := &begun{exp: exp, fingerprint: fp, inputs: inputs}
 	if info.Resume && !info.ForceReplace && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint == fp {
 		rt.Provides.AddFor(info.Name, rec.Provides...)
+		rt.hubProvides().Provided(info.Name, rec.Provides)
 		return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged, Data: data}
 	}
 	return plan.OkWith(data)
@@ -115,6 +116,7 @@ func (rt *Runtime) unchanged(s plan.Unchanged) plan.Result {
 		return res
 	}
 	rt.Provides.AddFor(info.Name, rec.Provides...)
+	rt.hubProvides().Provided(info.Name, rec.Provides)
 	return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged}
 }
 
