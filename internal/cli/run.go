@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,7 +165,19 @@ func (a *app) runVerb(ctx context.Context, verb string, args []string, f *runFla
 		if err != nil {
 			return a.failure(err)
 		}
-		return p.WriteText(a.stdout, plan.RenderOptions{Stack: f.stackGiven(args)})
+		if f.output == "json" {
+			// What gantry plan --output json prints: a machine asked.
+			return p.WriteJSON(a.stdout)
+		}
+		// As gantry plan prints it: labels from manifests (someone
+		// else's, after gantry pull) reach the terminal without their
+		// escape sequences.
+		var text strings.Builder
+		if err := p.WriteText(&text, plan.RenderOptions{Stack: f.stackGiven(args)}); err != nil {
+			return err
+		}
+		_, err = io.WriteString(a.stdout, ui.SanitizeLines(strings.ReplaceAll(text.String(), "\r", " ")))
+		return err
 	}
 	opts := action.RunOptions{
 		Source: src, Selection: f.selection(), Parallel: f.parallel, Resume: f.resume, Yes: f.yes, Force: f.force,
