@@ -128,7 +128,10 @@ components:
 	})
 	s := startTmux(t, dir, 100, 24, "deploy", "hub.yaml", "--parallel", "2")
 
-	screen := s.waitScreen(`api +\d+(\.\d+)?m?s +migrating schema`)
+	// db ends on its own, api runs until released: wait for both, in
+	// either order (on a loaded machine db's end may come after api's
+	// second line), then look at one screen that has both.
+	screen := s.waitScreen(`(?ms)^✓ db +deployed +\d.*api +\d+(\.\d+)?m?s +migrating schema`)
 	if !regexp.MustCompile(`(?m)^✓ db +deployed +\d`).MatchString(screen) {
 		t.Errorf("the finished component is not shown above the live line:\n%s", screen)
 	}
