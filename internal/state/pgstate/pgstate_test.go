@@ -24,6 +24,14 @@ func open(t *testing.T, url, stack string) *Store {
 	return s.(*Store)
 }
 
+// setFor sets one of the package's tuning variables for the test, and back
+// when it ends.
+func setFor(t *testing.T, v *time.Duration, d time.Duration) {
+	old := *v
+	*v = d
+	t.Cleanup(func() { *v = old })
+}
+
 func holder(run string) state.Holder {
 	return state.Holder{Host: "h", PID: 1, RunID: run, Command: "gantry deploy", Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 }
@@ -196,8 +204,7 @@ func terminate(t *testing.T, url string, pid uint32) {
 func TestLockTakenBackAfterItsSessionDied(t *testing.T) {
 	url := pgtest.Database(t)
 	ctx := context.Background()
-	keepAlive = 20 * time.Millisecond
-	defer func() { keepAlive = time.Second }()
+	setFor(t, &keepAlive, 20*time.Millisecond)
 	a := open(t, url, "demo")
 	la, r := startRun(t, a, "r1")
 	defer la.Release()
@@ -237,8 +244,7 @@ func TestLockTakenBackAfterItsSessionDied(t *testing.T) {
 func TestLockLeftToTheRunTakingItBack(t *testing.T) {
 	url := pgtest.Database(t)
 	ctx := context.Background()
-	keepAlive = time.Hour // the run does not take its lock back here
-	defer func() { keepAlive = time.Second }()
+	setFor(t, &keepAlive, time.Hour) // the run does not take its lock back here
 	a, b := open(t, url, "demo"), open(t, url, "demo")
 	la, r := startRun(t, a, "r1")
 	defer la.Release()
@@ -252,8 +258,7 @@ func TestLockLeftToTheRunTakingItBack(t *testing.T) {
 	if !errors.As(err, &le) || le.Holder == nil || le.Holder.RunID != "r1" {
 		t.Fatalf("a run while the holder's session ended a moment ago: %v", err)
 	}
-	regainGrace = 0
-	defer func() { regainGrace = 3*lastRetry + 5*time.Second }()
+	setFor(t, &regainGrace, 0)
 	lb, err = b.Lock(ctx, holder("r2"), state.LockOptions{})
 	if err != nil {
 		t.Fatalf("a run once the holder is gone longer: %v", err)
@@ -268,8 +273,7 @@ func TestLockLeftToTheRunTakingItBack(t *testing.T) {
 func TestSlowAnswerKeepsTheLock(t *testing.T) {
 	url := pgtest.Database(t)
 	ctx := context.Background()
-	keepAlive = 20 * time.Millisecond
-	defer func() { keepAlive = time.Second }()
+	setFor(t, &keepAlive, 20*time.Millisecond)
 	a := open(t, url, "demo")
 	la, r := startRun(t, a, "r1")
 	defer la.Release()
@@ -310,8 +314,7 @@ func TestSlowAnswerKeepsTheLock(t *testing.T) {
 func TestUnlockLeavesALockBeingTakenBack(t *testing.T) {
 	url := pgtest.Database(t)
 	ctx := context.Background()
-	keepAlive = time.Hour
-	defer func() { keepAlive = time.Second }()
+	setFor(t, &keepAlive, time.Hour)
 	la, r := startRun(t, open(t, url, "demo"), "r1")
 	defer la.Release()
 	defer r.Close()
@@ -328,11 +331,9 @@ func TestUnlockLeavesALockBeingTakenBack(t *testing.T) {
 func TestLostLockWritesNothing(t *testing.T) {
 	url := pgtest.Database(t)
 	ctx := context.Background()
-	keepAlive = time.Hour // the run does not notice before the other run locks
-	defer func() { keepAlive = time.Second }()
+	setFor(t, &keepAlive, time.Hour) // the run does not notice before the other run locks
 	// Nor is it given time to take its lock back (TestLockLeftToTheRunTakingItBack).
-	regainGrace = 0
-	defer func() { regainGrace = 3*lastRetry + 5*time.Second }()
+	setFor(t, &regainGrace, 0)
 	a, b := open(t, url, "demo"), open(t, url, "demo")
 	la, r := startRun(t, a, "r1")
 	defer la.Release()
