@@ -75,6 +75,14 @@ func Truthy(v string) bool {
 // the start nor by any component of the stack (a capability printed at run
 // time only can still meet it).
 func (b *builder) skippedByDesign(cp *compPlan) string {
+	if !cp.skipKnown {
+		cp.skipWhy, cp.skipKnown = b.skipReason(cp), true
+	}
+	return cp.skipWhy
+}
+
+// skipReason is skippedByDesign worked out.
+func (b *builder) skipReason(cp *compPlan) string {
 	if cp.c == nil || b.verb != plan.VerbDeploy || cp.info.ReadOnly || cp.info.Orphan {
 		return ""
 	}

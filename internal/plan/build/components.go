@@ -33,7 +33,11 @@ type compPlan struct {
 	// lists no longer have.
 	plugins, setup, vanished []*plugin.Spec
 	begin, end               string
-	steps                    []string // the component's steps but its end, in order
+	// skipWhy is skippedByDesign's answer, once skipKnown: the plan's
+	// action and hub.provides ask it both.
+	skipWhy   string
+	skipKnown bool
+	steps     []string // the component's steps but its end, in order
 }
 
 // componentsPass adds each selected component's plan, in run order, with
