@@ -30,10 +30,6 @@ import (
 // own, far above this one).
 const maxFastDepth = 100
 
-// goccyTimeLayout is the first layout goccy tries for a time.Time field; the
-// encoder's RFC 3339 times (years 0 to 9999) always match it.
-const goccyTimeLayout = "2006-1-2T15:4:5.999999999Z07:00"
-
 // componentChunk is the most component records decodeFast allocates at once
 // (it allocates as many as it has read, at least 8).
 const componentChunk = 256
@@ -228,8 +224,9 @@ func (p *fastParser) integer(rest string) (int, bool) {
 	return int(n), err == nil
 }
 
-// timestamp reads "name: 2026-01-02T03:04:05.5Z" as goccy does: the text,
-// plain, parsed with its first layout.
+// timestamp reads "name: 2026-01-02T03:04:05.5Z" as the slow path does
+// (strictTime): the text, plain, RFC 3339 — not goccy's own first layout,
+// which takes one-digit fields (2026-1-2T3:4:5Z) strictTime refuses.
 func (p *fastParser) timestamp(rest string) (time.Time, bool) {
 	p.next()
 	if len(rest) < 2 || rest[0] != ' ' {
@@ -243,7 +240,7 @@ func (p *fastParser) timestamp(rest string) (time.Time, bool) {
 			return time.Time{}, false
 		}
 	}
-	t, err := time.Parse(goccyTimeLayout, v)
+	t, err := time.Parse(time.RFC3339Nano, v)
 	return t, err == nil
 }
 
@@ -652,6 +649,9 @@ func (p *fastParser) inputs(rest string) (*Inputs, bool) {
 		case "lifecycle":
 			idx = 3
 			in.Lifecycle, ok = p.scalar(rest)
+		case "reads":
+			idx = 4
+			in.Reads, ok = p.strMap(rest, 8)
 		}
 		if idx <= last || !ok {
 			return nil, false
