@@ -36,11 +36,14 @@ type Expanded struct {
 	Values    []*Value // in manifest order
 	byName    map[string]*Value
 	x         *expander
+	reads     *readLog
 }
 
 // Resolver resolves names as templates of the component see them: its own
 // parameters first, then its scope (stack parameters and outputs).
-func (e *Expanded) Resolver() Resolver { return &compResolver{x: e.x, locals: true} }
+func (e *Expanded) Resolver() Resolver {
+	return &compResolver{x: e.x, locals: true, reads: e.reads}
+}
 
 // SecretTracking returns a Resolver like Resolver's and a function that
 // reports whether any value it gave out was secret or computed from a secret,
@@ -49,7 +52,7 @@ func (e *Expanded) Resolver() Resolver { return &compResolver{x: e.x, locals: tr
 func (e *Expanded) SecretTracking() (Resolver, func() bool) {
 	x := *e.x // its own secrets flag; the scope it reads is shared
 	x.secrets = false
-	return &compResolver{x: &x, locals: true}, func() bool { return x.secrets }
+	return &compResolver{x: &x, locals: true, reads: e.reads}, func() bool { return x.secrets }
 }
 
 // HasSecrets reports whether any of the component's values is secret and not
@@ -164,7 +167,7 @@ func ExpandComponent(in ComponentInput) (*Expanded, manifest.Diagnostics) {
 	if x.kind == "" && in.Outputs != nil {
 		x.kind = in.Outputs.Kind(x.name)
 	}
-	out := &Expanded{Component: x.name, byName: map[string]*Value{}, x: x}
+	out := &Expanded{Component: x.name, byName: map[string]*Value{}, x: x, reads: &readLog{}}
 	for i := range in.Component.Parameters {
 		p := &in.Component.Parameters[i]
 		v := x.expand(p)
@@ -362,6 +365,9 @@ func (x *expander) topLevel(v *Value) (string, string, error) {
 type compResolver struct {
 	x      *expander
 	locals bool
+	// reads, when set, records what the resolver gives out of names
+	// outside the component's parameters (Expanded.Reads).
+	reads *readLog
 }
 
 func (r *compResolver) Lookup(name string) (string, error) {
@@ -376,7 +382,16 @@ func (r *compResolver) Lookup(name string) (string, error) {
 			return v.Value, nil
 		}
 	}
+	if r.reads == nil {
+		s, _, err := r.x.global(name)
+		return s, err
+	}
+	before := r.x.secrets
+	r.x.secrets = false
 	s, _, err := r.x.global(name)
+	secret := r.x.secrets
+	r.x.secrets = before || secret
+	r.record(name, s, err, secret)
 	return s, err
 }
 
@@ -387,6 +402,20 @@ func (r *compResolver) SecretRead() bool { return r.x.secrets }
 func (r *compResolver) Budget() *Budget { return r.x.in.Locked.budget }
 
 func (r *compResolver) Output(component, name string) (string, error) {
+	if r.reads == nil {
+		return r.output(component, name)
+	}
+	before := r.x.secrets
+	r.x.secrets = false
+	s, err := r.output(component, name)
+	secret := r.x.secrets
+	r.x.secrets = before || secret
+	r.record(ReadKey(component, name), s, err, secret)
+	return s, err
+}
+
+// output is Output without recording the read.
+func (r *compResolver) output(component, name string) (string, error) {
 	if r.x.in.Outputs.hidden(component, r.x.kind) {
 		hint := fmt.Sprintf("%s is of the same kind as %s (meta.kind %s): a component does not see the outputs of components of its kind", component, r.x.name, r.x.kind)
 		if component == r.x.name {

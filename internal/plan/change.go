@@ -24,6 +24,12 @@ const (
 	// and nothing else of the files changed: the last deploy was by a
 	// gantry whose fingerprint left them out.
 	ChangeReads = "reads"
+	// ChangeRead: a value the component's templates, steps or output
+	// values read outside its parameters (a stack parameter, an output,
+	// hub.provides; Name, "component:output" for an output named with its
+	// component) is not what its last deploy read. New is the value now,
+	// masked where secret; the state keeps only a digest of the old one.
+	ChangeRead = "read"
 	// ChangeUnknown: the fingerprint differs but the state does not say
 	// what it was made of (written by an older gantry).
 	ChangeUnknown = "unknown"
@@ -66,6 +72,12 @@ func (d ChangeDetail) String() string {
 		return "parameter " + d.Name + " added: " + d.New
 	case d.Kind == ChangeVerb:
 		return "verb " + d.Old + " → " + d.New
+	case d.Kind == ChangeRead && d.What == "removed":
+		return d.Name + " (read by its templates, steps or outputs) is no longer defined"
+	case d.Kind == ChangeRead && d.New != "":
+		return d.Name + " (read by its templates, steps or outputs) changed, now " + d.New
+	case d.Kind == ChangeRead:
+		return d.Name + " (read by its templates, steps or outputs) changed"
 	case d.Kind == ChangeReads:
 		return "the files read outside its folder (" + d.Name + ") are part of its fingerprint now: once, after upgrading gantry"
 	}

@@ -146,6 +146,7 @@ func (e *encoder) inputs(in int, i *Inputs) {
 	e.strMap(in+2, "outputs", i.Outputs)
 	e.strMap(in+2, "files", i.Files)
 	e.optStr(in+2, "lifecycle", i.Lifecycle)
+	e.strMap(in+2, "reads", i.Reads)
 }
 
 // plugins writes a recorded plugin list, children nested.

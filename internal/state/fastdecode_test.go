@@ -308,7 +308,7 @@ func randState(r *rand.Rand) *State {
 		c.Outputs, c.SecretOutputs, c.Provides = randMap(r), randStrings(r), randStrings(r)
 		c.Fingerprint, c.SpecVersion = randString(r), randString(r)
 		if r.Intn(2) == 0 {
-			c.Inputs = &Inputs{Verb: randString(r), Outputs: randMap(r), Files: randMap(r)}
+			c.Inputs = &Inputs{Verb: randString(r), Outputs: randMap(r), Files: randMap(r), Reads: randMap(r)}
 		}
 		c.Plugins, c.SetupPlugins = randPlugins(r, 0), randPlugins(r, 0)
 	}
@@ -337,7 +337,7 @@ func TestDecodeFastAwkwardStrings(t *testing.T) {
 		c.Depends, c.SecretOutputs, c.Provides = []string{v}, []string{v}, []string{v}
 		c.Parameters = []Parameter{{Name: v, Value: v, Env: v}}
 		c.Outputs = map[string]string{v: v}
-		c.Inputs = &Inputs{Verb: v, Outputs: map[string]string{v: v}, Files: map[string]string{v: v}}
+		c.Inputs = &Inputs{Verb: v, Outputs: map[string]string{v: v}, Files: map[string]string{v: v}, Reads: map[string]string{v: v}}
 		c.Plugins = []PluginInstance{{Name: v, Key: v, Path: v, Args: []string{v}, Label: v, OnFail: []string{v},
 			Config:    map[string]any{v: v, v + "l": []any{v, map[string]any{v: v}}},
 			Resources: []Resource{{APIVersion: v, Kind: v, Namespace: v, Name: v}}, Cluster: v}}

@@ -89,6 +89,11 @@ type Inputs struct {
 	// Lifecycle is the digest of the lifecycle the stack's entry of the
 	// component set, when it set one.
 	Lifecycle string `yaml:"lifecycle,omitempty"`
+	// Reads are digests of the values the component's templates, steps
+	// and output values read outside its own parameters (stack
+	// parameters, outputs, hub.provides), by name or "component:output",
+	// as its last deploy read them.
+	Reads map[string]string `yaml:"reads,omitempty"`
 }
 
 // Parameter is an expanded component parameter as it was used.

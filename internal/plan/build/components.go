@@ -805,11 +805,18 @@ func (b *builder) changeOf(cp *compPlan, locked *params.Locked, provides string,
 	for _, d := range info.After {
 		upstream[d] = b.outputs.Values(d)
 	}
-	if component.Fingerprint(info.Verb, dir.Sum, info.EntryLifecycle, exp, upstream) == cp.recorded.Fingerprint {
+	var reads []plan.ChangeDetail
+	if in := cp.recorded.Inputs; in != nil {
+		// Before ReadsProvides is asked: reading hub.provides again marks
+		// the expansion as reading it.
+		reads = ReadChanges(locked.DeploymentID, in.Reads, exp)
+	}
+	if component.Fingerprint(info.Verb, dir.Sum, info.EntryLifecycle, exp, upstream) == cp.recorded.Fingerprint && len(reads) == 0 {
 		return &plan.Change{Status: plan.ChangeUnchanged}, exp.ReadsProvides(), false
 	}
 	now := Inputs(info.Verb, locked.DeploymentID, info.EntryLifecycle, dir, upstream)
-	return &plan.Change{Status: plan.ChangeChanged, Details: Changes(cp.recorded, exp, now)}, exp.ReadsProvides(), false
+	details := append(Changes(cp.recorded, exp, now), reads...)
+	return &plan.Change{Status: plan.ChangeChanged, Details: details}, exp.ReadsProvides(), false
 }
 
 // outsideRun reports whether name is a component of the stack this run

@@ -3,6 +3,7 @@ package build
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"maps"
 	"slices"
 	"sort"
@@ -212,6 +213,61 @@ func mapChanges(kind string, old, now map[string]string) []plan.ChangeDetail {
 		case o != n:
 			out = append(out, plan.ChangeDetail{Kind: kind, Name: k, What: "changed"})
 		}
+	}
+	return out
+}
+
+// ReadDigests are what the state records of the values a deploy read
+// outside the component's parameters (params.Expanded.Reads): a salted
+// digest of each, as of the upstream outputs, so that the state holds no
+// secret; nil when it read none.
+func ReadDigests(salt string, reads map[string]params.Read) map[string]string {
+	if len(reads) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(reads))
+	for k, r := range reads {
+		out[k] = readDigest(salt, k, r)
+	}
+	return out
+}
+
+func readDigest(salt, key string, r params.Read) string {
+	if r.Absent {
+		return component.Digest(salt, "absent", key)
+	}
+	return component.Digest(salt, "read", key, r.Value)
+}
+
+// ReadChanges are the values the component's last deploy read outside its
+// parameters (recorded, by key) that read otherwise now: one detail each,
+// with the new value unless it is secret. A value that cannot be read now
+// (an output of a component that has not run) counts as changed: the
+// component runs again rather than be skipped on a guess.
+func ReadChanges(salt string, recorded map[string]string, exp *params.Expanded) []plan.ChangeDetail {
+	var out []plan.ChangeDetail
+	for _, key := range slices.Sorted(maps.Keys(recorded)) {
+		now, err := exp.LookupRead(key)
+		d := plan.ChangeDetail{Kind: plan.ChangeRead, Name: key, What: "changed"}
+		switch {
+		case err != nil:
+			var pe *params.PendingError
+			if errors.As(err, &pe) {
+				d.Pending = pe.Component
+				d.New = "(known once " + pe.Component + " runs)"
+			}
+		case readDigest(salt, key, now) == recorded[key]:
+			continue
+		case now.Absent:
+			d.What = "removed"
+		case now.Secret || manifest.LooksSecret(key):
+			d.New = plan.Masked
+		case now.Value == "":
+			d.New = `""`
+		default:
+			d.New = now.Value
+		}
+		out = append(out, d)
 	}
 	return out
 }

@@ -3,8 +3,11 @@ package build
 import (
 	"testing"
 
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/state"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestChangesReadsJoined: a component whose recorded files have none read
@@ -56,5 +59,70 @@ func TestChangesReadsJoined(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestReadChanges: what a deploy read outside the component's parameters
+// (recorded as salted digests) is compared with what the same names read
+// now: only those that differ are details, a secret's new value masked, a
+// name no longer defined "removed", and an output not known yet changed.
+func TestReadChanges(t *testing.T) {
+	expand := func(t *testing.T, greeting string) *params.Expanded {
+		t.Helper()
+		stack := &manifest.Stack{Meta: manifest.Meta{Name: "s"}}
+		if greeting != "" {
+			stack.Parameters = append(stack.Parameters, manifest.Parameter{Name: "greeting", Value: manifest.Scalar(greeting)})
+		}
+		stack.Parameters = append(stack.Parameters, manifest.Parameter{Name: "db.password", Value: manifest.Scalar("pw-" + greeting)})
+		l, diags := params.Lock(params.LockInput{Stack: stack, Env: func(string) (string, bool) { return "", false }, DeploymentID: "id"})
+		if diags.HasErrors() {
+			t.Fatal(diags.Err())
+		}
+		outs := params.NewOutputIndex([]string{"app", "late"})
+		outs.Declare("late", []string{"url"})
+		exp, diags := params.ExpandComponent(params.ComponentInput{Locked: l, Component: &manifest.Component{Meta: manifest.ComponentMeta{Name: "app"}}, Outputs: outs})
+		if diags.HasErrors() {
+			t.Fatal(diags.Err())
+		}
+		return exp
+	}
+	recordOf := func(exp *params.Expanded, names ...string) map[string]string {
+		for _, n := range names {
+			exp.Resolver().Lookup(n)
+		}
+		return ReadDigests("id", exp.Reads())
+	}
+	old := recordOf(expand(t, "hello"), "greeting", "db.password", "unset")
+	tests := []struct {
+		name     string
+		greeting string
+		recorded map[string]string
+		want     []plan.ChangeDetail
+	}{
+		{"the same", "hello", old, nil},
+		{"changed", "bye", old, []plan.ChangeDetail{
+			{Kind: plan.ChangeRead, Name: "db.password", What: "changed", New: plan.Masked},
+			{Kind: plan.ChangeRead, Name: "greeting", What: "changed", New: "bye"},
+		}},
+		{"no longer defined", "", recordOf(expand(t, "hello"), "greeting"), []plan.ChangeDetail{
+			{Kind: plan.ChangeRead, Name: "greeting", What: "removed"},
+		}},
+		{"defined now", "hello", map[string]string{"unset": old["unset"], "greeting": old["greeting"]}, nil},
+		{"an output not known yet", "hello", map[string]string{"late:url": "0123456789abcdef"}, []plan.ChangeDetail{
+			{Kind: plan.ChangeRead, Name: "late:url", What: "changed", New: "(known once late runs)", Pending: "late"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ReadChanges("id", tt.recorded, expand(t, tt.greeting))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The digests are salted: the same value in another deployment records
+	// another digest, so a state tells nothing of a value by comparison.
+	if other := ReadDigests("other", map[string]params.Read{"greeting": {Value: "hello"}}); other["greeting"] == old["greeting"] {
+		t.Error("the digest does not depend on the salt")
 	}
 }

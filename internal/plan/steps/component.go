@@ -85,7 +85,7 @@ func (rt *Runtime) begin(s plan.Begin) plan.Result {
 		return plan.Fail(fmt.Errorf("fingerprint: %w", err))
 	}
 	data := &begun{exp: exp, fingerprint: fp, inputs: inputs}
-	if info.Resume && !info.ForceReplace && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint == fp {
+	if info.Resume && !info.ForceReplace && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint == fp && !rt.readsChanged(rec, exp) {
 		rt.Provides.AddFor(info.Name, rec.Provides...)
 		rt.hubProvides().Provided(info.Name, rec.Provides)
 		return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged, Data: data}
@@ -526,13 +526,26 @@ func (rt *Runtime) end(env plan.Env, n *plan.Node, s plan.End) plan.Result {
 		rt.recordSkipped(info, *skipped)
 		return plan.Result{Status: plan.Skipped, Cause: skipped.Cause, Reason: skipped.Reason}
 	}
-	rt.recordDone(info)
+	var exp *params.Expanded
+	if slices.Contains(n.Inputs, info.Name+"/begin") {
+		exp = begunOf(env, info.Name).exp
+	}
+	rt.recordDone(info, exp)
 	return plan.Ok()
 }
 
+// readsChanged reports whether a value the component's last deploy read
+// outside its parameters (a template's stack parameter) reads otherwise
+// now: the fingerprint does not cover those.
+func (rt *Runtime) readsChanged(rec *state.Component, exp *params.Expanded) bool {
+	return rec.Inputs != nil && len(build.ReadChanges(rt.Locked.DeploymentID, rec.Inputs.Reads, exp)) > 0
+}
+
 // recordDone marks the component deployed (or undeployed) once all its
-// steps succeeded.
-func (rt *Runtime) recordDone(info *plan.Component) {
+// steps succeeded. A deploy records beside its fingerprint what its
+// templates, steps and output values read outside its parameters (exp,
+// nil when its begin's data is not here).
+func (rt *Runtime) recordDone(info *plan.Component, exp *params.Expanded) {
 	if info.ReadOnly || rt.Recorder == nil {
 		return
 	}
@@ -541,12 +554,21 @@ func (rt *Runtime) recordDone(info *plan.Component) {
 		status = state.StatusUndeployed
 	}
 	now := rt.Now().UTC()
+	var reads map[string]string
+	if info.Verb == plan.VerbDeploy {
+		reads = build.ReadDigests(rt.Locked.DeploymentID, exp.Reads())
+	}
 	rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
 		c.Status = status
 		c.Finished = now
 		c.Reason = ""
 		if info.Verb == plan.VerbUndeploy {
 			c.Outputs, c.SecretOutputs, c.Provides, c.Fingerprint, c.Inputs = nil, nil, nil, "", nil
+		}
+		if info.Verb == plan.VerbDeploy && c.Inputs != nil {
+			in := *c.Inputs // a record's inputs are never changed in place
+			in.Reads = reads
+			c.Inputs = &in
 		}
 	})
 	if info.Verb == plan.VerbUndeploy {

@@ -1,0 +1,105 @@
+package params
+
+import (
+	"errors"
+	"maps"
+	"strings"
+	"sync"
+)
+
+// Read is a value a component read outside its own parameters — a stack
+// parameter, an output or hub.provides, read by a template, a lifecycle
+// step or an output's value — as it was when read. Absent says the name
+// was looked up and nothing defined it (a template may test for it).
+type Read struct {
+	Value  string
+	Secret bool
+	Absent bool
+}
+
+// readLog collects the reads of one component's templates, steps and
+// output values, which may be made from more than one goroutine.
+type readLog struct {
+	mu sync.Mutex
+	m  map[string]Read
+}
+
+func (l *readLog) add(key string, r Read) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]Read{}
+	}
+	l.m[key] = r
+	l.mu.Unlock()
+}
+
+// ReadKey names a read: the plain name, or "component:output" for an
+// output named with its component.
+func ReadKey(component, name string) string {
+	if component == "" {
+		return name
+	}
+	return component + ":" + name
+}
+
+// Reads are the values the resolvers Resolver and SecretTracking gave out
+// so far of names outside the component's own parameters, by ReadKey. The
+// fingerprint covers the component's parameters, not these: a deploy
+// records them so that a later plan can tell whether they changed (F2 of
+// the plan-honesty hunt: a template reading a stack parameter it does not
+// declare). hub.componentName is left out: it never changes.
+func (e *Expanded) Reads() map[string]Read {
+	if e == nil || e.reads == nil {
+		return nil
+	}
+	e.reads.mu.Lock()
+	defer e.reads.mu.Unlock()
+	return maps.Clone(e.reads.m)
+}
+
+// LookupRead resolves a read's key now, as the component's templates,
+// steps and output values would, without recording it: what a plan
+// compares with a recorded read. An error is one other than the name's
+// not being defined (that is Absent): a pending output, a failed link.
+func (e *Expanded) LookupRead(key string) (Read, error) {
+	x := *e.x // a flag of its own
+	x.secrets = false
+	r := &compResolver{x: &x}
+	var v string
+	var err error
+	if comp, name, ok := strings.Cut(key, ":"); ok {
+		v, err = r.Output(comp, name)
+	} else {
+		v, _, err = x.global(key)
+	}
+	var unknown *UnknownError
+	if errors.As(err, &unknown) {
+		return Read{Absent: true}, nil
+	}
+	if err != nil {
+		return Read{}, err
+	}
+	if x.readProvides {
+		e.x.readProvides = true
+	}
+	return Read{Value: v, Secret: x.secrets}, nil
+}
+
+// record notes a read the resolver made of a name outside the component's
+// own parameters, when the resolver records (those handed out after the
+// expansion); secret says the value read a secret.
+func (r *compResolver) record(key, value string, err error, secret bool) {
+	if r.reads == nil || key == ComponentName {
+		return
+	}
+	var unknown *UnknownError
+	switch {
+	case err == nil:
+		r.reads.add(key, Read{Value: value, Secret: secret})
+	case errors.As(err, &unknown):
+		r.reads.add(key, Read{Absent: true})
+	}
+}
