@@ -2,8 +2,8 @@ package component
 
 import "testing"
 
-// FuzzRender renders arbitrary templates of every kind: errors are fine,
-// panics and hangs are not, and the render's bounds hold (lowered, so that
+// FuzzRender renders arbitrary templates of every kind, and reads the names
+// they read as a plan does: errors are fine, panics and hangs are not, and the render's bounds hold (lowered, so that
 // an input reaching them takes milliseconds).
 func FuzzRender(f *testing.F) {
 	smallLimits(f)
@@ -20,5 +20,7 @@ func FuzzRender(f *testing.F) {
 		for _, kind := range []string{TemplateCurly, TemplateMustache, TemplateGo} {
 			_, _ = RenderString("fuzz.template", src, kind, exp, nil)
 		}
+		// What a plan reads of a template's names, before it renders.
+		_, _, _ = curlyRefs(src), mustacheRefs(src), goRefs("fuzz.gotemplate", src)
 	})
 }

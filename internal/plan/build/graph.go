@@ -2,11 +2,14 @@ package build
 
 import (
 	"fmt"
+	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/dag"
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/manifest"
@@ -503,6 +506,7 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		// component is as much an edge (order, and the fingerprint's
 		// outputs of what it comes after). Names of its own (parameters,
 		// outputs) are its own.
+		ownParams := maps.Clone(above)
 		for _, o := range c.Outputs {
 			above[o.Name] = true
 		}
@@ -528,6 +532,18 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		for _, t := range texts {
 			for _, r := range refsOf(t) {
 				if r.Component != "" || !above[r.Name] {
+					visit(r)
+				}
+			}
+		}
+		// So do its template files, as far as their text says (a folder
+		// not there yet, which a checkout brings, reads nothing here).
+		if ref := stackRef(s, name); ref != nil && c.Templates != nil && ref.Source.Dir != "" {
+			// Absolute, as the plan's facts and the run name the folder:
+			// the templates' confinement to it compares real paths.
+			dir, _ := filepath.Abs(ref.Source.Dir)
+			for _, r := range component.TemplateRefs(dir, c.Templates) {
+				if r.Component != "" || !ownParams[r.Name] {
 					visit(r)
 				}
 			}
