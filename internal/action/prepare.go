@@ -46,6 +46,7 @@ type built struct {
 func (pl *planner) build(opts build.Options, ro resolve.Options) (*built, error) {
 	st := pl.st
 	ro.StateDir = filepath.Dir(st.AbsStatePath())
+	ro.StateFiles = st.stateFiles()
 	for _, d := range filepath.SplitList(os.Getenv("GANTRY_PLUGIN_PATH")) {
 		if d != "" {
 			ro.PluginPath = append(ro.PluginPath, d)
@@ -63,7 +64,7 @@ func (pl *planner) build(opts build.Options, ro resolve.Options) (*built, error)
 	resolved := time.Now()
 	masker := stackMasker(st)
 	p, diags := build.Build(&build.Input{Res: st.Res, Graph: st.Graph, Before: st.State, Locked: st.Locked, Facts: facts,
-		StateDir: ro.StateDir, Mask: masker.Text, Options: opts})
+		StateDir: ro.StateDir, StateFiles: ro.StateFiles, Mask: masker.Text, Options: opts})
 	if err := diagsError(diags, pl.consequence); err != nil {
 		return nil, err
 	}

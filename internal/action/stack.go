@@ -483,6 +483,19 @@ func declaredOutputs(res *elaborate.Result) map[string][]string {
 // file the state would be (OpenState): the workspace lies next to it.
 func (s *Stack) AbsStatePath() string { return s.anchor }
 
+// stateFiles are the files of the run's state (every file location of
+// -s), absolute; none for a state in a database.
+func (s *Stack) stateFiles() []string {
+	var out []string
+	for _, loc := range state.SplitLocations(s.StatePath) {
+		if state.IsDatabase(loc) {
+			continue
+		}
+		out = append(out, absPath(strings.TrimPrefix(loc, "file://")))
+	}
+	return out
+}
+
 // registryPath is the file where a run of the stack from its manifest's
 // folder notes the processes it has running (component.Registry), whatever
 // the state: named after the manifest's default state file and next to it,

@@ -182,7 +182,7 @@ func hashDir(h io.Writer, dir string, exclude []string, files map[string]string)
 			}
 			return nil
 		}
-		if isRenderedTemplate(path) || isGantryFile(d.Name()) || Excluded(exclude, rel) {
+		if isRenderedTemplate(path) || IsGantryFile(d.Name()) || Excluded(exclude, rel) {
 			return nil
 		}
 		info, err := d.Info()
@@ -233,10 +233,14 @@ func Digest(salt string, parts ...string) string {
 // Excluded reports whether a glob of lifecycle.fingerprint.exclude matches
 // a path relative to the component's folder (slash-separated): a glob
 // without a slash matches a file or folder name at any depth ("*.pid"),
-// one with a slash the whole path ("run/*.pid"); a folder that matches is
-// left out with all it holds, and "dir/**" matches everything below dir.
+// one with a slash the whole path ("run/*.pid"), one that begins with a
+// slash the whole path from the folder ("/st.json": that file of the
+// folder only); a folder that matches is left out with all it holds, and
+// "dir/**" matches everything below dir.
 func Excluded(globs []string, rel string) bool {
 	for _, g := range globs {
+		anchored := strings.HasPrefix(g, "/")
+		g = strings.TrimPrefix(g, "/")
 		if strings.HasSuffix(g, "/**") {
 			prefix := strings.TrimSuffix(g, "/**")
 			if ok, _ := path.Match(prefix, rel); ok {
@@ -251,7 +255,7 @@ func Excluded(globs []string, rel string) bool {
 			continue
 		}
 		target := rel
-		if !strings.Contains(g, "/") {
+		if !anchored && !strings.Contains(g, "/") {
 			target = path.Base(rel)
 		}
 		if ok, _ := path.Match(g, target); ok {
@@ -271,11 +275,26 @@ func isRenderedTemplate(path string) bool {
 	return strings.HasSuffix(path, ".tfstate") || strings.HasSuffix(path, ".tfstate.backup")
 }
 
-// isGantryFile reports whether a file is one gantry writes next to a stack
-// (its state, its journal, lock, elaborated manifest, temporary files): a component living
-// in the stack's folder must not change with every run.
-func isGantryFile(name string) bool {
+// IsGantryFile reports whether a file is one gantry writes next to a stack
+// (its state, its journal, lock, elaborated manifest, temporary files), by
+// its name: a component living in the stack's folder must not change with
+// every run. A state of another name is left out by the run
+// (lifecycle.fingerprint.exclude's anchored globs).
+func IsGantryFile(name string) bool {
 	return strings.HasSuffix(name, ".state") || strings.HasSuffix(name, ".state.lock") || name == ".terraform.lock.hcl" ||
 		strings.HasSuffix(name, ".state.journal") || strings.HasSuffix(name, ".state.journal.tmp") ||
 		strings.HasSuffix(name, ".elaborate") || strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp")
+}
+
+// EscapeGlob is a path as a glob that matches it alone: path.Match's
+// special characters escaped.
+func EscapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -21,6 +21,12 @@ func TestExcluded(t *testing.T) {
 		{"logs/**", "logs/a/b.txt", true},
 		{"logs/**", "blogs/a", false},
 		{"*.pid", "deploy", false},
+		// Anchored at the folder: that file only (the run's state).
+		{"/st.json", "st.json", true},
+		{"/st.json", "sub/st.json", false},
+		{"/sub/st.json", "sub/st.json", true},
+		{"/" + EscapeGlob("s[1]*.json"), "s[1]*.json", true},
+		{"/" + EscapeGlob("s[1]*.json"), "s1x.json", false},
 	} {
 		if got := Excluded([]string{c.glob}, c.rel); got != c.want {
 			t.Errorf("Excluded(%q, %q) = %v, want %v", c.glob, c.rel, got, c.want)

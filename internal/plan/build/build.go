@@ -64,6 +64,10 @@ type Input struct {
 	// StateDir is the folder of the state file: folders the state records
 	// are relative to it.
 	StateDir string
+	// StateFiles are the run's state files, absolute: left out of the
+	// fingerprint of a component whose folder holds them
+	// (FingerprintExclude).
+	StateFiles []string
 	// Mask hides secrets in step labels and specs: recorded plugin arguments
 	// are expanded values.
 	Mask    func(string) string

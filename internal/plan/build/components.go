@@ -367,7 +367,7 @@ func (b *builder) addComponent(cp *compPlan) {
 		} else if idem := b.res.Stack.Lifecycle.Idempotent; idem != nil {
 			info.Idempotent = *idem
 		}
-		info.FingerprintExclude = FingerprintExclude(lc)
+		info.FingerprintExclude = FingerprintExclude(lc, info.Dir, b.in.StateFiles)
 	}
 	b.recordsGoneRedeploy(cp)
 	info.Action, info.Reason = b.predictAction(cp)

@@ -127,7 +127,7 @@ func (b *builder) evaluateOne(cp *compPlan, out *evaluated, locked *params.Locke
 		return true
 	}
 	lc := EffectiveLifecycle(cp.c, cp.ref)
-	change, readsProvides, expandFailed := b.changeOf(cp, locked, provides, FingerprintExclude(&lc))
+	change, readsProvides, expandFailed := b.changeOf(cp, locked, provides, FingerprintExclude(&lc, info.Dir, b.in.StateFiles))
 	if expandFailed {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -17,13 +18,40 @@ import (
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
-// FingerprintExclude are the globs a lifecycle leaves out of its
-// component's fingerprint.
-func FingerprintExclude(lc *manifest.ComponentLifecycle) []string {
-	if lc == nil || lc.Fingerprint == nil {
-		return nil
+// FingerprintExclude are the globs left out of a component's fingerprint:
+// those its lifecycle lists, and the run's state files (stateFiles,
+// absolute) with their companions (lock, journal) when they are in its
+// folder (dir, absolute) under a name gantry does not know for its own by
+// the name alone (-s st.json in a stack whose component is its folder):
+// each run writes them, and the component would change with every run.
+// Those are anchored at the folder ("/st.json").
+func FingerprintExclude(lc *manifest.ComponentLifecycle, dir string, stateFiles []string) []string {
+	var out []string
+	if lc != nil && lc.Fingerprint != nil {
+		out = lc.Fingerprint.Exclude
 	}
-	return lc.Fingerprint.Exclude
+	inside := func(p string) (string, bool) {
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", false
+		}
+		return filepath.ToSlash(rel), true
+	}
+	cloned := false
+	for _, f := range stateFiles {
+		if _, ok := inside(f); !ok || component.IsGantryFile(filepath.Base(f)) {
+			continue
+		}
+		for _, p := range []string{f, state.LockPath(f), state.JournalPath(f), state.JournalPath(f) + ".tmp"} {
+			if rel, ok := inside(p); ok {
+				if !cloned {
+					out, cloned = slices.Clone(out), true // the manifest's list stays as it is
+				}
+				out = append(out, "/"+component.EscapeGlob(rel))
+			}
+		}
+	}
+	return out
 }
 
 // entryLifecycleDigest is a digest of the lifecycle a stack's component

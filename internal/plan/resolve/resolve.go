@@ -41,6 +41,9 @@ type Options struct {
 	// StateDir is the folder of the state file: folders the state records
 	// are relative to it.
 	StateDir string
+	// StateFiles are the run's state files, absolute
+	// (build.FingerprintExclude).
+	StateFiles []string
 	// Leftovers are the processes a killed run left that still live, as
 	// read from its process registry under the state's lock (none for
 	// plans that are only shown); LastRun names that run.
@@ -235,9 +238,10 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 	// not: its folder's digest is needed, and the run reuses it.
 	if c != nil && slices.Contains(verbs, plan.VerbDeploy) && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint != "" {
 		lc := build.EffectiveLifecycle(c, ref)
-		key := component.DirKey(dir, build.FingerprintExclude(&lc), r.f.Reads[name])
+		exclude := build.FingerprintExclude(&lc, dir, r.o.StateFiles)
+		key := component.DirKey(dir, exclude, r.f.Reads[name])
 		if _, done := r.f.DirSums[key]; !done {
-			d, err := component.DigestDir(dir, build.FingerprintExclude(&lc), r.f.Reads[name])
+			d, err := component.DigestDir(dir, exclude, r.f.Reads[name])
 			if err != nil {
 				d = nil
 			}
