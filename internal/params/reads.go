@@ -103,3 +103,19 @@ func (r *compResolver) record(key, value string, err error, secret bool) {
 		r.reads.add(key, Read{Absent: true})
 	}
 }
+
+// StackValue is the value of the stack parameter name as the component
+// reads it where no parameter of its own stands in between (a tuning
+// condition, seed 000): a link parameter expanded in the component's
+// scope, with the outputs known so far. found is false when the stack has
+// no such parameter. The error is the link's: an output not known yet
+// (*PendingError), or one that cannot be read.
+func (e *Expanded) StackValue(name string) (value string, found bool, err error) {
+	v := e.x.in.Locked.Get(name)
+	if v == nil {
+		return "", false, nil
+	}
+	x := *e.x // a flag of its own
+	s, _, err := x.topLevel(v)
+	return s, true, err
+}

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -88,10 +89,16 @@ func (b *builder) skipReason(cp *compPlan) string {
 	}
 	name := cp.info.Name
 	if b.in.Locked != nil {
-		for _, cond := range TuningConditions(b.res.Stack, name) {
-			if v := b.in.Locked.Get(cond); v == nil || !Truthy(v.Value) {
-				return fmt.Sprintf("%s is not set to a true value", cond)
-			}
+		// A condition that is a link reads outputs of components it comes
+		// after (graph.go): when none of them runs again, their outputs
+		// are the state's; else one that runs first decides, and the run
+		// is to tell (pending): no skip here.
+		outputs := b.plannedOutputs()
+		if len(b.unsettledAfter(cp.info)) == 0 {
+			outputs = b.outputs
+		}
+		if why, pending := UnmetCondition(b.res.Stack, b.in.Locked, outputs, cp.c, cp.info.Depends); why != "" && !pending {
+			return why
 		}
 	}
 	for _, req := range cp.c.Requires {
@@ -109,6 +116,42 @@ func (b *builder) skipReason(cp *compPlan) string {
 		}
 	}
 	return ""
+}
+
+// UnmetCondition says why a tuning condition of component c keeps it from
+// running (seed 000: its parameter is not set to a true value), "" when
+// every condition holds. A link parameter is read as the component reads
+// it, with the outputs known (outputs): pending reports one whose output
+// is not known yet, which holds as (unknown), not true, at run time, and
+// which a plan cannot tell.
+func UnmetCondition(s *manifest.Stack, locked *params.Locked, outputs *params.OutputIndex, c *manifest.Component, depends []string) (why string, pending bool) {
+	var exp *params.Expanded
+	for _, cond := range TuningConditions(s, c.Meta.Name) {
+		v := locked.Get(cond)
+		if v == nil {
+			return fmt.Sprintf("%s is not set to a true value", cond), false
+		}
+		value := v.Value
+		if v.Link {
+			if exp == nil {
+				exp, _ = params.ExpandComponent(params.ComponentInput{Locked: locked, Depends: depends, Outputs: outputs,
+					Component: &manifest.Component{Meta: c.Meta}})
+			}
+			var err error
+			value, _, err = exp.StackValue(cond)
+			var pe *params.PendingError
+			if errors.As(err, &pe) {
+				return fmt.Sprintf("%s has no value: it reads an output of %s, which has not been deployed", cond, pe.Component), true
+			}
+			if err != nil {
+				return fmt.Sprintf("%s is not set to a true value: %v", cond, err), false
+			}
+		}
+		if !Truthy(value) {
+			return fmt.Sprintf("%s is not set to a true value", cond), false
+		}
+	}
+	return "", false
 }
 
 // TuningConditions returns the parameters that gate comp: entries

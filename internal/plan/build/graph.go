@@ -506,6 +506,16 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		// component is as much an edge (order, and the fingerprint's
 		// outputs of what it comes after). Names of its own (parameters,
 		// outputs) are its own.
+		// A tuning condition that is a link reads what the link reads,
+		// when the component begins (UnmetCondition).
+		for _, cond := range TuningConditions(s, name) {
+			if lp, ok := links[cond]; ok && !seenLinks[cond] {
+				seenLinks[cond] = true
+				for _, r := range refsOf(string(lp.Value)) {
+					visit(r)
+				}
+			}
+		}
 		ownParams := maps.Clone(above)
 		for _, o := range c.Outputs {
 			above[o.Name] = true

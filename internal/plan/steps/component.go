@@ -123,15 +123,12 @@ func (rt *Runtime) unchanged(s plan.Unchanged) plan.Result {
 // checkRequirements applies seed 000's requirement rules at run time, when
 // the capabilities provided so far (dynamic ones included) are known.
 func (rt *Runtime) checkRequirements(name string, c *manifest.Component) (plan.Result, bool) {
-	for _, cond := range build.TuningConditions(rt.Res.Stack, name) {
-		v := rt.Locked.Get(cond)
-		if v == nil || !build.Truthy(v.Value) {
-			return plan.Skip(plan.CauseByDesign, fmt.Sprintf("%s is not set to a true value", cond)), true
-		}
-	}
-	var dropped []string
+	var dropped, depends []string
 	if info := rt.Plan.Components[name]; info != nil {
-		dropped = info.DroppedRequires
+		dropped, depends = info.DroppedRequires, info.Depends
+	}
+	if why, _ := build.UnmetCondition(rt.Res.Stack, rt.Locked, rt.Outputs, c, depends); why != "" {
+		return plan.Skip(plan.CauseByDesign, why), true
 	}
 	for _, req := range c.Requires {
 		known, learned := rt.Provides.Has(req)
