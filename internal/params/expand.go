@@ -388,10 +388,14 @@ func (r *compResolver) Lookup(name string) (string, error) {
 	}
 	before := r.x.secrets
 	r.x.secrets = false
-	s, _, err := r.x.global(name)
+	s, source, err := r.x.global(name)
 	secret := r.x.secrets
 	r.x.secrets = before || secret
-	r.record(name, s, err, secret)
+	from, isOutput := strings.CutPrefix(source, "output:")
+	if !isOutput {
+		from = ""
+	}
+	r.record(name, s, from, err, secret)
 	return s, err
 }
 
@@ -410,7 +414,7 @@ func (r *compResolver) Output(component, name string) (string, error) {
 	s, err := r.output(component, name)
 	secret := r.x.secrets
 	r.x.secrets = before || secret
-	r.record(ReadKey(component, name), s, err, secret)
+	r.record(ReadKey(component, name), s, component, err, secret)
 	return s, err
 }
 

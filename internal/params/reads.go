@@ -15,6 +15,9 @@ type Read struct {
 	Value  string
 	Secret bool
 	Absent bool
+	// From is the component whose output the value is, "" for a
+	// parameter.
+	From string
 }
 
 // readLog collects the reads of one component's templates, steps and
@@ -68,12 +71,18 @@ func (e *Expanded) LookupRead(key string) (Read, error) {
 	x := *e.x // a flag of its own
 	x.secrets = false
 	r := &compResolver{x: &x}
-	var v string
+	var v, from string
 	var err error
 	if comp, name, ok := strings.Cut(key, ":"); ok {
 		v, err = r.Output(comp, name)
+		from = comp
 	} else {
-		v, _, err = x.global(key)
+		var source string
+		var isOutput bool
+		v, source, err = x.global(key)
+		if from, isOutput = strings.CutPrefix(source, "output:"); !isOutput {
+			from = ""
+		}
 	}
 	var unknown *UnknownError
 	if errors.As(err, &unknown) {
@@ -85,20 +94,21 @@ func (e *Expanded) LookupRead(key string) (Read, error) {
 	if x.readProvides {
 		e.x.readProvides = true
 	}
-	return Read{Value: v, Secret: x.secrets}, nil
+	return Read{Value: v, Secret: x.secrets, From: from}, nil
 }
 
 // record notes a read the resolver made of a name outside the component's
 // own parameters, when the resolver records (those handed out after the
-// expansion); secret says the value read a secret.
-func (r *compResolver) record(key, value string, err error, secret bool) {
+// expansion); secret says the value read a secret, from names the
+// component whose output it is.
+func (r *compResolver) record(key, value, from string, err error, secret bool) {
 	if r.reads == nil || key == ComponentName {
 		return
 	}
 	var unknown *UnknownError
 	switch {
 	case err == nil:
-		r.reads.add(key, Read{Value: value, Secret: secret})
+		r.reads.add(key, Read{Value: value, Secret: secret, From: from})
 	case errors.As(err, &unknown):
 		r.reads.add(key, Read{Absent: true})
 	}

@@ -36,10 +36,10 @@ func TestExpandedReads(t *testing.T) {
 	want := map[string]Read{
 		"greeting":     {Value: "hello"},
 		"hub.provides": {Value: "kubernetes vault"},
-		"host":         {Value: "10.0.0.1"},
+		"host":         {Value: "10.0.0.1", From: "a"},
 		"nothing.here": {Absent: true},
 		"db.password":  {Value: "s3cret", Secret: true},
-		"a:password":   {Value: "pw", Secret: true},
+		"a:password":   {Value: "pw", Secret: true, From: "a"},
 	}
 	if diff := cmp.Diff(want, exp.Reads()); diff != "" {
 		t.Errorf("reads (-want +got):\n%s", diff)

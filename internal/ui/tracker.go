@@ -225,6 +225,9 @@ func (t *Tracker) StepFinished(n *plan.Node, r plan.Result, started, ended time.
 			t.setStatus(c, Skipped)
 			c.Reason = r.Reason
 		}
+	case n.Kind == plan.KindBegin && r.Status == plan.OK && r.Reason != "":
+		// Why it runs after all (changed since the plan said unchanged).
+		c.Reason = firstLine(r.Reason)
 	case n.Kind == plan.KindEnd && r.Status == plan.OK:
 		switch c.Verb {
 		case plan.VerbDeploy:

@@ -248,13 +248,17 @@ func mapChanges(kind string, old, now map[string]string) []plan.ChangeDetail {
 // ReadDigests are what the state records of the values a deploy read
 // outside the component's parameters (params.Expanded.Reads): a salted
 // digest of each, as of the upstream outputs, so that the state holds no
-// secret; nil when it read none.
-func ReadDigests(salt string, reads map[string]params.Read) map[string]string {
-	if len(reads) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(reads))
+// secret; nil when it read none. Outputs of the components it runs after
+// (after) are left out: the fingerprint has them all.
+func ReadDigests(salt string, reads map[string]params.Read, after []string) map[string]string {
+	var out map[string]string
 	for k, r := range reads {
+		if r.From != "" && slices.Contains(after, r.From) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]string, len(reads))
+		}
 		out[k] = readDigest(salt, k, r)
 	}
 	return out

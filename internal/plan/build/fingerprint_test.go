@@ -90,7 +90,7 @@ func TestReadChanges(t *testing.T) {
 		for _, n := range names {
 			exp.Resolver().Lookup(n)
 		}
-		return ReadDigests("id", exp.Reads())
+		return ReadDigests("id", exp.Reads(), nil)
 	}
 	old := recordOf(expand(t, "hello"), "greeting", "db.password", "unset")
 	tests := []struct {
@@ -120,9 +120,13 @@ func TestReadChanges(t *testing.T) {
 			}
 		})
 	}
+	// Outputs of the components it comes after are the fingerprint's.
+	if d := ReadDigests("id", map[string]params.Read{"z:o": {Value: "v", From: "z"}, "o2": {Value: "v", From: "z"}, "g": {Value: "x"}}, []string{"z"}); len(d) != 1 || d["g"] == "" {
+		t.Errorf("reads recorded beside the fingerprint's outputs: %v", d)
+	}
 	// The digests are salted: the same value in another deployment records
 	// another digest, so a state tells nothing of a value by comparison.
-	if other := ReadDigests("other", map[string]params.Read{"greeting": {Value: "hello"}}); other["greeting"] == old["greeting"] {
+	if other := ReadDigests("other", map[string]params.Read{"greeting": {Value: "hello"}}, nil); other["greeting"] == old["greeting"] {
 		t.Error("the digest does not depend on the salt")
 	}
 }

@@ -12,7 +12,7 @@ func (rt *Runtime) Runner(n *plan.Node) (plan.Runner, error) {
 	var run func(ctx context.Context, env plan.Env) plan.Result
 	switch s := n.Spec.(type) {
 	case plan.Begin:
-		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.begin(s) }
+		run = func(ctx context.Context, env plan.Env) plan.Result { return rt.begin(env, s) }
 	case plan.Verb:
 		run = func(ctx context.Context, env plan.Env) plan.Result {
 			return limited(ctx, env, s.Limits, func(ctx context.Context, env plan.Env) plan.Result { return rt.verb(ctx, env, n, s) })

@@ -44,7 +44,7 @@ const ReasonUnchanged = "unchanged"
 // begin prepares a component: a deploy checks its requirements, expands its
 // parameters and decides whether it needs to run at all; an undeploy and a
 // custom verb take what the state recorded.
-func (rt *Runtime) begin(s plan.Begin) plan.Result {
+func (rt *Runtime) begin(env plan.Env, s plan.Begin) plan.Result {
 	info, err := rt.comp(s.Component)
 	if err != nil {
 		return plan.Fail(err)
@@ -85,12 +85,26 @@ func (rt *Runtime) begin(s plan.Begin) plan.Result {
 		return plan.Fail(fmt.Errorf("fingerprint: %w", err))
 	}
 	data := &begun{exp: exp, fingerprint: fp, inputs: inputs}
-	if info.Resume && !info.ForceReplace && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint == fp && !rt.readsChanged(rec, exp) {
+	var reads []plan.ChangeDetail
+	if rec != nil && rec.Inputs != nil {
+		reads = build.ReadChanges(rt.Locked.DeploymentID, rec.Inputs.Reads, exp)
+	}
+	if info.Resume && !info.ForceReplace && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint == fp && len(reads) == 0 {
 		rt.Provides.AddFor(info.Name, rec.Provides...)
 		rt.hubProvides().Provided(info.Name, rec.Provides)
 		return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged, Data: data}
 	}
-	return plan.OkWith(data)
+	res := plan.OkWith(data)
+	if info.Resume && info.Action == "unchanged" && rec != nil && rec.Status == state.StatusDeployed {
+		// The plan found it unchanged with what was known then, and said
+		// it would look again: say what it found.
+		res.Reason = "changed since the plan"
+		if details := append(build.Changes(rec, exp, inputs), reads...); len(details) > 0 {
+			res.Reason += ": " + strings.TrimPrefix((&plan.Change{Status: plan.ChangeChanged, Details: details}).String(), "changed: ")
+		}
+		env.Logf("%s", res.Reason)
+	}
+	return res
 }
 
 // unchanged settles a component the plan knows --resume finds unchanged
@@ -531,13 +545,6 @@ func (rt *Runtime) end(env plan.Env, n *plan.Node, s plan.End) plan.Result {
 	return plan.Ok()
 }
 
-// readsChanged reports whether a value the component's last deploy read
-// outside its parameters (a template's stack parameter) reads otherwise
-// now: the fingerprint does not cover those.
-func (rt *Runtime) readsChanged(rec *state.Component, exp *params.Expanded) bool {
-	return rec.Inputs != nil && len(build.ReadChanges(rt.Locked.DeploymentID, rec.Inputs.Reads, exp)) > 0
-}
-
 // recordDone marks the component deployed (or undeployed) once all its
 // steps succeeded. A deploy records beside its fingerprint what its
 // templates, steps and output values read outside its parameters (exp,
@@ -553,7 +560,7 @@ func (rt *Runtime) recordDone(info *plan.Component, exp *params.Expanded) {
 	now := rt.Now().UTC()
 	var reads map[string]string
 	if info.Verb == plan.VerbDeploy {
-		reads = build.ReadDigests(rt.Locked.DeploymentID, exp.Reads())
+		reads = build.ReadDigests(rt.Locked.DeploymentID, exp.Reads(), info.After)
 	}
 	rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
 		c.Status = status
