@@ -166,9 +166,17 @@ func hashRead(h io.Writer, real, p string, files map[string]string) {
 var ignoredDirs = map[string]bool{".git": true, ".terraform": true, "node_modules": true, ".gantry": true}
 
 // hashDir writes the folder's files to h and a digest of each into files.
+// A folder that is a symbolic link is the folder it leads to: its files,
+// not the link, are the component's (a component kept in a linked folder,
+// a stack reached through a link).
 func hashDir(h io.Writer, dir string, exclude []string, files map[string]string) error {
 	if dir == "" {
 		return nil
+	}
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
 	}
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
