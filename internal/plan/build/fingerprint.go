@@ -30,16 +30,29 @@ func FingerprintExclude(lc *manifest.ComponentLifecycle, dir string, stateFiles 
 	if lc != nil && lc.Fingerprint != nil {
 		out = lc.Fingerprint.Exclude
 	}
+	others := stateFiles[:0:0]
+	for _, f := range stateFiles {
+		if !component.IsGantryFile(filepath.Base(f)) {
+			others = append(others, f)
+		}
+	}
+	if len(others) == 0 {
+		return out // the name says it (hub.yaml.state): no path to resolve
+	}
+	// Compared as they really are: the stack, its folder or the state
+	// may be reached through a link (-s link/st.json of a stack opened as
+	// real/hub.yaml), and the folder's files are named from its real path.
+	dir = realPath(dir)
 	inside := func(p string) (string, bool) {
-		rel, err := filepath.Rel(dir, p)
+		rel, err := filepath.Rel(dir, realPath(p))
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return "", false
 		}
 		return filepath.ToSlash(rel), true
 	}
 	cloned := false
-	for _, f := range stateFiles {
-		if _, ok := inside(f); !ok || component.IsGantryFile(filepath.Base(f)) {
+	for _, f := range others {
+		if _, ok := inside(f); !ok {
 			continue
 		}
 		for _, p := range []string{f, state.LockPath(f), state.JournalPath(f), state.JournalPath(f) + ".tmp"} {
@@ -52,6 +65,18 @@ func FingerprintExclude(lc *manifest.ComponentLifecycle, dir string, stateFiles 
 		}
 	}
 	return out
+}
+
+// realPath is a path with the links of its folder resolved (the file
+// itself may not be there yet), or the path as given when that fails.
+func realPath(p string) string {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	if parent, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(parent, filepath.Base(p))
+	}
+	return p
 }
 
 // entryLifecycleDigest is a digest of the lifecycle a stack's component
