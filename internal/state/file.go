@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
@@ -96,10 +97,17 @@ func decodeYAML(data []byte) (s *State, err error) {
 		return nil, err
 	}
 	s = &State{}
-	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
+	// The first document, as Unmarshal takes it: a directive (%YAML 1.2,
+	// written by some YAML tools before ---) is a document of its own in
+	// goccy's tree.
+	docs := f.Docs
+	for len(docs) > 0 && docs[0].Body != nil && docs[0].Body.Type() == ast.DirectiveType {
+		docs = docs[1:]
+	}
+	if len(docs) == 0 || docs[0].Body == nil {
 		return s, nil
 	}
-	body := f.Docs[0].Body
+	body := docs[0].Body
 	times, err := stateTimes(body)
 	if err != nil {
 		return nil, err

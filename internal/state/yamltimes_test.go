@@ -50,3 +50,17 @@ func TestDecodeYAMLTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeYAMLDirective: a state some YAML tool wrote with a directive
+// first (%YAML 1.2, ---) reads as without it.
+func TestDecodeYAMLDirective(t *testing.T) {
+	for _, head := range []string{"%YAML 1.2\n---\n", "%TAG ! tag:example.com,2000:\n---\n", "---\n"} {
+		s, err := decodeYAML([]byte(head + "version: 1\nstack: s\nupdated: 2026-01-02T03:04:05Z\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", head, err)
+		}
+		if s.Stack != "s" || s.Updated.IsZero() {
+			t.Errorf("%q: read %+v", head, s)
+		}
+	}
+}
