@@ -395,7 +395,11 @@ func (r *compResolver) Lookup(name string) (string, error) {
 	if !isOutput {
 		from = ""
 	}
-	r.record(name, s, from, err, secret)
+	// A plain name with a colon (a mustache tag {{z:z.out}}) names nothing
+	// a stack defines, and its key would be an output's (ReadKey).
+	if !strings.Contains(name, ":") {
+		r.record(name, s, from, err, secret)
+	}
 	return s, err
 }
 

@@ -10,7 +10,8 @@ import (
 // of names outside the component's parameters is recorded — stack
 // parameters, outputs by plain name and by component, hub.provides, names
 // found undefined — and nothing else: the component's own parameters, its
-// name, what the expansion itself read, what LookupRead looks at.
+// name, a plain name with a colon (its key would be an output's), what the
+// expansion itself read, what LookupRead looks at.
 func TestExpandedReads(t *testing.T) {
 	exp, diags := expandFixture(t, `  - {name: greeting, value: hello}
   - {name: db.password, value: s3cret}
@@ -30,6 +31,7 @@ func TestExpandedReads(t *testing.T) {
 	}
 	tracked.Lookup("db.password")
 	tracked.Output("a", "password")
+	r.Lookup("a:password") // no such plain name: not the output's key
 	if _, err := exp.LookupRead("never.recorded"); err != nil {
 		t.Fatal(err)
 	}
