@@ -741,17 +741,26 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 	}
 	switch {
 	case rec != nil && rec.Status == state.StatusDeployed:
-		var readsProvides bool
-		info.Change, readsProvides = b.predictChange(cp)
+		var reads runReads
+		info.Change, reads = b.predictChange(cp)
 		unchanged := info.Change != nil && info.Change.Status == plan.ChangeUnchanged
 		switch {
 		case info.Resume && unchanged && !info.ForceReplace:
 			running := b.unsettledAfter(info)
-			info.Settled = !readsProvides && len(running) == 0
+			// Outputs its last deploy read of components it does not come
+			// after (a name a Go template computed): one this run deploys
+			// may change them before it begins, or after.
+			var others []string
+			for _, c := range reads.outputsOf {
+				if dep := b.byName[c]; dep != nil && !dep.info.Settled && !slices.Contains(info.After, c) {
+					others = append(others, c)
+				}
+			}
+			info.Settled = !reads.provides && len(running) == 0 && len(others) == 0
 			if !info.Settled {
 				// Unchanged with what is known now; the run looks again
 				// once what it reads is there (and may redeploy it).
-				return "unchanged", unsettledReason(running)
+				return "unchanged", unsettledReason(running, others)
 			}
 			return "unchanged", ""
 		case info.ForceReplace && info.Change != nil:
@@ -775,48 +784,59 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 // state knows, and when it differs from the recorded one, what changed;
 // the run computes it again with the outputs it produces. nil when it
 // cannot tell (the folder cannot be read, a parameter does not expand).
-// readsProvides says a value read hub.provides, which the run may change.
-func (b *builder) predictChange(cp *compPlan) (change *plan.Change, readsProvides bool) {
+// reads says what its values read that the run may change before it
+// begins.
+func (b *builder) predictChange(cp *compPlan) (change *plan.Change, reads runReads) {
 	info := cp.info
 	if cp.c == nil {
-		return nil, false
+		return nil, runReads{}
 	}
 	if e := cp.evaluated; e != nil && e.predicted {
-		return e.change, e.readsProvides
+		return e.change, e.reads
 	}
-	change, readsProvides, _ = b.changeOf(cp, b.in.Locked, b.hubProvidesFor(info.Name), info.FingerprintExclude)
-	return change, readsProvides
+	change, reads, _ = b.changeOf(cp, b.in.Locked, b.hubProvidesFor(info.Name), info.FingerprintExclude)
+	return change, reads
+}
+
+// runReads are what a component's values read that a run may change
+// before it begins: hub.provides (provides), and the outputs of other
+// components its last deploy read (outputsOf, the fingerprint has those
+// of the components it comes after).
+type runReads struct {
+	provides  bool
+	outputsOf []string
 }
 
 // changeOf is predictChange with the locked parameters, hub.provides and
 // the fingerprint's exclusions given; expandFailed says the parameters did
 // not expand.
-func (b *builder) changeOf(cp *compPlan, locked *params.Locked, provides string, exclude []string) (change *plan.Change, readsProvides, expandFailed bool) {
+func (b *builder) changeOf(cp *compPlan, locked *params.Locked, provides string, exclude []string) (change *plan.Change, reads runReads, expandFailed bool) {
 	info := cp.info
 	exp, diags := b.expand(cp, locked, b.outputs, provides)
 	if diags.HasErrors() {
-		return nil, false, true
+		return nil, runReads{}, true
 	}
 	dir := b.f.DirSums[component.DirKey(info.Dir, exclude, info.FingerprintReads)]
 	if dir == nil || dir.Sum == "" {
-		return nil, false, false
+		return nil, runReads{}, false
 	}
 	upstream := make(map[string]map[string]string, len(info.After))
 	for _, d := range info.After {
 		upstream[d] = b.outputs.Values(d)
 	}
-	var reads []plan.ChangeDetail
+	var changed []plan.ChangeDetail
 	if in := cp.recorded.Inputs; in != nil {
 		// Before ReadsProvides is asked: reading hub.provides again marks
 		// the expansion as reading it.
-		reads = ReadChanges(locked.DeploymentID, in.Reads, exp)
+		changed, reads.outputsOf = ReadChanges(locked.DeploymentID, in.Reads, exp)
 	}
-	if component.Fingerprint(info.Verb, dir.Sum, info.EntryLifecycle, exp, upstream) == cp.recorded.Fingerprint && len(reads) == 0 {
-		return &plan.Change{Status: plan.ChangeUnchanged}, exp.ReadsProvides(), false
+	reads.provides = exp.ReadsProvides()
+	if component.Fingerprint(info.Verb, dir.Sum, info.EntryLifecycle, exp, upstream) == cp.recorded.Fingerprint && len(changed) == 0 {
+		return &plan.Change{Status: plan.ChangeUnchanged}, reads, false
 	}
 	now := Inputs(info.Verb, locked.DeploymentID, info.EntryLifecycle, dir, upstream)
-	details := append(Changes(cp.recorded, exp, now), reads...)
-	return &plan.Change{Status: plan.ChangeChanged, Details: details}, exp.ReadsProvides(), false
+	details := append(Changes(cp.recorded, exp, now), changed...)
+	return &plan.Change{Status: plan.ChangeChanged, Details: details}, reads, false
 }
 
 // outsideRun reports whether name is a component of the stack this run
@@ -843,9 +863,12 @@ func (b *builder) unsettledAfter(info *plan.Component) []string {
 // unsettledReason says why an unchanged component of a resumed run is
 // looked at again when it runs: what it comes after runs first, or it reads
 // hub.provides, which the run may change.
-func unsettledReason(running []string) string {
-	if len(running) > 0 {
+func unsettledReason(running, others []string) string {
+	switch {
+	case len(running) > 0:
 		return "so far: looked at again after " + strings.Join(running, ", ") + " ran, whose outputs may change it"
+	case len(others) > 0:
+		return "so far: looked at again when it runs, as it read outputs of " + strings.Join(others, ", ") + ", which this run deploys"
 	}
 	return "so far: looked at again when it runs, as it reads hub.provides"
 }

@@ -14,10 +14,10 @@ import (
 // evaluated is what a component's parameters tell the plan, worked out
 // before the plan is built around it (evaluate).
 type evaluated struct {
-	// predicted says change and readsProvides are predictChange's answer.
-	predicted     bool
-	change        *plan.Change
-	readsProvides bool
+	// predicted says change and reads are predictChange's answer.
+	predicted bool
+	change    *plan.Change
+	reads     runReads
 	// lifecycle is the component's effective lifecycle, when worked out.
 	lifecycle *manifest.ComponentLifecycle
 }
@@ -127,10 +127,10 @@ func (b *builder) evaluateOne(cp *compPlan, out *evaluated, locked *params.Locke
 		return true
 	}
 	lc := EffectiveLifecycle(cp.c, cp.ref)
-	change, readsProvides, expandFailed := b.changeOf(cp, locked, provides, FingerprintExclude(&lc, info.Dir, b.in.StateFiles))
+	change, reads, expandFailed := b.changeOf(cp, locked, provides, FingerprintExclude(&lc, info.Dir, b.in.StateFiles))
 	if expandFailed {
 		return false
 	}
-	out.predicted, out.change, out.readsProvides, out.lifecycle = true, change, readsProvides, &lc
+	out.predicted, out.change, out.reads, out.lifecycle = true, change, reads, &lc
 	return true
 }

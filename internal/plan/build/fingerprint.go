@@ -301,10 +301,15 @@ func readDigest(salt, key string, r params.Read) string {
 // with the new value unless it is secret. A value that cannot be read now
 // (an output of a component that has not run) counts as changed: the
 // component runs again rather than be skipped on a guess.
-func ReadChanges(salt string, recorded map[string]string, exp *params.Expanded) []plan.ChangeDetail {
-	var out []plan.ChangeDetail
+//
+// from are the components whose outputs those values are now, as far as
+// they can be read.
+func ReadChanges(salt string, recorded map[string]string, exp *params.Expanded) (out []plan.ChangeDetail, from []string) {
 	for _, key := range slices.Sorted(maps.Keys(recorded)) {
 		now, err := exp.LookupRead(key)
+		if now.From != "" && !slices.Contains(from, now.From) {
+			from = append(from, now.From)
+		}
 		d := plan.ChangeDetail{Kind: plan.ChangeRead, Name: key, What: "changed"}
 		switch {
 		case err != nil:
@@ -326,5 +331,5 @@ func ReadChanges(salt string, recorded map[string]string, exp *params.Expanded) 
 		}
 		out = append(out, d)
 	}
-	return out
+	return out, from
 }

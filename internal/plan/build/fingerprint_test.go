@@ -114,7 +114,7 @@ func TestReadChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ReadChanges("id", tt.recorded, expand(t, tt.greeting))
+			got, _ := ReadChanges("id", tt.recorded, expand(t, tt.greeting))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("changes (-want +got):\n%s", diff)
 			}

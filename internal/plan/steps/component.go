@@ -87,7 +87,7 @@ func (rt *Runtime) begin(env plan.Env, s plan.Begin) plan.Result {
 	data := &begun{exp: exp, fingerprint: fp, inputs: inputs}
 	var reads []plan.ChangeDetail
 	if rec != nil && rec.Inputs != nil {
-		reads = build.ReadChanges(rt.Locked.DeploymentID, rec.Inputs.Reads, exp)
+		reads, _ = build.ReadChanges(rt.Locked.DeploymentID, rec.Inputs.Reads, exp)
 	}
 	if info.Resume && !info.ForceReplace && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint == fp && len(reads) == 0 {
 		rt.Provides.AddFor(info.Name, rec.Provides...)
