@@ -265,5 +265,13 @@ func shapeError(path string, probs []shapeProblem) error {
 		}
 		b.WriteString(p.msg)
 	}
+	for _, p := range probs {
+		if strings.HasPrefix(p.msg, "unknown field ") {
+			// The format's version says nothing of fields a newer gantry
+			// adds beside the old ones: after a downgrade, this is it.
+			fmt.Fprintf(&b, "\n(a newer gantry may have written %s: use that version of gantry or a later one)", path)
+			break
+		}
+	}
 	return fmt.Errorf("%s", b.String())
 }

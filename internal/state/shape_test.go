@@ -27,6 +27,7 @@ components:
 		{"unknown fields, in document order", "status: deployed\n", "status: deployed\nfoo: 1\nbar: 2\n", []string{
 			`s.state:4:1: the state is not valid: unknown field "foo"`,
 			`s.state:5:1: the state is not valid: unknown field "bar"`,
+			`(a newer gantry may have written s.state: use that version of gantry or a later one)`,
 		}},
 		{"kinds, in words, with the field's path", "    order: 0\n", "    order: abc\n    verb: [x]\n", []string{
 			`s.state:7:12: the state is not valid: components.app.order: expected an integer, got a string`,
