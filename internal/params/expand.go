@@ -42,7 +42,8 @@ type Expanded struct {
 // Resolver resolves names as templates of the component see them: its own
 // parameters first, then its scope (stack parameters and outputs).
 func (e *Expanded) Resolver() Resolver {
-	return &compResolver{x: e.x, locals: true, reads: e.reads}
+	x := *e.x // its own secrets flag: resolvers may be used at once
+	return &compResolver{x: &x, locals: true, reads: e.reads}
 }
 
 // SecretTracking returns a Resolver like Resolver's and a function that

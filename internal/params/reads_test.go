@@ -68,3 +68,35 @@ func TestLookupReadPending(t *testing.T) {
 		t.Error("LookupRead of a pending output gave no error")
 	}
 }
+
+// TestResolversAtOnce: resolvers of one component used from several
+// goroutines (plugin entries expanded at once) share only the record of
+// reads, which is locked (go test -race).
+func TestResolversAtOnce(t *testing.T) {
+	exp, diags := expandFixture(t, "  - {name: greeting, value: hello}\n  - {name: db.password, value: s3cret}\n", "", nil)
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	done := make(chan bool)
+	for i := range 4 {
+		go func() {
+			r := exp.Resolver()
+			if i%2 == 0 {
+				r, _ = exp.SecretTracking()
+			}
+			for range 100 {
+				r.Lookup("greeting")
+				r.Lookup("db.password")
+			}
+			done <- ReadsSecret(r)
+		}()
+	}
+	for range 4 {
+		if !<-done {
+			t.Error("a resolver that read a secret does not say so")
+		}
+	}
+	if got := len(exp.Reads()); got != 2 {
+		t.Errorf("reads = %v", exp.Reads())
+	}
+}
