@@ -132,7 +132,9 @@ func strictTime(t *time.Time, text string) error {
 		*t = time.Time{}
 		return nil
 	}
-	// RFC 3339, and the other forms of a YAML timestamp.
+	// RFC 3339 (whose t and z may be lower case), and the other forms of
+	// a YAML timestamp.
+	text = strings.ToUpper(text)
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999 Z07:00",
 		"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02"} {
 		if v, err := time.Parse(layout, text); err == nil {

@@ -24,6 +24,7 @@ func TestDecodeYAMLTimes(t *testing.T) {
 		{"2026-03-04 05:06:07", time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), ""},
 		{`"2026-03-04T05:06:07Z" # quoted, commented`, time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), ""},
 		{"2026-03-04", time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC), ""},
+		{"2026-03-04t05:06:07z", time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), ""},
 		{"~", time.Time{}, ""},
 		{"yesterday", time.Time{}, "[8:14] expected a time"},
 		{"2026-1-2T3:4:5Z", time.Time{}, "[8:14] expected a time"},
