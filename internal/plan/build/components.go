@@ -732,6 +732,11 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 			// As its begin says when the run comes to it.
 			return "skip", ReasonNeverRan
 		}
+		if info.FromState {
+			// Torn down as any component (docs/lifecycle.md), but not
+			// one the manifest lists: say so, as a deploy's orphans do.
+			return plan.VerbUndeploy, "in the state, no longer in the stack" + b.outsideNote(cp)
+		}
 		return plan.VerbUndeploy, strings.TrimPrefix(b.outsideNote(cp), "; ")
 	}
 	if why := b.skippedByDesign(cp); why != "" {
