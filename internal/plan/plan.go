@@ -128,8 +128,12 @@ type Plan struct {
 	// share.
 	Components map[string]*Component
 	// Orphans are components in the state that the stack no longer lists and
-	// that this plan leaves alone (teardown_orphans: none).
+	// that this plan leaves alone (teardown_orphans: none, or a run of some
+	// components).
 	Orphans []string
+	// OrphansLeftBecause says why Orphans are left alone, for the text
+	// plan: "teardown_orphans is none" when empty.
+	OrphansLeftBecause string
 	// OrphansElsewhere are those of Orphans whose records of their own (a
 	// landscape's) are not in the stack's folder: an undeploy from here
 	// would delete nothing, and refuses them without --force -c.

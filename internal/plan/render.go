@@ -76,7 +76,11 @@ func (p *Plan) WriteText(w io.Writer, o RenderOptions) error {
 		b.WriteString("\n")
 	}
 	if len(p.Orphans) > 0 {
-		b.WriteString("orphans (in the state, no longer in the stack; left alone as teardown_orphans is none):\n")
+		because := p.OrphansLeftBecause
+		if because == "" {
+			because = "teardown_orphans is none"
+		}
+		b.WriteString("orphans (in the state, no longer in the stack; left alone as " + because + "):\n")
 		stack := stackArgs(o.Stack)
 		var here, blocking []string // blocking: elsewhere, and depending on one here
 		for _, orphan := range p.Orphans {

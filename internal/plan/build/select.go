@@ -48,6 +48,9 @@ func (b *builder) selectPass() {
 		b.teardown = l.TeardownOrphans
 	} else {
 		b.p.Orphans = b.orphans
+		if b.opts.Selection.Narrows() && (l.TeardownOrphans == "before" || l.TeardownOrphans == "after") {
+			b.p.OrphansLeftBecause = "this run deploys only some components (-c, -o, -l)"
+		}
 		isOrphan := make(map[string]bool, len(b.orphans))
 		for _, o := range b.orphans {
 			isOrphan[o] = true
