@@ -58,6 +58,11 @@ func (f *runFlags) register(cmd *cobra.Command, verb string) {
 	fl.StringVarP(&f.limit, "limit", "l", "", "stop after this component")
 	fl.IntVar(&f.parallel, "parallel", 0, "run up to N steps at once (default: lifecycle.parallel, else 1)")
 	fl.BoolVar(&f.resume, "resume", false, "skip components deployed with an unchanged fingerprint")
+	if verb == plan.VerbUndeploy {
+		// Accepted as it always was, said to do nothing: a script that
+		// passes it to both verbs keeps working.
+		_ = fl.MarkDeprecated("resume", "an undeploy tears down every deployed component whatever its fingerprint: --resume changes nothing")
+	}
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and run nothing")
 	fl.BoolVar(&f.yes, "yes", false, "approve every gate")
 	force := "after a mandatory component fails, go on with independent components"
