@@ -59,9 +59,9 @@ func (f *runFlags) register(cmd *cobra.Command, verb string) {
 	fl.IntVar(&f.parallel, "parallel", 0, "run up to N steps at once (default: lifecycle.parallel, else 1)")
 	fl.BoolVar(&f.resume, "resume", false, "skip components deployed with an unchanged fingerprint")
 	if verb == plan.VerbUndeploy {
-		// Accepted as it always was, said to do nothing: a script that
-		// passes it to both verbs keeps working.
-		_ = fl.MarkDeprecated("resume", "an undeploy tears down every deployed component whatever its fingerprint: --resume changes nothing")
+		// Accepted as it always was, and said to do nothing (runVerb): a
+		// script that passes it to both verbs keeps working.
+		_ = fl.MarkHidden("resume")
 	}
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and run nothing")
 	fl.BoolVar(&f.yes, "yes", false, "approve every gate")
@@ -120,6 +120,9 @@ one is selected too (-a selects what depends on the selection).`,
   gantry undeploy hub.yaml -c db -a`,
 		Args: minArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.resume {
+				fmt.Fprintln(a.stderr, "warning: an undeploy tears down every deployed component whatever its fingerprint: --resume changes nothing")
+			}
 			return a.runVerb(cmd.Context(), plan.VerbUndeploy, args, &f)
 		},
 	}
