@@ -1,6 +1,10 @@
 package component
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gantry-dev/gantry/internal/params"
+)
 
 // FuzzRender renders arbitrary templates of every kind, and reads the names
 // they read as a plan does: errors are fine, panics and hangs are not, and the render's bounds hold (lowered, so that
@@ -21,6 +25,6 @@ func FuzzRender(f *testing.F) {
 			_, _ = RenderString("fuzz.template", src, kind, exp, nil)
 		}
 		// What a plan reads of a template's names, before it renders.
-		_, _, _ = curlyRefs(src), mustacheRefs(src), goRefs("fuzz.gotemplate", src)
+		_, _, _ = params.RefsOf(src), mustacheRefs(src), goRefs("fuzz.gotemplate", src)
 	})
 }

@@ -31,33 +31,7 @@ func TemplateRefs(dir string, t *manifest.Templates) []params.Part {
 		case TemplateMustache:
 			out = append(out, mustacheRefs(string(data))...)
 		default:
-			out = append(out, curlyRefs(string(data))...)
-		}
-	}
-	return out
-}
-
-// curlyRefs are the references of a curly template: ${…} parts, and every
-// candidate name of each identifier chain of its #{…} expressions.
-func curlyRefs(src string) []params.Part {
-	if !strings.ContainsAny(src, "$#") {
-		return nil
-	}
-	t, err := params.Parse(src)
-	if err != nil {
-		return nil
-	}
-	var out []params.Part
-	for _, p := range t.Parts {
-		switch p.Kind {
-		case params.Ref:
-			out = append(out, params.Part{Kind: params.Ref, Component: p.Component, Name: p.Name})
-		case params.Expr:
-			for _, chain := range params.ExprNames(p.Text) {
-				for _, n := range chain {
-					out = append(out, params.Part{Kind: params.Ref, Name: n})
-				}
-			}
+			out = append(out, params.RefsOf(string(data))...)
 		}
 	}
 	return out

@@ -225,3 +225,31 @@ func (t *Template) Refs() []Part {
 	}
 	return out
 }
+
+// RefsOf returns the references of a text, for dependency analysis: its
+// ${...} parts and the names in its #{...} expressions (every candidate of
+// each dotted chain). A text that does not parse has none: expanding it
+// reports why.
+func RefsOf(v string) []Part {
+	if !strings.ContainsAny(v, "$#") {
+		return nil
+	}
+	t, err := Parse(v)
+	if err != nil {
+		return nil
+	}
+	var out []Part
+	for _, p := range t.Parts {
+		switch p.Kind {
+		case Ref:
+			out = append(out, p)
+		case Expr:
+			for _, chain := range ExprNames(p.Text) {
+				for _, n := range chain {
+					out = append(out, Part{Kind: Ref, Name: n})
+				}
+			}
+		}
+	}
+	return out
+}

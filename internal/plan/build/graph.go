@@ -571,28 +571,5 @@ func stackRef(s *manifest.Stack, name string) *manifest.ComponentRef {
 	return nil
 }
 
-// refsOf returns the references of a value: ${...} parts and the names in
-// #{...} expressions (every candidate of each dotted chain).
-func refsOf(v string) []params.Part {
-	if !strings.ContainsAny(v, "$#") {
-		return nil
-	}
-	t, err := params.Parse(v)
-	if err != nil {
-		return nil
-	}
-	var out []params.Part
-	for _, p := range t.Parts {
-		switch p.Kind {
-		case params.Ref:
-			out = append(out, p)
-		case params.Expr:
-			for _, chain := range params.ExprNames(p.Text) {
-				for _, n := range chain {
-					out = append(out, params.Part{Kind: params.Ref, Name: n})
-				}
-			}
-		}
-	}
-	return out
-}
+// refsOf returns the references of a value (params.RefsOf).
+func refsOf(v string) []params.Part { return params.RefsOf(v) }
