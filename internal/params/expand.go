@@ -42,8 +42,24 @@ type Expanded struct {
 // Resolver resolves names as templates of the component see them: its own
 // parameters first, then its scope (stack parameters and outputs).
 func (e *Expanded) Resolver() Resolver {
-	x := *e.x // its own secrets flag: resolvers may be used at once
-	return &compResolver{x: &x, locals: true, reads: e.reads}
+	return &compResolver{x: e.x.fork(e.x.secrets), locals: true, reads: e.reads}
+}
+
+// fork is a copy of the expander for one resolver: resolvers of a
+// component may be used at once (the entries of a parallel plugin list),
+// so each has its own secrets flag (secrets is where it starts) and its
+// own marks of the link parameters it is expanding — one's "visiting"
+// mark seen by another was a false "link parameter cycle", and the map
+// written by both a fatal concurrent write. The scope it reads (locked
+// parameters, outputs, the component's values) is shared, read only.
+func (x *expander) fork(secrets bool) *expander {
+	c := *x
+	c.secrets = secrets
+	c.links = make(map[*Value]evalState, len(x.links))
+	for v, st := range x.links {
+		c.links[v] = st
+	}
+	return &c
 }
 
 // SecretTracking returns a Resolver like Resolver's and a function that
@@ -51,9 +67,8 @@ func (e *Expanded) Resolver() Resolver {
 // for consumers that must treat what they made from those values as secret
 // (a rendered template is written 0600).
 func (e *Expanded) SecretTracking() (Resolver, func() bool) {
-	x := *e.x // its own secrets flag; the scope it reads is shared
-	x.secrets = false
-	return &compResolver{x: &x, locals: true, reads: e.reads}, func() bool { return x.secrets }
+	x := e.x.fork(false)
+	return &compResolver{x: x, locals: true, reads: e.reads}, func() bool { return x.secrets }
 }
 
 // HasSecrets reports whether any of the component's values is secret and not

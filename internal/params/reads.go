@@ -68,9 +68,8 @@ func (e *Expanded) Reads() map[string]Read {
 // compares with a recorded read. An error is one other than the name's
 // not being defined (that is Absent): a pending output, a failed link.
 func (e *Expanded) LookupRead(key string) (Read, error) {
-	x := *e.x // a flag of its own
-	x.secrets = false
-	r := &compResolver{x: &x}
+	x := e.x.fork(false)
+	r := &compResolver{x: x}
 	var v, from string
 	var err error
 	if comp, name, ok := strings.Cut(key, ":"); ok {
@@ -125,7 +124,6 @@ func (e *Expanded) StackValue(name string) (value string, found bool, err error)
 	if v == nil {
 		return "", false, nil
 	}
-	x := *e.x // a flag of its own
-	s, _, err := x.topLevel(v)
+	s, _, err := e.x.fork(false).topLevel(v)
 	return s, true, err
 }

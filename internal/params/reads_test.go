@@ -71,9 +71,10 @@ func TestLookupReadPending(t *testing.T) {
 
 // TestResolversAtOnce: resolvers of one component used from several
 // goroutines (plugin entries expanded at once) share only the record of
-// reads, which is locked (go test -race).
+// reads, which is locked, and what they read (go test -race): each has its
+// own secrets flag and its own marks of the links it expands.
 func TestResolversAtOnce(t *testing.T) {
-	exp, diags := expandFixture(t, "  - {name: greeting, value: hello}\n  - {name: db.password, value: s3cret}\n", "", nil)
+	exp, diags := expandFixture(t, "  - {name: greeting, value: hello}\n  - {name: db.password, value: s3cret}\n  - {name: lnk, kind: link, value: \"x-${greeting}\"}\n", "", nil)
 	if diags.HasErrors() {
 		t.Fatal(diags.Err())
 	}
@@ -84,9 +85,14 @@ func TestResolversAtOnce(t *testing.T) {
 			if i%2 == 0 {
 				r, _ = exp.SecretTracking()
 			}
-			for range 100 {
+			for range 200 {
 				r.Lookup("greeting")
 				r.Lookup("db.password")
+				// A link is expanded by each resolver on its own: another's
+				// expansion of it at the same time is no cycle.
+				if v, err := r.Lookup("lnk"); err != nil || v != "x-hello" {
+					t.Errorf("lnk = %q, %v", v, err)
+				}
 			}
 			done <- ReadsSecret(r)
 		}()
@@ -96,7 +102,7 @@ func TestResolversAtOnce(t *testing.T) {
 			t.Error("a resolver that read a secret does not say so")
 		}
 	}
-	if got := len(exp.Reads()); got != 2 {
+	if got := len(exp.Reads()); got != 3 {
 		t.Errorf("reads = %v", exp.Reads())
 	}
 }
