@@ -90,14 +90,14 @@ func (b *builder) skipReason(cp *compPlan) string {
 	name := cp.info.Name
 	if b.in.Locked != nil {
 		// A condition that is a link reads outputs of components it comes
-		// after (graph.go): when none of them runs again, their outputs
-		// are the state's; else one that runs first decides, and the run
-		// is to tell (pending): no skip here.
-		outputs := b.plannedOutputs()
-		if len(b.unsettledAfter(cp.info)) == 0 {
-			outputs = b.outputs
-		}
-		if why, pending := UnmetCondition(b.res.Stack, b.in.Locked, outputs, cp.c, cp.info.Depends); why != "" && !pending {
+		// after (graph.go): those the run leaves out keep the state's
+		// outputs (plannedOutputs); one the run deploys, settled or not —
+		// which is not known yet when hub.provides asks this — is the
+		// run's to tell (pending), unless the run leaves it out and it
+		// never deployed: then the value is never known, and the run
+		// skips.
+		why, pending := UnmetCondition(b.res.Stack, b.in.Locked, b.plannedOutputs(), cp.c, cp.info.Depends)
+		if why != "" && (pending == "" || b.outsideRun(pending)) {
 			return why
 		}
 	}
@@ -121,15 +121,15 @@ func (b *builder) skipReason(cp *compPlan) string {
 // UnmetCondition says why a tuning condition of component c keeps it from
 // running (seed 000: its parameter is not set to a true value), "" when
 // every condition holds. A link parameter is read as the component reads
-// it, with the outputs known (outputs): pending reports one whose output
-// is not known yet, which holds as (unknown), not true, at run time, and
-// which a plan cannot tell.
-func UnmetCondition(s *manifest.Stack, locked *params.Locked, outputs *params.OutputIndex, c *manifest.Component, depends []string) (why string, pending bool) {
+// it, with the outputs known (outputs): pending names the component of one
+// whose output is not known yet, which holds as (unknown), not true, at
+// run time, and which a plan may not be able to tell.
+func UnmetCondition(s *manifest.Stack, locked *params.Locked, outputs *params.OutputIndex, c *manifest.Component, depends []string) (why, pending string) {
 	var exp *params.Expanded
 	for _, cond := range TuningConditions(s, c.Meta.Name) {
 		v := locked.Get(cond)
 		if v == nil {
-			return fmt.Sprintf("%s is not set to a true value", cond), false
+			return fmt.Sprintf("%s is not set to a true value", cond), ""
 		}
 		value := v.Value
 		if v.Link {
@@ -141,17 +141,17 @@ func UnmetCondition(s *manifest.Stack, locked *params.Locked, outputs *params.Ou
 			value, _, err = exp.StackValue(cond)
 			var pe *params.PendingError
 			if errors.As(err, &pe) {
-				return fmt.Sprintf("%s has no value: it reads an output of %s, which has not been deployed", cond, pe.Component), true
+				return fmt.Sprintf("%s has no value: it reads an output of %s, which has not been deployed", cond, pe.Component), pe.Component
 			}
 			if err != nil {
-				return fmt.Sprintf("%s is not set to a true value: %v", cond, err), false
+				return fmt.Sprintf("%s is not set to a true value: %v", cond, err), ""
 			}
 		}
 		if !Truthy(value) {
-			return fmt.Sprintf("%s is not set to a true value", cond), false
+			return fmt.Sprintf("%s is not set to a true value", cond), ""
 		}
 	}
-	return "", false
+	return "", ""
 }
 
 // TuningConditions returns the parameters that gate comp: entries

@@ -757,7 +757,12 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 			// may change them before it begins, or after.
 			var others []string
 			for _, c := range reads.outputsOf {
-				if dep := b.byName[c]; dep != nil && !dep.info.Settled && !slices.Contains(info.After, c) {
+				if !b.selectedSet[c] || slices.Contains(info.After, c) {
+					continue
+				}
+				// One prepared before it is known settled or not; one
+				// after it (no edge orders them) is not known yet.
+				if dep := b.byName[c]; dep == nil || !dep.info.Settled {
 					others = append(others, c)
 				}
 			}
