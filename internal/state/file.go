@@ -97,13 +97,7 @@ func decodeYAML(data []byte) (s *State, err error) {
 		return nil, err
 	}
 	s = &State{}
-	// The first document, as Unmarshal takes it: a directive (%YAML 1.2,
-	// written by some YAML tools before ---) is a document of its own in
-	// goccy's tree.
-	docs := f.Docs
-	for len(docs) > 0 && docs[0].Body != nil && docs[0].Body.Type() == ast.DirectiveType {
-		docs = docs[1:]
-	}
+	docs := withoutDirectives(f.Docs)
 	if len(docs) == 0 || docs[0].Body == nil {
 		return s, nil
 	}
@@ -117,6 +111,16 @@ func decodeYAML(data []byte) (s *State, err error) {
 	}
 	times.apply(s)
 	return s, nil
+}
+
+// withoutDirectives are a file's documents from its first that is not a
+// directive, as Unmarshal takes them: a directive (%YAML 1.2, written by
+// some YAML tools before ---) is a document of its own in goccy's tree.
+func withoutDirectives(docs []*ast.DocumentNode) []*ast.DocumentNode {
+	for len(docs) > 0 && docs[0].Body != nil && docs[0].Body.Type() == ast.DirectiveType {
+		docs = docs[1:]
+	}
+	return docs
 }
 
 // timeError is a state's time that is none (strictTime).

@@ -38,10 +38,14 @@ func shapeProblems(data []byte) (probs []shapeProblem) {
 		}
 	}()
 	f, err := parser.ParseBytes(data, 0)
-	if err != nil || len(f.Docs) != 1 {
+	if err != nil {
 		return nil
 	}
-	if !checkShape(f.Docs[0].Body, reflect.TypeOf(State{}), "", &probs, 0) {
+	docs := withoutDirectives(f.Docs)
+	if len(docs) != 1 {
+		return nil
+	}
+	if !checkShape(docs[0].Body, reflect.TypeOf(State{}), "", &probs, 0) {
 		return nil
 	}
 	sort.SliceStable(probs, func(i, j int) bool {

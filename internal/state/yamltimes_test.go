@@ -65,3 +65,13 @@ func TestDecodeYAMLDirective(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeDirectiveShapeProblems: a state with a directive first is
+// checked for its shape as one without (every problem, and the hint of a
+// newer gantry).
+func TestDecodeDirectiveShapeProblems(t *testing.T) {
+	_, err := Decode("s.state", []byte("%YAML 1.2\n---\nversion: 1\nstack: s\nfutureField: 1\n"))
+	if err == nil || !strings.Contains(err.Error(), `s.state:5:1: the state is not valid: unknown field "futureField"`) || !strings.Contains(err.Error(), "a newer gantry may have written") {
+		t.Fatalf("err = %v", err)
+	}
+}
