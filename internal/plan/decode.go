@@ -40,6 +40,7 @@ func ReadJSON(r io.Reader) (*Plan, error) {
 		Orphans          []string              `json:"orphans"`
 		OrphansElsewhere []string              `json:"orphansElsewhere"`
 		OrphanDependents map[string][]string   `json:"orphanDependents"`
+		OrphansLeft      string                `json:"orphansLeftBecause"`
 		Components       map[string]*Component `json:"components"`
 	}
 	if err := json.NewDecoder(r).Decode(&in); err != nil {
@@ -47,7 +48,7 @@ func ReadJSON(r io.Reader) (*Plan, error) {
 	}
 	p := New(in.Stack, in.Verb)
 	p.Created = time.Time{} // not saved
-	p.Orphans, p.OrphansElsewhere, p.OrphanDependents = in.Orphans, in.OrphansElsewhere, in.OrphanDependents
+	p.Orphans, p.OrphansElsewhere, p.OrphanDependents, p.OrphansLeftBecause = in.Orphans, in.OrphansElsewhere, in.OrphanDependents, in.OrphansLeft
 	if in.Components != nil {
 		p.Components = in.Components
 	}

@@ -258,8 +258,11 @@ type jsonPlan struct {
 	// OrphansElsewhere is Plan.OrphansElsewhere, left out when none.
 	OrphansElsewhere []string `json:"orphansElsewhere,omitempty"`
 	// OrphanDependents is Plan.OrphanDependents, left out when none.
-	OrphanDependents map[string][]string   `json:"orphanDependents,omitempty"`
-	Components       map[string]*Component `json:"components"`
+	OrphanDependents map[string][]string `json:"orphanDependents,omitempty"`
+	// OrphansLeftBecause is Plan.OrphansLeftBecause, left out when empty
+	// (teardown_orphans: none).
+	OrphansLeftBecause string                `json:"orphansLeftBecause,omitempty"`
+	Components         map[string]*Component `json:"components"`
 }
 
 type jsonNode struct {
@@ -301,7 +304,8 @@ func (p *Plan) EncodeJSON(w io.Writer, indent bool) error {
 		return p.streamJSON(w)
 	}
 	jp := jsonPlan{Stack: p.Stack, Verb: p.Verb, Nodes: make([]jsonNode, 0, len(p.Nodes)), Edges: make([]jsonEdge, 0, len(p.Edges)),
-		Orphans: append([]string{}, p.Orphans...), OrphansElsewhere: p.OrphansElsewhere, OrphanDependents: p.OrphanDependents, Components: p.Components}
+		Orphans: append([]string{}, p.Orphans...), OrphansElsewhere: p.OrphansElsewhere, OrphanDependents: p.OrphanDependents,
+		OrphansLeftBecause: p.OrphansLeftBecause, Components: p.Components}
 	if jp.Components == nil {
 		jp.Components = map[string]*Component{}
 	}

@@ -74,6 +74,10 @@ func (p *Plan) streamJSON(w io.Writer) error {
 		raw(`,"orphanDependents":`)
 		put(p.OrphanDependents)
 	}
+	if p.OrphansLeftBecause != "" {
+		raw(`,"orphansLeftBecause":`)
+		put(p.OrphansLeftBecause)
+	}
 	raw(`,"components":{`)
 	// encoding/json writes a map's keys sorted: so does this.
 	for i, name := range slices.Sorted(maps.Keys(p.Components)) {
