@@ -126,20 +126,22 @@ func walkGo(n parse.Node, out *[]params.Part) {
 			walkGo(a, out)
 		}
 	case *parse.IfNode:
-		walkGo(n.Pipe, out)
-		walkGo(n.List, out)
-		walkGo(n.ElseList, out)
+		walkBranch(&n.BranchNode, out)
 	case *parse.RangeNode:
-		walkGo(n.Pipe, out)
-		walkGo(n.List, out)
-		walkGo(n.ElseList, out)
+		walkBranch(&n.BranchNode, out)
 	case *parse.WithNode:
-		walkGo(n.Pipe, out)
-		walkGo(n.List, out)
-		walkGo(n.ElseList, out)
+		walkBranch(&n.BranchNode, out)
 	case *parse.TemplateNode:
 		walkGo(n.Pipe, out)
 	}
+}
+
+// walkBranch collects the reads of an if, range or with: its pipeline and
+// both lists.
+func walkBranch(n *parse.BranchNode, out *[]params.Part) {
+	walkGo(n.Pipe, out)
+	walkGo(n.List, out)
+	walkGo(n.ElseList, out)
 }
 
 // goCall notes a param or output call with literal arguments.

@@ -88,7 +88,7 @@ func (b *builder) skipReason(cp *compPlan) string {
 		return ""
 	}
 	name := cp.info.Name
-	if b.in.Locked != nil {
+	if b.in.Locked != nil && len(TuningConditions(b.res.Stack, name)) > 0 {
 		// A condition that is a link reads outputs of components it comes
 		// after (graph.go): those the run leaves out keep the state's
 		// outputs (plannedOutputs); one the run deploys, settled or not —

@@ -86,7 +86,8 @@ func (rt *Runtime) begin(env plan.Env, s plan.Begin) plan.Result {
 	}
 	data := &begun{exp: exp, fingerprint: fp, inputs: inputs}
 	var reads []plan.ChangeDetail
-	if rec != nil && rec.Inputs != nil {
+	if info.Resume && rec != nil && rec.Inputs != nil {
+		// Only --resume looks at what changed: a full deploy runs it anyway.
 		reads, _ = build.ReadChanges(rt.Locked.DeploymentID, rec.Inputs.Reads, exp)
 	}
 	if info.Resume && !info.ForceReplace && rec != nil && rec.Status == state.StatusDeployed && rec.Fingerprint == fp && len(reads) == 0 {
