@@ -133,6 +133,8 @@ func walkGo(n parse.Node, out *[]params.Part) {
 		walkBranch(&n.BranchNode, out)
 	case *parse.TemplateNode:
 		walkGo(n.Pipe, out)
+	case *parse.ChainNode:
+		walkGo(n.Node, out) // (output "db" "x").Field
 	}
 }
 

@@ -25,8 +25,8 @@ func TestTemplateRefs(t *testing.T) {
 		{"curly without references", "b.conf.template", "plain $ text #", "", nil},
 		{"mustache", "c.conf.template", "{{a}} {{{b}}} {{&c}} {{#d}}{{e/base64}}{{/d}}{{^f}}{{/f}}{{! g }}", "mustache",
 			[]params.Part{ref("", "a"), ref("", "b"), ref("", "c"), ref("", "d"), ref("", "e"), ref("", "f")}},
-		{"go", "d.conf.gotemplate", `{{ .own }} {{ param "greeting" }} {{ output "db" "host" | upper }} {{ if true }}{{ param "inner" }}{{ end }} {{ param .own }} {{ with $x := "n" }}{{ param $x }}{{ end }}`, "",
-			[]params.Part{ref("", "greeting"), ref("db", "host"), ref("", "inner")}},
+		{"go", "d.conf.gotemplate", `{{ .own }} {{ param "greeting" }} {{ output "db" "host" | upper }} {{ if true }}{{ param "inner" }}{{ end }} {{ param .own }} {{ with $x := "n" }}{{ param $x }}{{ end }} {{ (param "chained").x }}`, "",
+			[]params.Part{ref("", "greeting"), ref("db", "host"), ref("", "inner"), ref("", "chained")}},
 		{"go that does not parse", "e.conf.gotemplate", `{{ param "x" `, "", nil},
 	}
 	for _, tt := range tests {
