@@ -437,9 +437,20 @@ func lastOf(d *dag.Graph, level []string) []string {
 // dataEdges adds the edges of data references.
 func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 	s := res.Stack
-	position := map[string]int{}
+	// position indexes the stack's entries by name (the first of a
+	// duplicate, as the builder's stackRef): looking an entry up by a scan
+	// per component made this pass O(N²), 0.44 s of a plan of 10,000.
+	position := make(map[string]int, len(s.Components))
 	for i, ref := range s.Components {
-		position[ref.Name] = i
+		if _, dup := position[ref.Name]; !dup {
+			position[ref.Name] = i
+		}
+	}
+	stackRef := func(name string) *manifest.ComponentRef {
+		if i, ok := position[name]; ok {
+			return &s.Components[i]
+		}
+		return nil
 	}
 	// Plain output names → components declaring them, in position order.
 	producers := map[string][]string{}
@@ -524,7 +535,8 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		for _, o := range c.Outputs {
 			texts = append(texts, o.Value)
 		}
-		lc := EffectiveLifecycle(c, stackRef(s, name))
+		ref := stackRef(name)
+		lc := EffectiveLifecycle(c, ref)
 		for _, rc := range lc.ReadyConditions {
 			texts = append(texts, rc.DNS, rc.URL)
 		}
@@ -548,7 +560,7 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		}
 		// So do its template files, as far as their text says (a folder
 		// not there yet, which a checkout brings, reads nothing here).
-		if ref := stackRef(s, name); ref != nil && c.Templates != nil && ref.Source.Dir != "" {
+		if ref != nil && c.Templates != nil && ref.Source.Dir != "" {
 			// Absolute, as the plan's facts and the run name the folder:
 			// the templates' confinement to it compares real paths.
 			dir, _ := filepath.Abs(ref.Source.Dir)
@@ -559,16 +571,6 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 			}
 		}
 	}
-}
-
-// stackRef is the stack's entry of a component, nil when it has none.
-func stackRef(s *manifest.Stack, name string) *manifest.ComponentRef {
-	for i := range s.Components {
-		if s.Components[i].Name == name {
-			return &s.Components[i]
-		}
-	}
-	return nil
 }
 
 // refsOf returns the references of a value (params.RefsOf).
