@@ -330,6 +330,14 @@ func (x *expander) global(name string) (string, string, error) {
 	}
 	// No suggestion here: a miss is the normal way to fall back to the
 	// component's own value; fail adds one when the miss becomes an error.
+	// A name the component declares as its own output says why it misses.
+	if c := x.in.Component; c != nil {
+		for _, o := range c.Outputs {
+			if o.Name == name {
+				return "", "", &UnknownError{Name: name, Hint: "it is an output of " + x.name + " itself, and a component does not see its own outputs"}
+			}
+		}
+	}
 	return "", "", &UnknownError{Name: name}
 }
 

@@ -110,7 +110,7 @@ type builder struct {
 	// claims are the components that claim something (StagesFact.Claim),
 	// by what they claim.
 	claims     map[string]claimed
-	stackNames map[string]bool
+	stackNames *Names
 	// declaredBy are the components that declare each output name
 	// (neverKnown), and paramNames the names of the stack's and the
 	// components' parameters, made once.

@@ -361,38 +361,76 @@ func (b *builder) knownNames(c *manifest.Component) func(string) bool {
 	return KnownNames(b.stackNames, c)
 }
 
+// Names are the names a component of a stack can refer to without naming
+// a component (StackNames).
+type Names struct {
+	fixed map[string]bool // the stack's parameters and the implicit ones
+	// outputs are the kinds (meta.kind) of the components declaring each
+	// plain output name.
+	outputs map[string][]string
+}
+
 // StackNames are the names every component of a stack can refer to
 // without a component: the stack's parameters (a qualified one also as
-// name|component, which reads it wherever it is), the outputs its
-// components declare, and the implicit parameters.
-func StackNames(res *elaborate.Result) map[string]bool {
-	names := map[string]bool{"hub.deploymentId": true, "hub.stackName": true, "hub.componentName": true, "hub.provides": true}
+// name|component, which reads it wherever it is), the implicit
+// parameters, and the outputs its components declare — each seen only by
+// components of another kind (KnownNames).
+func StackNames(res *elaborate.Result) *Names {
+	n := &Names{fixed: map[string]bool{"hub.deploymentId": true, "hub.stackName": true, "hub.componentName": true, "hub.provides": true},
+		outputs: map[string][]string{}}
 	for _, p := range res.Stack.Parameters {
-		names[p.Name] = true
-		names[p.QName()] = true
+		n.fixed[p.Name] = true
+		n.fixed[p.QName()] = true
 	}
 	for _, other := range res.Components {
 		if other == nil {
 			continue
 		}
 		for _, o := range other.Outputs {
-			names[o.Name] = true
+			if !slices.Contains(n.outputs[o.Name], other.Meta.Kind) {
+				n.outputs[o.Name] = append(n.outputs[o.Name], other.Meta.Kind)
+			}
 		}
 	}
-	return names
+	return n
+}
+
+// output tells whether a plain output name resolves for a component of
+// kind: some component of another kind declares it. As the run's lookup
+// (params.OutputIndex), a component does not see its own outputs by
+// plain name, nor those of the components of its kind; kind "" (a
+// stack-level text) sees them all.
+func (n *Names) output(name, kind string) bool {
+	for _, k := range n.outputs[name] {
+		if kind == "" || k != kind {
+			return true
+		}
+	}
+	return false
+}
+
+// OwnKindOnly tells whether name is an output that only components of kind
+// declare: what a component of that kind reading it by plain name never
+// sees.
+func (n *Names) OwnKindOnly(name, kind string) bool {
+	return kind != "" && len(n.outputs[name]) > 0 && !n.output(name, kind)
 }
 
 // KnownNames tells whether a ${name} in component c's inputs can resolve:
-// one of the stack's names (StackNames) or a parameter of c.
-func KnownNames(stackNames map[string]bool, c *manifest.Component) func(string) bool {
+// one of the stack's names (StackNames) c sees, or a parameter of c. A nil
+// c is the stack's own text (its post-flight steps), which sees every
+// output.
+func KnownNames(names *Names, c *manifest.Component) func(string) bool {
 	var own map[string]bool
+	kind := ""
 	if c != nil {
 		own = make(map[string]bool, len(c.Parameters))
 		for _, p := range c.Parameters {
 			own[p.Name] = true
 		}
+		kind = c.Meta.Kind
 	}
-	return func(n string) bool { return stackNames[n] || own[n] }
+	return func(n string) bool { return names.fixed[n] || own[n] || names.output(n, kind) }
 }
 
 // validateStep checks an injected step before anything runs: plugins and
@@ -487,6 +525,8 @@ const (
 func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Template, stackLevel bool, kind string, leftOut int, known func(string) bool) {
 	for _, r := range tm.Refs() {
 		switch {
+		case r.Component == "" && !known(r.Name) && b.stackNames != nil && b.stackNames.OwnKindOnly(r.Name, kind):
+			b.diags.Errorf(pos, field, "unknown parameter %q in %q: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.Name, t, kind)
 		case r.Component == "" && !known(r.Name):
 			b.diags.Errorf(pos, field, "unknown parameter %q in %q", r.Name, t)
 		case r.Component != "" && !b.componentExists(r.Component):

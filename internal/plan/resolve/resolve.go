@@ -64,7 +64,7 @@ type resolver struct {
 	search []string // the stack's plugin search folders
 	// stackNames are the names every component can refer to
 	// (build.StackNames), once a component's inputs need them.
-	stackNames map[string]bool
+	stackNames *build.Names
 }
 
 // Facts gathers the facts of a stack. The error is about the input (an
