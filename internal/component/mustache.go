@@ -119,8 +119,16 @@ func renderMustache(name, src string, r params.Resolver) (string, error) {
 		switch sigil {
 		case '!':
 		case '#', '^':
+			if !emitting() {
+				// Inside a muted section nothing is read: a name looked
+				// up here would count as read (a change of it would
+				// redeploy the component for text it never emits).
+				muted++
+				stack = append(stack, section{name: tag, offset: start})
+				break
+			}
 			v, err := lookup()
-			if err != nil && emitting() {
+			if err != nil {
 				return "", err
 			}
 			truthy := v != "" && v != "false" && v != "0"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -220,5 +221,33 @@ func TestRenderBcrypt(t *testing.T) {
 	_, err = RenderString("c.gotemplate", "{{ range until 20 }}{{ bcrypt \"x\" }}{{ end }}", TemplateGo, exp, nil)
 	if err == nil || !strings.Contains(err.Error(), "bcrypt: the template does more than") {
 		t.Errorf("a loop of hashes: %v", err)
+	}
+}
+
+// lookupRecorder resolves every name to its value in vals and notes the
+// names asked for.
+type lookupRecorder struct {
+	vals  map[string]string
+	asked []string
+}
+
+func (r *lookupRecorder) Lookup(n string) (string, error) {
+	r.asked = append(r.asked, n)
+	return r.vals[n], nil
+}
+func (r *lookupRecorder) Output(c, n string) (string, error) { return r.Lookup(c + ":" + n) }
+
+// TestMustacheMutedReadsNothing: names inside a section that does not emit
+// are not looked up (a lookup is a recorded read: a change of it would
+// redeploy the component for text it never emits), nested sections
+// included, and the text after the section reads on.
+func TestMustacheMutedReadsNothing(t *testing.T) {
+	r := &lookupRecorder{vals: map[string]string{"off": "false", "on": "true", "d": "D"}}
+	got, err := renderMustache("t.tmpl", "{{#off}}{{#a}}{{b}}{{/a}}{{^c}}x{{/c}}{{e}}{{/off}}{{#on}}{{d}}{{/on}}", r)
+	if err != nil || got != "D" {
+		t.Fatalf("render = %q, %v; want \"D\"", got, err)
+	}
+	if want := []string{"off", "on", "d"}; !cmp.Equal(r.asked, want) {
+		t.Errorf("looked up %v, want %v", r.asked, want)
 	}
 }
