@@ -176,7 +176,7 @@ func (a *app) componentParams(st *action.Stack, comp string) (*params.Expanded, 
 			}
 			locked := params.FromState(st.Res.Stack.Meta.Name, st.State.DeploymentID, st.State.Parameters)
 			exp := params.Recorded(comp, values, outputs, locked)
-			exp.SetProvides(build.StaticProvides(st.Res, st.Graph, st.State, comp))
+			exp.SetProvides(build.StaticProvides(st.Res, st.Graph, st.State, locked, comp))
 			return exp, c, nil
 		}
 	}
@@ -185,7 +185,7 @@ func (a *app) componentParams(st *action.Stack, comp string) (*params.Expanded, 
 	}
 	exp, diags := params.ExpandComponent(params.ComponentInput{
 		Locked: st.Locked, Component: c, Depends: componentRef(st.Res.Stack, comp).Depends,
-		Outputs: outputs, Provides: build.StaticProvides(st.Res, st.Graph, st.State, comp),
+		Outputs: outputs, Provides: build.StaticProvides(st.Res, st.Graph, st.State, st.Locked, comp),
 	})
 	if err := reportDiags(a.stderr, diags, "nothing was rendered"); err != nil {
 		return nil, nil, err

@@ -152,7 +152,7 @@ func (a *app) expandForDisplay(st *action.Stack, comp string) (*params.Expanded,
 		Component: c,
 		Depends:   componentRef(st.Res.Stack, comp).Depends,
 		Outputs:   build.NewOutputIndex(st.Res, st.Graph, st.State),
-		Provides:  build.StaticProvides(st.Res, st.Graph, st.State, comp),
+		Provides:  build.StaticProvides(st.Res, st.Graph, st.State, st.Locked, comp),
 	})
 	if err := reportDiags(a.stderr, diags, "nothing was run"); err != nil {
 		return nil, err

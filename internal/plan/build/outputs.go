@@ -33,10 +33,40 @@ func NewOutputIndex(res *elaborate.Result, g *Graph, st *state.State) *params.Ou
 
 // StaticProvides is hub.provides of comp in a deploy of the whole stack
 // (HubProvides), without the environment's capabilities, which only a run
-// looks for: what gantry params and invoke show.
-func StaticProvides(res *elaborate.Result, g *Graph, st *state.State, comp string) string {
+// looks for: what gantry params and invoke show. A component before it
+// whose tuning condition is surely not true (in locked, with the outputs
+// the state records) provides nothing, as the run skips it; one skipped for
+// an optional requirement is not known here (the environment may meet it).
+func StaticProvides(res *elaborate.Result, g *Graph, st *state.State, locked *params.Locked, comp string) string {
 	all := func(string) bool { return true }
-	return NewHubProvides(res, g.Order, st, InitialProvides(res, nil, nil), false, all).For(comp)
+	h := NewHubProvides(res, g.Order, st, InitialProvides(res, nil, nil), false, all)
+	if locked == nil {
+		return h.For(comp)
+	}
+	var outputs *params.OutputIndex
+	for _, name := range g.Order {
+		if name == comp {
+			break
+		}
+		c := res.Component(name)
+		if c == nil || len(TuningConditions(res.Stack, name)) == 0 {
+			continue
+		}
+		if outputs == nil {
+			outputs = NewOutputIndex(res, g, st)
+		}
+		var depends []string
+		for _, ref := range res.Stack.Components {
+			if ref.Name == name {
+				depends = ref.Depends
+				break
+			}
+		}
+		if why, pending := UnmetCondition(res.Stack, locked, outputs, c, depends); why != "" && pending == "" {
+			h.Provided(name, nil)
+		}
+	}
+	return h.For(comp)
 }
 
 // DeclaredProvides are the capabilities a stack declares itself (a base
