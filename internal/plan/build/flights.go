@@ -24,16 +24,30 @@ func (b *builder) preFlightPass() {
 	}
 }
 
-// tools are the tools the selected components' implementations need.
+// tools are the tools the implementations of the selected components and
+// of the orphans the run tears down need. A component the stack no longer
+// lists runs in the folder its record names.
 func (b *builder) tools() []string {
 	set := map[string]bool{}
-	for _, name := range b.selected {
-		ref := b.stackRef(name)
-		if ref == nil {
-			continue
+	need := func(name, verb string) {
+		dir := ""
+		if ref := b.stackRef(name); ref != nil {
+			dir = ref.Source.Dir
+		} else if b.in.Before != nil && b.in.Before.Components[name] != nil {
+			dir = b.recordedDir(b.in.Before.Components[name].Dir)
+		} else {
+			return
 		}
-		if r, ok := b.f.Implementations[ImplKey{b.f.Abs(ref.Source.Dir), b.verb}]; ok && r.Impl != nil && r.Impl.Kind == component.ImplMake {
+		if r, ok := b.f.Implementations[ImplKey{b.f.Abs(dir), verb}]; ok && r.Impl != nil && r.Impl.Kind == component.ImplMake {
 			set["make"] = true
+		}
+	}
+	for _, name := range b.selected {
+		need(name, b.verb)
+	}
+	if b.teardown != "" {
+		for _, name := range b.orphans {
+			need(name, plan.VerbUndeploy)
 		}
 	}
 	out := make([]string, 0, len(set))
