@@ -249,8 +249,11 @@ func RenderFiles(dir, genDir string, t *manifest.Templates, exp *params.Expanded
 // is left to the run (a checkout may bring it; manifests list a folder per
 // cloud). A curly template's text is parsed and its expressions compiled;
 // a Go template's text is parsed; a mustache template is rendered with
-// every name empty.
-func CheckTemplates(dir string, t *manifest.Templates) error {
+// every name empty. checkRef, when not nil, says what is wrong with a
+// ${…} reference of a curly template ("" when nothing is): a curly
+// template has no sections, so each of them is read on every render (a
+// mustache section or a Go template's if may never be).
+func CheckTemplates(dir string, t *manifest.Templates, checkRef func(params.Part) string) error {
 	if t == nil {
 		return nil
 	}
@@ -272,7 +275,7 @@ func CheckTemplates(dir string, t *manifest.Templates) error {
 			}
 			switch KindOf(f, target.Kind) {
 			case TemplateCurly:
-				errs = append(errs, checkCurly(f)...)
+				errs = append(errs, checkCurly(f, checkRef)...)
 			case TemplateGo:
 				errs = append(errs, checkGo(f)...)
 			case TemplateMustache:
@@ -287,7 +290,7 @@ func CheckTemplates(dir string, t *manifest.Templates) error {
 // render does first: a mistake of its text is found before anything runs,
 // at its line and column. A file that cannot be read is the render's to
 // report.
-func checkCurly(path string) []error {
+func checkCurly(path string, checkRef func(params.Part) string) []error {
 	data, err := readTemplate(path)
 	if err != nil {
 		return nil
@@ -303,6 +306,11 @@ func checkCurly(path string) []error {
 	}
 	var errs []error
 	for _, p := range t.Parts {
+		if p.Kind == params.Ref && checkRef != nil {
+			if msg := checkRef(p); msg != "" {
+				errs = append(errs, &TemplateError{Pos: posAt(path, src, p.Offset), Msg: msg})
+			}
+		}
 		if p.Kind != params.Expr {
 			continue
 		}

@@ -212,7 +212,7 @@ func TestRenderBcrypt(t *testing.T) {
 	// A plan checks the template's text: bcrypt is a known function.
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "c.yaml.gotemplate"), []byte("{{ .dex.pw | bcrypt }}"), 0o644)
-	if err := CheckTemplates(dir, &manifest.Templates{Files: []string{"*.gotemplate"}}); err != nil {
+	if err := CheckTemplates(dir, &manifest.Templates{Files: []string{"*.gotemplate"}}, nil); err != nil {
 		t.Errorf("check: %v", err)
 	}
 	saved := renderLimits

@@ -186,7 +186,9 @@ func (b *builder) checkTemplates(cp *compPlan) {
 	if fi, err := os.Stat(cp.info.Dir); err != nil || !fi.IsDir() {
 		return
 	}
-	if err := component.CheckTemplates(cp.info.Dir, t); err != nil {
+	known := b.knownNames(cp.c)
+	checkRef := func(r params.Part) string { return b.refProblem(r, "", cp.c.Meta.Kind, known) }
+	if err := component.CheckTemplates(cp.info.Dir, t, checkRef); err != nil {
 		for _, msg := range strings.Split(err.Error(), "\n") {
 			b.diags.Errorf(t.Pos, "templates", "component %s: %s", cp.info.Name, msg)
 		}
@@ -524,30 +526,41 @@ const (
 // says what it is when not).
 func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Template, stackLevel bool, kind string, leftOut int, known func(string) bool) {
 	for _, r := range tm.Refs() {
-		switch {
-		case r.Component == "" && !known(r.Name) && b.stackNames != nil && b.stackNames.OwnKindOnly(r.Name, kind):
-			b.diags.Errorf(pos, field, "unknown parameter %q in %q: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.Name, t, kind)
-		case r.Component == "" && !known(r.Name):
-			b.diags.Errorf(pos, field, "unknown parameter %q in %q", r.Name, t)
-		case r.Component != "" && !b.componentExists(r.Component):
-			msg := fmt.Sprintf("unknown output %s:%s in %q: there is no component %s", r.Component, r.Name, t, r.Component)
-			if s := b.suggestComponent(r.Component); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			}
+		if msg := b.refProblem(r, fmt.Sprintf(" in %q", t), kind, known); msg != "" {
 			b.diags.Errorf(pos, field, "%s", msg)
-		case r.Component != "" && kind != "" && b.kindOf(r.Component) == kind:
-			b.diags.Errorf(pos, field, "unknown output %s:%s in %q: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.Component, r.Name, t, kind)
-		default:
-			c := b.neverKnown(r, stackLevel)
-			switch {
-			case c == "" || b.undeploy:
-			case leftOut == leftOutRefused:
-				b.diags.Errorf(pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", t, c, c)
-			case leftOut == leftOutWarned:
-				b.diags.Warnf(pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed: the condition will fail (for the stack's, lifecycle.post_flight.skip_standard_steps: true leaves them out)", t, c)
-			}
+			continue
+		}
+		c := b.neverKnown(r, stackLevel)
+		switch {
+		case c == "" || b.undeploy:
+		case leftOut == leftOutRefused:
+			b.diags.Errorf(pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", t, c, c)
+		case leftOut == leftOutWarned:
+			b.diags.Warnf(pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed: the condition will fail (for the stack's, lifecycle.post_flight.skip_standard_steps: true leaves them out)", t, c)
 		}
 	}
+}
+
+// refProblem says why a reference of a component of kind (known: the
+// names it sees) can never resolve, "" when it can: a name nothing defines,
+// a component the stack does not have, an output of its own kind. where
+// says where the reference is (` in "text"`), after the name.
+func (b *builder) refProblem(r params.Part, where, kind string, known func(string) bool) string {
+	switch {
+	case r.Component == "" && !known(r.Name) && b.stackNames != nil && b.stackNames.OwnKindOnly(r.Name, kind):
+		return fmt.Sprintf("unknown parameter %q%s: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.Name, where, kind)
+	case r.Component == "" && !known(r.Name):
+		return fmt.Sprintf("unknown parameter %q%s", r.Name, where)
+	case r.Component != "" && !b.componentExists(r.Component):
+		msg := fmt.Sprintf("unknown output %s:%s%s: there is no component %s", r.Component, r.Name, where, r.Component)
+		if s := b.suggestComponent(r.Component); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return msg
+	case r.Component != "" && kind != "" && b.kindOf(r.Component) == kind:
+		return fmt.Sprintf("unknown output %s:%s%s: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.Component, r.Name, where, kind)
+	}
+	return ""
 }
 
 // componentExists reports whether ${name:output} can name a component: one
