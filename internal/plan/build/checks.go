@@ -418,6 +418,23 @@ func (n *Names) OwnKindOnly(name, kind string) bool {
 	return kind != "" && len(n.outputs[name]) > 0 && !n.output(name, kind)
 }
 
+// Suggest is the name of the stack a mistaken name of a component of kind
+// may mean ("" for none): a parameter of the stack, or an output that
+// component sees.
+func (n *Names) Suggest(name, kind string) string {
+	candidates := make([]string, 0, len(n.fixed)+len(n.outputs))
+	for c := range n.fixed {
+		candidates = append(candidates, c)
+	}
+	for o := range n.outputs {
+		if n.output(o, kind) {
+			candidates = append(candidates, o)
+		}
+	}
+	slices.Sort(candidates) // the same suggestion among equally near ones
+	return manifest.Suggest(name, candidates)
+}
+
 // KnownNames tells whether a ${name} in component c's inputs can resolve:
 // one of the stack's names (StackNames) c sees, or a parameter of c. A nil
 // c is the stack's own text (its post-flight steps), which sees every
@@ -550,7 +567,13 @@ func (b *builder) refProblem(r params.Part, where, kind string, known func(strin
 	case r.Component == "" && !known(r.Name) && b.stackNames != nil && b.stackNames.OwnKindOnly(r.Name, kind):
 		return fmt.Sprintf("unknown parameter %q%s: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.Name, where, kind)
 	case r.Component == "" && !known(r.Name):
-		return fmt.Sprintf("unknown parameter %q%s", r.Name, where)
+		msg := fmt.Sprintf("unknown parameter %q%s", r.Name, where)
+		if b.stackNames != nil {
+			if s := b.stackNames.Suggest(r.Name, kind); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+		}
+		return msg
 	case r.Component != "" && !b.componentExists(r.Component):
 		msg := fmt.Sprintf("unknown output %s:%s%s: there is no component %s", r.Component, r.Name, where, r.Component)
 		if s := b.suggestComponent(r.Component); s != "" {
