@@ -784,7 +784,11 @@ func (b *builder) predictAction(cp *compPlan) (string, string) {
 		return plan.VerbDeploy, ""
 	}
 	info.Change = &plan.Change{Status: plan.ChangeNew}
-	if rec != nil && rec.Status != "" && rec.Status != state.StatusUndeployed {
+	switch {
+	case rec != nil && rec.Status == state.StatusUndeployed:
+		// Deployed once: "new" would say it never was.
+		return plan.VerbDeploy, "not deployed: undeployed by its last run"
+	case rec != nil && rec.Status != "":
 		return plan.VerbDeploy, "not deployed: its last run left it " + rec.Status
 	}
 	return plan.VerbDeploy, plan.ChangeNew
