@@ -82,13 +82,22 @@ func (b *builder) skippedByDesign(cp *compPlan) string {
 	return cp.skipWhy
 }
 
+// tuning is the stack's TuningIndex, made once. Not safe for concurrent
+// use: evaluate asks for it first.
+func (b *builder) tuning() Tuning {
+	if !b.tuningMade {
+		b.tuningIdx, b.tuningMade = TuningIndex(b.res.Stack), true
+	}
+	return b.tuningIdx
+}
+
 // skipReason is skippedByDesign worked out.
 func (b *builder) skipReason(cp *compPlan) string {
 	if cp.c == nil || b.verb != plan.VerbDeploy || cp.info.ReadOnly || cp.info.Orphan {
 		return ""
 	}
 	name := cp.info.Name
-	if b.in.Locked != nil && len(TuningConditions(b.res.Stack, name)) > 0 {
+	if conds := b.tuning()[name]; b.in.Locked != nil && len(conds) > 0 {
 		// A condition that is a link reads outputs of components it comes
 		// after (graph.go): those the run leaves out keep the state's
 		// outputs (plannedOutputs); one the run deploys, settled or not —
@@ -96,7 +105,7 @@ func (b *builder) skipReason(cp *compPlan) string {
 		// run's to tell (pending), unless the run leaves it out and it
 		// never deployed: then the value is never known, and the run
 		// skips.
-		why, pending := UnmetCondition(b.res.Stack, b.in.Locked, b.plannedOutputs(), cp.c, cp.info.Depends)
+		why, pending := UnmetCondition(conds, b.in.Locked, b.plannedOutputs(), cp.c, cp.info.Depends)
 		if why != "" && (pending == "" || b.outsideRun(pending)) {
 			return why
 		}
@@ -120,13 +129,13 @@ func (b *builder) skipReason(cp *compPlan) string {
 
 // UnmetCondition says why a tuning condition of component c keeps it from
 // running (seed 000: its parameter is not set to a true value), "" when
-// every condition holds. A link parameter is read as the component reads
+// every condition holds (conds: its TuningIndex entry). A link parameter is read as the component reads
 // it, with the outputs known (outputs): pending names the component of one
 // whose output is not known yet, which holds as (unknown), not true, at
 // run time, and which a plan may not be able to tell.
-func UnmetCondition(s *manifest.Stack, locked *params.Locked, outputs *params.OutputIndex, c *manifest.Component, depends []string) (why, pending string) {
+func UnmetCondition(conds []string, locked *params.Locked, outputs *params.OutputIndex, c *manifest.Component, depends []string) (why, pending string) {
 	var exp *params.Expanded
-	for _, cond := range TuningConditions(s, c.Meta.Name) {
+	for _, cond := range conds {
 		v := locked.Get(cond)
 		if v == nil {
 			return fmt.Sprintf("%s is not set to a true value", cond), ""
@@ -154,24 +163,32 @@ func UnmetCondition(s *manifest.Stack, locked *params.Locked, outputs *params.Ou
 	return "", ""
 }
 
-// TuningConditions returns the parameters that gate comp: entries
+// Tuning are the tuning conditions of a stack's components (TuningIndex).
+type Tuning map[string][]string
+
+// TuningIndex returns the parameters that gate each component: entries
 // "parameter:comp" of lifecycle.requires.optional whose left side is a
-// stack parameter rather than a capability.
-func TuningConditions(s *manifest.Stack, comp string) []string {
-	var out []string
-	for _, e := range s.Lifecycle.Requires.Optional {
-		r, c, qualified := strings.Cut(e, ":")
-		if !qualified || c != comp || r == "" {
-			continue
-		}
-		for _, p := range s.Parameters {
-			if p.Name == r && p.Component == "" {
-				out = append(out, r)
-				break
-			}
+// stack parameter rather than a capability, in their order. Made once per
+// plan or run: a scan of the list for each component made stacks whose
+// every component has one quadratic.
+func TuningIndex(s *manifest.Stack) Tuning {
+	if len(s.Lifecycle.Requires.Optional) == 0 {
+		return nil
+	}
+	stackParams := make(map[string]bool, len(s.Parameters))
+	for _, p := range s.Parameters {
+		if p.Component == "" {
+			stackParams[p.Name] = true
 		}
 	}
-	return out
+	t := Tuning{}
+	for _, e := range s.Lifecycle.Requires.Optional {
+		r, c, qualified := strings.Cut(e, ":")
+		if qualified && r != "" && stackParams[r] {
+			t[c] = append(t[c], r)
+		}
+	}
+	return t
 }
 
 // checkTemplates reports, before anything runs, templates the deploy could
@@ -186,8 +203,23 @@ func (b *builder) checkTemplates(cp *compPlan) {
 	if fi, err := os.Stat(cp.info.Dir); err != nil || !fi.IsDir() {
 		return
 	}
-	known := b.knownNames(cp.c)
-	checkRef := func(r params.Part) string { return b.refProblem(r, "", cp.c.Meta.Kind, known) }
+	// The names of a component the run skips by design are not read: its
+	// templates are not rendered (a parameter its condition brings may be
+	// what they read).
+	var checkRef func(params.Part) string
+	if b.skippedByDesign(cp) == "" {
+		known := b.knownNames(cp.c)
+		checkRef = func(r params.Part) string {
+			if msg := b.refProblem(r, "", cp.c.Meta.Kind, known); msg != "" {
+				return msg
+			}
+			// As an output value's (checkOutputValues): a render reads it.
+			if c := b.neverKnown(r, false); c != "" && r.Component != "" {
+				return fmt.Sprintf("${%s:%s} reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", r.Component, r.Name, c, c)
+			}
+			return ""
+		}
+	}
 	if err := component.CheckTemplates(cp.info.Dir, t, checkRef); err != nil {
 		for _, msg := range strings.Split(err.Error(), "\n") {
 			b.diags.Errorf(t.Pos, "templates", "component %s: %s", cp.info.Name, msg)
@@ -360,16 +392,29 @@ func (b *builder) knownNames(c *manifest.Component) func(string) bool {
 	if b.stackNames == nil {
 		b.stackNames = StackNames(b.res)
 	}
-	return KnownNames(b.stackNames, c)
+	var depends []string
+	if c != nil {
+		if ref := b.stackRef(c.Meta.Name); ref != nil {
+			depends = ref.Depends
+		}
+	}
+	return KnownNames(b.stackNames, c, depends)
 }
 
 // Names are the names a component of a stack can refer to without naming
 // a component (StackNames).
 type Names struct {
 	fixed map[string]bool // the stack's parameters and the implicit ones
-	// outputs are the kinds (meta.kind) of the components declaring each
-	// plain output name.
-	outputs map[string][]string
+	// outputs are, by plain output name, the kind (meta.kind) of the
+	// components declaring it: one kind, or more (the first and a mark;
+	// any component sees one of them then).
+	outputs map[string]declaredBy
+}
+
+// declaredBy are the kinds of the components declaring an output.
+type declaredBy struct {
+	kind  string // the first one's
+	kinds bool   // components of more than one kind declare it
 }
 
 // StackNames are the names every component of a stack can refer to
@@ -379,7 +424,7 @@ type Names struct {
 // components of another kind (KnownNames).
 func StackNames(res *elaborate.Result) *Names {
 	n := &Names{fixed: map[string]bool{"hub.deploymentId": true, "hub.stackName": true, "hub.componentName": true, "hub.provides": true},
-		outputs: map[string][]string{}}
+		outputs: map[string]declaredBy{}}
 	for _, p := range res.Stack.Parameters {
 		n.fixed[p.Name] = true
 		n.fixed[p.QName()] = true
@@ -389,8 +434,12 @@ func StackNames(res *elaborate.Result) *Names {
 			continue
 		}
 		for _, o := range other.Outputs {
-			if !slices.Contains(n.outputs[o.Name], other.Meta.Kind) {
-				n.outputs[o.Name] = append(n.outputs[o.Name], other.Meta.Kind)
+			d, ok := n.outputs[o.Name]
+			switch {
+			case !ok:
+				n.outputs[o.Name] = declaredBy{kind: other.Meta.Kind}
+			case d.kind != other.Meta.Kind && !d.kinds:
+				n.outputs[o.Name] = declaredBy{kind: d.kind, kinds: true}
 			}
 		}
 	}
@@ -403,19 +452,16 @@ func StackNames(res *elaborate.Result) *Names {
 // plain name, nor those of the components of its kind; kind "" (a
 // stack-level text) sees them all.
 func (n *Names) output(name, kind string) bool {
-	for _, k := range n.outputs[name] {
-		if kind == "" || k != kind {
-			return true
-		}
-	}
-	return false
+	d, ok := n.outputs[name]
+	return ok && (kind == "" || d.kinds || d.kind != kind)
 }
 
 // OwnKindOnly tells whether name is an output that only components of kind
 // declare: what a component of that kind reading it by plain name never
 // sees.
 func (n *Names) OwnKindOnly(name, kind string) bool {
-	return kind != "" && len(n.outputs[name]) > 0 && !n.output(name, kind)
+	_, declared := n.outputs[name]
+	return kind != "" && declared && !n.output(name, kind)
 }
 
 // Suggest is the name of the stack a mistaken name of a component of kind
@@ -438,8 +484,14 @@ func (n *Names) Suggest(name, kind string) string {
 // KnownNames tells whether a ${name} in component c's inputs can resolve:
 // one of the stack's names (StackNames) c sees, or a parameter of c. A nil
 // c is the stack's own text (its post-flight steps), which sees every
-// output.
-func KnownNames(names *Names, c *manifest.Component) func(string) bool {
+// output. A component with depends sees every plain name: the run looks
+// a plain name up first among what each of its depends printed, outputs
+// they do not declare included (a plugin's, a raw Outputs: line), which
+// no manifest tells before they run.
+func KnownNames(names *Names, c *manifest.Component, depends []string) func(string) bool {
+	if len(depends) > 0 {
+		return func(string) bool { return true }
+	}
 	var own map[string]bool
 	kind := ""
 	if c != nil {

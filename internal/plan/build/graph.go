@@ -461,6 +461,7 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 			}
 		}
 	}
+	tuning := TuningIndex(s)
 	links := map[string]*manifest.Parameter{}
 	for i := range s.Parameters {
 		p := &s.Parameters[i]
@@ -519,7 +520,7 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		// outputs) are its own.
 		// A tuning condition that is a link reads what the link reads,
 		// when the component begins (UnmetCondition).
-		for _, cond := range TuningConditions(s, name) {
+		for _, cond := range tuning[name] {
 			if lp, ok := links[cond]; ok && !seenLinks[cond] {
 				seenLinks[cond] = true
 				for _, r := range refsOf(string(lp.Value)) {

@@ -19,13 +19,15 @@ func TestKnownNames(t *testing.T) {
 		}
 		return c
 	}
-	app := comp("app", "app", "host", "shared")
+	app := comp("app", "app", "host", "shared", "multi")
 	app.Parameters = []manifest.Parameter{{Name: "port"}}
 	app2 := comp("app2", "app", "only_apps")
 	db := comp("db", "db", "shared", "dsn")
+	other := comp("other", "other", "multi")
+	third := comp("third", "third", "multi")
 	res := &elaborate.Result{
 		Stack:      &manifest.Stack{Parameters: []manifest.Parameter{{Name: "region"}, {Name: "size", Component: "db"}}},
-		Components: []*manifest.Component{app, app2, db, nil},
+		Components: []*manifest.Component{app, app2, db, nil, other, third},
 	}
 	names := StackNames(res)
 	for _, tc := range []struct {
@@ -52,11 +54,16 @@ func TestKnownNames(t *testing.T) {
 		if tc.c != nil {
 			who, kind = tc.c.Meta.Name, tc.c.Meta.Kind
 		}
-		if got := KnownNames(names, tc.c)(tc.name); got != tc.known {
+		if got := KnownNames(names, tc.c, nil)(tc.name); got != tc.known {
 			t.Errorf("%s knows %q = %v, want %v", who, tc.name, got, tc.known)
 		}
 		if got := names.OwnKindOnly(tc.name, kind); got != tc.ownKinds {
 			t.Errorf("OwnKindOnly(%q, %q) = %v, want %v", tc.name, kind, got, tc.ownKinds)
 		}
+	}
+	// A component with depends sees any plain name: what its depends
+	// print, declared or not, is looked up first.
+	if !KnownNames(names, app, []string{"db"})("printed_only") {
+		t.Error("a component with depends refuses a name its depends may print")
 	}
 }

@@ -34,35 +34,33 @@ func NewOutputIndex(res *elaborate.Result, g *Graph, st *state.State) *params.Ou
 // StaticProvides is hub.provides of comp in a deploy of the whole stack
 // (HubProvides), without the environment's capabilities, which only a run
 // looks for: what gantry params and invoke show. A component before it
-// whose tuning condition is surely not true (in locked, with the outputs
-// the state records) provides nothing, as the run skips it; one skipped for
-// an optional requirement is not known here (the environment may meet it).
+// whose tuning condition is surely not true in locked provides nothing,
+// as the run skips it. As in the plan of a whole deploy, a condition that
+// is a link to an output is the run's to tell (every component runs,
+// so no output is known before), and counts as met; one skipped for an
+// optional requirement is not known here either (the environment may
+// meet it).
 func StaticProvides(res *elaborate.Result, g *Graph, st *state.State, locked *params.Locked, comp string) string {
 	all := func(string) bool { return true }
 	h := NewHubProvides(res, g.Order, st, InitialProvides(res, nil, nil), false, all)
-	if locked == nil {
+	tuning := TuningIndex(res.Stack)
+	if locked == nil || len(tuning) == 0 {
 		return h.For(comp)
 	}
-	var outputs *params.OutputIndex
+	depends := make(map[string][]string, len(res.Stack.Components))
+	for _, ref := range res.Stack.Components {
+		depends[ref.Name] = ref.Depends
+	}
+	outputs := NewOutputIndex(res, g, nil) // nothing known yet: a whole deploy
 	for _, name := range g.Order {
 		if name == comp {
 			break
 		}
 		c := res.Component(name)
-		if c == nil || len(TuningConditions(res.Stack, name)) == 0 {
+		if c == nil || len(tuning[name]) == 0 {
 			continue
 		}
-		if outputs == nil {
-			outputs = NewOutputIndex(res, g, st)
-		}
-		var depends []string
-		for _, ref := range res.Stack.Components {
-			if ref.Name == name {
-				depends = ref.Depends
-				break
-			}
-		}
-		if why, pending := UnmetCondition(res.Stack, locked, outputs, c, depends); why != "" && pending == "" {
+		if why, pending := UnmetCondition(tuning[name], locked, outputs, c, depends[name]); why != "" && pending == "" {
 			h.Provided(name, nil)
 		}
 	}

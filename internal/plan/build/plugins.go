@@ -111,8 +111,11 @@ func (b *builder) checkArgumentRefs(cp *compPlan, specs []*plugin.Spec) {
 				return
 			}
 			for _, r := range t.Refs() {
-				if r.Component == "" && !known(r.Name) {
-					b.diags.Errorf(at, "", "component %s: plugin argument %q: unknown parameter %q", name, x, r.Name)
+				if r.Component != "" {
+					continue
+				}
+				if msg := b.refProblem(r, "", cp.c.Meta.Kind, known); msg != "" {
+					b.diags.Errorf(at, "", "component %s: plugin argument %q: %s", name, x, msg)
 				}
 			}
 		case map[string]any:

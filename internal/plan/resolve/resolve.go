@@ -310,7 +310,14 @@ func (r *resolver) known(c *manifest.Component) func(string) bool {
 	if r.stackNames == nil {
 		r.stackNames = build.StackNames(r.res)
 	}
-	return build.KnownNames(r.stackNames, c)
+	var depends []string
+	for i := range r.res.Stack.Components {
+		if r.res.Stack.Components[i].Name == c.Meta.Name {
+			depends = r.res.Stack.Components[i].Depends
+			break
+		}
+	}
+	return build.KnownNames(r.stackNames, c, depends)
 }
 
 func (r *resolver) implementation(dir, verb string) build.Implementation {

@@ -142,7 +142,7 @@ func (rt *Runtime) checkRequirements(name string, c *manifest.Component) (plan.R
 	if info := rt.Plan.Components[name]; info != nil {
 		dropped, depends = info.DroppedRequires, info.Depends
 	}
-	if why, _ := build.UnmetCondition(rt.Res.Stack, rt.Locked, rt.Outputs, c, depends); why != "" {
+	if why, _ := build.UnmetCondition(rt.tuning()[name], rt.Locked, rt.Outputs, c, depends); why != "" {
 		return plan.Skip(plan.CauseByDesign, why), true
 	}
 	for _, req := range c.Requires {

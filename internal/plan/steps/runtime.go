@@ -78,10 +78,19 @@ type Runtime struct {
 	hubOnce sync.Once
 	hub     *build.HubProvides
 
+	tuningOnce sync.Once
+	tuningIdx  build.Tuning
+
 	// planned are the plan's staged deploy stages by component and
 	// instance key (plannedDeploys), gathered once.
 	plannedOnce sync.Once
 	planned     map[string]map[string][]plugin.Stage
+}
+
+// tuning is the stack's tuning conditions by component, indexed once.
+func (rt *Runtime) tuning() build.Tuning {
+	rt.tuningOnce.Do(func() { rt.tuningIdx = build.TuningIndex(rt.Res.Stack) })
+	return rt.tuningIdx
 }
 
 // baseEnv is the environment every process of the run starts from
