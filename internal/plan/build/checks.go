@@ -209,6 +209,15 @@ func (b *builder) checkTemplates(cp *compPlan) {
 	var checkRef func(params.Part) string
 	if b.skippedByDesign(cp) == "" {
 		known := b.knownNames(cp.c)
+		if len(cp.info.Depends) > 0 {
+			// The run looks a plain name up first among what each of its
+			// depends printed, outputs they do not declare included (a
+			// plugin's, a raw Outputs: line), which no manifest tells
+			// before they run; templates rendered such names before the
+			// plan checked them. (A parameter or a step must name a
+			// declared one.)
+			known = func(string) bool { return true }
+		}
 		checkRef = func(r params.Part) string {
 			if msg := b.refProblem(r, "", cp.c.Meta.Kind, known); msg != "" {
 				return msg
@@ -392,13 +401,7 @@ func (b *builder) knownNames(c *manifest.Component) func(string) bool {
 	if b.stackNames == nil {
 		b.stackNames = StackNames(b.res)
 	}
-	var depends []string
-	if c != nil {
-		if ref := b.stackRef(c.Meta.Name); ref != nil {
-			depends = ref.Depends
-		}
-	}
-	return KnownNames(b.stackNames, c, depends)
+	return KnownNames(b.stackNames, c)
 }
 
 // Names are the names a component of a stack can refer to without naming
@@ -484,14 +487,8 @@ func (n *Names) Suggest(name, kind string) string {
 // KnownNames tells whether a ${name} in component c's inputs can resolve:
 // one of the stack's names (StackNames) c sees, or a parameter of c. A nil
 // c is the stack's own text (its post-flight steps), which sees every
-// output. A component with depends sees every plain name: the run looks
-// a plain name up first among what each of its depends printed, outputs
-// they do not declare included (a plugin's, a raw Outputs: line), which
-// no manifest tells before they run.
-func KnownNames(names *Names, c *manifest.Component, depends []string) func(string) bool {
-	if len(depends) > 0 {
-		return func(string) bool { return true }
-	}
+// output.
+func KnownNames(names *Names, c *manifest.Component) func(string) bool {
 	var own map[string]bool
 	kind := ""
 	if c != nil {

@@ -310,14 +310,7 @@ func (r *resolver) known(c *manifest.Component) func(string) bool {
 	if r.stackNames == nil {
 		r.stackNames = build.StackNames(r.res)
 	}
-	var depends []string
-	for i := range r.res.Stack.Components {
-		if r.res.Stack.Components[i].Name == c.Meta.Name {
-			depends = r.res.Stack.Components[i].Depends
-			break
-		}
-	}
-	return build.KnownNames(r.stackNames, c, depends)
+	return build.KnownNames(r.stackNames, c)
 }
 
 func (r *resolver) implementation(dir, verb string) build.Implementation {
