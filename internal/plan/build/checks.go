@@ -82,8 +82,24 @@ func (b *builder) skippedByDesign(cp *compPlan) string {
 	return cp.skipWhy
 }
 
+// maySkipByDesign tells whether the run may skip the component by design:
+// the plan knows it will (skippedByDesign), or a tuning condition's value
+// is the run's to tell (a link to an output not known yet).
+func (b *builder) maySkipByDesign(cp *compPlan) bool {
+	if b.skippedByDesign(cp) != "" {
+		return true
+	}
+	conds := b.tuning()[cp.info.Name]
+	if len(conds) == 0 || b.in.Locked == nil || cp.c == nil {
+		return false
+	}
+	why, _ := UnmetCondition(conds, b.in.Locked, b.plannedOutputs(), cp.c, cp.info.Depends)
+	return why != ""
+}
+
 // tuning is the stack's TuningIndex, made once. Not safe for concurrent
-// use: evaluate asks for it first.
+// use: the passes that ask (skipReason, checkTemplates) run on one
+// goroutine.
 func (b *builder) tuning() Tuning {
 	if !b.tuningMade {
 		b.tuningIdx, b.tuningMade = TuningIndex(b.res.Stack), true
@@ -135,6 +151,10 @@ func (b *builder) skipReason(cp *compPlan) string {
 // run time, and which a plan may not be able to tell.
 func UnmetCondition(conds []string, locked *params.Locked, outputs *params.OutputIndex, c *manifest.Component, depends []string) (why, pending string) {
 	var exp *params.Expanded
+	// A condition surely not true is the answer whatever the others are:
+	// one whose value is not known yet (pending) is said only when no
+	// other is surely false.
+	var pendingWhy string
 	for _, cond := range conds {
 		v := locked.Get(cond)
 		if v == nil {
@@ -150,7 +170,11 @@ func UnmetCondition(conds []string, locked *params.Locked, outputs *params.Outpu
 			value, _, err = exp.StackValue(cond)
 			var pe *params.PendingError
 			if errors.As(err, &pe) {
-				return fmt.Sprintf("%s has no value: it reads an output of %s, which has not been deployed", cond, pe.Component), pe.Component
+				if pending == "" {
+					pendingWhy = fmt.Sprintf("%s has no value: it reads an output of %s, which has not been deployed", cond, pe.Component)
+					pending = pe.Component
+				}
+				continue
 			}
 			if err != nil {
 				return fmt.Sprintf("%s is not set to a true value: %v", cond, err), ""
@@ -160,7 +184,7 @@ func UnmetCondition(conds []string, locked *params.Locked, outputs *params.Outpu
 			return fmt.Sprintf("%s is not set to a true value", cond), ""
 		}
 	}
-	return "", ""
+	return pendingWhy, pending
 }
 
 // Tuning are the tuning conditions of a stack's components (TuningIndex).
@@ -207,7 +231,7 @@ func (b *builder) checkTemplates(cp *compPlan) {
 	// templates are not rendered (a parameter its condition brings may be
 	// what they read).
 	var checkRef func(params.Part) string
-	if b.skippedByDesign(cp) == "" {
+	if !b.maySkipByDesign(cp) {
 		known := b.knownNames(cp.c)
 		if len(cp.info.Depends) > 0 {
 			// The run looks a plain name up first among what each of its

@@ -71,7 +71,6 @@ func (b *builder) locateAll(names []string) []*compPlan {
 		return out
 	}
 	b.stackRef("") // its index is made once, before the workers read it
-	b.tuning()
 	forEachIndex(len(names), func(i int) bool {
 		out[i] = b.locate(names[i], b.verb, false)
 		return true

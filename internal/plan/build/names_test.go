@@ -40,6 +40,8 @@ func TestKnownNames(t *testing.T) {
 		{app, "only_apps", false, true}, // another instance of its kind's
 		{app, "shared", true, false},    // db declares it too
 		{app, "dsn", true, false},       // db's
+		{app, "multi", true, false},     // other's and third's too
+		{other, "multi", true, false},   // app's and third's
 		{app, "port", true, false},      // its own parameter
 		{app, "region", true, false},    // the stack's
 		{app, "size|db", true, false},   // qualified stack parameter

@@ -36,8 +36,8 @@ func NewOutputIndex(res *elaborate.Result, g *Graph, st *state.State) *params.Ou
 // looks for: what gantry params and invoke show. A component before it
 // whose tuning condition is surely not true in locked provides nothing,
 // as the run skips it. As in the plan of a whole deploy, a condition that
-// is a link to an output is the run's to tell (every component runs,
-// so no output is known before), and counts as met; one skipped for an
+// is a link to an output of the stack is the run's to tell (every
+// component runs, so none of theirs is known before), and counts as met; one skipped for an
 // optional requirement is not known here either (the environment may
 // meet it).
 func StaticProvides(res *elaborate.Result, g *Graph, st *state.State, locked *params.Locked, comp string) string {
@@ -51,7 +51,20 @@ func StaticProvides(res *elaborate.Result, g *Graph, st *state.State, locked *pa
 	for _, ref := range res.Stack.Components {
 		depends[ref.Name] = ref.Depends
 	}
-	outputs := NewOutputIndex(res, g, nil) // nothing known yet: a whole deploy
+	// A whole deploy runs every component of the stack first: only the
+	// outputs of those it no longer lists are known (plannedOutputs).
+	var gone *state.State
+	if st != nil {
+		cp := *st
+		cp.Components = map[string]*state.Component{}
+		for name, c := range st.Components {
+			if res.Component(name) == nil {
+				cp.Components[name] = c
+			}
+		}
+		gone = &cp
+	}
+	outputs := NewOutputIndex(res, g, gone)
 	for _, name := range g.Order {
 		if name == comp {
 			break
