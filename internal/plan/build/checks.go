@@ -143,12 +143,13 @@ func (b *builder) skipReason(cp *compPlan) string {
 	return ""
 }
 
-// UnmetCondition says why a tuning condition of component c keeps it from
-// running (seed 000: its parameter is not set to a true value), "" when
-// every condition holds (conds: its TuningIndex entry). A link parameter is read as the component reads
-// it, with the outputs known (outputs): pending names the component of one
-// whose output is not known yet, which holds as (unknown), not true, at
-// run time, and which a plan may not be able to tell.
+// UnmetCondition says why a tuning condition of component c (conds: its
+// TuningIndex entry) keeps it from running (seed 000: its parameter is not
+// set to a true value), "" when every condition holds. A link parameter is
+// read as the component reads it, with the outputs known (outputs):
+// pending names the component of one whose output is not known yet, which
+// holds as (unknown), not true, at run time, and which a plan may not be
+// able to tell — said only when no other condition is surely false.
 func UnmetCondition(conds []string, locked *params.Locked, outputs *params.OutputIndex, c *manifest.Component, depends []string) (why, pending string) {
 	var exp *params.Expanded
 	// A condition surely not true is the answer whatever the others are:
@@ -227,9 +228,9 @@ func (b *builder) checkTemplates(cp *compPlan) {
 	if fi, err := os.Stat(cp.info.Dir); err != nil || !fi.IsDir() {
 		return
 	}
-	// The names of a component the run skips by design are not read: its
-	// templates are not rendered (a parameter its condition brings may be
-	// what they read).
+	// The names of a component the run skips, or may skip, by design are
+	// not read then: its templates are not rendered (a parameter its
+	// condition brings may be what they read).
 	var checkRef func(params.Part) string
 	if !b.maySkipByDesign(cp) {
 		known := b.knownNames(cp.c)
