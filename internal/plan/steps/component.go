@@ -135,45 +135,6 @@ func (rt *Runtime) unchanged(s plan.Unchanged) plan.Result {
 	return plan.Result{Status: plan.Skipped, Cause: plan.CauseUnchanged, Reason: ReasonUnchanged}
 }
 
-// designSkip tells whether the stack means component c to be skipped, as
-// its begin would decide with what the run knows now (checkRequirements):
-// a tuning condition that is not true, or an optional requirement nothing
-// provides. A component the run did not include is judged with its stack
-// entry's depends and no dropped cloud.
-func (rt *Runtime) designSkip(name string, c *manifest.Component) bool {
-	var dropped, depends []string
-	if info := rt.Plan.Components[name]; info != nil {
-		dropped, depends = info.DroppedRequires, info.Depends
-	} else {
-		for i := range rt.Res.Stack.Components {
-			if rt.Res.Stack.Components[i].Name == name {
-				depends = rt.Res.Stack.Components[i].Depends
-				break
-			}
-		}
-	}
-	if conds := rt.tuning()[name]; len(conds) > 0 {
-		if rt.Locked == nil {
-			return true // no parameters to judge by: the record's word
-		}
-		if why, _ := build.UnmetCondition(conds, rt.Locked, rt.Outputs, c, depends); why != "" {
-			return true
-		}
-	}
-	for _, req := range c.Requires {
-		if rt.Provides == nil {
-			return true // nothing to judge by: the record's word
-		}
-		if known, _ := rt.Provides.Has(req); known || slices.Contains(dropped, req) {
-			continue
-		}
-		if build.IsOptionalRequirement(rt.Res.Stack, req, name) {
-			return true
-		}
-	}
-	return false
-}
-
 // checkRequirements applies seed 000's requirement rules at run time, when
 // the capabilities provided so far (dynamic ones included) are known.
 func (rt *Runtime) checkRequirements(name string, c *manifest.Component) (plan.Result, bool) {

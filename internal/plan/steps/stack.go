@@ -106,11 +106,9 @@ func (rt *Runtime) finalize(env plan.Env, n *plan.Node) plan.Result {
 }
 
 // mandatoryDown names a mandatory component of the stack that the state
-// does not record deployed, "" when there is none. One recorded skipped is
-// not missing when the stack means it to be skipped (a tuning condition
-// not true, an optional requirement nothing provides: designSkip); one
-// skipped because a component it waits for failed, in this run or an
-// earlier one, is. Orphans do not count; a partial stack cannot tell.
+// does not record deployed (or skipped by its last run: a component its
+// conditions leave out is not missing), "" when there is none. Orphans do
+// not count; a partial stack cannot tell.
 func (rt *Runtime) mandatoryDown(s *state.State) string {
 	if rt.Res.Partial {
 		return ""
@@ -120,11 +118,7 @@ func (rt *Runtime) mandatoryDown(s *state.State) string {
 		if !build.IsMandatory(rt.Res.Stack, name) {
 			continue
 		}
-		rec := s.Components[name]
-		switch {
-		case rec != nil && rec.Status == state.StatusDeployed:
-		case rec != nil && rec.Status == state.StatusSkipped && rt.designSkip(name, c):
-		default:
+		if rec := s.Components[name]; rec == nil || rec.Status != state.StatusDeployed && rec.Status != state.StatusSkipped {
 			return name
 		}
 	}

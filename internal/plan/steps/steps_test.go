@@ -353,31 +353,23 @@ func TestPlannedDeploys(t *testing.T) {
 // TestFinalizeStackStatus: the stack's status after a run is its
 // components'; after a deploy, a component of the plan with no record at
 // all (its steps failed before they could record it, on a worker that
-// could not reach the state) keeps the stack from reading deployed. A
-// mandatory component recorded skipped counts only when the stack means
-// it to be skipped (here: an optional requirement nothing provides).
+// could not reach the state) keeps the stack from reading deployed.
 func TestFinalizeStackStatus(t *testing.T) {
 	tests := []struct {
-		name     string
-		verb     string
-		records  map[string]string // "app" is the plan's component
-		optional bool              // app requires vault, an optional requirement
-		want     string
+		name    string
+		verb    string
+		records map[string]string // "app" is the plan's component
+		want    string
 	}{
-		{"all deployed", plan.VerbDeploy, map[string]string{"app": state.StatusDeployed}, false, state.StatusDeployed},
-		{"one failed", plan.VerbDeploy, map[string]string{"app": state.StatusFailed}, false, state.StatusFailed},
-		{"the plan's component missing", plan.VerbDeploy, map[string]string{"other": state.StatusDeployed}, false, state.StatusIncomplete},
-		{"an undeploy with nothing recorded: some deployed, not the stack's app", plan.VerbUndeploy, map[string]string{"other": state.StatusDeployed}, false, state.StatusIncomplete},
-		{"the stack's app skipped by design", plan.VerbDeploy, map[string]string{"app": state.StatusSkipped, "other": state.StatusDeployed}, true, state.StatusDeployed},
-		{"the stack's app skipped as what it waits for failed", plan.VerbDeploy, map[string]string{"app": state.StatusSkipped, "other": state.StatusDeployed}, false, state.StatusIncomplete},
+		{"all deployed", plan.VerbDeploy, map[string]string{"app": state.StatusDeployed}, state.StatusDeployed},
+		{"one failed", plan.VerbDeploy, map[string]string{"app": state.StatusFailed}, state.StatusFailed},
+		{"the plan's component missing", plan.VerbDeploy, map[string]string{"other": state.StatusDeployed}, state.StatusIncomplete},
+		{"an undeploy with nothing recorded: some deployed, not the stack's app", plan.VerbUndeploy, map[string]string{"other": state.StatusDeployed}, state.StatusIncomplete},
+		{"the stack's app skipped by its last run", plan.VerbDeploy, map[string]string{"app": state.StatusSkipped, "other": state.StatusDeployed}, state.StatusDeployed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := testRuntime(t, t.TempDir(), &plan.Component{Name: "app", Verb: tt.verb})
-			if tt.optional {
-				rt.Res.Components[0].Requires = []string{"vault"}
-				rt.Res.Stack.Lifecycle.Requires.Optional = []string{"vault"}
-			}
 			for name, status := range tt.records {
 				rt.Recorder.UpdateComponent(name, func(c *state.Component) { c.Status = status })
 			}
