@@ -37,9 +37,9 @@ func NewOutputIndex(res *elaborate.Result, g *Graph, st *state.State) *params.Ou
 // whose tuning condition is surely not true in locked provides nothing,
 // as the run skips it. As in the plan of a whole deploy, a condition that
 // is a link to an output of the stack is the run's to tell (every
-// component runs, so none of theirs is known before), and counts as met; one skipped for an
-// optional requirement is not known here either (the environment may
-// meet it).
+// component runs, so none of theirs is known before), and counts as met;
+// one skipped for an optional requirement is not known here either (the
+// environment may meet it).
 func StaticProvides(res *elaborate.Result, g *Graph, st *state.State, locked *params.Locked, comp string) string {
 	all := func(string) bool { return true }
 	h := NewHubProvides(res, g.Order, st, InitialProvides(res, nil, nil), false, all)
