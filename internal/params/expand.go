@@ -330,15 +330,24 @@ func (x *expander) global(name string) (string, string, error) {
 	}
 	// No suggestion here: a miss is the normal way to fall back to the
 	// component's own value; fail adds one when the miss becomes an error.
-	// A name the component declares as its own output says why it misses.
-	if c := x.in.Component; c != nil {
-		for _, o := range c.Outputs {
-			if o.Name == name {
-				return "", "", &UnknownError{Name: name, Hint: "it is an output of " + x.name + " itself, and a component does not see its own outputs"}
-			}
+	return "", "", &UnknownError{Name: name}
+}
+
+// explainMiss adds to the miss of a name the component declares as its
+// own output why it misses. Only where a miss is an error (a resolver's
+// lookup), not in global, whose misses are the normal way a parameter
+// falls back to its own value.
+func (x *expander) explainMiss(err error) error {
+	ue, ok := err.(*UnknownError)
+	if !ok || ue.Component != "" || ue.Hint != "" || x.in.Component == nil {
+		return err
+	}
+	for _, o := range x.in.Component.Outputs {
+		if o.Name == ue.Name {
+			return &UnknownError{Name: ue.Name, Hint: "it is an output of " + x.name + " itself, and a component does not see its own outputs"}
 		}
 	}
-	return "", "", &UnknownError{Name: name}
+	return err
 }
 
 func (x *expander) output(r outputResult, name string) (string, string, error) {
@@ -408,11 +417,12 @@ func (r *compResolver) Lookup(name string) (string, error) {
 	}
 	if r.reads == nil {
 		s, _, err := r.x.global(name)
-		return s, err
+		return s, r.x.explainMiss(err)
 	}
 	before := r.x.secrets
 	r.x.secrets = false
 	s, source, err := r.x.global(name)
+	err = r.x.explainMiss(err)
 	secret := r.x.secrets
 	r.x.secrets = before || secret
 	from, isOutput := strings.CutPrefix(source, "output:")

@@ -359,3 +359,20 @@ func TestExpandPendingOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnOutputMiss: a resolver's miss of a name the component declares
+// as its own output says why; another miss says nothing more.
+func TestOwnOutputMiss(t *testing.T) {
+	exp, diags := expandFixture(t, "", "  - {name: p, value: x}\noutputs:\n  - name: host\n", nil)
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	for _, tt := range []struct{ name, want string }{
+		{"host", `unknown parameter "host"; it is an output of app itself, and a component does not see its own outputs`},
+		{"nosuch", `unknown parameter "nosuch"`},
+	} {
+		if _, err := exp.Resolver().Lookup(tt.name); err == nil || err.Error() != tt.want {
+			t.Errorf("Lookup(%s) = %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
