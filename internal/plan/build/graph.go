@@ -482,7 +482,7 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 			for _, q := range []string{manifest.QualifiedName(n, name), n} {
 				if lp, ok := links[q]; ok && !seenLinks[q] {
 					seenLinks[q] = true
-					for _, r := range refsOf(string(lp.Value)) {
+					for _, r := range params.RefsOf(string(lp.Value)) {
 						visit(r)
 					}
 				}
@@ -503,7 +503,7 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		for _, p := range c.Parameters {
 			use(p.Name)
 			for _, v := range []string{string(p.Value), string(p.Default)} {
-				for _, r := range refsOf(v) {
+				for _, r := range params.RefsOf(v) {
 					// A name defined above is this component's own parameter.
 					if r.Component != "" || !above[r.Name] {
 						visit(r)
@@ -523,7 +523,7 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		for _, cond := range tuning[name] {
 			if lp, ok := links[cond]; ok && !seenLinks[cond] {
 				seenLinks[cond] = true
-				for _, r := range refsOf(string(lp.Value)) {
+				for _, r := range params.RefsOf(string(lp.Value)) {
 					visit(r)
 				}
 			}
@@ -553,7 +553,7 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 			}
 		}
 		for _, t := range texts {
-			for _, r := range refsOf(t) {
+			for _, r := range params.RefsOf(t) {
 				if r.Component != "" || !above[r.Name] {
 					visit(r)
 				}
@@ -573,6 +573,3 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		}
 	}
 }
-
-// refsOf returns the references of a value (params.RefsOf).
-func refsOf(v string) []params.Part { return params.RefsOf(v) }
