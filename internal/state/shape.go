@@ -18,6 +18,7 @@ type shapeProblem struct {
 	line, col int
 	field     string // the path: components.app.order
 	msg       string
+	unknown   bool // a field the State does not have
 }
 
 // maxShapeProblems bounds what a broken state's message lists.
@@ -143,7 +144,7 @@ func checkShape(n ast.Node, t reflect.Type, path string, probs *[]shapeProblem, 
 			ft, known := fieldByTag(t, key)
 			if !known {
 				p := e.Key.GetToken().Position
-				*probs = append(*probs, shapeProblem{line: p.Line, col: p.Column, field: path, msg: fmt.Sprintf("unknown field %q", key)})
+				*probs = append(*probs, shapeProblem{line: p.Line, col: p.Column, field: path, msg: fmt.Sprintf("unknown field %q", key), unknown: true})
 				continue
 			}
 			if !checkShape(e.Value, ft, sub, probs, depth+1) {
@@ -270,7 +271,7 @@ func shapeError(path string, probs []shapeProblem) error {
 		b.WriteString(p.msg)
 	}
 	for _, p := range probs {
-		if strings.HasPrefix(p.msg, "unknown field ") {
+		if p.unknown {
 			// The format's version says nothing of fields a newer gantry
 			// adds beside the old ones: after a downgrade, this is it.
 			fmt.Fprintf(&b, "\n(a newer gantry may have written %s: use that version of gantry or a later one)", path)
