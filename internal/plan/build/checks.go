@@ -86,15 +86,7 @@ func (b *builder) skippedByDesign(cp *compPlan) string {
 // the plan knows it will (skippedByDesign), or a tuning condition's value
 // is the run's to tell (a link to an output not known yet).
 func (b *builder) maySkipByDesign(cp *compPlan) bool {
-	if b.skippedByDesign(cp) != "" {
-		return true
-	}
-	conds := b.tuning()[cp.info.Name]
-	if len(conds) == 0 || b.in.Locked == nil || cp.c == nil {
-		return false
-	}
-	why, _ := UnmetCondition(conds, b.in.Locked, b.plannedOutputs(), cp.c, cp.info.Depends)
-	return why != ""
+	return b.skippedByDesign(cp) != "" || cp.skipMaybe
 }
 
 // tuning is the stack's TuningIndex, made once. Not safe for concurrent
@@ -122,6 +114,7 @@ func (b *builder) skipReason(cp *compPlan) string {
 		// never deployed: then the value is never known, and the run
 		// skips.
 		why, pending := UnmetCondition(conds, b.in.Locked, b.plannedOutputs(), cp.c, cp.info.Depends)
+		cp.skipMaybe = why != ""
 		if why != "" && (pending == "" || b.outsideRun(pending)) {
 			return why
 		}
@@ -396,21 +389,7 @@ func (b *builder) leftOut() map[string]bool {
 // components that will run are not known yet, whatever the state says.
 func (b *builder) plannedOutputs() *params.OutputIndex {
 	if b.planned == nil {
-		var st *state.State
-		if b.in.Before != nil {
-			// A shallow copy with fewer components: the index only reads
-			// the records (a deep clone of the state cost 19 ms at 10,000
-			// components).
-			cp := *b.in.Before
-			cp.Components = make(map[string]*state.Component, len(b.in.Before.Components))
-			for name, c := range b.in.Before.Components {
-				if !b.selectedSet[name] {
-					cp.Components[name] = c
-				}
-			}
-			st = &cp
-		}
-		b.planned = NewOutputIndex(b.res, b.g, st)
+		b.planned = OutputsOutside(b.res, b.g, b.in.Before, func(name string) bool { return b.selectedSet[name] })
 	}
 	return b.planned
 }

@@ -37,6 +37,9 @@ type compPlan struct {
 	// action and hub.provides ask it both.
 	skipWhy   string
 	skipKnown bool
+	// skipMaybe: a tuning condition is not surely true (skipWhy, or a
+	// link the run reads): the run may skip it (maySkipByDesign).
+	skipMaybe bool
 	steps     []string // the component's steps but its end, in order
 }
 
