@@ -51,6 +51,7 @@ func Workflow(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		lost:       map[string]string{},
 		lostFailed: map[string]bool{},
 		restart:    map[string]*restart{},
+		spec:       speculation{from: -1},
 	}
 	// Activities run on a context of their own: cancelling the workflow
 	// stops the run as the client's interrupt does, and the steps that
@@ -71,7 +72,7 @@ func Workflow(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			w.stuck = w.s.Stuck().Error()
 			break
 		}
-		w.sel.Select(w.ctx)
+		w.await(!w.sel.HasPending(), func() { w.sel.Select(w.ctx) })
 	}
 	w.release()
 	w.done = true
@@ -115,6 +116,10 @@ type run struct {
 	lostFailed map[string]bool
 	restart    map[string]*restart
 
+	// spec holds back what a query's replay of history no workflow task
+	// has taken in added (speculative.go).
+	spec speculation
+
 	cancelled bool
 	stuck     string
 	// unreleased says why the stack's lock could not be given back.
@@ -146,12 +151,13 @@ type restart struct {
 // handlers answers queries.
 func (w *run) handlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func(since int) (Progress, error) {
-		if since < 0 || since > len(w.events) {
-			since = len(w.events)
+		visible := w.spec.visible(len(w.events))
+		if since < 0 || since > visible {
+			since = visible
 		}
-		end := min(len(w.events), since+2000)
+		end := min(visible, since+2000)
 		return Progress{Events: w.events[since:end], Next: end, Paused: len(w.pauses) > 0,
-			Questions: append([]Question(nil), w.questions...), Done: w.done}, nil
+			Questions: append([]Question(nil), w.questions...), Done: w.done && w.spec.settled()}, nil
 	}); err != nil {
 		return err
 	}
@@ -179,6 +185,7 @@ func (w *run) listen(ctx workflow.Context) {
 	cancelled := workflow.NewBufferedChannel(w.ctx, 1)
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		gctx.Done().Receive(gctx, nil)
+		w.spec.handoffs++
 		cancelled.Send(w.ctx, true)
 	})
 	w.sel.AddReceive(cancelled, func(c workflow.ReceiveChannel, _ bool) {
@@ -293,7 +300,7 @@ func (w *run) start(idx int) {
 		if c == nil {
 			return
 		}
-		w.resolved(c)
+		w.await(!c.future.IsReady(), func() { w.resolved(c) })
 	}
 }
 
@@ -563,7 +570,10 @@ func (w *run) release() {
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &sdktemporal.RetryPolicy{MaximumAttempts: 30, MaximumInterval: 10 * time.Second},
 	})
-	if err := workflow.ExecuteActivity(actx, ActivityRelease, ReleaseInput{Stack: w.in.Stack, RunID: w.in.RunID, State: w.in.State}).Get(actx, nil); err != nil {
+	f := workflow.ExecuteActivity(actx, ActivityRelease, ReleaseInput{Stack: w.in.Stack, RunID: w.in.RunID, State: w.in.State})
+	var err error
+	w.await(!f.IsReady(), func() { err = f.Get(actx, nil) })
+	if err != nil {
 		workflow.GetLogger(w.ctx).Warn("the stack's lock could not be given back", "err", err)
 		w.unreleased = err.Error()
 		var ae *sdktemporal.ApplicationError
