@@ -54,11 +54,11 @@ type StagesRequest struct {
 	// not known): what the instance's release and cluster may be named by
 	// when it runs (the helm plugin's release, namespace and kubeconfig).
 	Parameters []manifest.Parameter
-	// Known, when set, tells whether a reference to a name without a
-	// component (${name}) can resolve when the instance runs: the plugin
-	// reports one that cannot as invalid input, which the deploy would
+	// Unknown, when set, says why a reference to a name without a
+	// component (${name}) cannot resolve when the instance runs ("" when it
+	// can): the plugin reports it as invalid input, which the deploy would
 	// meet only when it expands it. nil: every name can (a partial stack).
-	Known func(name string) bool
+	Unknown func(name string) string
 }
 
 // StageOutputs is the stage the plan adds after a deploy's plugin list when

@@ -505,6 +505,37 @@ func KnownNames(names *Names, c *manifest.Component) func(string) bool {
 	return func(n string) bool { return names.fixed[n] || own[n] || names.output(n, kind) }
 }
 
+// UnknownName says why ${name} in a text of a component of kind (at
+// where: " in <text>", or "") cannot resolve, known judging whether it
+// can: "" when it can. It names the rule a component's own outputs fall
+// under, or the stack's name a mistaken one may mean; names may be nil (no
+// such hints).
+func UnknownName(names *Names, known func(string) bool, name, where, kind string) string {
+	switch {
+	case known(name):
+		return ""
+	case names != nil && names.OwnKindOnly(name, kind):
+		return fmt.Sprintf("unknown parameter %q%s: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", name, where, kind)
+	}
+	msg := fmt.Sprintf("unknown parameter %q%s", name, where)
+	if names != nil {
+		if s := names.Suggest(name, kind); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+	}
+	return msg
+}
+
+// NameCheck is UnknownName for component c's texts (nil c: the stack's
+// own), which a plugin checks before anything runs.
+func NameCheck(names *Names, c *manifest.Component) func(name string) string {
+	known, kind := KnownNames(names, c), ""
+	if c != nil {
+		kind = c.Meta.Kind
+	}
+	return func(name string) string { return UnknownName(names, known, name, "", kind) }
+}
+
 // validateStep checks an injected step before anything runs: plugins and
 // actions exist, scripts are found, and ${...} references and {{.variables}}
 // are known.
@@ -617,23 +648,15 @@ func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Templa
 // says where the reference is (` in "text"`), after the name.
 func (b *builder) refProblem(r params.Part, where, kind string, known func(string) bool) string {
 	switch {
-	case r.Component == "" && !known(r.Name) && b.stackNames != nil && b.stackNames.OwnKindOnly(r.Name, kind):
-		return fmt.Sprintf("unknown parameter %q%s: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.Name, where, kind)
-	case r.Component == "" && !known(r.Name):
-		msg := fmt.Sprintf("unknown parameter %q%s", r.Name, where)
-		if b.stackNames != nil {
-			if s := b.stackNames.Suggest(r.Name, kind); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			}
-		}
-		return msg
-	case r.Component != "" && !b.componentExists(r.Component):
+	case r.Component == "":
+		return UnknownName(b.stackNames, known, r.Name, where, kind)
+	case !b.componentExists(r.Component):
 		msg := fmt.Sprintf("unknown output %s:%s%s: there is no component %s", r.Component, r.Name, where, r.Component)
 		if s := b.suggestComponent(r.Component); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 		return msg
-	case r.Component != "" && kind != "" && b.kindOf(r.Component) == kind:
+	case kind != "" && b.kindOf(r.Component) == kind:
 		return fmt.Sprintf("unknown output %s:%s%s: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.Component, r.Name, where, kind)
 	}
 	return ""

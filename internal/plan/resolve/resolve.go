@@ -282,7 +282,7 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 					// A delete reads the manifests for their hooks only,
 					// and never fails for them. Made here, for the few
 					// components with staged plugins, not for every one.
-					req.Known = r.known(c)
+					req.Unknown = r.unknown(c)
 				}
 				st, err := staged.Stages(req)
 				fact.Stages, fact.Err = st, errText(err)
@@ -303,14 +303,14 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 // known tells whether a ${name} in component c's inputs can resolve
 // (build.KnownNames); nil when every name may: c is not known (a
 // component only the state records) or the stack is partial.
-func (r *resolver) known(c *manifest.Component) func(string) bool {
+func (r *resolver) unknown(c *manifest.Component) func(string) string {
 	if c == nil || r.res.Partial {
 		return nil
 	}
 	if r.stackNames == nil {
 		r.stackNames = build.StackNames(r.res)
 	}
-	return build.KnownNames(r.stackNames, c)
+	return build.NameCheck(r.stackNames, c)
 }
 
 func (r *resolver) implementation(dir, verb string) build.Implementation {

@@ -33,7 +33,7 @@ func (manifests) plan(req plugin.StagesRequest) (*planned, error) {
 	if err == nil {
 		// The strings are expanded when the component runs: their
 		// mistakes are found now, before anything runs.
-		err = checkRefs(req.Dir, cfg, req.Known)
+		err = checkRefs(req.Dir, cfg, req.Unknown)
 	}
 	p := &planned{objs: objs, upgrade: Upgrading(req.Recorded)}
 	if !HasRef(cfg.Namespace) {
@@ -109,20 +109,23 @@ func reachable(ctx context.Context, env []string) error {
 // checkRefs reads the manifests again with every string's references and
 // expressions parsed and compiled, not evaluated: the mistakes a deploy
 // would meet when it expands them, each at its line and column: a syntax
-// error, an expression that does not compile, and with known set, a name
-// the component cannot see.
-func checkRefs(dir string, cfg config, known func(name string) bool) error {
+// error, an expression that does not compile, and with unknown set, a
+// name the component cannot see (unknown says why).
+func checkRefs(dir string, cfg config, unknown func(name string) string) error {
 	_, err := load(dir, cfg, func(s string) (string, error) {
 		t, err := params.Parse(s)
 		if err == nil {
 			err = t.Check()
 		}
-		if err != nil || known == nil {
+		if err != nil || unknown == nil {
 			return s, err
 		}
 		for _, r := range t.Refs() {
-			if r.Component == "" && !known(r.Name) {
-				return s, fmt.Errorf("unknown parameter %q", r.Name)
+			if r.Component != "" {
+				continue
+			}
+			if msg := unknown(r.Name); msg != "" {
+				return s, errors.New(msg)
 			}
 		}
 		return s, nil
