@@ -19,6 +19,12 @@ import "go.temporal.io/sdk/workflow"
 // activity's result (the clock moved) wakes it; a workflow coroutine of its
 // own may hand it something (handoffs). When none of these is what woke it,
 // history beyond the last workflow task did.
+//
+// Not caught: a replay whose only new event is the workflow's cancellation
+// (its coroutine hands it on, as in a workflow task; the events it adds are
+// the task's, on a stale clock), and history that ends with a workflow task
+// started but not completed (the SDK runs it as a task; were that task to
+// time out, its events would be replaced).
 
 // speculation tracks the events a replay of unprocessed history added.
 type speculation struct {

@@ -527,7 +527,8 @@ func UnknownName(names *Names, known func(string) bool, name, where, kind string
 }
 
 // NameCheck is UnknownName for component c's texts (nil c: the stack's
-// own), which a plugin checks before anything runs.
+// own), which a plugin checks before anything runs; names is the stack's
+// (not nil).
 func NameCheck(names *Names, c *manifest.Component) func(name string) string {
 	known, kind := KnownNames(names, c), ""
 	if c != nil {
