@@ -300,9 +300,9 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 	}
 }
 
-// known tells whether a ${name} in component c's inputs can resolve
-// (build.KnownNames); nil when every name may: c is not known (a
-// component only the state records) or the stack is partial.
+// unknown says why a ${name} in component c's inputs cannot resolve, ""
+// when it can (build.NameCheck); nil when every name may: c is not known
+// (a component only the state records) or the stack is partial.
 func (r *resolver) unknown(c *manifest.Component) func(string) string {
 	if c == nil || r.res.Partial {
 		return nil
