@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/gantry-dev/gantry/internal/plan"
 )
@@ -133,18 +132,4 @@ func TestProgressLeavesOutUnprocessedHistory(t *testing.T) {
 			}
 		})
 	}
-}
-
-// progress is the progress query's answer from the start.
-func progress(t *testing.T, env *testsuite.TestWorkflowEnvironment) Progress {
-	t.Helper()
-	v, err := env.QueryWorkflow(QueryProgress, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pr Progress
-	if err := v.Get(&pr); err != nil {
-		t.Fatal(err)
-	}
-	return pr
 }

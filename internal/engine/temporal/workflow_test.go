@@ -71,14 +71,7 @@ func runWorkflow(t *testing.T, p *plan.Plan, parallel int, force bool, out func(
 	if err := env.GetWorkflowResult(&ro); err != nil {
 		t.Fatal(err)
 	}
-	v, err := env.QueryWorkflow(QueryProgress, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pr Progress
-	if err := v.Get(&pr); err != nil {
-		t.Fatal(err)
-	}
+	pr := progress(t, env)
 	tr := &enginetest.Trace{Statuses: map[string]string{}, Failed: ro.Failed, HaltedBy: ro.HaltedBy}
 	for _, e := range pr.Events {
 		if !e.Finished && e.Log == "" {
@@ -215,10 +208,7 @@ func hostedEnv(t *testing.T, rerun func(*plan.Node) bool) (RunOutput, Progress, 
 	if err := env.GetWorkflowResult(&ro); err != nil {
 		t.Fatal(err)
 	}
-	v, _ := env.QueryWorkflow(QueryProgress, 0)
-	var pr Progress
-	_ = v.Get(&pr)
-	return ro, pr, calls
+	return ro, progress(t, env), calls
 }
 
 // TestWorkerDeathStartsAnIdempotentComponentOver: a component that may run
@@ -391,4 +381,18 @@ func TestQuestionsAndPauses(t *testing.T) {
 	if ro.Failed {
 		t.Errorf("run failed: %+v", ro)
 	}
+}
+
+// progress is the progress query's answer from the start.
+func progress(t *testing.T, env *testsuite.TestWorkflowEnvironment) Progress {
+	t.Helper()
+	v, err := env.QueryWorkflow(QueryProgress, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr Progress
+	if err := v.Get(&pr); err != nil {
+		t.Fatal(err)
+	}
+	return pr
 }
