@@ -111,9 +111,8 @@ type builder struct {
 	// by what they claim.
 	claims     map[string]claimed
 	stackNames *Names
-	// tuningIdx is the stack's TuningIndex, once tuningMade (tuning).
-	tuningIdx  Tuning
-	tuningMade bool
+	// tuningIdx is the stack's TuningIndex, once made (tuning).
+	tuningIdx Tuning
 	// declaredBy are the components that declare each output name
 	// (neverKnown), and paramNames the names of the stack's and the
 	// components' parameters, made once.

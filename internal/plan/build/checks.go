@@ -93,8 +93,10 @@ func (b *builder) maySkipByDesign(cp *compPlan) bool {
 // use: the passes that ask (skipReason, checkTemplates) run on one
 // goroutine.
 func (b *builder) tuning() Tuning {
-	if !b.tuningMade {
-		b.tuningIdx, b.tuningMade = TuningIndex(b.res.Stack), true
+	if b.tuningIdx == nil {
+		// nil again only for a stack without tuning conditions: made
+		// again at no cost.
+		b.tuningIdx = TuningIndex(b.res.Stack)
 	}
 	return b.tuningIdx
 }
@@ -242,7 +244,7 @@ func (b *builder) checkTemplates(cp *compPlan) {
 			}
 			// As an output value's (checkOutputValues): a render reads it.
 			if c := b.neverKnown(r, false); c != "" && r.Component != "" {
-				return fmt.Sprintf("${%s:%s} reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", r.Component, r.Name, c, c)
+				return fmt.Sprintf("${%s:%s} %s", r.Component, r.Name, neverKnownWhy(c))
 			}
 			return ""
 		}
@@ -309,11 +311,16 @@ func (b *builder) checkOutputValues(cp *compPlan) {
 				continue
 			}
 			if c := b.neverKnown(r, false); c != "" {
-				b.diags.Errorf(o.Pos, "", "component %s: output %s reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run",
-					cp.info.Name, o.Name, c, c)
+				b.diags.Errorf(o.Pos, "", "component %s: output %s %s", cp.info.Name, o.Name, neverKnownWhy(c))
 			}
 		}
 	}
+}
+
+// neverKnownWhy says why a text reading an output of component c (what
+// neverKnown found) can never have its value.
+func neverKnownWhy(c string) string {
+	return fmt.Sprintf("reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", c, c)
 }
 
 // neverKnown is the component whose output a reference reads when the run
@@ -636,7 +643,7 @@ func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Templa
 		switch {
 		case c == "" || b.undeploy:
 		case leftOut == leftOutRefused:
-			b.diags.Errorf(pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed, so its value is never known; deploy %s first, or include it in this run", t, c, c)
+			b.diags.Errorf(pos, field, "%q %s", t, neverKnownWhy(c))
 		case leftOut == leftOutWarned:
 			b.diags.Warnf(pos, field, "%q reads an output of %s, which this run leaves out and which has not been deployed: the condition will fail (for the stack's, lifecycle.post_flight.skip_standard_steps: true leaves them out)", t, c)
 		}
