@@ -54,11 +54,12 @@ type StagesRequest struct {
 	// not known): what the instance's release and cluster may be named by
 	// when it runs (the helm plugin's release, namespace and kubeconfig).
 	Parameters []manifest.Parameter
-	// Unknown, when set, says why a reference to a name without a
-	// component (${name}) cannot resolve when the instance runs ("" when it
+	// Unknown, when set, says why a reference (${name}: component "";
+	// ${component:name}) cannot resolve when the instance runs ("" when it
 	// can): the plugin reports it as invalid input, which the deploy would
-	// meet only when it expands it. nil: every name can (a partial stack).
-	Unknown func(name string) string
+	// meet only when it expands it. nil: every reference can (a partial
+	// stack).
+	Unknown func(component, name string) string
 }
 
 // StageOutputs is the stage the plan adds after a deploy's plugin list when

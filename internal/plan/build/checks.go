@@ -533,17 +533,6 @@ func UnknownName(names *Names, known func(string) bool, name, where, kind string
 	return msg
 }
 
-// NameCheck is UnknownName for component c's texts (nil c: the stack's
-// own), which a plugin checks before anything runs; names is the stack's
-// (not nil).
-func NameCheck(names *Names, c *manifest.Component) func(name string) string {
-	known, kind := KnownNames(names, c), ""
-	if c != nil {
-		kind = c.Meta.Kind
-	}
-	return func(name string) string { return UnknownName(names, known, name, "", kind) }
-}
-
 // validateStep checks an injected step before anything runs: plugins and
 // actions exist, scripts are found, and ${...} references and {{.variables}}
 // are known.
@@ -651,80 +640,9 @@ func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Templa
 }
 
 // refProblem says why a reference of a component of kind (known: the
-// names it sees) can never resolve, "" when it can: a name nothing defines,
-// a component the stack does not have, an output of its own kind. where
-// says where the reference is (` in "text"`), after the name.
+// names it sees) can never resolve, "" when it can (RefProblem).
 func (b *builder) refProblem(r params.Part, where, kind string, known func(string) bool) string {
-	switch {
-	case r.Component == "":
-		return UnknownName(b.stackNames, known, r.Name, where, kind)
-	case !b.componentExists(r.Component):
-		msg := fmt.Sprintf("unknown output %s:%s%s: there is no component %s", r.Component, r.Name, where, r.Component)
-		if s := b.suggestComponent(r.Component); s != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
-		return msg
-	case kind != "" && b.kindOf(r.Component) == kind:
-		return fmt.Sprintf("unknown output %s:%s%s: a component does not see its own outputs, nor those of other components of its kind (meta.kind %s)", r.Component, r.Name, where, kind)
-	}
-	return ""
-}
-
-// componentExists reports whether ${name:output} can name a component: one
-// of the stack, or one the state records (an orphan's outputs are read
-// from its record). A partial stack lacks the components it left out, and
-// says yes.
-func (b *builder) componentExists(name string) bool {
-	if b.res.Partial || b.res.Component(name) != nil {
-		return true
-	}
-	return b.in.Before != nil && b.in.Before.Components[name] != nil
-}
-
-// kindOf is the meta.kind of a component of the stack, "" for one the
-// stack does not have.
-func (b *builder) kindOf(name string) string {
-	if c := b.res.Component(name); c != nil {
-		return c.Meta.Kind
-	}
-	return ""
-}
-
-// suggestComponent is the component a mistaken name may mean: one spelt
-// close to it, or a leaf of a nested stack of that name (db for web.db:
-// steps name components by their whole path).
-func (b *builder) suggestComponent(name string) string {
-	names := b.componentNames()
-	if s := manifest.Suggest(name, names); s != "" {
-		return s
-	}
-	var leaf string
-	for _, n := range names {
-		if strings.HasSuffix(n, "."+name) {
-			if leaf != "" {
-				return "" // more than one: no guess
-			}
-			leaf = n
-		}
-	}
-	return leaf
-}
-
-// componentNames are the stack's and the state's components, for
-// suggestions.
-func (b *builder) componentNames() []string {
-	var names []string
-	for _, c := range b.res.Components {
-		if c != nil {
-			names = append(names, c.Meta.Name)
-		}
-	}
-	if b.in.Before != nil {
-		for name := range b.in.Before.Components {
-			names = append(names, name)
-		}
-	}
-	return names
+	return RefProblem(b.stackNames, Components{b.res, b.in.Before}, r, where, kind, known)
 }
 
 // checkReadyConditions checks the stack's ready conditions before anything

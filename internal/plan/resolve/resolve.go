@@ -300,17 +300,18 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 	}
 }
 
-// unknown says why a ${name} in component c's inputs cannot resolve, ""
-// when it can (build.NameCheck); nil when every name may: c is not known
-// (a component only the state records) or the stack is partial.
-func (r *resolver) unknown(c *manifest.Component) func(string) string {
+// unknown says why a ${name} or ${component:name} in component c's inputs
+// cannot resolve, "" when it can (build.NameCheck); nil when every one may:
+// c is not known (a component only the state records) or the stack is
+// partial.
+func (r *resolver) unknown(c *manifest.Component) func(component, name string) string {
 	if c == nil || r.res.Partial {
 		return nil
 	}
 	if r.stackNames == nil {
 		r.stackNames = build.StackNames(r.res)
 	}
-	return build.NameCheck(r.stackNames, c)
+	return build.NameCheck(r.stackNames, build.Components{Res: r.res, Before: r.before}, c)
 }
 
 func (r *resolver) implementation(dir, verb string) build.Implementation {

@@ -111,7 +111,7 @@ func reachable(ctx context.Context, env []string) error {
 // would meet when it expands them, each at its line and column: a syntax
 // error, an expression that does not compile, and with unknown set, a
 // name the component cannot see (unknown says why).
-func checkRefs(dir string, cfg config, unknown func(name string) string) error {
+func checkRefs(dir string, cfg config, unknown func(component, name string) string) error {
 	_, err := load(dir, cfg, func(s string) (string, error) {
 		t, err := params.Parse(s)
 		if err == nil {
@@ -121,10 +121,7 @@ func checkRefs(dir string, cfg config, unknown func(name string) string) error {
 			return s, err
 		}
 		for _, r := range t.Refs() {
-			if r.Component != "" {
-				continue
-			}
-			if msg := unknown(r.Name); msg != "" {
+			if msg := unknown(r.Component, r.Name); msg != "" {
 				return s, errors.New(msg)
 			}
 		}
