@@ -101,8 +101,9 @@ type loader struct {
 	// sorted.
 	outside []string
 	// strings are the scalars of the document being expanded that
-	// Kubernetes takes as strings only (stringValues).
-	strings map[*yaml.Node]bool
+	// Kubernetes takes as strings only (stringValues), and whether each
+	// is a Secret's.
+	strings map[*yaml.Node]stringValue
 	// keepString, while a kustomize build's output is read, reports
 	// whether a plain scalar that is exactly one reference was written
 	// in quotes: the output does not say (kustomizeFS.quotedOnly).
@@ -577,10 +578,14 @@ func (l *loader) expandScalar(in input, n *yaml.Node, isKey bool) {
 	}
 	out, err := l.expand(n.Value)
 	if err != nil {
-		l.errorf("%s: %v", in.at(n.Line, n.Column), err)
+		msg := err.Error()
+		if l.strings[n] == secretValue {
+			msg = unquotedMessage(err) // not the Secret's text under a caret
+		}
+		l.errorf("%s: %s", in.at(n.Line, n.Column), msg)
 		return
 	}
-	retype := !isKey && n.Style&scalarStyles == 0 && singleRef(n.Value) && !l.strings[n] && (l.keepString == nil || !l.keepString(n.Value))
+	retype := !isKey && n.Style&scalarStyles == 0 && singleRef(n.Value) && l.strings[n] == 0 && (l.keepString == nil || !l.keepString(n.Value))
 	n.Value = out
 	if retype {
 		n.Tag = plainTag(out)
@@ -595,13 +600,14 @@ func (l *loader) expandScalar(in input, n *yaml.Node, isKey bool) {
 // labels and annotations, and of a container's env entries (value:
 // anywhere under an env: list). A reference alone there stays a string once
 // expanded, however it was written: a kustomize build writes "${port}"
-// without its quotes.
-func stringValues(root *yaml.Node) map[*yaml.Node]bool {
-	out := map[*yaml.Node]bool{}
-	values := func(m *yaml.Node) {
+// without its quotes. A Secret's data, stringData and binaryData are
+// secretValue: an error about one never quotes it.
+func stringValues(root *yaml.Node) map[*yaml.Node]stringValue {
+	out := map[*yaml.Node]stringValue{}
+	values := func(m *yaml.Node, kind stringValue) {
 		if m.Kind == yaml.MappingNode {
 			for j := 1; j < len(m.Content); j += 2 {
-				out[m.Content[j]] = true
+				out[m.Content[j]] = kind
 			}
 		}
 	}
@@ -617,7 +623,7 @@ func stringValues(root *yaml.Node) map[*yaml.Node]bool {
 					for _, e := range v.Content {
 						for j := 0; e.Kind == yaml.MappingNode && j+1 < len(e.Content); j += 2 {
 							if e.Content[j].Value == "value" {
-								out[e.Content[j+1]] = true
+								out[e.Content[j+1]] = plainString
 							}
 						}
 					}
@@ -649,12 +655,14 @@ func stringValues(root *yaml.Node) map[*yaml.Node]bool {
 				for _, item := range v.Content {
 					object(item)
 				}
-			case (kind == "ConfigMap" || kind == "Secret") && (k == "data" || k == "stringData" || k == "binaryData"):
-				values(v)
+			case kind == "ConfigMap" && (k == "data" || k == "stringData" || k == "binaryData"):
+				values(v, plainString)
+			case kind == "Secret" && (k == "data" || k == "stringData" || k == "binaryData"):
+				values(v, secretValue)
 			case k == "metadata" && v.Kind == yaml.MappingNode:
 				for j := 0; j+1 < len(v.Content); j += 2 {
 					if m := v.Content[j].Value; m == "labels" || m == "annotations" {
-						values(v.Content[j+1])
+						values(v.Content[j+1], plainString)
 					}
 				}
 			case k == "spec":
@@ -665,6 +673,15 @@ func stringValues(root *yaml.Node) map[*yaml.Node]bool {
 	object(root)
 	return out
 }
+
+// stringValue is what stringValues makes of a scalar: 0 for one that
+// takes YAML's type.
+type stringValue uint8
+
+const (
+	plainString stringValue = iota + 1 // a string, whatever it looks like
+	secretValue                        // a string of a Secret's: never quoted
+)
 
 // singleRef reports whether s is exactly one reference: "${name}" or
 // "#{expr}".

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"errors"
 	"fmt"
+	"github.com/gantry-dev/gantry/internal/params"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -1002,5 +1003,42 @@ items:
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// An expansion error in a Secret's values says what is wrong without the
+// value under a caret; elsewhere the caret stays, as it helps.
+func TestLoadExpansionErrorsHideSecretValues(t *testing.T) {
+	parse := func(s string) (string, error) {
+		tm, err := params.Parse(s)
+		if err == nil {
+			err = tm.Check()
+		}
+		return s, err
+	}
+	for _, tc := range []struct {
+		name, doc string
+		want      string // in the error
+		secret    bool   // the value must not be in it
+	}{
+		{"secret stringData", "kind: Secret\nmetadata: {name: s}\nstringData: {pw: \"S3cretText${db\"}\n", "m.yaml:4:18: ", true},
+		{"secret data", "kind: Secret\nmetadata: {name: s}\ndata:\n  pw: \"S3cretText#{1 +}\"\n", "m.yaml:5:7: ", true},
+		{"secret in a list", "kind: List\nitems:\n- kind: Secret\n  apiVersion: v1\n  metadata: {name: s}\n  stringData: {pw: \"S3cretText${db\"}\n", "m.yaml:7:20: ", true},
+		{"configmap", "kind: ConfigMap\nmetadata: {name: c}\ndata: {pw: \"S3cretText${db\"}\n", "S3cretText", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{"m.yaml": "apiVersion: v1\n" + tc.doc})
+			_, err := load(dir, config{Manifests: []string{"m.yaml"}}, parse)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+			if tc.secret && strings.Contains(err.Error(), "S3cret") {
+				t.Errorf("error %q shows the Secret's value", err)
+			}
+		})
 	}
 }
