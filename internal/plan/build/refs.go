@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/elaborate"
@@ -56,7 +57,10 @@ func (cs Components) suggest(name string) string {
 	return leaf
 }
 
-// names are the stack's and the state's components, for suggestions.
+// names are the stack's and the state's components, for suggestions:
+// each once (a deployed one is in both, and a leaf found twice would read
+// as two), sorted (the same suggestion among equally near ones, whatever
+// the map's order).
 func (cs Components) names() []string {
 	var names []string
 	for _, c := range cs.Res.Components {
@@ -69,7 +73,8 @@ func (cs Components) names() []string {
 			names = append(names, name)
 		}
 	}
-	return names
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // RefProblem says why a reference of a component of kind (known: the names

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plugin"
@@ -109,8 +111,9 @@ func reachable(ctx context.Context, env []string) error {
 // checkRefs reads the manifests again with every string's references and
 // expressions parsed and compiled, not evaluated: the mistakes a deploy
 // would meet when it expands them, each at its line and column: a syntax
-// error, an expression that does not compile, and with unknown set, a
-// name the component cannot see (unknown says why).
+// error, an expression that does not compile, and with unknown set, each
+// reference the component cannot see (unknown says why), those of one
+// value together.
 func checkRefs(dir string, cfg config, unknown func(component, name string) string) error {
 	_, err := load(dir, cfg, func(s string) (string, error) {
 		t, err := params.Parse(s)
@@ -120,10 +123,15 @@ func checkRefs(dir string, cfg config, unknown func(component, name string) stri
 		if err != nil || unknown == nil {
 			return s, err
 		}
+		var problems []string
 		for _, r := range t.Refs() {
-			if msg := unknown(r.Component, r.Name); msg != "" {
-				return s, errors.New(msg)
+			if msg := unknown(r.Component, r.Name); msg != "" && !slices.Contains(problems, msg) {
+				problems = append(problems, msg)
 			}
+		}
+		if len(problems) > 0 {
+			// One line: the loader puts the value's place before it.
+			return s, errors.New(strings.Join(problems, "; "))
 		}
 		return s, nil
 	})
