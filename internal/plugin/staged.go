@@ -57,8 +57,9 @@ type StagesRequest struct {
 	// Unknown, when set, says why a reference (${name}: component "";
 	// ${component:name}) cannot resolve when the instance runs ("" when it
 	// can): the plugin reports it as invalid input, which the deploy would
-	// meet only when it expands it. nil: every reference can (a partial
-	// stack).
+	// meet only when it expands it. The plugin asks it of every reference
+	// its inputs hold: the plan checks more of them (a value known when
+	// the component runs). nil: every reference can (a partial stack).
 	Unknown func(component, name string) string
 }
 

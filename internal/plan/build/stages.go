@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/state"
@@ -27,6 +28,11 @@ type StagesFact struct {
 	// Reads are the files outside the component's folder that planning
 	// the instance read (plugin.StagesRequest.Read), absolute.
 	Reads []string
+	// Refs are the ${component:output} references the instance's inputs
+	// hold (each once), as the plugin checked them
+	// (plugin.StagesRequest.Unknown): the builder checks that their
+	// values are known when the component runs. Deploys only.
+	Refs []string
 }
 
 // StagesKeyOf is the key of an instance's stages for an action.
@@ -103,6 +109,9 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 		}
 		return nil, nil
 	}
+	if action == plugin.ActionDeploy {
+		b.checkInstanceRefs(cp, s, fact.Refs)
+	}
 	if fact.Claim != "" && action == plugin.ActionDeploy && list == plan.ListPlugins {
 		b.claim(fact.Claim, name, cp.entryPos(s))
 	}
@@ -172,4 +181,25 @@ func (b *builder) claim(what, component string, pos manifest.Pos) {
 	}
 	b.diags.Errorf(pos, "", "component %s: %s is deployed by component %s too (%s): two components cannot deploy one; give one of them another",
 		component, what, first.component, first.pos)
+}
+
+// checkInstanceRefs refuses the ${component:output} references of a
+// plugin instance's inputs (refs, "component:output") whose values the
+// component would not have when it runs: an output of a component this
+// run leaves out and that was never deployed, or of one this run deploys
+// but not before it — a plugin's inputs (a manifest) add no edge to the
+// graph, as the component's parameters and steps do, so nothing makes
+// it wait.
+func (b *builder) checkInstanceRefs(cp *compPlan, s *plugin.Spec, refs []string) {
+	name := cp.info.Name
+	for _, ref := range refs {
+		comp, output, _ := strings.Cut(ref, ":")
+		text := "${" + ref + "}"
+		switch {
+		case b.neverKnown(params.Part{Component: comp, Name: output}, false) != "":
+			b.diags.Errorf(cp.entryPos(s), "", "component %s: plugin %s: %q %s", name, s.Title(), text, neverKnownWhy(comp))
+		case comp != name && b.res.Component(comp) != nil && !b.outsideRun(comp) && !b.g.IsAncestor(comp, name):
+			b.diags.Errorf(cp.entryPos(s), "", "component %s: plugin %s: %q reads an output of %s, which this run deploys but not before %s: add %s to the depends of %s (a reference in a plugin's inputs does not order components, as one in its parameters does)", name, s.Title(), text, comp, name, comp, name)
+		}
+	}
 }

@@ -282,7 +282,14 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 					// A delete reads the manifests for their hooks only,
 					// and never fails for them. Made here, for the few
 					// components with staged plugins, not for every one.
-					req.Unknown = r.unknown(c)
+					if check := r.unknown(c); check != nil {
+						req.Unknown = func(component, name string) string {
+							if ref := component + ":" + name; component != "" && !slices.Contains(fact.Refs, ref) {
+								fact.Refs = append(fact.Refs, ref)
+							}
+							return check(component, name)
+						}
+					}
 				}
 				st, err := staged.Stages(req)
 				fact.Stages, fact.Err = st, errText(err)
