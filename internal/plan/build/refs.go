@@ -19,13 +19,19 @@ type Components struct {
 	Before *state.State // nil before the first run
 }
 
-// exists reports whether ${name:output} can name a component. A partial
-// stack lacks the components it left out, and says yes.
+// exists reports whether ${name:output} can name a component: one of
+// the stack, or an orphan whose record is not undeployed (the run reads
+// an orphan's outputs from its record; an undeployed one has none). A
+// partial stack lacks the components it left out, and says yes.
 func (cs Components) exists(name string) bool {
 	if cs.Res.Partial || cs.Res.Component(name) != nil {
 		return true
 	}
-	return cs.Before != nil && cs.Before.Components[name] != nil
+	if cs.Before == nil {
+		return false
+	}
+	rec := cs.Before.Components[name]
+	return rec != nil && rec.Status != state.StatusUndeployed
 }
 
 // kindOf is the meta.kind of a component of the stack, "" for one the
@@ -57,7 +63,7 @@ func (cs Components) suggest(name string) string {
 	return leaf
 }
 
-// names are the stack's and the state's components, for suggestions:
+// names are the components exists says yes to, for suggestions:
 // each once (a deployed one is in both, and a leaf found twice would read
 // as two), sorted (the same suggestion among equally near ones, whatever
 // the map's order).
@@ -69,8 +75,10 @@ func (cs Components) names() []string {
 		}
 	}
 	if cs.Before != nil {
-		for name := range cs.Before.Components {
-			names = append(names, name)
+		for name, rec := range cs.Before.Components {
+			if rec.Status != state.StatusUndeployed {
+				names = append(names, name)
+			}
 		}
 	}
 	slices.Sort(names)

@@ -27,6 +27,11 @@ func TestRefProblem(t *testing.T) {
 		}
 		return st
 	}
+	undeployed := func(name string) *state.State {
+		st := recorded(name)
+		st.Components[name].Status = state.StatusUndeployed
+		return st
+	}
 	names := StackNames(res)
 	for _, tc := range []struct {
 		name      string
@@ -36,6 +41,7 @@ func TestRefProblem(t *testing.T) {
 	}{
 		{"in the stack", nil, "base", ""},
 		{"an orphan", recorded("gone"), "gone", ""},
+		{"an orphan undeployed", undeployed("gone"), "gone", `unknown output gone:url: there is no component gone`},
 		{"no such component", nil, "bse", `unknown output bse:url: there is no component bse (did you mean "base"?)`},
 		{"a nested leaf", nil, "db", `unknown output db:url: there is no component db (did you mean "web.db"?)`},
 		{"a nested leaf, deployed", recorded("web.db", "base"), "db", `unknown output db:url: there is no component db (did you mean "web.db"?)`},
