@@ -284,7 +284,11 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 					// components with staged plugins, not for every one.
 					if check := r.unknown(c); check != nil {
 						req.Unknown = func(component, name string) string {
-							if ref := component + ":" + name; component != "" && !slices.Contains(fact.Refs, ref) {
+							ref := name
+							if component != "" {
+								ref = component + ":" + name
+							}
+							if !slices.Contains(fact.Refs, ref) {
 								fact.Refs = append(fact.Refs, ref)
 							}
 							return check(component, name)
