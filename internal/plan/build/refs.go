@@ -20,18 +20,24 @@ type Components struct {
 }
 
 // exists reports whether ${name:output} can name a component: one of
-// the stack, or an orphan whose record is not undeployed (the run reads
-// an orphan's outputs from its record; an undeployed one has none). A
-// partial stack lacks the components it left out, and says yes.
+// the stack, or one its state records (an orphan's outputs are read from
+// its record). A partial stack lacks the components it left out, and
+// says yes.
 func (cs Components) exists(name string) bool {
 	if cs.Res.Partial || cs.Res.Component(name) != nil {
 		return true
 	}
-	if cs.Before == nil {
+	return cs.Before != nil && cs.Before.Components[name] != nil
+}
+
+// undeployedOrphan reports whether name is a component only the state
+// records, as undeployed: it has no outputs to read.
+func (cs Components) undeployedOrphan(name string) bool {
+	if cs.Res.Partial || cs.Res.Component(name) != nil || cs.Before == nil {
 		return false
 	}
 	rec := cs.Before.Components[name]
-	return rec != nil && rec.Status != state.StatusUndeployed
+	return rec != nil && rec.Status == state.StatusUndeployed
 }
 
 // kindOf is the meta.kind of a component of the stack, "" for one the
@@ -63,7 +69,8 @@ func (cs Components) suggest(name string) string {
 	return leaf
 }
 
-// names are the components exists says yes to, for suggestions:
+// names are the stack's components and the state's not undeployed, for
+// suggestions:
 // each once (a deployed one is in both, and a leaf found twice would read
 // as two), sorted (the same suggestion among equally near ones, whatever
 // the map's order).
@@ -108,7 +115,9 @@ func RefProblem(names *Names, cs Components, r params.Part, where, kind string, 
 
 // NameCheck is RefProblem for component c's texts (nil c: the stack's
 // own), which a plugin checks before anything runs: it takes a reference's
-// component ("" for a plain ${name}) and name. names is the stack's (not
+// component ("" for a plain ${name}) and name. It also refuses the outputs
+// of an orphan recorded undeployed, which a step may tolerate failing to
+// read (on_fail) and a plugin's inputs cannot. names is the stack's (not
 // nil).
 func NameCheck(names *Names, cs Components, c *manifest.Component) func(component, name string) string {
 	known, kind := KnownNames(names, c), ""
@@ -116,6 +125,14 @@ func NameCheck(names *Names, cs Components, c *manifest.Component) func(componen
 		kind = c.Meta.Kind
 	}
 	return func(component, name string) string {
-		return RefProblem(names, cs, params.Part{Component: component, Name: name}, "", kind, known)
+		if msg := RefProblem(names, cs, params.Part{Component: component, Name: name}, "", kind, known); msg != "" {
+			return msg
+		}
+		if component != "" && cs.undeployedOrphan(component) {
+			// Steps may tolerate this failure (on_fail); a plugin's
+			// inputs cannot.
+			return fmt.Sprintf("unknown output %s:%s: %s is no longer in the stack and its record says undeployed: it has no outputs", component, name, component)
+		}
+		return ""
 	}
 }

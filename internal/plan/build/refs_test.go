@@ -41,7 +41,8 @@ func TestRefProblem(t *testing.T) {
 	}{
 		{"in the stack", nil, "base", ""},
 		{"an orphan", recorded("gone"), "gone", ""},
-		{"an orphan undeployed", undeployed("gone"), "gone", `unknown output gone:url: there is no component gone`},
+		{"an orphan undeployed", undeployed("gone"), "gone", `unknown output gone:url: gone is no longer in the stack and its record says undeployed: it has no outputs`},
+		{"no suggestion of an undeployed orphan", undeployed("gone"), "gne", `unknown output gne:url: there is no component gne`},
 		{"no such component", nil, "bse", `unknown output bse:url: there is no component bse (did you mean "base"?)`},
 		{"a nested leaf", nil, "db", `unknown output db:url: there is no component db (did you mean "web.db"?)`},
 		{"a nested leaf, deployed", recorded("web.db", "base"), "db", `unknown output db:url: there is no component db (did you mean "web.db"?)`},

@@ -31,8 +31,8 @@ type StagesFact struct {
 	// Refs are the ${component:output} references the instance's inputs
 	// hold (each once), as the plugin checked them
 	// (plugin.StagesRequest.Unknown): the builder checks that their
-	// values are known when the component runs. Deploys only.
-	Refs []string
+	// values can be known when the component runs. Deploys only.
+	Refs []params.Part
 }
 
 // StagesKeyOf is the key of an instance's stages for an action.
@@ -183,56 +183,18 @@ func (b *builder) claim(what, component string, pos manifest.Pos) {
 		component, what, first.component, first.pos)
 }
 
-// checkInstanceRefs refuses the references of a plugin instance's inputs
-// (refs: "component:output", or a plain "name") whose values the
-// component would not have when it runs: an output of a component this
-// run leaves out and that was never deployed, or of one that does not come
-// before it. A plugin's inputs (a manifest) add no edge to the graph, as
-// the component's parameters and steps do: of a component this run
-// deploys too, nothing makes it wait; a plain name resolves only to an
-// output of a component before it (params.OutputIndex).
-func (b *builder) checkInstanceRefs(cp *compPlan, s *plugin.Spec, refs []string) {
-	name, kind := cp.info.Name, cp.c.Meta.Kind
-	var own map[string]bool
-	for _, ref := range refs {
-		comp, output, qualified := strings.Cut(ref, ":")
-		if !qualified {
-			comp, output = "", ref
-		}
-		text := "${" + ref + "}"
-		if c := b.neverKnown(params.Part{Component: comp, Name: output}, false); c != "" {
-			b.diags.Errorf(cp.entryPos(s), "", "component %s: plugin %s: %q %s", name, s.Title(), text, neverKnownWhy(c))
-			continue
-		}
-		if qualified {
-			if comp != name && b.res.Component(comp) != nil && !b.outsideRun(comp) && !b.g.IsAncestor(comp, name) {
-				b.diags.Errorf(cp.entryPos(s), "", "component %s: plugin %s: %q reads an output of %s, which this run deploys but not before %s: add %s to the depends of %s (a reference in a plugin's inputs does not order components, as one in its parameters does)", name, s.Title(), text, comp, name, comp, name)
-			}
-			continue
-		}
-		if own == nil {
-			own = map[string]bool{}
-			for _, p := range cp.c.Parameters {
-				own[p.Name] = true
-			}
-		}
-		if b.stackNames == nil {
-			b.stackNames = StackNames(b.res)
-		}
-		if own[output] || b.stackNames.fixed[output] {
-			continue // a parameter
-		}
-		var producers []string
-		before := false
-		b.indexDeclared()
-		for _, p := range b.declaredBy[output] {
-			if c := b.res.Component(p); c != nil && c.Meta.Kind != kind {
-				producers = append(producers, p)
-				before = before || b.g.IsAncestor(p, name)
-			}
-		}
-		if len(producers) > 0 && !before {
-			b.diags.Errorf(cp.entryPos(s), "", "component %s: plugin %s: %q reads the output %s of %s, which does not come before %s: add %s to the depends of %s (a reference in a plugin's inputs does not order components, as one in its parameters does)", name, s.Title(), text, output, strings.Join(producers, ", "), name, producers[0], name)
+// checkInstanceRefs refuses the ${component:output} references of a
+// plugin instance's inputs (refs) whose values the component can never
+// have when it runs: an output of a component this run leaves out and that
+// was never deployed. (What else a manifest's reference meets is not
+// judged here: it adds no edge to the graph, and whether the run has the
+// value by then depends on the order it runs in, --parallel and the
+// outputs recorded before; a plain name may come from a depends' printed
+// outputs.)
+func (b *builder) checkInstanceRefs(cp *compPlan, s *plugin.Spec, refs []params.Part) {
+	for _, r := range refs {
+		if c := b.neverKnown(r, false); c != "" {
+			b.diags.Errorf(cp.entryPos(s), "", "component %s: plugin %s: %q %s", cp.info.Name, s.Title(), "${"+r.Component+":"+r.Name+"}", neverKnownWhy(c))
 		}
 	}
 }

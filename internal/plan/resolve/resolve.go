@@ -23,6 +23,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plan"
 	"github.com/gantry-dev/gantry/internal/plan/build"
 	"github.com/gantry-dev/gantry/internal/plugin"
@@ -283,13 +284,11 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 					// and never fails for them. Made here, for the few
 					// components with staged plugins, not for every one.
 					if check := r.unknown(c); check != nil {
+						seen := map[[2]string]bool{}
 						req.Unknown = func(component, name string) string {
-							ref := name
-							if component != "" {
-								ref = component + ":" + name
-							}
-							if !slices.Contains(fact.Refs, ref) {
-								fact.Refs = append(fact.Refs, ref)
+							if ref := [2]string{component, name}; component != "" && !seen[ref] {
+								seen[ref] = true
+								fact.Refs = append(fact.Refs, params.Part{Component: component, Name: name})
 							}
 							return check(component, name)
 						}
