@@ -335,7 +335,23 @@ func (b *builder) neverKnown(r params.Part, stackLevel bool) string {
 		}
 		return ""
 	}
-	b.indexDeclared()
+	if b.declaredBy == nil {
+		b.declaredBy, b.paramNames = map[string][]string{}, map[string]bool{}
+		for _, p := range b.res.Stack.Parameters {
+			b.paramNames[p.Name] = true
+		}
+		for _, c := range b.res.Components {
+			if c == nil {
+				continue
+			}
+			for _, o := range c.Outputs {
+				b.declaredBy[o.Name] = append(b.declaredBy[o.Name], c.Meta.Name)
+			}
+			for _, p := range c.Parameters {
+				b.paramNames[p.Name] = true
+			}
+		}
+	}
 	by := b.declaredBy[r.Name]
 	if len(by) == 0 || b.paramNames[r.Name] {
 		return ""
@@ -346,28 +362,6 @@ func (b *builder) neverKnown(r params.Part, stackLevel bool) string {
 		}
 	}
 	return by[0]
-}
-
-// indexDeclared makes declaredBy and paramNames, once.
-func (b *builder) indexDeclared() {
-	if b.declaredBy != nil {
-		return
-	}
-	b.declaredBy, b.paramNames = map[string][]string{}, map[string]bool{}
-	for _, p := range b.res.Stack.Parameters {
-		b.paramNames[p.Name] = true
-	}
-	for _, c := range b.res.Components {
-		if c == nil {
-			continue
-		}
-		for _, o := range c.Outputs {
-			b.declaredBy[o.Name] = append(b.declaredBy[o.Name], c.Meta.Name)
-		}
-		for _, p := range c.Parameters {
-			b.paramNames[p.Name] = true
-		}
-	}
 }
 
 // readsLeftOut reports whether a value of exp waits for a component the
