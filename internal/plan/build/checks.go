@@ -239,7 +239,7 @@ func (b *builder) checkTemplates(cp *compPlan) {
 			known = func(string) bool { return true }
 		}
 		checkRef = func(r params.Part) string {
-			if msg := b.refProblem(r, "", cp.c.Meta.Kind, known); msg != "" {
+			if msg := b.refProblem(r, "", cp.c, known); msg != "" {
 				return msg
 			}
 			// As an output value's (checkOutputValues): a render reads it.
@@ -479,10 +479,11 @@ func (n *Names) OwnKindOnly(name, kind string) bool {
 }
 
 // Suggest is the name of the stack a mistaken name of a component of kind
-// may mean ("" for none): a parameter of the stack, or an output that
-// component sees.
-func (n *Names) Suggest(name, kind string) string {
-	candidates := make([]string, 0, len(n.fixed)+len(n.outputs))
+// may mean ("" for none): a parameter of the stack, an output that
+// component sees, or one of extra (the component's own parameters).
+func (n *Names) Suggest(name, kind string, extra ...string) string {
+	candidates := make([]string, 0, len(n.fixed)+len(n.outputs)+len(extra))
+	candidates = append(candidates, extra...)
 	for c := range n.fixed {
 		candidates = append(candidates, c)
 	}
@@ -512,12 +513,13 @@ func KnownNames(names *Names, c *manifest.Component) func(string) bool {
 	return func(n string) bool { return names.fixed[n] || own[n] || names.output(n, kind) }
 }
 
-// UnknownName says why ${name} in a text of a component of kind (at
-// where: " in <text>", or "") cannot resolve, known judging whether it
-// can: "" when it can. It names the rule a component's own outputs fall
-// under, or the stack's name a mistaken one may mean; names may be nil (no
-// such hints).
-func UnknownName(names *Names, known func(string) bool, name, where, kind string) string {
+// UnknownName says why ${name} in a text of component c (nil: the
+// stack's; at where: " in <text>", or "") cannot resolve, known judging
+// whether it can: "" when it can. It names the rule a component's own
+// outputs fall under, or the name a mistaken one may mean (of the stack,
+// or a parameter of c); names may be nil (no such hints).
+func UnknownName(names *Names, known func(string) bool, name, where string, c *manifest.Component) string {
+	kind := kindOf(c)
 	switch {
 	case known(name):
 		return ""
@@ -526,7 +528,13 @@ func UnknownName(names *Names, known func(string) bool, name, where, kind string
 	}
 	msg := fmt.Sprintf("unknown parameter %q%s", name, where)
 	if names != nil {
-		if s := names.Suggest(name, kind); s != "" {
+		var own []string
+		if c != nil {
+			for _, p := range c.Parameters {
+				own = append(own, p.Name)
+			}
+		}
+		if s := names.Suggest(name, kind, own...); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 	}
@@ -537,10 +545,11 @@ func UnknownName(names *Names, known func(string) bool, name, where, kind string
 // actions exist, scripts are found, and ${...} references and {{.variables}}
 // are known.
 //
-// kind is the meta.kind of the component the step belongs to, "" for a
-// stack-level step: a component does not see the outputs of components of
-// its kind, its own among them.
-func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, kind, field string, vars map[string]any, known func(string) bool) {
+// c is the component the step belongs to, nil for a stack-level step: a
+// component does not see the outputs of components of its kind, its own
+// among them.
+func (b *builder) validateStep(st *manifest.Step, dir string, c *manifest.Component, field string, vars map[string]any, known func(string) bool) {
+	stackLevel := c == nil
 	var texts []string
 	switch st.Type {
 	case manifest.StepExec:
@@ -588,7 +597,7 @@ func (b *builder) validateStep(st *manifest.Step, dir string, stackLevel bool, k
 		if tolerated(st) {
 			leftOut = leftOutTolerated
 		}
-		b.checkRefs(st.Pos, field, t, tm, stackLevel, kind, leftOut, known)
+		b.checkRefs(st.Pos, field, t, tm, c, leftOut, known)
 		// Check the special variables with ${...} replaced by placeholders.
 		var sb strings.Builder
 		for _, p := range tm.Parts {
@@ -622,9 +631,10 @@ const (
 // whose outputs it reads exist (in the stack, or recorded in the state) and
 // are not of its own kind, and those outputs can be known by then (leftOut
 // says what it is when not).
-func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Template, stackLevel bool, kind string, leftOut int, known func(string) bool) {
+func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Template, c *manifest.Component, leftOut int, known func(string) bool) {
+	stackLevel := c == nil
 	for _, r := range tm.Refs() {
-		if msg := b.refProblem(r, fmt.Sprintf(" in %q", t), kind, known); msg != "" {
+		if msg := b.refProblem(r, fmt.Sprintf(" in %q", t), c, known); msg != "" {
 			b.diags.Errorf(pos, field, "%s", msg)
 			continue
 		}
@@ -639,22 +649,22 @@ func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Templa
 	}
 }
 
-// refProblem says why a reference of a component of kind (known: the
-// names it sees) can never resolve, "" when it can (RefProblem).
-func (b *builder) refProblem(r params.Part, where, kind string, known func(string) bool) string {
-	return RefProblem(b.stackNames, Components{b.res, b.in.Before}, r, where, kind, known)
+// refProblem says why a reference of component c (nil: the stack's;
+// known: the names it sees) can never resolve, "" when it can (RefProblem).
+func (b *builder) refProblem(r params.Part, where string, c *manifest.Component, known func(string) bool) string {
+	return RefProblem(b.stackNames, Components{b.res, b.in.Before}, r, where, c, known)
 }
 
 // checkReadyConditions checks the stack's ready conditions before anything
 // runs, as the steps': their ${...} are expanded after every component has
 // deployed, and a typo failed the stack then.
 func (b *builder) checkReadyConditions(conds []manifest.ReadyCondition) {
-	b.checkConditions(conds, "lifecycle.readyConditions", "", b.knownNames(nil))
+	b.checkConditions(conds, "lifecycle.readyConditions", nil, b.knownNames(nil))
 }
 
-// checkConditions checks ready conditions, a component's (of meta.kind
-// kind) or the stack's (kind "").
-func (b *builder) checkConditions(conds []manifest.ReadyCondition, path, kind string, known func(string) bool) {
+// checkConditions checks ready conditions, component comp's or the
+// stack's (nil comp).
+func (b *builder) checkConditions(conds []manifest.ReadyCondition, path string, comp *manifest.Component, known func(string) bool) {
 	for i, c := range conds {
 		for _, f := range []struct{ name, text string }{{"dns", c.DNS}, {"url", c.URL}} {
 			if f.text == "" {
@@ -669,7 +679,7 @@ func (b *builder) checkConditions(conds []manifest.ReadyCondition, path, kind st
 				b.diags.Errorf(c.Pos, field, "%v", err)
 				continue
 			}
-			b.checkRefs(c.Pos, field, f.text, tm, kind == "", kind, leftOutWarned, known)
+			b.checkRefs(c.Pos, field, f.text, tm, comp, leftOutWarned, known)
 		}
 	}
 }

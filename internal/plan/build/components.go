@@ -406,7 +406,7 @@ func (b *builder) addComponent(cp *compPlan) {
 			then(b.verbSteps(cp, add, verbLimits))
 		case readyPoint:
 			if len(lc.ReadyConditions) > 0 {
-				b.checkConditions(lc.ReadyConditions, "lifecycle.readyConditions", cp.c.Meta.Kind, known)
+				b.checkConditions(lc.ReadyConditions, "lifecycle.readyConditions", cp.c, known)
 				n := add(&plan.Node{ID: name + "/ready", Kind: plan.KindReady, Label: readyLabel(lc.ReadyConditions),
 					Inputs: []string{cp.begin}, Spec: plan.Ready{Component: name, Conditions: readyConditions(lc.ReadyConditions)}})
 				then([]string{n.ID}, []string{n.ID})
@@ -414,7 +414,7 @@ func (b *builder) addComponent(cp *compPlan) {
 		default:
 			for i, st := range pointSteps(lc, point) {
 				field := "lifecycle." + point + ".steps"
-				b.validateStep(&st, info.Dir, false, cp.c.Meta.Kind, manifest.ItemPath(field, i), varsFor(), known)
+				b.validateStep(&st, info.Dir, cp.c, manifest.ItemPath(field, i), varsFor(), known)
 				n := add(&plan.Node{ID: stepID(name, point, i), Kind: plan.Kind(st.Type), Label: stepLabel(&st), Point: point,
 					Inputs: []string{cp.begin}, Spec: plan.Injected{Component: name, Point: point, Step: stepSpec(&st), Dir: info.Dir}})
 				then([]string{n.ID}, []string{n.ID})
@@ -446,11 +446,11 @@ func (b *builder) addSettled(cp *compPlan, lc *manifest.ComponentLifecycle, add 
 			if vars == nil {
 				vars, known = stepvars.For(b.res, b.in.Locked, cp.c, b.stepModel()), b.knownNames(cp.c)
 			}
-			b.validateStep(&st, info.Dir, false, cp.c.Meta.Kind, manifest.ItemPath("lifecycle."+point+".steps", i), vars, known)
+			b.validateStep(&st, info.Dir, cp.c, manifest.ItemPath("lifecycle."+point+".steps", i), vars, known)
 		}
 	}
 	if lc != nil && len(lc.ReadyConditions) > 0 {
-		b.checkConditions(lc.ReadyConditions, "lifecycle.readyConditions", cp.c.Meta.Kind, b.knownNames(cp.c))
+		b.checkConditions(lc.ReadyConditions, "lifecycle.readyConditions", cp.c, b.knownNames(cp.c))
 	}
 	n := add(&plan.Node{ID: name + "/" + info.Verb, Kind: plan.KindComponent, Label: info.Verb + " " + name, Verb: info.Verb,
 		Action: info.Action, Reason: info.Reason, Hidden: true, Light: true, Spec: plan.Unchanged{Component: name, Verb: info.Verb}})

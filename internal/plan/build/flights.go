@@ -123,7 +123,7 @@ func (b *builder) checkFlight(name string, g *manifest.FlightGroup) {
 	dir := b.stackDir()
 	field := "lifecycle." + strings.ReplaceAll(name, "-", "_") + ".steps"
 	for i, st := range g.Steps {
-		b.validateStep(&st, dir, true, "", manifest.ItemPath(field, i), vars, known)
+		b.validateStep(&st, dir, nil, manifest.ItemPath(field, i), vars, known)
 	}
 }
 

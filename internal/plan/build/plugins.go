@@ -114,7 +114,7 @@ func (b *builder) checkArgumentRefs(cp *compPlan, specs []*plugin.Spec) {
 				if r.Component != "" {
 					continue
 				}
-				if msg := b.refProblem(r, "", cp.c.Meta.Kind, known); msg != "" {
+				if msg := b.refProblem(r, "", cp.c, known); msg != "" {
 					b.diags.Errorf(at, "", "component %s: plugin argument %q: %s", name, x, msg)
 				}
 			}

@@ -92,15 +92,16 @@ func (cs Components) names() []string {
 	return slices.Compact(names)
 }
 
-// RefProblem says why a reference of a component of kind (known: the names
-// it sees) can never resolve, "" when it can: a name nothing defines, a
+// RefProblem says why a reference of component c (nil: the stack's;
+// known: the names it sees) can never resolve, "" when it can: a name nothing defines, a
 // component neither the stack nor its state has, an output of its own
 // kind. where says where the reference is (` in "text"`), after the name;
 // names may be nil (no hints for plain names).
-func RefProblem(names *Names, cs Components, r params.Part, where, kind string, known func(string) bool) string {
+func RefProblem(names *Names, cs Components, r params.Part, where string, c *manifest.Component, known func(string) bool) string {
+	kind := kindOf(c)
 	switch {
 	case r.Component == "":
-		return UnknownName(names, known, r.Name, where, kind)
+		return UnknownName(names, known, r.Name, where, c)
 	case !cs.exists(r.Component):
 		msg := fmt.Sprintf("unknown output %s:%s%s: there is no component %s", r.Component, r.Name, where, r.Component)
 		if s := cs.suggest(r.Component); s != "" {
@@ -120,12 +121,9 @@ func RefProblem(names *Names, cs Components, r params.Part, where, kind string, 
 // read (on_fail) and a plugin's inputs cannot. names is the stack's (not
 // nil).
 func NameCheck(names *Names, cs Components, c *manifest.Component) func(component, name string) string {
-	known, kind := KnownNames(names, c), ""
-	if c != nil {
-		kind = c.Meta.Kind
-	}
+	known := KnownNames(names, c)
 	return func(component, name string) string {
-		if msg := RefProblem(names, cs, params.Part{Component: component, Name: name}, "", kind, known); msg != "" {
+		if msg := RefProblem(names, cs, params.Part{Component: component, Name: name}, "", c, known); msg != "" {
 			return msg
 		}
 		if component != "" && cs.undeployedOrphan(component) {
@@ -135,4 +133,12 @@ func NameCheck(names *Names, cs Components, c *manifest.Component) func(componen
 		}
 		return ""
 	}
+}
+
+// kindOf is component c's meta.kind, "" for the stack's own texts (nil c).
+func kindOf(c *manifest.Component) string {
+	if c == nil {
+		return ""
+	}
+	return c.Meta.Kind
 }

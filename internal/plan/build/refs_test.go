@@ -62,3 +62,22 @@ func TestRefProblem(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownNameSuggestsOwnParameters: a mistaken plain name may mean a
+// parameter of the component itself, as well as one of the stack.
+func TestUnknownNameSuggestsOwnParameters(t *testing.T) {
+	app := &manifest.Component{Meta: manifest.ComponentMeta{Name: "app"}, Parameters: []manifest.Parameter{{Name: "replicas"}}}
+	app.Meta.Kind = "app"
+	res := &elaborate.Result{Stack: &manifest.Stack{Parameters: []manifest.Parameter{{Name: "region"}}}, Components: []*manifest.Component{app}}
+	names := StackNames(res)
+	check := NameCheck(names, Components{Res: res}, app)
+	for name, want := range map[string]string{
+		"replica":  `unknown parameter "replica" (did you mean "replicas"?)`,
+		"regoin":   `unknown parameter "regoin" (did you mean "region"?)`,
+		"replicas": "",
+	} {
+		if got := check("", name); got != want {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+}
