@@ -1022,7 +1022,7 @@ func TestLoadExpansionErrorsHideSecretValues(t *testing.T) {
 		secret    bool   // the value must not be in it
 	}{
 		{"secret stringData", "kind: Secret\nmetadata: {name: s}\nstringData: {pw: \"S3cretText${db\"}\n", "m.yaml:4:18: ", true},
-		{"secret data", "kind: Secret\nmetadata: {name: s}\ndata:\n  pw: \"S3cretText#{1 +}\"\n", "m.yaml:5:7: ", true},
+		{"secret data", "kind: Secret\nmetadata: {name: s}\ndata:\n  pw: \"S3cretText${db\"\n", "m.yaml:5:7: ", true},
 		{"secret in a list", "kind: List\nitems:\n- kind: Secret\n  apiVersion: v1\n  metadata: {name: s}\n  stringData: {pw: \"S3cretText${db\"}\n", "m.yaml:7:20: ", true},
 		{"configmap", "kind: ConfigMap\nmetadata: {name: c}\ndata: {pw: \"S3cretText${db\"}\n", "S3cretText", false},
 	} {
