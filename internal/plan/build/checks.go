@@ -519,7 +519,7 @@ func KnownNames(names *Names, c *manifest.Component) func(string) bool {
 // outputs fall under, or the name a mistaken one may mean (of the stack,
 // or a parameter of c); names may be nil (no such hints).
 func UnknownName(names *Names, known func(string) bool, name, where string, c *manifest.Component) string {
-	kind := kindOf(c)
+	kind := metaKind(c)
 	switch {
 	case known(name):
 		return ""

@@ -70,10 +70,9 @@ func (cs Components) suggest(name string) string {
 }
 
 // names are the stack's components and the state's not undeployed, for
-// suggestions:
-// each once (a deployed one is in both, and a leaf found twice would read
-// as two), sorted (the same suggestion among equally near ones, whatever
-// the map's order).
+// suggestions: each once (a deployed one is in both, and a leaf found
+// twice would read as two), sorted (the same suggestion among equally
+// near ones, whatever the map's order).
 func (cs Components) names() []string {
 	var names []string
 	for _, c := range cs.Res.Components {
@@ -93,12 +92,12 @@ func (cs Components) names() []string {
 }
 
 // RefProblem says why a reference of component c (nil: the stack's;
-// known: the names it sees) can never resolve, "" when it can: a name nothing defines, a
-// component neither the stack nor its state has, an output of its own
-// kind. where says where the reference is (` in "text"`), after the name;
+// known: the names it sees) can never resolve, "" when it can: a name
+// nothing defines, a component neither the stack nor its state has, an
+// output of its own kind. where says where the reference is (` in "text"`), after the name;
 // names may be nil (no hints for plain names).
 func RefProblem(names *Names, cs Components, r params.Part, where string, c *manifest.Component, known func(string) bool) string {
-	kind := kindOf(c)
+	kind := metaKind(c)
 	switch {
 	case r.Component == "":
 		return UnknownName(names, known, r.Name, where, c)
@@ -135,8 +134,9 @@ func NameCheck(names *Names, cs Components, c *manifest.Component) func(componen
 	}
 }
 
-// kindOf is component c's meta.kind, "" for the stack's own texts (nil c).
-func kindOf(c *manifest.Component) string {
+// metaKind is component c's meta.kind, "" for the stack's own texts (nil
+// c).
+func metaKind(c *manifest.Component) string {
 	if c == nil {
 		return ""
 	}
