@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/state"
 )
 
@@ -106,6 +107,17 @@ type Claimer interface {
 // action "" the label names the entry without its action.
 type Labeled interface {
 	EntryLabel(action string, s *Spec) string
+}
+
+// Referencing is a staged plugin whose instances read ${...} references
+// from files the entry names (the kubernetes plugin's manifests): the
+// component graph orders a component after those whose outputs its
+// instances read, as it does for its template files. InputRefs lists them
+// as the files say when the graph is built (req has no Recorded, Read or
+// Unknown); what cannot be read or parsed reads nothing here (planning the
+// stages reports it).
+type Referencing interface {
+	InputRefs(req StagesRequest) []params.Part
 }
 
 // Planned is a built-in plugin of lists that is asked, while the plan is

@@ -3,7 +3,6 @@ package build
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/gantry-dev/gantry/internal/elaborate"
 	"github.com/gantry-dev/gantry/internal/manifest"
 	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
 // Graph is the component graph of a stack: an edge a → b means b runs after a.
@@ -462,6 +462,7 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		}
 	}
 	tuning := TuningIndex(s)
+	probe := implementationProbe()
 	links := map[string]*manifest.Parameter{}
 	for i := range s.Parameters {
 		p := &s.Parameters[i]
@@ -552,6 +553,10 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 				}
 			}
 		}
+		// So do its plugin entries' arguments and configs, expanded when
+		// the entries run.
+		texts = appendEntryTexts(texts, plugin.Specs(c.Plugins))
+		texts = appendEntryTexts(texts, plugin.Specs(c.SetupPlugins))
 		for _, t := range texts {
 			for _, r := range params.RefsOf(t) {
 				if r.Component != "" || !above[r.Name] {
@@ -559,13 +564,19 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 				}
 			}
 		}
-		// So do its template files, as far as their text says (a folder
-		// not there yet, which a checkout brings, reads nothing here).
-		if ref != nil && c.Templates != nil && ref.Source.Dir != "" {
+		// So do its template files and its plugin instances' manifests, as
+		// far as their text says (a folder not there yet, which a checkout
+		// brings, reads nothing here).
+		if ref != nil && ref.Source.Dir != "" {
 			// Absolute, as the plan's facts and the run name the folder:
 			// the templates' confinement to it compares real paths.
-			dir, _ := filepath.Abs(ref.Source.Dir)
-			for _, r := range component.TemplateRefs(dir, c.Templates) {
+			dir := absDir(ref.Source.Dir)
+			var refs []params.Part
+			if c.Templates != nil {
+				refs = component.TemplateRefs(dir, c.Templates)
+			}
+			refs = append(refs, instanceRefs(c, dir, probe)...)
+			for _, r := range refs {
 				if r.Component != "" || !ownParams[r.Name] {
 					visit(r)
 				}

@@ -186,11 +186,9 @@ func (b *builder) claim(what, component string, pos manifest.Pos) {
 // checkInstanceRefs refuses the ${component:output} references of a
 // plugin instance's inputs (refs) whose values the component can never
 // have when it runs: an output of a component this run leaves out and that
-// was never deployed. (What else a manifest's reference meets is not
-// judged here: it adds no edge to the graph, and whether the run has the
-// value by then depends on the order it runs in, --parallel and the
-// outputs recorded before; a plain name may come from a depends' printed
-// outputs.)
+// was never deployed. (The graph orders the component after those whose
+// outputs its manifests read (instanceRefs); a plain name may also come
+// from a depends' printed outputs, which nothing can judge here.)
 func (b *builder) checkInstanceRefs(cp *compPlan, s *plugin.Spec, refs []params.Part) {
 	for _, r := range refs {
 		if c := b.neverKnown(r, false); c != "" {

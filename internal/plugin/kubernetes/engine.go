@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gantry-dev/gantry/internal/params"
 	"github.com/gantry-dev/gantry/internal/plugin"
 	"github.com/gantry-dev/gantry/internal/state"
 )
@@ -105,6 +106,19 @@ func (engine) Validate(string, map[string]any) error {
 // Run is never called: the plan runs the stages.
 func (engine) Run(context.Context, *plugin.Call) error {
 	return errors.New("internal error: the plugin runs in stages, not as one step")
+}
+
+// InputRefs are the references an instance's inputs hold
+// (plugin.Referencing), for a source whose inputs are files of the
+// component (manifests, a kustomization); nil for one that renders them
+// (a Helm chart: its values files are the component's templates).
+func (e engine) InputRefs(req plugin.StagesRequest) []params.Part {
+	if r, ok := e.src.(interface {
+		refs(plugin.StagesRequest) []params.Part
+	}); ok {
+		return r.refs(req)
+	}
+	return nil
 }
 
 // Stages plans an action from the inputs as they are before parameters

@@ -108,6 +108,29 @@ func reachable(ctx context.Context, env []string) error {
 	return nil
 }
 
+// refs are the ${...} references and the names #{...} expressions read in
+// the manifests and a kustomization's generator inputs, each once, as a
+// deploy expands them (params.RefsOf); inputs that cannot be read or
+// parsed add none.
+func (manifests) refs(req plugin.StagesRequest) []params.Part {
+	cfg, err := parseConfig(req.Entry.Config)
+	if err != nil {
+		return nil
+	}
+	var out []params.Part
+	seen := map[[2]string]bool{}
+	_, _ = load(req.Dir, cfg, func(s string) (string, error) {
+		for _, r := range params.RefsOf(s) {
+			if k := [2]string{r.Component, r.Name}; !seen[k] {
+				seen[k] = true
+				out = append(out, params.Part{Kind: params.Ref, Component: r.Component, Name: r.Name})
+			}
+		}
+		return s, nil
+	})
+	return out
+}
+
 // checkRefs reads the manifests again with every string's references and
 // expressions parsed and compiled, not evaluated: the mistakes a deploy
 // would meet when it expands them, each at its line and column: a syntax

@@ -1,0 +1,104 @@
+package build
+
+import (
+	"maps"
+	"path/filepath"
+	"slices"
+
+	"github.com/gantry-dev/gantry/internal/component"
+	"github.com/gantry-dev/gantry/internal/manifest"
+	"github.com/gantry-dev/gantry/internal/params"
+	"github.com/gantry-dev/gantry/internal/plan"
+	"github.com/gantry-dev/gantry/internal/plugin"
+)
+
+// instanceRefs reads what a component's built-in staged plugin instances
+// read from their files (the kubernetes plugin's manifests and
+// kustomization, plugin.Referencing), for the graph: an output of another
+// component they expand orders the component after it, as a parameter
+// reading it does. The instances are those of the component's plugin lists,
+// or, without lists, the kubernetes plugin a folder holding a kustomization
+// stands for (probe). dir is the component's folder, absolute.
+func instanceRefs(c *manifest.Component, dir string, probe func(dir string) string) []params.Part {
+	specs := append(plugin.Specs(c.Plugins), plugin.Specs(c.SetupPlugins)...)
+	if len(specs) == 0 {
+		if c.Lifecycle.Bare == manifest.EmptyAllow || probe(dir) != component.ImplKubernetes {
+			return nil
+		}
+		specs = KubernetesList()
+	}
+	var out []params.Part
+	var walk func(specs []*plugin.Spec)
+	walk = func(specs []*plugin.Spec) {
+		for _, s := range specs {
+			if s.IsControl() {
+				walk(s.Children)
+				continue
+			}
+			staged, ok := plugin.IsStaged(s.Name)
+			if !ok {
+				continue
+			}
+			if r, ok := staged.(plugin.Referencing); ok {
+				out = append(out, r.InputRefs(plugin.StagesRequest{Component: c.Meta.Name, Dir: dir, Entry: s,
+					Action: plugin.ActionDeploy, Templates: c.Templates, Parameters: c.Parameters})...)
+			}
+		}
+	}
+	walk(specs)
+	return out
+}
+
+// appendEntryTexts appends the strings of plugin entries' arguments and
+// configs (their children's too), which are expanded when the entries run.
+func appendEntryTexts(texts []string, specs []*plugin.Spec) []string {
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			texts = append(texts, x)
+		case map[string]any:
+			// In the order of the keys: an edge's reasons in the same
+			// order every time.
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	for _, s := range specs {
+		texts = append(texts, s.Args...)
+		walk(s.Config)
+		texts = appendEntryTexts(texts, s.Children)
+	}
+	return texts
+}
+
+// implementationProbe probes folders for how they deploy, each once: the
+// graph needs to know only which of the components without plugin lists a
+// kustomization deploys, and the stacks of thousands share a few folders.
+func implementationProbe() func(dir string) string {
+	kinds := map[string]string{}
+	return func(dir string) string {
+		kind, done := kinds[dir]
+		if !done {
+			if impl, err := component.Probe(dir, plan.VerbDeploy); err == nil && impl != nil {
+				kind = impl.Kind
+			}
+			kinds[dir] = kind
+		}
+		return kind
+	}
+}
+
+// absDir is a component's folder as the plan's facts name it: absolute.
+func absDir(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	return abs
+}
