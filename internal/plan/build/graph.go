@@ -463,6 +463,7 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 	}
 	tuning := TuningIndex(s)
 	probe := implementationProbe()
+	absDir := absDirs()
 	links := map[string]*manifest.Parameter{}
 	for i := range s.Parameters {
 		p := &s.Parameters[i]

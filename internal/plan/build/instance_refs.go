@@ -2,6 +2,7 @@ package build
 
 import (
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -80,13 +81,17 @@ func appendEntryTexts(texts []string, specs []*plugin.Spec) []string {
 // implementationProbe probes folders for how they deploy, each once: the
 // graph needs to know only which of the components without plugin lists a
 // kustomization deploys, and the stacks of thousands share a few folders.
+// A folder without a kustomization.yaml is not probed further: a stat,
+// where the probe reads its Makefiles.
 func implementationProbe() func(dir string) string {
 	kinds := map[string]string{}
 	return func(dir string) string {
 		kind, done := kinds[dir]
 		if !done {
-			if impl, err := component.Probe(dir, plan.VerbDeploy); err == nil && impl != nil {
-				kind = impl.Kind
+			if _, err := os.Stat(filepath.Join(dir, "kustomization.yaml")); err == nil {
+				if impl, err := component.Probe(dir, plan.VerbDeploy); err == nil && impl != nil {
+					kind = impl.Kind
+				}
 			}
 			kinds[dir] = kind
 		}
@@ -94,11 +99,18 @@ func implementationProbe() func(dir string) string {
 	}
 }
 
-// absDir is a component's folder as the plan's facts name it: absolute.
-func absDir(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return dir
+// absDirs makes components' folders absolute, as the plan's facts name
+// them, against the working folder read once: filepath.Abs reads it for
+// every call (two stats), 5 % of a 10,000-component plan.
+func absDirs() func(dir string) string {
+	wd, err := os.Getwd()
+	return func(dir string) string {
+		if filepath.IsAbs(dir) {
+			return filepath.Clean(dir)
+		}
+		if err != nil {
+			return dir
+		}
+		return filepath.Join(wd, dir)
 	}
-	return abs
 }
