@@ -462,7 +462,7 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		}
 	}
 	tuning := TuningIndex(s)
-	probe := implementationProbe()
+	instances := newInstanceReader()
 	absDir := absDirs()
 	links := map[string]*manifest.Parameter{}
 	for i := range s.Parameters {
@@ -554,10 +554,6 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 				}
 			}
 		}
-		// So do its plugin entries' arguments and configs, expanded when
-		// the entries run.
-		texts = appendEntryTexts(texts, plugin.Specs(c.Plugins))
-		texts = appendEntryTexts(texts, plugin.Specs(c.SetupPlugins))
 		for _, t := range texts {
 			for _, r := range params.RefsOf(t) {
 				if r.Component != "" || !above[r.Name] {
@@ -565,22 +561,28 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 				}
 			}
 		}
-		// So do its template files and its plugin instances' manifests, as
-		// far as their text says (a folder not there yet, which a checkout
-		// brings, reads nothing here).
+		// So do its plugin entries' arguments and configs, expanded when
+		// the entries run, its template files and its plugin instances'
+		// manifests, as far as their text says (a folder not there yet,
+		// which a checkout brings, reads nothing here). They are expanded
+		// before the component has outputs: a name it declares as an output
+		// is read from the components it runs after.
+		var refs []params.Part
+		for _, t := range appendEntryTexts(appendEntryTexts(nil, plugin.Specs(c.Plugins)), plugin.Specs(c.SetupPlugins)) {
+			refs = append(refs, params.RefsOf(t)...)
+		}
 		if ref != nil && ref.Source.Dir != "" {
 			// Absolute, as the plan's facts and the run name the folder:
 			// the templates' confinement to it compares real paths.
 			dir := absDir(ref.Source.Dir)
-			var refs []params.Part
 			if c.Templates != nil {
-				refs = component.TemplateRefs(dir, c.Templates)
+				refs = append(refs, component.TemplateRefs(dir, c.Templates)...)
 			}
-			refs = append(refs, instanceRefs(c, dir, probe)...)
-			for _, r := range refs {
-				if r.Component != "" || !ownParams[r.Name] {
-					visit(r)
-				}
+			refs = append(refs, instances.refs(c, dir)...)
+		}
+		for _, r := range refs {
+			if r.Component != "" || !ownParams[r.Name] {
+				visit(r)
 			}
 		}
 	}

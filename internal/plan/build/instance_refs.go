@@ -13,17 +13,31 @@ import (
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
-// instanceRefs reads what a component's built-in staged plugin instances
+// instanceReader reads what components' built-in staged plugin instances
 // read from their files (the kubernetes plugin's manifests and
 // kustomization, plugin.Referencing), for the graph: an output of another
 // component they expand orders the component after it, as a parameter
-// reading it does. The instances are those of the component's plugin lists,
-// or, without lists, the kubernetes plugin a folder holding a kustomization
-// stands for (probe). dir is the component's folder, absolute.
-func instanceRefs(c *manifest.Component, dir string, probe func(dir string) string) []params.Part {
-	specs := append(plugin.Specs(c.Plugins), plugin.Specs(c.SetupPlugins)...)
+// reading it does. Each folder is probed and each instance (folder and
+// entry) read once: the components of a stack of thousands share a few
+// folders, and a kustomize build takes milliseconds.
+type instanceReader struct {
+	probe func(dir string) string
+	read  map[StagesKey][]params.Part
+}
+
+func newInstanceReader() *instanceReader {
+	return &instanceReader{probe: implementationProbe(), read: map[StagesKey][]params.Part{}}
+}
+
+// refs are the references component c's instances read. The instances are
+// those of its plugin list, or, without one, the kubernetes plugin a folder
+// holding a kustomization stands for; not its setup plugins', which are not
+// applied (a staged plugin has no prepare or cleanup step). dir is the
+// component's folder, absolute.
+func (ir *instanceReader) refs(c *manifest.Component, dir string) []params.Part {
+	specs := plugin.Specs(c.Plugins)
 	if len(specs) == 0 {
-		if c.Lifecycle.Bare == manifest.EmptyAllow || probe(dir) != component.ImplKubernetes {
+		if len(c.SetupPlugins) > 0 || c.Lifecycle.Bare == manifest.EmptyAllow || ir.probe(dir) != component.ImplKubernetes {
 			return nil
 		}
 		specs = KubernetesList()
@@ -40,10 +54,18 @@ func instanceRefs(c *manifest.Component, dir string, probe func(dir string) stri
 			if !ok {
 				continue
 			}
-			if r, ok := staged.(plugin.Referencing); ok {
-				out = append(out, r.InputRefs(plugin.StagesRequest{Component: c.Meta.Name, Dir: dir, Entry: s,
-					Action: plugin.ActionDeploy, Templates: c.Templates, Parameters: c.Parameters})...)
+			r, ok := staged.(plugin.Referencing)
+			if !ok {
+				continue
 			}
+			k := StagesKeyOf(dir, plugin.ActionDeploy, s, nil)
+			read, done := ir.read[k]
+			if !done {
+				read = r.InputRefs(plugin.StagesRequest{Component: c.Meta.Name, Dir: dir, Entry: s,
+					Action: plugin.ActionDeploy, Templates: c.Templates, Parameters: c.Parameters})
+				ir.read[k] = read
+			}
+			out = append(out, read...)
 		}
 	}
 	walk(specs)
