@@ -567,9 +567,12 @@ func dataEdges(res *elaborate.Result, edge func(a, b, why string)) {
 		// which a checkout brings, reads nothing here). They are expanded
 		// before the component has outputs: a name it declares as an output
 		// is read from the components it runs after.
+		// Lists gantry made (a sow landscape's) are data, never expanded.
 		var refs []params.Part
-		for _, t := range appendEntryTexts(appendEntryTexts(nil, plugin.Specs(c.Plugins)), plugin.Specs(c.SetupPlugins)) {
-			refs = append(refs, params.RefsOf(t)...)
+		if !c.Generated {
+			for _, t := range appendEntryTexts(appendEntryTexts(nil, plugin.Specs(c.Plugins)), plugin.Specs(c.SetupPlugins)) {
+				refs = append(refs, params.RefsOf(t)...)
+			}
 		}
 		if ref != nil && ref.Source.Dir != "" {
 			// Absolute, as the plan's facts and the run name the folder:
