@@ -112,6 +112,10 @@ func (el *entryLists) stages(list string, s *plugin.Spec, action string, index [
 	if action == plugin.ActionDeploy {
 		b.checkInstanceRefs(cp, s, fact.Refs)
 	}
+	if action == plugin.ActionPrepare && len(fact.Stages) == 0 {
+		// Said once, on prepare: cleanup has nothing to undo.
+		b.diags.Warnf(cp.entryPos(s), "", "component %s: setupPlugins: the %s plugin has nothing to do on prepare or cleanup, so this entry applies nothing; list it in plugins to deploy it", name, s.Name)
+	}
 	if fact.Claim != "" && action == plugin.ActionDeploy && list == plan.ListPlugins {
 		b.claim(fact.Claim, name, cp.entryPos(s))
 	}
