@@ -146,6 +146,50 @@ func TestRunKillsTheProcessGroup(t *testing.T) {
 	})
 }
 
+// TestRunStoppedProcessFails: a process gantry stopped with SIGTERM (a
+// timeout, an interrupt) fails even when it exits with status 0 on it: it
+// did not finish what it was started for. One that ended on its own
+// succeeds.
+func TestRunStoppedProcessFails(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		cancel bool // cancel once "started" is printed
+		want   string
+	}{
+		{"exits 0 on SIGTERM", "trap 'echo bye; exit 0' TERM; echo started; sleep 300 & wait", true,
+			"/bin/sh -c … was stopped before it finished (it exited with status 0 after SIGTERM)"},
+		{"not stopped", "echo started", false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var out testenv.SyncBuffer
+			done := make(chan error)
+			go func() {
+				done <- Run(ctx, Process{Args: []string{"/bin/sh", "-c", tt.script}, Name: "/bin/sh -c …", Stdout: &out, Grace: time.Hour})
+			}()
+			waitUntil(t, "the process has started", func() bool { return strings.Contains(out.String(), "started") })
+			if tt.cancel {
+				cancel()
+			}
+			err := <-done
+			var se *StoppedError
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("got %v, want success", err)
+			case tt.want != "" && (!errors.As(err, &se) || err.Error() != tt.want):
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+			if !tt.cancel {
+				// Cancelling after the end changes nothing.
+				cancel()
+			}
+		})
+	}
+}
+
 // TestRunStopNow: a second interrupt (the stop-now context done) kills a
 // group that ignores SIGTERM at once, without waiting for its grace period:
 // after the first interrupt cancelled the context, and also under a context

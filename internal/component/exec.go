@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -104,6 +105,24 @@ func (e *ExitError) Error() string {
 		return fmt.Sprintf("%s was killed by %s", name, e.Signal)
 	}
 	return fmt.Sprintf("%s exited with status %d", name, e.Code)
+}
+
+// StoppedError is a process gantry stopped (SIGTERM, on a timeout or an
+// interrupt) that exited with status 0 all the same: a program that shuts
+// down cleanly on SIGTERM says nothing of whether it finished what it was
+// started for, so the step failed.
+type StoppedError struct {
+	Args []string
+	// Name names the process in the message instead of Args (Process.Name).
+	Name string
+}
+
+func (e *StoppedError) Error() string {
+	name := e.Name
+	if name == "" {
+		name = strings.Join(e.Args, " ")
+	}
+	return fmt.Sprintf("%s was stopped before it finished (it exited with status 0 after SIGTERM)", name)
 }
 
 // Run runs the process and waits for it. The process leads its own group:
@@ -206,12 +225,17 @@ func Run(ctx context.Context, p Process) error {
 	// Callbacks, not goroutines watching the contexts: most processes end
 	// without either ever being done.
 	terminated := make(chan struct{})
+	// signalled: the leader got SIGTERM while it ran (not its descendants
+	// only, once it had exited: those hold its pipes past its end).
+	var signalled, exited atomic.Bool
 	dontTerminate := context.AfterFunc(ctx, func() {
 		defer close(terminated)
 		if ended() {
 			return
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		if syscall.Kill(-pgid, syscall.SIGTERM) == nil && !exited.Load() {
+			signalled.Store(true)
+		}
 		t := time.NewTimer(grace)
 		defer t.Stop()
 		select {
@@ -231,6 +255,7 @@ func Run(ctx context.Context, p Process) error {
 		}
 	})
 	err = cmd.Wait()
+	exited.Store(true)
 	if cerr := waitOutputs(pipes, waitDelay); err == nil {
 		err = cerr
 	}
@@ -246,7 +271,11 @@ func Run(ctx context.Context, p Process) error {
 		// The leader is gone; make sure none of its group outlives it.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
-	return exitError(p, err)
+	err = exitError(p, err)
+	if err == nil && signalled.Load() {
+		err = &StoppedError{Args: p.Args, Name: p.Name}
+	}
+	return err
 }
 
 // signalName names a signal as kill -l and the docs do, with Go's words:
