@@ -83,6 +83,12 @@ func (m *Masker) Add(values ...string) {
 		if len(t) >= MinLength && t != "true" && t != "false" {
 			for _, e := range encodings(t) {
 				add(e, true)
+				if strings.Contains(e, "\n") {
+					// Wrapped (base64): shown a line at a time.
+					for _, line := range splitLines(e) {
+						add(line, true)
+					}
+				}
 			}
 			// As a terminal shows it (Text masks a line with escapes
 			// so): a tab is a space there, a byte that is no UTF-8 a

@@ -3,6 +3,7 @@ package secret
 import (
 	"encoding/base64"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -133,6 +134,36 @@ func TestMaskerEncodings(t *testing.T) {
 	}
 	if got := m.Text("x " + big); got != "x "+Mask {
 		t.Errorf("a large value: not masked")
+	}
+}
+
+// TestMaskerToolEncodings: the encodings scripts print with common tools —
+// base64(1) wrapping at 76 columns and openssl at 64, a line at a time;
+// jq's @uri and Python's quote (a space as %20, slashes kept), in either
+// case of hex — are masked: every line, nothing of the secret left.
+func TestMaskerToolEncodings(t *testing.T) {
+	long := strings.Repeat("s3cr3t-K3y/w1th spaces&more:", 4) // 112 bytes: 152 in base64
+	b64 := base64.StdEncoding.EncodeToString([]byte(long))
+	uri := strings.ReplaceAll(url.QueryEscape(long), "+", "%20")
+	tests := []struct {
+		name  string
+		lines []string
+	}{
+		{"base64 wrapped at 76", []string{b64[:76], b64[76:152]}},
+		{"openssl base64 wrapped at 64", []string{b64[:64], b64[64:128], b64[128:]}},
+		{"jq @uri", []string{uri}},
+		{"python quote", []string{strings.ReplaceAll(uri, "%2F", "/")}},
+		{"lower-case hex", []string{regexp.MustCompile(`%[0-9A-F]{2}`).ReplaceAllStringFunc(uri, strings.ToLower)}},
+	}
+	m := NewMasker(long)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, line := range tt.lines {
+				if got := m.Text(line); got != Mask {
+					t.Errorf("Text(%q) = %q, want %q", line, got, Mask)
+				}
+			}
+		})
 	}
 }
 

@@ -29,11 +29,23 @@ func encodings(v string) []string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	unescapedHTML := strings.TrimSuffix(plain.String(), "\n")
+	// RFC 3986's escape of everything but the unreserved characters, a
+	// space as %20 (jq's @uri, Python's quote(s, safe="")), and Python's
+	// default quote(s), which keeps the slashes; in lower-case hex too.
+	uri := strings.ReplaceAll(url.QueryEscape(v), "+", "%20")
+	b64 := base64.StdEncoding.EncodeToString([]byte(v))
 	out := []string{
 		url.PathEscape(v),
 		path,
 		url.QueryEscape(v),
-		base64.StdEncoding.EncodeToString([]byte(v)),
+		uri,
+		strings.ReplaceAll(uri, "%2F", "/"),
+		lowerHex(uri),
+		b64,
+		// As base64(1) (76 columns) and openssl base64 (64) write it:
+		// lines the masker masks one by one.
+		wrap(b64, 76),
+		wrap(b64, 64),
 		base64.RawStdEncoding.EncodeToString([]byte(v)),
 		base64.URLEncoding.EncodeToString([]byte(v)),
 		base64.RawURLEncoding.EncodeToString([]byte(v)),
@@ -47,6 +59,38 @@ func encodings(v string) []string {
 		}
 	}
 	return kept
+}
+
+// wrap cuts s into lines of n characters, as base64 tools write long
+// encodings.
+func wrap(s string, n int) string {
+	var b strings.Builder
+	for len(s) > n {
+		b.WriteString(s[:n])
+		b.WriteByte('\n')
+		s = s[n:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// lowerHex writes the %XX escapes of s in lower case.
+func lowerHex(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = toLower(b[i+1]), toLower(b[i+2])
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+func toLower(c byte) byte {
+	if 'A' <= c && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // maxEncoded is the longest value whose encodings are masked.
