@@ -110,6 +110,14 @@ type DetachedError struct{ Msg string }
 
 func (e *DetachedError) Error() string { return e.Msg }
 
+// InterruptedError is a command interrupted before it changed anything
+// (exit 130): while it waited for the state's lock.
+type InterruptedError struct{ While string }
+
+func (e *InterruptedError) Error() string {
+	return "interrupted while " + e.While + "; nothing was run"
+}
+
 // IsInvalid reports whether err is invalid input.
 func IsInvalid(err error) bool {
 	var ie *InvalidError

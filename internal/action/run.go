@@ -381,6 +381,9 @@ func lockStore(ctx context.Context, s state.Store, runID, command string, o stat
 	if le, ok := err.(*state.LockedError); ok {
 		return nil, &LockedError{LockedError: le, StatePath: s.String()}
 	}
+	if err != nil && ctx.Err() != nil {
+		return nil, &InterruptedError{While: "waiting for the lock of the state " + s.String()}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock the state %s: %w", s, err)
 	}

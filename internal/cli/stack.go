@@ -144,6 +144,7 @@ func (a *app) failure(err error) error {
 	var nothing *action.Nothing
 	var detached *action.DetachedError
 	var busy *component.RegistryBusyError
+	var stopped *action.InterruptedError
 	switch {
 	case err == nil:
 		return nil
@@ -151,7 +152,7 @@ func (a *app) failure(err error) error {
 		// Whatever the lock made of the prompt's error: the person at the
 		// terminal stopped gantry.
 		return withCode(ExitInterrupted, fmt.Errorf("interrupted at the prompt for %s", a.tty.interrupted))
-	case errors.As(err, &detached):
+	case errors.As(err, &detached), errors.As(err, &stopped):
 		return withCode(ExitInterrupted, err)
 	case state.IsUnavailable(err):
 		// Whatever the command made of it: the state's backend could not
