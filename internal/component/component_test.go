@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,6 +146,76 @@ func TestRunKillsTheProcessGroup(t *testing.T) {
 		st, ok := procstat.Read(pid)
 		return !ok || st.State == 'Z' || st.State == 'X'
 	})
+}
+
+// TestRunLeaderKilledStopsItsGroup: a leader killed from outside gantry
+// (an operator's kill -9 of a hung make) leaves nothing of its group
+// running: its child would go on, unseen, beside the retry. A leader that
+// exits 0 keeps what it started (a daemon it means to leave).
+func TestRunLeaderKilledStopsItsGroup(t *testing.T) {
+	tests := []struct {
+		name     string
+		kill     bool
+		survives bool
+	}{
+		{"leader killed", true, false},
+		{"leader exits 0", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			childPid, leaderPid := filepath.Join(dir, "child.pid"), filepath.Join(dir, "leader.pid")
+			script := "sleep 300 & echo $! > " + childPid + "; echo $$ > " + leaderPid + "; echo started"
+			if tt.kill {
+				script += "; wait"
+			}
+			var out testenv.SyncBuffer
+			done := make(chan error)
+			go func() {
+				// The child's output goes elsewhere: a daemon does not
+				// hold the step's pipes (which Run waits 5 s for).
+				done <- Run(context.Background(), Process{Args: []string{"/bin/sh", "-c", strings.Replace(script, "sleep 300 &", "sleep 300 >/dev/null 2>&1 &", 1)}, Stdout: &out, Grace: time.Hour})
+			}()
+			waitUntil(t, "the process has started", func() bool { return strings.Contains(out.String(), "started") })
+			if tt.kill {
+				if err := syscall.Kill(readPid(t, leaderPid), syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := <-done
+			if tt.kill != (err != nil) {
+				t.Fatalf("Run: %v", err)
+			}
+			pid := readPid(t, childPid)
+			defer syscall.Kill(pid, syscall.SIGKILL)
+			alive := func() bool {
+				st, ok := procstat.Read(pid)
+				return ok && st.State != 'Z' && st.State != 'X'
+			}
+			if tt.survives {
+				if !alive() {
+					t.Fatal("the child of a leader that exited 0 was stopped")
+				}
+				return
+			}
+			// SIGTERM first: sleep ends on it, within the grace period.
+			waitUntil(t, fmt.Sprintf("child %d is gone", pid), func() bool { return !alive() })
+		})
+	}
+}
+
+// readPid reads a pid a script wrote.
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		t.Fatalf("pid file %s: %q", path, b)
+	}
+	return pid
 }
 
 // TestRunStoppedProcessFails: a process gantry stopped with SIGTERM (a

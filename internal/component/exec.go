@@ -256,6 +256,12 @@ func Run(ctx context.Context, p Process) error {
 	})
 	err = cmd.Wait()
 	exited.Store(true)
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ctx.Err() == nil {
+		// Killed from outside gantry (an operator's kill of a hung make):
+		// what it started must not go on alone, unseen, beside the retry
+		// that the failure calls for.
+		stopGroup(pgid, grace, now)
+	}
 	if cerr := waitOutputs(pipes, waitDelay); err == nil {
 		err = cerr
 	}
@@ -276,6 +282,33 @@ func Run(ctx context.Context, p Process) error {
 		err = &StoppedError{Args: p.Args, Name: p.Name}
 	}
 	return err
+}
+
+// stopGroup stops what is left of a process group whose leader is gone:
+// SIGTERM, then SIGKILL once the grace period passed (at once when now is
+// done), unless the group ended before.
+func stopGroup(pgid int, grace time.Duration, now context.Context) {
+	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
+		return // nobody left
+	}
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-deadline.C:
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			return
+		case <-now.Done():
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			return
+		case <-tick.C:
+			if syscall.Kill(-pgid, 0) != nil {
+				return
+			}
+		}
+	}
 }
 
 // signalName names a signal as kill -l and the docs do, with Go's words:
