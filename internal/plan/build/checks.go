@@ -597,7 +597,7 @@ func (b *builder) validateStep(st *manifest.Step, dir string, c *manifest.Compon
 		if tolerated(st) {
 			leftOut = leftOutTolerated
 		}
-		b.checkRefs(st.Pos, field, t, tm, c, leftOut, known)
+		b.checkRefs(st.Pos, field, t, tm.Refs(), c, leftOut, known)
 		// Check the special variables with ${...} replaced by placeholders.
 		var sb strings.Builder
 		for _, p := range tm.Parts {
@@ -631,9 +631,9 @@ const (
 // whose outputs it reads exist (in the stack, or recorded in the state) and
 // are not of its own kind, and those outputs can be known by then (leftOut
 // says what it is when not).
-func (b *builder) checkRefs(pos manifest.Pos, field, t string, tm *params.Template, c *manifest.Component, leftOut int, known func(string) bool) {
+func (b *builder) checkRefs(pos manifest.Pos, field, t string, refs []params.Part, c *manifest.Component, leftOut int, known func(string) bool) {
 	stackLevel := c == nil
-	for _, r := range tm.Refs() {
+	for _, r := range refs {
 		if msg := b.refProblem(r, fmt.Sprintf(" in %q", t), c, known); msg != "" {
 			b.diags.Errorf(pos, field, "%s", msg)
 			continue
@@ -663,8 +663,16 @@ func (b *builder) checkReadyConditions(conds []manifest.ReadyCondition) {
 }
 
 // checkConditions checks ready conditions, component comp's or the
-// stack's (nil comp).
+// stack's (nil comp). A component's see its own outputs, as the Hub's do:
+// they are checked once it has deployed, to wait for what it made
+// (ownOutputs, in package steps).
 func (b *builder) checkConditions(conds []manifest.ReadyCondition, path string, comp *manifest.Component, known func(string) bool) {
+	own := map[string]bool{}
+	if comp != nil {
+		for _, o := range comp.Outputs {
+			own[o.Name] = true
+		}
+	}
 	for i, c := range conds {
 		for _, f := range []struct{ name, text string }{{"dns", c.DNS}, {"url", c.URL}} {
 			if f.text == "" {
@@ -679,7 +687,13 @@ func (b *builder) checkConditions(conds []manifest.ReadyCondition, path string, 
 				b.diags.Errorf(c.Pos, field, "%v", err)
 				continue
 			}
-			b.checkRefs(c.Pos, field, f.text, tm, comp, leftOutWarned, known)
+			refs := tm.Refs()
+			if len(own) > 0 {
+				refs = slices.DeleteFunc(slices.Clone(refs), func(r params.Part) bool {
+					return own[r.Name] && (r.Component == "" || r.Component == comp.Meta.Name)
+				})
+			}
+			b.checkRefs(c.Pos, field, f.text, refs, comp, leftOutWarned, known)
 		}
 	}
 }

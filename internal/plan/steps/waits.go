@@ -156,6 +156,9 @@ func (rt *Runtime) readyChecks(ctx context.Context, env plan.Env, s plan.Ready) 
 	if err != nil {
 		return plan.Fail(err)
 	}
+	if s.Component != "" {
+		x.tracking = withOwnOutputs(x.tracking, s.Component, rt.Outputs)
+	}
 	for _, c := range s.Conditions {
 		if c.Pause > 0 {
 			env.Logf("pausing %ds before checking", c.Pause)
