@@ -52,6 +52,8 @@ func TestTemplateFilesConfined(t *testing.T) {
 	}{
 		{name: "inside", tmpl: manifest.Templates{Files: []string{"*.template"}, Directories: []string{"sub"}},
 			want: []string{"a.conf.template", "sub/b.conf.template"}},
+		{name: "missing directory holds no templates", tmpl: manifest.Templates{Files: []string{"*.template"}, Directories: []string{"sub", "azure"}},
+			want: []string{"a.conf.template", "sub/b.conf.template"}},
 		{name: "dot directory", tmpl: manifest.Templates{Directories: []string{"."}},
 			want: []string{"a.conf.template", "sub/b.conf.template"}},
 		{name: "climbing pattern", tmpl: manifest.Templates{Files: []string{"../outside/*.template", "*.template"}},

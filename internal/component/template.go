@@ -91,6 +91,12 @@ func TemplateFiles(dir string, t *manifest.Templates) ([]string, error) {
 			errs = append(errs, err)
 			continue
 		}
+		if _, err := os.Lstat(filepath.Join(dir, d)); errors.Is(err, fs.ErrNotExist) {
+			// A folder the checkout lacks holds no templates, as a glob
+			// of templates.files that matches nothing: stacks list every
+			// cloud's ([., aws, azure, gcp]), and the Hub goes on.
+			continue
+		}
 		start, err := confined(root, filepath.Join(dir, d), "templates.directories "+strconv.Quote(d)+":")
 		if err != nil {
 			errs = append(errs, err)
