@@ -13,15 +13,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/gantry-dev/gantry/internal/component"
-	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
@@ -161,9 +161,26 @@ func (tf) Run(ctx context.Context, c *plugin.Call) error {
 	if err != nil {
 		return err
 	}
-	byVarName := map[string]string{}
-	for k, v := range c.Instance.Params {
-		byVarName[tfVarName(k)] = v
+	// Parameters named alike (db.host, db-host, db_host) give one
+	// variable: with different values, which would win is no rule anyone
+	// wrote down, so it is refused (config vars says which).
+	byVarName, from := map[string]string{}, map[string]string{}
+	var clashes []error
+	for _, k := range slices.Sorted(maps.Keys(c.Instance.Params)) {
+		name, v := tfVarName(k), c.Instance.Params[k]
+		prev, seen := from[name]
+		if !seen {
+			byVarName[name], from[name] = v, k
+			continue
+		}
+		_, isDeclared := declared[name]
+		_, inVars := cfg.Vars[name]
+		if byVarName[name] != v && isDeclared && !inVars {
+			clashes = append(clashes, fmt.Errorf("parameters %s and %s both give the variable %s, with different values: say which in the plugin's config vars, or rename one", prev, k, name))
+		}
+	}
+	if len(clashes) > 0 {
+		return errors.Join(clashes...)
 	}
 	// Values go in a variables file readable by the owner only, not on the
 	// command line, where any user could read them (ps).
@@ -295,59 +312,6 @@ func outputValues(data []byte) (map[string]string, []string, error) {
 	}
 	sort.Strings(secret)
 	return values, secret, nil
-}
-
-var (
-	variableRE = regexp.MustCompile(`(?m)^\s*variable\s+"([^"]+)"\s*\{`)
-	typeRE     = regexp.MustCompile(`(?m)^\s*type\s*=\s*([a-z]+)`)
-)
-
-// declaredVariables maps the variables the module's *.tf files declare to
-// the keyword of their type ("string", "number", "list", …; "" when the
-// declaration has none).
-func declaredVariables(dir string) (map[string]string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no *.tf files in %s", dir)
-	}
-	out := map[string]string{}
-	for _, f := range files {
-		data, err := inputfile.Read(f, inputfile.MaxManifest)
-		if err != nil {
-			return nil, err
-		}
-		text := string(data)
-		for _, m := range variableRE.FindAllStringSubmatchIndex(text, -1) {
-			name := text[m[2]:m[3]]
-			body := block(text[m[1]:])
-			typ := ""
-			if t := typeRE.FindStringSubmatch(body); t != nil {
-				typ = t[1]
-			}
-			out[name] = typ
-		}
-	}
-	return out, nil
-}
-
-// block returns the text up to the brace that closes the block just opened.
-func block(s string) string {
-	depth := 1
-	for i, r := range s {
-		switch r {
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return s[:i]
-			}
-		}
-	}
-	return s
 }
 
 // paramValue is a parameter's value for a variable: parameters are text, as

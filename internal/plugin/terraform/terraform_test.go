@@ -15,9 +15,17 @@ import (
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
 
+// TestDeclaredVariables: the variables a module declares, with the first
+// word of their type, in its *.tf files (labels quoted or not; strings,
+// heredocs and comments skipped as terraform reads them) and its *.tf.json
+// files.
 func TestDeclaredVariables(t *testing.T) {
-	dir := t.TempDir()
-	tf := `variable "cidr" { type = string }
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  map[string]string
+	}{
+		{"blocks", map[string]string{"main.tf": `variable "cidr" { type = string }
 variable "zones" {
   description = "a { brace } in text"
   type        = list(string)
@@ -30,18 +38,102 @@ variable "count_of" {
     error_message = "positive"
   }
 }
-`
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(tf), 0o644); err != nil {
-		t.Fatal(err)
+`}, map[string]string{"cidr": "string", "zones": "list", "untyped": "", "count_of": "number"}},
+		{"unquoted label", map[string]string{"main.tf": "variable region {\n  type    = string\n  default = \"us-east-1\"\n}\n"},
+			map[string]string{"region": "string"}},
+		{"braces and quotes in strings", map[string]string{"main.tf": `variable "zones" {
+  description = "Zones, like [\"a\"] (not a map like {a = 1})}"
+  type        = list(string)
+}
+variable "tpl" {
+  default = "${jsonencode({a = "}"})} and $${literal} %{ if true }x%{ endif }"
+  type    = map(string)
+}
+`}, map[string]string{"zones": "list", "tpl": "map"}},
+		{"heredoc and comments", map[string]string{"main.tf": `variable "doc" {
+  description = <<-EOT
+    variable "fake" {
+    }
+  EOT
+  type = set(string)
+}
+# variable "hashed" {}
+// variable "slashed" {}
+/* variable "starred" {
+} */
+variable "after" { type = bool }
+`}, map[string]string{"doc": "set", "after": "bool"}},
+		{"object type with a type attribute", map[string]string{"main.tf": `variable "o" {
+  type = object({ type = string, n = number })
+}
+`}, map[string]string{"o": "object"}},
+		{"JSON", map[string]string{"main.tf": `variable "a" {}`,
+			"variables.tf.json": `{"variable": {"size": {"type": "number", "default": 1}, "zones": {"type": "list(string)"}, "free": {}}}`},
+			map[string]string{"a": "", "size": "number", "zones": "list", "free": ""}},
+		{"JSON blocks as a list", map[string]string{"v.tf.json": `{"variable": [{"x": {"type": "string"}}, {"y": {}}], "output": {}}`},
+			map[string]string{"x": "string", "y": ""}},
 	}
-	got, err := declaredVariables(dir)
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, text := range tt.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := declaredVariables(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("declared (-want +got):\n%s", diff)
+			}
+		})
 	}
-	want := map[string]string{"cidr": "string", "zones": "list", "untyped": "", "count_of": "number"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("declared (-want +got):\n%s", diff)
+}
+
+// TestDeclaredVariablesErrors: a file that cannot be read as terraform is
+// said, with its name.
+func TestDeclaredVariablesErrors(t *testing.T) {
+	tests := []struct{ file, text, want string }{
+		{"main.tf", "variable \"a\" {\n  description = \"open\n}\n", "main.tf: a string is not closed on its line"},
+		{"main.tf", "/* never closed", "main.tf: a /* comment is not closed"},
+		{"main.tf", "variable \"a\" {\n  description = <<EOT\nno end\n", "main.tf: a heredoc <<EOT is not closed"},
+		{"v.tf.json", `{"variable": 3}`, `v.tf.json: "variable": expected an object of variables, or a list of them`},
+		{"v.tf.json", `{`, "v.tf.json: not terraform JSON"},
 	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, tt.file), []byte(tt.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := declaredVariables(dir)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzNativeVariables: any text is read or refused, never a panic nor a
+// hang.
+func FuzzNativeVariables(f *testing.F) {
+	for _, seed := range []string{
+		"variable \"a\" { type = list(string) }",
+		"variable b {\n description = <<-EOT\n x\n EOT\n}",
+		`variable "c" { default = "${x("}")}" }`,
+		"/* x */ # y\n// z",
+		`"$${`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		vars, err := nativeVariables(text)
+		if err == nil && vars == nil {
+			t.Error("nil map without an error")
+		}
+	})
 }
 
 func TestParamValue(t *testing.T) {
@@ -199,5 +291,69 @@ func TestOutputValues(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"map"}, secret); diff != "" {
 		t.Errorf("secret (-want +got):\n%s", diff)
+	}
+}
+
+// TestParamsNamedAlike: parameters that give one variable (db.host,
+// db-host) with different values are refused, all of them said; the same
+// value, a variable the module does not declare, or config vars naming it
+// are fine.
+func TestParamsNamedAlike(t *testing.T) {
+	tests := []struct {
+		name    string
+		params  map[string]string
+		vars    map[string]any
+		wantErr []string
+		want    string // the variables file
+	}{
+		{"different values", map[string]string{"db.host": "a", "db-host": "b", "x.y": "1", "x/y": "2"}, nil,
+			[]string{"parameters db-host and db.host both give the variable db_host, with different values", "parameters x.y and x/y both give the variable x_y"}, ""},
+		{"the same value", map[string]string{"db.host": "a", "db_host": "a"}, nil, nil, `{"db_host":"a"}`},
+		{"not declared", map[string]string{"db.host": "a", "db-host": "b", "other.v": "1", "other-v": "2"}, map[string]any{"db_host": "c"}, nil, `{"db_host":"c"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin, module := filepath.Join(dir, "bin"), filepath.Join(dir, "m")
+			for _, d := range []string{bin, module} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(bin, "terraform"), []byte(fakeTerraform), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte("variable \"db_host\" {}\nvariable x_y {}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			calls := filepath.Join(dir, "calls")
+			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			cfg := map[string]any{"dir": "."}
+			if tt.vars != nil {
+				cfg["vars"] = tt.vars
+			}
+			err := tf{}.Run(context.Background(), &plugin.Call{
+				Action:   plugin.ActionDeploy,
+				Entry:    &plugin.Spec{Name: "terraform", Key: "terraform", Config: cfg},
+				Instance: &plugin.Instance{Component: "c", Dir: module, StateRoot: filepath.Join(dir, "state"), Params: tt.params},
+				Env:      append(os.Environ(), "HOME="+dir, "TF_PLUGIN_CACHE_DIR=", "TF_CLI_CONFIG_FILE=", "CALLS="+calls),
+				Stdout:   io.Discard, Stderr: io.Discard,
+				Report: func(map[string]string, []string) {},
+			})
+			if tt.wantErr != nil {
+				for _, w := range tt.wantErr {
+					if err == nil || !strings.Contains(err.Error(), w) {
+						t.Errorf("got %v, want %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(calls + ".vars"); string(got) != tt.want {
+				t.Errorf("variables file: %s, want %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -1,0 +1,205 @@
+package terraform
+
+import (
+	"errors"
+	"strings"
+)
+
+// tokenKind is what a token of terraform's native syntax is, as far as
+// finding variable blocks needs.
+type tokenKind int
+
+const (
+	tokIdent  tokenKind = iota
+	tokString           // a quoted string or a heredoc; text is a plain one's content
+	tokOpen             // { ( [
+	tokClose            // } ) ]
+	tokPunct            // anything else (=, :, ., numbers' characters, …)
+)
+
+// token is one token.
+type token struct {
+	kind tokenKind
+	text string
+}
+
+// maxNesting bounds templates inside strings inside templates: a file
+// nesting them deeper is no module anyone wrote.
+const maxNesting = 100
+
+// tokenize splits text into tokens, skipping comments and whitespace, and
+// taking a string (its ${…} and %{…} templates included, strings in them
+// too) or a heredoc as one token.
+func tokenize(text string) ([]token, error) {
+	s := &scanner{text: text}
+	if err := s.code(0, false); err != nil {
+		return nil, err
+	}
+	return s.toks, nil
+}
+
+// scanner is tokenize's progress.
+type scanner struct {
+	text string
+	pos  int
+	toks []token
+}
+
+func (s *scanner) emit(kind tokenKind, text string) {
+	s.toks = append(s.toks, token{kind: kind, text: text})
+}
+
+// code scans code up to the end of the text, or, inside a template
+// (nested > 0, inTemplate), up to the brace that closes it, which it
+// consumes. Tokens inside templates are not emitted.
+func (s *scanner) code(nested int, inTemplate bool) error {
+	if nested > maxNesting {
+		return errors.New("templates nested too deep")
+	}
+	depth := 0
+	emit := func(kind tokenKind, text string) {
+		if !inTemplate {
+			s.emit(kind, text)
+		}
+	}
+	for s.pos < len(s.text) {
+		c := s.text[s.pos]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			s.pos++
+		case c == '#' || c == '/' && s.peek(1) == '/':
+			for s.pos < len(s.text) && s.text[s.pos] != '\n' {
+				s.pos++
+			}
+		case c == '/' && s.peek(1) == '*':
+			end := strings.Index(s.text[s.pos+2:], "*/")
+			if end < 0 {
+				return errors.New("a /* comment is not closed")
+			}
+			s.pos += 2 + end + 2
+		case c == '"':
+			start := s.pos
+			plain, err := s.str(nested)
+			if err != nil {
+				return err
+			}
+			text := ""
+			if plain {
+				text = s.text[start+1 : s.pos-1]
+			}
+			emit(tokString, text)
+		case c == '<' && s.peek(1) == '<' && (isIdentByte(s.peek(2), false) || s.peek(2) == '-' && isIdentByte(s.peek(3), false)):
+			if err := s.heredoc(); err != nil {
+				return err
+			}
+			emit(tokString, "")
+		case c == '{' || c == '(' || c == '[':
+			s.pos++
+			depth++
+			emit(tokOpen, string(c))
+		case c == '}' || c == ')' || c == ']':
+			s.pos++
+			if inTemplate && depth == 0 && c == '}' {
+				return nil
+			}
+			depth--
+			emit(tokClose, string(c))
+		case isIdentByte(c, false):
+			start := s.pos
+			for s.pos < len(s.text) && isIdentByte(s.text[s.pos], true) {
+				s.pos++
+			}
+			emit(tokIdent, s.text[start:s.pos])
+		default:
+			s.pos++
+			emit(tokPunct, string(c))
+		}
+	}
+	if inTemplate {
+		return errors.New("a ${ in a string is not closed")
+	}
+	return nil
+}
+
+// str scans a quoted string from its opening quote past its closing one;
+// plain says it held no escape and no template.
+func (s *scanner) str(nested int) (plain bool, err error) {
+	plain = true
+	s.pos++
+	for s.pos < len(s.text) {
+		c := s.text[s.pos]
+		switch {
+		case c == '"':
+			s.pos++
+			return plain, nil
+		case c == '\\':
+			plain = false
+			s.pos += 2
+		case c == '\n':
+			return false, errors.New("a string is not closed on its line")
+		case (c == '$' || c == '%') && s.peek(1) == '{':
+			if s.peek(-1) == c {
+				// $${ and %%{ are escapes, not templates.
+				s.pos += 2
+				continue
+			}
+			plain = false
+			s.pos += 2
+			if err := s.code(nested+1, true); err != nil {
+				return false, err
+			}
+		default:
+			s.pos++
+		}
+	}
+	return false, errors.New("a string is not closed")
+}
+
+// heredoc scans <<EOF or <<-EOF up to the line that is its marker alone.
+func (s *scanner) heredoc() error {
+	s.pos += 2
+	if s.peek(0) == '-' {
+		s.pos++
+	}
+	start := s.pos
+	for s.pos < len(s.text) && isIdentByte(s.text[s.pos], true) {
+		s.pos++
+	}
+	marker := s.text[start:s.pos]
+	nl := strings.IndexByte(s.text[s.pos:], '\n')
+	if nl < 0 {
+		return errors.New("a heredoc <<" + marker + " has no lines")
+	}
+	s.pos += nl + 1
+	for s.pos < len(s.text) {
+		end := strings.IndexByte(s.text[s.pos:], '\n')
+		line := s.text[s.pos:]
+		if end >= 0 {
+			line = s.text[s.pos : s.pos+end]
+		}
+		if strings.TrimSpace(line) == marker {
+			s.pos += len(line)
+			return nil
+		}
+		if end < 0 {
+			break
+		}
+		s.pos += end + 1
+	}
+	return errors.New("a heredoc <<" + marker + " is not closed")
+}
+
+// peek is the byte off bytes from the scanner's position, 0 past the text.
+func (s *scanner) peek(off int) byte {
+	if i := s.pos + off; i >= 0 && i < len(s.text) {
+		return s.text[i]
+	}
+	return 0
+}
+
+// isIdentByte reports whether c may be in an identifier (its first byte
+// when !rest).
+func isIdentByte(c byte, rest bool) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80 ||
+		rest && (c >= '0' && c <= '9' || c == '-')
+}

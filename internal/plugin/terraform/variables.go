@@ -1,0 +1,156 @@
+package terraform
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/gantry-dev/gantry/internal/inputfile"
+)
+
+// declaredVariables maps the variables the module declares, in its *.tf
+// files (native syntax) and *.tf.json files, to the keyword of their type
+// ("string", "number", "list", …; "" when the declaration has none).
+func declaredVariables(dir string) (map[string]string, error) {
+	native, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		return nil, err
+	}
+	jsonFiles, err := filepath.Glob(filepath.Join(dir, "*.tf.json"))
+	if err != nil {
+		return nil, err
+	}
+	if len(native)+len(jsonFiles) == 0 {
+		return nil, fmt.Errorf("no *.tf or *.tf.json files in %s", dir)
+	}
+	out := map[string]string{}
+	for _, f := range native {
+		data, err := inputfile.Read(f, inputfile.MaxManifest)
+		if err != nil {
+			return nil, err
+		}
+		vars, err := nativeVariables(string(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for name, typ := range vars {
+			out[name] = typ
+		}
+	}
+	for _, f := range jsonFiles {
+		data, err := inputfile.Read(f, inputfile.MaxManifest)
+		if err != nil {
+			return nil, err
+		}
+		vars, err := jsonVariables(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for name, typ := range vars {
+			out[name] = typ
+		}
+	}
+	return out, nil
+}
+
+// nativeVariables reads the variable blocks of a file in terraform's native
+// syntax: `variable "name" {` or `variable name {` at the top level, and the
+// `type` attribute of each. Strings, heredocs and comments are skipped as
+// terraform reads them, so that a brace in a description or a commented-out
+// block changes nothing. terraform itself reports a file it cannot parse,
+// when it runs; what cannot be read here is an error too.
+func nativeVariables(text string) (map[string]string, error) {
+	toks, err := tokenize(text)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	depth := 0
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		switch {
+		case t.kind == tokOpen:
+			depth++
+		case t.kind == tokClose:
+			depth--
+		case depth == 0 && t.kind == tokIdent && t.text == "variable" &&
+			i+2 < len(toks) && (toks[i+1].kind == tokString || toks[i+1].kind == tokIdent) && toks[i+2].kind == tokOpen && toks[i+2].text == "{":
+			name := toks[i+1].text
+			typ, end := variableType(toks, i+2)
+			out[name] = typ
+			i = end
+		}
+	}
+	return out, nil
+}
+
+// variableType reads the block opened at toks[open]: the first word of its
+// type attribute, and the index of the token that closes it.
+func variableType(toks []token, open int) (string, int) {
+	typ := ""
+	depth := 0
+	for i := open; i < len(toks); i++ {
+		switch t := toks[i]; {
+		case t.kind == tokOpen:
+			depth++
+		case t.kind == tokClose:
+			depth--
+			if depth == 0 {
+				return typ, i
+			}
+		case depth == 1 && t.kind == tokIdent && t.text == "type" &&
+			i+2 < len(toks) && toks[i+1].kind == tokPunct && toks[i+1].text == "=" && toks[i+2].kind == tokIdent:
+			typ = toks[i+2].text
+		}
+	}
+	return typ, len(toks)
+}
+
+// jsonVariables reads the variables of a file in terraform's JSON syntax:
+// {"variable": {"name": {"type": "list(string)"}}}, the block also as a list
+// of such objects.
+func jsonVariables(data []byte) (map[string]string, error) {
+	var file map[string]json.RawMessage
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, fmt.Errorf("not terraform JSON: %w", err)
+	}
+	raw, ok := file["variable"]
+	if !ok {
+		return nil, nil
+	}
+	var blocks []map[string]json.RawMessage
+	var one map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &one); err == nil {
+		blocks = append(blocks, one)
+	} else if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, errors.New(`"variable": expected an object of variables, or a list of them`)
+	}
+	out := map[string]string{}
+	for _, b := range blocks {
+		for name, body := range b {
+			var decl struct {
+				Type json.RawMessage `json:"type"`
+			}
+			// A variable given as a list of bodies ([{"type": …}]) or an
+			// empty one: no type said.
+			_ = json.Unmarshal(body, &decl)
+			var typ string
+			_ = json.Unmarshal(decl.Type, &typ)
+			out[name] = typeKeyword(typ)
+		}
+	}
+	return out, nil
+}
+
+// typeKeyword is the first word of a type expression: "list" of
+// "list(string)".
+func typeKeyword(expr string) string {
+	expr = strings.TrimSpace(expr)
+	end := 0
+	for end < len(expr) && isIdentByte(expr[end], end > 0) {
+		end++
+	}
+	return expr[:end]
+}
