@@ -162,6 +162,7 @@ func (a *app) follow(ctx context.Context, run ui.RunInfo, comp string, mask func
 	gone := false
 	out := bufio.NewWriter(a.stdout)
 	defer out.Flush()
+	failed := map[string]string{}
 	for {
 		line, err := rd.ReadBytes('\n')
 		if len(line) > 0 && line[len(line)-1] == '\n' {
@@ -181,7 +182,7 @@ func (a *app) follow(ctx context.Context, run ui.RunInfo, comp string, mask func
 				}
 				return nil
 			}
-			followLine(out, &ev, comp, mask)
+			followLine(out, &ev, comp, mask, failed)
 			continue
 		}
 		partial = append(partial, line...) // a line the run is still writing
@@ -219,8 +220,10 @@ var hiddenKinds = map[string]bool{"begin": true, "end": true, "record": true, "s
 
 // followLine prints one event of a followed run, as the plain display
 // prints it: "[db] ==> deploy db", "[db] a line", "[db] <== deploy db: ok
-// (1.2s)", and how each component ended; only comp's with -c.
-func followLine(w io.Writer, ev *ui.Event, comp string, mask func(string) string) {
+// (1.2s)", and how each component ended; only comp's with -c. failed keeps
+// why each component's first failed step failed: its end step reports
+// "skipped: db failed" (what its dependents read), and the line says failed.
+func followLine(w io.Writer, ev *ui.Event, comp string, mask func(string) string, failed map[string]string) {
 	group := ev.Component
 	if group == "" {
 		group, _, _ = strings.Cut(ev.Step, "/")
@@ -239,14 +242,21 @@ func followLine(w io.Writer, ev *ui.Event, comp string, mask func(string) string
 			say("==> " + ui.Sanitize(ev.Label))
 		}
 	case "step_finished":
+		if _, seen := failed[group]; ev.Status == "failed" && ev.Kind != "end" && !seen {
+			failed[group] = ev.Reason
+		}
 		switch {
 		case ev.Kind == "end":
 			text := ev.Status
-			if ev.Status == "ok" {
+			reason := ev.Reason
+			if why, ok := failed[group]; ok {
+				text, reason = "failed", why
+			}
+			if text == "ok" {
 				text = "done"
 			}
-			if ev.Reason != "" {
-				text += ": " + ev.Reason
+			if reason != "" {
+				text += ": " + reason
 			}
 			say("== " + ui.Sanitize(text))
 		case !hiddenKinds[ev.Kind] || ev.Status == "failed":
