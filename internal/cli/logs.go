@@ -30,7 +30,9 @@ func newLogsCmd(a *app) *cobra.Command {
 component's log in the order the run met them, or with -c just one. RUN is a
 run id from 'gantry explain --runs', or a prefix of one; without it, the latest
 run of the stack (two stacks in one folder keep their runs apart: -s names the
-other's state).
+other's state); with -c and no RUN, the latest run that kept that component's
+log (the latest run may have left it out), said on stderr when it is not the
+latest.
 
 With -f, logs follows the run from its start as it goes on, as another terminal
 would see it without the live display: its steps, their output lines and how
@@ -51,7 +53,16 @@ gone without ending it.`,
 			names, paths := ui.Logs(run.Dir)
 			if comp != "" {
 				if _, ok := paths[comp]; !ok && !(follow && run.Status == "unfinished") {
-					return usageError("run %s has no log of %q (logs: %s)", run.ID, comp, strings.Join(names, ", "))
+					// Without a run named, the component's latest log
+					// is what was asked for: the latest run may have
+					// left it out (-c, or it failed before it).
+					earlier, found := a.lastRunWithLog(statePath, comp)
+					if len(args) > 0 || !found {
+						return usageError("run %s has no log of %q (logs: %s)", run.ID, comp, strings.Join(names, ", "))
+					}
+					fmt.Fprintf(a.stderr, "gantry: %s has no log in the latest run %s; its latest is of run %s\n", comp, run.ID, earlier.ID)
+					run = earlier
+					names, paths = ui.Logs(run.Dir)
 				}
 			}
 			// A line the run wrote before it knew a value was secret (a token
@@ -205,6 +216,28 @@ func (a *app) follow(ctx context.Context, run ui.RunInfo, comp string, mask func
 		case <-time.After(followPoll):
 		}
 	}
+}
+
+// lastRunWithLog is the newest run (not one inside another) that kept a
+// log of comp.
+func (a *app) lastRunWithLog(statePath, comp string) (ui.RunInfo, bool) {
+	r, err := a.runsOf(statePath)
+	if err != nil {
+		return ui.RunInfo{}, false
+	}
+	runs, err := r.list()
+	if err != nil {
+		return ui.RunInfo{}, false
+	}
+	for _, run := range runs { // newest first
+		if run.Tag.Parent != "" {
+			continue
+		}
+		if _, paths := ui.Logs(run.Dir); paths[comp] != "" {
+			return run, true
+		}
+	}
+	return ui.RunInfo{}, false
 }
 
 func derefMS(p *int64) int64 {
