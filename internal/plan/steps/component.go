@@ -592,9 +592,20 @@ func (rt *Runtime) recordFailed(info *plan.Component, reason string) {
 	rt.Recorder.UpdateComponent(info.Name, func(c *state.Component) {
 		c.Status = state.StatusFailed
 		c.Finished = now
-		c.Reason = firstLine(reason)
+		c.Reason = firstLine(rt.masked(reason))
 		c.LastRun = rt.RunID
 	})
+}
+
+// masked is text as the run's display shows it: a failure reason quoting a
+// command line holds the values computed from secrets (an upper-cased
+// password) that only this run's masker knows, and the state keeps it for
+// explain, which people paste into incident channels.
+func (rt *Runtime) masked(text string) string {
+	if rt.Masker == nil {
+		return text
+	}
+	return rt.Masker.Text(text)
 }
 
 // recordSkipped records why the component did not run: one never deployed
@@ -615,10 +626,10 @@ func (rt *Runtime) recordSkipped(info *plan.Component, r plan.Result) {
 			c.Started, c.Finished = time.Time{}, time.Time{}
 			c.Order = info.Order
 			c.Dir = rt.RecordDir(info.Dir)
-			c.Reason = r.Reason
+			c.Reason = rt.masked(r.Reason)
 			return
 		}
-		c.Reason = "not run in " + rt.RunID + ": " + r.Reason
+		c.Reason = "not run in " + rt.RunID + ": " + rt.masked(r.Reason)
 	})
 }
 
