@@ -727,16 +727,17 @@ lifecycle:
 	}
 }
 
-// TestInterruptAfterTheVerbRan: a component whose deploy, told of the
-// interrupt, finishes and exits 0 ran: it is not "not started", though its
-// post_instance_create step was not. The summary and the state say what
-// ran and what did not.
+// TestInterruptAfterTheVerbRan: a component whose deploy ended before the
+// interrupt ran: it is not "not started", though the post_instance_create
+// step after the one interrupted (which on_fail lets pass) was not. The
+// summary and the state say what ran and what did not.
 func TestInterruptAfterTheVerbRan(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
-		"hub.yaml":             "version: 1\nkind: stack\nmeta: {name: int}\ncomponents:\n  - name: a\n    source: {dir: a}\n",
-		"a/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: a}\nlifecycle:\n  post_instance_create: {steps: [{exec: [sh, -c, \"echo post > ../post-ran\"]}]}\n",
-		// It finishes its work when told to stop, and says it succeeded.
-		"a/deploy": "#!/bin/sh\ntrap 'echo changed > ../marker; exit 0' TERM\necho $$ > ../leader.pid\nwhile :; do sleep 0.05; done\n",
+		"hub.yaml": "version: 1\nkind: stack\nmeta: {name: int}\ncomponents:\n  - name: a\n    source: {dir: a}\n",
+		"a/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: a}\nlifecycle:\n  post_instance_create:\n    steps:\n" +
+			"      - exec: {arguments: [sh, -c, \"echo $$ > ../leader.pid; while :; do sleep 0.05; done\"], on_fail: [warn, next]}\n" +
+			"      - exec: [sh, -c, \"echo post > ../post-ran\"]\n",
+		"a/deploy": "#!/bin/sh\necho changed > ../marker\n",
 	})
 	if err := os.Chmod(filepath.Join(dir, "a/deploy"), 0o755); err != nil {
 		t.Fatal(err)
@@ -747,11 +748,39 @@ func TestInterruptAfterTheVerbRan(t *testing.T) {
 		t.Fatalf("the deploy did not finish its work: %v\n%s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "post-ran")); err == nil {
-		t.Fatalf("post_instance_create ran after the interrupt\n%s", out)
+		t.Fatalf("the step after the interrupted one ran\n%s", out)
 	}
 	want := "deploy a ran, then the run was interrupted before"
 	if s := out.String(); !strings.Contains(s, want) || strings.Contains(s, "a  deploy  skipped") {
 		t.Errorf("the summary should say a's deploy ran (%q):\n%s", want, s)
+	}
+	c := readState(t, dir).Components["a"]
+	if c == nil || c.Status != state.StatusFailed || !strings.Contains(c.Reason, want) {
+		t.Errorf("state of a: %+v, want failed with %q", c, want)
+	}
+}
+
+// TestInterruptedVerbThatExitsZero: a deploy told of the interrupt that
+// ends its work and exits 0 was stopped all the same (it may not have
+// finished): failed, never deployed, so that the next deploy and --resume
+// run it again; its post_instance_create step does not run.
+func TestInterruptedVerbThatExitsZero(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"hub.yaml":             "version: 1\nkind: stack\nmeta: {name: int}\ncomponents:\n  - name: a\n    source: {dir: a}\n",
+		"a/hub-component.yaml": "version: 1\nkind: component\nmeta: {name: a}\nlifecycle:\n  post_instance_create: {steps: [{exec: [sh, -c, \"echo post > ../post-ran\"]}]}\n",
+		"a/deploy":             "#!/bin/sh\ntrap 'echo changed > ../marker; exit 0' TERM\necho $$ > ../leader.pid\nwhile :; do sleep 0.05; done\n",
+	})
+	if err := os.Chmod(filepath.Join(dir, "a/deploy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, out := startDeploy(t, dir)
+	interruptOnceStarted(t, cmd, out, dir, "leader.pid")
+	if _, err := os.Stat(filepath.Join(dir, "post-ran")); err == nil {
+		t.Fatalf("post_instance_create ran after the interrupt\n%s", out)
+	}
+	want := "interrupted: " + filepath.Join(dir, "a/deploy") + " was stopped: it exited with status 0 on SIGTERM, which does not say it finished"
+	if s := out.String(); !strings.Contains(s, want) {
+		t.Errorf("the summary should say a's deploy was stopped (%q):\n%s", want, s)
 	}
 	c := readState(t, dir).Components["a"]
 	if c == nil || c.Status != state.StatusFailed || !strings.Contains(c.Reason, want) {

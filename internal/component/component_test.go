@@ -230,7 +230,7 @@ func TestRunStoppedProcessFails(t *testing.T) {
 		want   string
 	}{
 		{"exits 0 on SIGTERM", "trap 'echo bye; exit 0' TERM; echo started; sleep 300 & wait", true,
-			"/bin/sh -c … was stopped before it finished (it exited with status 0 after SIGTERM)"},
+			"/bin/sh -c … was stopped: it exited with status 0 on SIGTERM, which does not say it finished"},
 		{"not stopped", "echo started", false, ""},
 	}
 	for _, tt := range tests {

@@ -122,7 +122,7 @@ func (e *StoppedError) Error() string {
 	if name == "" {
 		name = strings.Join(e.Args, " ")
 	}
-	return fmt.Sprintf("%s was stopped before it finished (it exited with status 0 after SIGTERM)", name)
+	return fmt.Sprintf("%s was stopped: it exited with status 0 on SIGTERM, which does not say it finished", name)
 }
 
 // Run runs the process and waits for it. The process leads its own group:
@@ -233,7 +233,10 @@ func Run(ctx context.Context, p Process) error {
 		if ended() {
 			return
 		}
-		if syscall.Kill(-pgid, syscall.SIGTERM) == nil && !exited.Load() {
+		// A leader that exited on its own, not reaped yet, was not
+		// stopped: its descendants get the signal all the same.
+		ranOn := !exited.Load() && !leaderEnded(pgid)
+		if syscall.Kill(-pgid, syscall.SIGTERM) == nil && ranOn {
 			signalled.Store(true)
 		}
 		t := time.NewTimer(grace)
@@ -304,11 +307,25 @@ func stopGroup(pgid int, grace time.Duration, now context.Context) {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			return
 		case <-tick.C:
-			if syscall.Kill(-pgid, 0) != nil {
+			// Zombies are not waited for: they are gone, and a PID 1
+			// that reaps late (a container's) would hold the step for
+			// the whole grace period.
+			if !groupAlive(pgid) {
 				return
 			}
 		}
 	}
+}
+
+// leaderEnded reports whether the process pid has exited, reaped or not
+// (waitid with WNOWAIT leaves it to cmd.Wait).
+func leaderEnded(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err != nil {
+		return true // reaped already (ECHILD)
+	}
+	return info.Signo != 0
 }
 
 // signalName names a signal as kill -l and the docs do, with Go's words:

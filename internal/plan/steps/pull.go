@@ -32,7 +32,10 @@ func git(ctx context.Context, out io.Writer, dir string, args ...string) error {
 		Stderr: out,
 	})
 	var ee *component.ExitError
+	var se *component.StoppedError
 	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("git %s was stopped (it exited with status 0 on SIGTERM)", args[0])
 	case errors.As(err, &ee) && ee.Signal != "":
 		return fmt.Errorf("git %s was killed by %s", args[0], ee.Signal)
 	case errors.As(err, &ee):
