@@ -70,6 +70,15 @@ variable "after" { type = bool }
 		{"JSON", map[string]string{"main.tf": `variable "a" {}`,
 			"variables.tf.json": `{"variable": {"size": {"type": "number", "default": 1}, "zones": {"type": "list(string)"}, "free": {}}}`},
 			map[string]string{"a": "", "size": "number", "zones": "list", "free": ""}},
+		{"byte order mark", map[string]string{"main.tf": "\ufeffvariable \"first\" { type = list(string) }\n", "v.tf.json": "\ufeff{\"variable\": {\"j\": {}}}"},
+			map[string]string{"first": "list", "j": ""}},
+		{"override files last, their type only where set", map[string]string{
+			"a_override.tf":    "variable \"zones\" { default = [] }\nvariable \"size\" { type = number }\n",
+			"override.tf.json": `{"variable": {"name": {"type": "string"}}}`,
+			"z.tf":             "variable \"zones\" { type = list(string) }\nvariable \"size\" { type = string }\nvariable \"name\" {}\n",
+		}, map[string]string{"zones": "list", "size": "number", "name": "string"}},
+		{"files terraform ignores", map[string]string{"main.tf": `variable "a" {}`, ".#main.tf": "{{{ an editor's lock", "#x.tf#": "", "b.tf~": "variable \"backup\" {}"},
+			map[string]string{"a": ""}},
 		{"JSON blocks as a list", map[string]string{"v.tf.json": `{"variable": [{"x": {"type": "string"}}, {"y": {}}], "output": {}}`},
 			map[string]string{"x": "string", "y": ""}},
 	}

@@ -12,7 +12,11 @@ import (
 
 // declaredVariables maps the variables the module declares, in its *.tf
 // files (native syntax) and *.tf.json files, to the keyword of their type
-// ("string", "number", "list", …; "" when the declaration has none).
+// ("string", "number", "list", …; "" when the declaration has none). As
+// terraform does, it ignores files whose names start with "." or "#" or
+// end with "~" (editors' backups and locks), and reads override files
+// (override.tf, *_override.tf and their .tf.json forms) after the others,
+// an override's type replacing the declaration's only where it sets one.
 func declaredVariables(dir string) (map[string]string, error) {
 	native, err := filepath.Glob(filepath.Join(dir, "*.tf"))
 	if err != nil {
@@ -22,37 +26,62 @@ func declaredVariables(dir string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(native)+len(jsonFiles) == 0 {
+	var primary, overrides []string
+	for _, f := range append(native, jsonFiles...) {
+		base := filepath.Base(f)
+		switch stem := strings.TrimSuffix(strings.TrimSuffix(base, ".json"), ".tf"); {
+		case strings.HasPrefix(base, ".") || strings.HasPrefix(base, "#") || strings.HasSuffix(base, "~"):
+		case stem == "override" || strings.HasSuffix(stem, "_override"):
+			overrides = append(overrides, f)
+		default:
+			primary = append(primary, f)
+		}
+	}
+	if len(primary)+len(overrides) == 0 {
 		return nil, fmt.Errorf("no *.tf or *.tf.json files in %s", dir)
 	}
 	out := map[string]string{}
-	for _, f := range native {
-		data, err := inputfile.Read(f, inputfile.MaxManifest)
+	for _, f := range primary {
+		vars, err := fileVariables(f)
 		if err != nil {
 			return nil, err
-		}
-		vars, err := nativeVariables(string(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		for name, typ := range vars {
 			out[name] = typ
 		}
 	}
-	for _, f := range jsonFiles {
-		data, err := inputfile.Read(f, inputfile.MaxManifest)
+	for _, f := range overrides {
+		vars, err := fileVariables(f)
 		if err != nil {
 			return nil, err
 		}
-		vars, err := jsonVariables(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
 		for name, typ := range vars {
-			out[name] = typ
+			if _, declared := out[name]; !declared || typ != "" {
+				out[name] = typ
+			}
 		}
 	}
 	return out, nil
+}
+
+// fileVariables reads the variables of one file, native or JSON.
+func fileVariables(path string) (map[string]string, error) {
+	data, err := inputfile.Read(path, inputfile.MaxManifest)
+	if err != nil {
+		return nil, err
+	}
+	// terraform reads a file that starts with a byte order mark.
+	text := strings.TrimPrefix(string(data), "\ufeff")
+	var vars map[string]string
+	if strings.HasSuffix(path, ".json") {
+		vars, err = jsonVariables([]byte(text))
+	} else {
+		vars, err = nativeVariables(text)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return vars, nil
 }
 
 // nativeVariables reads the variable blocks of a file in terraform's native
