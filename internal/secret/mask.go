@@ -32,6 +32,11 @@ func Shown(v string, secret bool) string {
 // output.
 const MinLength = 4
 
+// minWrappedLine is the shortest line of a wrapped encoding masked inside
+// other text; a shorter one (the end of a base64 encoding) is masked where
+// it stands as a word.
+const minWrappedLine = 16
+
 // Masker replaces known secret values in text. It is safe for concurrent use;
 // values can be added while a run goes on (secret outputs).
 type Masker struct {
@@ -84,8 +89,16 @@ func (m *Masker) Add(values ...string) {
 			for _, e := range encodings(t) {
 				add(e, true)
 				if strings.Contains(e, "\n") {
-					// Wrapped (base64): shown a line at a time.
+					// Wrapped (base64): shown a line at a time. A short
+					// last line is masked only as a word: inside other
+					// words it would garble them ("*****ening").
 					for _, line := range splitLines(e) {
+						if len(line) < minWrappedLine {
+							if len(line) >= MinLength {
+								m.short[line] = true
+							}
+							continue
+						}
 						add(line, true)
 					}
 				}

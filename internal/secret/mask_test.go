@@ -151,6 +151,10 @@ func TestMaskerToolEncodings(t *testing.T) {
 	}{
 		{"base64 wrapped at 76", []string{b64[:76], b64[76:152]}},
 		{"openssl base64 wrapped at 64", []string{b64[:64], b64[64:128], b64[128:]}},
+		{"echo | base64, wrapped", func() []string {
+			nl := base64.StdEncoding.EncodeToString([]byte(long + "\n"))
+			return []string{nl[:76], nl[76:]}
+		}()},
 		{"jq @uri", []string{uri}},
 		{"python quote", []string{strings.ReplaceAll(uri, "%2F", "/")}},
 		{"lower-case hex", []string{regexp.MustCompile(`%[0-9A-F]{2}`).ReplaceAllStringFunc(uri, strings.ToLower)}},
@@ -164,6 +168,20 @@ func TestMaskerToolEncodings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMaskerWrappedShortTail: the short last line of a wrapped encoding
+// is masked as a line, not inside other words.
+func TestMaskerWrappedShortTail(t *testing.T) {
+	secret := strings.Repeat("k", 57) + ".+-" // 80 characters of base64: 76, then 4
+	tail := base64.StdEncoding.EncodeToString([]byte(secret))[76:]
+	m := NewMasker(secret)
+	if got := m.Text(tail); got != Mask {
+		t.Errorf("the last line alone: %q, want it masked", got)
+	}
+	if text := "Q" + tail + "ening and " + tail + "x"; m.Text(text) != text {
+		t.Errorf("inside words: %q, want it unchanged", m.Text(text))
 	}
 }
 

@@ -34,6 +34,8 @@ func encodings(v string) []string {
 	// default quote(s), which keeps the slashes; in lower-case hex too.
 	uri := strings.ReplaceAll(url.QueryEscape(v), "+", "%20")
 	b64 := base64.StdEncoding.EncodeToString([]byte(v))
+	// echo "$TOKEN" | base64 encodes the newline too.
+	b64nl := base64.StdEncoding.EncodeToString([]byte(v + "\n"))
 	out := []string{
 		url.PathEscape(v),
 		path,
@@ -46,6 +48,9 @@ func encodings(v string) []string {
 		// lines the masker masks one by one.
 		wrap(b64, 76),
 		wrap(b64, 64),
+		b64nl,
+		wrap(b64nl, 76),
+		wrap(b64nl, 64),
 		base64.RawStdEncoding.EncodeToString([]byte(v)),
 		base64.URLEncoding.EncodeToString([]byte(v)),
 		base64.RawURLEncoding.EncodeToString([]byte(v)),
