@@ -110,12 +110,13 @@ type DetachedError struct{ Msg string }
 
 func (e *DetachedError) Error() string { return e.Msg }
 
-// InterruptedError is a command interrupted before it changed anything
-// (exit 130): while it waited for the state's lock.
+// InterruptedError is a command interrupted before any component ran (exit
+// 130): while it waited for the state's lock (an installation handler's
+// prepare may have run).
 type InterruptedError struct{ While string }
 
 func (e *InterruptedError) Error() string {
-	return "interrupted while " + e.While + "; nothing was run"
+	return "interrupted while " + e.While + "; no component ran"
 }
 
 // IsInvalid reports whether err is invalid input.
