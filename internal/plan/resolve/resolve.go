@@ -66,6 +66,9 @@ type resolver struct {
 	// stackNames are the names every component can refer to
 	// (build.StackNames), once a component's inputs need them.
 	stackNames *build.Names
+	// outside are the files outside their folder that instances read
+	// (outsideReads), by folder and entry.
+	outside map[build.StagesKey][]string
 }
 
 // Facts gathers the facts of a stack. The error is about the input (an
@@ -222,6 +225,9 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 			r.plugin(dir, n)
 		}
 		r.stages(name, dir, rec, c, l.specs, l.actions, reads)
+		if slices.Contains(l.actions, plugin.ActionDeploy) {
+			r.outsideReads(dir, l.specs, reads)
+		}
 	}
 	if len(reads) > 0 {
 		r.f.Reads[name] = slices.Sorted(maps.Keys(reads))
@@ -306,6 +312,36 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 					reads[p] = true
 				}
 			}
+		}
+	}
+}
+
+// outsideReads adds to reads the files outside the folder dir that the
+// instances of built-in plugins in a component's list read when they run
+// and that no stage planned reads (plugin.OutsideReader: a terraform
+// module's local modules): the component's fingerprint covers them.
+func (r *resolver) outsideReads(dir string, specs []*plugin.Spec, reads map[string]bool) {
+	for _, s := range specs {
+		if s.IsControl() {
+			r.outsideReads(dir, s.Children, reads)
+			continue
+		}
+		reader, ok := plugin.ReadsOutsideOf(s.Name)
+		if !ok || r.f.Plugins[build.PluginKey{Dir: dir, Name: s.Name}].Source != plan.SourceBuiltin {
+			continue
+		}
+		// Components on one folder and entry read the same files: once.
+		k := build.StagesKeyOf(dir, "reads", s, nil)
+		files, done := r.outside[k]
+		if !done {
+			files = reader.ReadsOutside(dir, s)
+			if r.outside == nil {
+				r.outside = map[build.StagesKey][]string{}
+			}
+			r.outside[k] = files
+		}
+		for _, p := range files {
+			reads[p] = true
 		}
 	}
 }

@@ -142,6 +142,11 @@ func FuzzNativeVariables(f *testing.F) {
 		if err == nil && vars == nil {
 			t.Error("nil map without an error")
 		}
+		// The module calls of the same text: whatever it holds, they are
+		// read without a panic, and only when it tokenizes.
+		if sources := nativeModuleSources(text); err != nil && len(sources) > 0 {
+			t.Errorf("module sources %q of a text that does not tokenize", sources)
+		}
 	})
 }
 

@@ -18,24 +18,9 @@ import (
 // (override.tf, *_override.tf and their .tf.json forms) after the others,
 // an override's type replacing the declaration's only where it sets one.
 func declaredVariables(dir string) (map[string]string, error) {
-	native, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	primary, overrides, err := moduleFiles(dir)
 	if err != nil {
 		return nil, err
-	}
-	jsonFiles, err := filepath.Glob(filepath.Join(dir, "*.tf.json"))
-	if err != nil {
-		return nil, err
-	}
-	var primary, overrides []string
-	for _, f := range append(native, jsonFiles...) {
-		base := filepath.Base(f)
-		switch stem := strings.TrimSuffix(strings.TrimSuffix(base, ".json"), ".tf"); {
-		case strings.HasPrefix(base, ".") || strings.HasPrefix(base, "#") || strings.HasSuffix(base, "~"):
-		case stem == "override" || strings.HasSuffix(stem, "_override"):
-			overrides = append(overrides, f)
-		default:
-			primary = append(primary, f)
-		}
 	}
 	if len(primary)+len(overrides) == 0 {
 		return nil, fmt.Errorf("no *.tf or *.tf.json files in %s", dir)
@@ -62,6 +47,31 @@ func declaredVariables(dir string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// moduleFiles are the files of the module in dir that terraform reads, the
+// override files apart: *.tf and *.tf.json, but for names starting with "."
+// or "#" or ending with "~" (editors' backups and locks).
+func moduleFiles(dir string) (primary, overrides []string, err error) {
+	native, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		return nil, nil, err
+	}
+	jsonFiles, err := filepath.Glob(filepath.Join(dir, "*.tf.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, f := range append(native, jsonFiles...) {
+		base := filepath.Base(f)
+		switch stem := strings.TrimSuffix(strings.TrimSuffix(base, ".json"), ".tf"); {
+		case strings.HasPrefix(base, ".") || strings.HasPrefix(base, "#") || strings.HasSuffix(base, "~"):
+		case stem == "override" || strings.HasSuffix(stem, "_override"):
+			overrides = append(overrides, f)
+		default:
+			primary = append(primary, f)
+		}
+	}
+	return primary, overrides, nil
 }
 
 // fileVariables reads the variables of one file, native or JSON.

@@ -1,0 +1,28 @@
+package plugin
+
+// OutsideReader is a plugin of lists whose instances read, when they run,
+// files outside their component's folder that no stage planned reads: a
+// terraform module's config dir or local modules (source = "../modules/vpc").
+// The plan asks it for them so that the component's fingerprint covers
+// them as it covers the folder's own files: a deploy of the component is
+// not "unchanged" when one of them changed.
+type OutsideReader interface {
+	// ReadsOutside lists the files an instance of entry s of a component
+	// whose folder is dir (absolute) reads outside that folder, each by its
+	// path from the folder with symlinks resolved, slash-separated
+	// ("../modules/vpc/main.tf"), sorted. What it cannot tell (a config
+	// that does not parse, a folder named by a ${reference}) it leaves out:
+	// the run reports what is wrong.
+	ReadsOutside(dir string, s *Spec) []string
+}
+
+// ReadsOutsideOf is the built-in plugin named name when it is an
+// OutsideReader.
+func ReadsOutsideOf(name string) (OutsideReader, bool) {
+	r, ok := registry[name]
+	if !ok {
+		return nil, false
+	}
+	o, ok := r.p.(OutsideReader)
+	return o, ok
+}

@@ -1,0 +1,191 @@
+package terraform
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantry-dev/gantry/internal/plugin"
+)
+
+func TestModuleSources(t *testing.T) {
+	tests := []struct {
+		name, text string
+		json       bool
+		want       []string
+	}{
+		{name: "quoted label", text: `module "vpc" { source = "../vpc" }`, want: []string{"../vpc"}},
+		{name: "unquoted label", text: "module vpc {\n  source = \"./vpc\"\n  cidr = \"}\"\n}", want: []string{"./vpc"}},
+		{name: "two blocks", text: "module \"a\" { source = \"./a\" }\nmodule \"b\" {\n source = \"hashicorp/consul/aws\"\n}", want: []string{"./a", "hashicorp/consul/aws"}},
+		{name: "commented out", text: "# module \"a\" { source = \"./a\" }\n/* module \"b\" { source = \"./b\" } */", want: nil},
+		{name: "nested block is not a call", text: `resource "x" "y" { module "z" { source = "./z" } }`, want: nil},
+		{name: "source of a nested block", text: `module "a" { dyn { source = "./no" } source = "./yes" }`, want: []string{"./yes"}},
+		{name: "template source", text: `module "a" { source = "${var.x}/m" }`, want: nil},
+		{name: "not tokenizable", text: `module "a" { source = "./a`, want: nil},
+		{name: "json", json: true, text: `{"module": {"a": {"source": "./a"}, "b": {"source": "git::https://x"}}}`, want: []string{"./a", "git::https://x"}},
+		{name: "json list", json: true, text: `{"module": [{"a": {"source": "../a"}}]}`, want: []string{"../a"}},
+		{name: "json not terraform", json: true, text: `[1, 2]`, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			if tt.json {
+				got = jsonModuleSources([]byte(tt.text))
+			} else {
+				got = nativeModuleSources(tt.text)
+			}
+			if tt.json {
+				// A JSON object's keys come in any order.
+				slices.Sort(got)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("sources (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// write makes the files (path: content) under root.
+func write(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestReadsOutside(t *testing.T) {
+	tests := []struct {
+		name   string
+		files  map[string]string
+		config any
+		want   []string
+	}{
+		{
+			name: "local modules, transitively, and what they hold",
+			files: map[string]string{
+				"stack/net/main.tf":                   `module "vpc" { source = "../../modules/vpc" }`,
+				"stack/net/local/main.tf":             `output "x" { value = 1 }`,
+				"modules/vpc/main.tf":                 `module "subnet" { source = "./subnet" }`,
+				"modules/vpc/subnet/main.tf":          `module "back" { source = "../" }`, // a cycle
+				"modules/vpc/templates/user.tpl":      "x",
+				"modules/vpc/.terraform/modules/x.tf": "cache",
+				"modules/vpc/.git/HEAD":               "ref",
+				"modules/other/main.tf":               "not called",
+			},
+			want: []string{"../../modules/vpc/main.tf", "../../modules/vpc/subnet/main.tf", "../../modules/vpc/templates/user.tpl"},
+		},
+		{
+			name: "a local module inside the folder adds nothing",
+			files: map[string]string{
+				"stack/net/main.tf":       `module "l" { source = "./local" }`,
+				"stack/net/local/main.tf": `output "x" { value = 1 }`,
+			},
+			want: nil,
+		},
+		{
+			name: "config dir outside",
+			files: map[string]string{
+				"stack/net/hub-component.yaml": "kind: component",
+				"stack/infra/main.tf":          `module "m" { source = "git::https://example.com/m" }`,
+				"stack/infra/vars.tf.json":     `{"module": {"j": {"source": "../jmod"}}}`,
+				"stack/jmod/main.tf":           "",
+			},
+			config: map[string]any{"dir": "../infra"},
+			want:   []string{"../infra/main.tf", "../infra/vars.tf.json", "../jmod/main.tf"},
+		},
+		{
+			name: "a parent folder as the module: the component's own files are left out",
+			files: map[string]string{
+				"stack/main.tf":     "",
+				"stack/net/main.tf": "",
+				"stack/net/x.tf":    "",
+				"stack/README":      "",
+			},
+			config: map[string]any{"dir": ".."},
+			want:   []string{"../README", "../main.tf"},
+		},
+		{
+			name:   "a dir given by a reference is not known before the run",
+			files:  map[string]string{"stack/net/main.tf": ""},
+			config: map[string]any{"dir": "${infra_dir}"},
+			want:   nil,
+		},
+		{
+			name:  "a module not there",
+			files: map[string]string{"stack/net/main.tf": `module "gone" { source = "../gone" }`},
+			want:  nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			write(t, root, tt.files)
+			got := tf{}.ReadsOutside(filepath.Join(root, "stack", "net"), &plugin.Spec{Name: "terraform", Config: tt.config})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("reads (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A component folder reached through a symbolic link names what it reads
+// from the folder it leads to, as the fingerprint's digest reads them.
+func TestReadsOutsideThroughALink(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"real/net/main.tf": `module "m" { source = "../mod" }`,
+		"real/mod/main.tf": "",
+		"elsewhere/.keep":  "",
+	})
+	link := filepath.Join(root, "elsewhere", "net")
+	if err := os.Symlink(filepath.Join(root, "real", "net"), link); err != nil {
+		t.Fatal(err)
+	}
+	got := tf{}.ReadsOutside(link, &plugin.Spec{Name: "terraform"})
+	if diff := cmp.Diff([]string{"../mod/main.tf"}, got); diff != "" {
+		t.Errorf("reads (-want +got):\n%s", diff)
+	}
+}
+
+// A module tree is followed to a bound, the same files every time.
+func TestReadsOutsideBounded(t *testing.T) {
+	defer func(files, folders int) { maxOutsideFiles, maxModuleFolders = files, folders }(maxOutsideFiles, maxModuleFolders)
+	maxOutsideFiles, maxModuleFolders = 300, 5
+	root := t.TempDir()
+	files := map[string]string{"stack/net/main.tf": `module "m" { source = "../../big" }`}
+	for i := range maxOutsideFiles + 50 {
+		files[filepath.ToSlash(filepath.Join("big", "d"+string(rune('a'+i%26)), "f"+strconv.Itoa(i)))] = ""
+	}
+	files["big/main.tf"] = ""
+	write(t, root, files)
+	dir := filepath.Join(root, "stack", "net")
+	first := tf{}.ReadsOutside(dir, &plugin.Spec{Name: "terraform"})
+	if len(first) != maxOutsideFiles {
+		t.Fatalf("%d files read, want the bound %d", len(first), maxOutsideFiles)
+	}
+	again := tf{}.ReadsOutside(dir, &plugin.Spec{Name: "terraform"})
+	if !cmp.Equal(first, again) {
+		t.Error("a second reading listed other files")
+	}
+	// A chain of modules longer than the bound on folders.
+	chain := map[string]string{"stack/net/main.tf": `module "m" { source = "../../m0" }`}
+	for i := range 20 {
+		chain["m"+strconv.Itoa(i)+"/main.tf"] = `module "n" { source = "../m` + strconv.Itoa(i+1) + `" }`
+	}
+	root = t.TempDir()
+	write(t, root, chain)
+	got := tf{}.ReadsOutside(filepath.Join(root, "stack", "net"), &plugin.Spec{Name: "terraform"})
+	if len(got) != 4 { // the component's own folder is the first of the 5
+		t.Errorf("%d module folders outside followed, want 4 (the bound 5 less the component's): %v", len(got), got)
+	}
+}
