@@ -95,15 +95,18 @@ func withheld(k string) bool {
 	return strings.HasPrefix(k, "TF_LOG") || strings.HasPrefix(k, "TF_CLI_ARGS")
 }
 
-// run runs one terraform command in the module's folder.
+// run runs one terraform command in the module's folder. When it fails, the
+// error says the first error terraform printed (diagnostics).
 func run(ctx context.Context, c *plugin.Call, bin, dir string, env []string, stdout *bytes.Buffer, args ...string) error {
 	out := c.Stdout
 	if stdout != nil {
 		out = stdout
 	}
-	return component.Run(ctx, component.Process{
-		Args: append([]string{bin}, args...), Dir: dir, Env: env, Stdout: out, Stderr: c.Stderr,
+	diag := &diagnostics{next: c.Stderr}
+	err := component.Run(ctx, component.Process{
+		Args: append([]string{bin}, args...), Dir: dir, Env: env, Stdout: out, Stderr: diag,
 	})
+	return diag.explain(err)
 }
 
 // automation is what terraform is told in its environment: no prompts, no
