@@ -26,3 +26,25 @@ func ReadsOutsideOf(name string) (OutsideReader, bool) {
 	o, ok := r.p.(OutsideReader)
 	return o, ok
 }
+
+// EntryChecker is a plugin of lists that can tell, from an entry and the
+// files of its component's folder, what a deploy of the instance would
+// refuse when it runs (a terraform file that does not parse): the plan
+// refuses it instead, before anything runs. It reports only what the run
+// would refuse: a plan it fails would have failed the deploy.
+type EntryChecker interface {
+	// CheckEntry is the problems of entry s of a component whose folder is
+	// dir (absolute), joined; nil when there are none.
+	CheckEntry(dir string, s *Spec) error
+}
+
+// EntryCheckerOf is the built-in plugin named name when it is an
+// EntryChecker.
+func EntryCheckerOf(name string) (EntryChecker, bool) {
+	r, ok := registry[name]
+	if !ok {
+		return nil, false
+	}
+	c, ok := r.p.(EntryChecker)
+	return c, ok
+}

@@ -620,6 +620,12 @@ func (el *entryLists) step(list string, s *plugin.Spec, action string, index []i
 		return el.stages(list, s, action, index, lane, id, label)
 	}
 	if p, ok := plugin.Lookup(s.Name); ok && source == plan.SourceBuiltin {
+		if e := b.f.EntryErrs[EntryCheckKey(cp.info.Dir, s)]; e != "" && action == plugin.ActionDeploy {
+			for _, line := range strings.Split(e, "\n") {
+				b.diags.Errorf(cp.entryPos(s), "", "component %s: plugin %s: %s", name, s.Title(), line)
+			}
+			return nil, nil
+		}
 		if pl, ok := p.(plugin.Planned); ok {
 			does, err := pl.PlanEntry(action, s)
 			if err != nil {

@@ -62,6 +62,11 @@ type Facts struct {
 	// with symlinks resolved, sorted: they join
 	// its fingerprint (plan.Component.FingerprintReads).
 	Reads map[string][]string
+	// EntryErrs are what a deploy of an instance of a built-in plugin
+	// would refuse, as its files say before anything runs
+	// (plugin.EntryChecker: a terraform file that does not parse), by
+	// EntryCheckKey; absent when there is nothing.
+	EntryErrs map[StagesKey]string
 	// RecordsGone are, by component, the records of its own the stack
 	// keeps beside gantry's state (elaborate.Result.OwnRecords), for each
 	// component the state records as deployed and none of whose records

@@ -49,6 +49,12 @@ func StagesKeyOf(dir, action string, s *plugin.Spec, rec *state.PluginInstance) 
 	return StagesKey{Dir: dir, Action: action, Entry: string(entry), Recorded: string(recorded)}
 }
 
+// EntryCheckKey is the key of what the plan found wrong with a deploy of a
+// list entry of the component in folder dir (Facts.EntryErrs).
+func EntryCheckKey(dir string, s *plugin.Spec) StagesKey {
+	return StagesKeyOf(dir, "check", s, nil)
+}
+
 // RecordedInstance is what the state recorded of a component's instance
 // with the key, nil when it has none.
 func RecordedInstance(rec *state.Component, key string) *state.PluginInstance {

@@ -66,9 +66,11 @@ type resolver struct {
 	// stackNames are the names every component can refer to
 	// (build.StackNames), once a component's inputs need them.
 	stackNames *build.Names
-	// outside are the files outside their folder that instances read
-	// (outsideReads), by folder and entry.
+	// outside are the files outside their folder that instances read,
+	// and checked the entries looked at for what a deploy would refuse,
+	// by folder and entry (inspectEntries).
 	outside map[build.StagesKey][]string
+	checked map[build.StagesKey]bool
 }
 
 // Facts gathers the facts of a stack. The error is about the input (an
@@ -92,9 +94,10 @@ func Facts(res *elaborate.Result, before *state.State, o Options) (*build.Facts,
 		RealDirs:        map[string]string{},
 		Stages:          map[build.StagesKey]build.StagesFact{},
 		Reads:           map[string][]string{},
+		EntryErrs:       map[build.StagesKey]string{},
 		EnvironmentWhy:  map[string]string{},
 		RecordsGone:     map[string]string{},
-	}}
+	}, outside: map[build.StagesKey][]string{}, checked: map[build.StagesKey]bool{}}
 	stackDir := r.stackDir()
 	if len(res.SourceDirs) == 0 {
 		r.search = []string{stackDir}
@@ -226,7 +229,7 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 		}
 		r.stages(name, dir, rec, c, l.specs, l.actions, reads)
 		if slices.Contains(l.actions, plugin.ActionDeploy) {
-			r.outsideReads(dir, l.specs, reads)
+			r.inspectEntries(dir, l.specs, reads)
 		}
 	}
 	if len(reads) > 0 {
@@ -316,18 +319,32 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 	}
 }
 
-// outsideReads adds to reads the files outside the folder dir that the
-// instances of built-in plugins in a component's list read when they run
-// and that no stage planned reads (plugin.OutsideReader: a terraform
-// module's local modules): the component's fingerprint covers them.
-func (r *resolver) outsideReads(dir string, specs []*plugin.Spec, reads map[string]bool) {
+// inspectEntries looks at the entries of built-in plugins in a component's
+// list that a deploy runs, in folder dir: the files outside the folder
+// their instances read and no stage planned reads (plugin.OutsideReader: a
+// terraform module's local modules) are added to reads, for the
+// component's fingerprint; what a deploy of them would refuse
+// (plugin.EntryChecker) is kept for the builder to report.
+func (r *resolver) inspectEntries(dir string, specs []*plugin.Spec, reads map[string]bool) {
 	for _, s := range specs {
 		if s.IsControl() {
-			r.outsideReads(dir, s.Children, reads)
+			r.inspectEntries(dir, s.Children, reads)
 			continue
 		}
+		if r.f.Plugins[build.PluginKey{Dir: dir, Name: s.Name}].Source != plan.SourceBuiltin {
+			continue
+		}
+		if checker, ok := plugin.EntryCheckerOf(s.Name); ok {
+			k := build.EntryCheckKey(dir, s)
+			if _, done := r.checked[k]; !done {
+				if err := checker.CheckEntry(dir, s); err != nil {
+					r.f.EntryErrs[k] = err.Error()
+				}
+				r.checked[k] = true
+			}
+		}
 		reader, ok := plugin.ReadsOutsideOf(s.Name)
-		if !ok || r.f.Plugins[build.PluginKey{Dir: dir, Name: s.Name}].Source != plan.SourceBuiltin {
+		if !ok {
 			continue
 		}
 		// Components on one folder and entry read the same files: once.
@@ -335,9 +352,6 @@ func (r *resolver) outsideReads(dir string, specs []*plugin.Spec, reads map[stri
 		files, done := r.outside[k]
 		if !done {
 			files = reader.ReadsOutside(dir, s)
-			if r.outside == nil {
-				r.outside = map[build.StagesKey][]string{}
-			}
 			r.outside[k] = files
 		}
 		for _, p := range files {

@@ -3,6 +3,7 @@ package terraform
 import (
 	"encoding/json"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,7 +80,8 @@ func outsideFiles(real, start string) []string {
 // by their path from real: the module's files, and any file its
 // expressions may read (templatefile, file) in folders under it. Working
 // data (.terraform), version control and gantry's own folders are not the
-// module's.
+// module's, nor are folders of terraform files under it, which are modules
+// of their own.
 func walkOutside(real, folder string, files map[string]bool) {
 	_ = filepath.WalkDir(folder, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -92,7 +94,10 @@ func walkOutside(real, folder string, files map[string]bool) {
 			return fs.SkipAll
 		}
 		if d.IsDir() {
-			if path != folder && (skippedDirs[d.Name()] || path == real) {
+			// A folder of terraform files under the module is a module of
+			// its own (examples/complete, modules/x): followed when the
+			// module calls it, not read as the module's data.
+			if path != folder && (skippedDirs[d.Name()] || path == real || holdsModule(path)) {
 				return fs.SkipDir
 			}
 			return nil
@@ -105,6 +110,20 @@ func walkOutside(real, folder string, files map[string]bool) {
 		}
 		return nil
 	})
+}
+
+// holdsModule reports whether folder holds terraform files.
+func holdsModule(folder string) bool {
+	entries, err := os.ReadDir(folder)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && (strings.HasSuffix(n, ".tf") || strings.HasSuffix(n, ".tf.json")) {
+			return true
+		}
+	}
+	return false
 }
 
 // skippedDirs hold working data and history, not a module's definition.

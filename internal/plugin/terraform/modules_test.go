@@ -68,6 +68,7 @@ func TestReadsOutside(t *testing.T) {
 		name   string
 		files  map[string]string
 		config any
+		dir    string // the component's folder; stack/net without one
 		want   []string
 	}{
 		{
@@ -78,11 +79,13 @@ func TestReadsOutside(t *testing.T) {
 				"modules/vpc/main.tf":                 `module "subnet" { source = "./subnet" }`,
 				"modules/vpc/subnet/main.tf":          `module "back" { source = "../" }`, // a cycle
 				"modules/vpc/templates/user.tpl":      "x",
+				"modules/vpc/examples/simple/main.tf": `module "vpc" { source = "../../" }`,
+				"modules/vpc/examples/README":         "examples are modules of their own",
 				"modules/vpc/.terraform/modules/x.tf": "cache",
 				"modules/vpc/.git/HEAD":               "ref",
 				"modules/other/main.tf":               "not called",
 			},
-			want: []string{"../../modules/vpc/main.tf", "../../modules/vpc/subnet/main.tf", "../../modules/vpc/templates/user.tpl"},
+			want: []string{"../../modules/vpc/examples/README", "../../modules/vpc/main.tf", "../../modules/vpc/subnet/main.tf", "../../modules/vpc/templates/user.tpl"},
 		},
 		{
 			name: "a local module inside the folder adds nothing",
@@ -106,13 +109,28 @@ func TestReadsOutside(t *testing.T) {
 		{
 			name: "a parent folder as the module: the component's own files are left out",
 			files: map[string]string{
-				"stack/main.tf":     "",
-				"stack/net/main.tf": "",
-				"stack/net/x.tf":    "",
-				"stack/README":      "",
+				"stack/main.tf":       "",
+				"stack/net/main.tf":   "",
+				"stack/net/x.tf":      "",
+				"stack/README":        "",
+				"stack/files/a.json":  "{}",
+				"stack/other/main.tf": "another component",
 			},
 			config: map[string]any{"dir": ".."},
-			want:   []string{"../README", "../main.tf"},
+			want:   []string{"../README", "../files/a.json", "../main.tf"},
+		},
+		{
+			name: "an example calling its repository's root",
+			files: map[string]string{
+				"repo/examples/net/main.tf":   `module "vpc" { source = "../../" }`,
+				"repo/examples/other/main.tf": "",
+				"repo/main.tf":                `module "sub" { source = "./modules/sub" }`,
+				"repo/modules/sub/main.tf":    "",
+				"repo/modules/unused/main.tf": "",
+				"repo/.github/ci.yml":         "",
+			},
+			dir:  "repo/examples/net",
+			want: []string{"../../.github/ci.yml", "../../main.tf", "../../modules/sub/main.tf"},
 		},
 		{
 			name:   "a dir given by a reference is not known before the run",
@@ -130,7 +148,11 @@ func TestReadsOutside(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			write(t, root, tt.files)
-			got := tf{}.ReadsOutside(filepath.Join(root, "stack", "net"), &plugin.Spec{Name: "terraform", Config: tt.config})
+			dir := "stack/net"
+			if tt.dir != "" {
+				dir = tt.dir
+			}
+			got := tf{}.ReadsOutside(filepath.Join(root, filepath.FromSlash(dir)), &plugin.Spec{Name: "terraform", Config: tt.config})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("reads (-want +got):\n%s", diff)
 			}

@@ -160,7 +160,7 @@ func (tf) Run(ctx context.Context, c *plugin.Call) error {
 	}
 	env := automation(c.Env, filepath.Join(stateDir, ".terraform"))
 	statePath := filepath.Join(stateDir, "terraform.tfstate")
-	declared, err := declaredVariables(dir)
+	declared, err := declaredVariables(dir, c.Instance.Dir)
 	if err != nil {
 		return err
 	}
@@ -199,10 +199,8 @@ func (tf) Run(ctx context.Context, c *plugin.Call) error {
 			values[name] = paramValue(v, typ)
 		}
 	}
-	for k := range cfg.Vars {
-		if _, ok := declared[k]; !ok {
-			return fmt.Errorf("config vars: the module in %s declares no variable %q", dir, k)
-		}
+	if err := undeclaredVars(cfg, declared, shown(c.Instance.Dir, dir)); err != nil {
+		return err
 	}
 	varFile := filepath.Join(stateDir, "gantry.tfvars.json")
 	data, err := json.Marshal(values)
@@ -241,6 +239,48 @@ func (tf) Run(ctx context.Context, c *plugin.Call) error {
 		return nil
 	}
 	return fmt.Errorf("unknown action %q", c.Action)
+}
+
+// undeclaredVars is the error about the variables config vars sets that
+// the module in folder (as messages name it) does not declare, nil when
+// there are none.
+func undeclaredVars(cfg config, declared map[string]string, folder string) error {
+	module := "the module in " + folder
+	if folder == "." {
+		module = "the module"
+	}
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(cfg.Vars)) {
+		if _, ok := declared[k]; !ok {
+			errs = append(errs, fmt.Errorf("config vars: %s declares no variable %q", module, k))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CheckEntry finds before anything runs what a deploy of an entry would
+// refuse (plugin.EntryChecker): a config that does not parse, a module
+// folder without terraform files, a file terraform cannot read either (a
+// string not closed, at its line and column), a variable config vars sets
+// that the module does not declare. A folder named by a ${reference} is
+// known when the component runs: not checked.
+func (tf) CheckEntry(dir string, s *plugin.Spec) error {
+	cfg, err := parseConfig(s.Config)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(cfg.Dir, "${") {
+		return nil
+	}
+	module := cfg.Dir
+	if !filepath.IsAbs(module) {
+		module = filepath.Join(dir, module)
+	}
+	declared, err := declaredVariables(module, dir)
+	if err != nil {
+		return err
+	}
+	return undeclaredVars(cfg, declared, shown(dir, module))
 }
 
 // initialize runs "terraform init" in the module's folder, one init at a

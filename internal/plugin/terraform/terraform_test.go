@@ -90,7 +90,7 @@ variable "after" { type = bool }
 					t.Fatal(err)
 				}
 			}
-			got, err := declaredVariables(dir)
+			got, err := declaredVariables(dir, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,11 +105,12 @@ variable "after" { type = bool }
 // said, with its name.
 func TestDeclaredVariablesErrors(t *testing.T) {
 	tests := []struct{ file, text, want string }{
-		{"main.tf", "variable \"a\" {\n  description = \"open\n}\n", "main.tf: a string is not closed on its line"},
-		{"main.tf", "/* never closed", "main.tf: a /* comment is not closed"},
-		{"main.tf", "variable \"a\" {\n  description = <<EOT\nno end\n", "main.tf: a heredoc <<EOT is not closed"},
+		{"main.tf", "variable \"a\" {\n  description = \"open\n}\n", "main.tf:2:17: a string is not closed on its line"},
+		{"main.tf", "/* never closed", "main.tf:1:1: a /* comment is not closed"},
+		{"main.tf", "variable \"a\" {\n  description = <<EOT\nno end\n", "main.tf:2:17: a heredoc <<EOT is not closed"},
+		{"main.tf", "\n\na = \"ü${x", "main.tf:3:7: a ${ in a string is not closed"},
 		{"v.tf.json", `{"variable": 3}`, `v.tf.json: "variable": expected an object of variables, or a list of them`},
-		{"v.tf.json", `{`, "v.tf.json: not terraform JSON"},
+		{"v.tf.json", "{\n  \"variable\": {,}\n}", "v.tf.json:2:16: not terraform JSON: invalid character ','"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -117,7 +118,7 @@ func TestDeclaredVariablesErrors(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, tt.file), []byte(tt.text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := declaredVariables(dir)
+			_, err := declaredVariables(dir, dir)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want %q", err, tt.want)
 			}

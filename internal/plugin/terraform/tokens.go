@@ -1,8 +1,9 @@
 package terraform
 
 import (
-	"errors"
+	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // tokenKind is what a token of terraform's native syntax is, as far as
@@ -54,8 +55,9 @@ func (s *scanner) emit(kind tokenKind, text string) {
 // consumes. Tokens inside templates are not emitted.
 func (s *scanner) code(nested int, inTemplate bool) error {
 	if nested > maxNesting {
-		return errors.New("templates nested too deep")
+		return s.errAt(s.pos, "templates nested too deep")
 	}
+	start := max(s.pos-2, 0) // a template's ${, which its caller read
 	depth := 0
 	emit := func(kind tokenKind, text string) {
 		if !inTemplate {
@@ -74,7 +76,7 @@ func (s *scanner) code(nested int, inTemplate bool) error {
 		case c == '/' && s.peek(1) == '*':
 			end := strings.Index(s.text[s.pos+2:], "*/")
 			if end < 0 {
-				return errors.New("a /* comment is not closed")
+				return s.errAt(s.pos, "a /* comment is not closed")
 			}
 			s.pos += 2 + end + 2
 		case c == '"':
@@ -116,7 +118,7 @@ func (s *scanner) code(nested int, inTemplate bool) error {
 		}
 	}
 	if inTemplate {
-		return errors.New("a ${ in a string is not closed")
+		return s.errAt(start, "a ${ in a string is not closed")
 	}
 	return nil
 }
@@ -125,6 +127,7 @@ func (s *scanner) code(nested int, inTemplate bool) error {
 // plain says it held no escape and no template.
 func (s *scanner) str(nested int) (plain bool, err error) {
 	plain = true
+	start := s.pos
 	s.pos++
 	for s.pos < len(s.text) {
 		c := s.text[s.pos]
@@ -136,7 +139,7 @@ func (s *scanner) str(nested int) (plain bool, err error) {
 			plain = false
 			s.pos += 2
 		case c == '\n':
-			return false, errors.New("a string is not closed on its line")
+			return false, s.errAt(start, "a string is not closed on its line")
 		case (c == '$' || c == '%') && s.peek(1) == '{':
 			if s.peek(-1) == c {
 				// $${ and %%{ are escapes, not templates.
@@ -152,11 +155,12 @@ func (s *scanner) str(nested int) (plain bool, err error) {
 			s.pos++
 		}
 	}
-	return false, errors.New("a string is not closed")
+	return false, s.errAt(start, "a string is not closed")
 }
 
 // heredoc scans <<EOF or <<-EOF up to the line that is its marker alone.
 func (s *scanner) heredoc() error {
+	open := s.pos
 	s.pos += 2
 	if s.peek(0) == '-' {
 		s.pos++
@@ -168,7 +172,7 @@ func (s *scanner) heredoc() error {
 	marker := s.text[start:s.pos]
 	nl := strings.IndexByte(s.text[s.pos:], '\n')
 	if nl < 0 {
-		return errors.New("a heredoc <<" + marker + " has no lines")
+		return s.errAt(open, "a heredoc <<"+marker+" has no lines")
 	}
 	s.pos += nl + 1
 	for s.pos < len(s.text) {
@@ -186,7 +190,22 @@ func (s *scanner) heredoc() error {
 		}
 		s.pos += end + 1
 	}
-	return errors.New("a heredoc <<" + marker + " is not closed")
+	return s.errAt(open, "a heredoc <<"+marker+" is not closed")
+}
+
+// syntaxError is text terraform cannot read either, at a place of it.
+type syntaxError struct {
+	line, column int // from 1; the column in characters
+	msg          string
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("%d:%d: %s", e.line, e.column, e.msg) }
+
+// errAt is an error about the text from offset at.
+func (s *scanner) errAt(at int, msg string) error {
+	before := s.text[:min(at, len(s.text))]
+	lineStart := strings.LastIndexByte(before, '\n') + 1
+	return &syntaxError{line: strings.Count(before, "\n") + 1, column: utf8.RuneCountInString(before[lineStart:]) + 1, msg: msg}
 }
 
 // peek is the byte off bytes from the scanner's position, 0 past the text.

@@ -17,17 +17,19 @@ import (
 // end with "~" (editors' backups and locks), and reads override files
 // (override.tf, *_override.tf and their .tf.json forms) after the others,
 // an override's type replacing the declaration's only where it sets one.
-func declaredVariables(dir string) (map[string]string, error) {
+// Errors name files and the folder by their path from base (the
+// component's folder) when they are under it or near.
+func declaredVariables(dir, base string) (map[string]string, error) {
 	primary, overrides, err := moduleFiles(dir)
 	if err != nil {
 		return nil, err
 	}
 	if len(primary)+len(overrides) == 0 {
-		return nil, fmt.Errorf("no *.tf or *.tf.json files in %s", dir)
+		return nil, fmt.Errorf("no *.tf or *.tf.json files in %s", shown(base, dir))
 	}
 	out := map[string]string{}
 	for _, f := range primary {
-		vars, err := fileVariables(f)
+		vars, err := fileVariables(f, base)
 		if err != nil {
 			return nil, err
 		}
@@ -36,7 +38,7 @@ func declaredVariables(dir string) (map[string]string, error) {
 		}
 	}
 	for _, f := range overrides {
-		vars, err := fileVariables(f)
+		vars, err := fileVariables(f, base)
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +77,7 @@ func moduleFiles(dir string) (primary, overrides []string, err error) {
 }
 
 // fileVariables reads the variables of one file, native or JSON.
-func fileVariables(path string) (map[string]string, error) {
+func fileVariables(path, base string) (map[string]string, error) {
 	data, err := inputfile.Read(path, inputfile.MaxManifest)
 	if err != nil {
 		return nil, err
@@ -88,10 +90,22 @@ func fileVariables(path string) (map[string]string, error) {
 	} else {
 		vars, err = nativeVariables(text)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	var syntax *syntaxError
+	switch {
+	case errors.As(err, &syntax):
+		return nil, fmt.Errorf("%s:%w", shown(base, path), err) // file:line:col: what
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", shown(base, path), err)
 	}
 	return vars, nil
+}
+
+// shown is path as messages name it: from base when that is shorter.
+func shown(base, path string) string {
+	if rel, err := filepath.Rel(base, path); err == nil && len(rel) < len(path) {
+		return rel
+	}
+	return path
 }
 
 // nativeVariables reads the variable blocks of a file in terraform's native
@@ -153,6 +167,11 @@ func variableType(toks []token, open int) (string, int) {
 func jsonVariables(data []byte) (map[string]string, error) {
 	var file map[string]json.RawMessage
 	if err := json.Unmarshal(data, &file); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			// The offset is just past the character in question.
+			return nil, (&scanner{text: string(data)}).errAt(int(syntax.Offset)-1, "not terraform JSON: "+err.Error())
+		}
 		return nil, fmt.Errorf("not terraform JSON: %w", err)
 	}
 	raw, ok := file["variable"]
