@@ -19,7 +19,8 @@ var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP
 // of each (second is true for the second). The returned function stops
 // catching them.
 func catchInterrupts(ctx context.Context, said func(second bool)) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	// Not derived from ctx: processes run under a context that is never
 	// cancelled must still stop at the second interrupt.
 	now, stopNow := context.WithCancel(context.Background())
@@ -40,11 +41,14 @@ func catchInterrupts(ctx context.Context, said func(second bool)) (context.Conte
 			select {
 			case <-done:
 				return
-			case <-signals:
+			case sig := <-signals:
 				count++
 				switch count {
 				case 1:
-					cancel()
+					// The cause says which signal: a process that ends
+					// with status 0 after gantry got SIGTERM may have
+					// got it too (component.StoppedError).
+					cancelCause(component.Interrupt{Signal: sig})
 				case 2:
 					stopNow()
 				}

@@ -262,6 +262,56 @@ func TestRunStoppedProcessFails(t *testing.T) {
 	}
 }
 
+// TestRunEndedAsGantryGotSIGTERM: a process that ended with status 0 before
+// gantry signalled it, while gantry was being stopped, fails when what
+// stopped gantry was SIGTERM — the same SIGTERM may have ended it (a
+// control group killed whole) — and succeeds when it was Ctrl-C or a
+// closed terminal, which reach gantry's process group only, or when the
+// run stopped for another reason.
+// Deterministic: the leader prints its pid and exits; a descendant holds
+// its output, so that Run is still waiting for it when the context is
+// cancelled, with the leader reaped.
+func TestRunEndedAsGantryGotSIGTERM(t *testing.T) {
+	tests := []struct {
+		name   string
+		cause  error
+		failed bool
+	}{
+		{"SIGTERM", Interrupt{Signal: syscall.SIGTERM}, true},
+		{"Ctrl-C", Interrupt{Signal: os.Interrupt}, false},
+		{"terminal closed", Interrupt{Signal: syscall.SIGHUP}, false},
+		{"stopped for another reason", errors.New("another run took the state's lock"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			var out testenv.SyncBuffer
+			done := make(chan error)
+			go func() {
+				done <- Run(ctx, Process{Args: []string{"/bin/sh", "-c", "sleep 300 & echo pid $$"}, Name: "/bin/sh -c …", Stdout: &out, Grace: time.Hour})
+			}()
+			var pid int
+			waitUntil(t, "the leader has printed its pid", func() bool {
+				_, err := fmt.Sscanf(out.String(), "pid %d", &pid)
+				return err == nil
+			})
+			waitUntil(t, "the leader has been reaped", func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH })
+			cancel(tt.cause)
+			err := <-done
+			var se *StoppedError
+			switch {
+			case tt.failed && (!errors.As(err, &se) || !se.WithGantry):
+				t.Fatalf("got %v, want a StoppedError WithGantry", err)
+			case tt.failed && !strings.Contains(err.Error(), "ended with status 0 as gantry got SIGTERM"):
+				t.Errorf("message %q", err)
+			case !tt.failed && err != nil:
+				t.Fatalf("got %v, want success", err)
+			}
+		})
+	}
+}
+
 // TestRunStopNow: a second interrupt (the stop-now context done) kills a
 // group that ignores SIGTERM at once, without waiting for its grace period:
 // after the first interrupt cancelled the context, and also under a context

@@ -111,10 +111,17 @@ func (e *ExitError) Error() string {
 // interrupt) that exited with status 0 all the same: a program that shuts
 // down cleanly on SIGTERM says nothing of whether it finished what it was
 // started for, so the step failed.
+//
+// WithGantry is the same doubt about a process that ended with status 0
+// after gantry itself got SIGTERM and before gantry signalled it: a SIGTERM
+// sent to gantry and its components at once (systemd's default
+// KillMode=control-group, a CI runner ending the job's process tree) ends
+// such a program before gantry hears of it.
 type StoppedError struct {
 	Args []string
 	// Name names the process in the message instead of Args (Process.Name).
-	Name string
+	Name       string
+	WithGantry bool
 }
 
 func (e *StoppedError) Error() string {
@@ -122,7 +129,28 @@ func (e *StoppedError) Error() string {
 	if name == "" {
 		name = strings.Join(e.Args, " ")
 	}
+	if e.WithGantry {
+		return fmt.Sprintf("%s ended with status 0 as gantry got SIGTERM, which may have reached it too: that does not say it finished", name)
+	}
 	return fmt.Sprintf("%s was stopped: it exited with status 0 on SIGTERM, which does not say it finished", name)
+}
+
+// Interrupt is the cause of a run's context cancelled by a signal gantry
+// got (Ctrl-C, SIGTERM, a terminal that closed): a cancellation
+// (errors.Is context.Canceled) that says which signal.
+type Interrupt struct{ Signal os.Signal }
+
+func (i Interrupt) Error() string { return context.Canceled.Error() }
+
+// Is makes an interrupt a cancellation.
+func (i Interrupt) Is(target error) bool { return target == context.Canceled }
+
+// terminatedWithGantry reports whether ctx was cancelled because gantry got
+// SIGTERM: the signal its components may have got too. Ctrl-C and a closed
+// terminal reach only gantry's process group, which no component is in.
+func terminatedWithGantry(ctx context.Context) bool {
+	var in Interrupt
+	return ctx.Err() != nil && errors.As(context.Cause(ctx), &in) && in.Signal == syscall.SIGTERM
 }
 
 // Run runs the process and waits for it. The process leads its own group:
@@ -281,8 +309,16 @@ func Run(ctx context.Context, p Process) error {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	err = exitError(p, err)
-	if err == nil && signalled.Load() {
+	switch {
+	case err != nil:
+	case signalled.Load():
 		err = &StoppedError{Args: p.Args, Name: p.Name}
+	case terminatedWithGantry(ctx):
+		// It ended before gantry signalled it, but gantry got SIGTERM
+		// meanwhile: whether the same SIGTERM ended it cannot be told,
+		// and "deployed" must not be recorded for what it cut short. At
+		// worst a step that had finished runs again.
+		err = &StoppedError{Args: p.Args, Name: p.Name, WithGantry: true}
 	}
 	return err
 }
