@@ -27,7 +27,7 @@ type Plan struct {
 
 // Run builds the plan. A stack with nothing to undeploy is a *Nothing.
 func (a *Plan) Run(ctx context.Context) (*plan.Plan, error) {
-	p, _, _, err := a.build()
+	p, _, _, err := a.build(ctx)
 	if err != nil {
 		// Every problem validate finds, whichever phase stopped the plan.
 		err = allProblems(ctx, a.Source, a.Verb, a.Selection, err, "nothing was run")
@@ -37,11 +37,18 @@ func (a *Plan) Run(ctx context.Context) (*plan.Plan, error) {
 
 // build loads the stack, locks its parameters and builds the plan: the
 // plan shown, the stack and what it was built with.
-func (a *Plan) build() (*plan.Plan, *Stack, *built, error) {
+func (a *Plan) build(ctx context.Context) (*plan.Plan, *Stack, *built, error) {
 	const consequence = "nothing was run"
 	st, err := Load(a.Source, consequence)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if a.Warn != nil {
+		// A run going on: what its components are doing is not in the
+		// state yet, which the plan reads.
+		if note, live := RunNote(ctx, st.Store, st.State); live {
+			a.Warn(warningDiag(note + "; this plan shows them as recorded before they ran: plan again when that run ends"))
+		}
 	}
 	pl := newPlanner(st, a.Warn, consequence)
 	if a.Verb == plan.VerbUndeploy {

@@ -16,7 +16,7 @@ import (
 // knows (the others pending), an undeploy's as the state recorded them —
 // secrets masked.
 func (a *Plan) Report(ctx context.Context) (*report.Model, error) {
-	p, st, b, err := a.build()
+	p, st, b, err := a.build(ctx)
 	if err != nil {
 		return nil, err
 	}

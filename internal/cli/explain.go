@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -121,7 +120,7 @@ and when it last ran. Secrets are masked unless --show-secrets.`,
 				return err
 			}
 			writeExplainText(a.stdout, st, ex, comp != "")
-			if note := runNote(cmd.Context(), store, st); note != "" {
+			if note, _ := action.RunNote(cmd.Context(), store, st); note != "" {
 				fmt.Fprintln(a.stdout, note)
 			}
 			return nil
@@ -235,7 +234,7 @@ func writeExplainText(w io.Writer, st *state.State, ex explainJSON, some bool) {
 		// A run records the stack's outputs when it ends: while one runs,
 		// or after one was cut short, they are the last ended run's, and
 		// the components' may be newer.
-		if hasIncomplete(st) {
+		if action.HasIncomplete(st) {
 			section(w, "outputs (as the last run that ended left them; the components' may be newer)", ex.Outputs)
 		} else {
 			section(w, "outputs", ex.Outputs)
@@ -302,43 +301,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// hasIncomplete reports whether a component is recorded incomplete: a run
-// is going on or was cut short. (A stack incomplete with none is one whose
-// mandatory components are not all deployed: a deploy of a few.)
-func hasIncomplete(st *state.State) bool {
-	for _, c := range st.Components {
-		if c.Status == state.StatusIncomplete {
-			return true
-		}
-	}
-	return false
-}
-
-// runNote says, of a state with incomplete components, whether a run holds
-// the state now (its components are running) or the run that left them was
-// cut short: the state alone reads the same in both cases. "" when nothing
-// is incomplete, or the store cannot tell.
-func runNote(ctx context.Context, store state.Store, st *state.State) string {
-	if !hasIncomplete(st) {
-		return ""
-	}
-	if m, ok := store.(state.Mirror); ok && len(m) > 0 {
-		store = m[0]
-	}
-	p, ok := store.(state.LockProbe)
-	if !ok {
-		return ""
-	}
-	held, h, err := p.HeldBy(ctx)
-	switch {
-	case err != nil:
-		return ""
-	case held && h != nil:
-		return fmt.Sprintf("a run holds the state now (%s): its incomplete components are running", h)
-	case held:
-		return "a run holds the state now: its incomplete components are running"
-	}
-	return "no run holds the state: the run that left components incomplete was cut short (processes it started may still run); the next deploy takes them up"
 }
