@@ -36,10 +36,18 @@ is valid and 2 when it is not; it never runs anything and never writes a file.`,
 			if err != nil {
 				return a.failure(err)
 			}
-			fmt.Fprintf(a.stdout, "stack %s is valid: %d components, %d parameters\n", v.Stack, v.Components, v.Parameters)
+			fmt.Fprintf(a.stdout, "stack %s is valid: %s, %s\n", v.Stack, counted(v.Components, "component"), counted(v.Parameters, "parameter"))
 			return nil
 		},
 	}
 	sf.register(cmd)
 	return cmd
+}
+
+// counted is "1 component", "2 components".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

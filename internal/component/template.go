@@ -342,6 +342,36 @@ func joined(err error) []error {
 }
 
 // extraTargets are templates.extra as sets of templates of their own.
+// TemplatesWhere says where a component's templates are looked for, when
+// none is found: `no file matches "*.template"; folder "templates" holds no
+// *.template or *.gotemplate file`.
+func TemplatesWhere(t *manifest.Templates) string {
+	var files, dirs []string
+	for _, target := range append([]manifest.Templates{*t}, extraTargets(t)...) {
+		for _, f := range target.Files {
+			files = append(files, strconv.Quote(f))
+		}
+		for _, d := range target.Directories {
+			dirs = append(dirs, strconv.Quote(d))
+		}
+	}
+	var parts []string
+	if len(files) > 0 {
+		parts = append(parts, "no file matches "+strings.Join(files, " or "))
+	}
+	switch len(dirs) {
+	case 0:
+	case 1:
+		parts = append(parts, "folder "+dirs[0]+" holds no *.template or *.gotemplate file")
+	default:
+		parts = append(parts, "folders "+strings.Join(dirs, ", ")+" hold no *.template or *.gotemplate file")
+	}
+	if len(parts) == 0 {
+		return "none is listed"
+	}
+	return strings.Join(parts, "; ")
+}
+
 func extraTargets(t *manifest.Templates) []manifest.Templates {
 	out := make([]manifest.Templates, len(t.Extra))
 	for i, e := range t.Extra {

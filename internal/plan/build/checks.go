@@ -253,6 +253,13 @@ func (b *builder) checkTemplates(cp *compPlan) {
 		for _, msg := range strings.Split(err.Error(), "\n") {
 			b.diags.Errorf(t.Pos, "templates", "component %s: %s", cp.info.Name, msg)
 		}
+		return
+	}
+	// Templates declared of which none is there: a mistyped folder or
+	// pattern renders nothing, as one the checkout lacks does (the Hub
+	// goes on too), but it is said.
+	if files, err := component.Declared(cp.info.Dir, t); err == nil && len(files) == 0 {
+		b.diags.Warnf(t.Pos, "templates", "component %s: no template is there (%s): nothing will be rendered", cp.info.Name, component.TemplatesWhere(t))
 	}
 }
 
