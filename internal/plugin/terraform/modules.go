@@ -187,47 +187,12 @@ func nativeModuleSources(text string) []string {
 		return nil // terraform reports the file when it runs
 	}
 	var out []string
-	depth := 0
-	for i := 0; i < len(toks); i++ {
-		t := toks[i]
-		switch {
-		case t.kind == tokOpen:
-			depth++
-		case t.kind == tokClose:
-			depth--
-		case depth == 0 && t.kind == tokIdent && t.text == "module" &&
-			i+2 < len(toks) && (toks[i+1].kind == tokString || toks[i+1].kind == tokIdent) && toks[i+2].kind == tokOpen && toks[i+2].text == "{":
-			src, end := blockAttribute(toks, i+2, "source")
-			if src != "" {
-				out = append(out, src)
-			}
-			i = end
+	for _, b := range topBlocks(toks, "module") {
+		if v := b.attribute(toks, "source"); v.kind == tokString && v.text != "" {
+			out = append(out, v.text)
 		}
 	}
 	return out
-}
-
-// blockAttribute reads the block opened at toks[open]: the plain string an
-// attribute of it is set to ("" when it is not, or is no plain string),
-// and the index of the token that closes it.
-func blockAttribute(toks []token, open int, name string) (string, int) {
-	value := ""
-	depth := 0
-	for i := open; i < len(toks); i++ {
-		switch t := toks[i]; {
-		case t.kind == tokOpen:
-			depth++
-		case t.kind == tokClose:
-			depth--
-			if depth == 0 {
-				return value, i
-			}
-		case depth == 1 && t.kind == tokIdent && t.text == name &&
-			i+2 < len(toks) && toks[i+1].kind == tokPunct && toks[i+1].text == "=" && toks[i+2].kind == tokString:
-			value = toks[i+2].text
-		}
-	}
-	return value, len(toks)
 }
 
 // jsonModuleSources reads the sources of the module blocks of a file in

@@ -193,6 +193,67 @@ func (s *scanner) heredoc() error {
 	return s.errAt(open, "a heredoc <<"+marker+" is not closed")
 }
 
+// block is a top-level block of a file: `variable "name" {` … `}`.
+type block struct {
+	label       string // its first label, a plain string's content or a word
+	open, close int    // the indexes of its braces among the file's tokens
+}
+
+// topBlocks are the blocks of a type at the top level of a file's tokens:
+// `variable "name" {` or `variable name {`, not one nested in another.
+func topBlocks(toks []token, typ string) []block {
+	var out []block
+	depth := 0
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		switch {
+		case t.kind == tokOpen:
+			depth++
+		case t.kind == tokClose:
+			depth--
+		case depth == 0 && t.kind == tokIdent && t.text == typ &&
+			i+2 < len(toks) && (toks[i+1].kind == tokString || toks[i+1].kind == tokIdent) && toks[i+2].kind == tokOpen && toks[i+2].text == "{":
+			b := block{label: toks[i+1].text, open: i + 2, close: len(toks)}
+			nested := 0
+			for j := b.open; j < len(toks); j++ {
+				if toks[j].kind == tokOpen {
+					nested++
+				} else if toks[j].kind == tokClose {
+					if nested--; nested == 0 {
+						b.close = j
+						break
+					}
+				}
+			}
+			out = append(out, b)
+			i = b.close
+		}
+	}
+	return out
+}
+
+// attribute is the first token of the value an attribute of the block is
+// set to (`type = list(string)`: the word list; `source = "./x"`: the
+// string), the last one set when it is set twice; a zero token (kind
+// tokIdent, text "") when it is not set. Attributes of blocks nested in it
+// are not its own.
+func (b block) attribute(toks []token, name string) token {
+	var value token
+	nested := 0
+	for i := b.open; i < b.close; i++ {
+		switch t := toks[i]; {
+		case t.kind == tokOpen:
+			nested++
+		case t.kind == tokClose:
+			nested--
+		case nested == 1 && t.kind == tokIdent && t.text == name &&
+			i+2 < len(toks) && toks[i+1].kind == tokPunct && toks[i+1].text == "=":
+			value = toks[i+2]
+		}
+	}
+	return value
+}
+
 // syntaxError is text terraform cannot read either, at a place of it.
 type syntaxError struct {
 	line, column int // from 1; the column in characters

@@ -120,45 +120,15 @@ func nativeVariables(text string) (map[string]string, error) {
 		return nil, err
 	}
 	out := map[string]string{}
-	depth := 0
-	for i := 0; i < len(toks); i++ {
-		t := toks[i]
-		switch {
-		case t.kind == tokOpen:
-			depth++
-		case t.kind == tokClose:
-			depth--
-		case depth == 0 && t.kind == tokIdent && t.text == "variable" &&
-			i+2 < len(toks) && (toks[i+1].kind == tokString || toks[i+1].kind == tokIdent) && toks[i+2].kind == tokOpen && toks[i+2].text == "{":
-			name := toks[i+1].text
-			typ, end := variableType(toks, i+2)
-			out[name] = typ
-			i = end
+	for _, b := range topBlocks(toks, "variable") {
+		// The first word of its type: "list" of list(string).
+		typ := ""
+		if v := b.attribute(toks, "type"); v.kind == tokIdent {
+			typ = v.text
 		}
+		out[b.label] = typ
 	}
 	return out, nil
-}
-
-// variableType reads the block opened at toks[open]: the first word of its
-// type attribute, and the index of the token that closes it.
-func variableType(toks []token, open int) (string, int) {
-	typ := ""
-	depth := 0
-	for i := open; i < len(toks); i++ {
-		switch t := toks[i]; {
-		case t.kind == tokOpen:
-			depth++
-		case t.kind == tokClose:
-			depth--
-			if depth == 0 {
-				return typ, i
-			}
-		case depth == 1 && t.kind == tokIdent && t.text == "type" &&
-			i+2 < len(toks) && toks[i+1].kind == tokPunct && toks[i+1].text == "=" && toks[i+2].kind == tokIdent:
-			typ = toks[i+2].text
-		}
-	}
-	return typ, len(toks)
 }
 
 // jsonVariables reads the variables of a file in terraform's JSON syntax:
