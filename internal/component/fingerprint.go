@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/gantry-dev/gantry/internal/params"
 )
@@ -152,14 +153,44 @@ func hashRead(h io.Writer, real, p string, files map[string]string) {
 	}
 	fh := sha256.New()
 	w := io.MultiWriter(h, fh)
-	data, err := os.ReadFile(abs)
-	if err != nil {
-		fmt.Fprintf(w, "read %q missing\n", rel)
-	} else {
-		fmt.Fprintf(w, "read %q %d\n", rel, len(data))
-		w.Write(data)
-	}
+	hashReadFile(w, abs, rel)
 	files[rel] = shortSum(fh)
+}
+
+// hashReadFile writes one file read outside the folder to w: its path from
+// the folder (rel), its size and its bytes, streamed. What is no regular
+// file once links are followed (a device, a named pipe a module's folder
+// may hold) is written as such and never opened or read: /dev/zero would
+// never end, a pipe would wait for a writer. A file that cannot be read is
+// written as missing: it changed.
+func hashReadFile(w io.Writer, abs, rel string) {
+	fi, err := os.Stat(abs)
+	if err == nil && !fi.Mode().IsRegular() {
+		fmt.Fprintf(w, "read %q not a regular file: %s\n", rel, fi.Mode().Type())
+		return
+	}
+	var f *os.File
+	if err == nil {
+		// Non-blocking: a pipe put in its place since is not waited on.
+		f, err = os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	}
+	if err == nil {
+		defer f.Close()
+		fi, err = f.Stat()
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "read %q missing\n", rel)
+	case !fi.Mode().IsRegular():
+		fmt.Fprintf(w, "read %q not a regular file: %s\n", rel, fi.Mode().Type())
+	default:
+		// As the whole file read at once was written, so that digests
+		// recorded before stay the same.
+		fmt.Fprintf(w, "read %q %d\n", rel, fi.Size())
+		if _, err := io.Copy(w, io.LimitReader(f, fi.Size())); err != nil {
+			fmt.Fprintf(w, "\nread %q failed\n", rel)
+		}
+	}
 }
 
 // ignoredDirs hold caches and VCS data, not the component's definition.
@@ -190,7 +221,7 @@ func hashDir(h io.Writer, dir string, exclude []string, files map[string]string)
 			}
 			return nil
 		}
-		if isRenderedTemplate(path) || IsGantryFile(d.Name()) || Excluded(exclude, rel) {
+		if IsRenderedTemplate(path) || IsGantryFile(d.Name()) || Excluded(exclude, rel) {
 			return nil
 		}
 		info, err := d.Info()
@@ -273,8 +304,10 @@ func Excluded(globs []string, rel string) bool {
 	return false
 }
 
-// isRenderedTemplate reports whether path is the output of a template next to it.
-func isRenderedTemplate(path string) bool {
+// IsRenderedTemplate reports whether path is the output of a template next
+// to it, or terraform's state: files a run writes, not the component's
+// definition.
+func IsRenderedTemplate(path string) bool {
 	for _, suffix := range []string{TemplateSuffix, GoTemplateSuffix} {
 		if _, err := os.Stat(path + suffix); err == nil {
 			return true

@@ -1,8 +1,12 @@
 package component
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -137,5 +141,42 @@ func TestDigestDirReads(t *testing.T) {
 	}
 	if DirKey(dir, nil, reads) == DirKey(dir, nil, nil) {
 		t.Fatal("the key does not tell the reads apart")
+	}
+}
+
+// TestDigestDirReadsSpecialFiles: a read that leads to a device or a named
+// pipe (a link in a module's folder) is digested as such, never read — it
+// would never end, or wait for a writer — and a regular file is digested as
+// it always was, streamed: fingerprints recorded before stay the same.
+func TestDigestDirReadsSpecialFiles(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "net")
+	mod := filepath.Join(root, "mod")
+	for _, d := range []string{dir, mod} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(mod, "main.tf"), []byte("output \"v\" {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(mod, "zero")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(mod, "pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := DigestDir(dir, nil, []string{"../mod/main.tf", "../mod/zero", "../mod/pipe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := sha256.New()
+	fmt.Fprintf(old, "read %q %d\n", "../mod/main.tf", len("output \"v\" {}\n"))
+	old.Write([]byte("output \"v\" {}\n"))
+	if got, want := d.Files["../mod/main.tf"], hex.EncodeToString(old.Sum(nil)[:8]); got != want {
+		t.Errorf("a regular file's digest %s, want %s as before", got, want)
+	}
+	if d.Files["../mod/zero"] == "" || d.Files["../mod/pipe"] == "" || d.Files["../mod/zero"] == d.Files["../mod/pipe"] {
+		t.Errorf("special files' digests %v", d.Files)
 	}
 }

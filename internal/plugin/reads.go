@@ -31,11 +31,14 @@ func ReadsOutsideOf(name string) (OutsideReader, bool) {
 // files of its component's folder, what a deploy of the instance would
 // refuse when it runs (a terraform file that does not parse): the plan
 // refuses it instead, before anything runs. It reports only what the run
-// would refuse: a plan it fails would have failed the deploy.
+// would refuse: a plan it fails would have failed the deploy. Files that
+// may change before the instance runs — rendered by the component's
+// templates (templated), written by a component before it — are not judged
+// by what they hold at plan time.
 type EntryChecker interface {
 	// CheckEntry is the problems of entry s of a component whose folder is
 	// dir (absolute), joined; nil when there are none.
-	CheckEntry(dir string, s *Spec) error
+	CheckEntry(dir string, s *Spec, templated bool) error
 }
 
 // EntryCheckerOf is the built-in plugin named name when it is an

@@ -55,7 +55,7 @@ func FingerprintExclude(lc *manifest.ComponentLifecycle, dir string, stateFiles 
 		if _, ok := inside(f); !ok {
 			continue
 		}
-		for _, p := range []string{f, state.LockPath(f), state.JournalPath(f), state.JournalPath(f) + ".tmp"} {
+		for _, p := range stateCompanions(f) {
 			if rel, ok := inside(p); ok {
 				if !cloned {
 					out, cloned = slices.Clone(out), true // the manifest's list stays as it is
@@ -65,6 +65,24 @@ func FingerprintExclude(lc *manifest.ComponentLifecycle, dir string, stateFiles 
 		}
 	}
 	return out
+}
+
+// StateFilePaths are the real paths (links resolved) of the run's state
+// files (absolute) and of their companions — lock, journal, the journal's
+// temporary file — which every run writes.
+func StateFilePaths(stateFiles []string) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range stateFiles {
+		for _, p := range stateCompanions(f) {
+			out[realPath(p)] = true
+		}
+	}
+	return out
+}
+
+// stateCompanions are a state file and the files a run writes beside it.
+func stateCompanions(f string) []string {
+	return []string{f, state.LockPath(f), state.JournalPath(f), state.JournalPath(f) + ".tmp"}
 }
 
 // realPath is a path with the links of its folder resolved (the file

@@ -71,6 +71,9 @@ type resolver struct {
 	// by folder and entry (inspectEntries).
 	outside map[build.StagesKey][]string
 	checked map[build.StagesKey]bool
+	// stateFiles are the run's state files and their companions, by their
+	// real paths (build.StateFilePaths), once reads need them.
+	stateFiles map[string]bool
 }
 
 // Facts gathers the facts of a stack. The error is about the input (an
@@ -229,7 +232,7 @@ func (r *resolver) component(name, dir string, c *manifest.Component, ref *manif
 		}
 		r.stages(name, dir, rec, c, l.specs, l.actions, reads)
 		if slices.Contains(l.actions, plugin.ActionDeploy) {
-			r.inspectEntries(dir, l.specs, reads)
+			r.inspectEntries(dir, c != nil && c.Templates != nil, l.specs, reads)
 		}
 	}
 	if len(reads) > 0 {
@@ -325,10 +328,10 @@ func (r *resolver) stages(name, dir string, rec *state.Component, c *manifest.Co
 // terraform module's local modules) are added to reads, for the
 // component's fingerprint; what a deploy of them would refuse
 // (plugin.EntryChecker) is kept for the builder to report.
-func (r *resolver) inspectEntries(dir string, specs []*plugin.Spec, reads map[string]bool) {
+func (r *resolver) inspectEntries(dir string, templated bool, specs []*plugin.Spec, reads map[string]bool) {
 	for _, s := range specs {
 		if s.IsControl() {
-			r.inspectEntries(dir, s.Children, reads)
+			r.inspectEntries(dir, templated, s.Children, reads)
 			continue
 		}
 		if r.f.Plugins[build.PluginKey{Dir: dir, Name: s.Name}].Source != plan.SourceBuiltin {
@@ -337,7 +340,7 @@ func (r *resolver) inspectEntries(dir string, specs []*plugin.Spec, reads map[st
 		if checker, ok := plugin.EntryCheckerOf(s.Name); ok {
 			k := build.EntryCheckKey(dir, s)
 			if _, done := r.checked[k]; !done {
-				if err := checker.CheckEntry(dir, s); err != nil {
+				if err := checker.CheckEntry(dir, s, templated); err != nil {
 					r.f.EntryErrs[k] = err.Error()
 				}
 				r.checked[k] = true
@@ -351,13 +354,38 @@ func (r *resolver) inspectEntries(dir string, specs []*plugin.Spec, reads map[st
 		k := build.StagesKeyOf(dir, "reads", s, nil)
 		files, done := r.outside[k]
 		if !done {
-			files = reader.ReadsOutside(dir, s)
+			files = r.withoutStateFiles(dir, reader.ReadsOutside(dir, s))
 			r.outside[k] = files
 		}
 		for _, p := range files {
 			reads[p] = true
 		}
 	}
+}
+
+// withoutStateFiles is files (read outside the folder dir, by their path
+// from it with symlinks resolved) without the run's state files and their
+// companions: each run writes them, and a module folder that holds the
+// stack's state under a name of its choosing (-s st.json) would change
+// with every run.
+func (r *resolver) withoutStateFiles(dir string, files []string) []string {
+	if len(files) == 0 || len(r.o.StateFiles) == 0 {
+		return files
+	}
+	if r.stateFiles == nil {
+		r.stateFiles = build.StateFilePaths(r.o.StateFiles)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return files
+	}
+	out := files[:0:0]
+	for _, f := range files {
+		if !r.stateFiles[filepath.Join(real, filepath.FromSlash(f))] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // unknown says why a ${name} or ${component:name} in component c's inputs

@@ -1,6 +1,7 @@
 package terraform
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +12,10 @@ import (
 	"github.com/gantry-dev/gantry/internal/component"
 )
 
-// maxDiagnosticLine bounds the line diagnostics keeps: a longer one is
-// cut, and what it holds past the bound is not looked at.
-const maxDiagnosticLine = 512
+// maxDiagnosticLine bounds the line diagnostics keeps. A longer error line
+// is not quoted at all: the reason is masked when it is recorded, and a cut
+// could leave the start of a secret that the cut end hid from the masker.
+const maxDiagnosticLine = 8 << 10
 
 // diagnostics passes terraform's error output on and notes its first
 // error ("Error: Invalid multi-line string"), the place it names ("on
@@ -35,7 +37,7 @@ type diagnostics struct {
 func (d *diagnostics) Write(p []byte) (int, error) {
 	d.mu.Lock()
 	for rest := p; len(rest) > 0; {
-		i := strings.IndexByte(string(rest), '\n')
+		i := bytes.IndexByte(rest, '\n')
 		chunk := rest
 		if i >= 0 {
 			chunk = rest[:i]
@@ -50,7 +52,7 @@ func (d *diagnostics) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		d.line(string(d.partial))
+		d.line(string(d.partial), d.cut)
 		d.partial, d.cut = d.partial[:0], false
 		rest = rest[i+1:]
 	}
@@ -64,14 +66,18 @@ func (d *diagnostics) Write(p []byte) (int, error) {
 // placeLine is the line after an error's summary that says where it is.
 var placeLine = regexp.MustCompile(`^on (.+? line \d+)`)
 
-// line looks at one line of output.
-func (d *diagnostics) line(text string) {
+// line looks at one line of output, cut when it was longer than
+// maxDiagnosticLine.
+func (d *diagnostics) line(text string, cut bool) {
 	// Colour off, terraform may still frame a diagnostic: "│ Error: …".
 	text = strings.TrimLeft(text, " \t│╷╵")
 	if summary, ok := strings.CutPrefix(text, "Error: "); ok {
 		d.count++
 		if d.first == "" {
 			d.first, d.after = strings.TrimSpace(summary), 0
+			if cut {
+				d.first = fmt.Sprintf("(a line of over %d KiB: the log has it)", maxDiagnosticLine>>10)
+			}
 		}
 		return
 	}

@@ -9,6 +9,18 @@ import (
 	"github.com/gantry-dev/gantry/internal/component"
 )
 
+// BenchmarkDiagnostics: many short lines in one write cost in proportion
+// to the bytes (a scan that copied the rest of the write for each line was
+// quadratic: a MiB of empty lines took seconds).
+func BenchmarkDiagnostics(b *testing.B) {
+	data := bytes.Repeat([]byte("\n"), 1<<20)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		d := &diagnostics{}
+		_, _ = d.Write(data)
+	}
+}
+
 func TestDiagnostics(t *testing.T) {
 	exit1 := &component.ExitError{Args: []string{"/usr/bin/terraform", "apply", "-state=/x"}, Code: 1}
 	tests := []struct {
@@ -84,10 +96,24 @@ func TestDiagnostics(t *testing.T) {
 			want:   "",
 		},
 		{
-			name:   "a long line is cut",
+			name:   "a long line is quoted whole",
 			writes: []string{"Error: " + strings.Repeat("x", 2000) + "\n"},
 			err:    exit1,
-			want:   "Error: " + strings.Repeat("x", maxDiagnosticLine-len("Error: ")) + " (exit status 1)",
+			want:   "Error: " + strings.Repeat("x", 2000) + " (exit status 1)",
+		},
+		{
+			// A cut would leave the start of a secret the masker, which
+			// sees the reason, could not know for one.
+			name:   "a line over the bound is not quoted",
+			writes: []string{"Error: " + strings.Repeat("a", maxDiagnosticLine-12) + "hunter2-secret-value\n", "\n  on main.tf line 1:\n"},
+			err:    exit1,
+			want:   "Error: (a line of over 8 KiB: the log has it), on main.tf line 1 (exit status 1)",
+		},
+		{
+			name:   "a line over the bound in many writes",
+			writes: []string{"Error: ", strings.Repeat("€", maxDiagnosticLine), strings.Repeat("€", 10), "\nError: two\n"},
+			err:    exit1,
+			want:   "Error: (a line of over 8 KiB: the log has it) (and 1 more error; exit status 1)",
 		},
 	}
 	for _, tt := range tests {

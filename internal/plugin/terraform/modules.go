@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gantry-dev/gantry/internal/component"
 	"github.com/gantry-dev/gantry/internal/inputfile"
 	"github.com/gantry-dev/gantry/internal/plugin"
 )
@@ -60,6 +61,9 @@ func outsideFiles(real, start string) []string {
 		for _, src := range localSources(folder) {
 			queue = append(queue, filepath.Join(folder, filepath.FromSlash(src)))
 		}
+		if folder == string(filepath.Separator) || systemDirs[folder] {
+			continue // a source climbing to / reads no module there
+		}
 		if !isOutside(real, folder) {
 			// Inside the component's folder (or the folder itself): its
 			// files are the folder's, digested already.
@@ -97,12 +101,18 @@ func walkOutside(real, folder string, files map[string]bool) {
 			// A folder of terraform files under the module is a module of
 			// its own (examples/complete, modules/x): followed when the
 			// module calls it, not read as the module's data.
-			if path != folder && (skippedDirs[d.Name()] || path == real || holdsModule(path)) {
+			if path != folder && (skippedDirs[d.Name()] || path == real || systemDirs[path] || holdsModule(path)) {
 				return fs.SkipDir
 			}
 			return nil
 		}
 		if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		// What runs write beside a module — terraform's lock file and
+		// state, a stack's state, rendered templates — as the
+		// component's own folder leaves them out (component.DigestDir).
+		if component.IsGantryFile(d.Name()) || component.IsRenderedTemplate(path) {
 			return nil
 		}
 		if rel, ok := relOutside(real, path); ok {
@@ -128,6 +138,10 @@ func holdsModule(folder string) bool {
 
 // skippedDirs hold working data and history, not a module's definition.
 var skippedDirs = map[string]bool{".git": true, ".terraform": true, "node_modules": true, ".gantry": true}
+
+// systemDirs are the kernel's and devices' folders, which a module source
+// climbing to / would lead into: never files of a module.
+var systemDirs = map[string]bool{"/proc": true, "/sys": true, "/dev": true}
 
 // relOutside is path's slash-separated path from real when it is outside
 // it.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -115,9 +117,18 @@ func TestReadsOutside(t *testing.T) {
 				"stack/README":        "",
 				"stack/files/a.json":  "{}",
 				"stack/other/main.tf": "another component",
+				// What runs write: a stack's state and elaborated file,
+				// terraform's lock file and state, a rendered template.
+				"stack/hub.yaml.state":            "",
+				"stack/hub.yaml.state.lock":       "",
+				"stack/hub.yaml.elaborate":        "",
+				"stack/.terraform.lock.hcl":       "",
+				"stack/terraform.tfstate":         "",
+				"stack/conf.auto.tfvars":          "rendered",
+				"stack/conf.auto.tfvars.template": "region = ${region}",
 			},
 			config: map[string]any{"dir": ".."},
-			want:   []string{"../README", "../files/a.json", "../main.tf"},
+			want:   []string{"../README", "../conf.auto.tfvars.template", "../files/a.json", "../main.tf"},
 		},
 		{
 			name: "an example calling its repository's root",
@@ -209,5 +220,63 @@ func TestReadsOutsideBounded(t *testing.T) {
 	got := tf{}.ReadsOutside(filepath.Join(root, "stack", "net"), &plugin.Spec{Name: "terraform"})
 	if len(got) != 4 { // the component's own folder is the first of the 5
 		t.Errorf("%d module folders outside followed, want 4 (the bound 5 less the component's): %v", len(got), got)
+	}
+}
+
+// Special files in a module's folder are listed (links followed when the
+// digest reads them); a source that climbs to / reads nothing there.
+func TestReadsOutsideSpecialFiles(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"stack/net/main.tf": `module "m" { source = "../../mod" }` + "\n" + `module "up" { source = "` + strings.Repeat("../", 40) + `" }`,
+		"mod/main.tf":       "",
+	})
+	if err := os.Symlink("/dev/zero", filepath.Join(root, "mod", "zero")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "mod", "pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := tf{}.ReadsOutside(filepath.Join(root, "stack", "net"), &plugin.Spec{Name: "terraform"})
+	// The pipe is no file to read; the link is one, to a device, which
+	// the digest writes as such without reading it.
+	if diff := cmp.Diff([]string{"../../mod/main.tf", "../../mod/zero"}, got); diff != "" {
+		t.Errorf("reads (-want +got):\n%s", diff)
+	}
+}
+
+func TestCheckEntry(t *testing.T) {
+	tests := []struct {
+		name      string
+		files     map[string]string
+		config    any
+		templated bool
+		want      string // "" for none
+	}{
+		{name: "fine", files: map[string]string{"net/main.tf": `variable "size" {}`}, config: map[string]any{"vars": map[string]any{"size": 3}}},
+		{name: "a string not closed", files: map[string]string{"net/main.tf": "a = \"b\n"}, want: "main.tf:1:5: a string is not closed on its line"},
+		{name: "a variable not declared", files: map[string]string{"net/main.tf": ""}, config: map[string]any{"vars": map[string]any{"size": 3}},
+			want: `config vars: the module declares no variable "size"`},
+		{name: "no terraform files", files: map[string]string{"net/x": ""}, config: map[string]any{"dir": "tf"}, want: "no *.tf or *.tf.json files in tf"},
+		{name: "an unknown config field", files: map[string]string{"net/main.tf": ""}, config: map[string]any{"binray": "tofu"}, templated: true,
+			want: `unknown config field "binray"`},
+		// Files the run may change before it reads them are not judged.
+		{name: "rendered from templates", files: map[string]string{"net/main.tf.template": "x"}, templated: true},
+		{name: "a stale render", files: map[string]string{"net/main.tf": "a = \"b\n", "net/main.tf.template": "a = 1"}, templated: true},
+		{name: "a folder outside", files: map[string]string{"net/x": ""}, config: map[string]any{"dir": "../gen"}},
+		{name: "a folder by reference", files: map[string]string{"net/x": ""}, config: map[string]any{"dir": "${where}"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			write(t, root, tt.files)
+			err := tf{}.CheckEntry(filepath.Join(root, "net"), &plugin.Spec{Name: "terraform", Config: tt.config}, tt.templated)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("got %v, want none", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -259,22 +259,29 @@ func undeclaredVars(cfg config, declared map[string]string, folder string) error
 }
 
 // CheckEntry finds before anything runs what a deploy of an entry would
-// refuse (plugin.EntryChecker): a config that does not parse, a module
-// folder without terraform files, a file terraform cannot read either (a
-// string not closed, at its line and column), a variable config vars sets
-// that the module does not declare. A folder named by a ${reference} is
-// known when the component runs: not checked.
-func (tf) CheckEntry(dir string, s *plugin.Spec) error {
+// refuse (plugin.EntryChecker): a config that does not parse, and — when the
+// module is the component's folder or one under it and the component
+// renders no templates, so that the files are the ones the deploy reads — a
+// module folder without terraform files, a file terraform cannot read
+// either (a string not closed, at its line and column), a variable config
+// vars sets that the module does not declare. A module rendered from
+// templates (main.tf.template), or in a folder outside the component's (one
+// a component before it may write), is judged when it runs; so is a folder
+// named by a ${reference}.
+func (tf) CheckEntry(dir string, s *plugin.Spec, templated bool) error {
 	cfg, err := parseConfig(s.Config)
 	if err != nil {
 		return err
 	}
-	if strings.Contains(cfg.Dir, "${") {
+	if templated || strings.Contains(cfg.Dir, "${") {
 		return nil
 	}
 	module := cfg.Dir
 	if !filepath.IsAbs(module) {
 		module = filepath.Join(dir, module)
+	}
+	if rel, err := filepath.Rel(dir, module); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
 	}
 	declared, err := declaredVariables(module, dir)
 	if err != nil {

@@ -3,6 +3,7 @@ package terraform
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -109,6 +110,8 @@ func TestDeclaredVariablesErrors(t *testing.T) {
 		{"main.tf", "/* never closed", "main.tf:1:1: a /* comment is not closed"},
 		{"main.tf", "variable \"a\" {\n  description = <<EOT\nno end\n", "main.tf:2:17: a heredoc <<EOT is not closed"},
 		{"main.tf", "\n\na = \"ü${x", "main.tf:3:7: a ${ in a string is not closed"},
+		{"e.tf.json", "", "e.tf.json:1:1: not terraform JSON: unexpected end of JSON input"},
+		{"b.tf.json", "\ufeff", "b.tf.json:1:1: not terraform JSON: unexpected end of JSON input"},
 		{"v.tf.json", `{"variable": 3}`, `v.tf.json: "variable": expected an object of variables, or a list of them`},
 		{"v.tf.json", "{\n  \"variable\": {,}\n}", "v.tf.json:2:16: not terraform JSON: invalid character ','"},
 	}
@@ -143,6 +146,9 @@ func FuzzNativeVariables(f *testing.F) {
 		if err == nil && vars == nil {
 			t.Error("nil map without an error")
 		}
+		// As terraform's JSON syntax: read or refused, never a panic.
+		_, _ = jsonVariables([]byte(text))
+		_ = jsonModuleSources([]byte(text))
 		// The module calls of the same text: whatever it holds, they are
 		// read without a panic, and only when it tokenizes.
 		if sources := nativeModuleSources(text); err != nil && len(sources) > 0 {
@@ -370,5 +376,19 @@ func TestParamsNamedAlike(t *testing.T) {
 				t.Errorf("variables file: %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTokenizeBounded: a file made of punctuation is refused past a bound
+// on its tokens, with its place, rather than held in memory token by token.
+func TestTokenizeBounded(t *testing.T) {
+	text := "variable \"a\" {}\n" + strings.Repeat("=", maxTokens+10)
+	_, err := nativeVariables(text)
+	var syntax *syntaxError
+	if !errors.As(err, &syntax) || syntax.line != 2 || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("got %v, want a syntax error on line 2 about the bound", err)
+	}
+	if sources := nativeModuleSources(text); sources != nil {
+		t.Errorf("sources %q of a file refused", sources)
 	}
 }

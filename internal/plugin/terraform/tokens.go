@@ -28,6 +28,11 @@ type token struct {
 // nesting them deeper is no module anyone wrote.
 const maxNesting = 100
 
+// maxTokens bounds the tokens of a file (≈ 50 MB of them): a module's file
+// of ten times the largest anyone writes has fewer; one made to exhaust
+// memory ("=" ten million times) is refused.
+const maxTokens = 2 << 20
+
 // tokenize splits text into tokens, skipping comments and whitespace, and
 // taking a string (its ${…} and %{…} templates included, strings in them
 // too) or a heredoc as one token.
@@ -65,6 +70,9 @@ func (s *scanner) code(nested int, inTemplate bool) error {
 		}
 	}
 	for s.pos < len(s.text) {
+		if len(s.toks) > maxTokens {
+			return s.errAt(s.pos, fmt.Sprintf("more than %d tokens: not a file terraform reads in reasonable time", maxTokens))
+		}
 		c := s.text[s.pos]
 		switch {
 		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
@@ -264,7 +272,7 @@ func (e *syntaxError) Error() string { return fmt.Sprintf("%d:%d: %s", e.line, e
 
 // errAt is an error about the text from offset at.
 func (s *scanner) errAt(at int, msg string) error {
-	before := s.text[:min(at, len(s.text))]
+	before := s.text[:min(max(at, 0), len(s.text))]
 	lineStart := strings.LastIndexByte(before, '\n') + 1
 	return &syntaxError{line: strings.Count(before, "\n") + 1, column: utf8.RuneCountInString(before[lineStart:]) + 1, msg: msg}
 }

@@ -140,7 +140,7 @@ func jsonVariables(data []byte) (map[string]string, error) {
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
 			// The offset is just past the character in question.
-			return nil, (&scanner{text: string(data)}).errAt(int(syntax.Offset)-1, "not terraform JSON: "+err.Error())
+			return nil, (&scanner{text: string(data)}).errAt(max(int(syntax.Offset)-1, 0), "not terraform JSON: "+err.Error())
 		}
 		return nil, fmt.Errorf("not terraform JSON: %w", err)
 	}
