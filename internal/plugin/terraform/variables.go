@@ -25,7 +25,11 @@ func declaredVariables(dir, base string) (map[string]string, error) {
 		return nil, err
 	}
 	if len(primary)+len(overrides) == 0 {
-		return nil, fmt.Errorf("no *.tf or *.tf.json files in %s", shown(base, dir))
+		where := shown(base, dir)
+		if where == "." {
+			where = "the component's folder"
+		}
+		return nil, fmt.Errorf("no *.tf or *.tf.json files in %s", where)
 	}
 	out := map[string]string{}
 	for _, f := range primary {
