@@ -220,7 +220,7 @@ func Run(ctx context.Context, p Process) error {
 		if w != nil {
 			w.Ended(watchMark, 0)
 		}
-		return fmt.Errorf("start %s: %w", p.Args[0], err)
+		return startError(p.Args[0], p.Dir, err)
 	}
 	for _, op := range pipes {
 		op.start()

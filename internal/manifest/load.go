@@ -297,7 +297,29 @@ func validateParameter(p *Parameter, path string, diags *Diagnostics) {
 	}
 }
 
+// valueTwice warns of a parameter given a value twice in one list (the same
+// name and component; a copy left behind, most often): the later one's is
+// used, as when a params file overrides the stack, but nothing said so.
+func valueTwice(list []Parameter, diags *Diagnostics) {
+	first := map[string]int{}
+	valued := func(p *Parameter) bool {
+		return len(p.Parameters) == 0 && (p.Value != "" || p.FromEnv != "" || p.FromFile != "")
+	}
+	for i := range list {
+		p := &list[i]
+		if !valued(p) {
+			continue
+		}
+		if j, seen := first[p.QName()]; seen {
+			diags.Warnf(p.Pos, itemPath("parameters", i), "parameter %q is given a value twice in this list (first at line %d): this one is used", p.QName(), list[j].Pos.Line)
+			continue
+		}
+		first[p.QName()] = i
+	}
+}
+
 func validateStack(s *Stack, diags *Diagnostics) {
+	valueTwice(s.Parameters, diags)
 	seen := map[string]int{}
 	for i := range s.Components {
 		c := &s.Components[i]

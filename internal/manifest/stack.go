@@ -13,7 +13,7 @@ type Stack struct {
 	File       string         `yaml:"-"` // path the stack was loaded from
 	Version    int            `yaml:"version"`
 	Kind       string         `yaml:"kind"`
-	Meta       Meta           `yaml:"meta"`
+	Meta       Meta           `yaml:"meta,required"`
 	Components []ComponentRef `yaml:"components,omitempty"`
 	Requires   []string       `yaml:"requires,omitempty"`
 	Provides   []string       `yaml:"provides,omitempty"`

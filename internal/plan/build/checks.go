@@ -300,25 +300,68 @@ func tolerated(st *manifest.Step) bool {
 	return st.Has(manifest.OnFailNext) || st.Has(manifest.OnFailWarn) || st.Has(manifest.OnFailInfo) || st.Has(manifest.OnFailPause)
 }
 
-// checkOutputValues refuses, as checkParameters does, an output's value
-// that reads an output of a component the run leaves out and that was
-// never deployed: the component would run, then fail there.
+// checkOutputValues refuses, before the component runs, what would fail its
+// outputs after its verb ran (its work done, then the component failed):
+// a value whose text or #{…} expression does not parse or compile, one
+// reading an output of a component the stack does not have (or may not
+// read, as a parameter may not), or an output of a component the run
+// leaves out and that was never deployed. Plain names are not judged: a
+// value may read any output the component prints, declared or not.
 func (b *builder) checkOutputValues(cp *compPlan) {
+	anyName := func(string) bool { return true }
 	for _, o := range cp.c.Outputs {
-		if !strings.Contains(o.Value, "${") {
+		if !strings.Contains(o.Value, "${") && !strings.Contains(o.Value, "#{") {
 			continue
 		}
 		tm, err := params.Parse(o.Value)
+		if err == nil {
+			err = tm.Check() // its expressions compile
+		}
 		if err != nil {
-			continue // reported where the value is expanded
+			b.diags.Errorf(o.Pos, "", "component %s: output %s: %v", cp.info.Name, o.Name, err)
+			continue
 		}
 		for _, r := range tm.Refs() {
-			// A plain name may be one the component prints itself.
-			if r.Component == "" {
+			// A plain name may be one the component prints itself; its
+			// own outputs it reads by name.
+			if r.Component == "" || r.Component == cp.info.Name {
+				continue
+			}
+			if msg := b.refProblem(r, "", cp.c, anyName); msg != "" {
+				b.diags.Errorf(o.Pos, "", "component %s: output %s: %s", cp.info.Name, o.Name, msg)
 				continue
 			}
 			if c := b.neverKnown(r, false); c != "" {
 				b.diags.Errorf(o.Pos, "", "component %s: output %s %s", cp.info.Name, o.Name, neverKnownWhy(c))
+			}
+		}
+	}
+}
+
+// checkStackOutputs checks the values of the stack's outputs before anything
+// runs: they are expanded when the deploy ends, and a mistake there cost
+// the output, with a warning, after everything had run. A text or a #{…}
+// expression that cannot parse or compile is an error; a name nothing
+// defines a warning, as the run says it (an output left without a value,
+// as the Hub leaves one).
+func (b *builder) checkStackOutputs() {
+	known := b.knownNames(nil)
+	for i, o := range b.res.Stack.Outputs {
+		if !strings.Contains(o.Value, "${") && !strings.Contains(o.Value, "#{") {
+			continue
+		}
+		field := manifest.ItemPath("outputs", i) + ".value"
+		tm, err := params.Parse(o.Value)
+		if err == nil {
+			err = tm.Check()
+		}
+		if err != nil {
+			b.diags.Errorf(o.Pos, field, "stack output %s: %v", o.Name, err)
+			continue
+		}
+		for _, r := range tm.Refs() {
+			if msg := b.refProblem(r, "", nil, known); msg != "" {
+				b.diags.Warnf(o.Pos, field, "stack output %s: %s: it will have no value", o.Name, msg)
 			}
 		}
 	}

@@ -139,12 +139,35 @@ func (b *builder) prepareLocated(cp *compPlan) *compPlan {
 		}
 	}
 	if verb == plan.VerbDeploy && cp.c != nil {
+		b.checkDependsDeployed(cp)
 		b.checkRequirements(cp)
 		b.checkParameters(cp)
 		b.checkOutputValues(cp)
 		b.checkTemplates(cp)
 	}
 	return cp
+}
+
+// checkDependsDeployed warns of a component the run deploys while one it
+// depends on is left out of the run (-c, -o) and is not deployed: what
+// depends says it needs first is not there. (An undeploy refuses the mirror
+// image.)
+func (b *builder) checkDependsDeployed(cp *compPlan) {
+	for _, d := range cp.info.Depends {
+		if !b.outsideRun(d) {
+			continue
+		}
+		status := "never deployed"
+		if b.in.Before != nil {
+			if rec := b.in.Before.Components[d]; rec != nil && rec.Status != "" {
+				if rec.Status == state.StatusDeployed {
+					continue
+				}
+				status = "recorded " + rec.Status
+			}
+		}
+		b.diags.Warnf(cp.pos, "", "component %s depends on %s, which this run leaves out and which is %s: deploy %s first, or include it in this run", cp.info.Name, d, status, d)
+	}
 }
 
 // locate finds a component: its stack entry and manifest, or when the stack

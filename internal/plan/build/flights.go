@@ -115,6 +115,9 @@ func (b *builder) checkFlight(name string, g *manifest.FlightGroup) {
 	if name == groupPostFlight && (g == nil || !g.SkipStandardSteps) {
 		b.checkReadyConditions(b.res.Stack.Lifecycle.ReadyConditions)
 	}
+	if name == groupPostFlight && !b.undeploy {
+		b.checkStackOutputs()
+	}
 	if g == nil {
 		return
 	}
