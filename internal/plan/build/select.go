@@ -80,7 +80,12 @@ func (b *builder) invokePass() {
 		if s := manifest.Suggest(comp, b.g.Order); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
-		b.diags.Errorf(manifest.Pos{}, "", "%s", msg)
+		if strings.HasSuffix(b.res.Stack.File, ".elaborate") {
+			// invoke reads the stack the last run elaborated, which the
+			// manifest open in an editor may have moved past.
+			msg += "; this is the stack as the last deploy elaborated it: deploy again to run a newer manifest's"
+		}
+		b.diags.Errorf(manifest.Pos{File: b.res.Stack.File}, "", "%s", msg)
 		return
 	}
 	c := b.res.Component(comp)
