@@ -18,14 +18,7 @@ type OutsideReader interface {
 
 // ReadsOutsideOf is the built-in plugin named name when it is an
 // OutsideReader.
-func ReadsOutsideOf(name string) (OutsideReader, bool) {
-	r, ok := registry[name]
-	if !ok {
-		return nil, false
-	}
-	o, ok := r.p.(OutsideReader)
-	return o, ok
-}
+func ReadsOutsideOf(name string) (OutsideReader, bool) { return registeredAs[OutsideReader](name) }
 
 // EntryChecker is a plugin of lists that can tell, from an entry and the
 // files of its component's folder, what a deploy of the instance would
@@ -43,11 +36,15 @@ type EntryChecker interface {
 
 // EntryCheckerOf is the built-in plugin named name when it is an
 // EntryChecker.
-func EntryCheckerOf(name string) (EntryChecker, bool) {
+func EntryCheckerOf(name string) (EntryChecker, bool) { return registeredAs[EntryChecker](name) }
+
+// registeredAs is the built-in plugin named name when it implements T.
+func registeredAs[T any](name string) (T, bool) {
+	var zero T
 	r, ok := registry[name]
 	if !ok {
-		return nil, false
+		return zero, false
 	}
-	c, ok := r.p.(EntryChecker)
-	return c, ok
+	t, ok := r.p.(T)
+	return t, ok
 }

@@ -83,14 +83,7 @@ type Stage struct {
 }
 
 // IsStaged reports whether a built-in plugin runs in stages.
-func IsStaged(name string) (Staged, bool) {
-	r, ok := registry[name]
-	if !ok {
-		return nil, false
-	}
-	s, ok := r.p.(Staged)
-	return s, ok
-}
+func IsStaged(name string) (Staged, bool) { return registeredAs[Staged](name) }
 
 // Claimer is a staged plugin whose instances deploy something of which a
 // stack has one deployer: a Helm release. The plan refuses two components
