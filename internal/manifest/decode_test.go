@@ -31,6 +31,11 @@ func TestDecodeStackDiagnostics(t *testing.T) {
 		want []string
 	}{
 		{"valid", header + "components: [{name: a, source: {dir: a}}]\n", nil},
+		{"source null said once", header + "components:\n  - name: a\n    source: null\n", []string{`hub.yaml:6:13: components[0].source: "source" must not be empty`}},
+		{"source empty", header + "components:\n  - name: a\n    source: {}\n", []string{`hub.yaml:6:13: components[0].source: expected dir (a folder) or git (a repository gantry pull fetches), got neither`}},
+		{"no meta", "version: 1\nkind: stack\n", []string{`hub.yaml:1:1: missing required field "meta"`}},
+		{"a value twice in one list", header + "parameters:\n  - {name: p, value: a}\n  - {name: p, component: c, value: b}\n  - {name: p, value: c}\n  - name: p\n    parameters: [{name: q, value: d}]\n",
+			[]string{`hub.yaml:7:6: warning: parameters[2]: parameter "p" is given a value twice in this list (first at line 5): this one is used`}},
 		{"unknown top-level field", header + "componets: []\n", []string{`hub.yaml:4:1: componets: unknown field "componets" (did you mean "components"?)`}},
 		{"unknown field far from any", header + "zzz: 1\n", []string{`hub.yaml:4:1: zzz: unknown field "zzz"`}},
 		{"annotations accept anything", "version: 1\nkind: stack\nmeta: {name: s, annotations: {any: {thing: [1]}}}\n", nil},

@@ -339,7 +339,8 @@ func validateStack(s *Stack, diags *Diagnostics) {
 		case c.Source.Stack != "":
 		case c.Source.Dir == "" && c.Source.Git != nil:
 			c.Source.Dir, c.Source.FromGit = c.Source.Git.Folder(c.Name), true
-		case c.Source.Dir == "" && c.Source.Pos.Line != 0:
+		case c.Source.Dir == "" && c.Source.Pos.Line != 0 && !diags.hasError(path+".source"):
+			// (source: null is said once, by the decoder: must not be empty.)
 			diags.Errorf(c.Source.Pos, path+".source", "expected dir (a folder) or git (a repository gantry pull fetches), got neither")
 		}
 		for j, dep := range c.Depends {
