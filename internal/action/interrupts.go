@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/gantry-dev/gantry/internal/component"
 )
@@ -42,13 +43,14 @@ func catchInterrupts(ctx context.Context, said func(second bool)) (context.Conte
 			case <-done:
 				return
 			case sig := <-signals:
+				at := time.Now() // before anything else: a process's end is weighed against it
 				count++
 				switch count {
 				case 1:
 					// The cause says which signal: a process that ends
 					// with status 0 after gantry got SIGTERM may have
 					// got it too (component.StoppedError).
-					cancelCause(component.Interrupt{Signal: sig})
+					cancelCause(component.Interrupt{Signal: sig, At: at})
 				case 2:
 					stopNow()
 				}

@@ -264,23 +264,33 @@ func TestRunStoppedProcessFails(t *testing.T) {
 
 // TestRunEndedAsGantryGotSIGTERM: a process that ended with status 0 before
 // gantry signalled it, while gantry was being stopped, fails when what
-// stopped gantry was SIGTERM — the same SIGTERM may have ended it (a
-// control group killed whole) — and succeeds when it was Ctrl-C or a
+// stopped gantry was SIGTERM heard of less than sigtermDoubt after its
+// end — the same SIGTERM may have ended it (a control group killed whole)
+// — and succeeds when gantry heard of it later, or when it was Ctrl-C or a
 // closed terminal, which reach gantry's process group only, or when the
 // run stopped for another reason.
 // Deterministic: the leader prints its pid and exits; a descendant holds
 // its output, so that Run is still waiting for it when the context is
 // cancelled, with the leader reaped.
 func TestRunEndedAsGantryGotSIGTERM(t *testing.T) {
+	// cause is made at the cancel: after says when gantry heard of the
+	// signal, from then (the leader ended before: it was reaped).
+	sigterm := func(after time.Duration) func() error {
+		return func() error { return Interrupt{Signal: syscall.SIGTERM, At: time.Now().Add(after)} }
+	}
 	tests := []struct {
 		name   string
-		cause  error
+		cause  func() error
 		failed bool
 	}{
-		{"SIGTERM", Interrupt{Signal: syscall.SIGTERM}, true},
-		{"Ctrl-C", Interrupt{Signal: os.Interrupt}, false},
-		{"terminal closed", Interrupt{Signal: syscall.SIGHUP}, false},
-		{"stopped for another reason", errors.New("another run took the state's lock"), false},
+		{"SIGTERM, when unknown", func() error { return Interrupt{Signal: syscall.SIGTERM} }, true},
+		{"SIGTERM just after its end", sigterm(0), true},
+		// As if gantry heard of it 10 s after the leader's end: a
+		// process that had finished, its output held by a child.
+		{"SIGTERM long after its end", sigterm(10 * time.Second), false},
+		{"Ctrl-C", func() error { return Interrupt{Signal: os.Interrupt, At: time.Now()} }, false},
+		{"terminal closed", func() error { return Interrupt{Signal: syscall.SIGHUP} }, false},
+		{"stopped for another reason", func() error { return errors.New("another run took the state's lock") }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,7 +307,7 @@ func TestRunEndedAsGantryGotSIGTERM(t *testing.T) {
 				return err == nil
 			})
 			waitUntil(t, "the leader has been reaped", func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH })
-			cancel(tt.cause)
+			cancel(tt.cause())
 			err := <-done
 			var se *StoppedError
 			switch {

@@ -137,20 +137,38 @@ func (e *StoppedError) Error() string {
 
 // Interrupt is the cause of a run's context cancelled by a signal gantry
 // got (Ctrl-C, SIGTERM, a terminal that closed): a cancellation
-// (errors.Is context.Canceled) that says which signal.
-type Interrupt struct{ Signal os.Signal }
+// (errors.Is context.Canceled) that says which signal, and when gantry
+// received it (zero: not known).
+type Interrupt struct {
+	Signal os.Signal
+	At     time.Time
+}
 
 func (i Interrupt) Error() string { return context.Canceled.Error() }
 
 // Is makes an interrupt a cancellation.
 func (i Interrupt) Is(target error) bool { return target == context.Canceled }
 
+// sigtermDoubt is how long before gantry received SIGTERM a process may
+// have ended and still be doubted (terminatedWithGantry). A SIGTERM sent to
+// the whole tree reaches the process and gantry at once, but gantry knows
+// of it only once its signal goroutine ran, later under load; a process
+// that ended well before that (its background children holding the output
+// pipes, which Run waits for) had finished. Too short, a process the
+// signal cut short is recorded done; too long, one that finished runs
+// again: the doubt errs on the side of running again.
+const sigtermDoubt = time.Second
+
 // terminatedWithGantry reports whether ctx was cancelled because gantry got
-// SIGTERM: the signal its components may have got too. Ctrl-C and a closed
+// SIGTERM, the signal its components may have got too, no more than
+// sigtermDoubt after a process ended at ended. Ctrl-C and a closed
 // terminal reach only gantry's process group, which no component is in.
-func terminatedWithGantry(ctx context.Context) bool {
+func terminatedWithGantry(ctx context.Context, ended time.Time) bool {
 	var in Interrupt
-	return ctx.Err() != nil && errors.As(context.Cause(ctx), &in) && in.Signal == syscall.SIGTERM
+	if ctx.Err() == nil || !errors.As(context.Cause(ctx), &in) || in.Signal != syscall.SIGTERM {
+		return false
+	}
+	return in.At.IsZero() || ended.After(in.At.Add(-sigtermDoubt))
 }
 
 // Run runs the process and waits for it. The process leads its own group:
@@ -286,6 +304,7 @@ func Run(ctx context.Context, p Process) error {
 		}
 	})
 	err = cmd.Wait()
+	endedAt := time.Now()
 	exited.Store(true)
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ctx.Err() == nil {
 		// Killed from outside gantry (an operator's kill of a hung make):
@@ -313,11 +332,11 @@ func Run(ctx context.Context, p Process) error {
 	case err != nil:
 	case signalled.Load():
 		err = &StoppedError{Args: p.Args, Name: p.Name}
-	case terminatedWithGantry(ctx):
+	case terminatedWithGantry(ctx, endedAt):
 		// It ended before gantry signalled it, but gantry got SIGTERM
-		// meanwhile: whether the same SIGTERM ended it cannot be told,
-		// and "deployed" must not be recorded for what it cut short. At
-		// worst a step that had finished runs again.
+		// then or just after: whether the same SIGTERM ended it cannot be
+		// told, and "deployed" must not be recorded for what it cut
+		// short. At worst a step that had finished runs again.
 		err = &StoppedError{Args: p.Args, Name: p.Name, WithGantry: true}
 	}
 	return err
