@@ -341,7 +341,6 @@ func joined(err error) []error {
 	return []error{err}
 }
 
-// extraTargets are templates.extra as sets of templates of their own.
 // TemplatesWhere says where a component's templates are looked for, when
 // none is found: `no file matches "*.template"; folder "templates" holds no
 // *.template or *.gotemplate file`.
@@ -372,6 +371,7 @@ func TemplatesWhere(t *manifest.Templates) string {
 	return strings.Join(parts, "; ")
 }
 
+// extraTargets are templates.extra as sets of templates of their own.
 func extraTargets(t *manifest.Templates) []manifest.Templates {
 	out := make([]manifest.Templates, len(t.Extra))
 	for i, e := range t.Extra {

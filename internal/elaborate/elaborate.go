@@ -252,6 +252,11 @@ func loadChain(path string, docs []*manifest.Node, diags *manifest.Diagnostics) 
 			}
 			return nil
 		}
+		if len(names) == 1 && s.Meta.Pos.Line == 0 {
+			// The stack deployed has a name; the state and hub.stackName
+			// carry it. A base or a nested stack needs none.
+			diags.Errorf(s.Pos, "", "missing required field %q: the stack deployed needs meta.name", "meta")
+		}
 		l := &level{stack: s, paramsFiles: paramsFiles}
 		for _, pf := range paramsFiles {
 			ps, outs, ds := manifest.LoadParams(pf)

@@ -296,6 +296,9 @@ func (d *decoder) decodeStruct(n *Node, v reflect.Value, path string) {
 				pos = e.Value.Pos
 			}
 			d.errorf(pos, childPath(path, e.Key), "%q must not be empty", e.Key)
+			if e.Value == nil || e.Value.Kind == NullNode {
+				continue // said: not its missing fields again
+			}
 		}
 		d.decode(e.Value, v.FieldByIndex(f.index), childPath(path, e.Key))
 	}

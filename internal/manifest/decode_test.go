@@ -33,9 +33,20 @@ func TestDecodeStackDiagnostics(t *testing.T) {
 		{"valid", header + "components: [{name: a, source: {dir: a}}]\n", nil},
 		{"source null said once", header + "components:\n  - name: a\n    source: null\n", []string{`hub.yaml:6:13: components[0].source: "source" must not be empty`}},
 		{"source empty", header + "components:\n  - name: a\n    source: {}\n", []string{`hub.yaml:6:13: components[0].source: expected dir (a folder) or git (a repository gantry pull fetches), got neither`}},
-		{"no meta", "version: 1\nkind: stack\n", []string{`hub.yaml:1:1: missing required field "meta"`}},
+		// Only the stack deployed needs meta (elaborate says so); a nested
+		// or base one does not.
+		{"no meta", "version: 1\nkind: stack\n", nil},
+		{"meta null said once", "version: 1\nkind: stack\nmeta: null\n", []string{`hub.yaml:3:7: meta: missing required field "name"`}},
 		{"a value twice in one list", header + "parameters:\n  - {name: p, value: a}\n  - {name: p, component: c, value: b}\n  - {name: p, value: c}\n  - name: p\n    parameters: [{name: q, value: d}]\n",
-			[]string{`hub.yaml:7:6: warning: parameters[2]: parameter "p" is given a value twice in this list (first at line 5): this one is used`}},
+			[]string{`hub.yaml:7:6: warning: parameters[2]: parameter "p" is given a value twice in this list (first at line 5): this one's value is used`}},
+		// Entries merge field by field: a value wins over a later fromEnv.
+		{"a value, then fromEnv", header + "parameters:\n  - {name: p, value: a}\n  - {name: p, fromEnv: P}\n",
+			[]string{`hub.yaml:6:6: warning: parameters[1]: parameter "p" is given a value twice in this list (first at line 5): line 5's value is used (a value wins over fromEnv and fromFile)`}},
+		{"fromEnv, then fromFile", header + "parameters:\n  - {name: p, fromEnv: P}\n  - {name: p, fromFile: p.txt}\n  - {name: p, fromEnv: Q}\n",
+			[]string{
+				`hub.yaml:6:6: warning: parameters[1]: parameter "p" is given a value twice in this list (first at line 5): line 5's fromEnv is read, then this one's fromFile when P is unset or empty`,
+				`hub.yaml:7:6: warning: parameters[2]: parameter "p" is given a value twice in this list (first at line 5): this one's fromEnv is read, then line 6's fromFile when Q is unset or empty`,
+			}},
 		{"unknown top-level field", header + "componets: []\n", []string{`hub.yaml:4:1: componets: unknown field "componets" (did you mean "components"?)`}},
 		{"unknown field far from any", header + "zzz: 1\n", []string{`hub.yaml:4:1: zzz: unknown field "zzz"`}},
 		{"annotations accept anything", "version: 1\nkind: stack\nmeta: {name: s, annotations: {any: {thing: [1]}}}\n", nil},

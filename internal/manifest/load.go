@@ -298,23 +298,58 @@ func validateParameter(p *Parameter, path string, diags *Diagnostics) {
 }
 
 // valueTwice warns of a parameter given a value twice in one list (the same
-// name and component; a copy left behind, most often): the later one's is
-// used, as when a params file overrides the stack, but nothing said so.
+// name and component; a copy left behind, most often): nothing said so, and
+// which one is used follows the merge (elaborate's mergeParameter), field by
+// field: the last value, else the last fromEnv when its variable is set,
+// else the last fromFile. The warning, at each later entry, says which.
 func valueTwice(list []Parameter, diags *Diagnostics) {
-	first := map[string]int{}
-	valued := func(p *Parameter) bool {
-		return len(p.Parameters) == 0 && (p.Value != "" || p.FromEnv != "" || p.FromFile != "")
-	}
+	type sources struct{ first, value, fromEnv, fromFile *Parameter }
+	seen := map[string]*sources{}
 	for i := range list {
 		p := &list[i]
-		if !valued(p) {
+		if len(p.Parameters) != 0 || p.Value == "" && p.FromEnv == "" && p.FromFile == "" {
 			continue
 		}
-		if j, seen := first[p.QName()]; seen {
-			diags.Warnf(p.Pos, itemPath("parameters", i), "parameter %q is given a value twice in this list (first at line %d): this one is used", p.QName(), list[j].Pos.Line)
+		s := seen[p.QName()]
+		if s == nil {
+			s = &sources{first: p}
+			seen[p.QName()] = s
+		}
+		for _, f := range []struct {
+			given bool
+			last  **Parameter
+		}{{p.Value != "", &s.value}, {p.FromEnv != "", &s.fromEnv}, {p.FromFile != "", &s.fromFile}} {
+			if f.given {
+				*f.last = p
+			}
+		}
+		if s.first == p {
 			continue
 		}
-		first[p.QName()] = i
+		diags.Warnf(p.Pos, itemPath("parameters", i), "parameter %q is given a value twice in this list (first at line %d): %s", p.QName(), s.first.Pos.Line, usedOfTwice(p, s.value, s.fromEnv, s.fromFile))
+	}
+}
+
+// usedOfTwice says which entry's value a parameter given twice gets, at
+// entry p, from the last entries giving a value, a fromEnv, a fromFile.
+func usedOfTwice(p, value, fromEnv, fromFile *Parameter) string {
+	at := func(q *Parameter) string {
+		if q == p {
+			return "this one's"
+		}
+		return fmt.Sprintf("line %d's", q.Pos.Line)
+	}
+	switch {
+	case value != nil && value == p:
+		return "this one's value is used"
+	case value != nil:
+		return fmt.Sprintf("%s value is used (a value wins over fromEnv and fromFile)", at(value))
+	case fromEnv != nil && fromFile != nil:
+		return fmt.Sprintf("%s fromEnv is read, then %s fromFile when %s is unset or empty", at(fromEnv), at(fromFile), fromEnv.FromEnv)
+	case fromEnv != nil:
+		return fmt.Sprintf("%s fromEnv is used", at(fromEnv))
+	default:
+		return fmt.Sprintf("%s fromFile is used", at(fromFile))
 	}
 }
 

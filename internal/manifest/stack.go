@@ -9,11 +9,13 @@ import (
 // Stack is a manifest of kind: stack (hub.yaml), Hub v1 format with gantry's
 // extensions.
 type Stack struct {
-	Pos        Pos            `yaml:"-"`
-	File       string         `yaml:"-"` // path the stack was loaded from
-	Version    int            `yaml:"version"`
-	Kind       string         `yaml:"kind"`
-	Meta       Meta           `yaml:"meta,required"`
+	Pos     Pos    `yaml:"-"`
+	File    string `yaml:"-"` // path the stack was loaded from
+	Version int    `yaml:"version"`
+	Kind    string `yaml:"kind"`
+	// Meta is required of the stack deployed (its name is hub.stackName
+	// and the state's), not of a nested stack or a base (elaborate).
+	Meta       Meta           `yaml:"meta"`
 	Components []ComponentRef `yaml:"components,omitempty"`
 	Requires   []string       `yaml:"requires,omitempty"`
 	Provides   []string       `yaml:"provides,omitempty"`

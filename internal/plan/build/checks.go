@@ -3,6 +3,7 @@ package build
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -323,8 +324,9 @@ func (b *builder) checkOutputValues(cp *compPlan) {
 		}
 		for _, r := range tm.Refs() {
 			// A plain name may be one the component prints itself; its
-			// own outputs it reads by name.
-			if r.Component == "" || r.Component == cp.info.Name {
+			// own outputs it reads by name. By its own name (${app:url})
+			// it reads none, as the run refuses it (refProblem says so).
+			if r.Component == "" {
 				continue
 			}
 			if msg := b.refProblem(r, "", cp.c, anyName); msg != "" {
@@ -341,11 +343,15 @@ func (b *builder) checkOutputValues(cp *compPlan) {
 // checkStackOutputs checks the values of the stack's outputs before anything
 // runs: they are expanded when the deploy ends, and a mistake there cost
 // the output, with a warning, after everything had run. A text or a #{…}
-// expression that cannot parse or compile is an error; a name nothing
-// defines a warning, as the run says it (an output left without a value,
-// as the Hub leaves one).
+// expression that cannot parse or compile is an error; a name that is
+// neither a parameter nor an output the stack's texts see is a warning, as
+// the run says it (an output left without a value, as the Hub leaves one).
+// The run's scope (params.StackSecretTracking) is narrower than a
+// component's: no component's own parameters (hub.componentName, one
+// qualified for a component) — and wider: any output a component prints,
+// declared or not, which only the run knows.
 func (b *builder) checkStackOutputs() {
-	known := b.knownNames(nil)
+	known := b.stackOutputNames()
 	for i, o := range b.res.Stack.Outputs {
 		if !strings.Contains(o.Value, "${") && !strings.Contains(o.Value, "#{") {
 			continue
@@ -360,11 +366,60 @@ func (b *builder) checkStackOutputs() {
 			continue
 		}
 		for _, r := range tm.Refs() {
-			if msg := b.refProblem(r, "", nil, known); msg != "" {
+			if r.Component == "" {
+				if !b.res.Partial && !known[r.Name] {
+					b.diags.Warnf(o.Pos, field, "stack output %s: %s", o.Name, b.unseenByStack(r.Name, known))
+				}
+				continue
+			}
+			if msg := b.refProblem(r, "", nil, nil); msg != "" {
 				b.diags.Warnf(o.Pos, field, "stack output %s: %s: it will have no value", o.Name, msg)
 			}
 		}
 	}
+}
+
+// stackOutputNames are the plain ${name}s a stack output's value reads
+// that the run resolves whatever the components print: a parameter of the
+// stack not qualified for a component (or read qualified, name|comp),
+// hub.deploymentId, hub.stackName, and the outputs components declare.
+func (b *builder) stackOutputNames() map[string]bool {
+	names := map[string]bool{"hub.deploymentId": true, "hub.stackName": true}
+	for _, p := range b.res.Stack.Parameters {
+		names[p.QName()] = true
+	}
+	for _, c := range b.res.Components {
+		if c == nil {
+			continue
+		}
+		for _, o := range c.Outputs {
+			names[o.Name] = true
+		}
+	}
+	return names
+}
+
+// unseenByStack says what a stack output reading ${name} gets when name is
+// no parameter the stack's outputs see and no component declares it: a
+// value only if a component prints it undeclared.
+func (b *builder) unseenByStack(name string, known map[string]bool) string {
+	why := ""
+	if name == "hub.componentName" || name == "hub.provides" {
+		why = "a component's own parameter, which the stack's outputs do not see"
+	}
+	for _, p := range b.res.Stack.Parameters {
+		if p.Name == name && p.Component != "" {
+			why = fmt.Sprintf("a parameter given for component %s only (${%s} reads it)", p.Component, p.QName())
+			break
+		}
+	}
+	if why == "" {
+		why = "no parameter of the stack and no output a component declares"
+		if s := manifest.Suggest(name, slices.Sorted(maps.Keys(known))); s != "" {
+			why += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+	}
+	return fmt.Sprintf("%q is %s: it has a value only if a component prints an output of that name without declaring it", name, why)
 }
 
 // neverKnownWhy says why a text reading an output of component c (what

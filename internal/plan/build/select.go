@@ -79,11 +79,11 @@ func (b *builder) invokePass() {
 		msg := fmt.Sprintf("no component %q in the stack", comp)
 		if s := manifest.Suggest(comp, b.g.Order); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
-		if strings.HasSuffix(b.res.Stack.File, ".elaborate") {
+		} else if strings.HasSuffix(b.res.Stack.File, ".elaborate") {
 			// invoke reads the stack the last run elaborated, which the
-			// manifest open in an editor may have moved past.
-			msg += "; this is the stack as the last deploy elaborated it: deploy again to run a newer manifest's"
+			// manifest open in an editor may have moved past. (A near
+			// name is more likely a typo.)
+			msg += "; this is the stack as the last deploy elaborated it: deploy again to invoke a component added to the manifest since"
 		}
 		b.diags.Errorf(manifest.Pos{File: b.res.Stack.File}, "", "%s", msg)
 		return
