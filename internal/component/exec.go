@@ -238,7 +238,7 @@ func Run(ctx context.Context, p Process) error {
 		if w != nil {
 			w.Ended(watchMark, 0)
 		}
-		return startError(p.Args[0], p.Dir, err)
+		return startError(p.Args[0], cmd.Path, p.Dir, err)
 	}
 	for _, op := range pipes {
 		op.start()

@@ -17,13 +17,19 @@ import (
 // or directory" although the script is there — a typo, or a carriage
 // return left by Windows line endings (#!/bin/sh\r) — and a file that is
 // neither a binary nor a script with a #! line with "exec format error".
-func startError(program, dir string, err error) error {
-	path := program
-	if !filepath.IsAbs(path) && strings.ContainsRune(path, filepath.Separator) {
+// path is the file exec ran (found on PATH for a bare name), dir the
+// working folder, whose absence also reads "no such file or directory".
+func startError(program, path, dir string, err error) error {
+	if !filepath.IsAbs(path) && dir != "" {
 		path = filepath.Join(dir, path)
 	}
 	switch {
 	case errors.Is(err, syscall.ENOENT):
+		if dir != "" {
+			if _, serr := os.Stat(dir); serr != nil {
+				return fmt.Errorf("start %s: its working folder %s is not there (%w)", program, dir, err)
+			}
+		}
 		if line, ok := firstLine(path); ok && strings.HasPrefix(line, "#!") {
 			fields := strings.Fields(strings.TrimPrefix(line, "#!"))
 			if len(fields) > 0 {
@@ -34,7 +40,9 @@ func startError(program, dir string, err error) error {
 					}
 					return fmt.Errorf("start %s: its first line ends with a carriage return (Windows line endings), so its interpreter %q is not found: convert the file to Unix line endings (%w)", program, interp, err)
 				}
-				return fmt.Errorf("start %s: the interpreter its first line names, %s, is not found (%w)", program, interp, err)
+				if _, serr := os.Stat(interp); serr != nil {
+					return fmt.Errorf("start %s: the interpreter its first line names, %s, is not found (%w)", program, interp, err)
+				}
 			}
 		}
 	case errors.Is(err, syscall.ENOEXEC):
