@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -175,13 +176,31 @@ type LockProbe interface {
 	HeldBy(ctx context.Context) (held bool, holder *Holder, err error)
 }
 
-// heldBy is HeldBy of a state file's lock: a lock file that is not there
-// is held by no one (none is made); a free flock is taken and given back
-// at once.
+// heldBy is HeldBy of a state file's lock, without taking it: a probe
+// that took a free flock for an instant would make a deploy starting in
+// that instant fail with "locked" (plan runs it, often beside a deploy).
+// The holder's record says who to look at (holderHolds); only when that
+// cannot tell (another host, a process gantry may not look into) is the
+// flock tried, and given back at once. A lock file that is not there, or
+// without a record (a run gives its lock up by emptying it), is held by no
+// one.
 func heldBy(statePath string) (bool, *Holder, error) {
 	lp := LockPath(statePath)
-	if _, err := os.Stat(lp); errors.Is(err, os.ErrNotExist) {
+	fi, err := os.Stat(lp)
+	if errors.Is(err, os.ErrNotExist) {
 		return false, nil, nil
+	}
+	h := readHolder(lp)
+	if h == nil && err == nil && fi.Size() == 0 {
+		return false, nil, nil
+	}
+	if h != nil && err == nil {
+		if held, known := holderHolds(h, fi); known {
+			if !held {
+				return false, nil, nil
+			}
+			return true, h, nil
+		}
 	}
 	fl := flock.New(lp)
 	ok, err := fl.TryLock()
@@ -191,5 +210,38 @@ func heldBy(statePath string) (bool, *Holder, error) {
 	if ok {
 		return false, nil, fl.Unlock()
 	}
-	return true, readHolder(lp), nil
+	return true, h, nil
+}
+
+// holderHolds tells whether the process a lock's record names holds it
+// still, when that can be told from here (known): on this host, the
+// process is alive and has the lock file open (a run keeps its flock's
+// descriptor open while it holds it). A process gone (a run killed with
+// SIGKILL leaves its record) holds nothing; nor does a live one that has
+// not the file open (its pid given to another process since).
+func holderHolds(h *Holder, lock os.FileInfo) (held, known bool) {
+	host, err := os.Hostname()
+	if err != nil || h.Host != host || h.PID <= 0 || h.Workflow != "" {
+		return false, false
+	}
+	switch err := syscall.Kill(h.PID, 0); {
+	case errors.Is(err, syscall.ESRCH):
+		return false, true
+	case err != nil && !errors.Is(err, syscall.EPERM):
+		return false, false
+	}
+	fdDir := fmt.Sprintf("/proc/%d/fd", h.PID)
+	fds, err := os.ReadDir(fdDir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && syscall.Kill(h.PID, 0) != nil {
+			return false, true // it ended meanwhile
+		}
+		return false, false // another user's, or no /proc
+	}
+	for _, fd := range fds {
+		if fi, err := os.Stat(fdDir + "/" + fd.Name()); err == nil && os.SameFile(fi, lock) {
+			return true, true
+		}
+	}
+	return false, true
 }
