@@ -273,24 +273,24 @@ func TestRunStoppedProcessFails(t *testing.T) {
 // its output, so that Run is still waiting for it when the context is
 // cancelled, with the leader reaped.
 func TestRunEndedAsGantryGotSIGTERM(t *testing.T) {
-	// cause is made at the cancel: after says when gantry heard of the
-	// signal, from then (the leader ended before: it was reaped).
-	sigterm := func(after time.Duration) func() error {
-		return func() error { return Interrupt{Signal: syscall.SIGTERM, At: time.Now().Add(after)} }
-	}
+	// cause is made at the cancel, from when the process was started:
+	// times that bound its end whatever the machine's speed.
 	tests := []struct {
 		name   string
-		cause  func() error
+		cause  func(started time.Time) error
 		failed bool
 	}{
-		{"SIGTERM, when unknown", func() error { return Interrupt{Signal: syscall.SIGTERM} }, true},
-		{"SIGTERM just after its end", sigterm(0), true},
-		// As if gantry heard of it 10 s after the leader's end: a
-		// process that had finished, its output held by a child.
-		{"SIGTERM long after its end", sigterm(10 * time.Second), false},
-		{"Ctrl-C", func() error { return Interrupt{Signal: os.Interrupt, At: time.Now()} }, false},
-		{"terminal closed", func() error { return Interrupt{Signal: syscall.SIGHUP} }, false},
-		{"stopped for another reason", func() error { return errors.New("another run took the state's lock") }, false},
+		{"SIGTERM, when unknown", func(time.Time) error { return Interrupt{Signal: syscall.SIGTERM} }, true},
+		// Heard of before the process started: it ended after.
+		{"SIGTERM as it ran", func(started time.Time) error { return Interrupt{Signal: syscall.SIGTERM, At: started} }, true},
+		// As if gantry heard of it 10 s from now, long after the leader's
+		// end: a process that had finished, its output held by a child.
+		{"SIGTERM long after its end", func(time.Time) error {
+			return Interrupt{Signal: syscall.SIGTERM, At: time.Now().Add(10 * time.Second)}
+		}, false},
+		{"Ctrl-C", func(started time.Time) error { return Interrupt{Signal: os.Interrupt, At: started} }, false},
+		{"terminal closed", func(time.Time) error { return Interrupt{Signal: syscall.SIGHUP} }, false},
+		{"stopped for another reason", func(time.Time) error { return errors.New("another run took the state's lock") }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -298,6 +298,7 @@ func TestRunEndedAsGantryGotSIGTERM(t *testing.T) {
 			defer cancel(nil)
 			var out testenv.SyncBuffer
 			done := make(chan error)
+			started := time.Now()
 			go func() {
 				done <- Run(ctx, Process{Args: []string{"/bin/sh", "-c", "sleep 300 & echo pid $$"}, Name: "/bin/sh -c …", Stdout: &out, Grace: time.Hour})
 			}()
@@ -307,7 +308,7 @@ func TestRunEndedAsGantryGotSIGTERM(t *testing.T) {
 				return err == nil
 			})
 			waitUntil(t, "the leader has been reaped", func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH })
-			cancel(tt.cause())
+			cancel(tt.cause(started))
 			err := <-done
 			var se *StoppedError
 			switch {

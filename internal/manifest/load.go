@@ -315,13 +315,14 @@ func valueTwice(list []Parameter, diags *Diagnostics) {
 			s = &sources{first: p}
 			seen[p.QName()] = s
 		}
-		for _, f := range []struct {
-			given bool
-			last  **Parameter
-		}{{p.Value != "", &s.value}, {p.FromEnv != "", &s.fromEnv}, {p.FromFile != "", &s.fromFile}} {
-			if f.given {
-				*f.last = p
-			}
+		if p.Value != "" {
+			s.value = p
+		}
+		if p.FromEnv != "" {
+			s.fromEnv = p
+		}
+		if p.FromFile != "" {
+			s.fromFile = p
 		}
 		if s.first == p {
 			continue
@@ -374,8 +375,8 @@ func validateStack(s *Stack, diags *Diagnostics) {
 		case c.Source.Stack != "":
 		case c.Source.Dir == "" && c.Source.Git != nil:
 			c.Source.Dir, c.Source.FromGit = c.Source.Git.Folder(c.Name), true
-		case c.Source.Dir == "" && c.Source.Pos.Line != 0 && !diags.hasError(path+".source"):
-			// (source: null is said once, by the decoder: must not be empty.)
+		case c.Source.Dir == "" && c.Source.Pos.Line != 0:
+			// (source: null is not decoded, its Pos zero: the decoder said it.)
 			diags.Errorf(c.Source.Pos, path+".source", "expected dir (a folder) or git (a repository gantry pull fetches), got neither")
 		}
 		for j, dep := range c.Depends {

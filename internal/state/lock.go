@@ -196,10 +196,10 @@ func heldBy(statePath string) (bool, *Holder, error) {
 	}
 	if h != nil && err == nil {
 		if held, known := holderHolds(h, fi); known {
-			if !held {
-				return false, nil, nil
+			if held {
+				return true, h, nil
 			}
-			return true, h, nil
+			return false, nil, nil
 		}
 	}
 	fl := flock.New(lp)

@@ -384,7 +384,7 @@ func (b *builder) checkStackOutputs() {
 // stack not qualified for a component (or read qualified, name|comp),
 // hub.deploymentId, hub.stackName, and the outputs components declare.
 func (b *builder) stackOutputNames() map[string]bool {
-	names := map[string]bool{"hub.deploymentId": true, "hub.stackName": true}
+	names := map[string]bool{params.DeploymentID: true, params.StackName: true}
 	for _, p := range b.res.Stack.Parameters {
 		names[p.QName()] = true
 	}
@@ -404,7 +404,7 @@ func (b *builder) stackOutputNames() map[string]bool {
 // value only if a component prints it undeclared.
 func (b *builder) unseenByStack(name string, known map[string]bool) string {
 	why := ""
-	if name == "hub.componentName" || name == "hub.provides" {
+	if name == params.ComponentName || name == params.Provides {
 		why = "a component's own parameter, which the stack's outputs do not see"
 	}
 	for _, p := range b.res.Stack.Parameters {
